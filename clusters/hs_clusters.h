@@ -1,0 +1,187 @@
+/*
+ * hs_clusters.h - the hardware description: GPU catalog (datasheet figures,
+ * compute-model efficiency parameters, prices), clusters of sites, node groups
+ * and links, and the network topology (an igraph graph) with path queries.
+ *
+ * Units: bandwidths in GB/s per direction (1 GB = 1e9 bytes), latencies in
+ * microseconds in files and nanoseconds in hs_link_t, memory in bytes,
+ * throughput in FLOP/s, prices in USD per GPU-hour.
+ *
+ * Topology model. Each GPU has a full-duplex port to its node's switch
+ * (NVSwitch / PCIe switch: `intra_node`). Each node has a full-duplex NIC to
+ * its site's fabric (`nic`, aggregate per node). A site fabric with a finite
+ * `GBps` is one shared bisection resource crossed by every inter-node flow
+ * inside the site; without `GBps` it is non-blocking. Sites are joined by
+ * `links` (full duplex). Every direction of every port is one hs_link_t, the
+ * unit of bandwidth sharing in the simulator.
+ */
+#ifndef HS_CLUSTERS_H
+#define HS_CLUSTERS_H
+
+#include "hs_common.h"
+
+#define HS_NAME_MAX 64
+
+/* One GPU model. Datasheet figures are dense (no sparsity). The efficiency
+ * parameters are defaults documented as such until a calibrated profile
+ * replaces them (validate/, hetsim calibrate). */
+typedef struct hs_gpu {
+  char name[HS_NAME_MAX];
+  char vendor[16];
+  double mem_bytes;            /* HBM capacity, bytes */
+  double mem_bw_GBps;          /* HBM bandwidth */
+  double peak_flops[HS_DTYPE__COUNT]; /* dense peak by dtype; 0 = unsupported (falls back) */
+  double nvlink_GBps;          /* per direction; 0 = none */
+  double pcie_GBps;            /* per direction, x16 */
+  double tdp_w;
+  /* Compute model: achieved GEMM rate = peak * gemm_eff_max * f / (f + gemm_half_flops)
+   * where f is the FLOPs of one kernel; memory-bound ops move bytes at
+   * mem_bw * mem_eff; every kernel pays launch_us. */
+  double gemm_eff_max;
+  double gemm_half_flops;
+  double mem_eff;
+  double launch_us;
+  bool calibrated;             /* profile came from measurements */
+  /* Prices, USD per GPU-hour; 0 = unknown. */
+  double price_ondemand_usd_h;
+  double price_spot_usd_h;
+  char price_source[160];
+} hs_gpu_t;
+
+typedef struct hs_gpu_catalog {
+  hs_gpu_t *gpus;   /* owned */
+  size_t n;
+} hs_gpu_catalog_t;
+
+void hs_gpu_catalog_init(hs_gpu_catalog_t *c);
+void hs_gpu_catalog_destroy(hs_gpu_catalog_t *c);
+/* Loads clusters/gpus.json under hs_data_dir() (path NULL) or `path`. */
+hs_status_t hs_gpu_catalog_load(const char *path, hs_gpu_catalog_t *out, hs_error_t *err);
+/* Parses a JSON array of GPU entries; entries whose name exists replace it
+ * field by field (used for inline overrides in cluster files). */
+hs_status_t hs_gpu_catalog_parse(const char *text, const char *file, hs_gpu_catalog_t *cat,
+                                 hs_error_t *err);
+/* Exact name match; NULL when absent. O(n). */
+const hs_gpu_t *hs_gpu_catalog_find(const hs_gpu_catalog_t *c, const char *name);
+/* Peak FLOP/s of `g` for `dt`, falling back fp8 -> bf16 -> fp16 -> fp32 when a
+ * dtype is unsupported (V100 has no bf16: its fp16 rate is used). */
+double hs_gpu_peak_flops(const hs_gpu_t *g, hs_dtype_t dt);
+
+typedef struct hs_device {
+  int32_t gpu;         /* index into cluster->gpus */
+  int32_t node;
+  int32_t site;
+  int32_t local_rank;  /* index within the node */
+} hs_device_t;
+
+typedef struct hs_node {
+  int32_t site;
+  int32_t gpu;
+  int32_t first_device;
+  int32_t n_devices;
+  double intra_GBps;      /* GPU <-> node switch, per GPU, per direction */
+  double intra_latency_us;/* GPU to GPU inside the node */
+  double nic_GBps;        /* node <-> site fabric, per node, per direction */
+  double nic_latency_us;  /* node to node inside the site (both NIC hops) */
+  bool spot;
+} hs_node_t;
+
+typedef struct hs_site {
+  char name[HS_NAME_MAX];
+  double fabric_GBps;       /* 0 = non-blocking */
+  double fabric_latency_us;
+  double preemptions_per_hour; /* per node, spot sites; 0 = on-demand */
+  int32_t first_node;
+  int32_t n_nodes;
+} hs_site_t;
+
+typedef struct hs_xlink {
+  int32_t site_a, site_b;
+  double GBps;            /* per direction */
+  double latency_us;
+} hs_xlink_t;
+
+typedef struct hs_cluster {
+  char name[HS_NAME_MAX];
+  hs_gpu_catalog_t gpus;  /* catalog used (with inline overrides); devices index it */
+  hs_site_t *sites;  size_t n_sites;
+  hs_node_t *nodes;  size_t n_nodes;
+  hs_device_t *devices; size_t n_devices;
+  hs_xlink_t *xlinks; size_t n_xlinks;
+} hs_cluster_t;
+
+void hs_cluster_init(hs_cluster_t *c);
+void hs_cluster_destroy(hs_cluster_t *c);
+/* `spec`: a catalog name (clusters/catalog/<name>.json) or a path. */
+hs_status_t hs_cluster_load(const char *spec, hs_cluster_t *out, hs_error_t *err);
+hs_status_t hs_cluster_parse(const char *text, const char *file, hs_cluster_t *out,
+                             hs_error_t *err);
+hs_status_t hs_cluster_catalog_list(char ***names, size_t *n, hs_error_t *err);
+void hs_cluster_catalog_free(char **names, size_t n);
+static inline const hs_gpu_t *hs_cluster_gpu(const hs_cluster_t *c, int32_t device)
+{
+  return &c->gpus.gpus[c->devices[device].gpu];
+}
+
+/* Aggregate figures for `show cluster` and cost. */
+typedef struct hs_cluster_totals {
+  double peak_flops;            /* sum over devices at `dtype` */
+  double mem_bytes;
+  double usd_per_hour;          /* on-demand, or spot for spot nodes when priced */
+  int32_t n_gpu_types;
+} hs_cluster_totals_t;
+void hs_cluster_totals(const hs_cluster_t *c, hs_dtype_t dtype, hs_cluster_totals_t *out);
+void hs_cluster_print(const hs_cluster_t *c, FILE *out);
+struct cJSON *hs_cluster_to_json(const hs_cluster_t *c);
+
+/* ---- topology ----------------------------------------------------------- */
+
+typedef enum {
+  HS_LINK_GPU_UP,    /* GPU -> node switch */
+  HS_LINK_GPU_DOWN,  /* node switch -> GPU */
+  HS_LINK_NIC_UP,    /* node -> site fabric */
+  HS_LINK_NIC_DOWN,  /* site fabric -> node */
+  HS_LINK_FABRIC,    /* site bisection (only when finite) */
+  HS_LINK_XSITE      /* one direction of an inter-site link */
+} hs_link_kind_t;
+
+const char *hs_link_kind_name(hs_link_kind_t k);
+
+typedef struct hs_link {
+  hs_link_kind_t kind;
+  int32_t owner;        /* device, node, site or xlink index by kind */
+  int32_t dir;          /* XSITE: 0 = a->b, 1 = b->a */
+  double GBps;
+  double latency_ns;    /* added once per traversal */
+  char label[48];       /* "n3.nic.up", "east->west" for traces */
+} hs_link_t;
+
+#define HS_PATH_MAX 64
+
+typedef struct hs_path {
+  int32_t links[HS_PATH_MAX];
+  int32_t n;
+  double bottleneck_GBps; /* min over links; +inf for a device to itself */
+  double latency_ns;      /* sum over links */
+} hs_path_t;
+
+typedef struct hs_topology hs_topology_t; /* opaque; owns the igraph graph */
+
+/* Builds the links and the igraph graph (vertices: GPUs, node switches, site
+ * fabrics; edges: ports and inter-site links, weighted by latency) and the
+ * site-to-site routes (igraph Dijkstra on latency). O(V + E + S^2 log S).
+ * Unreachable sites are an error naming them. Caller frees with
+ * hs_topology_free (NULL ok). */
+hs_status_t hs_topology_new(const hs_cluster_t *c, hs_topology_t **out, hs_error_t *err);
+void hs_topology_free(hs_topology_t *t);
+size_t hs_topology_n_links(const hs_topology_t *t);
+const hs_link_t *hs_topology_links(const hs_topology_t *t);
+/* Path between two GPUs from the structure (GPU port, NIC, fabric, site
+ * route). O(path length). This is what the simulator uses. */
+hs_status_t hs_topology_path(const hs_topology_t *t, int32_t dev_a, int32_t dev_b, hs_path_t *out);
+/* The same path found by igraph shortest path on the full graph; used by
+ * tests to check hs_topology_path and by `show cluster --path`. O(E log V). */
+hs_status_t hs_topology_path_graph(const hs_topology_t *t, int32_t dev_a, int32_t dev_b,
+                                   hs_path_t *out);
+
+#endif /* HS_CLUSTERS_H */

@@ -1,0 +1,76 @@
+/*
+ * hs_json.h - reading hand-written JSON with messages that name the file, the
+ * field path and the value. Only *_json.c files include cJSON; they all go
+ * through these helpers so that every loader words its errors the same way:
+ *
+ *   cluster.json: sites[1].nodes[0].gpus_per_node: must be a positive integer, got -4
+ *
+ * Lookups are case-sensitive. Numbers are read through valuedouble and range
+ * checked before any conversion to an integer type.
+ */
+#ifndef HS_JSON_H
+#define HS_JSON_H
+
+#include "hs_common.h"
+
+struct cJSON;
+
+/* What a loader knows about where it reads: file name for messages, the
+ * caller's error record (warnings for unknown fields go there too). */
+typedef struct hs_jreader {
+  const char *file;
+  hs_error_t *err;
+} hs_jreader_t;
+
+/* Largest JSON input any loader accepts. */
+#define HS_JSON_MAX_BYTES (64u * 1024u * 1024u)
+
+/* Parses `text` (NUL-terminated). Malformed input: HS_EPARSE with
+ * "file: malformed JSON at line L, column C". *out is freed by hs_json_free. */
+hs_status_t hs_json_parse(const char *text, const char *file, struct cJSON **out, hs_error_t *err);
+hs_status_t hs_json_load_file(const char *path, struct cJSON **out, hs_error_t *err);
+void hs_json_free(struct cJSON *j);
+
+/* Builds "parent.key", "parent[index]" (key NULL) or "key" (parent empty). */
+const char *hs_json_path(char *buf, size_t n, const char *parent, const char *key, int index);
+
+/* Range rules for numbers. */
+typedef enum {
+  HS_JNUM_ANY = 0,     /* any finite number */
+  HS_JNUM_NONNEG = 1,  /* >= 0 */
+  HS_JNUM_POSITIVE = 2 /* > 0 */
+} hs_jnum_rule_t;
+
+/* Optional number `key` of object `obj` at `path`. Missing: *out = def (or an
+ * error when `required`). Wrong type, not finite, outside rule or above `max`:
+ * HS_EINVAL naming file, path.key and the value. */
+hs_status_t hs_json_number(const hs_jreader_t *r, const struct cJSON *obj, const char *path,
+                           const char *key, bool required, double def, hs_jnum_rule_t rule,
+                           double max, double *out);
+/* Integers: as above, and the value must be integral and within [lo, hi]. */
+hs_status_t hs_json_int(const hs_jreader_t *r, const struct cJSON *obj, const char *path,
+                        const char *key, bool required, int64_t def, int64_t lo, int64_t hi,
+                        int64_t *out);
+hs_status_t hs_json_bool(const hs_jreader_t *r, const struct cJSON *obj, const char *path,
+                         const char *key, bool required, bool def, bool *out);
+/* Copies the string into out[n]; longer than n-1 bytes is an error. */
+hs_status_t hs_json_string(const hs_jreader_t *r, const struct cJSON *obj, const char *path,
+                           const char *key, bool required, const char *def, char *out, size_t n);
+/* Array / object members: *out = NULL when absent and not required. */
+hs_status_t hs_json_array(const hs_jreader_t *r, const struct cJSON *obj, const char *path,
+                          const char *key, bool required, const struct cJSON **out, int *count);
+hs_status_t hs_json_object(const hs_jreader_t *r, const struct cJSON *obj, const char *path,
+                           const char *key, bool required, const struct cJSON **out);
+/* Checks that `obj` (at `path`) is an object; error otherwise. */
+hs_status_t hs_json_expect_object(const hs_jreader_t *r, const struct cJSON *obj, const char *path);
+/* Warns (not an error) for every member of `obj` not in the NULL-terminated
+ * `known` list: "file: path.key: unknown field (ignored)". */
+void hs_json_warn_unknown(const hs_jreader_t *r, const struct cJSON *obj, const char *path,
+                          const char *const *known);
+
+/* ---- writing ------------------------------------------------------------ */
+
+/* Prints `j` (formatted) to `path` ("-" = stdout). */
+hs_status_t hs_json_write_file(const struct cJSON *j, const char *path, hs_error_t *err);
+
+#endif /* HS_JSON_H */

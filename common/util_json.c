@@ -1,0 +1,299 @@
+/*
+ * util_json.c - the one place that knows cJSON's quirks: its global error
+ * pointer (we use ParseWithOpts' return_parse_end instead), case-insensitive
+ * default lookups (we use the case-sensitive ones), and doubles as the only
+ * number type (we range-check before converting).
+ */
+#include "hs_json.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+hs_status_t hs_json_parse(const char *text, const char *file, cJSON **out, hs_error_t *err)
+{
+  const char *end = NULL;
+  *out = NULL;
+  cJSON *j = cJSON_ParseWithOpts(text, &end, 1);
+  if (!j) {
+    if (!end)
+      return hs_error_set(err, HS_ENOMEM, "%s: out of memory parsing JSON", file);
+    int line = 1, col = 1;
+    for (const char *p = text; p < end && *p; p++) {
+      if (*p == '\n') {
+        line++;
+        col = 1;
+      } else {
+        col++;
+      }
+    }
+    if (*end == '\0')
+      return hs_error_set(err, HS_EPARSE, "%s: malformed JSON at line %d, column %d: unexpected end of input",
+                          file, line, col);
+    return hs_error_set(err, HS_EPARSE, "%s: malformed JSON at line %d, column %d near '%.12s'", file,
+                        line, col, end);
+  }
+  *out = j;
+  return HS_OK;
+}
+
+hs_status_t hs_json_load_file(const char *path, cJSON **out, hs_error_t *err)
+{
+  char *text = NULL;
+  *out = NULL;
+  hs_status_t st = hs_file_read(path, HS_JSON_MAX_BYTES, &text, NULL, err);
+  if (st != HS_OK)
+    return st;
+  if (strlen(text) == 0) {
+    free(text);
+    return hs_error_set(err, HS_EPARSE, "%s: empty file", path);
+  }
+  st = hs_json_parse(text, hs_basename(path), out, err);
+  free(text);
+  return st;
+}
+
+void hs_json_free(cJSON *j) { cJSON_Delete(j); }
+
+const char *hs_json_path(char *buf, size_t n, const char *parent, const char *key, int index)
+{
+  if (!parent)
+    parent = "";
+  if (key)
+    snprintf(buf, n, "%s%s%s", parent, *parent ? "." : "", key);
+  else
+    snprintf(buf, n, "%s[%d]", parent, index);
+  return buf;
+}
+
+static const char *type_name(const cJSON *v)
+{
+  if (cJSON_IsNumber(v)) return "a number";
+  if (cJSON_IsString(v)) return "a string";
+  if (cJSON_IsBool(v)) return "a boolean";
+  if (cJSON_IsNull(v)) return "null";
+  if (cJSON_IsArray(v)) return "an array";
+  if (cJSON_IsObject(v)) return "an object";
+  return "an invalid value";
+}
+
+/* Prints the value compactly for messages, truncated. */
+static void value_text(const cJSON *v, char *buf, size_t n)
+{
+  if (cJSON_IsString(v)) {
+    snprintf(buf, n, "\"%.60s\"", v->valuestring);
+  } else if (cJSON_IsNumber(v)) {
+    snprintf(buf, n, "%.17g", v->valuedouble);
+  } else {
+    snprintf(buf, n, "%s", type_name(v));
+  }
+}
+
+#define FIELD(r, path, key) (r)->file, (path), (*(path) ? "." : ""), (key)
+
+static const cJSON *member(const hs_jreader_t *r, const cJSON *obj, const char *path,
+                           const char *key, bool required, hs_status_t *st)
+{
+  *st = HS_OK;
+  if (!cJSON_IsObject(obj)) {
+    *st = hs_error_set(r->err, HS_EINVAL, "%s: %s: must be an object, got %s", r->file,
+                       *path ? path : "(top level)", type_name(obj));
+    return NULL;
+  }
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v && required)
+    *st = hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: required field missing", FIELD(r, path, key));
+  return v;
+}
+
+hs_status_t hs_json_expect_object(const hs_jreader_t *r, const cJSON *obj, const char *path)
+{
+  if (cJSON_IsObject(obj))
+    return HS_OK;
+  return hs_error_set(r->err, HS_EINVAL, "%s: %s: must be an object, got %s", r->file,
+                      *path ? path : "(top level)", type_name(obj));
+}
+
+hs_status_t hs_json_number(const hs_jreader_t *r, const cJSON *obj, const char *path,
+                           const char *key, bool required, double def, hs_jnum_rule_t rule,
+                           double max, double *out)
+{
+  hs_status_t st;
+  const cJSON *v = member(r, obj, path, key, required, &st);
+  if (st != HS_OK)
+    return st;
+  if (!v) {
+    *out = def;
+    return HS_OK;
+  }
+  static const char *const what[] = {"a finite number", "a non-negative number", "a positive number"};
+  char val[80];
+  value_text(v, val, sizeof val);
+  if (!cJSON_IsNumber(v))
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be %s, got %s", FIELD(r, path, key),
+                        what[rule], val);
+  double x = v->valuedouble;
+  bool ok = isfinite(x) && (rule != HS_JNUM_NONNEG || x >= 0.0) && (rule != HS_JNUM_POSITIVE || x > 0.0);
+  if (!ok)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be %s, got %s", FIELD(r, path, key),
+                        what[rule], val);
+  if (x > max)
+    return hs_error_set(r->err, HS_ELIMIT, "%s: %s%s%s: must be at most %g, got %s",
+                        FIELD(r, path, key), max, val);
+  *out = x;
+  return HS_OK;
+}
+
+hs_status_t hs_json_int(const hs_jreader_t *r, const cJSON *obj, const char *path, const char *key,
+                        bool required, int64_t def, int64_t lo, int64_t hi, int64_t *out)
+{
+  hs_status_t st;
+  const cJSON *v = member(r, obj, path, key, required, &st);
+  if (st != HS_OK)
+    return st;
+  if (!v) {
+    *out = def;
+    return HS_OK;
+  }
+  char val[80];
+  value_text(v, val, sizeof val);
+  const char *what = lo == 1 ? "a positive integer" : lo == 0 ? "a non-negative integer" : "an integer";
+  if (!cJSON_IsNumber(v))
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be %s, got %s", FIELD(r, path, key),
+                        what, val);
+  double x = v->valuedouble;
+  if (!isfinite(x) || x != floor(x))
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be %s, got %s", FIELD(r, path, key),
+                        what, val);
+  if (x < (double)lo)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be %s, got %s", FIELD(r, path, key),
+                        what, val);
+  if (x > (double)hi)
+    return hs_error_set(r->err, HS_ELIMIT, "%s: %s%s%s: must be at most %lld, got %s",
+                        FIELD(r, path, key), (long long)hi, val);
+  *out = (int64_t)x;
+  return HS_OK;
+}
+
+hs_status_t hs_json_bool(const hs_jreader_t *r, const cJSON *obj, const char *path, const char *key,
+                         bool required, bool def, bool *out)
+{
+  hs_status_t st;
+  const cJSON *v = member(r, obj, path, key, required, &st);
+  if (st != HS_OK)
+    return st;
+  if (!v) {
+    *out = def;
+    return HS_OK;
+  }
+  if (!cJSON_IsBool(v)) {
+    char val[80];
+    value_text(v, val, sizeof val);
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be true or false, got %s",
+                        FIELD(r, path, key), val);
+  }
+  *out = cJSON_IsTrue(v);
+  return HS_OK;
+}
+
+hs_status_t hs_json_string(const hs_jreader_t *r, const cJSON *obj, const char *path,
+                           const char *key, bool required, const char *def, char *out, size_t n)
+{
+  hs_status_t st;
+  const cJSON *v = member(r, obj, path, key, required, &st);
+  if (st != HS_OK)
+    return st;
+  if (!v) {
+    hs_strlcpy(out, def ? def : "", n);
+    return HS_OK;
+  }
+  if (!cJSON_IsString(v)) {
+    char val[80];
+    value_text(v, val, sizeof val);
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be a string, got %s",
+                        FIELD(r, path, key), val);
+  }
+  if (!hs_strlcpy(out, v->valuestring, n))
+    return hs_error_set(r->err, HS_ELIMIT, "%s: %s%s%s: string longer than %zu characters: \"%.40s...\"",
+                        FIELD(r, path, key), n - 1, v->valuestring);
+  return HS_OK;
+}
+
+hs_status_t hs_json_array(const hs_jreader_t *r, const cJSON *obj, const char *path,
+                          const char *key, bool required, const cJSON **out, int *count)
+{
+  hs_status_t st;
+  *out = NULL;
+  if (count)
+    *count = 0;
+  const cJSON *v = member(r, obj, path, key, required, &st);
+  if (st != HS_OK || !v)
+    return st;
+  if (!cJSON_IsArray(v)) {
+    char val[80];
+    value_text(v, val, sizeof val);
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be an array, got %s",
+                        FIELD(r, path, key), val);
+  }
+  *out = v;
+  if (count)
+    *count = cJSON_GetArraySize(v);
+  return HS_OK;
+}
+
+hs_status_t hs_json_object(const hs_jreader_t *r, const cJSON *obj, const char *path,
+                           const char *key, bool required, const cJSON **out)
+{
+  hs_status_t st;
+  *out = NULL;
+  const cJSON *v = member(r, obj, path, key, required, &st);
+  if (st != HS_OK || !v)
+    return st;
+  if (!cJSON_IsObject(v)) {
+    char val[80];
+    value_text(v, val, sizeof val);
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be an object, got %s",
+                        FIELD(r, path, key), val);
+  }
+  *out = v;
+  return HS_OK;
+}
+
+void hs_json_warn_unknown(const hs_jreader_t *r, const cJSON *obj, const char *path,
+                          const char *const *known)
+{
+  if (!cJSON_IsObject(obj))
+    return;
+  for (const cJSON *m = obj->child; m; m = m->next) {
+    bool found = false;
+    for (const char *const *k = known; *k && !found; k++)
+      found = m->string && strcmp(*k, m->string) == 0;
+    if (!found)
+      hs_error_warn(r->err, "%s: %s%s%s: unknown field (ignored)", r->file, path, *path ? "." : "",
+                    m->string ? m->string : "?");
+  }
+}
+
+hs_status_t hs_json_write_file(const cJSON *j, const char *path, hs_error_t *err)
+{
+  char *s = cJSON_Print(j);
+  if (!s)
+    return hs_error_set(err, HS_ENOMEM, "out of memory printing JSON");
+  FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+  if (!f) {
+    cJSON_free(s);
+    return hs_error_set(err, HS_EIO, "%s: cannot open for writing", path);
+  }
+  fputs(s, f);
+  fputc('\n', f);
+  cJSON_free(s);
+  int bad = ferror(f);
+  if (f != stdout)
+    bad |= fclose(f);
+  else
+    fflush(f);
+  if (bad)
+    return hs_error_set(err, HS_EIO, "%s: write error", path);
+  return HS_OK;
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what the build needs (Debian packages, skipped when present),
+# configures and builds hetsim in $BUILD_DIR (default build/).
+#   HS_SANITIZE=1  build with AddressSanitizer + UBSan in build-asan/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(cmake make gcc pkg-config libglpk-dev libigraph-dev libgsl-dev libcjson-dev
+      libopenblas-dev libopenmpi-dev openmpi-bin)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+SAN=OFF
+BUILD_DIR=${BUILD_DIR:-build}
+if [ "${HS_SANITIZE:-0}" = "1" ]; then
+  SAN=ON
+  BUILD_DIR=${BUILD_DIR_ASAN:-build-asan}
+fi
+cmake -S . -B "$BUILD_DIR" -DHS_SANITIZE=$SAN -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"
