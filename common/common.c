@@ -102,7 +102,13 @@ void hs_error_prefix(hs_error_t *err, const char *prefix)
   if (!err || !prefix || err->status == HS_OK)
     return;
   char tmp[HS_ERROR_MSG_MAX];
-  snprintf(tmp, sizeof(tmp), "%s: %s", prefix, err->msg);
+  size_t n = strlen(prefix);
+  if (n > HS_ERROR_MSG_MAX / 2)
+    n = HS_ERROR_MSG_MAX / 2;
+  memcpy(tmp, prefix, n);
+  tmp[n] = ':';
+  tmp[n + 1] = ' ';
+  hs_strlcpy(tmp + n + 2, err->msg, sizeof(tmp) - n - 2);
   memcpy(err->msg, tmp, sizeof(tmp));
 }
 

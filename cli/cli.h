@@ -1,0 +1,43 @@
+/*
+ * cli.h - the hetsim executable: subcommand table and a small option parser.
+ * No business logic lives in cli/: commands parse options, call the library
+ * and print. Exit codes: 0 ok, 2 bad usage or input, 1 internal failure.
+ */
+#ifndef HS_CLI_H
+#define HS_CLI_H
+
+#include "hs_common.h"
+
+typedef struct hs_cmd {
+  const char *name;
+  const char *summary;
+  int (*run)(int argc, char **argv);
+} hs_cmd_t;
+
+/* Options of one command: --name value, --name=value, or a flag. */
+typedef struct hs_opt {
+  const char *name;   /* without dashes; single letter = -x */
+  bool takes_value;
+  const char *help;
+  const char *value;  /* parsed */
+  bool set;
+} hs_opt_t;
+
+/* Parses argv[1..] into opts (NULL-name terminated) and positional args.
+ * Prints the error and returns 2 on unknown options; returns -1 when --help
+ * was given (usage printed), 0 otherwise. */
+int hs_cli_parse(int argc, char **argv, hs_opt_t *opts, const char **pos, int max_pos, int *n_pos,
+                 const char *usage);
+const hs_opt_t *hs_cli_opt(const hs_opt_t *opts, const char *name);
+/* Integer / number option parsing with messages naming the option; 2 on error. */
+int hs_cli_int(const hs_opt_t *opts, const char *name, int64_t def, int64_t lo, int64_t hi,
+               int64_t *out);
+int hs_cli_double(const hs_opt_t *opts, const char *name, double def, double *out);
+/* Prints "hetsim: <msg>" and returns the exit code for st. */
+int hs_cli_fail(const hs_error_t *err, hs_status_t st);
+
+int hs_cmd_list(int argc, char **argv);
+int hs_cmd_show(int argc, char **argv);
+int hs_cmd_simulate(int argc, char **argv);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * cmd_simulate.c - `hetsim simulate`: a plan file or the Megatron-style grid
+ * shortcut, simulated once; text report, --json, -o report.json, --trace.
+ */
+#include "cli.h"
+#include "hs_json.h"
+#include "hs_sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+int hs_cmd_simulate(int argc, char **argv)
+{
+  hs_opt_t opts[] = {
+      {"model", true, "model: catalog name, hetsim JSON or HF config.json"},
+      {"cluster", true, "cluster: catalog name or JSON file"},
+      {"plan", true, "plan.json (otherwise the grid shortcut below)"},
+      {"tp", true, "tensor-parallel degree (grid)"},
+      {"pp", true, "pipeline stages (grid)"},
+      {"dp", true, "data-parallel pipelines (grid; default: all remaining devices)"},
+      {"microbatch-size", true, "samples per microbatch (grid, default 1)"},
+      {"global-batch", true, "samples per iteration (grid, default dp x microbatch x pp x 4)"},
+      {"schedule", true, "gpipe|1f1b|interleaved-1f1b|hetero-1f1b (grid, default 1f1b)"},
+      {"chunks", true, "model chunks per device for interleaved-1f1b"},
+      {"recompute", true, "none|selective|full (grid)"},
+      {"seq-len", true, "override the model's sequence length"},
+      {"profile", true, "calibrated device profile JSON"},
+      {"json", false, "print the report as JSON"},
+      {"o", true, "write the JSON report to this file"},
+      {"trace", true, "write a Chrome/Perfetto trace JSON"},
+      {"trace-devices", true, "only trace devices below this id"},
+      {NULL},
+  };
+  const char *pos[1];
+  int npos = 0;
+  int rc = hs_cli_parse(argc, argv, opts, pos, 0, &npos,
+                        "usage: hetsim simulate --model M --cluster C\n"
+                        "         (--plan plan.json | --tp T --pp P [--dp D] [--microbatch-size B])\n"
+                        "         [--global-batch G] [--schedule S] [--chunks V] [--recompute R]\n"
+                        "         [--seq-len S] [--profile profile.json]\n"
+                        "         [--json] [-o report.json] [--trace trace.json]");
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  const hs_opt_t *om = hs_cli_opt(opts, "model"), *oc = hs_cli_opt(opts, "cluster");
+  if (!om || !oc) {
+    fprintf(stderr, "hetsim simulate: --model and --cluster are required (see --help)\n");
+    return 2;
+  }
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_status_t st = HS_OK;
+  hs_model_t m;
+  hs_cluster_t c;
+  hs_plan_t plan;
+  hs_report_t rep;
+  hs_model_init(&m);
+  hs_cluster_init(&c);
+  hs_plan_init(&plan);
+  hs_report_init(&rep);
+  int64_t seq = 0;
+  if ((rc = hs_cli_int(opts, "seq-len", 0, 1, 10000000, &seq)))
+    goto out;
+  if ((st = hs_model_load(om->value, seq, &m, &err)) != HS_OK)
+    goto fail;
+  if ((st = hs_cluster_load(oc->value, &c, &err)) != HS_OK)
+    goto fail;
+  const hs_opt_t *oprof = hs_cli_opt(opts, "profile");
+  if (oprof && (st = hs_profile_apply_file(oprof->value, &c, &err)) != HS_OK)
+    goto fail;
+  const hs_opt_t *op = hs_cli_opt(opts, "plan");
+  if (op) {
+    if (hs_cli_opt(opts, "tp") || hs_cli_opt(opts, "pp") || hs_cli_opt(opts, "dp")) {
+      fprintf(stderr, "hetsim simulate: give either --plan or --tp/--pp/--dp, not both\n");
+      rc = 2;
+      goto out;
+    }
+    if ((st = hs_plan_load(op->value, &plan, &err)) != HS_OK)
+      goto fail;
+    if ((st = hs_plan_validate(&plan, &m, &c, hs_basename(op->value), &err)) != HS_OK)
+      goto fail;
+  } else {
+    hs_grid_opts_t g;
+    hs_grid_opts_init(&g);
+    int64_t v;
+    if ((rc = hs_cli_int(opts, "tp", 1, 1, 1024, &v)))
+      goto out;
+    g.tp = (int32_t)v;
+    if ((rc = hs_cli_int(opts, "pp", 1, 1, 1 << 20, &v)))
+      goto out;
+    g.pp = (int32_t)v;
+    int64_t rest = (int64_t)c.n_devices / ((int64_t)g.tp * g.pp);
+    if ((rc = hs_cli_int(opts, "dp", rest > 0 ? rest : 1, 1, 1 << 20, &v)))
+      goto out;
+    g.dp = (int32_t)v;
+    if ((rc = hs_cli_int(opts, "microbatch-size", 1, 1, 1 << 20, &v)))
+      goto out;
+    g.microbatch_size = (int32_t)v;
+    if ((rc = hs_cli_int(opts, "global-batch", (int64_t)g.dp * g.microbatch_size * g.pp * 4, 1,
+                         INT64_C(1) << 40, &v)))
+      goto out;
+    g.global_batch = v;
+    const hs_opt_t *os = hs_cli_opt(opts, "schedule");
+    g.schedule = os ? os->value : "1f1b";
+    if ((rc = hs_cli_int(opts, "chunks", 1, 1, 1024, &v)))
+      goto out;
+    g.chunks = (int32_t)v;
+    const hs_opt_t *orc = hs_cli_opt(opts, "recompute");
+    if (orc && hs_recompute_parse(orc->value, &g.recompute) != HS_OK) {
+      fprintf(stderr, "hetsim: --recompute: must be none, selective or full, got \"%s\"\n", orc->value);
+      rc = 2;
+      goto out;
+    }
+    if ((st = hs_plan_grid(&m, &c, &g, &plan, &err)) != HS_OK)
+      goto fail;
+    hs_strlcpy(plan.strategy, "manual-grid", sizeof plan.strategy);
+  }
+  hs_sim_opts_t so;
+  hs_sim_opts_init(&so);
+  const hs_opt_t *ot = hs_cli_opt(opts, "trace");
+  so.trace_path = ot ? ot->value : NULL;
+  int64_t td;
+  if ((rc = hs_cli_int(opts, "trace-devices", 0, 0, 1 << 30, &td)))
+    goto out;
+  so.trace_max_devices = (int32_t)td;
+  if ((st = hs_simulate(&m, &c, &plan, &so, &rep, &err)) != HS_OK)
+    goto fail;
+  const hs_opt_t *oo = hs_cli_opt(opts, "o");
+  bool json = hs_cli_opt(opts, "json") != NULL;
+  if (json || oo) {
+    cJSON *j = hs_report_to_json(&rep);
+    if (!j) {
+      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
+      goto fail;
+    }
+    cJSON_AddStringToObject(j, "model", m.name);
+    cJSON_AddStringToObject(j, "cluster", c.name);
+    if (oo && (st = hs_json_write_file(j, oo->value, &err)) != HS_OK) {
+      hs_json_free(j);
+      goto fail;
+    }
+    if (json && (st = hs_json_write_file(j, "-", &err)) != HS_OK) {
+      hs_json_free(j);
+      goto fail;
+    }
+    hs_json_free(j);
+  }
+  if (!json) {
+    printf("model           %s   cluster %s\n", m.name, c.name);
+    hs_report_print(&rep, stdout);
+  }
+  rc = 0;
+  goto out;
+fail:
+  rc = hs_cli_fail(&err, st);
+out:
+  hs_report_destroy(&rep);
+  hs_plan_destroy(&plan);
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+  return rc;
+}

@@ -1,0 +1,483 @@
+/*
+ * lower.c - lowers a validated plan to executors, segment templates, p2p
+ * pieces and gradient buckets (see lower.h).
+ *
+ * Templates follow Megatron-LM: per transformer block 2 forward all-reduces
+ * (after the row-parallel out projection and fc2) and 2 backward all-reduces
+ * (input gradients of the column-parallel qkv and fc1); MoE expert ops are
+ * wrapped in all-to-alls over the TP (expert-parallel) group. Recomputation
+ * prepends the recomputed forward to the backward template (full: the whole
+ * stage forward with its all-reduces; selective: the attention cores).
+ *
+ * Pipeline transfers use Megatron's scatter/gather: min(tp_a, tp_b) ranks each
+ * send 1/min of the activation, as one coupled flow. Between stages whose
+ * replicas split each microbatch differently, replica a sends the samples it
+ * shares with replica b (overlap of their cumulative share intervals).
+ *
+ * Gradient buckets: the op sequence is cut wherever the set of TP groups
+ * holding an op changes (layer-wise sync across asymmetric pipelines), then
+ * into buckets of at most plan->bucket_bytes; TP rank j of every holder
+ * all-reduces its shard. Buckets are issued in descending op order by every
+ * holder, which keeps the collective order consistent (no deadlock).
+ */
+#include "lower.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OPT_BYTES_PER_PARAM 32.0 /* Adam step: read w, g, m, v (fp32) and write w, m, v, w16 */
+
+void hs__lowered_destroy(hs_lowered_t *l)
+{
+  if (!l)
+    return;
+  for (int32_t e = 0; e < l->n_execs; e++) {
+    hs_exec_t *x = &l->execs[e];
+    if (x->tmpl)
+      for (int32_t k = 0; k < 2 * x->v; k++)
+        free(x->tmpl[k].segs);
+    free(x->tmpl);
+    free(x->order);
+    free(x->out_first);
+    free(x->out_count);
+    free(x->in_count);
+    free(x->buckets);
+  }
+  free(l->execs);
+  for (int32_t p = 0; p < l->n_pieces; p++)
+    free(l->pieces[p].hops);
+  free(l->pieces);
+  free(l->out_list);
+  for (int32_t b = 0; b < l->n_buckets; b++) {
+    free(l->buckets[b].holders);
+    free(l->buckets[b].devices);
+  }
+  free(l->buckets);
+  if (l->stage_exec) {
+    /* one array per pipeline */
+    for (int32_t i = 0; l->max_replicas && l->stage_exec[i]; i++)
+      free(l->stage_exec[i]);
+  }
+  free(l->stage_exec);
+  free(l->max_replicas);
+  memset(l, 0, sizeof *l);
+}
+
+/* ---- templates ------------------------------------------------------------- */
+
+typedef struct tbuild {
+  hs_seg_t *segs;
+  size_t n, cap;
+  double acc_s, acc_flops;
+  int32_t lo, hi;
+} tbuild_t;
+
+static hs_status_t tb_cut(tbuild_t *b, double coll_bytes, hs_coll_op_t op)
+{
+  if (b->acc_s == 0.0 && coll_bytes == 0.0 && b->n > 0)
+    return HS_OK;
+  if (hs_reserve((void **)&b->segs, &b->cap, b->n + 1, sizeof *b->segs) != HS_OK)
+    return HS_ENOMEM;
+  hs_seg_t *s = &b->segs[b->n++];
+  s->compute_ns = hs_time_from_s(b->acc_s);
+  s->compute_flops = b->acc_flops;
+  s->coll_bytes = coll_bytes;
+  s->coll_op = op;
+  s->op_lo = b->lo;
+  s->op_hi = b->hi;
+  b->acc_s = 0.0;
+  b->acc_flops = 0.0;
+  b->lo = INT32_MAX;
+  b->hi = -1;
+  return HS_OK;
+}
+
+static void tb_add(tbuild_t *b, const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, int32_t idx,
+                   double samples, int32_t tp, hs_phase_t ph)
+{
+  b->acc_s += hs_compute_op_s(g, dt, op, samples, tp, ph);
+  double div = (op->tp_split == HS_TP_REPLICATE || tp <= 1) ? 1.0 : tp;
+  b->acc_flops += (ph == HS_PHASE_FWD ? op->fwd_flops : op->bwd_flops) * samples / div;
+  b->lo = HS_MIN(b->lo, idx);
+  b->hi = HS_MAX(b->hi, idx);
+}
+
+static double moe_a2a_bytes(const hs_op_t *op, double samples)
+{
+  return op->out_bytes * (op->topk > 0 ? op->topk : 1) * samples;
+}
+
+/* Forward ops [first, last) into b. */
+static hs_status_t forward_segments(tbuild_t *b, const hs_model_t *m, const hs_gpu_t *g,
+                                    hs_dtype_t dt, int32_t first, int32_t last, double samples,
+                                    int32_t tp)
+{
+  for (int32_t i = first; i < last; i++) {
+    const hs_op_t *op = &m->ops[i];
+    bool moe = op->kind == HS_OP_MOE_EXPERT && tp > 1;
+    if (moe && tb_cut(b, moe_a2a_bytes(op, samples), HS_COLL_ALLTOALL) != HS_OK)
+      return HS_ENOMEM;
+    tb_add(b, g, dt, op, i, samples, tp, HS_PHASE_FWD);
+    if (moe && tb_cut(b, moe_a2a_bytes(op, samples), HS_COLL_ALLTOALL) != HS_OK)
+      return HS_ENOMEM;
+    if (tp > 1 && op->tp_allreduce_fwd &&
+        tb_cut(b, op->out_bytes * samples, HS_COLL_ALLREDUCE) != HS_OK)
+      return HS_ENOMEM;
+  }
+  return HS_OK;
+}
+
+static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *stg,
+                                  const hs_gpu_t *g, hs_dtype_t dt, double samples, int32_t tp,
+                                  hs_phase_t ph, hs_tmpl_t *out)
+{
+  tbuild_t b = {0};
+  b.lo = INT32_MAX;
+  b.hi = -1;
+  hs_status_t st = HS_OK;
+  if (ph == HS_PHASE_FWD) {
+    HS_CHECK(forward_segments(&b, m, g, dt, stg->op_first, stg->op_last, samples, tp));
+  } else {
+    if (stg->recompute == HS_RECOMPUTE_FULL) {
+      HS_CHECK(forward_segments(&b, m, g, dt, stg->op_first, stg->op_last, samples, tp));
+    } else if (stg->recompute == HS_RECOMPUTE_SELECTIVE) {
+      for (int32_t i = stg->op_first; i < stg->op_last; i++)
+        if (m->ops[i].kind == HS_OP_ATTENTION)
+          tb_add(&b, g, dt, &m->ops[i], i, samples, tp, HS_PHASE_FWD);
+    }
+    for (int32_t i = stg->op_last - 1; i >= stg->op_first; i--) {
+      const hs_op_t *op = &m->ops[i];
+      bool moe = op->kind == HS_OP_MOE_EXPERT && tp > 1;
+      if (moe && tb_cut(&b, moe_a2a_bytes(op, samples), HS_COLL_ALLTOALL) != HS_OK)
+        HS_FAIL(HS_ENOMEM);
+      tb_add(&b, g, dt, op, i, samples, tp, HS_PHASE_BWD);
+      if (moe && tb_cut(&b, moe_a2a_bytes(op, samples), HS_COLL_ALLTOALL) != HS_OK)
+        HS_FAIL(HS_ENOMEM);
+      if (tp > 1 && op->tp_allreduce_bwd && i > 0 &&
+          tb_cut(&b, m->ops[i - 1].out_bytes * samples, HS_COLL_ALLREDUCE) != HS_OK)
+        HS_FAIL(HS_ENOMEM);
+    }
+  }
+  if (b.acc_s > 0.0 || b.n == 0)
+    if (tb_cut(&b, 0.0, HS_COLL_ALLREDUCE) != HS_OK)
+      HS_FAIL(HS_ENOMEM);
+  out->segs = b.segs;
+  out->n = (int32_t)b.n;
+  out->compute_ns = 0;
+  out->coll_bytes = 0;
+  for (int32_t k = 0; k < out->n; k++) {
+    out->compute_ns += out->segs[k].compute_ns;
+    out->coll_bytes += out->segs[k].coll_bytes;
+  }
+  return HS_OK;
+cleanup:
+  free(b.segs);
+  return st;
+}
+
+/* ---- coupled hops ------------------------------------------------------------- */
+
+/* Adds the links of path a->b (weight 1 each) to hops, merging repeats. */
+static hs_status_t add_path(const hs_topology_t *topo, int32_t a, int32_t b, hs_flow_hop_t **hops,
+                            int32_t *n, size_t *cap, hs_time_t *lat)
+{
+  hs_path_t p;
+  if (hs_topology_path(topo, a, b, &p) != HS_OK)
+    return HS_EINTERNAL;
+  hs_time_t l = (hs_time_t)llround(p.latency_ns);
+  if (l > *lat)
+    *lat = l;
+  for (int32_t k = 0; k < p.n; k++) {
+    int32_t j = 0;
+    while (j < *n && (*hops)[j].link != p.links[k])
+      j++;
+    if (j < *n) {
+      (*hops)[j].weight++;
+      continue;
+    }
+    if (hs_reserve((void **)hops, cap, (size_t)*n + 1, sizeof **hops) != HS_OK)
+      return HS_ENOMEM;
+    (*hops)[*n].link = p.links[k];
+    (*hops)[*n].weight = 1;
+    (*n)++;
+  }
+  return HS_OK;
+}
+
+/* ---- lowering ---------------------------------------------------------------- */
+
+static int32_t exec_of(const hs_lowered_t *l, int32_t pipeline, int32_t stage, int32_t replica)
+{
+  return l->stage_exec[pipeline][stage * l->max_replicas[pipeline] + replica];
+}
+
+typedef struct holder_list {
+  int32_t *ids;
+  int32_t n;
+} holder_list_t;
+
+hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topology_t *topo,
+                      const hs_plan_t *plan, hs_lowered_t *out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  memset(out, 0, sizeof *out);
+  const hs_schedule_t *sc = hs_schedule_find(plan->schedule);
+  int32_t v = plan->chunks > 0 ? plan->chunks : 1;
+  size_t pieces_cap = 0, out_cap = 0, buckets_cap = 0;
+  holder_list_t *holders = NULL;
+  int32_t *tmp = NULL;
+
+  /* Executors: one per (pipeline, rank, replica). */
+  int32_t n_execs = 0;
+  out->stage_exec = hs_calloc((size_t)plan->n_pipelines + 1, sizeof *out->stage_exec);
+  out->max_replicas = hs_calloc((size_t)plan->n_pipelines, sizeof *out->max_replicas);
+  if (!out->stage_exec || !out->max_replicas)
+    HS_FAIL(HS_ENOMEM);
+  for (int32_t i = 0; i < plan->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
+    int32_t mr = 0;
+    for (int32_t s = 0; s < pl->n_stages; s++)
+      mr = HS_MAX(mr, pl->stages[s].n_replicas);
+    out->max_replicas[i] = mr;
+    out->stage_exec[i] = hs_calloc((size_t)pl->n_stages * (size_t)mr, sizeof(int32_t));
+    if (!out->stage_exec[i])
+      HS_FAIL(HS_ENOMEM);
+    int32_t ranks = pl->n_stages / v;
+    for (int32_t r = 0; r < ranks; r++)
+      n_execs += pl->stages[r].n_replicas;
+  }
+  out->execs = hs_calloc((size_t)n_execs, sizeof *out->execs);
+  if (!out->execs)
+    HS_FAIL(HS_ENOMEM);
+  out->n_execs = n_execs;
+  int32_t e = 0;
+  for (int32_t i = 0; i < plan->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
+    int32_t ranks = pl->n_stages / v;
+    for (int32_t r = 0; r < ranks; r++) {
+      for (int32_t q = 0; q < pl->stages[r].n_replicas; q++, e++) {
+        hs_exec_t *x = &out->execs[e];
+        const hs_plan_replica_t *rp = &pl->stages[r].replicas[q];
+        x->pipeline = i;
+        x->rank = r;
+        x->replica = q;
+        x->v = v;
+        x->devices = rp->devices;
+        x->tp = rp->n_devices;
+        x->gpu = hs_cluster_gpu(c, rp->devices[0]);
+        x->samples = rp->share * pl->microbatch_size;
+        x->m = pl->n_microbatches;
+        for (int32_t ch = 0; ch < v; ch++)
+          out->stage_exec[i][(ch * ranks + r) * out->max_replicas[i] + q] = e;
+        x->tmpl = hs_calloc((size_t)2 * v, sizeof *x->tmpl);
+        x->out_first = hs_calloc((size_t)2 * v, sizeof(int32_t));
+        x->out_count = hs_calloc((size_t)2 * v, sizeof(int32_t));
+        x->in_count = hs_calloc((size_t)2 * v, sizeof(int32_t));
+        x->n_items = 2 * x->m * v;
+        x->order = hs_calloc((size_t)x->n_items, sizeof *x->order);
+        if (!x->tmpl || !x->out_first || !x->out_count || !x->in_count || !x->order)
+          HS_FAIL(HS_ENOMEM);
+        for (int32_t ch = 0; ch < v; ch++) {
+          /* chunks of an interleaved rank share replica structure (validated) */
+          const hs_plan_stage_t *stg = &pl->stages[ch * ranks + r];
+          double share = stg->replicas[q].share * pl->microbatch_size;
+          for (int32_t ph = 0; ph < 2; ph++)
+            HS_CHECK(build_template(m, stg, x->gpu, plan->precision, share, x->tp, (hs_phase_t)ph,
+                                    &x->tmpl[ch * 2 + ph]));
+        }
+        hs_sched_params_t sp = {.p = ranks, .v = v, .m = x->m, .rank = r,
+                                .warmup = pl->stages[r].warmup};
+        sc->order(&sp, x->order);
+      }
+    }
+  }
+
+  /* Pipeline pieces between adjacent stages, both directions. */
+  for (int32_t i = 0; i < plan->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
+    int32_t ranks = pl->n_stages / v;
+    for (int32_t k = 0; k + 1 < pl->n_stages; k++) {
+      const hs_plan_stage_t *a = &pl->stages[k], *b = &pl->stages[k + 1];
+      double act = m->ops[a->op_last - 1].out_bytes * pl->microbatch_size;
+      double ca = 0.0;
+      for (int32_t qa = 0; qa < a->n_replicas; qa++) {
+        double a0 = ca, a1 = ca + a->replicas[qa].share;
+        ca = a1;
+        double cb = 0.0;
+        for (int32_t qb = 0; qb < b->n_replicas; qb++) {
+          double b0 = cb, b1 = cb + b->replicas[qb].share;
+          cb = b1;
+          double ov = fmin(a1, b1) - fmax(a0, b0);
+          if (ov <= 1e-12)
+            continue;
+          for (int32_t dir = 0; dir < 2; dir++) {
+            /* dir 0: forward activation a -> b; dir 1: gradient b -> a */
+            const hs_plan_replica_t *src = dir ? &b->replicas[qb] : &a->replicas[qa];
+            const hs_plan_replica_t *dst = dir ? &a->replicas[qa] : &b->replicas[qb];
+            if (hs_reserve((void **)&out->pieces, &pieces_cap, (size_t)out->n_pieces + 1,
+                           sizeof *out->pieces) != HS_OK)
+              HS_FAIL(HS_ENOMEM);
+            hs_piece_t *pc = &out->pieces[out->n_pieces++];
+            memset(pc, 0, sizeof *pc);
+            int32_t sk = dir ? k + 1 : k, dk = dir ? k : k + 1;
+            pc->src = exec_of(out, i, sk, dir ? qb : qa);
+            pc->dst = exec_of(out, i, dk, dir ? qa : qb);
+            pc->dst_chunk = dk / ranks;
+            int32_t nsub = HS_MIN(src->n_devices, dst->n_devices);
+            pc->total_bytes = act * ov;
+            pc->bytes = pc->total_bytes / nsub;
+            size_t hcap = 0;
+            hs_time_t lat = 0;
+            for (int32_t j = 0; j < nsub; j++)
+              HS_CHECK(add_path(topo, src->devices[j], dst->devices[j], &pc->hops, &pc->n_hops,
+                                &hcap, &lat));
+            pc->latency_ns = lat;
+            /* receiver waits for this piece before (dst chunk, phase) */
+            out->execs[pc->dst].in_count[pc->dst_chunk * 2 + (dir ? HS_PHASE_BWD : HS_PHASE_FWD)]++;
+          }
+        }
+      }
+    }
+  }
+  /* Group pieces by (sender, chunk, phase) into out_list. */
+  out->out_list = hs_calloc((size_t)out->n_pieces + 1, sizeof(int32_t));
+  if (!out->out_list)
+    HS_FAIL(HS_ENOMEM);
+  (void)out_cap;
+  for (int32_t x = 0; x < out->n_execs; x++) {
+    hs_exec_t *ex = &out->execs[x];
+    const hs_plan_pipeline_t *pl = &plan->pipelines[ex->pipeline];
+    int32_t ranks = pl->n_stages / v;
+    for (int32_t ch = 0; ch < v; ch++)
+      for (int32_t ph = 0; ph < 2; ph++) {
+        ex->out_first[ch * 2 + ph] = out->n_out_list;
+        int32_t stage = ch * ranks + ex->rank;
+        for (int32_t p = 0; p < out->n_pieces; p++) {
+          const hs_piece_t *pc = &out->pieces[p];
+          if (pc->src != x)
+            continue;
+          /* forward pieces leave stage k for k+1; backward pieces leave k for k-1 */
+          const hs_exec_t *dx = &out->execs[pc->dst];
+          int32_t dstage = pc->dst_chunk * ranks + dx->rank;
+          if ((ph == HS_PHASE_FWD && dstage == stage + 1) || (ph == HS_PHASE_BWD && dstage == stage - 1))
+            out->out_list[out->n_out_list++] = p;
+        }
+        ex->out_count[ch * 2 + ph] = out->n_out_list - ex->out_first[ch * 2 + ph];
+      }
+  }
+
+  /* Gradient buckets. holders[op] = executors holding op (sorted ids). */
+  holders = hs_calloc(m->n_ops, sizeof *holders);
+  if (!holders)
+    HS_FAIL(HS_ENOMEM);
+  for (int32_t x = 0; x < out->n_execs; x++) {
+    hs_exec_t *ex = &out->execs[x];
+    const hs_plan_pipeline_t *pl = &plan->pipelines[ex->pipeline];
+    int32_t ranks = pl->n_stages / v;
+    for (int32_t ch = 0; ch < v; ch++) {
+      const hs_plan_stage_t *stg = &pl->stages[ch * ranks + ex->rank];
+      for (int32_t op = stg->op_first; op < stg->op_last; op++) {
+        holder_list_t *h = &holders[op];
+        int32_t *ni = hs_reallocarray(h->ids, (size_t)h->n + 1, sizeof(int32_t));
+        if (!ni)
+          HS_FAIL(HS_ENOMEM);
+        h->ids = ni;
+        h->ids[h->n++] = x; /* x increases, so the list stays sorted */
+        double div = (m->ops[op].tp_split == HS_TP_REPLICATE) ? 1.0 : ex->tp;
+        ex->params_per_device += m->ops[op].params / div;
+      }
+    }
+  }
+  double grad_bytes = hs_dtype_bytes(plan->precision);
+  for (int32_t op = (int32_t)m->n_ops - 1; op >= 0;) {
+    /* segment [lo, op] with the same holders */
+    int32_t lo = op;
+    while (lo > 0 && holders[lo - 1].n == holders[op].n &&
+           memcmp(holders[lo - 1].ids, holders[op].ids, sizeof(int32_t) * (size_t)holders[op].n) == 0)
+      lo--;
+    const holder_list_t *h = &holders[op];
+    if (h->n > 1) {
+      int32_t tp = out->execs[h->ids[0]].tp;
+      /* cut [lo, op] into buckets from the top (backward order) */
+      int32_t hi = op;
+      while (hi >= lo) {
+        double bytes = 0.0;
+        int32_t b_lo = hi;
+        for (;;) {
+          double div = (m->ops[b_lo].tp_split == HS_TP_REPLICATE) ? 1.0 : tp;
+          bytes += m->ops[b_lo].params / div * grad_bytes;
+          if (b_lo == lo || bytes >= plan->bucket_bytes)
+            break;
+          b_lo--;
+        }
+        if (bytes > 0.0) {
+          if (hs_reserve((void **)&out->buckets, &buckets_cap, (size_t)out->n_buckets + 1,
+                         sizeof *out->buckets) != HS_OK)
+            HS_FAIL(HS_ENOMEM);
+          hs_bucket_t *bk = &out->buckets[out->n_buckets++];
+          memset(bk, 0, sizeof *bk);
+          bk->op_first = b_lo;
+          bk->op_last = hi + 1;
+          bk->bytes = bytes;
+          bk->tp = tp;
+          bk->n_holders = h->n;
+          bk->holders = hs_calloc((size_t)h->n, sizeof(int32_t));
+          bk->devices = hs_calloc((size_t)h->n * (size_t)tp, sizeof(int32_t));
+          if (!bk->holders || !bk->devices)
+            HS_FAIL(HS_ENOMEM);
+          memcpy(bk->holders, h->ids, sizeof(int32_t) * (size_t)h->n);
+          for (int32_t j = 0; j < tp; j++)
+            for (int32_t k = 0; k < h->n; k++)
+              bk->devices[j * h->n + k] = out->execs[h->ids[k]].devices[j];
+        }
+        hi = b_lo - 1;
+      }
+    }
+    op = lo - 1;
+  }
+  /* Per-executor bucket lists, in creation order = descending ops. */
+  tmp = hs_calloc((size_t)out->n_execs, sizeof(int32_t));
+  if (!tmp)
+    HS_FAIL(HS_ENOMEM);
+  for (int32_t b = 0; b < out->n_buckets; b++)
+    for (int32_t k = 0; k < out->buckets[b].n_holders; k++)
+      tmp[out->buckets[b].holders[k]]++;
+  for (int32_t x = 0; x < out->n_execs; x++) {
+    out->execs[x].buckets = hs_calloc((size_t)tmp[x] + 1, sizeof(int32_t));
+    if (!out->execs[x].buckets)
+      HS_FAIL(HS_ENOMEM);
+  }
+  for (int32_t b = 0; b < out->n_buckets; b++)
+    for (int32_t k = 0; k < out->buckets[b].n_holders; k++) {
+      hs_exec_t *ex = &out->execs[out->buckets[b].holders[k]];
+      ex->buckets[ex->n_buckets++] = b;
+    }
+  /* Optimizer step: memory-bound over the parameters this device updates. */
+  for (int32_t x = 0; x < out->n_execs; x++) {
+    hs_exec_t *ex = &out->execs[x];
+    double params = ex->params_per_device;
+    if (plan->optimizer_sharding) {
+      /* ZeRO-1: each holder updates 1/n of every op it holds; approximate by
+       * the holder count of its first op. */
+      const hs_plan_pipeline_t *pl = &plan->pipelines[ex->pipeline];
+      int32_t first = pl->stages[ex->rank].op_first;
+      params /= HS_MAX(holders[first].n, 1);
+    }
+    double bytes = params * OPT_BYTES_PER_PARAM;
+    ex->optimizer_ns_d = bytes > 0 ? hs_compute_kernel_s(ex->gpu, HS_DTYPE_FP32, false, 0.0, bytes) : 0.0;
+  }
+
+cleanup:
+  if (holders)
+    for (size_t op = 0; op < m->n_ops; op++)
+      free(holders[op].ids);
+  free(holders);
+  free(tmp);
+  if (st != HS_OK) {
+    hs__lowered_destroy(out);
+    if (err && err->status == HS_OK)
+      hs_error_set(err, st, "lowering plan: %s", hs_status_message(st));
+  }
+  return st;
+}

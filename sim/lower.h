@@ -1,0 +1,95 @@
+/*
+ * lower.h - internal to sim/: a validated plan lowered to executors.
+ *
+ * An executor is one TP group serving one pipeline rank of one pipeline
+ * replica: its devices run in lockstep on a compute stream (compute and
+ * blocking TP collectives), a p2p stream (sends to neighbour stages) and a
+ * comm stream (gradient buckets). Its work per (chunk, phase) is a template
+ * of segments - "compute for d ns, then a blocking collective of b bytes" -
+ * identical for every microbatch, so lowering is O(ops + executors) and the
+ * timeline is generated as the engine runs, never materialised as a task
+ * array: memory stays O(executors x microbatches) even at 16k GPUs.
+ *
+ * The replay harness walks the same executors, orders and templates, so the
+ * simulator and the real run execute one task list.
+ */
+#ifndef HS_LOWER_H
+#define HS_LOWER_H
+
+#include "hs_sim.h"
+
+typedef struct hs_seg {
+  hs_time_t compute_ns;     /* compute before the collective */
+  double compute_flops;     /* FLOPs of that compute (for replay and traces) */
+  double coll_bytes;        /* blocking TP collective after it; 0 = none */
+  hs_coll_op_t coll_op;
+  int32_t op_lo, op_hi;     /* ops covered [lo, hi] (for buckets and names) */
+} hs_seg_t;
+
+typedef struct hs_tmpl {
+  hs_seg_t *segs;
+  int32_t n;
+  hs_time_t compute_ns;     /* sum over segments */
+  double coll_bytes;        /* sum over segments */
+} hs_tmpl_t;
+
+/* A p2p transfer between two executors of adjacent stages, for one microbatch. */
+typedef struct hs_piece {
+  int32_t src, dst;         /* executors */
+  int32_t dst_chunk;        /* chunk index at the receiver */
+  double bytes;             /* per sub-flow */
+  double total_bytes;
+  hs_time_t latency_ns;
+  hs_flow_hop_t *hops;
+  int32_t n_hops;
+} hs_piece_t;
+
+typedef struct hs_bucket {
+  int32_t op_first, op_last;  /* ops [first, last) */
+  double bytes;               /* gradient bytes per TP rank */
+  int32_t *holders;           /* executors */
+  int32_t n_holders;
+  int32_t tp;
+  int32_t *devices;           /* tp x n_holders: devices of TP rank j at [j*n_holders...] */
+} hs_bucket_t;
+
+typedef struct hs_exec {
+  int32_t pipeline, rank, replica;
+  int32_t v;                  /* chunks */
+  const int32_t *devices;     /* TP group (plan-owned) */
+  int32_t tp;
+  const hs_gpu_t *gpu;
+  double samples;             /* per microbatch */
+  int32_t m;                  /* microbatches */
+  hs_tmpl_t *tmpl;            /* [chunk*2 + phase] */
+  hs_sched_item_t *order;     /* 2*m*v items */
+  int32_t n_items;
+  /* pieces sent after each (chunk, phase): indexes into pieces[] */
+  int32_t *out_first;         /* [chunk*2 + phase] -> first index into out_list */
+  int32_t *out_count;
+  int32_t *in_count;          /* [chunk*2 + phase] pieces that must arrive before the item */
+  int32_t *buckets;           /* bucket ids in issue order (descending op) */
+  int32_t n_buckets;
+  double params_per_device;
+  double optimizer_ns_d;      /* optimizer step seconds */
+} hs_exec_t;
+
+typedef struct hs_lowered {
+  hs_exec_t *execs;
+  int32_t n_execs;
+  hs_piece_t *pieces;
+  int32_t n_pieces;
+  int32_t *out_list;          /* piece ids grouped per (exec, chunk, phase) */
+  int32_t n_out_list;
+  hs_bucket_t *buckets;
+  int32_t n_buckets;
+  /* exec id of (pipeline, stage, replica): stage_exec[pipeline] + stage*? see lower.c */
+  int32_t **stage_exec;       /* [pipeline][stage * max_replicas + replica] */
+  int32_t *max_replicas;      /* per pipeline */
+} hs_lowered_t;
+
+hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topology_t *topo,
+                      const hs_plan_t *plan, hs_lowered_t *out, hs_error_t *err);
+void hs__lowered_destroy(hs_lowered_t *l);
+
+#endif

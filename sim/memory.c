@@ -1,0 +1,146 @@
+/*
+ * memory.c - peak memory per device under a plan.
+ *
+ * Per device of a TP group:
+ *   training state  = params_held x (2 weights + 2 grads + 12 optimizer), the
+ *                     12 bytes of fp32 master weights and Adam moments divided
+ *                     by the op's DP group size when optimizer_sharding (ZeRO-1);
+ *   activations     = max over the schedule's prefix of sum over chunks of
+ *                     (microbatches in flight in that chunk) x (bytes saved per
+ *                     microbatch of that chunk), plus, with full recomputation,
+ *                     the full activations of one block being recomputed.
+ * Saved bytes per microbatch follow Korthikanti et al.: every op's saved bytes
+ * x samples, the TP-sharded part divided by the TP degree; selective drops
+ * the attention scores; full keeps only each block's input.
+ * No allocator fragmentation or framework workspace is added: the numbers are
+ * what the formulas say, so a hand count reproduces them.
+ */
+#include "hs_sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static double op_saved(const hs_op_t *op, hs_recompute_t rc, int32_t tp)
+{
+  double b = rc == HS_RECOMPUTE_SELECTIVE ? op->saved_bytes_selective : op->saved_bytes;
+  return (op->saved_tp_sharded && tp > 1) ? b / tp : b;
+}
+
+/* Bytes saved per sample for a stage under its recomputation mode, and the
+ * transient bytes of the largest block recomputed at once (full only). */
+static void stage_act(const hs_model_t *m, const hs_plan_stage_t *stg, int32_t tp, double *saved,
+                      double *transient)
+{
+  *saved = 0.0;
+  *transient = 0.0;
+  if (stg->recompute != HS_RECOMPUTE_FULL) {
+    for (int32_t i = stg->op_first; i < stg->op_last; i++)
+      *saved += op_saved(&m->ops[i], stg->recompute, tp);
+    return;
+  }
+  /* full: keep the input of every block (the output of the op before it) and
+   * every op outside blocks; recompute one block at a time */
+  double block = 0.0;
+  for (int32_t i = stg->op_first; i < stg->op_last; i++) {
+    const hs_op_t *op = &m->ops[i];
+    if (op->layer < 0) {
+      *saved += op_saved(op, HS_RECOMPUTE_NONE, tp);
+      continue;
+    }
+    bool starts = i == stg->op_first || m->ops[i - 1].layer != op->layer;
+    if (starts) {
+      *transient = block > *transient ? block : *transient;
+      block = 0.0;
+      if (i > 0)
+        *saved += m->ops[i - 1].out_bytes;
+    }
+    block += op_saved(op, HS_RECOMPUTE_NONE, tp);
+  }
+  *transient = block > *transient ? block : *transient;
+}
+
+hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
+                                 double *out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  int32_t *holders = NULL;
+  double *per_chunk = NULL;
+  int32_t *inflight = NULL;
+  hs_sched_item_t *order = NULL;
+  memset(out, 0, sizeof(double) * c->n_devices);
+  int32_t v = plan->chunks > 0 ? plan->chunks : 1;
+  const hs_schedule_t *sc = hs_schedule_find(plan->schedule);
+  if (!sc)
+    return hs_error_set(err, HS_EINVAL, "schedule: unknown schedule \"%s\"", plan->schedule);
+  /* holders per op (TP groups holding it), for ZeRO-1 */
+  holders = hs_calloc(m->n_ops, sizeof *holders);
+  per_chunk = hs_calloc((size_t)v * 2, sizeof *per_chunk);
+  inflight = hs_calloc((size_t)v, sizeof *inflight);
+  if (!holders || !per_chunk || !inflight)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  for (int32_t i = 0; i < plan->n_pipelines; i++)
+    for (int32_t s = 0; s < plan->pipelines[i].n_stages; s++) {
+      const hs_plan_stage_t *stg = &plan->pipelines[i].stages[s];
+      for (int32_t op = stg->op_first; op < stg->op_last && (size_t)op < m->n_ops; op++)
+        holders[op] += stg->n_replicas;
+    }
+  for (int32_t i = 0; i < plan->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
+    int32_t ranks = pl->n_stages / v;
+    free(order);
+    order = hs_calloc((size_t)2 * pl->n_microbatches * v, sizeof *order);
+    if (!order)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+    for (int32_t r = 0; r < ranks; r++) {
+      for (int32_t q = 0; q < pl->stages[r].n_replicas; q++) {
+        const hs_plan_replica_t *rp = &pl->stages[r].replicas[q];
+        int32_t tp = rp->n_devices;
+        double state = 0.0;
+        double transient = 0.0;
+        for (int32_t ch = 0; ch < v; ch++) {
+          const hs_plan_stage_t *stg = &pl->stages[ch * ranks + r];
+          double samples = stg->replicas[q].share * pl->microbatch_size;
+          for (int32_t op = stg->op_first; op < stg->op_last; op++) {
+            const hs_op_t *o = &m->ops[op];
+            double p = (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->params : o->params / tp;
+            double opt = 12.0;
+            if (plan->optimizer_sharding && holders[op] > 1)
+              opt /= holders[op];
+            state += p * (4.0 + opt);
+          }
+          double saved, tr;
+          stage_act(m, stg, tp, &saved, &tr);
+          per_chunk[ch] = saved * samples;
+          transient = tr * samples > transient ? tr * samples : transient;
+        }
+        hs_sched_params_t sp = {.p = ranks, .v = v, .m = pl->n_microbatches, .rank = r,
+                                .warmup = pl->stages[r].warmup};
+        sc->order(&sp, order);
+        memset(inflight, 0, sizeof(int32_t) * (size_t)v);
+        double peak_act = 0.0, cur = 0.0;
+        for (int32_t k = 0; k < 2 * pl->n_microbatches * v; k++) {
+          int32_t ch = order[k].chunk;
+          if (order[k].phase == HS_PHASE_FWD) {
+            cur += per_chunk[ch];
+            inflight[ch]++;
+            if (cur > peak_act)
+              peak_act = cur;
+          } else {
+            cur -= per_chunk[ch];
+            inflight[ch]--;
+          }
+        }
+        double total = state + peak_act + transient;
+        for (int32_t d = 0; d < rp->n_devices; d++)
+          if (rp->devices[d] >= 0 && (size_t)rp->devices[d] < c->n_devices)
+            out[rp->devices[d]] = total;
+      }
+    }
+  }
+cleanup:
+  free(holders);
+  free(per_chunk);
+  free(inflight);
+  free(order);
+  return st;
+}

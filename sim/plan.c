@@ -1,0 +1,539 @@
+/*
+ * plan.c - the plan type: lifetime, the Megatron-style grid constructor and
+ * validation against a model and a cluster.
+ *
+ * Invariants after hs_plan_validate() succeeds: every pipeline's stages cover
+ * the model's ops [0, n_ops) contiguously; every replica's devices exist, are
+ * of one GPU type, and no device serves two stages except chunks of one
+ * interleaved rank; replica shares of a stage sum to 1; all TP groups that
+ * hold one op have the same TP degree.
+ */
+#include "hs_sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const recompute_names[] = {"none", "selective", "full"};
+
+const char *hs_recompute_name(hs_recompute_t r)
+{
+  return (unsigned)r < HS_ARRAY_LEN(recompute_names) ? recompute_names[r] : "?";
+}
+
+hs_status_t hs_recompute_parse(const char *s, hs_recompute_t *out)
+{
+  for (size_t i = 0; i < HS_ARRAY_LEN(recompute_names); i++)
+    if (strcmp(s, recompute_names[i]) == 0) {
+      *out = (hs_recompute_t)i;
+      return HS_OK;
+    }
+  return HS_EINVAL;
+}
+
+void hs_plan_init(hs_plan_t *p)
+{
+  memset(p, 0, sizeof(*p));
+  hs_strlcpy(p->strategy, "manual", sizeof p->strategy);
+  hs_strlcpy(p->schedule, "1f1b", sizeof p->schedule);
+  p->chunks = 1;
+  p->precision = HS_DTYPE_BF16;
+  p->bucket_bytes = 100e6;
+}
+
+static void stage_destroy(hs_plan_stage_t *st)
+{
+  for (int32_t r = 0; r < st->n_replicas; r++)
+    free(st->replicas[r].devices);
+  free(st->replicas);
+  st->replicas = NULL;
+  st->n_replicas = 0;
+}
+
+void hs_plan_destroy(hs_plan_t *p)
+{
+  if (!p)
+    return;
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    hs_plan_pipeline_t *pl = &p->pipelines[i];
+    for (int32_t s = 0; s < pl->n_stages; s++)
+      stage_destroy(&pl->stages[s]);
+    free(pl->stages);
+  }
+  free(p->pipelines);
+  free(p->shards);
+  free(p->device_ratios);
+  p->pipelines = NULL;
+  p->n_pipelines = 0;
+  p->shards = NULL;
+  p->n_shards = 0;
+  p->device_ratios = NULL;
+  p->n_device_ratios = 0;
+}
+
+hs_status_t hs_plan_alloc_pipelines(hs_plan_t *p, int32_t n)
+{
+  if (n <= 0)
+    return HS_EINVAL;
+  p->pipelines = hs_calloc((size_t)n, sizeof *p->pipelines);
+  if (!p->pipelines)
+    return HS_ENOMEM;
+  p->n_pipelines = n;
+  return HS_OK;
+}
+
+hs_status_t hs_plan_alloc_stages(hs_plan_pipeline_t *pl, int32_t n)
+{
+  if (n <= 0)
+    return HS_EINVAL;
+  pl->stages = hs_calloc((size_t)n, sizeof *pl->stages);
+  if (!pl->stages)
+    return HS_ENOMEM;
+  pl->n_stages = n;
+  for (int32_t i = 0; i < n; i++)
+    pl->stages[i].warmup = -1;
+  return HS_OK;
+}
+
+hs_status_t hs_plan_alloc_replicas(hs_plan_stage_t *st, int32_t n)
+{
+  if (n <= 0)
+    return HS_EINVAL;
+  st->replicas = hs_calloc((size_t)n, sizeof *st->replicas);
+  if (!st->replicas)
+    return HS_ENOMEM;
+  st->n_replicas = n;
+  for (int32_t i = 0; i < n; i++)
+    st->replicas[i].share = 1.0 / n;
+  return HS_OK;
+}
+
+hs_status_t hs_plan_replica_set_devices(hs_plan_replica_t *r, const int32_t *devices, int32_t n)
+{
+  if (n <= 0)
+    return HS_EINVAL;
+  int32_t *d = hs_calloc((size_t)n, sizeof *d);
+  if (!d)
+    return HS_ENOMEM;
+  memcpy(d, devices, (size_t)n * sizeof *d);
+  free(r->devices);
+  r->devices = d;
+  r->n_devices = n;
+  return HS_OK;
+}
+
+hs_status_t hs_plan_copy(const hs_plan_t *src, hs_plan_t *dst, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_plan_init(dst);
+  *dst = *src;
+  dst->pipelines = NULL;
+  dst->n_pipelines = 0;
+  dst->shards = NULL;
+  dst->n_shards = 0;
+  dst->device_ratios = NULL;
+  dst->n_device_ratios = 0;
+  if (src->n_pipelines > 0)
+    HS_CHECK(hs_plan_alloc_pipelines(dst, src->n_pipelines));
+  for (int32_t i = 0; i < src->n_pipelines; i++) {
+    const hs_plan_pipeline_t *sp = &src->pipelines[i];
+    hs_plan_pipeline_t *dp = &dst->pipelines[i];
+    dp->microbatch_size = sp->microbatch_size;
+    dp->n_microbatches = sp->n_microbatches;
+    HS_CHECK(hs_plan_alloc_stages(dp, sp->n_stages));
+    for (int32_t s = 0; s < sp->n_stages; s++) {
+      const hs_plan_stage_t *ss = &sp->stages[s];
+      hs_plan_stage_t *ds = &dp->stages[s];
+      ds->op_first = ss->op_first;
+      ds->op_last = ss->op_last;
+      ds->recompute = ss->recompute;
+      ds->warmup = ss->warmup;
+      HS_CHECK(hs_plan_alloc_replicas(ds, ss->n_replicas));
+      for (int32_t r = 0; r < ss->n_replicas; r++) {
+        ds->replicas[r].share = ss->replicas[r].share;
+        HS_CHECK(hs_plan_replica_set_devices(&ds->replicas[r], ss->replicas[r].devices,
+                                             ss->replicas[r].n_devices));
+      }
+    }
+  }
+  if (src->n_shards > 0) {
+    dst->shards = hs_calloc((size_t)src->n_shards, sizeof *dst->shards);
+    if (!dst->shards)
+      HS_FAIL(HS_ENOMEM);
+    memcpy(dst->shards, src->shards, (size_t)src->n_shards * sizeof *dst->shards);
+    dst->n_shards = src->n_shards;
+  }
+  if (src->n_device_ratios > 0) {
+    dst->device_ratios = hs_calloc((size_t)src->n_device_ratios, sizeof(double));
+    if (!dst->device_ratios)
+      HS_FAIL(HS_ENOMEM);
+    memcpy(dst->device_ratios, src->device_ratios, (size_t)src->n_device_ratios * sizeof(double));
+    dst->n_device_ratios = src->n_device_ratios;
+  }
+cleanup:
+  if (st != HS_OK) {
+    hs_plan_destroy(dst);
+    hs_error_set(err, st, "copying plan: %s", hs_status_message(st));
+  }
+  return st;
+}
+
+int64_t hs_plan_global_batch(const hs_plan_t *p)
+{
+  int64_t b = 0;
+  for (int32_t i = 0; i < p->n_pipelines; i++)
+    b += (int64_t)p->pipelines[i].microbatch_size * p->pipelines[i].n_microbatches;
+  return b;
+}
+
+int32_t hs_plan_n_devices(const hs_plan_t *p)
+{
+  int32_t maxd = -1;
+  for (int32_t i = 0; i < p->n_pipelines; i++)
+    for (int32_t s = 0; s < p->pipelines[i].n_stages; s++)
+      for (int32_t r = 0; r < p->pipelines[i].stages[s].n_replicas; r++) {
+        const hs_plan_replica_t *rp = &p->pipelines[i].stages[s].replicas[r];
+        for (int32_t d = 0; d < rp->n_devices; d++)
+          maxd = HS_MAX(maxd, rp->devices[d]);
+      }
+  if (maxd < 0)
+    return 0;
+  uint8_t *seen = hs_calloc((size_t)maxd + 1, 1);
+  if (!seen)
+    return -1;
+  int32_t n = 0;
+  for (int32_t i = 0; i < p->n_pipelines; i++)
+    for (int32_t s = 0; s < p->pipelines[i].n_stages; s++)
+      for (int32_t r = 0; r < p->pipelines[i].stages[s].n_replicas; r++) {
+        const hs_plan_replica_t *rp = &p->pipelines[i].stages[s].replicas[r];
+        for (int32_t d = 0; d < rp->n_devices; d++)
+          if (rp->devices[d] >= 0 && !seen[rp->devices[d]]) {
+            seen[rp->devices[d]] = 1;
+            n++;
+          }
+      }
+  free(seen);
+  return n;
+}
+
+void hs_grid_opts_init(hs_grid_opts_t *o)
+{
+  memset(o, 0, sizeof *o);
+  o->tp = o->pp = o->dp = 1;
+  o->microbatch_size = 1;
+  o->chunks = 1;
+  o->recompute = HS_RECOMPUTE_NONE;
+}
+
+/* Splits ops into `n` stages: blocks evenly (the first `rem` stages get one
+ * more block), ops outside blocks stay with their neighbours (embedding in
+ * the first stage, final norm/head/loss in the last). Writes n+1 boundaries. */
+static hs_status_t even_split(const hs_model_t *m, int32_t n, int32_t *bounds, hs_error_t *err)
+{
+  int32_t max_layer = -1;
+  for (size_t i = 0; i < m->n_ops; i++)
+    max_layer = HS_MAX(max_layer, m->ops[i].layer);
+  int32_t n_layers = max_layer + 1;
+  if (n_layers <= 0) {
+    /* No block structure: split the op sequence evenly. */
+    if ((size_t)n > m->n_ops)
+      return hs_error_set(err, HS_EINVAL, "pp: %d stages but the model has only %zu ops", n,
+                          m->n_ops);
+    for (int32_t s = 0; s <= n; s++)
+      bounds[s] = (int32_t)((m->n_ops * (size_t)s) / (size_t)n);
+    return HS_OK;
+  }
+  if (n > n_layers)
+    return hs_error_set(err, HS_EINVAL, "pp: %d stages but the model has only %d layers", n,
+                        n_layers);
+  bounds[0] = 0;
+  bounds[n] = (int32_t)m->n_ops;
+  int32_t base = n_layers / n, rem = n_layers % n, layer_end = 0;
+  for (int32_t s = 1; s < n; s++) {
+    layer_end += base + (s - 1 < rem ? 1 : 0);
+    /* first op of block `layer_end` */
+    size_t i = 0;
+    while (i < m->n_ops && m->ops[i].layer != layer_end)
+      i++;
+    bounds[s] = (int32_t)i;
+  }
+  return HS_OK;
+}
+
+hs_status_t hs_plan_grid(const hs_model_t *m, const hs_cluster_t *c, const hs_grid_opts_t *o,
+                         hs_plan_t *out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  int32_t *bounds = NULL;
+  hs_plan_init(out);
+  if (o->tp <= 0 || o->pp <= 0 || o->dp <= 0 || o->microbatch_size <= 0 || o->chunks <= 0)
+    return hs_error_set(err, HS_EINVAL,
+                        "tp, pp, dp, microbatch size and chunks must be positive, got tp=%d pp=%d "
+                        "dp=%d microbatch-size=%d chunks=%d",
+                        o->tp, o->pp, o->dp, o->microbatch_size, o->chunks);
+  int64_t need = (int64_t)o->tp * o->pp * o->dp;
+  if (o->first_device < 0 || need + o->first_device > (int64_t)c->n_devices)
+    return hs_error_set(err, HS_EINVAL,
+                        "tp x pp x dp = %d x %d x %d = %lld devices, but cluster %s has %zu", o->tp,
+                        o->pp, o->dp, (long long)need, c->name, c->n_devices);
+  int64_t per = (int64_t)o->dp * o->microbatch_size;
+  int64_t gb = o->global_batch > 0 ? o->global_batch : per;
+  if (gb % per != 0)
+    return hs_error_set(err, HS_EINVAL,
+                        "global batch %lld is not a multiple of dp x microbatch size = %lld",
+                        (long long)gb, (long long)per);
+  const char *sched = o->schedule ? o->schedule : "1f1b";
+  const hs_schedule_t *sc = hs_schedule_find(sched);
+  if (!sc)
+    return hs_error_set(err, HS_EINVAL, "schedule: unknown schedule \"%s\"", sched);
+  int32_t v = sc->interleaved ? o->chunks : 1;
+  int32_t n_st = o->pp * v;
+  bounds = hs_calloc((size_t)n_st + 1, sizeof *bounds);
+  if (!bounds)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  HS_CHECK(even_split(m, n_st, bounds, err));
+  hs_strlcpy(out->strategy, "grid", sizeof out->strategy);
+  hs_strlcpy(out->schedule, sc->name, sizeof out->schedule);
+  out->chunks = v;
+  out->async_send = sc->default_async_send;
+  out->precision = m->dtype == HS_DTYPE_FP32 ? HS_DTYPE_FP32 : m->dtype;
+  HS_CHECK(hs_plan_alloc_pipelines(out, o->dp));
+  for (int32_t d = 0; d < o->dp; d++) {
+    hs_plan_pipeline_t *pl = &out->pipelines[d];
+    pl->microbatch_size = o->microbatch_size;
+    int64_t nmb = gb / per;
+    if (nmb > INT32_MAX)
+      HS_FAIL(hs_error_set(err, HS_ELIMIT, "global batch %lld: too many microbatches", (long long)gb));
+    pl->n_microbatches = (int32_t)nmb;
+    HS_CHECK(hs_plan_alloc_stages(pl, n_st));
+    for (int32_t s = 0; s < n_st; s++) {
+      hs_plan_stage_t *stg = &pl->stages[s];
+      stg->op_first = bounds[s];
+      stg->op_last = bounds[s + 1];
+      stg->recompute = o->recompute;
+      HS_CHECK(hs_plan_alloc_replicas(stg, 1));
+      int32_t rank = s % o->pp;
+      int32_t devs[1024];
+      if (o->tp > (int32_t)HS_ARRAY_LEN(devs))
+        HS_FAIL(hs_error_set(err, HS_ELIMIT, "tp %d above the limit of 1024", o->tp));
+      for (int32_t t = 0; t < o->tp; t++)
+        devs[t] = o->first_device + (rank * o->dp + d) * o->tp + t;
+      HS_CHECK(hs_plan_replica_set_devices(&stg->replicas[0], devs, o->tp));
+    }
+  }
+cleanup:
+  free(bounds);
+  if (st != HS_OK) {
+    if (err && err->status == HS_OK)
+      hs_error_set(err, st, "building grid plan: %s", hs_status_message(st));
+    hs_plan_destroy(out);
+  }
+  return st;
+}
+
+/* ---- validation ------------------------------------------------------------ */
+
+typedef struct owner {
+  int32_t pipeline, stage; /* -1 = unused */
+} owner_t;
+
+hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_cluster_t *c,
+                             const char *file, hs_error_t *err)
+{
+  const char *f = file ? file : "plan";
+  hs_status_t st = HS_OK;
+  owner_t *own = NULL;
+  int32_t *tp_of_op = NULL;
+  const hs_schedule_t *sc = hs_schedule_find(p->schedule);
+  if (!sc)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: schedule: unknown schedule \"%s\" (gpipe, 1f1b, interleaved-1f1b, "
+                        "hetero-1f1b)",
+                        f, p->schedule);
+  if (p->n_pipelines <= 0)
+    return hs_error_set(err, HS_EINVAL, "%s: pipelines: at least one pipeline is needed", f);
+  if (p->chunks <= 0 || (!sc->interleaved && p->chunks != 1))
+    return hs_error_set(err, HS_EINVAL, "%s: chunks: must be 1 for schedule %s, got %d", f,
+                        sc->name, p->chunks);
+  if (!(p->bucket_bytes > 0) || !isfinite(p->bucket_bytes))
+    return hs_error_set(err, HS_EINVAL, "%s: bucket_bytes: must be positive, got %g", f,
+                        p->bucket_bytes);
+  own = hs_calloc(c->n_devices, sizeof *own);
+  tp_of_op = hs_calloc(m->n_ops, sizeof *tp_of_op);
+  if (!own || !tp_of_op)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory validating plan"));
+  for (size_t d = 0; d < c->n_devices; d++)
+    own[d].pipeline = own[d].stage = -1;
+
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    if (pl->microbatch_size <= 0)
+      HS_FAIL(hs_error_set(err, HS_EINVAL,
+                           "%s: pipelines[%d].microbatch_size: must be a positive integer, got %d",
+                           f, i, pl->microbatch_size));
+    if (pl->n_microbatches <= 0)
+      HS_FAIL(hs_error_set(err, HS_EINVAL,
+                           "%s: pipelines[%d].microbatches: must be a positive integer, got %d", f,
+                           i, pl->n_microbatches));
+    if (pl->n_stages <= 0)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: pipelines[%d].stages: must not be empty", f, i));
+    int32_t v = p->chunks;
+    if (pl->n_stages % v != 0)
+      HS_FAIL(hs_error_set(err, HS_EINVAL,
+                           "%s: pipelines[%d].stages: %d stages is not a multiple of chunks=%d", f,
+                           i, pl->n_stages, v));
+    int32_t ranks = pl->n_stages / v;
+    hs_sched_params_t sp = {.p = ranks, .v = v, .m = pl->n_microbatches, .rank = 0, .warmup = -1};
+    if (sc->check(&sp, err) != HS_OK) {
+      hs_error_prefix(err, f);
+      HS_FAIL(HS_EINVAL);
+    }
+    int32_t expect_first = 0;
+    for (int32_t s = 0; s < pl->n_stages; s++) {
+      const hs_plan_stage_t *stg = &pl->stages[s];
+      if (stg->op_first != expect_first)
+        HS_FAIL(hs_error_set(err, HS_EINVAL,
+                             "%s: pipelines[%d].stages[%d].ops: starts at op %d but the previous "
+                             "stage ends at op %d (gap or overlap)",
+                             f, i, s, stg->op_first, expect_first));
+      if (stg->op_last <= stg->op_first || (size_t)stg->op_last > m->n_ops)
+        HS_FAIL(hs_error_set(err, HS_EINVAL,
+                             "%s: pipelines[%d].stages[%d].ops: range [%d, %d) is empty or beyond "
+                             "the model's %zu ops",
+                             f, i, s, stg->op_first, stg->op_last, m->n_ops));
+      expect_first = stg->op_last;
+      if (stg->n_replicas <= 0)
+        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: pipelines[%d].stages[%d].replicas: must not be empty",
+                             f, i, s));
+      if (stg->warmup >= 0 && strcmp(sc->name, "hetero-1f1b") != 0)
+        hs_error_warn(err, "%s: pipelines[%d].stages[%d].warmup: only used by hetero-1f1b", f, i, s);
+      double sum = 0.0;
+      for (int32_t r = 0; r < stg->n_replicas; r++) {
+        const hs_plan_replica_t *rp = &stg->replicas[r];
+        if (!(rp->share > 0.0) || rp->share > 1.0)
+          HS_FAIL(hs_error_set(err, HS_EINVAL,
+                               "%s: pipelines[%d].stages[%d].replicas[%d].share: must be in (0, 1], "
+                               "got %g",
+                               f, i, s, r, rp->share));
+        sum += rp->share;
+        if (rp->n_devices <= 0)
+          HS_FAIL(hs_error_set(err, HS_EINVAL,
+                               "%s: pipelines[%d].stages[%d].replicas[%d].devices: must not be empty",
+                               f, i, s, r));
+        int32_t gpu0 = -1;
+        for (int32_t d = 0; d < rp->n_devices; d++) {
+          int32_t dev = rp->devices[d];
+          if (dev < 0 || (size_t)dev >= c->n_devices)
+            HS_FAIL(hs_error_set(err, HS_EINVAL,
+                                 "%s: pipelines[%d].stages[%d].replicas[%d].devices[%d]: unknown "
+                                 "device %d (cluster %s has devices 0..%zu)",
+                                 f, i, s, r, d, dev, c->name, c->n_devices - 1));
+          if (gpu0 < 0)
+            gpu0 = c->devices[dev].gpu;
+          else if (c->devices[dev].gpu != gpu0)
+            HS_FAIL(hs_error_set(err, HS_EINVAL,
+                                 "%s: pipelines[%d].stages[%d].replicas[%d].devices[%d]: device %d "
+                                 "is a %s but the TP group is %s (TP groups must be one GPU type)",
+                                 f, i, s, r, d, dev, c->gpus.gpus[c->devices[dev].gpu].name,
+                                 c->gpus.gpus[gpu0].name));
+          owner_t *o = &own[dev];
+          /* Interleaved chunks: stage s runs on the devices of stage s mod ranks. */
+          bool same_rank = o->pipeline == i && o->stage >= 0 && (o->stage % ranks) == (s % ranks) &&
+                           o->stage != s;
+          if (o->pipeline >= 0 && !same_rank)
+            HS_FAIL(hs_error_set(err, HS_EINVAL,
+                                 "%s: pipelines[%d].stages[%d].replicas[%d].devices[%d]: device %d "
+                                 "already used by pipelines[%d].stages[%d]",
+                                 f, i, s, r, d, dev, o->pipeline, o->stage));
+          if (o->pipeline < 0) {
+            o->pipeline = i;
+            o->stage = s;
+          }
+        }
+        for (int32_t op = stg->op_first; op < stg->op_last; op++) {
+          if (tp_of_op[op] == 0)
+            tp_of_op[op] = rp->n_devices;
+          else if (tp_of_op[op] != rp->n_devices)
+            HS_FAIL(hs_error_set(err, HS_EINVAL,
+                                 "%s: pipelines[%d].stages[%d].replicas[%d].devices: TP degree %d, "
+                                 "but op %d (%s) is held elsewhere with TP degree %d (gradient "
+                                 "sync needs equal TP degrees)",
+                                 f, i, s, r, rp->n_devices, op, m->ops[op].name, tp_of_op[op]));
+        }
+      }
+      if (fabs(sum - 1.0) > 1e-6)
+        HS_FAIL(hs_error_set(err, HS_EINVAL,
+                             "%s: pipelines[%d].stages[%d].replicas: shares sum to %.9g, not 1", f, i,
+                             s, sum));
+      if (sc->interleaved && s >= ranks) {
+        const hs_plan_stage_t *base = &pl->stages[s % ranks];
+        bool same = base->n_replicas == stg->n_replicas;
+        for (int32_t r = 0; same && r < stg->n_replicas; r++) {
+          same = base->replicas[r].n_devices == stg->replicas[r].n_devices;
+          for (int32_t d = 0; same && d < stg->replicas[r].n_devices; d++)
+            same = base->replicas[r].devices[d] == stg->replicas[r].devices[d];
+        }
+        if (!same)
+          HS_FAIL(hs_error_set(err, HS_EINVAL,
+                               "%s: pipelines[%d].stages[%d].replicas: interleaved chunk must run "
+                               "on the same devices as stages[%d]",
+                               f, i, s, s % ranks));
+      }
+    }
+    if ((size_t)expect_first != m->n_ops)
+      HS_FAIL(hs_error_set(err, HS_EINVAL,
+                           "%s: pipelines[%d].stages: ops end at %d but the model %s has %zu ops", f,
+                           i, expect_first, m->name, m->n_ops));
+  }
+  for (int32_t k = 0; k < p->n_shards; k++) {
+    const hs_plan_shard_t *sh = &p->shards[k];
+    if (sh->op < 0 || (size_t)sh->op >= m->n_ops)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: sharding[%d].op: unknown op %d", f, k, sh->op));
+    if (!(m->ops[sh->op].shardable & sh->dim))
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: sharding[%d].dim: op %s cannot be sharded that way",
+                           f, k, m->ops[sh->op].name));
+  }
+cleanup:
+  free(own);
+  free(tp_of_op);
+  return st;
+}
+
+void hs_plan_summary(const hs_plan_t *p, char *buf, size_t n)
+{
+  size_t off = 0;
+  buf[0] = '\0';
+#define PUT(...)                                                    \
+  do {                                                              \
+    if (off < n) {                                                  \
+      int k = snprintf(buf + off, n - off, __VA_ARGS__);            \
+      if (k > 0)                                                    \
+        off += (size_t)k;                                           \
+    }                                                               \
+  } while (0)
+  if (p->n_pipelines <= 0) {
+    PUT("(empty plan)");
+    return;
+  }
+  /* Count identical pipelines (same stage cuts and TP degrees) as one group. */
+  const hs_plan_pipeline_t *pl = &p->pipelines[0];
+  int32_t tp = pl->stages[0].replicas[0].n_devices;
+  int32_t reps = pl->stages[0].n_replicas;
+  PUT("dp%d pp%d tp%d", p->n_pipelines * reps, pl->n_stages / HS_MAX(p->chunks, 1), tp);
+  if (p->chunks > 1)
+    PUT(" v%d", p->chunks);
+  PUT(" mb=%dx%d %s", pl->microbatch_size, pl->n_microbatches, p->schedule);
+  bool asym = false;
+  for (int32_t i = 1; i < p->n_pipelines && !asym; i++)
+    asym = p->pipelines[i].n_stages != pl->n_stages;
+  for (int32_t s = 0; s < pl->n_stages && !asym; s++)
+    asym = pl->stages[s].n_replicas != reps || pl->stages[s].replicas[0].n_devices != tp;
+  if (asym)
+    PUT(" (asymmetric)");
+  if (p->n_pipelines == 1 && pl->n_stages <= 16) {
+    PUT(" cuts=");
+    for (int32_t s = 0; s < pl->n_stages; s++)
+      PUT("%s%d", s ? "," : "", pl->stages[s].op_last);
+  }
+#undef PUT
+}

@@ -1,0 +1,327 @@
+/*
+ * plan_json.c - plan.json reader and writer (format in docs/plan.md).
+ *
+ * The reader checks JSON types and ranges and names the field in every
+ * message; consistency with a model and a cluster is hs_plan_validate's job.
+ */
+#include "hs_json.h"
+#include "hs_sim.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PIPELINES 1048576
+#define MAX_STAGES 1048576
+#define MAX_REPLICAS 1048576
+#define MAX_TP 1024
+
+static const char *const shard_dim_names[] = {"batch", "out", "in", "heads", "experts", "vocab"};
+
+static hs_status_t parse_replica(const hs_jreader_t *r, const cJSON *jr, const char *path,
+                                 hs_plan_replica_t *rep)
+{
+  static const char *const known[] = {"devices", "share", "gpu", NULL};
+  hs_status_t st = hs_json_expect_object(r, jr, path);
+  if (st != HS_OK)
+    return st;
+  hs_json_warn_unknown(r, jr, path, known);
+  const cJSON *jd = NULL;
+  int nd = 0;
+  if ((st = hs_json_array(r, jr, path, "devices", true, &jd, &nd)) != HS_OK)
+    return st;
+  if (nd <= 0)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s.devices: must not be empty", r->file, path);
+  if (nd > MAX_TP)
+    return hs_error_set(r->err, HS_ELIMIT, "%s: %s.devices: %d devices, above the TP limit of %d",
+                        r->file, path, nd, MAX_TP);
+  rep->devices = hs_calloc((size_t)nd, sizeof(int32_t));
+  if (!rep->devices)
+    return hs_error_set(r->err, HS_ENOMEM, "out of memory");
+  rep->n_devices = nd;
+  int k = 0;
+  char p2[256];
+  hs_json_path(p2, sizeof p2, path, "devices", -1);
+  for (const cJSON *e = jd->child; e; e = e->next, k++) {
+    double x = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+    if (!cJSON_IsNumber(e) || !isfinite(x) || x != floor(x) || x < 0 || x > 1e9)
+      return hs_error_set(r->err, HS_EINVAL,
+                          "%s: %s[%d]: must be a non-negative integer device id, got %s", r->file,
+                          p2, k, cJSON_IsNumber(e) ? "a non-integer or out-of-range number" : "a non-number");
+    rep->devices[k] = (int32_t)x;
+  }
+  return hs_json_number(r, jr, path, "share", false, -1.0, HS_JNUM_POSITIVE, 1.0 + 1e-9, &rep->share);
+}
+
+static hs_status_t parse_stage(const hs_jreader_t *r, const cJSON *js, const char *path,
+                               hs_plan_stage_t *stg)
+{
+  static const char *const known[] = {"ops", "recompute", "replicas", "warmup", "devices", "layers",
+                                      NULL};
+  hs_status_t st = hs_json_expect_object(r, js, path);
+  if (st != HS_OK)
+    return st;
+  hs_json_warn_unknown(r, js, path, known);
+  const cJSON *jo = NULL;
+  int no = 0;
+  if ((st = hs_json_array(r, js, path, "ops", true, &jo, &no)) != HS_OK)
+    return st;
+  if (no != 2 || !cJSON_IsNumber(jo->child) || !cJSON_IsNumber(jo->child->next))
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s.ops: must be [first, last) as two integers", r->file,
+                        path);
+  double a = jo->child->valuedouble, b = jo->child->next->valuedouble;
+  if (!isfinite(a) || !isfinite(b) || a != floor(a) || b != floor(b) || a < 0 || b > 1e8 || b <= a)
+    return hs_error_set(r->err, HS_EINVAL,
+                        "%s: %s.ops: must be [first, last) with 0 <= first < last, got [%g, %g]",
+                        r->file, path, a, b);
+  stg->op_first = (int32_t)a;
+  stg->op_last = (int32_t)b;
+  char rc[32];
+  if ((st = hs_json_string(r, js, path, "recompute", false, "none", rc, sizeof rc)) != HS_OK)
+    return st;
+  if (hs_recompute_parse(rc, &stg->recompute) != HS_OK)
+    return hs_error_set(r->err, HS_EINVAL,
+                        "%s: %s.recompute: must be none, selective or full, got \"%s\"", r->file, path,
+                        rc);
+  int64_t w;
+  if ((st = hs_json_int(r, js, path, "warmup", false, -1, -1, 1000000, &w)) != HS_OK)
+    return st;
+  stg->warmup = (int32_t)w;
+  const cJSON *jr = NULL;
+  int nr = 0;
+  if ((st = hs_json_array(r, js, path, "replicas", true, &jr, &nr)) != HS_OK)
+    return st;
+  if (nr <= 0)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s.replicas: must not be empty", r->file, path);
+  if (nr > MAX_REPLICAS)
+    return hs_error_set(r->err, HS_ELIMIT, "%s: %s.replicas: too many (%d)", r->file, path, nr);
+  if ((st = hs_plan_alloc_replicas(stg, nr)) != HS_OK)
+    return hs_error_set(r->err, st, "out of memory");
+  int k = 0;
+  bool any_share = false, all_share = true;
+  for (const cJSON *e = jr->child; e; e = e->next, k++) {
+    char p2[256], p3[256];
+    hs_json_path(p2, sizeof p2, path, "replicas", -1);
+    hs_json_path(p3, sizeof p3, p2, NULL, k);
+    if ((st = parse_replica(r, e, p3, &stg->replicas[k])) != HS_OK)
+      return st;
+    if (stg->replicas[k].share < 0)
+      all_share = false;
+    else
+      any_share = true;
+  }
+  if (any_share && !all_share)
+    return hs_error_set(r->err, HS_EINVAL,
+                        "%s: %s.replicas: give a share for every replica or for none", r->file, path);
+  if (!any_share)
+    for (int i = 0; i < nr; i++)
+      stg->replicas[i].share = 1.0 / nr;
+  return HS_OK;
+}
+
+static hs_status_t parse_pipeline(const hs_jreader_t *r, const cJSON *jp, const char *path,
+                                  hs_plan_pipeline_t *pl)
+{
+  static const char *const known[] = {"microbatch_size", "microbatches", "stages", NULL};
+  hs_status_t st = hs_json_expect_object(r, jp, path);
+  if (st != HS_OK)
+    return st;
+  hs_json_warn_unknown(r, jp, path, known);
+  int64_t v;
+  if ((st = hs_json_int(r, jp, path, "microbatch_size", true, 1, 1, 1 << 20, &v)) != HS_OK)
+    return st;
+  pl->microbatch_size = (int32_t)v;
+  if ((st = hs_json_int(r, jp, path, "microbatches", true, 1, 1, 1 << 24, &v)) != HS_OK)
+    return st;
+  pl->n_microbatches = (int32_t)v;
+  const cJSON *js = NULL;
+  int ns = 0;
+  if ((st = hs_json_array(r, jp, path, "stages", true, &js, &ns)) != HS_OK)
+    return st;
+  if (ns <= 0)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s.stages: must not be empty", r->file, path);
+  if (ns > MAX_STAGES)
+    return hs_error_set(r->err, HS_ELIMIT, "%s: %s.stages: too many (%d)", r->file, path, ns);
+  if ((st = hs_plan_alloc_stages(pl, ns)) != HS_OK)
+    return hs_error_set(r->err, st, "out of memory");
+  int k = 0;
+  for (const cJSON *e = js->child; e; e = e->next, k++) {
+    char p2[256], p3[256];
+    hs_json_path(p2, sizeof p2, path, "stages", -1);
+    hs_json_path(p3, sizeof p3, p2, NULL, k);
+    if ((st = parse_stage(r, e, p3, &pl->stages[k])) != HS_OK)
+      return st;
+  }
+  return HS_OK;
+}
+
+hs_status_t hs_plan_parse(const char *text, const char *file, hs_plan_t *out, hs_error_t *err)
+{
+  static const char *const known[] = {"strategy", "schedule", "chunks", "async_send", "precision",
+                                      "optimizer_sharding", "bucket_bytes", "pipelines", "sharding",
+                                      "global_batch", "model", "cluster", "device_ratios",
+                                      "description", NULL};
+  hs_status_t st = HS_OK;
+  cJSON *j = NULL;
+  hs_jreader_t r = {file, err};
+  hs_plan_init(out);
+  HS_CHECK(hs_json_parse(text, file, &j, err));
+  HS_CHECK(hs_json_expect_object(&r, j, ""));
+  hs_json_warn_unknown(&r, j, "", known);
+  HS_CHECK(hs_json_string(&r, j, "", "strategy", false, "manual", out->strategy, sizeof out->strategy));
+  HS_CHECK(hs_json_string(&r, j, "", "schedule", false, "1f1b", out->schedule, sizeof out->schedule));
+  const hs_schedule_t *sc = hs_schedule_find(out->schedule);
+  if (!sc)
+    HS_FAIL(hs_error_set(err, HS_EINVAL,
+                         "%s: schedule: unknown schedule \"%s\" (gpipe, 1f1b, interleaved-1f1b, "
+                         "hetero-1f1b)",
+                         file, out->schedule));
+  int64_t v;
+  HS_CHECK(hs_json_int(&r, j, "", "chunks", false, 1, 1, 1024, &v));
+  out->chunks = (int32_t)v;
+  HS_CHECK(hs_json_bool(&r, j, "", "async_send", false, sc->default_async_send, &out->async_send));
+  char prec[32];
+  HS_CHECK(hs_json_string(&r, j, "", "precision", false, "bf16", prec, sizeof prec));
+  if (hs_dtype_parse(prec, &out->precision) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: precision: must be fp32, fp16, bf16 or fp8, got \"%s\"",
+                         file, prec));
+  HS_CHECK(hs_json_bool(&r, j, "", "optimizer_sharding", false, false, &out->optimizer_sharding));
+  HS_CHECK(hs_json_number(&r, j, "", "bucket_bytes", false, 100e6, HS_JNUM_POSITIVE, 1e15,
+                          &out->bucket_bytes));
+  const cJSON *jp = NULL;
+  int np = 0;
+  HS_CHECK(hs_json_array(&r, j, "", "pipelines", true, &jp, &np));
+  if (np <= 0)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: pipelines: must not be empty", file));
+  if (np > MAX_PIPELINES)
+    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s: pipelines: too many (%d)", file, np));
+  if (hs_plan_alloc_pipelines(out, np) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  int k = 0;
+  for (const cJSON *e = jp->child; e; e = e->next, k++) {
+    char p[64];
+    hs_json_path(p, sizeof p, "pipelines", NULL, k);
+    HS_CHECK(parse_pipeline(&r, e, p, &out->pipelines[k]));
+  }
+  int64_t gb;
+  HS_CHECK(hs_json_int(&r, j, "", "global_batch", false, 0, 0, INT64_C(1) << 40, &gb));
+  if (gb > 0 && gb != hs_plan_global_batch(out))
+    HS_FAIL(hs_error_set(err, HS_EINVAL,
+                         "%s: global_batch: %lld, but the pipelines hold %lld samples "
+                         "(microbatch_size x microbatches summed)",
+                         file, (long long)gb, (long long)hs_plan_global_batch(out)));
+  const cJSON *jsh = NULL;
+  int nsh = 0;
+  HS_CHECK(hs_json_array(&r, j, "", "sharding", false, &jsh, &nsh));
+  if (nsh > 0) {
+    out->shards = hs_calloc((size_t)nsh, sizeof *out->shards);
+    if (!out->shards)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+    out->n_shards = nsh;
+    k = 0;
+    for (const cJSON *e = jsh->child; e; e = e->next, k++) {
+      char p[64], dim[32], coll[32];
+      static const char *const kn[] = {"op", "dim", "collective", NULL};
+      hs_json_path(p, sizeof p, "sharding", NULL, k);
+      HS_CHECK(hs_json_expect_object(&r, e, p));
+      hs_json_warn_unknown(&r, e, p, kn);
+      int64_t op;
+      HS_CHECK(hs_json_int(&r, e, p, "op", true, 0, 0, 100000000, &op));
+      out->shards[k].op = (int32_t)op;
+      HS_CHECK(hs_json_string(&r, e, p, "dim", true, "", dim, sizeof dim));
+      uint32_t bit = 0;
+      for (size_t d = 0; d < HS_ARRAY_LEN(shard_dim_names); d++)
+        if (strcmp(dim, shard_dim_names[d]) == 0)
+          bit = 1u << d;
+      if (!bit)
+        HS_FAIL(hs_error_set(err, HS_EINVAL,
+                             "%s: %s.dim: must be batch, out, in, heads, experts or vocab, got \"%s\"",
+                             file, p, dim));
+      out->shards[k].dim = bit;
+      HS_CHECK(hs_json_string(&r, e, p, "collective", false, "allreduce", coll, sizeof coll));
+      int found = -1;
+      for (int c = 0; c < HS_COLL__COUNT; c++)
+        if (strcmp(coll, hs_coll_op_name((hs_coll_op_t)c)) == 0)
+          found = c;
+      if (found < 0)
+        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.collective: unknown collective \"%s\"", file, p,
+                             coll));
+      out->shards[k].collective = (hs_coll_op_t)found;
+    }
+  }
+cleanup:
+  hs_json_free(j);
+  if (st != HS_OK)
+    hs_plan_destroy(out);
+  return st;
+}
+
+hs_status_t hs_plan_load(const char *path, hs_plan_t *out, hs_error_t *err)
+{
+  char *text = NULL;
+  hs_plan_init(out);
+  hs_status_t st = hs_file_read(path, HS_JSON_MAX_BYTES, &text, NULL, err);
+  if (st != HS_OK)
+    return st;
+  st = hs_plan_parse(text, hs_basename(path), out, err);
+  free(text);
+  return st;
+}
+
+cJSON *hs_plan_to_json(const hs_plan_t *p)
+{
+  cJSON *j = cJSON_CreateObject();
+  if (!j)
+    return NULL;
+  cJSON_AddStringToObject(j, "strategy", p->strategy);
+  cJSON_AddStringToObject(j, "schedule", p->schedule);
+  cJSON_AddNumberToObject(j, "chunks", p->chunks);
+  cJSON_AddBoolToObject(j, "async_send", p->async_send);
+  cJSON_AddStringToObject(j, "precision", hs_dtype_name(p->precision));
+  cJSON_AddBoolToObject(j, "optimizer_sharding", p->optimizer_sharding);
+  cJSON_AddNumberToObject(j, "bucket_bytes", p->bucket_bytes);
+  cJSON_AddNumberToObject(j, "global_batch", (double)hs_plan_global_batch(p));
+  cJSON *jp = cJSON_AddArrayToObject(j, "pipelines");
+  for (int32_t i = 0; jp && i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToArray(jp, o);
+    cJSON_AddNumberToObject(o, "microbatch_size", pl->microbatch_size);
+    cJSON_AddNumberToObject(o, "microbatches", pl->n_microbatches);
+    cJSON *js = cJSON_AddArrayToObject(o, "stages");
+    for (int32_t s = 0; js && s < pl->n_stages; s++) {
+      const hs_plan_stage_t *stg = &pl->stages[s];
+      cJSON *so = cJSON_CreateObject();
+      cJSON_AddItemToArray(js, so);
+      int ops[2] = {stg->op_first, stg->op_last};
+      cJSON_AddItemToObject(so, "ops", cJSON_CreateIntArray(ops, 2));
+      cJSON_AddStringToObject(so, "recompute", hs_recompute_name(stg->recompute));
+      if (stg->warmup >= 0)
+        cJSON_AddNumberToObject(so, "warmup", stg->warmup);
+      cJSON *jr = cJSON_AddArrayToObject(so, "replicas");
+      for (int32_t r = 0; jr && r < stg->n_replicas; r++) {
+        cJSON *ro = cJSON_CreateObject();
+        cJSON_AddItemToArray(jr, ro);
+        cJSON_AddItemToObject(ro, "devices",
+                              cJSON_CreateIntArray(stg->replicas[r].devices, stg->replicas[r].n_devices));
+        cJSON_AddNumberToObject(ro, "share", stg->replicas[r].share);
+      }
+    }
+  }
+  if (p->n_shards > 0) {
+    cJSON *jsh = cJSON_AddArrayToObject(j, "sharding");
+    for (int32_t k = 0; jsh && k < p->n_shards; k++) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddItemToArray(jsh, o);
+      cJSON_AddNumberToObject(o, "op", p->shards[k].op);
+      const char *dim = "batch";
+      for (size_t d = 0; d < HS_ARRAY_LEN(shard_dim_names); d++)
+        if (p->shards[k].dim == (1u << d))
+          dim = shard_dim_names[d];
+      cJSON_AddStringToObject(o, "dim", dim);
+      cJSON_AddStringToObject(o, "collective", hs_coll_op_name(p->shards[k].collective));
+    }
+  }
+  return j;
+}

@@ -1,0 +1,60 @@
+/*
+ * profile_json.c - device profiles: calibrated compute-model parameters that
+ * replace the GPU catalog's defaults. Format (written by `hetsim calibrate`):
+ *
+ *   {"gpus": [{"name": "H100-SXM5-80GB", "gemm_eff_max": 0.78,
+ *              "gemm_half_flops": 3.1e9, "mem_eff": 0.86, "launch_us": 3.2}]}
+ *
+ * Every listed field is optional; entries whose name is not in the cluster
+ * are reported as warnings (the profile may cover other clusters too).
+ */
+#include "hs_json.h"
+#include "hs_sim.h"
+
+#include <cjson/cJSON.h>
+#include <string.h>
+
+hs_status_t hs_profile_apply_file(const char *path, hs_cluster_t *c, hs_error_t *err)
+{
+  static const char *const known_top[] = {"gpus", "source", "fit", "description", NULL};
+  static const char *const known[] = {"name", "gemm_eff_max", "gemm_half_flops", "mem_eff",
+                                      "launch_us", "fit", "source", NULL};
+  cJSON *j = NULL;
+  hs_status_t st = hs_json_load_file(path, &j, err);
+  if (st != HS_OK)
+    return st;
+  const char *file = hs_basename(path);
+  hs_jreader_t r = {file, err};
+  const cJSON *arr = NULL;
+  int n = 0;
+  HS_CHECK(hs_json_expect_object(&r, j, ""));
+  hs_json_warn_unknown(&r, j, "", known_top);
+  HS_CHECK(hs_json_array(&r, j, "", "gpus", true, &arr, &n));
+  int k = 0;
+  for (const cJSON *e = arr->child; e; e = e->next, k++) {
+    char p[64], name[HS_NAME_MAX];
+    hs_json_path(p, sizeof p, "gpus", NULL, k);
+    HS_CHECK(hs_json_expect_object(&r, e, p));
+    hs_json_warn_unknown(&r, e, p, known);
+    HS_CHECK(hs_json_string(&r, e, p, "name", true, "", name, sizeof name));
+    hs_gpu_t *g = NULL;
+    for (size_t i = 0; i < c->gpus.n; i++)
+      if (strcmp(c->gpus.gpus[i].name, name) == 0)
+        g = &c->gpus.gpus[i];
+    if (!g) {
+      hs_error_warn(err, "%s: %s.name: GPU \"%s\" is not in cluster %s (ignored)", file, p, name, c->name);
+      continue;
+    }
+    HS_CHECK(hs_json_number(&r, e, p, "gemm_eff_max", false, g->gemm_eff_max, HS_JNUM_POSITIVE, 1.0,
+                            &g->gemm_eff_max));
+    HS_CHECK(hs_json_number(&r, e, p, "gemm_half_flops", false, g->gemm_half_flops, HS_JNUM_NONNEG,
+                            1e18, &g->gemm_half_flops));
+    HS_CHECK(hs_json_number(&r, e, p, "mem_eff", false, g->mem_eff, HS_JNUM_POSITIVE, 1.0, &g->mem_eff));
+    HS_CHECK(hs_json_number(&r, e, p, "launch_us", false, g->launch_us, HS_JNUM_NONNEG, 1e6,
+                            &g->launch_us));
+    g->calibrated = true;
+  }
+cleanup:
+  hs_json_free(j);
+  return st;
+}

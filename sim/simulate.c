@@ -1,0 +1,743 @@
+/*
+ * simulate.c - runs the lowered plan on the event engine and the flow
+ * network, and fills the report.
+ *
+ * Each executor is a small state machine over its schedule order: for the
+ * current item it waits for the item's inputs (pipeline pieces from the
+ * neighbour stage) and, with blocking sends, for its previous sends; then it
+ * walks the item's template: compute segments are engine events, blocking
+ * TP collectives go through the network. After an item it posts its sends.
+ * Gradient buckets run on the comm stream as the final backward of their ops
+ * completes; the optimizer step runs after the last bucket. The iteration
+ * ends when every executor has stepped its optimizer.
+ *
+ * Nothing here allocates per event: executors, sends and collectives are
+ * preallocated from the lowering's sizes.
+ */
+#include "lower.h"
+#include "trace.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum {
+  X_READY,      /* can take the next step */
+  X_COMPUTE,    /* compute segment running */
+  X_COLL,       /* blocking TP collective running */
+  X_WAIT_INPUT, /* waiting for pipeline pieces */
+  X_WAIT_SEND,  /* blocking sends outstanding */
+  X_OPTIMIZER,  /* optimizer step running */
+  X_DONE
+} xstate_t;
+
+typedef struct send {
+  hs_flow_t flow;
+  hs_event_t ev;        /* latency wait */
+  struct sim *sim;
+  int32_t piece;
+  int32_t mb;
+  int32_t phase;        /* phase at the receiver */
+  bool sync;
+  struct send *next_free;
+} send_t;
+
+typedef struct xrun {
+  hs_event_t ev;
+  hs_coll_t coll;
+  struct sim *sim;
+  int32_t id;
+  xstate_t state;
+  int32_t pc, seg;
+  int32_t *need;        /* [ (mb * v + chunk) * 2 + phase ] pieces still to arrive */
+  int32_t sends_pending;
+  int32_t *bwd_done;    /* per chunk: backward items finished */
+  int32_t *final_low;   /* per chunk: lowest op whose final backward is done (INT32_MAX none) */
+  int32_t bucket_head;
+  bool head_counted;
+  bool compute_done;
+  int32_t buckets_done;
+  hs_time_t t_state;    /* when the current wait/compute began */
+  hs_time_t busy_ns, comm_ns, idle_ns, send_wait_ns;
+  hs_time_t t_compute_done, t_end;
+} xrun_t;
+
+typedef struct brun {
+  int32_t arrived;
+  int32_t colls_live;
+  hs_coll_t *colls;     /* tp collectives */
+  hs_time_t t_start;
+  struct sim *sim;
+  int32_t id;
+} brun_t;
+
+typedef struct bcoll_ctx {
+  brun_t *b;
+} bcoll_ctx_t;
+
+typedef struct sim {
+  const hs_model_t *model;
+  const hs_cluster_t *cluster;
+  const hs_plan_t *plan;
+  hs_lowered_t low;
+  hs_engine_t eng;
+  hs_topology_t *topo;
+  hs_net_t *net;
+  xrun_t *x;
+  brun_t *b;
+  send_t *sends;
+  send_t *free_sends;
+  hs_status_t failure;
+  hs_error_t *err;
+  hs_trace_t *trace;
+  uint64_t n_flows;
+} sim_t;
+
+static void x_advance(sim_t *s, xrun_t *xr);
+
+static void fail(sim_t *s, hs_status_t st, const char *what)
+{
+  if (s->failure == HS_OK) {
+    s->failure = st;
+    hs_error_set(s->err, st, "simulation: %s: %s", what, hs_status_message(st));
+  }
+  s->eng.stop = true;
+}
+
+static inline int32_t need_idx(const hs_exec_t *ex, int32_t mb, int32_t chunk, int32_t phase)
+{
+  return ((mb * ex->v + chunk) << 1) + phase;
+}
+
+/* ---- sends ------------------------------------------------------------------- */
+
+static void send_arrived(sim_t *s, send_t *sd)
+{
+  const hs_piece_t *pc = &s->low.pieces[sd->piece];
+  xrun_t *dst = &s->x[pc->dst];
+  const hs_exec_t *dx = &s->low.execs[pc->dst];
+  dst->need[need_idx(dx, sd->mb, pc->dst_chunk, sd->phase)]--;
+  xrun_t *src = &s->x[pc->src];
+  if (s->trace)
+    hs_trace_send(s->trace, s->low.execs[pc->src].devices[0], s->low.execs[pc->dst].devices[0],
+                  sd->phase == HS_PHASE_FWD ? "act" : "grad", sd->mb, sd->flow.t_start,
+                  s->eng.now, pc->total_bytes);
+  if (s->trace)
+    for (int32_t k = 0; k < pc->n_hops; k++)
+      hs_trace_link_span(s->trace, pc->hops[k].link, sd->phase == HS_PHASE_FWD ? "act" : "grad",
+                         sd->flow.t_start, s->eng.now, pc->bytes * pc->hops[k].weight);
+  bool was_sync = sd->sync;
+  sd->next_free = s->free_sends;
+  s->free_sends = sd;
+  if (was_sync) {
+    src->sends_pending--;
+    if (src->state == X_WAIT_SEND && src->sends_pending == 0)
+      x_advance(s, src);
+  }
+  if (dst->state == X_WAIT_INPUT)
+    x_advance(s, dst);
+}
+
+static void send_flow_done(hs_net_t *net, hs_flow_t *f)
+{
+  send_t *sd = HS_CONTAINER_OF(f, send_t, flow);
+  send_arrived(sd->sim, sd);
+}
+
+static void send_latency_done(hs_engine_t *eng, hs_event_t *ev)
+{
+  send_t *sd = HS_CONTAINER_OF(ev, send_t, ev);
+  sim_t *s = sd->sim;
+  const hs_piece_t *pc = &s->low.pieces[sd->piece];
+  if (pc->bytes <= 0.0 || pc->n_hops == 0) {
+    sd->flow.t_start = eng->now;
+    send_arrived(s, sd);
+    return;
+  }
+  memset(&sd->flow, 0, sizeof sd->flow);
+  sd->flow.bytes = pc->bytes;
+  sd->flow.hops = pc->hops;
+  sd->flow.n_hops = pc->n_hops;
+  sd->flow.done = send_flow_done;
+  sd->flow.ctx = sd;
+  s->n_flows++;
+  hs_status_t st = hs_net_flow_start(s->net, &sd->flow);
+  if (st != HS_OK)
+    fail(s, st, "starting a pipeline transfer");
+}
+
+static void post_sends(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_sched_item_t *it)
+{
+  int32_t key = it->chunk * 2 + it->phase;
+  int32_t first = ex->out_first[key], n = ex->out_count[key];
+  bool sync = !s->plan->async_send;
+  for (int32_t k = 0; k < n; k++) {
+    send_t *sd = s->free_sends;
+    if (!sd) {
+      fail(s, HS_EINTERNAL, "send pool exhausted");
+      return;
+    }
+    s->free_sends = sd->next_free;
+    sd->piece = s->low.out_list[first + k];
+    sd->mb = it->mb;
+    sd->phase = it->phase;
+    sd->sync = sync;
+    sd->sim = s;
+    if (sync)
+      xr->sends_pending++;
+    hs_event_init(&sd->ev, send_latency_done);
+    if (hs_engine_after(&s->eng, &sd->ev, s->low.pieces[sd->piece].latency_ns, 1) != HS_OK)
+      fail(s, HS_ENOMEM, "scheduling a send");
+  }
+}
+
+/* ---- gradient buckets and optimizer --------------------------------------------- */
+
+static void x_try_finish(sim_t *s, xrun_t *xr);
+
+static bool bucket_ready_for(sim_t *s, xrun_t *xr, const hs_bucket_t *bk)
+{
+  if (xr->compute_done)
+    return true;
+  const hs_exec_t *ex = &s->low.execs[xr->id];
+  const hs_plan_pipeline_t *pl = &s->plan->pipelines[ex->pipeline];
+  int32_t ranks = pl->n_stages / ex->v;
+  for (int32_t ch = 0; ch < ex->v; ch++) {
+    const hs_plan_stage_t *stg = &pl->stages[ch * ranks + ex->rank];
+    if (bk->op_first >= stg->op_first && bk->op_first < stg->op_last)
+      return xr->final_low[ch] <= bk->op_first;
+  }
+  return false;
+}
+
+static void bucket_coll_done(hs_coll_t *c);
+
+static void bucket_launch(sim_t *s, int32_t b)
+{
+  const hs_bucket_t *bk = &s->low.buckets[b];
+  brun_t *br = &s->b[b];
+  br->t_start = s->eng.now;
+  br->colls_live = bk->tp;
+  for (int32_t j = 0; j < bk->tp; j++) {
+    hs_coll_t *c = &br->colls[j];
+    memset(c, 0, sizeof *c);
+    c->op = HS_COLL_ALLREDUCE;
+    c->devices = &bk->devices[j * bk->n_holders];
+    c->n = bk->n_holders;
+    c->bytes = bk->bytes;
+    c->done = bucket_coll_done;
+    c->ctx = br;
+    s->n_flows++;
+    hs_status_t st = hs_coll_start(s->net, c, s->err);
+    if (st != HS_OK) {
+      fail(s, st, "starting a gradient all-reduce");
+      return;
+    }
+  }
+}
+
+static void x_bucket_step(sim_t *s, xrun_t *xr)
+{
+  const hs_exec_t *ex = &s->low.execs[xr->id];
+  if (xr->bucket_head >= ex->n_buckets || xr->head_counted)
+    return;
+  int32_t b = ex->buckets[xr->bucket_head];
+  const hs_bucket_t *bk = &s->low.buckets[b];
+  if (!bucket_ready_for(s, xr, bk))
+    return;
+  xr->head_counted = true;
+  if (++s->b[b].arrived == bk->n_holders)
+    bucket_launch(s, b);
+}
+
+static void bucket_coll_done(hs_coll_t *c)
+{
+  brun_t *br = c->ctx;
+  sim_t *s = br->sim;
+  if (--br->colls_live > 0)
+    return;
+  const hs_bucket_t *bk = &s->low.buckets[br->id];
+  if (s->trace)
+    for (int32_t k = 0; k < bk->n_holders; k++)
+      hs_trace_comm(s->trace, &s->low.execs[bk->holders[k]], "grad-allreduce", -1, br->t_start,
+                    s->eng.now, bk->bytes);
+  for (int32_t k = 0; k < bk->n_holders; k++) {
+    xrun_t *xr = &s->x[bk->holders[k]];
+    xr->bucket_head++;
+    xr->head_counted = false;
+    xr->buckets_done++;
+    x_bucket_step(s, xr);
+    x_try_finish(s, xr);
+  }
+}
+
+static void x_event(hs_engine_t *eng, hs_event_t *ev);
+
+static void x_try_finish(sim_t *s, xrun_t *xr)
+{
+  const hs_exec_t *ex = &s->low.execs[xr->id];
+  if (!xr->compute_done || xr->state != X_READY || xr->buckets_done < ex->n_buckets)
+    return;
+  xr->state = X_OPTIMIZER;
+  xr->t_state = s->eng.now;
+  if (hs_engine_after(&s->eng, &xr->ev, hs_time_from_s(ex->optimizer_ns_d), 0) != HS_OK)
+    fail(s, HS_ENOMEM, "scheduling the optimizer");
+}
+
+/* ---- executor state machine ---------------------------------------------------- */
+
+static void x_coll_done(hs_coll_t *c)
+{
+  xrun_t *xr = HS_CONTAINER_OF(c, xrun_t, coll);
+  sim_t *s = xr->sim;
+  xr->comm_ns += s->eng.now - xr->t_state;
+  if (s->trace)
+    hs_trace_comm(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), xr->pc, xr->t_state,
+                  s->eng.now, c->bytes);
+  xr->state = X_READY;
+  xr->seg++;
+  x_advance(s, xr);
+}
+
+static void seg_finished(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_sched_item_t *it,
+                         const hs_seg_t *sg)
+{
+  if (it->phase == HS_PHASE_BWD && xr->bwd_done[it->chunk] == ex->m - 1)
+    xr->final_low[it->chunk] = HS_MIN(xr->final_low[it->chunk], sg->op_lo);
+}
+
+static void x_event(hs_engine_t *eng, hs_event_t *ev)
+{
+  xrun_t *xr = HS_CONTAINER_OF(ev, xrun_t, ev);
+  sim_t *s = xr->sim;
+  const hs_exec_t *ex = &s->low.execs[xr->id];
+  if (xr->state == X_OPTIMIZER) {
+    xr->busy_ns += eng->now - xr->t_state;
+    if (s->trace)
+      hs_trace_compute(s->trace, ex, "optimizer", -1, -1, xr->t_state, eng->now);
+    xr->state = X_DONE;
+    xr->t_end = eng->now;
+    return;
+  }
+  /* a compute segment ended */
+  const hs_sched_item_t *it = &ex->order[xr->pc];
+  const hs_tmpl_t *tm = &ex->tmpl[it->chunk * 2 + it->phase];
+  const hs_seg_t *sg = &tm->segs[xr->seg];
+  xr->busy_ns += eng->now - xr->t_state;
+  if (s->trace)
+    hs_trace_compute(s->trace, ex, it->phase == HS_PHASE_FWD ? "fwd" : "bwd", it->mb, it->chunk,
+                     xr->t_state, eng->now);
+  seg_finished(s, xr, ex, it, sg);
+  if (sg->coll_bytes > 0.0 && ex->tp > 1) {
+    hs_coll_t *c = &xr->coll;
+    memset(c, 0, sizeof *c);
+    c->op = sg->coll_op;
+    c->devices = ex->devices;
+    c->n = ex->tp;
+    c->bytes = sg->coll_bytes;
+    c->done = x_coll_done;
+    c->ctx = xr;
+    xr->state = X_COLL;
+    xr->t_state = eng->now;
+    s->n_flows++;
+    hs_status_t st = hs_coll_start(s->net, c, s->err);
+    if (st != HS_OK)
+      fail(s, st, "starting a TP collective");
+    return;
+  }
+  xr->state = X_READY;
+  xr->seg++;
+  x_advance(s, xr);
+}
+
+static void x_advance(sim_t *s, xrun_t *xr)
+{
+  const hs_exec_t *ex = &s->low.execs[xr->id];
+  for (;;) {
+    if (xr->state == X_WAIT_INPUT || xr->state == X_WAIT_SEND) {
+      hs_time_t waited = s->eng.now - xr->t_state;
+      if (xr->state == X_WAIT_SEND)
+        xr->send_wait_ns += waited;
+      xr->state = X_READY;
+    }
+    if (xr->state != X_READY)
+      return;
+    if (xr->pc >= ex->n_items) {
+      if (xr->sends_pending > 0) {
+        xr->state = X_WAIT_SEND;
+        xr->t_state = s->eng.now;
+        return;
+      }
+      if (!xr->compute_done) {
+        xr->compute_done = true;
+        xr->t_compute_done = s->eng.now;
+        x_bucket_step(s, xr);
+      }
+      x_try_finish(s, xr);
+      return;
+    }
+    const hs_sched_item_t *it = &ex->order[xr->pc];
+    const hs_tmpl_t *tm = &ex->tmpl[it->chunk * 2 + it->phase];
+    if (xr->seg >= tm->n) {
+      /* item complete */
+      if (it->phase == HS_PHASE_BWD)
+        xr->bwd_done[it->chunk]++;
+      post_sends(s, xr, ex, it);
+      xr->pc++;
+      xr->seg = 0;
+      x_bucket_step(s, xr);
+      continue;
+    }
+    if (xr->seg == 0) {
+      if (xr->sends_pending > 0) {
+        xr->state = X_WAIT_SEND;
+        xr->t_state = s->eng.now;
+        return;
+      }
+      if (xr->need[need_idx(ex, it->mb, it->chunk, it->phase)] > 0) {
+        xr->state = X_WAIT_INPUT;
+        xr->t_state = s->eng.now;
+        return;
+      }
+    }
+    xr->state = X_COMPUTE;
+    xr->t_state = s->eng.now;
+    if (hs_engine_after(&s->eng, &xr->ev, tm->segs[xr->seg].compute_ns, 0) != HS_OK)
+      fail(s, HS_ENOMEM, "scheduling compute");
+    return;
+  }
+}
+
+/* ---- setup and report ------------------------------------------------------------ */
+
+static void sim_destroy(sim_t *s)
+{
+  if (s->x)
+    for (int32_t e = 0; e < s->low.n_execs; e++) {
+      free(s->x[e].need);
+      free(s->x[e].bwd_done);
+      free(s->x[e].final_low);
+    }
+  free(s->x);
+  if (s->b)
+    for (int32_t b = 0; b < s->low.n_buckets; b++)
+      free(s->b[b].colls);
+  free(s->b);
+  free(s->sends);
+  hs_net_free(s->net);
+  hs_topology_free(s->topo);
+  hs_engine_destroy(&s->eng);
+  hs__lowered_destroy(&s->low);
+  hs_trace_free(s->trace);
+}
+
+void hs_sim_opts_init(hs_sim_opts_t *o)
+{
+  memset(o, 0, sizeof *o);
+  o->trace_links = true;
+}
+
+void hs_report_init(hs_report_t *r) { memset(r, 0, sizeof *r); }
+
+void hs_report_destroy(hs_report_t *r)
+{
+  if (!r)
+    return;
+  free(r->oom_devices);
+  free(r->stages);
+  free(r->links);
+  free(r->device_peak_memory_bytes);
+  memset(r, 0, sizeof *r);
+}
+
+static int cmp_link_report(const void *a, const void *b)
+{
+  const hs_link_report_t *x = a, *y = b;
+  if (x->bytes != y->bytes)
+    return x->bytes > y->bytes ? -1 : 1;
+  return x->link - y->link;
+}
+
+static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
+{
+  const hs_plan_t *plan = s->plan;
+  const hs_cluster_t *c = s->cluster;
+  hs_time_t t_end = 0, t_flush = 0;
+  for (int32_t e = 0; e < s->low.n_execs; e++) {
+    t_end = HS_MAX(t_end, s->x[e].t_end);
+    t_flush = HS_MAX(t_flush, s->x[e].t_compute_done);
+  }
+  double T = hs_time_to_s(t_end);
+  r->iteration_time_s = T;
+  r->global_batch = hs_plan_global_batch(plan);
+  r->tokens_per_iteration = r->global_batch * s->model->seq_len;
+  r->samples_per_s = T > 0 ? (double)r->global_batch / T : 0.0;
+  r->tokens_per_s = T > 0 ? (double)r->tokens_per_iteration / T : 0.0;
+  r->n_devices = hs_plan_n_devices(plan);
+  hs_model_flops_t fl;
+  hs_model_flops(s->model, (double)r->global_batch, &fl);
+  double hw_flops = 0.0;
+  /* hardware FLOPs: recomputed forwards where the plan recomputes */
+  hw_flops = fl.fwd_bwd;
+  for (int32_t i = 0; i < plan->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
+    double samples = (double)pl->microbatch_size * pl->n_microbatches;
+    for (int32_t k = 0; k < pl->n_stages; k++) {
+      const hs_plan_stage_t *stg = &pl->stages[k];
+      for (int32_t op = stg->op_first; op < stg->op_last; op++) {
+        const hs_op_t *o = &s->model->ops[op];
+        if (stg->recompute == HS_RECOMPUTE_FULL && o->layer >= 0)
+          hw_flops += o->fwd_flops * samples;
+        else if (stg->recompute == HS_RECOMPUTE_SELECTIVE && o->kind == HS_OP_ATTENTION)
+          hw_flops += o->fwd_flops * samples;
+      }
+    }
+  }
+  double peak = 0.0, usd_h = 0.0;
+  uint8_t *used = hs_calloc(c->n_devices, 1);
+  if (!used)
+    return HS_ENOMEM;
+  for (int32_t e = 0; e < s->low.n_execs; e++)
+    for (int32_t d = 0; d < s->low.execs[e].tp; d++)
+      used[s->low.execs[e].devices[d]] = 1;
+  for (size_t d = 0; d < c->n_devices; d++) {
+    if (!used[d])
+      continue;
+    const hs_gpu_t *g = hs_cluster_gpu(c, (int32_t)d);
+    peak += hs_gpu_peak_flops(g, plan->precision);
+    bool spot = c->nodes[c->devices[d].node].spot;
+    usd_h += (spot && g->price_spot_usd_h > 0) ? g->price_spot_usd_h : g->price_ondemand_usd_h;
+  }
+  int32_t ng = r->n_devices > 0 ? r->n_devices : 1;
+  r->tflops_per_gpu = T > 0 ? fl.fwd_bwd / T / ng / 1e12 : 0.0;
+  r->hw_tflops_per_gpu = T > 0 ? hw_flops / T / ng / 1e12 : 0.0;
+  r->mfu = (T > 0 && peak > 0) ? fl.fwd_bwd / T / peak : 0.0;
+  r->usd_per_hour = usd_h;
+  r->cost_usd_per_iteration = usd_h * T / 3600.0;
+  r->cost_usd_per_million_tokens =
+      r->tokens_per_iteration > 0 ? r->cost_usd_per_iteration / (double)r->tokens_per_iteration * 1e6 : 0.0;
+  /* bubble: idle time of each executor up to the pipeline flush */
+  double bub = 0.0;
+  for (int32_t e = 0; e < s->low.n_execs; e++) {
+    const xrun_t *xr = &s->x[e];
+    hs_time_t idle = t_flush - xr->busy_ns - xr->comm_ns;
+    /* the optimizer step is counted in busy but happens after the flush */
+    const hs_exec_t *ex = &s->low.execs[e];
+    idle += hs_time_from_s(ex->optimizer_ns_d);
+    if (idle < 0)
+      idle = 0;
+    s->x[e].idle_ns = idle;
+    bub += t_flush > 0 ? (double)idle / (double)t_flush : 0.0;
+  }
+  r->bubble_fraction = s->low.n_execs > 0 ? bub / s->low.n_execs : 0.0;
+  /* memory */
+  r->device_peak_memory_bytes = hs_calloc(c->n_devices, sizeof(double));
+  if (!r->device_peak_memory_bytes) {
+    free(used);
+    return HS_ENOMEM;
+  }
+  r->n_device_mem = (int32_t)c->n_devices;
+  int32_t n_oom = 0;
+  for (size_t d = 0; d < c->n_devices; d++) {
+    r->device_peak_memory_bytes[d] = mem[d];
+    r->max_peak_memory_bytes = fmax(r->max_peak_memory_bytes, mem[d]);
+    if (used[d] && mem[d] > hs_cluster_gpu(c, (int32_t)d)->mem_bytes)
+      n_oom++;
+  }
+  if (n_oom > 0) {
+    r->oom = true;
+    r->oom_devices = hs_calloc((size_t)n_oom, sizeof(int32_t));
+    if (!r->oom_devices) {
+      free(used);
+      return HS_ENOMEM;
+    }
+    for (size_t d = 0; d < c->n_devices; d++)
+      if (used[d] && mem[d] > hs_cluster_gpu(c, (int32_t)d)->mem_bytes)
+        r->oom_devices[r->n_oom_devices++] = (int32_t)d;
+  }
+  free(used);
+  /* stages: replica 0 of every stage of every pipeline */
+  int32_t ns = 0;
+  for (int32_t i = 0; i < plan->n_pipelines; i++)
+    ns += plan->pipelines[i].n_stages;
+  r->stages = hs_calloc((size_t)ns, sizeof *r->stages);
+  if (!r->stages)
+    return HS_ENOMEM;
+  for (int32_t i = 0; i < plan->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
+    int32_t ranks = pl->n_stages / plan->chunks;
+    for (int32_t k = 0; k < pl->n_stages; k++) {
+      const hs_plan_stage_t *stg = &pl->stages[k];
+      hs_stage_report_t *sr = &r->stages[r->n_stages++];
+      int32_t e = s->low.stage_exec[i][k * s->low.max_replicas[i]];
+      const hs_exec_t *ex = &s->low.execs[e];
+      const xrun_t *xr = &s->x[e];
+      int32_t ch = k / ranks;
+      sr->pipeline = i;
+      sr->stage = k;
+      sr->op_first = stg->op_first;
+      sr->op_last = stg->op_last;
+      sr->n_replicas = stg->n_replicas;
+      sr->tp = ex->tp;
+      sr->first_device = ex->devices[0];
+      int32_t nd = 0;
+      for (int32_t q = 0; q < stg->n_replicas; q++)
+        nd += stg->replicas[q].n_devices;
+      sr->n_devices = nd;
+      hs_strlcpy(sr->gpu, ex->gpu->name, sizeof sr->gpu);
+      const hs_tmpl_t *tf = &ex->tmpl[ch * 2 + HS_PHASE_FWD], *tb = &ex->tmpl[ch * 2 + HS_PHASE_BWD];
+      /* per-microbatch time including blocking TP collectives, uncontended */
+      double coll_f = 0.0, coll_b = 0.0;
+      for (int32_t g = 0; g < tf->n; g++)
+        if (tf->segs[g].coll_bytes > 0 && ex->tp > 1) {
+          hs_coll_t cc = {.op = tf->segs[g].coll_op, .devices = ex->devices, .n = ex->tp,
+                          .bytes = tf->segs[g].coll_bytes};
+          coll_f += hs_coll_estimate_s(s->topo, &cc);
+        }
+      for (int32_t g = 0; g < tb->n; g++)
+        if (tb->segs[g].coll_bytes > 0 && ex->tp > 1) {
+          hs_coll_t cc = {.op = tb->segs[g].coll_op, .devices = ex->devices, .n = ex->tp,
+                          .bytes = tb->segs[g].coll_bytes};
+          coll_b += hs_coll_estimate_s(s->topo, &cc);
+        }
+      sr->fwd_s = hs_time_to_s(tf->compute_ns) + coll_f;
+      sr->bwd_s = hs_time_to_s(tb->compute_ns) + coll_b;
+      sr->compute_s = hs_time_to_s(xr->busy_ns);
+      sr->comm_exposed_s = hs_time_to_s(xr->comm_ns + xr->send_wait_ns);
+      sr->idle_s = hs_time_to_s(xr->idle_ns);
+      sr->mem_capacity_bytes = ex->gpu->mem_bytes;
+      double pm = 0.0;
+      for (int32_t q = 0; q < stg->n_replicas; q++)
+        for (int32_t d = 0; d < stg->replicas[q].n_devices; d++)
+          pm = fmax(pm, mem[stg->replicas[q].devices[d]]);
+      sr->peak_memory_bytes = pm;
+      sr->params = ex->params_per_device;
+    }
+  }
+  /* links */
+  size_t nl = hs_topology_n_links(s->topo);
+  const hs_link_t *links = hs_topology_links(s->topo);
+  const hs_link_stats_t *ls = hs_net_link_stats(s->net);
+  int32_t busy = 0;
+  for (size_t l = 0; l < nl; l++)
+    if (ls[l].bytes > 0)
+      busy++;
+  r->links = hs_calloc((size_t)busy + 1, sizeof *r->links);
+  if (!r->links)
+    return HS_ENOMEM;
+  for (size_t l = 0; l < nl; l++) {
+    if (ls[l].bytes <= 0)
+      continue;
+    hs_link_report_t *lr = &r->links[r->n_links++];
+    lr->link = (int32_t)l;
+    hs_strlcpy(lr->label, links[l].label, sizeof lr->label);
+    lr->bytes = ls[l].bytes;
+    double cap = links[l].GBps * HS_GB * T;
+    lr->utilisation = (cap > 0 && isfinite(cap)) ? lr->bytes / cap : 0.0;
+  }
+  qsort(r->links, (size_t)r->n_links, sizeof *r->links, cmp_link_report);
+  r->events = s->eng.n_fired;
+  r->flows = s->n_flows;
+  hs_plan_summary(plan, r->plan_summary, sizeof r->plan_summary);
+  return HS_OK;
+}
+
+hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
+                        const hs_sim_opts_t *opts, hs_report_t *report, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  sim_t s = {0};
+  double *mem = NULL;
+  hs_sim_opts_t defaults;
+  if (!opts) {
+    hs_sim_opts_init(&defaults);
+    opts = &defaults;
+  }
+  hs_report_init(report);
+  s.model = m;
+  s.cluster = c;
+  s.plan = plan;
+  s.err = err;
+  HS_CHECK(hs_plan_validate(plan, m, c, NULL, err));
+  mem = hs_calloc(c->n_devices, sizeof(double));
+  if (!mem)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  HS_CHECK(hs_memory_per_device(m, c, plan, mem, err));
+  HS_CHECK(hs_topology_new(c, &s.topo, err));
+  HS_CHECK(hs__lower(m, c, s.topo, plan, &s.low, err));
+  HS_CHECK(hs_engine_init(&s.eng, NULL));
+  s.eng.user = &s;
+  if (hs_net_new(&s.eng, s.topo, &s.net) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory creating the network"));
+  if (opts->trace_path) {
+    HS_CHECK(hs_trace_new(c, opts, &s.trace, err));
+  }
+  s.x = hs_calloc((size_t)s.low.n_execs, sizeof *s.x);
+  s.b = hs_calloc((size_t)s.low.n_buckets + 1, sizeof *s.b);
+  if (!s.x || !s.b)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  /* send pool: at most one outstanding send per piece per microbatch */
+  size_t n_sends = 0;
+  for (int32_t e = 0; e < s.low.n_execs; e++) {
+    const hs_exec_t *ex = &s.low.execs[e];
+    for (int32_t k = 0; k < 2 * ex->v; k++)
+      n_sends += (size_t)ex->out_count[k] * (size_t)ex->m;
+  }
+  s.sends = hs_calloc(n_sends + 1, sizeof *s.sends);
+  if (!s.sends)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory for %zu sends", n_sends));
+  for (size_t k = 0; k < n_sends; k++) {
+    s.sends[k].next_free = s.free_sends;
+    s.free_sends = &s.sends[k];
+  }
+  for (int32_t e = 0; e < s.low.n_execs; e++) {
+    const hs_exec_t *ex = &s.low.execs[e];
+    xrun_t *xr = &s.x[e];
+    xr->sim = &s;
+    xr->id = e;
+    hs_event_init(&xr->ev, x_event);
+    size_t nn = (size_t)ex->m * (size_t)ex->v * 2;
+    xr->need = hs_calloc(nn, sizeof(int32_t));
+    xr->bwd_done = hs_calloc((size_t)ex->v, sizeof(int32_t));
+    xr->final_low = hs_calloc((size_t)ex->v, sizeof(int32_t));
+    if (!xr->need || !xr->bwd_done || !xr->final_low)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+    for (int32_t mb = 0; mb < ex->m; mb++)
+      for (int32_t ch = 0; ch < ex->v; ch++)
+        for (int32_t ph = 0; ph < 2; ph++)
+          xr->need[need_idx(ex, mb, ch, ph)] = ex->in_count[ch * 2 + ph];
+    for (int32_t ch = 0; ch < ex->v; ch++)
+      xr->final_low[ch] = INT32_MAX;
+  }
+  for (int32_t b = 0; b < s.low.n_buckets; b++) {
+    s.b[b].sim = &s;
+    s.b[b].id = b;
+    s.b[b].colls = hs_calloc((size_t)s.low.buckets[b].tp, sizeof(hs_coll_t));
+    if (!s.b[b].colls)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  }
+  HS_CHECK(hs_engine_reserve(&s.eng, (size_t)s.low.n_execs * 4 + 1024));
+  for (int32_t e = 0; e < s.low.n_execs; e++)
+    x_advance(&s, &s.x[e]);
+  HS_CHECK(hs_engine_run(&s.eng, HS_TIME_MAX));
+  if (s.failure != HS_OK)
+    HS_FAIL(s.failure);
+  for (int32_t e = 0; e < s.low.n_execs; e++)
+    if (s.x[e].state != X_DONE)
+      HS_FAIL(hs_error_set(err, HS_EINTERNAL,
+                           "simulation stalled: executor %d (pipeline %d rank %d) stopped at item "
+                           "%d of %d in state %d",
+                           e, s.low.execs[e].pipeline, s.low.execs[e].rank, s.x[e].pc,
+                           s.low.execs[e].n_items, (int)s.x[e].state));
+  if (fill_report(&s, report, mem) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory filling the report"));
+  if (s.trace)
+    HS_CHECK(hs_trace_write(s.trace, s.topo, hs_net_link_stats(s.net), opts->trace_path, err));
+cleanup:
+  free(mem);
+  sim_destroy(&s);
+  if (st != HS_OK)
+    hs_report_destroy(report);
+  return st;
+}
