@@ -324,6 +324,8 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
             pc->src = exec_of(out, i, sk, dir ? qb : qa);
             pc->dst = exec_of(out, i, dk, dir ? qa : qb);
             pc->dst_chunk = dk / ranks;
+            pc->src_stage = sk;
+            pc->phase = dir ? HS_PHASE_BWD : HS_PHASE_FWD;
             int32_t nsub = HS_MIN(src->n_devices, dst->n_devices);
             pc->total_bytes = act * ov;
             pc->bytes = pc->total_bytes / nsub;
@@ -355,12 +357,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
         int32_t stage = ch * ranks + ex->rank;
         for (int32_t p = 0; p < out->n_pieces; p++) {
           const hs_piece_t *pc = &out->pieces[p];
-          if (pc->src != x)
-            continue;
-          /* forward pieces leave stage k for k+1; backward pieces leave k for k-1 */
-          const hs_exec_t *dx = &out->execs[pc->dst];
-          int32_t dstage = pc->dst_chunk * ranks + dx->rank;
-          if ((ph == HS_PHASE_FWD && dstage == stage + 1) || (ph == HS_PHASE_BWD && dstage == stage - 1))
+          if (pc->src == x && pc->src_stage == stage && pc->phase == ph)
             out->out_list[out->n_out_list++] = p;
         }
         ex->out_count[ch * 2 + ph] = out->n_out_list - ex->out_first[ch * 2 + ph];

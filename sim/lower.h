@@ -37,6 +37,8 @@ typedef struct hs_tmpl {
 typedef struct hs_piece {
   int32_t src, dst;         /* executors */
   int32_t dst_chunk;        /* chunk index at the receiver */
+  int32_t src_stage;        /* stage index in the pipeline at the sender */
+  int32_t phase;            /* HS_PHASE_FWD: activation k -> k+1; BWD: gradient k+1 -> k */
   double bytes;             /* per sub-flow */
   double total_bytes;
   hs_time_t latency_ns;

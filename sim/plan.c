@@ -407,6 +407,20 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
                              f, i, s));
       if (stg->warmup >= 0 && strcmp(sc->name, "hetero-1f1b") != 0)
         hs_error_warn(err, "%s: pipelines[%d].stages[%d].warmup: only used by hetero-1f1b", f, i, s);
+      if (sc->interleaved && s >= ranks) {
+        const hs_plan_stage_t *base = &pl->stages[s % ranks];
+        bool same = base->n_replicas == stg->n_replicas;
+        for (int32_t r = 0; same && r < stg->n_replicas; r++) {
+          same = base->replicas[r].n_devices == stg->replicas[r].n_devices;
+          for (int32_t d = 0; same && d < stg->replicas[r].n_devices; d++)
+            same = base->replicas[r].devices[d] == stg->replicas[r].devices[d];
+        }
+        if (!same)
+          HS_FAIL(hs_error_set(err, HS_EINVAL,
+                               "%s: pipelines[%d].stages[%d].replicas: interleaved chunk must run "
+                               "on the same devices as stages[%d]",
+                               f, i, s, s % ranks));
+      }
       double sum = 0.0;
       for (int32_t r = 0; r < stg->n_replicas; r++) {
         const hs_plan_replica_t *rp = &stg->replicas[r];
@@ -465,20 +479,6 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
         HS_FAIL(hs_error_set(err, HS_EINVAL,
                              "%s: pipelines[%d].stages[%d].replicas: shares sum to %.9g, not 1", f, i,
                              s, sum));
-      if (sc->interleaved && s >= ranks) {
-        const hs_plan_stage_t *base = &pl->stages[s % ranks];
-        bool same = base->n_replicas == stg->n_replicas;
-        for (int32_t r = 0; same && r < stg->n_replicas; r++) {
-          same = base->replicas[r].n_devices == stg->replicas[r].n_devices;
-          for (int32_t d = 0; same && d < stg->replicas[r].n_devices; d++)
-            same = base->replicas[r].devices[d] == stg->replicas[r].devices[d];
-        }
-        if (!same)
-          HS_FAIL(hs_error_set(err, HS_EINVAL,
-                               "%s: pipelines[%d].stages[%d].replicas: interleaved chunk must run "
-                               "on the same devices as stages[%d]",
-                               f, i, s, s % ranks));
-      }
     }
     if ((size_t)expect_first != m->n_ops)
       HS_FAIL(hs_error_set(err, HS_EINVAL,

@@ -1,0 +1,66 @@
+/*
+ * sim_fixture.h - small synthetic models and clusters for simulator tests,
+ * built so that closed-form answers are exact: an ideal GPU (1 TFLOP/s,
+ * efficiency 1, no launch overhead, 1000 GB/s memory) and links with chosen
+ * bandwidth and zero or chosen latency.
+ */
+#ifndef HS_SIM_FIXTURE_H
+#define HS_SIM_FIXTURE_H
+
+#include "hs_sim.h"
+#include "hs_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A chain of n_layers blocks of ops_per_layer GEMMs. Each op: fwd_flops
+ * (1e9 = 1 ms on the ideal GPU), bwd = 2 x fwd, params, out/saved bytes per
+ * sample. */
+static inline void fx_chain_model(hs_model_t *m, int n_layers, int ops_per_layer, double fwd_flops,
+                                  double params, double out_bytes, double saved_bytes)
+{
+  hs_model_init(m);
+  snprintf(m->name, sizeof m->name, "chain-%dx%d", n_layers, ops_per_layer);
+  m->dtype = HS_DTYPE_BF16;
+  m->seq_len = 1;
+  m->n_ops = (size_t)n_layers * (size_t)ops_per_layer;
+  m->ops = calloc(m->n_ops, sizeof *m->ops);
+  for (size_t i = 0; i < m->n_ops; i++) {
+    hs_op_t *o = &m->ops[i];
+    snprintf(o->name, sizeof o->name, "l%zu.op%zu", i / (size_t)ops_per_layer, i % (size_t)ops_per_layer);
+    o->kind = HS_OP_GEMM;
+    o->layer = (int32_t)(i / (size_t)ops_per_layer);
+    o->fwd_flops = fwd_flops;
+    o->bwd_flops = 2 * fwd_flops;
+    o->params = params;
+    o->out_bytes = out_bytes;
+    o->saved_bytes = saved_bytes;
+    o->saved_bytes_selective = saved_bytes;
+    o->saved_tp_sharded = true;
+    o->tp_split = HS_TP_COLUMN;
+  }
+}
+
+/* One site, `nodes` nodes of `gpn` ideal GPUs; intra-node GB/s and latency,
+ * NIC GB/s and latency. */
+static inline hs_status_t fx_cluster(hs_cluster_t *c, int nodes, int gpn, double intra_GBps,
+                                     double intra_lat_us, double nic_GBps, double nic_lat_us,
+                                     hs_error_t *err)
+{
+  char json[4096];
+  snprintf(json, sizeof json,
+           "{\"name\": \"fixture\","
+           " \"gpus\": [{\"name\": \"IdealGPU\", \"vendor\": \"test\", \"memory_GiB\": 80,"
+           "   \"mem_bw_GBps\": 1000, \"peak_tflops\": {\"fp32\": 1, \"fp16\": 1, \"bf16\": 1, \"fp8\": 0},"
+           "   \"gemm_eff_max\": 1, \"gemm_half_flops\": 0, \"mem_eff\": 1, \"launch_us\": 0,"
+           "   \"price_ondemand_usd_h\": 1.0, \"price_spot_usd_h\": 0.5}],"
+           " \"sites\": [{\"name\": \"s\", \"fabric\": {\"latency_us\": 0},"
+           "   \"nodes\": [{\"count\": %d, \"gpu\": \"IdealGPU\", \"gpus_per_node\": %d,"
+           "     \"intra_node\": {\"GBps\": %.17g, \"latency_us\": %.17g},"
+           "     \"nic\": {\"GBps\": %.17g, \"latency_us\": %.17g}}]}]}",
+           nodes, gpn, intra_GBps, intra_lat_us, nic_GBps, nic_lat_us);
+  hs_cluster_init(c);
+  return hs_cluster_parse(json, "fixture.json", c, err);
+}
+
+#endif
