@@ -14,6 +14,19 @@
  * inside the site; without `GBps` it is non-blocking. Sites are joined by
  * `links` (full duplex). Every direction of every port is one hs_link_t, the
  * unit of bandwidth sharing in the simulator.
+ *
+ * Latency split (each latency charged half on each side of what it joins):
+ * GPU_UP = GPU_DOWN = intra_latency_us / 2; NIC_UP = NIC_DOWN =
+ * (nic_latency_us + the site's fabric_latency_us) / 2; FABRIC = 0; XSITE = the
+ * link's latency. So a path inside a node costs intra_latency_us, between two
+ * nodes of one group intra + nic + fabric, and across sites half of each
+ * end's (intra + nic + fabric) plus the route's link latencies.
+ * docs/clusters.md has the file format, defaults, limits and sources.
+ *
+ * Ownership: hs_gpu_catalog_t and hs_cluster_t are caller-allocated
+ * (_init/_destroy, destroy accepts NULL and zeroed structs; a failed load
+ * leaves them empty); hs_topology_t is library-allocated (_new/_free) and
+ * copies what it needs, so the cluster may be destroyed first.
  */
 #ifndef HS_CLUSTERS_H
 #define HS_CLUSTERS_H
@@ -21,6 +34,16 @@
 #include "hs_common.h"
 
 #define HS_NAME_MAX 64
+
+/* Limits every loader enforces before allocating (docs/clusters.md). */
+#define HS_CLUSTER_MAX_DEVICES 1048576   /* GPUs in one cluster */
+#define HS_CLUSTER_MAX_GPUS_PER_NODE 64
+#define HS_CLUSTER_MAX_SITES 1024
+#define HS_CLUSTER_MAX_LINKS 65536      /* inter-site links */
+#define HS_GPU_CATALOG_MAX 4096         /* GPU entries in one catalog */
+#define HS_BW_MIN_GBPS 1e-6             /* every bandwidth lies in [min, max] GB/s */
+#define HS_BW_MAX_GBPS 1e6
+#define HS_LATENCY_MAX_US 1e7           /* every latency lies in [0, max] us */
 
 /* One GPU model. Datasheet figures are dense (no sparsity). The efficiency
  * parameters are defaults documented as such until a calibrated profile
@@ -46,6 +69,9 @@ typedef struct hs_gpu {
   double price_ondemand_usd_h;
   double price_spot_usd_h;
   char price_source[160];
+  /* NVLink (or XGMI) only joins pairs of cards through a bridge (PCIe
+   * products): the default intra-node bandwidth is then PCIe, not NVLink. */
+  bool nvlink_bridge_only;
 } hs_gpu_t;
 
 typedef struct hs_gpu_catalog {
@@ -57,8 +83,11 @@ void hs_gpu_catalog_init(hs_gpu_catalog_t *c);
 void hs_gpu_catalog_destroy(hs_gpu_catalog_t *c);
 /* Loads clusters/gpus.json under hs_data_dir() (path NULL) or `path`. */
 hs_status_t hs_gpu_catalog_load(const char *path, hs_gpu_catalog_t *out, hs_error_t *err);
-/* Parses a JSON array of GPU entries; entries whose name exists replace it
- * field by field (used for inline overrides in cluster files). */
+/* Parses a JSON array of GPU entries (or an object whose "gpus" is that
+ * array, the form of gpus.json) into `cat`, which must be initialised; entries
+ * whose name exists replace it field by field (used for inline overrides in
+ * cluster files), new names are appended. On failure `cat` may hold the
+ * entries read before the bad one; the caller destroys it. O(n * m). */
 hs_status_t hs_gpu_catalog_parse(const char *text, const char *file, hs_gpu_catalog_t *cat,
                                  hs_error_t *err);
 /* Exact name match; NULL when absent. O(n). */
@@ -66,6 +95,11 @@ const hs_gpu_t *hs_gpu_catalog_find(const hs_gpu_catalog_t *c, const char *name)
 /* Peak FLOP/s of `g` for `dt`, falling back fp8 -> bf16 -> fp16 -> fp32 when a
  * dtype is unsupported (V100 has no bf16: its fp16 rate is used). */
 double hs_gpu_peak_flops(const hs_gpu_t *g, hs_dtype_t dt);
+/* Default GPU <-> node-switch bandwidth (GB/s per direction) of a node of
+ * these GPUs when the cluster file gives no intra_node.GBps: NVLink when it
+ * reaches every GPU of the node (nvlink_GBps > 0 and not bridge-only), else
+ * PCIe. O(1). */
+double hs_gpu_intra_default_GBps(const hs_gpu_t *g);
 
 typedef struct hs_device {
   int32_t gpu;         /* index into cluster->gpus */
@@ -108,14 +142,24 @@ typedef struct hs_cluster {
   hs_node_t *nodes;  size_t n_nodes;
   hs_device_t *devices; size_t n_devices;
   hs_xlink_t *xlinks; size_t n_xlinks;
+  char description[512]; /* from the file; "" when absent */
+  char source[512];
 } hs_cluster_t;
 
 void hs_cluster_init(hs_cluster_t *c);
 void hs_cluster_destroy(hs_cluster_t *c);
-/* `spec`: a catalog name (clusters/catalog/<name>.json) or a path. */
+/* `spec`: a path when it contains '/' or ends in ".json", else a catalog name
+ * (hs_data_dir()/clusters/catalog/<name>.json). `out` must be initialised;
+ * what it held is destroyed, and it is left empty on failure. Messages name
+ * the file by its base name. O(file size + devices). */
 hs_status_t hs_cluster_load(const char *spec, hs_cluster_t *out, hs_error_t *err);
+/* Parses cluster-file text; `file` names it in messages. Loads the GPU
+ * catalog from hs_data_dir() and applies the file's inline "gpus". Checks
+ * every limit before allocating anything sized by the file. */
 hs_status_t hs_cluster_parse(const char *text, const char *file, hs_cluster_t *out,
                              hs_error_t *err);
+/* Catalog names (file names without .json), sorted by strcmp; the caller
+ * frees them with hs_cluster_catalog_free. */
 hs_status_t hs_cluster_catalog_list(char ***names, size_t *n, hs_error_t *err);
 void hs_cluster_catalog_free(char **names, size_t n);
 static inline const hs_gpu_t *hs_cluster_gpu(const hs_cluster_t *c, int32_t device)
@@ -129,9 +173,21 @@ typedef struct hs_cluster_totals {
   double mem_bytes;
   double usd_per_hour;          /* on-demand, or spot for spot nodes when priced */
   int32_t n_gpu_types;
+  int32_t n_unpriced_devices;   /* devices whose applicable price is unknown (0) */
 } hs_cluster_totals_t;
+/* Sums over nodes at `dtype` with the hs_gpu_peak_flops fallback; a spot node
+ * is priced at the spot rate when known, else on-demand; unknown prices (0)
+ * add nothing and are counted in n_unpriced_devices. O(nodes + gpus * nodes). */
 void hs_cluster_totals(const hs_cluster_t *c, hs_dtype_t dtype, hs_cluster_totals_t *out);
+/* Text summary for `hetsim show cluster`: sites, node groups (consecutive
+ * identical nodes coalesced), links, GPUs, peak bf16 TFLOP/s, memory, $/h. */
 void hs_cluster_print(const hs_cluster_t *c, FILE *out);
+/* `show cluster --json`: name, description, source, n_devices, n_nodes,
+ * n_sites, n_gpu_types, peak_tflops_bf16, mem_bytes, usd_per_hour,
+ * n_unpriced_devices, sites[] {name, fabric, nodes[] (cluster-file groups),
+ * gpus[] (names), n_devices}, links[] {between, GBps, latency_us}, spot{}.
+ * Its sites/links/spot read back as a cluster file. Caller frees with
+ * cJSON_Delete (hs_json_free); NULL when out of memory. */
 struct cJSON *hs_cluster_to_json(const hs_cluster_t *c);
 
 /* ---- topology ----------------------------------------------------------- */
@@ -183,5 +239,22 @@ hs_status_t hs_topology_path(const hs_topology_t *t, int32_t dev_a, int32_t dev_
  * tests to check hs_topology_path and by `show cluster --path`. O(E log V). */
 hs_status_t hs_topology_path_graph(const hs_topology_t *t, int32_t dev_a, int32_t dev_b,
                                    hs_path_t *out);
+
+/* Link ids, O(1). The layout is fixed, so the simulator may also compute ids:
+ *   GPU_UP(d)   = 2d            GPU_DOWN(d) = 2d + 1           d < n_devices
+ *   NIC_UP(n)   = 2D + 2n       NIC_DOWN(n) = 2D + 2n + 1      D = n_devices
+ *   FABRIC(s)   = 2D + 2N + k   k-th site with a finite fabric, N = n_nodes
+ *   XSITE(x, dir) = 2D + 2N + F + 2x + dir   F = number of FABRIC links
+ * hs_topology_link_fabric returns -1 for a non-blocking fabric. Arguments out
+ * of range return -1. */
+int32_t hs_topology_link_gpu_up(const hs_topology_t *t, int32_t device);
+int32_t hs_topology_link_gpu_down(const hs_topology_t *t, int32_t device);
+int32_t hs_topology_link_nic_up(const hs_topology_t *t, int32_t node);
+int32_t hs_topology_link_nic_down(const hs_topology_t *t, int32_t node);
+int32_t hs_topology_link_fabric(const hs_topology_t *t, int32_t site);
+int32_t hs_topology_link_xsite(const hs_topology_t *t, int32_t xlink, int32_t dir);
+/* Number of inter-site links on the route from site a to site b (0 when
+ * a == b); -1 for bad arguments. O(hops). */
+int32_t hs_topology_route_hops(const hs_topology_t *t, int32_t site_a, int32_t site_b);
 
 #endif /* HS_CLUSTERS_H */

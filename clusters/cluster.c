@@ -1,0 +1,212 @@
+/*
+ * cluster.c - cluster lifetime, loading by catalog name or path, the catalog
+ * listing, aggregate figures and the text summary of `hetsim show cluster`.
+ *
+ * Representation (hs_clusters.h): sites own contiguous runs of nodes
+ * (site.first_node, n_nodes), nodes own contiguous runs of devices
+ * (node.first_device, n_devices), in file order; devices index the cluster's
+ * own copy of the GPU catalog. The reader (cluster_json.c) establishes these
+ * invariants; nothing here changes them.
+ */
+#include "clusters_internal.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void hs_cluster_init(hs_cluster_t *c)
+{
+  if (c)
+    memset(c, 0, sizeof(*c));
+}
+
+void hs_cluster_destroy(hs_cluster_t *c)
+{
+  if (!c)
+    return;
+  hs_gpu_catalog_destroy(&c->gpus);
+  free(c->sites);
+  free(c->nodes);
+  free(c->devices);
+  free(c->xlinks);
+  memset(c, 0, sizeof(*c));
+}
+
+/* A spec is a path when it names a directory or ends in .json; otherwise a
+ * catalog name, which must be a plain file name. */
+static bool spec_is_path(const char *spec)
+{
+  return strchr(spec, '/') != NULL || hs_str_endswith(spec, ".json");
+}
+
+hs_status_t hs_cluster_load(const char *spec, hs_cluster_t *out, hs_error_t *err)
+{
+  char path[4096];
+  char *text = NULL;
+  hs_status_t st = HS_OK;
+  hs_cluster_destroy(out);
+  if (!spec || !*spec)
+    return hs_error_set(err, HS_EINVAL, "cluster: empty name");
+  if (spec_is_path(spec)) {
+    hs_strlcpy(path, spec, sizeof path);
+  } else {
+    snprintf(path, sizeof path, "%s/clusters/catalog/%s.json", hs_data_dir(), spec);
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+      return hs_error_set(err, HS_ENOTFOUND,
+                          "cluster \"%s\": not in the catalog (hetsim list clusters) and not a .json path",
+                          spec);
+  }
+  HS_CHECK(hs_file_read(path, HS_JSON_MAX_BYTES, &text, NULL, err));
+  HS_CHECK(hs_cluster_parse(text, hs_basename(path), out, err));
+cleanup:
+  free(text);
+  return st;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+hs_status_t hs_cluster_catalog_list(char ***names, size_t *n, hs_error_t *err)
+{
+  char dir[4096];
+  char **list = NULL;
+  size_t count = 0, cap = 0;
+  hs_status_t st = HS_OK;
+  *names = NULL;
+  *n = 0;
+  snprintf(dir, sizeof dir, "%s/clusters/catalog", hs_data_dir());
+  DIR *d = opendir(dir);
+  if (!d)
+    return hs_error_set(err, HS_ENOTFOUND, "%s: cannot open the cluster catalog", dir);
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    size_t len = strlen(e->d_name);
+    if (e->d_name[0] == '.' || !hs_str_endswith(e->d_name, ".json"))
+      continue;
+    void *data = list;
+    if (hs_reserve(&data, &cap, count + 1, sizeof(char *)) != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory listing %s", dir));
+    list = data;
+    list[count] = hs_calloc(len - 4, 1);
+    if (!list[count])
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory listing %s", dir));
+    memcpy(list[count], e->d_name, len - 5);
+    count++;
+  }
+  qsort(list, count, sizeof(char *), cmp_names);
+  *names = list;
+  *n = count;
+  list = NULL;
+  count = 0;
+cleanup:
+  closedir(d);
+  hs_cluster_catalog_free(list, count);
+  return st;
+}
+
+void hs_cluster_catalog_free(char **names, size_t n)
+{
+  if (!names)
+    return;
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+}
+
+void hs_cluster_totals(const hs_cluster_t *c, hs_dtype_t dtype, hs_cluster_totals_t *out)
+{
+  memset(out, 0, sizeof(*out));
+  if (!c)
+    return;
+  /* Per node, not per device: a node's devices share GPU and spot flag. */
+  for (size_t i = 0; i < c->n_nodes; i++) {
+    const hs_node_t *n = &c->nodes[i];
+    const hs_gpu_t *g = &c->gpus.gpus[n->gpu];
+    double price = n->spot && g->price_spot_usd_h > 0.0 ? g->price_spot_usd_h : g->price_ondemand_usd_h;
+    out->peak_flops += n->n_devices * hs_gpu_peak_flops(g, dtype);
+    out->mem_bytes += n->n_devices * g->mem_bytes;
+    out->usd_per_hour += n->n_devices * price;
+    if (price <= 0.0)
+      out->n_unpriced_devices += n->n_devices;
+  }
+  for (size_t k = 0; k < c->gpus.n; k++) {
+    for (size_t i = 0; i < c->n_nodes; i++) {
+      if (c->nodes[i].gpu == (int32_t)k) {
+        out->n_gpu_types++;
+        break;
+      }
+    }
+  }
+}
+
+void hs__cluster_for_each_group(const hs_cluster_t *c, int32_t site, hs__group_fn fn, void *arg)
+{
+  const hs_site_t *s = &c->sites[site];
+  int32_t end = s->first_node + s->n_nodes;
+  for (int32_t i = s->first_node; i < end;) {
+    const hs_node_t *a = &c->nodes[i];
+    int32_t j = i + 1;
+    while (j < end) {
+      const hs_node_t *b = &c->nodes[j];
+      if (b->gpu != a->gpu || b->n_devices != a->n_devices || b->intra_GBps != a->intra_GBps ||
+          b->intra_latency_us != a->intra_latency_us || b->nic_GBps != a->nic_GBps ||
+          b->nic_latency_us != a->nic_latency_us || b->spot != a->spot)
+        break;
+      j++;
+    }
+    fn(c, a, j - i, arg);
+    i = j;
+  }
+}
+
+static void print_group(const hs_cluster_t *c, const hs_node_t *n, int32_t count, void *arg)
+{
+  FILE *out = arg;
+  fprintf(out, "    %d x node of %d x %s  (GPU port %g GB/s, %g us; NIC %g GB/s, %g us)%s\n", count,
+          n->n_devices, c->gpus.gpus[n->gpu].name, n->intra_GBps, n->intra_latency_us, n->nic_GBps,
+          n->nic_latency_us, n->spot ? "  spot" : "");
+}
+
+void hs_cluster_print(const hs_cluster_t *c, FILE *out)
+{
+  hs_cluster_totals_t tot;
+  char buf[32];
+  hs_cluster_totals(c, HS_DTYPE_BF16, &tot);
+  fprintf(out, "cluster %s: %zu GPUs on %zu nodes in %zu site%s\n", c->name, c->n_devices, c->n_nodes,
+          c->n_sites, c->n_sites == 1 ? "" : "s");
+  if (c->description[0])
+    fprintf(out, "  %s\n", c->description);
+  for (size_t s = 0; s < c->n_sites; s++) {
+    const hs_site_t *site = &c->sites[s];
+    fprintf(out, "  site %s: fabric ", site->name);
+    if (site->fabric_GBps > 0.0)
+      fprintf(out, "%g GB/s", site->fabric_GBps);
+    else
+      fprintf(out, "non-blocking");
+    fprintf(out, ", %g us", site->fabric_latency_us);
+    if (site->preemptions_per_hour > 0.0)
+      fprintf(out, ", %g preemptions per node-hour", site->preemptions_per_hour);
+    fputc('\n', out);
+    hs__cluster_for_each_group(c, (int32_t)s, print_group, out);
+  }
+  for (size_t k = 0; k < c->n_xlinks; k++) {
+    const hs_xlink_t *x = &c->xlinks[k];
+    fprintf(out, "  link %s <-> %s: %g GB/s per direction, %g us\n", c->sites[x->site_a].name,
+            c->sites[x->site_b].name, x->GBps, x->latency_us);
+  }
+  fprintf(out, "  GPUs: %zu (%d type%s)\n", c->n_devices, tot.n_gpu_types, tot.n_gpu_types == 1 ? "" : "s");
+  fprintf(out, "  peak: %.1f TFLOP/s bf16 (dense; fp16 where bf16 is unsupported)\n", tot.peak_flops / 1e12);
+  fprintf(out, "  memory: %s (%.0f GiB)\n", hs_fmt_bytes(tot.mem_bytes, buf, sizeof buf),
+          tot.mem_bytes / HS_GIB);
+  fprintf(out, "  cost: $%.2f/h", tot.usd_per_hour);
+  if (tot.n_unpriced_devices > 0)
+    fprintf(out, " (%d GPU%s without a known price not counted)", tot.n_unpriced_devices,
+            tot.n_unpriced_devices == 1 ? "" : "s");
+  fputc('\n', out);
+  if (c->source[0])
+    fprintf(out, "  source: %s\n", c->source);
+}
