@@ -464,6 +464,15 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
             o->stage = s;
           }
         }
+        if (m->from_generator && m->cfg.heads > 0 && rp->n_devices > 1 &&
+            (m->cfg.heads % rp->n_devices != 0 || m->cfg.kv_heads % rp->n_devices != 0) &&
+            !(m->cfg.kv_heads < rp->n_devices && rp->n_devices % m->cfg.kv_heads == 0 &&
+              m->cfg.heads % rp->n_devices == 0))
+          HS_FAIL(hs_error_set(err, HS_EINVAL,
+                               "%s: pipelines[%d].stages[%d].replicas[%d].devices: TP degree %d does "
+                               "not divide the model's %lld attention heads (%lld KV heads)",
+                               f, i, s, r, rp->n_devices, (long long)m->cfg.heads,
+                               (long long)m->cfg.kv_heads));
         for (int32_t op = stg->op_first; op < stg->op_last; op++) {
           if (tp_of_op[op] == 0)
             tp_of_op[op] = rp->n_devices;

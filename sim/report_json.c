@@ -22,7 +22,9 @@ cJSON *hs_report_to_json(const hs_report_t *r)
   cJSON_AddNumberToObject(j, "bubble_fraction", r->bubble_fraction);
   cJSON_AddNumberToObject(j, "max_peak_memory_bytes", r->max_peak_memory_bytes);
   cJSON_AddBoolToObject(j, "oom", r->oom);
-  cJSON_AddItemToObject(j, "oom_devices", cJSON_CreateIntArray(r->oom_devices, r->n_oom_devices));
+  cJSON_AddItemToObject(j, "oom_devices", r->n_oom_devices > 0
+                                              ? cJSON_CreateIntArray(r->oom_devices, r->n_oom_devices)
+                                              : cJSON_CreateArray());
   cJSON_AddNumberToObject(j, "cost_usd_per_iteration", r->cost_usd_per_iteration);
   cJSON_AddNumberToObject(j, "cost_usd_per_million_tokens", r->cost_usd_per_million_tokens);
   cJSON_AddNumberToObject(j, "usd_per_hour", r->usd_per_hour);
