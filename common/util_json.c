@@ -31,8 +31,13 @@ hs_status_t hs_json_parse(const char *text, const char *file, cJSON **out, hs_er
     if (*end == '\0')
       return hs_error_set(err, HS_EPARSE, "%s: malformed JSON at line %d, column %d: unexpected end of input",
                           file, line, col);
-    return hs_error_set(err, HS_EPARSE, "%s: malformed JSON at line %d, column %d near '%.12s'", file,
-                        line, col, end);
+    char near[16];
+    size_t k = 0;
+    for (; k + 1 < sizeof near && end[k]; k++)
+      near[k] = (unsigned char)end[k] < 0x20 ? ' ' : end[k];
+    near[k] = '\0';
+    return hs_error_set(err, HS_EPARSE, "%s: malformed JSON at line %d, column %d near '%s'", file,
+                        line, col, near);
   }
   *out = j;
   return HS_OK;

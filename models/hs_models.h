@@ -14,6 +14,11 @@
  * 72·B·s·l·h²·(1 + s/(6h)) + 6·B·s·h·V. Megatron's 96·B·s·l·h²·(1 + s/(6h) +
  * V/(16lh)) additionally counts one recomputed forward of every layer (full
  * recomputation); hs_model_flops() reports both.
+ *
+ * Activations follow Korthikanti et al. ("Reducing Activation Recomputation
+ * in Large Transformer Models"): 34·s·h + 5·a·s² bytes per layer per sample
+ * at 2-byte activations (1-byte dropout masks). Conventions, file formats and
+ * limits: docs/models.md.
  */
 #ifndef HS_MODELS_H
 #define HS_MODELS_H
@@ -52,6 +57,13 @@ typedef enum {
   HS_TP_EXPERT     /* experts split across ranks (expert parallelism) */
 } hs_tp_split_t;
 
+/* "replicate", "column", "row", "heads", "vocab", "expert" (names used by the
+ * explicit-op model JSON). Which collectives an op needs is given by
+ * tp_allreduce_fwd/bwd, not by tp_split: the activation between fc1 and fc2
+ * is HS_TP_COLUMN (it works on the column-sharded tensor) without any flag. */
+const char *hs_tp_split_name(hs_tp_split_t t);
+hs_status_t hs_tp_split_parse(const char *s, hs_tp_split_t *out);
+
 /* Dimensions an SPMD planner (HAP) may shard; bit mask. */
 enum {
   HS_SHARD_BATCH = 1u << 0,   /* sample dimension: data parallel */
@@ -61,6 +73,9 @@ enum {
   HS_SHARD_EXPERTS = 1u << 4, /* MoE experts */
   HS_SHARD_VOCAB = 1u << 5    /* vocabulary */
 };
+/* Bit names in order: "batch", "out", "in", "heads", "experts", "vocab". */
+#define HS_SHARD__COUNT 6
+const char *hs_shard_name(unsigned bit_index);
 
 #define HS_OP_NAME_MAX 48
 
@@ -100,6 +115,30 @@ typedef enum { HS_ARCH_DECODER, HS_ARCH_ENCODER } hs_arch_t;
 typedef enum { HS_ACT_GELU, HS_ACT_SWIGLU, HS_ACT_RELU } hs_act_t;
 typedef enum { HS_NORM_LAYERNORM, HS_NORM_RMSNORM } hs_norm_t;
 
+/* Names used in model files: "decoder"/"encoder", "gelu"/"swiglu"/"relu",
+ * "layernorm"/"rmsnorm". Parsers return HS_EINVAL for unknown strings. */
+const char *hs_arch_name(hs_arch_t a);
+const char *hs_act_name(hs_act_t a);
+const char *hs_norm_name(hs_norm_t n);
+hs_status_t hs_arch_parse(const char *s, hs_arch_t *out);
+hs_status_t hs_act_parse(const char *s, hs_act_t *out);
+hs_status_t hs_norm_parse(const char *s, hs_norm_t *out);
+
+/* Limits on generator sizes and op lists: larger values are refused with
+ * HS_ELIMIT naming the field, so that no product overflows and no allocation
+ * is absurd. All accounting is in double. */
+#define HS_MODEL_MAX_LAYERS 100000
+#define HS_MODEL_MAX_HIDDEN 1000000
+#define HS_MODEL_MAX_HEADS 100000
+#define HS_MODEL_MAX_HEAD_DIM 100000
+#define HS_MODEL_MAX_FFN 10000000
+#define HS_MODEL_MAX_VOCAB 100000000
+#define HS_MODEL_MAX_SEQ_LEN 10000000
+#define HS_MODEL_MAX_POSITIONS 100000000
+#define HS_MODEL_MAX_TYPE_VOCAB 1000000
+#define HS_MODEL_MAX_EXPERTS 4096
+#define HS_MODEL_MAX_OPS 1000000
+
 /* Parameters of the transformer generator. hs_transformer_cfg_init() fills
  * GPT-2-small-like defaults; override what you need. */
 typedef struct hs_transformer_cfg {
@@ -123,6 +162,9 @@ typedef struct hs_transformer_cfg {
   bool lm_head;            /* decoder LM head / BERT MLM head present */
   bool pooler;             /* BERT pooler */
   hs_dtype_t dtype;
+  /* Added after the first version of this header. */
+  int64_t head_dim;        /* per-head size; 0 = hidden / heads (Mistral-Nemo, Qwen3 set it) */
+  bool qkv_bias;           /* q/k/v projections have biases even when `bias` is false (Qwen2) */
 } hs_transformer_cfg_t;
 
 void hs_transformer_cfg_init(hs_transformer_cfg_t *cfg);
@@ -135,18 +177,20 @@ typedef struct hs_model {
   int64_t seq_len;
   hs_op_t *ops;             /* owned; hs_model_destroy frees */
   size_t n_ops;
+  char source[256];         /* where the description comes from ("" when unknown) */
 } hs_model_t;
 
 /* Zeroes *m. hs_model_destroy frees what a loader allocated; accepts NULL and
  * a zeroed model. */
 void hs_model_init(hs_model_t *m);
 void hs_model_destroy(hs_model_t *m);
-/* Deep copy. */
+/* Deep copy into *dst (initialised here; the caller destroys it). O(n_ops). */
 hs_status_t hs_model_copy(const hs_model_t *src, hs_model_t *dst, hs_error_t *err);
 
-/* Builds the op sequence of a transformer. Validates cfg (positive sizes,
- * heads divide hidden, kv_heads divide heads, topk <= experts, limits in
- * docs/limits.md) with messages naming the field. O(layers). */
+/* Builds the op sequence of a transformer into *out (which it initialises;
+ * the caller destroys it, also on failure). Validates cfg (positive sizes,
+ * heads divide hidden, kv_heads divide heads, topk <= experts, the
+ * HS_MODEL_MAX_* limits) with messages naming the field. O(layers). */
 hs_status_t hs_model_from_transformer(const hs_transformer_cfg_t *cfg, hs_model_t *out,
                                       hs_error_t *err);
 
@@ -162,11 +206,13 @@ hs_status_t hs_model_parse_hf_config(const char *text, const char *file, int64_t
                                      hs_model_t *out, hs_error_t *err);
 
 /* Catalog: models/catalog/<name>.json under hs_data_dir(). Fills names
- * (sorted, caller frees each and the array with hs_model_catalog_free). */
+ * (sorted by strcmp; caller frees each and the array with
+ * hs_model_catalog_free, which accepts NULL). O(n log n) in the entries. */
 hs_status_t hs_model_catalog_list(char ***names, size_t *n, hs_error_t *err);
 void hs_model_catalog_free(char **names, size_t n);
 
-/* Totals over ops [first, last) (per sample). */
+/* Totals over ops [first, last) (per sample; `last` is clamped to n_ops; a
+ * NULL or empty model gives zeros). O(last - first). */
 typedef struct hs_model_totals {
   double params;
   double fwd_flops;
@@ -175,10 +221,16 @@ typedef struct hs_model_totals {
   double saved_bytes_selective;
 } hs_model_totals_t;
 void hs_model_totals(const hs_model_t *m, size_t first, size_t last, hs_model_totals_t *out);
+/* Totals over the ops of transformer block `layer` (op.layer == layer); all
+ * zero when no op has that index. O(n_ops). */
+void hs_model_layer_totals(const hs_model_t *m, int32_t layer, hs_model_totals_t *out);
+/* Number of transformer blocks: cfg.layers for generated models, else
+ * 1 + the largest op.layer (0 when no op belongs to a block). O(n_ops). */
+int64_t hs_model_layers(const hs_model_t *m);
 
 /* FLOPs of one training iteration of `batch` samples: forward+backward, and
- * with one extra forward of every transformer block (full recomputation, the
- * count Megatron's 96Bslh² formula uses). */
+ * with one extra forward of every transformer block (ops with layer >= 0:
+ * full recomputation, the count Megatron's 96Bslh² formula uses). O(n_ops). */
 typedef struct hs_model_flops {
   double fwd_bwd;
   double fwd_bwd_recompute;
@@ -189,10 +241,19 @@ void hs_model_flops(const hs_model_t *m, double batch, hs_model_flops_t *out);
  * + 2 (grads) + 12 (fp32 master, m, v) = 16 (Korthikanti/ZeRO accounting). */
 #define HS_ADAM_STATE_BYTES_PER_PARAM 16.0
 
-/* Writes a human-readable summary (params, FLOPs/token, memory per replica)
- * or its JSON form. */
+/* Writes a human-readable summary (name, layers/hidden/heads, params, FLOPs
+ * per token fwd+bwd, training state at 16 B/param, activation bytes per
+ * sample per layer) to `out`. O(n_ops). */
 void hs_model_print(const hs_model_t *m, FILE *out);
-/* Returns a cJSON object (caller frees with hs_json_free). */
+/* Returns a cJSON object with the summary keys of docs/models.md (name,
+ * params, layers, hidden, heads, kv_heads, ffn, vocab, seq_len, dtype,
+ * flops_per_token_fwd_bwd, flops_per_token_fwd_bwd_recompute,
+ * train_state_bytes, activation_bytes_per_sample, n_ops, ...); caller frees
+ * with hs_json_free. NULL when out of memory. O(n_ops). */
 struct cJSON *hs_model_to_json(const hs_model_t *m);
+/* The model in hetsim's explicit-op JSON form ({"name", "dtype", "seq_len",
+ * "ops": [...]}) that hs_model_parse_json reads back to the same ops. Caller
+ * frees with hs_json_free; NULL when out of memory. O(n_ops). */
+struct cJSON *hs_model_to_ops_json(const hs_model_t *m);
 
 #endif /* HS_MODELS_H */
