@@ -54,6 +54,9 @@ typedef struct hs_evq_type {
   hs_event_t *(*pop)(void *state);
   void (*remove)(void *state, hs_event_t *ev);
   size_t (*size)(const void *state);
+  /* Restores order after a queued event's key changed (reschedule); NULL =
+   * remove + push. */
+  void (*update)(void *state, hs_event_t *ev);
 } hs_evq_type_t;
 
 extern const hs_evq_type_t hs_evq_heap;  /* binary heap: O(log n) push/pop/remove */
@@ -80,6 +83,7 @@ struct hs_engine {
   uint64_t n_fired;
   bool stop;          /* set by a callback to end hs_engine_run early */
   void *user;         /* free for the caller */
+  hs_status_t status; /* first failure a callback reported (hs_engine_fail) */
 };
 
 /* Caller-allocated engine. q_type NULL = hs_evq_heap. */
@@ -96,8 +100,16 @@ hs_status_t hs_engine_after(hs_engine_t *eng, hs_event_t *ev, hs_time_t delay, i
 /* Removes a queued event; no-op when not queued. O(log n). */
 void hs_engine_cancel(hs_engine_t *eng, hs_event_t *ev);
 /* Fires events in order until the queue is empty, `until` is passed (events
- * at time > until stay queued) or a callback sets eng->stop. */
+ * at time > until stay queued) or a callback sets eng->stop. Clears `stop` on
+ * entry, so a stopped run resumes with the next call. When it returns because
+ * nothing is left at or before a finite `until`, the clock is advanced to
+ * `until` (HS_TIME_MAX leaves it at the last event). Returns eng->status: a
+ * failure recorded by hs_engine_fail (then nothing more is fired, ever).
+ * O(log n) per event fired on the heap. */
 hs_status_t hs_engine_run(hs_engine_t *eng, hs_time_t until);
+/* For callbacks, which return nothing: records the first failure `st` and
+ * stops the run; hs_engine_run returns it. HS_OK is ignored. O(1). */
+void hs_engine_fail(hs_engine_t *eng, hs_status_t st);
 size_t hs_engine_pending_count(const hs_engine_t *eng);
 
 #endif /* HS_ENGINE_H */

@@ -18,6 +18,19 @@
  *
  * Latency. Per-hop latency is not bandwidth: the collective layer waits the
  * algorithm's latency term (steps x path latency) before starting its flows.
+ *
+ * Events. Flow starts and ends only mark the links they touch; one rate
+ * update event per instant (priority HS_NET_PRIO_RATES, after every other
+ * event at that time) recomputes the rates of the flows connected to the
+ * marked links, so k starts or ends at one time cost one recomputation. No
+ * simulated time passes between a change and its update, so no byte is
+ * misplaced. Completion events use HS_NET_PRIO_FLOW. docs/network.md has the
+ * model, the algorithms and their formulas.
+ *
+ * Paths. Collectives obtain device-to-device paths through an hs_net_paths_t:
+ * hs_net_new() uses the topology (hs_topology_path); a network built from a
+ * bare link array (hs_net_new_links, for tests and synthetic fabrics) gets
+ * its path function from the caller.
  */
 #ifndef HS_NET_H
 #define HS_NET_H
@@ -28,6 +41,13 @@
 typedef struct hs_net hs_net_t;
 typedef struct hs_flow hs_flow_t;
 
+/* Completion events fire at HS_NET_PRIO_FLOW; the rate update of an instant
+ * fires after everything else at that instant. */
+#define HS_NET_PRIO_FLOW 0
+#define HS_NET_PRIO_RATES INT32_MAX
+/* A flow with less than this many bytes left is complete (float drift). */
+#define HS_NET_EPS_BYTES 1e-6
+
 typedef void (*hs_flow_done_fn)(hs_net_t *net, hs_flow_t *f);
 
 /* One (link, weight) pair of a flow. */
@@ -36,8 +56,10 @@ typedef struct hs_flow_hop {
   int32_t weight;
 } hs_flow_hop_t;
 
-/* Caller-owned flow. Fill the public part, then hs_net_flow_start(). The
- * hops array must stay valid until `done` is called. */
+/* Caller-owned flow. Fill the public part (hs_flow_init zeroes the rest),
+ * then hs_net_flow_start(). The hops array must stay valid until `done` is
+ * called; a link should appear once per flow (merge repeats into a weight).
+ * After `done` the flow may be restarted or freed. */
 struct hs_flow {
   /* public, set by the caller */
   double bytes;               /* bytes per sub-flow */
@@ -55,7 +77,11 @@ struct hs_flow {
   int32_t slot;               /* index in the network's active table */
   uint64_t mark;
   hs_net_t *net;
+  int32_t *pos;               /* per hop: index in that link's member table (pool block) */
 };
+
+/* Zeroes f and initialises its event; optional before filling it in. O(1). */
+void hs_flow_init(hs_flow_t *f);
 
 /* Per-link counters for reports. */
 typedef struct hs_link_stats {
@@ -64,18 +90,91 @@ typedef struct hs_link_stats {
   int32_t max_flows;  /* most concurrent flows seen */
 } hs_link_stats_t;
 
-/* The network borrows `eng` and `topo` (both must outlive it). */
+/* Path between two devices; ctx is the source's own context. */
+typedef hs_status_t (*hs_net_path_fn)(void *ctx, int32_t dev_a, int32_t dev_b, hs_path_t *out);
+
+/* Where collectives get paths and link capacities from. `node_of` is
+ * optional: NULL infers the node of a device from the owner of the
+ * HS_LINK_NIC_UP link on its paths to other devices (the topology model:
+ * one NIC per node), all devices joined by GPU ports only sharing a node. */
+typedef struct hs_net_paths {
+  hs_net_path_fn path;
+  void *ctx;
+  const hs_link_t *links;     /* indexed by hs_path_t.links */
+  size_t n_links;
+  int32_t (*node_of)(void *ctx, int32_t dev);
+} hs_net_paths_t;
+
+/* The network borrows `eng` and `topo` (both must outlive it). Caller frees
+ * with hs_net_free. O(links). */
 hs_status_t hs_net_new(hs_engine_t *eng, const hs_topology_t *topo, hs_net_t **out);
+/* A network over a bare link array (copied), without topology: tests and
+ * synthetic fabrics. Collectives need hs_net_set_path_fn first. A link with
+ * GBps <= 0, NaN or +inf is unconstrained (never a bottleneck). O(links). */
+hs_status_t hs_net_new_links(hs_engine_t *eng, const hs_link_t *links, size_t n_links,
+                             hs_net_t **out);
+/* Sets the path function of a hs_net_new_links network (node_of optional). */
+void hs_net_set_path_fn(hs_net_t *net, hs_net_path_fn path, void *ctx,
+                        int32_t (*node_of)(void *ctx, int32_t dev));
+/* The network's path source (for hs_coll_estimate_paths). */
+const hs_net_paths_t *hs_net_paths(const hs_net_t *net);
+/* Cancels the network's pending events (flows, collectives, rate update) and
+ * frees it; the caller's flows and collectives are left unfinished. NULL ok. */
 void hs_net_free(hs_net_t *net);
-/* Starts f now. Zero bytes or no hops complete at the current time (through
- * an event, never re-entrantly). Amortised O(flows and links of the affected
- * component). */
+/* Starts f now. Zero bytes (< HS_NET_EPS_BYTES), no hops or only
+ * unconstrained hops complete at the current time (through an event, never
+ * re-entrantly). Fails with HS_EINVAL (bad link, weight < 1, negative or NaN
+ * bytes) or HS_ENOMEM, leaving nothing started. O(hops) here, plus the
+ * batched rate update of the instant: O(flows + hops + links of the affected
+ * component) at most once per instant and component. */
 hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f);
+/* Per-link counters, indexed like the links. `bytes` counts a flow when it
+ * completes; `busy_ns` of a link busy right now counts up to the last
+ * hs_net_sync_stats. */
 const hs_link_stats_t *hs_net_link_stats(const hs_net_t *net);
+/* Brings busy_ns of busy links up to the current time. O(links). */
+void hs_net_sync_stats(hs_net_t *net);
 hs_engine_t *hs_net_engine(hs_net_t *net);
-const hs_topology_t *hs_net_topology(const hs_net_t *net);
+const hs_topology_t *hs_net_topology(const hs_net_t *net); /* NULL for hs_net_new_links */
+size_t hs_net_n_links(const hs_net_t *net);
+const hs_link_t *hs_net_links(const hs_net_t *net);
 size_t hs_net_active_flows(const hs_net_t *net);
 uint64_t hs_net_rate_updates(const hs_net_t *net); /* max-min recomputations done */
+
+/* ---- max-min solver (maxmin.c), usable on its own ------------------------ */
+
+typedef struct hs_maxmin_entry {
+  double level;
+  int32_t link;
+} hs_maxmin_entry_t;
+
+/* Reusable workspace; zero or hs_maxmin_init it, hs_maxmin_destroy it. */
+typedef struct hs_maxmin {
+  double *rem;            /* per link: capacity left */
+  int64_t *wsum;          /* per link: weight of unfrozen flows */
+  int32_t *loff;          /* link -> flows CSR offsets */
+  int32_t *act;           /* links still carrying unfrozen flows */
+  hs_maxmin_entry_t *heap;
+  int32_t *lflow;         /* link -> flows CSR entries */
+  uint8_t *frozen;
+  size_t cap_links, cap_flows, cap_hops;
+} hs_maxmin_t;
+
+void hs_maxmin_init(hs_maxmin_t *mm);
+void hs_maxmin_destroy(hs_maxmin_t *mm);
+/* Pre-sizes the workspace so later solves of at most these sizes never
+ * allocate. */
+hs_status_t hs_maxmin_reserve(hs_maxmin_t *mm, size_t n_flows, size_t n_links, size_t n_hops);
+/* Weighted max-min fair rates by progressive filling. Flow f uses hops
+ * [flow_off[f], flow_off[f+1]) of `hops` (link in [0, n_links), weight >= 1:
+ * it consumes weight x rate there). cap[l] in bytes/s; cap <= 0, NaN or +inf
+ * means unconstrained. Writes rate[f] (bytes/s, +inf for a flow with no
+ * constrained link). HS_EINVAL on a bad link or weight. O(H + L log L), H the
+ * hops, L the links; small problems (<= 32 live links or <= 8 flows) scan
+ * instead of keeping a heap. */
+hs_status_t hs_maxmin_solve(hs_maxmin_t *mm, int32_t n_flows, const int32_t *flow_off,
+                            const hs_flow_hop_t *hops, int32_t n_links, const double *cap,
+                            double *rate);
 
 /* ---- collectives -------------------------------------------------------- */
 
@@ -91,9 +190,15 @@ typedef enum {
   HS_COLL__COUNT
 } hs_coll_op_t;
 
+/* "p2p", "allreduce", "reducescatter", "allgather", "broadcast", "alltoall",
+ * "padded_allgather", "grouped_broadcast"; "?" when out of range. */
 const char *hs_coll_op_name(hs_coll_op_t op);
+/* Inverse of hs_coll_op_name; HS_ENOTFOUND for other strings. */
+hs_status_t hs_coll_op_parse(const char *s, hs_coll_op_t *out);
 
 typedef struct hs_coll hs_coll_t;
+/* Phase description under construction (private to the collective layer). */
+typedef struct hs_coll_builder hs_coll_builder_t;
 
 /* A collective algorithm: decomposes an operation into phases of coupled
  * flows and gives the matching closed-form time. Type objects in one table. */
@@ -102,25 +207,38 @@ typedef struct hs_coll_algo {
   const char *description;
   /* True when this algorithm implements `op`. */
   bool (*supports)(hs_coll_op_t op);
-  /* Uncontended time in seconds (the analytical fast path). */
-  double (*estimate_s)(const hs_topology_t *topo, const hs_coll_t *c);
+  /* Uncontended time in seconds (the analytical fast path); NaN when c is
+   * invalid for this algorithm. Paths from any source (hs_net_paths). */
+  double (*estimate_s)(const hs_net_paths_t *paths, const hs_coll_t *c);
   /* Starts the first phase; the collective layer calls back as phases end. */
   hs_status_t (*start)(hs_net_t *net, hs_coll_t *c);
+  /* Describes phase `phase` of c into b (latency and coupled flows), or sets
+   * *has_phase false when c has no such phase. Both the flow model and the
+   * estimate run on these descriptions. */
+  hs_status_t (*build_phase)(hs_coll_builder_t *b, const hs_coll_t *c, int32_t phase,
+                             bool *has_phase);
 } hs_coll_algo_t;
 
 extern const hs_coll_algo_t *const hs_coll_algos[]; /* NULL-terminated */
 const hs_coll_algo_t *hs_coll_algo_find(const char *name);
 /* NCCL-like default choice for op and group (ring inside a node, hierarchical
- * across nodes for all-reduce, direct for p2p and all-to-all). */
+ * across nodes for all-reduce when every node holds the same number (> 1) of
+ * the group's ranks, direct for p2p and all-to-all). O(n) path queries for
+ * all-reduce, O(1) otherwise. */
 const hs_coll_algo_t *hs_coll_algo_default(const hs_topology_t *topo, hs_coll_op_t op,
                                            const int32_t *devices, int32_t n);
+const hs_coll_algo_t *hs_coll_algo_default_paths(const hs_net_paths_t *paths, hs_coll_op_t op,
+                                                 const int32_t *devices, int32_t n);
 
 typedef void (*hs_coll_done_fn)(hs_coll_t *c);
 
 #define HS_COLL_MAX_FLOWS 4
 
 /* Caller-owned collective. devices (ring order) and shares must stay valid
- * until done. */
+ * until done; `done` (may be NULL) is called once, from an engine event,
+ * never from hs_coll_start. Recover the caller's context from c->ctx or with
+ * HS_CONTAINER_OF. The network owns the private buffers (hops, extra flows):
+ * they go back to its pool before `done`, or at hs_net_free. */
 struct hs_coll {
   /* public */
   hs_coll_op_t op;
@@ -140,12 +258,27 @@ struct hs_coll {
   int32_t n_hops_cap;
   hs_event_t ev;                /* latency waits */
   hs_net_t *net;
+  const hs_coll_algo_t *run_algo; /* c->algo or the default chosen at start */
+  int32_t n_flows;              /* flows of the current phase */
+  int32_t slot;                 /* index in the network's live collectives */
+  hs_flow_t *xflows;            /* phases of more than HS_COLL_MAX_FLOWS flows (pool block) */
+  int32_t n_xflows_cap;
 };
 
+/* Zeroes c (optional before filling it in). O(1). */
+void hs_coll_init(hs_coll_t *c);
+
 /* Validates and starts c at the current time. Errors (bad group, duplicate
- * devices, shares not summing to 1, unsupported op for algo) name the field. */
+ * devices, shares not summing to 1, unsupported op for algo) name the field.
+ * A failure in a later phase (out of memory) stops the engine with
+ * hs_engine_fail. O(n + hops of the first phase). */
 hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err);
-/* Analytical uncontended time (seconds) with c->algo or the default. */
+/* Analytical uncontended time (seconds) with c->algo or the default: the sum
+ * over phases of latency + transfer time of the phase's flows alone on the
+ * network. NaN when c is invalid. O(phases x (n path queries + hops log hops)). */
 double hs_coll_estimate_s(const hs_topology_t *topo, const hs_coll_t *c);
+/* The same over any path source, with the validation message. */
+hs_status_t hs_coll_estimate_paths(const hs_net_paths_t *paths, const hs_coll_t *c,
+                                   double *out_s, hs_error_t *err);
 
 #endif /* HS_NET_H */

@@ -1,0 +1,705 @@
+/*
+ * collective.c - the collective layer: validation, the phase builder, the
+ * phase driver that runs an algorithm's phases on the network, the generic
+ * uncontended-time evaluator behind every estimate_s, and the algorithm
+ * table. The algorithms (coll_ring.c, coll_tree.c, coll_hier.c,
+ * coll_direct.c) only describe phases; simulation and estimate both consume
+ * those descriptions, so they cannot disagree on the decomposition.
+ *
+ * A running collective: phase k = wait latency_ns (one engine event, rounded
+ * once), then start its coupled flows; when the last one completes, phase
+ * k + 1 is built and started from that completion event. The hops of the
+ * phase live in one pool block owned by the collective until it ends.
+ */
+#include "net_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- operations and the algorithm table ----------------------------------- */
+
+static const char *const op_names[HS_COLL__COUNT] = {
+    [HS_COLL_P2P] = "p2p",
+    [HS_COLL_ALLREDUCE] = "allreduce",
+    [HS_COLL_REDUCE_SCATTER] = "reducescatter",
+    [HS_COLL_ALLGATHER] = "allgather",
+    [HS_COLL_BROADCAST] = "broadcast",
+    [HS_COLL_ALLTOALL] = "alltoall",
+    [HS_COLL_PADDED_ALLGATHER] = "padded_allgather",
+    [HS_COLL_GROUPED_BROADCAST] = "grouped_broadcast",
+};
+
+const char *hs_coll_op_name(hs_coll_op_t op)
+{
+  return (unsigned)op < HS_COLL__COUNT ? op_names[op] : "?";
+}
+
+hs_status_t hs_coll_op_parse(const char *s, hs_coll_op_t *out)
+{
+  for (int i = 0; s && i < HS_COLL__COUNT; i++)
+    if (strcmp(s, op_names[i]) == 0) {
+      *out = (hs_coll_op_t)i;
+      return HS_OK;
+    }
+  return HS_ENOTFOUND;
+}
+
+const hs_coll_algo_t *const hs_coll_algos[] = {&hs_coll_ring, &hs_coll_tree, &hs_coll_hier,
+                                               &hs_coll_direct, NULL};
+
+const hs_coll_algo_t *hs_coll_algo_find(const char *name)
+{
+  for (size_t i = 0; name && hs_coll_algos[i]; i++)
+    if (strcmp(hs_coll_algos[i]->name, name) == 0)
+      return hs_coll_algos[i];
+  return NULL;
+}
+
+void hs_coll_init(hs_coll_t *c)
+{
+  memset(c, 0, sizeof *c);
+  c->slot = -1;
+  hs_event_init(&c->ev, NULL);
+}
+
+/* ---- builder ---------------------------------------------------------------- */
+
+void hs__builder_init(hs_coll_builder_t *b, const hs_net_paths_t *paths, hs_error_t *err)
+{
+  memset(b, 0, sizeof *b);
+  b->paths = paths;
+  b->err = err;
+}
+
+void hs__builder_destroy(hs_coll_builder_t *b)
+{
+  if (!b)
+    return;
+  hs_free(b->bytes);
+  hs_free(b->flow_off);
+  hs_free(b->hops);
+  hs_free(b->raw);
+  hs_free(b->tmp);
+  memset(b, 0, sizeof *b);
+}
+
+void hs__builder_reset(hs_coll_builder_t *b)
+{
+  b->latency_ns = 0.0;
+  b->n_flows = 0;
+  b->n_hops = 0;
+  b->n_raw = 0;
+  b->open = false;
+}
+
+hs_status_t hs__builder_tmp(hs_coll_builder_t *b, size_t n)
+{
+  return hs_reserve((void **)&b->tmp, &b->cap_tmp, n, sizeof *b->tmp);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void sort_i32(int32_t *a, size_t n)
+{
+  if (n > 24) {
+    qsort(a, n, sizeof *a, cmp_i32);
+    return;
+  }
+  for (size_t i = 1; i < n; i++) {
+    int32_t v = a[i];
+    size_t j = i;
+    for (; j > 0 && a[j - 1] > v; j--)
+      a[j] = a[j - 1];
+    a[j] = v;
+  }
+}
+
+hs_status_t hs__builder_close(hs_coll_builder_t *b)
+{
+  if (!b->open)
+    return HS_OK;
+  hs_status_t st = hs_reserve((void **)&b->hops, &b->cap_hops, b->n_hops + b->n_raw,
+                              sizeof *b->hops);
+  if (st != HS_OK)
+    return st;
+  sort_i32(b->raw, b->n_raw);
+  for (size_t i = 0; i < b->n_raw;) {
+    size_t j = i;
+    while (j < b->n_raw && b->raw[j] == b->raw[i])
+      j++;
+    b->hops[b->n_hops++] = (hs_flow_hop_t){b->raw[i], (int32_t)(j - i)};
+    i = j;
+  }
+  b->n_raw = 0;
+  b->flow_off[b->n_flows] = (int32_t)b->n_hops;
+  b->open = false;
+  return HS_OK;
+}
+
+hs_status_t hs__builder_flow(hs_coll_builder_t *b, double bytes)
+{
+  hs_status_t st = HS_OK;
+  HS_CHECK(hs__builder_close(b));
+  HS_CHECK(hs_reserve((void **)&b->bytes, &b->cap_flows, (size_t)b->n_flows + 1,
+                      sizeof *b->bytes));
+  HS_CHECK(hs_reserve((void **)&b->flow_off, &b->cap_off, (size_t)b->n_flows + 2,
+                      sizeof *b->flow_off));
+  b->flow_off[b->n_flows] = (int32_t)b->n_hops;
+  b->bytes[b->n_flows++] = bytes;
+  b->open = true;
+cleanup:
+  return st;
+}
+
+static hs_status_t get_path(hs_coll_builder_t *b, int32_t a, int32_t d, hs_path_t *p)
+{
+  const hs_net_paths_t *ps = b->paths;
+  if (!ps || !ps->path)
+    return hs_error_set(b->err, HS_EINVAL, "coll: the network has no path function");
+  hs_status_t st = ps->path(ps->ctx, a, d, p);
+  if (st != HS_OK)
+    return hs_error_set(b->err, st, "coll.devices: no path from device %d to device %d", a, d);
+  if (p->n < 0 || p->n > HS_PATH_MAX)
+    return hs_error_set(b->err, HS_EINTERNAL, "coll: path %d -> %d has %d links", a, d, p->n);
+  for (int32_t i = 0; i < p->n; i++)
+    if (p->links[i] < 0 || (size_t)p->links[i] >= ps->n_links)
+      return hs_error_set(b->err, HS_EINTERNAL, "coll: path %d -> %d uses unknown link %d", a,
+                          d, p->links[i]);
+  return HS_OK;
+}
+
+hs_status_t hs__builder_latency(hs_coll_builder_t *b, int32_t a, int32_t d, double *lat_ns)
+{
+  hs_path_t p;
+  hs_status_t st = get_path(b, a, d, &p);
+  if (st == HS_OK)
+    *lat_ns = p.latency_ns;
+  return st;
+}
+
+hs_status_t hs__builder_path(hs_coll_builder_t *b, int32_t a, int32_t d, double *lat_ns)
+{
+  hs_path_t p;
+  hs_status_t st = get_path(b, a, d, &p);
+  if (st != HS_OK)
+    return st;
+  if (!b->open)
+    return HS_EINTERNAL;
+  st = hs_reserve((void **)&b->raw, &b->cap_raw, b->n_raw + (size_t)p.n, sizeof *b->raw);
+  if (st != HS_OK)
+    return st;
+  memcpy(b->raw + b->n_raw, p.links, (size_t)p.n * sizeof *p.links);
+  b->n_raw += (size_t)p.n;
+  if (lat_ns)
+    *lat_ns = p.latency_ns;
+  return HS_OK;
+}
+
+/* Owner of the first NIC_UP link of the path a -> d, or -1. */
+static hs_status_t nic_owner(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t *owner)
+{
+  hs_path_t p;
+  hs_status_t st = get_path(b, a, d, &p);
+  if (st != HS_OK)
+    return st;
+  *owner = -1;
+  for (int32_t i = 0; i < p.n; i++)
+    if (b->paths->links[p.links[i]].kind == HS_LINK_NIC_UP) {
+      *owner = b->paths->links[p.links[i]].owner;
+      break;
+    }
+  return HS_OK;
+}
+
+hs_status_t hs__coll_nodes(hs_coll_builder_t *b, const int32_t *devices, int32_t n, int32_t *out)
+{
+  const hs_net_paths_t *ps = b->paths;
+  if (ps->node_of) {
+    for (int32_t i = 0; i < n; i++)
+      out[i] = ps->node_of(ps->ctx, devices[i]);
+    return HS_OK;
+  }
+  /* out[i] = -1 marks "on devices[0]'s node" until that node is known. */
+  int32_t node0 = -1;
+  for (int32_t i = 1; i < n; i++) {
+    hs_status_t st = nic_owner(b, devices[i], devices[0], &out[i]);
+    if (st != HS_OK)
+      return st;
+    if (out[i] >= 0 && node0 < 0 && (st = nic_owner(b, devices[0], devices[i], &node0)) != HS_OK)
+      return st;
+  }
+  if (node0 < 0)
+    node0 = 0; /* one node only: any id will do */
+  out[0] = node0;
+  for (int32_t i = 1; i < n; i++)
+    if (out[i] < 0)
+      out[i] = node0;
+  return HS_OK;
+}
+
+/* ---- validation and default choice --------------------------------------- */
+
+static hs_status_t coll_validate(hs_coll_builder_t *b, const hs_coll_t *c,
+                                 const hs_coll_algo_t *algo)
+{
+  hs_error_t *err = b->err;
+  if ((unsigned)c->op >= HS_COLL__COUNT)
+    return hs_error_set(err, HS_EINVAL, "coll.op: unknown operation %d", (int)c->op);
+  const char *op = hs_coll_op_name(c->op);
+  if (c->n < 1)
+    return hs_error_set(err, HS_EINVAL, "coll.n: %d devices, %s needs at least 1", c->n, op);
+  if (c->op == HS_COLL_P2P && c->n != 2)
+    return hs_error_set(err, HS_EINVAL, "coll.n: p2p needs exactly 2 devices, got %d", c->n);
+  if (!c->devices)
+    return hs_error_set(err, HS_EINVAL, "coll.devices: NULL for %d devices", c->n);
+  if (!(c->bytes >= 0.0) || c->bytes == INFINITY)
+    return hs_error_set(err, HS_EINVAL, "coll.bytes: %g, need a finite number >= 0", c->bytes);
+  for (int32_t i = 0; i < c->n; i++)
+    if (c->devices[i] < 0)
+      return hs_error_set(err, HS_EINVAL, "coll.devices[%d]: negative device %d", i,
+                          c->devices[i]);
+  /* duplicates (a p2p to itself is allowed: it takes no time) */
+  if (c->op != HS_COLL_P2P) {
+    if (c->n <= 32) {
+      for (int32_t i = 1; i < c->n; i++)
+        for (int32_t j = 0; j < i; j++)
+          if (c->devices[i] == c->devices[j])
+            return hs_error_set(err, HS_EINVAL,
+                                "coll.devices[%d]: device %d appears twice (also devices[%d])",
+                                i, c->devices[i], j);
+    } else {
+      hs_status_t st = hs__builder_tmp(b, (size_t)c->n);
+      if (st != HS_OK)
+        return st;
+      memcpy(b->tmp, c->devices, (size_t)c->n * sizeof *b->tmp);
+      sort_i32(b->tmp, (size_t)c->n);
+      for (int32_t i = 1; i < c->n; i++)
+        if (b->tmp[i] == b->tmp[i - 1])
+          return hs_error_set(err, HS_EINVAL, "coll.devices: device %d appears twice",
+                              b->tmp[i]);
+    }
+  }
+  if (c->op == HS_COLL_PADDED_ALLGATHER || c->op == HS_COLL_GROUPED_BROADCAST) {
+    if (!c->shares)
+      return hs_error_set(err, HS_EINVAL, "coll.shares: required for %s", op);
+    double sum = 0.0;
+    for (int32_t i = 0; i < c->n; i++) {
+      if (!(c->shares[i] >= 0.0) || c->shares[i] > 1.0)
+        return hs_error_set(err, HS_EINVAL, "coll.shares[%d]: %g, need a number in [0, 1]", i,
+                            c->shares[i]);
+      sum += c->shares[i];
+    }
+    if (fabs(sum - 1.0) > 1e-6)
+      return hs_error_set(err, HS_EINVAL, "coll.shares: sum to %.9g, not 1", sum);
+  }
+  if (!algo->supports(c->op))
+    return hs_error_set(err, HS_EUNSUPPORTED, "coll.algo: \"%s\" does not implement %s",
+                        algo->name, op);
+  return HS_OK;
+}
+
+/* Ranks per node of the group when every node holds the same number, else 0;
+ * *n_nodes gets the number of nodes. */
+static hs_status_t uniform_ranks_per_node(hs_coll_builder_t *b, const int32_t *devices, int32_t n,
+                                          int32_t *k, int32_t *n_nodes)
+{
+  hs_status_t st = hs__builder_tmp(b, 2 * (size_t)n);
+  if (st != HS_OK)
+    return st;
+  int32_t *node = b->tmp, *sorted = b->tmp + n;
+  if ((st = hs__coll_nodes(b, devices, n, node)) != HS_OK)
+    return st;
+  memcpy(sorted, node, (size_t)n * sizeof *sorted);
+  sort_i32(sorted, (size_t)n);
+  int32_t m = 0, per = -1;
+  *k = 0;
+  for (int32_t i = 0; i < n;) {
+    int32_t j = i;
+    while (j < n && sorted[j] == sorted[i])
+      j++;
+    if (per >= 0 && j - i != per)
+      per = 0;
+    else if (per < 0)
+      per = j - i;
+    m++;
+    i = j;
+  }
+  *k = per > 0 ? per : 0;
+  *n_nodes = m;
+  return HS_OK;
+}
+
+static const hs_coll_algo_t *default_algo(hs_coll_builder_t *b, hs_coll_op_t op,
+                                          const int32_t *devices, int32_t n)
+{
+  switch (op) {
+  case HS_COLL_P2P:
+  case HS_COLL_ALLTOALL:
+    return &hs_coll_direct;
+  case HS_COLL_ALLREDUCE: {
+    int32_t k = 0, m = 0;
+    hs_error_t *saved = b->err;
+    b->err = NULL;
+    hs_status_t st = n > 1 && devices ? uniform_ranks_per_node(b, devices, n, &k, &m) : HS_EINVAL;
+    b->err = saved;
+    return st == HS_OK && m > 1 && k > 1 ? &hs_coll_hier : &hs_coll_ring;
+  }
+  default:
+    return &hs_coll_ring;
+  }
+}
+
+const hs_coll_algo_t *hs_coll_algo_default_paths(const hs_net_paths_t *paths, hs_coll_op_t op,
+                                                 const int32_t *devices, int32_t n)
+{
+  hs_coll_builder_t b;
+  hs__builder_init(&b, paths, NULL);
+  const hs_coll_algo_t *a = default_algo(&b, op, devices, n);
+  hs__builder_destroy(&b);
+  return a;
+}
+
+/* ---- uncontended evaluation (estimates) ----------------------------------- */
+
+static int32_t find_link(const int32_t *ids, int32_t n, int32_t link)
+{
+  int32_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    int32_t mid = (lo + hi) / 2;
+    if (ids[mid] < link)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Seconds the phase's flows take alone on the network: for one flow,
+ * bytes x max over links of weight / capacity; for several, the fluid
+ * max-min evolution (re-solve at each completion). */
+static hs_status_t phase_transfer_s(const hs_coll_builder_t *b, double *out_s)
+{
+  const hs_net_paths_t *ps = b->paths;
+  *out_s = 0.0;
+  if (b->n_flows == 1) {
+    double worst = 0.0;
+    for (int32_t h = b->flow_off[0]; h < b->flow_off[1]; h++) {
+      double g = ps->links[b->hops[h].link].GBps;
+      if (g > 0.0 && g < INFINITY)
+        worst = fmax(worst, (double)b->hops[h].weight / (g * HS_GB));
+    }
+    *out_s = b->bytes[0] < HS_NET_EPS_BYTES ? 0.0 : b->bytes[0] * worst;
+    return HS_OK;
+  }
+  if (b->n_flows == 0)
+    return HS_OK;
+  hs_status_t st = HS_OK;
+  int32_t nf = b->n_flows, nh = (int32_t)b->n_hops;
+  int32_t *ids = hs_calloc((size_t)nh, sizeof *ids);
+  int32_t *off = hs_calloc((size_t)nf + 1, sizeof *off);
+  hs_flow_hop_t *hops = hs_calloc((size_t)nh, sizeof *hops);
+  double *cap = hs_calloc((size_t)nh, sizeof *cap);
+  double *rem = hs_calloc((size_t)nf, sizeof *rem);
+  double *rate = hs_calloc((size_t)nf, sizeof *rate);
+  int32_t *live = hs_calloc((size_t)nf, sizeof *live);
+  hs_maxmin_t mm;
+  hs_maxmin_init(&mm);
+  if (!ids || !off || !hops || !cap || !rem || !rate || !live)
+    HS_FAIL(HS_ENOMEM);
+  for (int32_t h = 0; h < nh; h++)
+    ids[h] = b->hops[h].link;
+  sort_i32(ids, (size_t)nh);
+  int32_t nl = 0;
+  for (int32_t h = 0; h < nh; h++)
+    if (nl == 0 || ids[nl - 1] != ids[h])
+      ids[nl++] = ids[h];
+  for (int32_t l = 0; l < nl; l++) {
+    double g = ps->links[ids[l]].GBps;
+    cap[l] = g > 0.0 && g < INFINITY ? g * HS_GB : INFINITY;
+  }
+  int32_t n_live = 0;
+  for (int32_t f = 0; f < nf; f++)
+    if (b->bytes[f] >= HS_NET_EPS_BYTES) {
+      rem[n_live] = b->bytes[f];
+      live[n_live++] = f;
+    }
+  double t = 0.0;
+  while (n_live > 0) {
+    int32_t k = 0;
+    for (int32_t i = 0; i < n_live; i++) {
+      int32_t f = live[i];
+      off[i] = k;
+      for (int32_t h = b->flow_off[f]; h < b->flow_off[f + 1]; h++)
+        hops[k++] = (hs_flow_hop_t){find_link(ids, nl, b->hops[h].link), b->hops[h].weight};
+    }
+    off[n_live] = k;
+    HS_CHECK(hs_maxmin_solve(&mm, n_live, off, hops, nl, cap, rate));
+    double dt = INFINITY;
+    for (int32_t i = 0; i < n_live; i++)
+      dt = fmin(dt, rate[i] == INFINITY ? 0.0 : rem[i] / rate[i]);
+    t += dt;
+    int32_t w = 0;
+    for (int32_t i = 0; i < n_live; i++) {
+      double r = rem[i] - (rate[i] == INFINITY ? rem[i] : rate[i] * dt);
+      if (r >= HS_NET_EPS_BYTES && rate[i] != INFINITY && rem[i] / rate[i] > dt) {
+        rem[w] = r;
+        live[w++] = live[i];
+      }
+    }
+    n_live = w;
+  }
+  *out_s = t;
+cleanup:
+  hs_free(ids);
+  hs_free(off);
+  hs_free(hops);
+  hs_free(cap);
+  hs_free(rem);
+  hs_free(rate);
+  hs_free(live);
+  hs_maxmin_destroy(&mm);
+  return st;
+}
+
+static hs_status_t estimate_with(hs_coll_builder_t *b, const hs_coll_algo_t *algo,
+                                 const hs_coll_t *c, double *out_s)
+{
+  hs_status_t st = coll_validate(b, c, algo);
+  double total_ns = 0.0;
+  for (int32_t phase = 0; st == HS_OK; phase++) {
+    bool has = false;
+    hs__builder_reset(b);
+    HS_CHECK(algo->build_phase(b, c, phase, &has));
+    if (!has)
+      break;
+    HS_CHECK(hs__builder_close(b));
+    double s = 0.0;
+    HS_CHECK(phase_transfer_s(b, &s));
+    total_ns += b->latency_ns + s * 1e9;
+  }
+  *out_s = total_ns * 1e-9;
+cleanup:
+  return st;
+}
+
+hs_status_t hs_coll_estimate_paths(const hs_net_paths_t *paths, const hs_coll_t *c,
+                                   double *out_s, hs_error_t *err)
+{
+  if (!paths || !c || !out_s)
+    return hs_error_set(err, HS_EINVAL, "coll: NULL argument");
+  *out_s = NAN;
+  hs_coll_builder_t b;
+  hs__builder_init(&b, paths, err);
+  const hs_coll_algo_t *algo = c->algo ? c->algo : default_algo(&b, c->op, c->devices, c->n);
+  double s = NAN;
+  hs_status_t st = estimate_with(&b, algo, c, &s);
+  hs__builder_destroy(&b);
+  if (st == HS_OK)
+    *out_s = s;
+  return st;
+}
+
+double hs__coll_estimate(const hs_coll_algo_t *algo, const hs_net_paths_t *paths,
+                         const hs_coll_t *c)
+{
+  hs_coll_builder_t b;
+  hs__builder_init(&b, paths, NULL);
+  double s = NAN;
+  hs_status_t st = estimate_with(&b, algo, c, &s);
+  hs__builder_destroy(&b);
+  return st == HS_OK ? s : NAN;
+}
+
+/* ---- the phase driver ------------------------------------------------------ */
+
+static inline hs_flow_t *coll_flow(hs_coll_t *c, int32_t i)
+{
+  return c->n_flows <= HS_COLL_MAX_FLOWS ? &c->flows[i] : &c->xflows[i];
+}
+
+static void coll_finish(hs_net_t *net, hs_coll_t *c)
+{
+  c->t_end = net->eng->now;
+  hs__pool_release(&net->pool, c->hops);
+  hs__pool_release(&net->pool, c->xflows);
+  c->hops = NULL;
+  c->n_hops_cap = 0;
+  c->xflows = NULL;
+  c->n_xflows_cap = 0;
+  size_t s = (size_t)c->slot;
+  net->colls[s] = net->colls[--net->n_colls];
+  net->colls[s]->slot = (int32_t)s;
+  c->slot = -1;
+  if (c->done)
+    c->done(c);
+}
+
+static void coll_finish_ev(hs_engine_t *eng, hs_event_t *ev)
+{
+  hs_coll_t *c = HS_CONTAINER_OF(ev, hs_coll_t, ev);
+  coll_finish(c->net, c);
+}
+
+static void coll_flow_done(hs_net_t *net, hs_flow_t *f);
+static hs_status_t phase_begin(hs_net_t *net, hs_coll_t *c, bool *finished);
+
+static hs_status_t start_flows(hs_net_t *net, hs_coll_t *c)
+{
+  for (int32_t i = 0; i < c->n_flows; i++) {
+    hs_status_t st = hs_net_flow_start(net, coll_flow(c, i));
+    if (st != HS_OK)
+      return st;
+    c->n_flows_live++;
+  }
+  return HS_OK;
+}
+
+/* In event context: the current phase is over; start the next or finish. */
+static void coll_advance(hs_net_t *net, hs_coll_t *c)
+{
+  bool finished = false;
+  c->phase++;
+  hs_status_t st = phase_begin(net, c, &finished);
+  if (st != HS_OK) {
+    hs_engine_fail(net->eng, st);
+    return;
+  }
+  if (finished)
+    coll_finish(net, c);
+}
+
+static void coll_flow_done(hs_net_t *net, hs_flow_t *f)
+{
+  hs_coll_t *c = f->ctx;
+  if (--c->n_flows_live == 0)
+    coll_advance(net, c);
+}
+
+static void coll_latency_done(hs_engine_t *eng, hs_event_t *ev)
+{
+  hs_coll_t *c = HS_CONTAINER_OF(ev, hs_coll_t, ev);
+  hs_status_t st = start_flows(c->net, c);
+  if (st != HS_OK)
+    hs_engine_fail(eng, st);
+  else if (c->n_flows == 0)
+    coll_advance(c->net, c);
+}
+
+/* Builds phase c->phase (skipping empty ones) and starts it: the latency
+ * wait, or the flows at once when there is none. *finished when c has no
+ * phase left. Never calls c->done. */
+static hs_status_t phase_begin(hs_net_t *net, hs_coll_t *c, bool *finished)
+{
+  hs_status_t st = HS_OK;
+  hs_coll_builder_t *b = &net->builder;
+  *finished = false;
+  for (;;) {
+    bool has = false;
+    hs__builder_reset(b);
+    HS_CHECK(c->run_algo->build_phase(b, c, c->phase, &has));
+    if (!has) {
+      *finished = true;
+      return HS_OK;
+    }
+    HS_CHECK(hs__builder_close(b));
+    if (b->n_flows > 0 || llround(b->latency_ns) > 0)
+      break;
+    c->phase++;
+  }
+  size_t need = b->n_hops * sizeof *c->hops;
+  if (need > hs__pool_block_size(c->hops)) {
+    hs__pool_release(&net->pool, c->hops);
+    c->hops = hs__pool_alloc(&net->pool, need);
+    if (!c->hops)
+      HS_FAIL(HS_ENOMEM);
+    c->n_hops_cap = (int32_t)(hs__pool_block_size(c->hops) / sizeof *c->hops);
+  }
+  if (b->n_hops)
+    memcpy(c->hops, b->hops, need);
+  if (b->n_flows > HS_COLL_MAX_FLOWS && b->n_flows > c->n_xflows_cap) {
+    hs__pool_release(&net->pool, c->xflows);
+    c->xflows = hs__pool_alloc(&net->pool, (size_t)b->n_flows * sizeof *c->xflows);
+    if (!c->xflows)
+      HS_FAIL(HS_ENOMEM);
+    c->n_xflows_cap = (int32_t)(hs__pool_block_size(c->xflows) / sizeof *c->xflows);
+  }
+  c->n_flows = b->n_flows;
+  c->n_flows_live = 0;
+  for (int32_t i = 0; i < b->n_flows; i++) {
+    hs_flow_t *f = coll_flow(c, i);
+    hs_flow_init(f);
+    f->bytes = b->bytes[i];
+    f->hops = c->hops + b->flow_off[i];
+    f->n_hops = b->flow_off[i + 1] - b->flow_off[i];
+    f->done = coll_flow_done;
+    f->ctx = c;
+  }
+  hs_time_t lat = b->latency_ns > 0.0 ? hs_time_from_s(b->latency_ns * 1e-9) : 0;
+  if (lat > 0) {
+    hs_event_init(&c->ev, coll_latency_done);
+    HS_CHECK(hs_engine_after(net->eng, &c->ev, lat, HS_NET_PRIO_FLOW));
+  } else {
+    HS_CHECK(start_flows(net, c));
+  }
+cleanup:
+  return st;
+}
+
+hs_status_t hs__coll_run(hs_net_t *net, hs_coll_t *c)
+{
+  bool finished = false;
+  c->phase = 0;
+  hs_status_t st = phase_begin(net, c, &finished);
+  if (st == HS_OK && finished) {
+    hs_event_init(&c->ev, coll_finish_ev);
+    st = hs_engine_schedule(net->eng, &c->ev, net->eng->now, HS_NET_PRIO_FLOW);
+  }
+  return st;
+}
+
+hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  if (!net || !c)
+    return hs_error_set(err, HS_EINVAL, "coll: NULL argument");
+  hs_coll_builder_t *b = &net->builder;
+  b->err = err;
+  c->run_algo = c->algo ? c->algo : default_algo(b, c->op, c->devices, c->n);
+  HS_CHECK(coll_validate(b, c, c->run_algo));
+  HS_CHECK(hs_reserve((void **)&net->colls, &net->cap_colls, net->n_colls + 1,
+                      sizeof *net->colls));
+  c->net = net;
+  c->t_start = net->eng->now;
+  c->t_end = 0;
+  c->hops = NULL;
+  c->n_hops_cap = 0;
+  c->xflows = NULL;
+  c->n_xflows_cap = 0;
+  c->n_flows = 0;
+  c->n_flows_live = 0;
+  hs_event_init(&c->ev, NULL);
+  c->slot = (int32_t)net->n_colls;
+  net->colls[net->n_colls++] = c;
+  st = c->run_algo->start(net, c);
+  if (st != HS_OK && c->n_flows_live == 0 && !hs_event_pending(&c->ev)) {
+    /* nothing in flight: undo */
+    hs__pool_release(&net->pool, c->hops);
+    hs__pool_release(&net->pool, c->xflows);
+    c->hops = NULL;
+    c->xflows = NULL;
+    size_t s = (size_t)c->slot;
+    net->colls[s] = net->colls[--net->n_colls];
+    net->colls[s]->slot = (int32_t)s;
+    c->slot = -1;
+  } else if (st != HS_OK) {
+    hs_engine_fail(net->eng, st);
+  }
+cleanup:
+  b->err = NULL;
+  return st;
+}

@@ -1,0 +1,463 @@
+/*
+ * net.c - the flow-level network: flows on links, max-min fair rates,
+ * completion events, per-link counters, and the block pool.
+ *
+ * Representation. Each link keeps its member table (flow, hop index) in an
+ * array; each flow on links keeps, per hop, its index in that link's table
+ * (f->pos, a pool block), so joining and leaving a link are O(1) appends and
+ * swap-removes. Active flows sit in one array (f->slot), also swap-removed.
+ *
+ * Rates. A start or an end only marks the touched constrained links dirty
+ * and makes sure the rate update event of the current instant is queued
+ * (HS_NET_PRIO_RATES: after everything else at this time). The update
+ * collects, from each dirty link, the component of flows connected to it
+ * through shared constrained links (breadth-first, epoch marks instead of
+ * clearing), lays it out as local arrays and calls hs_maxmin_solve on it. A flow whose rate
+ * changed has its remaining bytes advanced lazily (remaining -= old rate x
+ * elapsed since its last change) and its completion event rescheduled at
+ * now + round(remaining / rate), rounded once; unchanged flows are left
+ * alone. Unconstrained links carry members (for the counters) but never
+ * couple flows.
+ *
+ * Invariants: a flow on links has f->pos != NULL and appears exactly once in
+ * each hop's member table; between updates, rate_Bps and t_last describe
+ * every flow's progress exactly; all update buffers are reserved when flows
+ * start, so the update event never allocates (except the solver workspace
+ * on a first solve larger than any before: failures stop the engine).
+ */
+#include "net_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- block pool ---------------------------------------------------------- */
+
+typedef struct blk {
+  struct blk *next_all;
+  struct blk *next_free;
+  size_t cls;
+  size_t pad; /* keeps the payload 16-byte aligned */
+} blk_t;
+
+#define POOL_MIN_CLS 5
+
+void *hs__pool_alloc(hs__pool_t *p, size_t bytes)
+{
+  size_t cls = POOL_MIN_CLS;
+  while (((size_t)1 << cls) < bytes) {
+    cls++;
+    if (cls >= HS_ARRAY_LEN(p->free_list))
+      return NULL;
+  }
+  blk_t *b = p->free_list[cls];
+  if (b) {
+    p->free_list[cls] = b->next_free;
+    return b + 1;
+  }
+  b = malloc(sizeof *b + ((size_t)1 << cls));
+  if (!b)
+    return NULL;
+  b->cls = cls;
+  b->next_free = NULL;
+  b->next_all = p->all;
+  p->all = b;
+  return b + 1;
+}
+
+size_t hs__pool_block_size(const void *mem)
+{
+  return mem ? (size_t)1 << ((const blk_t *)mem - 1)->cls : 0;
+}
+
+void hs__pool_release(hs__pool_t *p, void *mem)
+{
+  if (!mem)
+    return;
+  blk_t *b = (blk_t *)mem - 1;
+  b->next_free = p->free_list[b->cls];
+  p->free_list[b->cls] = b;
+}
+
+void hs__pool_destroy(hs__pool_t *p)
+{
+  blk_t *b = p->all;
+  while (b) {
+    blk_t *next = b->next_all;
+    free(b);
+    b = next;
+  }
+  memset(p, 0, sizeof *p);
+}
+
+/* ---- construction ---------------------------------------------------------- */
+
+static void rates_update(hs_engine_t *eng, hs_event_t *ev);
+static void flow_complete(hs_engine_t *eng, hs_event_t *ev);
+
+void hs_flow_init(hs_flow_t *f)
+{
+  memset(f, 0, sizeof *f);
+  f->slot = -1;
+  hs_event_init(&f->ev, flow_complete);
+}
+
+hs_status_t hs__net_init_links(hs_net_t *net)
+{
+  hs_status_t st = HS_OK;
+  size_t n = net->n_links;
+  if (n > (size_t)INT32_MAX / 2)
+    return HS_ELIMIT;
+  net->lk = hs_calloc(n, sizeof *net->lk);
+  net->stats = hs_calloc(n, sizeof *net->stats);
+  net->dirty = hs_calloc(n, sizeof *net->dirty);
+  net->comp_links = hs_calloc(n, sizeof *net->comp_links);
+  net->csr_cap = hs_calloc(n, sizeof *net->csr_cap);
+  if (!net->lk || !net->stats || !net->dirty || !net->comp_links || !net->csr_cap)
+    HS_FAIL(HS_ENOMEM);
+  for (size_t l = 0; l < n; l++) {
+    double g = net->links[l].GBps;
+    net->lk[l].finite = g > 0.0 && g < INFINITY;
+    net->lk[l].cap_Bps = net->lk[l].finite ? g * HS_GB : INFINITY;
+  }
+  hs_event_init(&net->upd_ev, rates_update);
+  hs_maxmin_init(&net->mm);
+  hs__builder_init(&net->builder, &net->paths, NULL);
+  net->paths.links = net->links;
+  net->paths.n_links = n;
+cleanup:
+  return st;
+}
+
+hs_status_t hs_net_new_links(hs_engine_t *eng, const hs_link_t *links, size_t n_links,
+                             hs_net_t **out)
+{
+  hs_status_t st = HS_OK;
+  hs_net_t *net = NULL;
+  if (!eng || !out || (n_links && !links))
+    return HS_EINVAL;
+  *out = NULL;
+  net = hs_calloc(1, sizeof *net);
+  if (!net)
+    return HS_ENOMEM;
+  net->eng = eng;
+  net->links_own = hs_calloc(n_links, sizeof *net->links_own);
+  if (!net->links_own)
+    HS_FAIL(HS_ENOMEM);
+  if (n_links)
+    memcpy(net->links_own, links, n_links * sizeof *links);
+  net->links = net->links_own;
+  net->n_links = n_links;
+  HS_CHECK(hs__net_init_links(net));
+  *out = net;
+  net = NULL;
+cleanup:
+  hs_net_free(net);
+  return st;
+}
+
+void hs_net_set_path_fn(hs_net_t *net, hs_net_path_fn path, void *ctx,
+                        int32_t (*node_of)(void *ctx, int32_t dev))
+{
+  net->paths.path = path;
+  net->paths.ctx = ctx;
+  net->paths.node_of = node_of;
+}
+
+const hs_net_paths_t *hs_net_paths(const hs_net_t *net) { return &net->paths; }
+
+void hs_net_free(hs_net_t *net)
+{
+  if (!net)
+    return;
+  if (net->eng) {
+    hs_engine_cancel(net->eng, &net->upd_ev);
+    for (size_t i = 0; i < net->n_active; i++)
+      hs_engine_cancel(net->eng, &net->active[i]->ev);
+    for (size_t i = 0; i < net->n_colls; i++)
+      hs_engine_cancel(net->eng, &net->colls[i]->ev);
+  }
+  if (net->lk)
+    for (size_t l = 0; l < net->n_links; l++)
+      hs_free(net->lk[l].m);
+  hs_free(net->lk);
+  hs_free(net->stats);
+  hs_free(net->dirty);
+  hs_free(net->comp_links);
+  hs_free(net->csr_cap);
+  hs_free(net->active);
+  hs_free(net->comp_flows);
+  hs_free(net->csr_off);
+  hs_free(net->csr_hops);
+  hs_free(net->rates);
+  hs_free(net->colls);
+  hs_free(net->links_own);
+  hs_maxmin_destroy(&net->mm);
+  hs__builder_destroy(&net->builder);
+  hs__pool_destroy(&net->pool);
+  hs_free(net);
+}
+
+/* ---- accessors ------------------------------------------------------------- */
+
+const hs_link_stats_t *hs_net_link_stats(const hs_net_t *net) { return net->stats; }
+hs_engine_t *hs_net_engine(hs_net_t *net) { return net->eng; }
+const hs_topology_t *hs_net_topology(const hs_net_t *net) { return net->topo; }
+size_t hs_net_n_links(const hs_net_t *net) { return net->n_links; }
+const hs_link_t *hs_net_links(const hs_net_t *net) { return net->links; }
+size_t hs_net_active_flows(const hs_net_t *net) { return net->n_active; }
+uint64_t hs_net_rate_updates(const hs_net_t *net) { return net->n_updates; }
+
+void hs_net_sync_stats(hs_net_t *net)
+{
+  hs_time_t now = net->eng->now;
+  for (size_t l = 0; l < net->n_links; l++)
+    if (net->lk[l].n > 0) {
+      net->stats[l].busy_ns += now - net->lk[l].busy_since;
+      net->lk[l].busy_since = now;
+    }
+}
+
+/* ---- flows ----------------------------------------------------------------- */
+
+/* Grows the update buffers so a component of `flows` flows and `hops` hops
+ * fits; geometric, so amortised O(1) per flow start. */
+static hs_status_t reserve_update(hs_net_t *net, size_t flows, size_t hops)
+{
+  hs_status_t st = HS_OK;
+  if (flows > net->res_flows) {
+    size_t want = HS_MAX(flows, 2 * net->res_flows), c1 = net->res_flows, c2 = net->res_flows,
+           c3 = net->res_flows;
+    HS_CHECK(hs_reserve((void **)&net->comp_flows, &c1, want, sizeof *net->comp_flows));
+    HS_CHECK(hs_reserve((void **)&net->csr_off, &c2, want + 1, sizeof *net->csr_off));
+    HS_CHECK(hs_reserve((void **)&net->rates, &c3, want, sizeof *net->rates));
+    net->res_flows = want;
+  }
+  if (hops > net->res_hops) {
+    size_t want = HS_MAX(hops, 2 * net->res_hops), c = net->res_hops;
+    HS_CHECK(hs_reserve((void **)&net->csr_hops, &c, want, sizeof *net->csr_hops));
+    net->res_hops = want;
+  }
+  HS_CHECK(hs_maxmin_reserve(&net->mm, net->res_flows, net->n_links, net->res_hops));
+cleanup:
+  return st;
+}
+
+static inline void mark_dirty(hs_net_t *net, int32_t l)
+{
+  hs__link_t *lk = &net->lk[l];
+  if (lk->finite && !lk->dirty) {
+    lk->dirty = true;
+    net->dirty[net->n_dirty++] = l;
+  }
+}
+
+hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f)
+{
+  hs_status_t st = HS_OK;
+  int32_t *pos = NULL;
+  if (!net || !f)
+    return HS_EINVAL;
+  if (!(f->bytes >= 0.0) || f->bytes == INFINITY || f->n_hops < 0 || (f->n_hops > 0 && !f->hops))
+    return HS_EINVAL;
+  bool constrained = false;
+  for (int32_t h = 0; h < f->n_hops; h++) {
+    int32_t l = f->hops[h].link;
+    if (l < 0 || (size_t)l >= net->n_links || f->hops[h].weight < 1)
+      return HS_EINVAL;
+    constrained |= net->lk[l].finite;
+  }
+  hs_engine_t *eng = net->eng;
+  bool joins = constrained && f->bytes >= HS_NET_EPS_BYTES;
+
+  /* Reserve everything first: nothing below can fail once state changes. */
+  HS_CHECK(hs_reserve((void **)&net->active, &net->cap_active, net->n_active + 1,
+                      sizeof *net->active));
+  if (joins) {
+    HS_CHECK(reserve_update(net, net->n_active + 1, net->active_hops + (size_t)f->n_hops));
+    for (int32_t h = 0; h < f->n_hops; h++) {
+      hs__link_t *lk = &net->lk[f->hops[h].link];
+      if (lk->n == lk->cap) {
+        size_t cap = (size_t)lk->cap;
+        HS_CHECK(hs_reserve((void **)&lk->m, &cap, (size_t)lk->n + 1, sizeof *lk->m));
+        lk->cap = (int32_t)HS_MIN(cap, (size_t)INT32_MAX);
+      }
+    }
+    pos = hs__pool_alloc(&net->pool, (size_t)f->n_hops * sizeof *pos);
+    if (!pos)
+      return HS_ENOMEM;
+  }
+  hs_event_init(&f->ev, flow_complete);
+  if (joins) {
+    if (!hs_event_pending(&net->upd_ev))
+      st = hs_engine_schedule(eng, &net->upd_ev, eng->now, HS_NET_PRIO_RATES);
+  } else {
+    st = hs_engine_schedule(eng, &f->ev, eng->now, HS_NET_PRIO_FLOW);
+  }
+  if (st != HS_OK) {
+    hs__pool_release(&net->pool, pos);
+    return st;
+  }
+
+  f->net = net;
+  f->t_start = eng->now;
+  f->t_end = 0;
+  f->remaining = f->bytes;
+  f->rate_Bps = 0.0;
+  f->t_last = eng->now;
+  f->mark = 0;
+  f->pos = pos;
+  f->slot = (int32_t)net->n_active;
+  net->active[net->n_active++] = f;
+  if (!joins)
+    return HS_OK;
+  for (int32_t h = 0; h < f->n_hops; h++) {
+    int32_t l = f->hops[h].link;
+    hs__link_t *lk = &net->lk[l];
+    if (lk->n == 0)
+      lk->busy_since = eng->now;
+    lk->m[lk->n] = (hs__member_t){f, h};
+    pos[h] = lk->n++;
+    if (lk->n > net->stats[l].max_flows)
+      net->stats[l].max_flows = lk->n;
+    mark_dirty(net, l);
+  }
+  net->active_hops += (size_t)f->n_hops;
+cleanup:
+  return st;
+}
+
+/* Takes f off its links (swap-remove), marking them dirty. O(hops). */
+static void leave_links(hs_net_t *net, hs_flow_t *f)
+{
+  hs_time_t now = net->eng->now;
+  for (int32_t h = 0; h < f->n_hops; h++) {
+    int32_t l = f->hops[h].link;
+    hs__link_t *lk = &net->lk[l];
+    int32_t i = f->pos[h];
+    lk->n--;
+    if (i != lk->n) {
+      lk->m[i] = lk->m[lk->n];
+      lk->m[i].f->pos[lk->m[i].hop] = i;
+    }
+    if (lk->n == 0)
+      net->stats[l].busy_ns += now - lk->busy_since;
+    mark_dirty(net, l);
+  }
+  net->active_hops -= (size_t)f->n_hops;
+  hs__pool_release(&net->pool, f->pos);
+  f->pos = NULL;
+}
+
+static void flow_complete(hs_engine_t *eng, hs_event_t *ev)
+{
+  hs_flow_t *f = HS_CONTAINER_OF(ev, hs_flow_t, ev);
+  hs_net_t *net = f->net;
+  for (int32_t h = 0; h < f->n_hops; h++)
+    net->stats[f->hops[h].link].bytes += f->bytes * (double)f->hops[h].weight;
+  if (f->pos)
+    leave_links(net, f);
+  size_t s = (size_t)f->slot;
+  net->active[s] = net->active[--net->n_active];
+  net->active[s]->slot = (int32_t)s;
+  f->slot = -1;
+  f->t_end = eng->now;
+  f->remaining = 0.0;
+  f->rate_Bps = 0.0;
+  if (net->n_dirty && !hs_event_pending(&net->upd_ev))
+    hs_engine_fail(eng, hs_engine_schedule(eng, &net->upd_ev, eng->now, HS_NET_PRIO_RATES));
+  if (f->done)
+    f->done(net, f);
+}
+
+/* Re-solves one component: the flows connected to comp_links[0..nl) (the
+ * seed, marked) through constrained links. O(flows + hops + links of the
+ * component) plus the solve. */
+static hs_status_t solve_component(hs_net_t *net, uint64_t epoch, size_t nl)
+{
+  hs__link_t *lks = net->lk;
+  size_t nf = 0;
+  for (size_t q = 0; q < nl; q++) {
+    const hs__link_t *lk = &lks[net->comp_links[q]];
+    for (int32_t i = 0; i < lk->n; i++) {
+      hs_flow_t *f = lk->m[i].f;
+      if (f->mark == epoch)
+        continue;
+      f->mark = epoch;
+      net->comp_flows[nf++] = f;
+      for (int32_t h = 0; h < f->n_hops; h++) {
+        int32_t l2 = f->hops[h].link;
+        if (lks[l2].finite && lks[l2].mark != epoch) {
+          lks[l2].mark = epoch;
+          lks[l2].local = (int32_t)nl;
+          net->comp_links[nl++] = l2;
+        }
+      }
+    }
+  }
+  if (nf == 0)
+    return HS_OK;
+  size_t k = 0;
+  for (size_t i = 0; i < nf; i++) {
+    const hs_flow_t *f = net->comp_flows[i];
+    net->csr_off[i] = (int32_t)k;
+    for (int32_t h = 0; h < f->n_hops; h++) {
+      const hs__link_t *lk = &lks[f->hops[h].link];
+      if (lk->finite)
+        net->csr_hops[k++] = (hs_flow_hop_t){lk->local, f->hops[h].weight};
+    }
+  }
+  net->csr_off[nf] = (int32_t)k;
+  for (size_t i = 0; i < nl; i++)
+    net->csr_cap[i] = lks[net->comp_links[i]].cap_Bps;
+  hs_status_t st = hs_maxmin_solve(&net->mm, (int32_t)nf, net->csr_off, net->csr_hops,
+                                   (int32_t)nl, net->csr_cap, net->rates);
+  if (st != HS_OK)
+    return st;
+  net->n_updates++;
+  hs_engine_t *eng = net->eng;
+  hs_time_t now = eng->now;
+  for (size_t i = 0; i < nf; i++) {
+    hs_flow_t *f = net->comp_flows[i];
+    double r = net->rates[i];
+    if (r == f->rate_Bps && hs_event_pending(&f->ev))
+      continue;
+    if (now > f->t_last)
+      f->remaining -= f->rate_Bps * hs_time_to_s(now - f->t_last);
+    f->t_last = now;
+    f->rate_Bps = r;
+    hs_time_t dt = f->remaining < HS_NET_EPS_BYTES ? 0 : hs_time_from_s(f->remaining / r);
+    hs_time_t at = dt > HS_TIME_MAX - now ? HS_TIME_MAX : now + dt;
+    if ((st = hs_engine_schedule(eng, &f->ev, at, HS_NET_PRIO_FLOW)) != HS_OK)
+      return st;
+  }
+  return HS_OK;
+}
+
+/* The rate update of one instant: max-min over each component touched by
+ * the dirty links, one component at a time (solving several independent
+ * components together gives the same rates at a superlinear cost). */
+static void rates_update(hs_engine_t *eng, hs_event_t *ev)
+{
+  hs_net_t *net = HS_CONTAINER_OF(ev, hs_net_t, upd_ev);
+  uint64_t epoch = ++net->epoch;
+  hs__link_t *lks = net->lk;
+  for (size_t i = 0; i < net->n_dirty; i++) {
+    int32_t l = net->dirty[i];
+    lks[l].dirty = false;
+    if (lks[l].n == 0 || lks[l].mark == epoch)
+      continue;
+    lks[l].mark = epoch;
+    lks[l].local = 0;
+    net->comp_links[0] = l;
+    hs_status_t st = solve_component(net, epoch, 1);
+    if (st != HS_OK) {
+      for (size_t j = i + 1; j < net->n_dirty; j++)
+        lks[net->dirty[j]].dirty = false;
+      net->n_dirty = 0;
+      hs_engine_fail(eng, st);
+      return;
+    }
+  }
+  net->n_dirty = 0;
+}

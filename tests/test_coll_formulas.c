@@ -1,0 +1,239 @@
+/*
+ * test_coll_formulas.c - every collective algorithm, run on the flow model
+ * over a hand-built fabric, against the textbook formula written out here
+ * (not against the code's own estimate). Fabric: GPU ports of B GB/s with
+ * latency a/2 each, so a same-node neighbour path has latency a; NICs of
+ * B_nic with latency x/2 each (an inter-node path: a + x).
+ */
+#include "hs_net.h"
+#include "hs_test.h"
+#include "test_net_fabric.h"
+
+#define GB 1e9
+#define NS 1e9
+
+typedef struct run {
+  hs_engine_t eng;
+  hs_net_t *net;
+  tfab_t fab;
+} run_t;
+
+static void run_open(run_t *r, int nodes, int per_node, double B, double a_ns, double B_nic,
+                     double x_ns)
+{
+  hs_engine_init(&r->eng, NULL);
+  tfab_build(&r->fab, nodes, per_node, B, a_ns / 2, B_nic, x_ns / 2);
+  r->net = tfab_net(&r->fab, &r->eng);
+  CHECK(r->net != NULL);
+}
+
+static void run_close(run_t *r)
+{
+  hs_net_free(r->net);
+  hs_engine_destroy(&r->eng);
+  tfab_free(&r->fab);
+}
+
+static int done_count;
+static void on_done(hs_coll_t *c) { done_count++; }
+
+/* Simulated seconds of one collective alone on the fabric. */
+static double sim_one(run_t *r, const char *algo, hs_coll_op_t op, const int32_t *dev, int n,
+                      double S, const double *shares)
+{
+  hs_coll_t c;
+  hs_coll_init(&c);
+  c.op = op;
+  c.algo = algo ? hs_coll_algo_find(algo) : NULL;
+  c.devices = dev;
+  c.n = n;
+  c.bytes = S;
+  c.shares = shares;
+  c.done = on_done;
+  hs_error_t err;
+  hs_error_init(&err);
+  int before = done_count;
+  hs_time_t t0 = r->eng.now;
+  hs_status_t st = hs_coll_start(r->net, &c, &err);
+  CHECK_MSG(st == HS_OK, "%s %s: %s", algo ? algo : "default", hs_coll_op_name(op), err.msg);
+  CHECK(hs_engine_run(&r->eng, HS_TIME_MAX) == HS_OK);
+  CHECK_EQ_INT(done_count, before + 1);
+  CHECK_EQ_INT(c.t_start, t0);
+  return hs_time_to_s(c.t_end - c.t_start);
+}
+
+/* within `ns` nanoseconds */
+#define CHECK_NS(got_s, want_s, ns) CHECK_MSG(fabs((got_s) - (want_s)) * NS <= (ns) + 1e-6, \
+                                              "%.3f ns vs formula %.3f ns", (got_s) * NS,     \
+                                              (want_s) * NS)
+
+static const int32_t seq[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
+static void test_ring_allreduce(void)
+{
+  /* 2(n-1)(a + S/(nB)) */
+  const double B = 100 * GB, a = 3000, S = 256e6;
+  for (int n = 2; n <= 8; n *= 2) {
+    run_t r;
+    run_open(&r, 1, 8, 100, a, 50, 0);
+    double t = sim_one(&r, "ring", HS_COLL_ALLREDUCE, seq, n, S, NULL);
+    CHECK_NS(t, 2.0 * (n - 1) * (a / NS + S / (n * B)), 1);
+    run_close(&r);
+  }
+}
+
+static void test_ring_rs_ag_bcast(void)
+{
+  const double B = 100 * GB, a = 3000, S = 64e6;
+  run_t r;
+  run_open(&r, 1, 8, 100, a, 50, 0);
+  for (int n = 2; n <= 8; n *= 2) {
+    /* reduce-scatter and all-gather: (n-1)(a + S/(nB)) */
+    double want = (n - 1) * (a / NS + S / (n * B));
+    CHECK_NS(sim_one(&r, "ring", HS_COLL_REDUCE_SCATTER, seq, n, S, NULL), want, 1);
+    CHECK_NS(sim_one(&r, "ring", HS_COLL_ALLGATHER, seq, n, S, NULL), want, 1);
+    /* pipelined chain broadcast: (n-1) a + S/B */
+    CHECK_NS(sim_one(&r, "ring", HS_COLL_BROADCAST, seq, n, S, NULL), (n - 1) * a / NS + S / B, 1);
+  }
+  run_close(&r);
+}
+
+static void test_tree(void)
+{
+  /* double binary tree: 2 ceil(log2 n) a + 2 S/B (n >= 3); n = 2: 2a + S/B */
+  const double B = 100 * GB, a = 3000, S = 128e6;
+  run_t r;
+  run_open(&r, 1, 16, 100, a, 50, 0);
+  int ns[] = {4, 8, 16};
+  for (int i = 0; i < 3; i++) {
+    int n = ns[i];
+    double want = 2 * ceil(log2(n)) * a / NS + 2 * S / B;
+    CHECK_NS(sim_one(&r, "tree", HS_COLL_ALLREDUCE, seq, n, S, NULL), want, 2);
+  }
+  CHECK_NS(sim_one(&r, "tree", HS_COLL_ALLREDUCE, seq, 2, S, NULL), 2 * a / NS + S / B, 2);
+  run_close(&r);
+}
+
+static void test_hierarchical(void)
+{
+  /* m nodes x k GPUs. GPU ports B, latency a per same-node path; NIC B_nic,
+   * an inter-node path has latency a + x. The k inter-node rings all cross
+   * each NIC (weight k):
+   *   2(k-1)(a + S/(k B)) + 2(m-1)(a + x) + 2(m-1)/m (S/k) max(k/B_nic, 1/B) */
+  const double B = 200 * GB, B_nic = 25 * GB, a = 2000, x = 8000, S = 512e6;
+  int shapes[][2] = {{2, 4}, {4, 2}, {4, 4}, {3, 4}};
+  for (int i = 0; i < 4; i++) {
+    int m = shapes[i][0], k = shapes[i][1];
+    run_t r;
+    run_open(&r, m, k, 200, a, 25, x);
+    int32_t dev[16];
+    for (int d = 0; d < m * k; d++)
+      dev[d] = d;
+    double want = 2.0 * (k - 1) * (a / NS + S / (k * B)) + 2.0 * (m - 1) * (a + x) / NS +
+                  2.0 * (m - 1) / m * (S / k) * fmax(k / B_nic, 1 / B);
+    CHECK_NS(sim_one(&r, "hierarchical", HS_COLL_ALLREDUCE, dev, m * k, S, NULL), want, 3);
+    /* nodes need not be contiguous in the group: interleave them */
+    int32_t mixed[16];
+    for (int d = 0; d < m * k; d++)
+      mixed[d] = (d % m) * k + d / m;
+    CHECK_NS(sim_one(&r, "hierarchical", HS_COLL_ALLREDUCE, mixed, m * k, S, NULL), want, 3);
+    run_close(&r);
+  }
+  /* one GPU per node: only the inter-node phase, a plain ring over NICs:
+   * 2(m-1)(a + x + S/(m B_nic)) */
+  run_t r;
+  run_open(&r, 4, 1, 200, a, 25, x);
+  CHECK_NS(sim_one(&r, "hierarchical", HS_COLL_ALLREDUCE, seq, 4, S, NULL),
+           6 * ((a + x) / NS + S / (4 * B_nic)), 1);
+  run_close(&r);
+}
+
+static void test_direct(void)
+{
+  const double B = 100 * GB, B_nic = 10 * GB, a = 3000, x = 10000, S = 80e6;
+  run_t r;
+  run_open(&r, 2, 8, 100, a, 10, x);
+  /* p2p inside a node: a + S/B; across nodes: a + x + S/B_nic */
+  int32_t p_in[] = {1, 5}, p_x[] = {2, 12}, p_self[] = {3, 3};
+  CHECK_NS(sim_one(&r, "direct", HS_COLL_P2P, p_in, 2, S, NULL), a / NS + S / B, 1);
+  CHECK_NS(sim_one(&r, "direct", HS_COLL_P2P, p_x, 2, S, NULL), (a + x) / NS + S / B_nic, 1);
+  CHECK_NS(sim_one(&r, NULL, HS_COLL_P2P, p_self, 2, S, NULL), 0, 0);
+  /* all-to-all in a node: a + (n-1) S/(n B) */
+  for (int n = 2; n <= 8; n *= 2)
+    CHECK_NS(sim_one(&r, "direct", HS_COLL_ALLTOALL, seq, n, S, NULL),
+             a / NS + (n - 1) * S / (n * B), 1);
+  /* all-to-all across 2 nodes x 8: each NIC carries 8 x 8 sub-flows of S/16:
+   * (a + x) + 64 (S/16) / B_nic (the GPU ports carry 15 x S/16 at B: less) */
+  CHECK_NS(sim_one(&r, "direct", HS_COLL_ALLTOALL, seq, 16, S, NULL),
+           (a + x) / NS + 64 * (S / 16) / B_nic, 1);
+  run_close(&r);
+}
+
+static void test_hap_collectives(void)
+{
+  const double B = 100 * GB, a = 3000, S = 90e6;
+  run_t r;
+  run_open(&r, 1, 8, 100, a, 50, 0);
+  /* padded all-gather: (n-1)(a + max_i(share_i) S / B) */
+  double sh4[] = {0.1, 0.4, 0.3, 0.2};
+  CHECK_NS(sim_one(&r, "ring", HS_COLL_PADDED_ALLGATHER, seq, 4, S, sh4),
+           3 * (a / NS + 0.4 * S / B), 1);
+  /* equal shares: padding costs nothing: the plain all-gather formula */
+  double eq4[] = {0.25, 0.25, 0.25, 0.25};
+  CHECK_NS(sim_one(&r, "ring", HS_COLL_PADDED_ALLGATHER, seq, 4, S, eq4),
+           3 * (a / NS + S / (4 * B)), 1);
+  /* grouped broadcast, 2 ranks (0.75, 0.25): the chains 0->1 and 1->0 use
+   * different ports: max(0.75, 0.25) S / B after one latency a */
+  double sh2[] = {0.75, 0.25};
+  CHECK_NS(sim_one(&r, "ring", HS_COLL_GROUPED_BROADCAST, seq, 2, S, sh2), a / NS + 0.75 * S / B, 2);
+  /* 3 equal shares: every port is crossed by two of the three chains, all
+   * of S/3 bytes at B/2: 2 (S/3) / B after the chain latency 2a (equals the
+   * ring all-gather's 2(a + S/(3B))) */
+  double eq3[] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
+  CHECK_NS(sim_one(&r, "ring", HS_COLL_GROUPED_BROADCAST, seq, 3, S, eq3),
+           2 * a / NS + 2 * (S / 3) / B, 3);
+  /* 3 ranks (0.5, 0.3, 0.2): chain r crosses up(r), down(r+1), up(r+1),
+   * down(r+2). All start at B/2. Chain 2 (0.2 S) ends at 0.4 S/B; chains 0
+   * (0.3 S left) and 1 (0.1 S left) then share only up(1)/down(2): B/2
+   * each. Chain 1 ends at 0.4 + 0.2 = 0.6 S/B; chain 0 (0.2 S left), alone:
+   * 0.6 + 0.2 = 0.8 S/B. */
+  double sh3[] = {0.5, 0.3, 0.2};
+  CHECK_NS(sim_one(&r, "ring", HS_COLL_GROUPED_BROADCAST, seq, 3, S, sh3),
+           2 * a / NS + 0.8 * S / B, 3);
+  run_close(&r);
+}
+
+static void test_trivial(void)
+{
+  run_t r;
+  run_open(&r, 1, 8, 100, 3000, 50, 0);
+  /* one rank, or nothing to move: done at once (through an event) */
+  for (size_t i = 0; hs_coll_algos[i]; i++) {
+    const hs_coll_algo_t *al = hs_coll_algos[i];
+    for (int op = 0; op < HS_COLL__COUNT; op++) {
+      if (!al->supports((hs_coll_op_t)op))
+        continue;
+      double sh[] = {0.5, 0.5};
+      int n = op == HS_COLL_P2P ? 2 : 1;
+      double *shares = (op == HS_COLL_PADDED_ALLGATHER || op == HS_COLL_GROUPED_BROADCAST)
+                           ? (n == 1 ? (double[]){1.0} : sh)
+                           : NULL;
+      CHECK_NS(sim_one(&r, al->name, (hs_coll_op_t)op, seq, n, 0.0, shares), 0, 0);
+      if (n == 1)
+        CHECK_NS(sim_one(&r, al->name, (hs_coll_op_t)op, seq, 1, 1e6, shares), 0, 0);
+    }
+  }
+  run_close(&r);
+}
+
+int main(void)
+{
+  HS_RUN(test_ring_allreduce);
+  HS_RUN(test_ring_rs_ag_bcast);
+  HS_RUN(test_tree);
+  HS_RUN(test_hierarchical);
+  HS_RUN(test_direct);
+  HS_RUN(test_hap_collectives);
+  HS_RUN(test_trivial);
+  HS_TEST_END();
+}
