@@ -214,8 +214,54 @@ static void test_determinism(void)
   hs_model_destroy(&m);
 }
 
+/* Stage 0: one TP-2 replica; stage 1: two TP-1 replicas taking 25% and 75%
+ * of each microbatch. Replica a sends each stage-1 replica exactly the samples
+ * it serves; gradients come back the same way. Bytes per link, by hand. */
+static double link_bytes(const hs_report_t *r, const char *label)
+{
+  for (int32_t k = 0; k < r->n_links; k++)
+    if (strcmp(r->links[k].label, label) == 0)
+      return r->links[k].bytes;
+  return 0.0;
+}
+
+static void test_p2p_between_unequal_stages(void)
+{
+  hs_model_t m;
+  double X = 4e6; /* activation bytes per sample */
+  fx_chain_model(&m, 2, 1, 1e9, 0.0, X, 0.0);
+  hs_cluster_t c;
+  hs_error_t err;
+  hs_error_init(&err);
+  CHECK(fx_cluster(&c, 1, 4, 100, 1, 10, 0, &err) == HS_OK);
+  const char *json =
+      "{\"pipelines\": [{\"microbatch_size\": 4, \"microbatches\": 6, \"stages\": ["
+      " {\"ops\": [0, 1], \"replicas\": [{\"devices\": [0, 1]}]},"
+      " {\"ops\": [1, 2], \"replicas\": [{\"devices\": [2], \"share\": 0.25},"
+      "                                  {\"devices\": [3], \"share\": 0.75}]}]}]}";
+  hs_plan_t plan;
+  CHECK_MSG(hs_plan_parse(json, "plan.json", &plan, &err) == HS_OK, "%s", err.msg);
+  hs_report_t rep;
+  CHECK_MSG(hs_simulate(&m, &c, &plan, NULL, &rep, &err) == HS_OK, "%s", err.msg);
+  double per_mb = 4 * X, mbs = 6;
+  CHECK_REL(link_bytes(&rep, "d0.up"), per_mb * mbs, 1e-9);   /* activations out */
+  CHECK_REL(link_bytes(&rep, "d0.down"), per_mb * mbs, 1e-9); /* gradients back */
+  CHECK_REL(link_bytes(&rep, "d2.down"), 0.25 * per_mb * mbs, 1e-9);
+  CHECK_REL(link_bytes(&rep, "d3.down"), 0.75 * per_mb * mbs, 1e-9);
+  CHECK_REL(link_bytes(&rep, "d3.up"), 0.75 * per_mb * mbs, 1e-9);
+  CHECK(link_bytes(&rep, "d1.up") == 0.0);
+  /* stage 1's replica with 75% of the samples is the bottleneck: 0.75*4 = 3
+   * samples x 1 ms fwd, 6 ms fwd+bwd per microbatch */
+  CHECK(rep.iteration_time_s >= 6 * 9e-3);
+  hs_report_destroy(&rep);
+  hs_plan_destroy(&plan);
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+}
+
 int main(void)
 {
+  HS_RUN(test_p2p_between_unequal_stages);
   HS_RUN(test_1f1b_and_gpipe_closed_form);
   HS_RUN(test_interleaved_bubble);
   HS_RUN(test_dp_ring_allreduce);
