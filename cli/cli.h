@@ -39,5 +39,7 @@ int hs_cli_fail(const hs_error_t *err, hs_status_t st);
 int hs_cmd_list(int argc, char **argv);
 int hs_cmd_show(int argc, char **argv);
 int hs_cmd_simulate(int argc, char **argv);
+int hs_cmd_plan(int argc, char **argv);
+int hs_cmd_compare(int argc, char **argv);
 
 #endif

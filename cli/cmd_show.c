@@ -5,6 +5,8 @@
 #include "hs_clusters.h"
 #include "hs_json.h"
 #include "hs_models.h"
+#include "hs_scenarios.h"
+#include "hs_search.h"
 #include "hs_sim.h"
 
 #include <stdlib.h>
@@ -18,7 +20,7 @@ int hs_cmd_list(int argc, char **argv)
   const char *pos[1];
   int npos = 0;
   int rc = hs_cli_parse(argc, argv, opts, pos, 1, &npos,
-                        "usage: hetsim list {models|clusters|gpus|schedules}");
+                        "usage: hetsim list {models|clusters|gpus|schedules|strategies|scenarios}");
   if (rc)
     return rc < 0 ? 0 : rc;
   if (npos != 1) {
@@ -64,7 +66,18 @@ int hs_cmd_list(int argc, char **argv)
       printf("%-18s %s\n", (*s)->name, (*s)->description);
     return 0;
   }
-  fprintf(stderr, "hetsim list: unknown list '%s' (models, clusters, gpus, schedules)\n", pos[0]);
+  if (strcmp(pos[0], "strategies") == 0) {
+    for (const hs_planner_type_t *const *t = hs_planners; *t; t++)
+      printf("%-14s %s\n", (*t)->name, (*t)->description);
+    return 0;
+  }
+  if (strcmp(pos[0], "scenarios") == 0) {
+    for (const hs_scenario_t *s = hs_scenarios; s->name; s++)
+      printf("%-10s %s\n           model %s, cluster %s, strategies %s\n", s->name, s->description,
+             s->model, s->cluster, s->strategies);
+    return 0;
+  }
+  fprintf(stderr, "hetsim list: unknown list '%s' (models, clusters, gpus, schedules, strategies, scenarios)\n", pos[0]);
   return 2;
 }
 

@@ -9,6 +9,8 @@ static const hs_cmd_t commands[] = {
     {"list", "list models, clusters, gpus, strategies or schedules", hs_cmd_list},
     {"show", "show a model or a cluster (text or --json)", hs_cmd_show},
     {"simulate", "simulate one training iteration of a plan", hs_cmd_simulate},
+    {"plan", "search a plan with one strategy, simulate it, write plan.json", hs_cmd_plan},
+    {"compare", "compare strategies on a model and cluster, or a named scenario", hs_cmd_compare},
     {NULL, NULL, NULL},
 };
 

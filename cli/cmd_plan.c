@@ -1,0 +1,423 @@
+/*
+ * cmd_plan.c - `hetsim plan` (one strategy: search, simulate, print or write
+ * the plan) and `hetsim compare` (several strategies or a named scenario:
+ * one row per strategy as a table, CSV or JSON).
+ */
+#include "cli.h"
+#include "hs_json.h"
+#include "hs_scenarios.h"
+#include "hs_search.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* Shared option handling: --global-batch, --time-limit, --max-microbatch-size. */
+static int read_plan_opts(const hs_opt_t *opts, hs_plan_opts_t *po)
+{
+  int rc;
+  int64_t v;
+  hs_plan_opts_init(po);
+  if ((rc = hs_cli_int(opts, "global-batch", 0, 0, INT64_C(1) << 40, &v)))
+    return rc;
+  po->global_batch = v;
+  if ((rc = hs_cli_int(opts, "max-microbatch-size", 8, 1, 1 << 20, &v)))
+    return rc;
+  po->max_microbatch_size = (int32_t)v;
+  if ((rc = hs_cli_int(opts, "max-devices", 8, 1, 1 << 20, &v)))
+    return rc;
+  po->max_devices = (int32_t)v;
+  double t;
+  if ((rc = hs_cli_double(opts, "time-limit", 0.0, &t)))
+    return rc;
+  if (t < 0) {
+    fprintf(stderr, "hetsim: --time-limit: must be >= 0, got %g\n", t);
+    return 2;
+  }
+  po->time_limit_s = t;
+  po->allow_recompute = !hs_cli_opt(opts, "no-recompute");
+  return 0;
+}
+
+static int load_inputs(const char *model, const char *cluster, hs_model_t *m, hs_cluster_t *c)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_status_t st = hs_model_load(model, 0, m, &err);
+  if (st == HS_OK)
+    st = hs_cluster_load(cluster, c, &err);
+  return st == HS_OK ? 0 : hs_cli_fail(&err, st);
+}
+
+/* Max over devices of peak memory / capacity. */
+static double mem_ratio(const hs_report_t *r, const hs_cluster_t *c, double *peak, double *cap)
+{
+  double best = 0.0;
+  *peak = *cap = 0.0;
+  for (int32_t d = 0; d < r->n_device_mem && (size_t)d < c->n_devices; d++) {
+    double capd = hs_cluster_gpu(c, d)->mem_bytes;
+    double x = capd > 0 ? r->device_peak_memory_bytes[d] / capd : 0.0;
+    if (x > best) {
+      best = x;
+      *peak = r->device_peak_memory_bytes[d];
+      *cap = capd;
+    }
+  }
+  return best;
+}
+
+int hs_cmd_plan(int argc, char **argv)
+{
+  hs_opt_t opts[] = {
+      {"model", true, "model: catalog name, hetsim JSON or HF config.json"},
+      {"cluster", true, "cluster: catalog name or JSON file"},
+      {"strategy", true, "planner (hetsim list strategies)"},
+      {"global-batch", true, "samples per iteration (default: strategy default, 8 per device)"},
+      {"max-microbatch-size", true, "largest microbatch tried (default 8)"},
+      {"max-devices", true, "exhaustive: largest cluster accepted (default 8)"},
+      {"time-limit", true, "search budget in seconds (0 = none)"},
+      {"no-recompute", false, "never use activation recomputation"},
+      {"json", false, "print plan, stats and report as JSON"},
+      {"o", true, "write the plan JSON to this file (hetsim simulate --plan reads it)"},
+      {"quiet", false, "no progress line"},
+      {NULL},
+  };
+  const char *pos[1];
+  int npos = 0;
+  int rc = hs_cli_parse(argc, argv, opts, pos, 0, &npos,
+                        "usage: hetsim plan --model M --cluster C --strategy S [--global-batch G]\n"
+                        "         [--time-limit S] [--max-microbatch-size B] [--no-recompute]\n"
+                        "         [-o plan.json] [--json]");
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  const hs_opt_t *om = hs_cli_opt(opts, "model"), *oc = hs_cli_opt(opts, "cluster"),
+                 *os = hs_cli_opt(opts, "strategy");
+  if (!om || !oc || !os) {
+    fprintf(stderr, "hetsim plan: --model, --cluster and --strategy are required (see --help)\n");
+    return 2;
+  }
+  const hs_planner_type_t *t = hs_planner_find(os->value);
+  if (!t) {
+    fprintf(stderr, "hetsim plan: unknown strategy \"%s\" (hetsim list strategies)\n", os->value);
+    return 2;
+  }
+  hs_plan_opts_t po;
+  if ((rc = read_plan_opts(opts, &po)))
+    return rc;
+  hs_model_t m;
+  hs_cluster_t c;
+  hs_plan_t plan;
+  hs_report_t rep;
+  hs_model_init(&m);
+  hs_cluster_init(&c);
+  hs_plan_init(&plan);
+  hs_report_init(&rep);
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_status_t st = HS_OK;
+  if ((rc = load_inputs(om->value, oc->value, &m, &c)))
+    goto out;
+  hs_search_stats_t stats;
+  bool json = hs_cli_opt(opts, "json") != NULL;
+  FILE *prog = (json || hs_cli_opt(opts, "quiet")) ? NULL : stderr;
+  if ((st = hs_planner_run(t, &m, &c, &po, prog, &plan, &stats, &rep, &err)) != HS_OK) {
+    rc = hs_cli_fail(&err, st);
+    goto out;
+  }
+  const hs_opt_t *oo = hs_cli_opt(opts, "o");
+  if (oo) {
+    cJSON *j = hs_plan_to_json(&plan);
+    if (!j || (st = hs_json_write_file(j, oo->value, &err)) != HS_OK) {
+      hs_json_free(j);
+      rc = hs_cli_fail(&err, j ? st : HS_ENOMEM);
+      goto out;
+    }
+    hs_json_free(j);
+  }
+  char summary[256];
+  hs_plan_summary(&plan, summary, sizeof summary);
+  if (json) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON *jp = hs_plan_to_json(&plan), *jr = hs_report_to_json(&rep);
+    if (!j || !jp || !jr) {
+      cJSON_Delete(j);
+      cJSON_Delete(jp);
+      cJSON_Delete(jr);
+      rc = 1;
+      goto out;
+    }
+    cJSON_AddStringToObject(j, "strategy", t->name);
+    cJSON_AddStringToObject(j, "model", m.name);
+    cJSON_AddStringToObject(j, "cluster", c.name);
+    cJSON_AddNumberToObject(j, "search_s", stats.search_s);
+    cJSON_AddNumberToObject(j, "candidates", (double)stats.candidates);
+    cJSON_AddNumberToObject(j, "predicted_s", stats.predicted_s);
+    cJSON_AddBoolToObject(j, "optimal", stats.optimal);
+    cJSON_AddStringToObject(j, "note", stats.note);
+    cJSON_AddStringToObject(j, "summary", summary);
+    cJSON_AddItemToObject(j, "plan", jp);
+    cJSON_AddItemToObject(j, "report", jr);
+    if ((st = hs_json_write_file(j, "-", &err)) != HS_OK)
+      rc = hs_cli_fail(&err, st);
+    cJSON_Delete(j);
+    goto out;
+  }
+  double peak, cap;
+  double ratio = mem_ratio(&rep, &c, &peak, &cap);
+  char b1[32], b2[32];
+  printf("strategy        %s   model %s   cluster %s (%zu GPUs)\n", t->name, m.name, c.name,
+         c.n_devices);
+  printf("plan            %s\n", summary);
+  printf("global batch    %lld samples (%lld tokens)\n", (long long)rep.global_batch,
+         (long long)rep.tokens_per_iteration);
+  printf("iteration       %.4f s simulated (strategy estimate %.4f s)\n", rep.iteration_time_s,
+         stats.predicted_s);
+  printf("throughput      %.0f tokens/s, MFU %.1f%%\n", rep.tokens_per_s, rep.mfu * 100.0);
+  printf("memory          peak %s of %s (%.0f%%)\n", hs_fmt_bytes(peak, b1, sizeof b1),
+         hs_fmt_bytes(cap, b2, sizeof b2), ratio * 100.0);
+  printf("cost            $%.3f per million tokens\n", rep.cost_usd_per_million_tokens);
+  printf("search          %.3f s, %llu candidates%s; %s\n", stats.search_s,
+         (unsigned long long)stats.candidates, stats.optimal ? " (optimal in its space)" : "",
+         stats.note);
+  if (oo)
+    printf("plan written to %s\n", oo->value);
+out:
+  hs_report_destroy(&rep);
+  hs_plan_destroy(&plan);
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+  return rc;
+}
+
+/* ---- compare --------------------------------------------------------------- */
+
+typedef struct row {
+  char strategy[48];
+  bool ok;
+  char why[320];
+  double iter_s, tokens_s, mfu, mem_ratio, peak_bytes, cap_bytes, usd_mtok, search_s;
+  uint64_t candidates;
+  char summary[256];
+} row_t;
+
+static void csv_field(FILE *f, const char *s)
+{
+  bool q = strpbrk(s, ",\"\n") != NULL;
+  if (!q) {
+    fputs(s, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"')
+      fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+int hs_cmd_compare(int argc, char **argv)
+{
+  hs_opt_t opts[] = {
+      {"model", true, "model: catalog name, hetsim JSON or HF config.json"},
+      {"cluster", true, "cluster: catalog name or JSON file"},
+      {"scenario", true, "named scenario (hetsim list scenarios) instead of --model/--cluster"},
+      {"strategies", true, "comma-separated planners (default: all registered)"},
+      {"global-batch", true, "samples per iteration"},
+      {"max-microbatch-size", true, "largest microbatch tried (default 8)"},
+      {"max-devices", true, "exhaustive: largest cluster accepted (default 8)"},
+      {"time-limit", true, "search budget per strategy in seconds (0 = none)"},
+      {"no-recompute", false, "never use activation recomputation"},
+      {"format", true, "table (default), csv or json"},
+      {NULL},
+  };
+  const char *pos[1];
+  int npos = 0;
+  int rc = hs_cli_parse(argc, argv, opts, pos, 0, &npos,
+                        "usage: hetsim compare (--model M --cluster C | --scenario NAME)\n"
+                        "         [--strategies a,b,...] [--global-batch G] [--time-limit S]\n"
+                        "         [--format table|csv|json]");
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  const hs_opt_t *om = hs_cli_opt(opts, "model"), *oc = hs_cli_opt(opts, "cluster"),
+                 *osc = hs_cli_opt(opts, "scenario"), *ost = hs_cli_opt(opts, "strategies"),
+                 *ofmt = hs_cli_opt(opts, "format");
+  const char *fmt = ofmt ? ofmt->value : "table";
+  if (strcmp(fmt, "table") && strcmp(fmt, "csv") && strcmp(fmt, "json")) {
+    fprintf(stderr, "hetsim compare: --format: must be table, csv or json, got \"%s\"\n", fmt);
+    return 2;
+  }
+  const hs_scenario_t *scn = NULL;
+  const char *model = om ? om->value : NULL, *cluster = oc ? oc->value : NULL;
+  if (osc) {
+    scn = hs_scenario_find(osc->value);
+    if (!scn) {
+      fprintf(stderr, "hetsim compare: unknown scenario \"%s\" (hetsim list scenarios)\n", osc->value);
+      return 2;
+    }
+    if (!model)
+      model = scn->model;
+    if (!cluster)
+      cluster = scn->cluster;
+  }
+  if (!model || !cluster) {
+    fprintf(stderr, "hetsim compare: give --model and --cluster, or --scenario (see --help)\n");
+    return 2;
+  }
+  /* strategy list */
+  char list[1024] = "";
+  if (ost)
+    hs_strlcpy(list, ost->value, sizeof list);
+  else if (scn)
+    hs_strlcpy(list, scn->strategies, sizeof list);
+  else
+    for (const hs_planner_type_t *const *t = hs_planners; *t; t++) {
+      size_t l = strlen(list);
+      snprintf(list + l, sizeof list - l, "%s%s", l ? "," : "", (*t)->name);
+    }
+  const char *names[64];
+  int n_names = 0;
+  for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && n_names < 64;
+       tok = strtok_r(NULL, ",", &save))
+    names[n_names++] = tok;
+  /* unknown names are usage errors, except a scenario's strategies that are
+   * not built yet (they get an explanatory row) */
+  for (int i = 0; i < n_names; i++)
+    if (!hs_planner_find(names[i]) && ost) {
+      fprintf(stderr, "hetsim compare: unknown strategy \"%s\" (hetsim list strategies)\n", names[i]);
+      return 2;
+    }
+  hs_plan_opts_t po;
+  if ((rc = read_plan_opts(opts, &po)))
+    return rc;
+  hs_model_t m;
+  hs_cluster_t c;
+  hs_model_init(&m);
+  hs_cluster_init(&c);
+  row_t *rows = NULL;
+  if ((rc = load_inputs(model, cluster, &m, &c)))
+    goto out;
+  if (scn && !hs_cli_opt(opts, "global-batch"))
+    po.global_batch = hs_scenario_global_batch(scn, (int64_t)c.n_devices);
+  rows = calloc((size_t)n_names + 1, sizeof *rows);
+  if (!rows) {
+    rc = 1;
+    goto out;
+  }
+  double megatron_s = 0.0;
+  for (int i = 0; i < n_names; i++) {
+    row_t *r = &rows[i];
+    hs_strlcpy(r->strategy, names[i], sizeof r->strategy);
+    const hs_planner_type_t *t = hs_planner_find(names[i]);
+    if (!t) {
+      snprintf(r->why, sizeof r->why, "strategy not available in this build");
+      continue;
+    }
+    hs_plan_t plan;
+    hs_report_t rep;
+    hs_search_stats_t stats;
+    hs_error_t err;
+    hs_error_init(&err);
+    err.warn_fp = NULL;
+    hs_status_t st = hs_planner_run(t, &m, &c, &po, strcmp(fmt, "table") ? NULL : stderr, &plan,
+                                    &stats, &rep, &err);
+    if (st != HS_OK) {
+      snprintf(r->why, sizeof r->why, "%.300s", err.msg[0] ? err.msg : hs_status_message(st));
+      continue;
+    }
+    r->ok = true;
+    r->iter_s = rep.iteration_time_s;
+    r->tokens_s = rep.tokens_per_s;
+    r->mfu = rep.mfu;
+    r->mem_ratio = mem_ratio(&rep, &c, &r->peak_bytes, &r->cap_bytes);
+    r->usd_mtok = rep.cost_usd_per_million_tokens;
+    r->search_s = stats.search_s;
+    r->candidates = stats.candidates;
+    hs_plan_summary(&plan, r->summary, sizeof r->summary);
+    if (strcmp(t->name, "megatron") == 0)
+      megatron_s = r->iter_s;
+    hs_plan_destroy(&plan);
+    hs_report_destroy(&rep);
+  }
+  if (strcmp(fmt, "json") == 0) {
+    cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "rows");
+    cJSON_AddStringToObject(j, "model", m.name);
+    cJSON_AddStringToObject(j, "cluster", c.name);
+    if (scn)
+      cJSON_AddStringToObject(j, "scenario", scn->name);
+    for (int i = 0; i < n_names; i++) {
+      const row_t *r = &rows[i];
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "strategy", r->strategy);
+      cJSON_AddBoolToObject(o, "ok", r->ok);
+      if (!r->ok) {
+        cJSON_AddStringToObject(o, "reason", r->why);
+      } else {
+        cJSON_AddNumberToObject(o, "iteration_s", r->iter_s);
+        cJSON_AddNumberToObject(o, "tokens_per_s", r->tokens_s);
+        if (megatron_s > 0)
+          cJSON_AddNumberToObject(o, "speedup_vs_megatron", megatron_s / r->iter_s);
+        cJSON_AddNumberToObject(o, "mfu", r->mfu);
+        cJSON_AddNumberToObject(o, "peak_memory_bytes", r->peak_bytes);
+        cJSON_AddNumberToObject(o, "memory_capacity_bytes", r->cap_bytes);
+        cJSON_AddNumberToObject(o, "usd_per_million_tokens", r->usd_mtok);
+        cJSON_AddNumberToObject(o, "search_s", r->search_s);
+        cJSON_AddNumberToObject(o, "candidates", (double)r->candidates);
+        cJSON_AddStringToObject(o, "plan", r->summary);
+      }
+      cJSON_AddItemToArray(arr, o);
+    }
+    hs_error_t err;
+    hs_error_init(&err);
+    hs_status_t st = hs_json_write_file(j, "-", &err);
+    cJSON_Delete(j);
+    if (st != HS_OK)
+      rc = hs_cli_fail(&err, st);
+    goto out;
+  }
+  bool csv = strcmp(fmt, "csv") == 0;
+  if (csv)
+    printf("strategy,iteration_s,tokens_per_s,speedup_vs_megatron,mfu,peak_memory_fraction,"
+           "usd_per_million_tokens,search_s,plan\n");
+  else
+    printf("%s on %s (%zu GPUs)%s%s\n%-14s %10s %12s %8s %6s %8s %9s %9s  %s\n", m.name, c.name,
+           c.n_devices, scn ? ", scenario " : "", scn ? scn->name : "", "strategy", "iter s",
+           "tokens/s", "speedup", "MFU", "mem", "$/Mtok", "search s", "plan");
+  for (int i = 0; i < n_names; i++) {
+    const row_t *r = &rows[i];
+    if (csv) {
+      csv_field(stdout, r->strategy);
+      if (r->ok) {
+        printf(",%.6g,%.6g,", r->iter_s, r->tokens_s);
+        if (megatron_s > 0)
+          printf("%.4f", megatron_s / r->iter_s);
+        printf(",%.4f,%.4f,%.4g,%.4g,", r->mfu, r->mem_ratio, r->usd_mtok, r->search_s);
+        csv_field(stdout, r->summary);
+      } else {
+        printf(",,,,,,,,");
+        char why[340];
+        snprintf(why, sizeof why, "n/a: %s", r->why);
+        csv_field(stdout, why);
+      }
+      putchar('\n');
+      continue;
+    }
+    if (!r->ok) {
+      printf("%-14s n/a: %s\n", r->strategy, r->why);
+      continue;
+    }
+    char sp[16] = "-";
+    if (megatron_s > 0)
+      snprintf(sp, sizeof sp, "%.2fx", megatron_s / r->iter_s);
+    printf("%-14s %10.4f %12.0f %8s %5.1f%% %7.0f%% %9.3f %9.3f  %s\n", r->strategy, r->iter_s,
+           r->tokens_s, sp, r->mfu * 100.0, r->mem_ratio * 100.0, r->usd_mtok, r->search_s,
+           r->summary);
+  }
+out:
+  free(rows);
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+  return rc;
+}

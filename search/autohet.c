@@ -1,0 +1,781 @@
+/*
+ * autohet.c - AutoHet-style asymmetric 3D parallelism as a MILP (GLPK via
+ * lp.c). docs/autohet.md has the formulation, its sources and deviations.
+ *
+ * Search space. A TP degree t (1, 2, 4, 8, at most the smallest node) cuts
+ * every node into TP groups of t consecutive GPUs (one node, one GPU type;
+ * leftover GPUs of a node stay idle). The groups are partitioned into G
+ * pipelines (DP replicas); a pipeline's stages are its groups in device order
+ * (site, node, rank: cuts between neighbours are the cheapest available),
+ * every group is one stage. For each (t, microbatch size b, recomputation,
+ * partition) a MILP chooses the integer number of transformer blocks per
+ * stage (>= 1; embedding with the first stage, head and loss with the last)
+ * and the integer number of microbatches per pipeline (sum = B / b),
+ * minimising the iteration time
+ *     T >= sum_s t_s + 2 sum_cuts c + (m_g - 1) tmax_g + (y_g + o_g) L_g0
+ * per pipeline g (1F1B fill/drain plus steady state, the exposed gradient
+ * sync and optimizer step of the first stage, which finishes last), with
+ * t_s = f_s L_s + pre/post ops, tmax_g >= t_s + c_in + c_out (blocking
+ * sends), and per-stage memory (16 B/param state + activations of the
+ * S_g - s microbatches 1F1B keeps in flight) under the GPU's capacity. The
+ * product (m_g - 1) tmax_g is linearised exactly by a binary expansion of
+ * m_g - 1 = sum_k 2^k z_gk with w_gk >= tmax_g - U_g (1 - z_gk), w_gk >= 0.
+ *
+ * Partitions: every set partition when there are at most EXHAUSTIVE_GROUPS
+ * TP groups (Bell numbers: 203 for 6), otherwise three heuristics per G
+ * (LPT on compute, contiguous in device order, strided across device order).
+ * Configurations are ordered by a perfect-balance lower bound
+ * M L / sum_s (1 / f_s) (round-robin over (t, b, recompute) classes); each
+ * MILP gets the constraint T <= 1.1 x best so far, so a configuration that
+ * cannot come close is refuted at the root. The best few plans by MILP
+ * objective are simulated at the end (hs__pool_*) and the best simulated one
+ * is returned.
+ *
+ * State: the configuration list, the best objective, the candidate pool.
+ * Each step solves one MILP, then simulates one pool entry. Per MILP:
+ * O(groups + G log2 M) variables and rows; exponential worst case inside
+ * GLPK, bounded by a time limit.
+ */
+#include "lp.h"
+#include "search_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EXHAUSTIVE_GROUPS 6
+#define MAX_TP_CHOICES 4
+#define MEM_SAFETY 0.999 /* keep a hair below capacity: the simulator flags > capacity */
+#define CUTOFF 1.10      /* MILPs look for plans within 10% of the best: pool candidates */
+
+typedef struct group {
+  int32_t first_device;  /* t consecutive devices of one node */
+  int32_t node;
+  double speed;          /* peak FLOP/s of the group, for heuristics */
+} group_t;
+
+typedef struct config {
+  int32_t t, b, G;
+  hs_recompute_t rc;
+  int32_t assign_off;    /* into st->assign: n_groups(t) pipeline indexes */
+  double lb_s;
+  double order_key;      /* within a (t, b, rc) class: moderate pipeline depth first */
+  int32_t rank;          /* position within its class, for round-robin over classes */
+} config_t;
+
+/* Per-group costs for one (t, b, recompute). */
+typedef struct gcost {
+  double f_s;            /* fwd+bwd of one block, per microbatch */
+  double pre_s, post_s;  /* embedding ops (first stage), head/loss (last stage) */
+  double state_l, act_l; /* bytes per block: state, saved per microbatch in flight */
+  double state_pre, act_pre, state_post, act_post;
+  double opt_l, opt_pre; /* optimizer step seconds per block / for pre ops */
+  double trans;          /* transient bytes (full recomputation) */
+  double cap;            /* usable bytes */
+} gcost_t;
+
+typedef struct autohet {
+  const hs_model_t *m;
+  const hs_cluster_t *c;
+  hs_plan_opts_t o;
+  hs_estimator_t *est;
+  int32_t L;             /* transformer blocks */
+  int32_t *block_first;  /* L + 1: first op of block l; [L] = first op after the blocks */
+  int64_t B;
+  int32_t tps[MAX_TP_CHOICES];
+  int32_t n_tps;
+  group_t *groups[MAX_TP_CHOICES];
+  int32_t n_groups[MAX_TP_CHOICES];
+  config_t *configs;
+  size_t n_configs, cap_configs;
+  int32_t *assign;
+  size_t n_assign, cap_assign;
+  size_t next;
+  double t_start;
+  double budget_s;
+  /* best MILP objective so far, and the best few plans by it (simulated at the end) */
+  double best_T;
+  bool have_best;
+  hs_cand_pool_t pool;
+  bool sim_phase;
+  bool all_proven;       /* every MILP solved to optimality within the gap */
+  bool budget_hit;
+  double worst_gap;
+  uint64_t milps, refuted;
+} autohet_t;
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int tp_index(const autohet_t *a, int32_t t)
+{
+  for (int i = 0; i < a->n_tps; i++)
+    if (a->tps[i] == t)
+      return i;
+  return -1;
+}
+
+/* ---- cost coefficients ------------------------------------------------------ */
+
+/* hs_estimate_stage, with an empty op range costing nothing. */
+static hs_status_t range_cost(autohet_t *a, int32_t first, int32_t last, const int32_t *devs,
+                              int32_t t, int32_t b, hs_recompute_t rc, hs_stage_cost_t *out,
+                              hs_error_t *err)
+{
+  memset(out, 0, sizeof *out);
+  if (first >= last)
+    return HS_OK;
+  hs_status_t st = hs_estimate_stage(a->est, first, last, devs, t, b, rc, out);
+  if (st != HS_OK)
+    return hs_error_set(err, st, "autohet: estimating ops [%d, %d) on device %d: %s", first, last,
+                        devs[0], hs_status_message(st));
+  return HS_OK;
+}
+
+static hs_status_t group_cost(autohet_t *a, const group_t *g, int32_t t, int32_t b,
+                              hs_recompute_t rc, gcost_t *out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  int32_t devs[8];
+  for (int32_t k = 0; k < t; k++)
+    devs[k] = g->first_device + k;
+  hs_stage_cost_t sb, sp, sq;
+  int32_t nops = (int32_t)a->m->n_ops;
+  HS_CHECK(range_cost(a, a->block_first[0], a->block_first[a->L], devs, t, b, rc, &sb, err));
+  HS_CHECK(range_cost(a, 0, a->block_first[0], devs, t, b, rc, &sp, err));
+  HS_CHECK(range_cost(a, a->block_first[a->L], nops, devs, t, b, rc, &sq, err));
+  memset(out, 0, sizeof *out);
+  out->f_s = (sb.fwd_s + sb.bwd_s) / a->L;
+  out->pre_s = sp.fwd_s + sp.bwd_s;
+  out->post_s = sq.fwd_s + sq.bwd_s;
+  out->state_l = sb.state_bytes / a->L;
+  out->act_l = sb.act_bytes / a->L;
+  out->state_pre = sp.state_bytes;
+  out->act_pre = sp.act_bytes;
+  out->state_post = sq.state_bytes;
+  out->act_post = sq.act_bytes;
+  out->opt_l = sb.optimizer_s / a->L;
+  out->opt_pre = sp.optimizer_s;
+  out->trans = sb.transient_bytes;
+  out->cap = hs_cluster_gpu(a->c, g->first_device)->mem_bytes * MEM_SAFETY;
+cleanup:
+  return st;
+}
+
+/* Activation bytes crossing a cut between blocks, per microbatch. */
+static double cut_bytes(const autohet_t *a, int32_t b)
+{
+  int32_t op = a->block_first[1 < a->L ? 1 : a->L] - 1;
+  return a->m->ops[op].out_bytes * b;
+}
+
+/* ---- the MILP for one configuration ------------------------------------------- */
+
+/* One row under construction; capacity sized per MILP (never overflows:
+ * the longest row, the microbatch sum, has G x K entries). */
+typedef struct row_buf {
+  int32_t *idx;
+  double *val;
+  int32_t n;
+} row_buf_t;
+
+static void rb_add(row_buf_t *r, int32_t col, double v)
+{
+  for (int32_t k = 0; k < r->n; k++)
+    if (r->idx[k] == col) {
+      r->val[k] += v;
+      return;
+    }
+  r->idx[r->n] = col;
+  r->val[r->n] = v;
+  r->n++;
+}
+
+/* Builds and solves the MILP of configuration cf and offers its plan to the
+ * pool (the pool keeps the best few by objective). */
+static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_lp_t *lp = NULL;
+  gcost_t *gc = NULL;
+  int32_t *order = NULL, *pstart = NULL, *Lcol = NULL, *zcol = NULL, *wcol = NULL, *tcol = NULL;
+  hs_plan_t plan;
+  hs_plan_init(&plan);
+  row_buf_t r = {0}, r2 = {0}, mrow = {0};
+  int ti = tp_index(a, cf->t);
+  const group_t *groups = a->groups[ti];
+  int32_t ng = a->n_groups[ti];
+  const int32_t *asg = a->assign + cf->assign_off;
+  int32_t G = cf->G, L = a->L;
+  int64_t M = a->B / cf->b;
+  int32_t K = 0;
+  while (((int64_t)1 << K) <= M)
+    K++;
+  gc = hs_calloc((size_t)ng, sizeof *gc);
+  order = hs_calloc((size_t)ng, sizeof *order);
+  pstart = hs_calloc((size_t)G + 1, sizeof *pstart);
+  Lcol = hs_calloc((size_t)ng, sizeof *Lcol);
+  zcol = hs_calloc((size_t)G * K, sizeof *zcol);
+  wcol = hs_calloc((size_t)G * K, sizeof *wcol);
+  tcol = hs_calloc((size_t)G, sizeof *tcol);
+  if (!gc || !order || !pstart || !Lcol || !zcol || !wcol || !tcol)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+  for (int32_t i = 0; i < ng; i++)
+    HS_CHECK(group_cost(a, &groups[i], cf->t, cf->b, cf->rc, &gc[i], err));
+  /* stages of pipeline g: its groups in device order, order[pstart[g]..pstart[g+1]) */
+  for (int32_t g = 0, k = 0; g < G; g++) {
+    pstart[g] = k;
+    for (int32_t i = 0; i < ng; i++)
+      if (asg[i] == g)
+        order[k++] = i;
+    pstart[g + 1] = k;
+    int32_t S = pstart[g + 1] - pstart[g];
+    if (S == 0 || S > L)
+      goto cleanup; /* not a valid partition for this model: nothing to do */
+  }
+  double cb = cut_bytes(a, cf->b);
+  HS_CHECK(hs_lp_new(true, &lp));
+  int32_t Tcol;
+  HS_CHECK(hs_lp_add_col(lp, 0, INFINITY, 1.0, false, &Tcol));
+  for (int32_t k = 0; k < ng; k++)
+    HS_CHECK(hs_lp_add_col(lp, 1, L, 0.0, true, &Lcol[k]));
+  /* microbatches: sum_g (1 + sum_k 2^k z_gk) = M */
+  size_t rcap = (size_t)ng + (size_t)G * K + 8;
+  r.idx = hs_calloc(rcap, sizeof *r.idx);
+  r.val = hs_calloc(rcap, sizeof *r.val);
+  mrow.idx = hs_calloc(rcap, sizeof *mrow.idx);
+  mrow.val = hs_calloc(rcap, sizeof *mrow.val);
+  r2.idx = hs_calloc(4, sizeof *r2.idx);
+  r2.val = hs_calloc(4, sizeof *r2.val);
+  if (!r.idx || !r.val || !mrow.idx || !mrow.val || !r2.idx || !r2.val)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+  for (int32_t g = 0; g < G; g++) {
+    int32_t S = pstart[g + 1] - pstart[g];
+    /* blocks per pipeline */
+    r.n = 0;
+    for (int32_t s = 0; s < S; s++)
+      rb_add(&r, Lcol[pstart[g] + s], 1.0);
+    HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, L, L, err));
+    /* stage times, cut costs, tmax */
+    double U = 0.0, cuts = 0.0;
+    double c_in = 0.0, inv_f = 0.0, cst_f = 0.0;
+    HS_CHECK(hs_lp_add_col(lp, 0, INFINITY, 0.0, false, &tcol[g]));
+    for (int32_t s = 0; s < S; s++) {
+      int32_t gi = order[pstart[g] + s];
+      const gcost_t *q = &gc[gi];
+      double c_out = 0.0;
+      if (s + 1 < S)
+        c_out = hs_estimate_p2p_s(a->est, groups[gi].first_device,
+                                  groups[order[pstart[g] + s + 1]].first_device, cb, cf->t);
+      cuts += c_out;
+      double cst = (s == 0 ? q->pre_s : 0.0) + (s == S - 1 ? q->post_s : 0.0) + c_in + c_out;
+      /* tmax_g >= f L_s + cst */
+      r.n = 0;
+      rb_add(&r, tcol[g], 1.0);
+      rb_add(&r, Lcol[pstart[g] + s], -q->f_s);
+      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, cst, INFINITY, err));
+      U = fmax(U, q->f_s * (L - S + 1) + cst);
+      if (q->f_s > 0) {
+        inv_f += 1.0 / q->f_s;
+        cst_f += cst / q->f_s;
+      }
+      /* memory: in flight S - s microbatches (1F1B) */
+      double k_in = (double)(S - s);
+      double coef = q->state_l + q->act_l * k_in;
+      double cm = (s == 0 ? q->state_pre + q->act_pre * k_in : 0.0) +
+                  (s == S - 1 ? q->state_post + q->act_post * k_in : 0.0) + q->trans;
+      r.n = 0;
+      rb_add(&r, Lcol[pstart[g] + s], coef);
+      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, -INFINITY, q->cap - cm, err));
+      c_in = c_out;
+    }
+    /* exposed gradient sync + optimizer of the first stage, per block */
+    int32_t g0 = order[pstart[g]];
+    double y_l = 0.0;
+    if (G > 1) {
+      int32_t devs[64];
+      int32_t nd = 0;
+      for (int32_t h = 0; h < G && nd < 64; h++)
+        devs[nd++] = groups[order[pstart[h]]].first_device;
+      double grad_bytes = gc[g0].state_l / HS_ADAM_STATE_BYTES_PER_PARAM * 2.0;
+      y_l = hs_estimate_allreduce_s(a->est, devs, nd, grad_bytes * 16.0) / 16.0;
+      bool leaves_node = false;
+      for (int32_t h = 1; h < nd; h++)
+        leaves_node |= a->c->devices[devs[h]].node != a->c->devices[devs[0]].node;
+      if (leaves_node)
+        y_l *= cf->t;
+    }
+    /* T >= sum_s (f_s L_s + cst_s) + 2 cuts + sum_k 2^k w_gk + (y + o) L_g0 + o_pre */
+    r.n = 0;
+    rb_add(&r, Tcol, 1.0);
+    double cst_sum = 2.0 * cuts + gc[g0].opt_pre;
+    for (int32_t s = 0; s < S; s++) {
+      int32_t gi = order[pstart[g] + s];
+      rb_add(&r, Lcol[pstart[g] + s], -gc[gi].f_s);
+      cst_sum += (s == 0 ? gc[gi].pre_s : 0.0) + (s == S - 1 ? gc[gi].post_s : 0.0);
+    }
+    rb_add(&r, Lcol[pstart[g]], -(y_l + gc[g0].opt_l));
+    for (int32_t k = 0; k < K; k++) {
+      HS_CHECK(hs_lp_add_col(lp, 0, 1, 0.0, true, &zcol[g * K + k]));
+      HS_CHECK(hs_lp_add_col(lp, 0, INFINITY, 0.0, false, &wcol[g * K + k]));
+      rb_add(&r, wcol[g * K + k], -(double)((int64_t)1 << k));
+      rb_add(&mrow, zcol[g * K + k], (double)((int64_t)1 << k));
+      /* w >= tmax - U (1 - z)  <=>  w - tmax - U z >= -U */
+      r2.n = 0;
+      rb_add(&r2, wcol[g * K + k], 1.0);
+      rb_add(&r2, tcol[g], -1.0);
+      rb_add(&r2, zcol[g * K + k], -U);
+      HS_CHECK(hs_lp_add_row(lp, r2.n, r2.idx, r2.val, -U, INFINITY, err));
+    }
+    HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, cst_sum, INFINITY, err));
+    /* McCormick envelope of P = (m - 1) tmax for m - 1 in [0, M - G], tmax
+     * in [tlo, U]: valid cuts that make the LP relaxation see the steady
+     * state (tlo: the perfectly balanced stage time, a lower bound) */
+    double tlo = inv_f > 0 ? (L + cst_f) / inv_f : 0.0;
+    double mhi = (double)(M - G);
+    r.n = 0; /* P >= tlo (m - 1) */
+    for (int32_t k = 0; k < K; k++) {
+      rb_add(&r, wcol[g * K + k], (double)((int64_t)1 << k));
+      rb_add(&r, zcol[g * K + k], -tlo * (double)((int64_t)1 << k));
+    }
+    HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, 0.0, INFINITY, err));
+    r.n = 0; /* P >= mhi tmax + U (m - 1) - mhi U */
+    for (int32_t k = 0; k < K; k++) {
+      rb_add(&r, wcol[g * K + k], (double)((int64_t)1 << k));
+      rb_add(&r, zcol[g * K + k], -U * (double)((int64_t)1 << k));
+    }
+    rb_add(&r, tcol[g], -mhi);
+    HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, -mhi * U, INFINITY, err));
+  }
+  HS_CHECK(hs_lp_add_row(lp, mrow.n, mrow.idx, mrow.val, (double)(M - G), (double)(M - G), err));
+  if (a->have_best) {
+    int32_t one = Tcol;
+    double v = 1.0;
+    HS_CHECK(hs_lp_add_row(lp, 1, &one, &v, -INFINITY, a->best_T * CUTOFF, err));
+  }
+  hs_lp_opts_t lo;
+  hs_lp_opts_init(&lo);
+  lo.mip_gap = a->o.mip_gap >= 0 ? a->o.mip_gap : 0.0;
+  double left = a->budget_s - (now_s() - a->t_start);
+  lo.time_limit_s = fmax(0.05, fmin(left, fmax(0.2, a->budget_s / 20.0)));
+  hs_lp_result_t res;
+  HS_CHECK(hs_lp_solve(lp, &lo, &res, err));
+  a->milps++;
+  if (res.status == HS_LP_INFEASIBLE) {
+    a->refuted++;
+    goto cleanup;
+  }
+  if (res.status == HS_LP_NO_SOLUTION) {
+    a->all_proven = false; /* stopped before deciding */
+    goto cleanup;
+  }
+  if (res.status != HS_LP_OPTIMAL) {
+    a->all_proven &= res.status == HS_LP_OPTIMAL_GAP;
+    if (isfinite(res.gap))
+      a->worst_gap = fmax(a->worst_gap, res.gap);
+  }
+  if (res.status == HS_LP_UNBOUNDED)
+    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP unbounded (t=%d, G=%d)", cf->t, G));
+  /* build the plan */
+  hs_strlcpy(plan.strategy, "autohet", sizeof plan.strategy);
+  hs_strlcpy(plan.schedule, "1f1b", sizeof plan.schedule);
+  plan.precision = a->o.precision;
+  HS_CHECK(hs_plan_alloc_pipelines(&plan, G));
+  for (int32_t g = 0; g < G; g++) {
+    int32_t S = pstart[g + 1] - pstart[g];
+    hs_plan_pipeline_t *pl = &plan.pipelines[g];
+    pl->microbatch_size = cf->b;
+    int64_t mg = 1;
+    for (int32_t k = 0; k < K; k++)
+      mg += llround(hs_lp_value(lp, zcol[g * K + k])) << k;
+    pl->n_microbatches = (int32_t)mg;
+    HS_CHECK(hs_plan_alloc_stages(pl, S));
+    int32_t cum = 0;
+    for (int32_t s = 0; s < S; s++) {
+      int32_t gi = order[pstart[g] + s];
+      int32_t ls = (int32_t)llround(hs_lp_value(lp, Lcol[pstart[g] + s]));
+      hs_plan_stage_t *stg = &pl->stages[s];
+      stg->op_first = s == 0 ? 0 : a->block_first[cum];
+      cum += ls;
+      stg->op_last = s == S - 1 ? (int32_t)a->m->n_ops : a->block_first[cum];
+      stg->recompute = cf->rc;
+      HS_CHECK(hs_plan_alloc_replicas(stg, 1));
+      int32_t devs[8];
+      for (int32_t k = 0; k < cf->t; k++)
+        devs[k] = groups[gi].first_device + k;
+      HS_CHECK(hs_plan_replica_set_devices(&stg->replicas[0], devs, cf->t));
+      stg->replicas[0].share = 1.0;
+    }
+    if (cum != L)
+      HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP blocks %d != %d", cum, L));
+  }
+  if (!a->have_best || res.objective < a->best_T) {
+    a->best_T = res.objective;
+    a->have_best = true;
+  }
+  hs__cpool_offer(&a->pool, &plan, res.objective);
+cleanup:
+  hs_plan_destroy(&plan);
+  hs_lp_free(lp);
+  free(r.idx);
+  free(r.val);
+  free(r2.idx);
+  free(r2.val);
+  free(mrow.idx);
+  free(mrow.val);
+  free(gc);
+  free(order);
+  free(pstart);
+  free(Lcol);
+  free(zcol);
+  free(wcol);
+  free(tcol);
+  return st;
+}
+
+/* ---- configuration enumeration ------------------------------------------------- */
+
+static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *asg, int32_t ng)
+{
+  /* skip a partition already listed for the same (t, b, rc) */
+  for (size_t k = a->n_configs; k-- > 0;) {
+    const config_t *o = &a->configs[k];
+    if (o->t != cf->t || o->b != cf->b || o->rc != cf->rc)
+      break;
+    if (o->G == cf->G && !memcmp(a->assign + o->assign_off, asg, sizeof(int32_t) * (size_t)ng))
+      return HS_OK;
+  }
+  if (hs_reserve((void **)&a->configs, &a->cap_configs, a->n_configs + 1, sizeof *a->configs) ||
+      hs_reserve((void **)&a->assign, &a->cap_assign, a->n_assign + (size_t)ng, sizeof *a->assign))
+    return HS_ENOMEM;
+  config_t c2 = *cf;
+  c2.assign_off = (int32_t)a->n_assign;
+  memcpy(a->assign + a->n_assign, asg, sizeof(int32_t) * (size_t)ng);
+  a->n_assign += (size_t)ng;
+  a->configs[a->n_configs++] = c2;
+  return HS_OK;
+}
+
+/* Restricted growth strings: every set partition of ng items, visited once. */
+static hs_status_t all_partitions(autohet_t *a, config_t *cf, int32_t ng, int64_t M)
+{
+  int32_t rgs[EXHAUSTIVE_GROUPS] = {0}, mx[EXHAUSTIVE_GROUPS + 1] = {0};
+  for (;;) {
+    int32_t G = 0;
+    for (int32_t i = 0; i < ng; i++)
+      G = HS_MAX(G, rgs[i] + 1);
+    if (G <= M) {
+      cf->G = G;
+      hs_status_t st = push_config(a, cf, rgs, ng);
+      if (st)
+        return st;
+    }
+    int32_t i = ng - 1;
+    while (i > 0 && rgs[i] > mx[i - 1])
+      i--;
+    if (i <= 0)
+      return HS_OK;
+    rgs[i]++;
+    for (int32_t j = 0; j < i; j++)
+      mx[j] = j == 0 ? rgs[0] : HS_MAX(mx[j - 1], rgs[j]);
+    mx[i] = HS_MAX(mx[i - 1], rgs[i]);
+    for (int32_t j = i + 1; j < ng; j++) {
+      rgs[j] = 0;
+      mx[j] = mx[j - 1];
+    }
+  }
+}
+
+static hs_status_t heuristic_partitions(autohet_t *a, config_t *cf, const group_t *groups,
+                                        int32_t ng, int64_t M)
+{
+  hs_status_t st = HS_OK;
+  int32_t *asg = hs_calloc((size_t)ng, sizeof *asg);
+  int32_t *idx = hs_calloc((size_t)ng, sizeof *idx);
+  double *load = hs_calloc((size_t)ng, sizeof *load);
+  if (!asg || !idx || !load)
+    HS_FAIL(HS_ENOMEM);
+  double total = 0.0;
+  for (int32_t i = 0; i < ng; i++)
+    total += groups[i].speed;
+  for (int32_t G = 1; G <= ng && G <= M; G++) {
+    bool listed = G <= 8 || G == ng || (ng % G == 0 && G <= 64);
+    for (int32_t d = 2; d <= 8 && !listed; d++)
+      listed = G == ng / d;
+    if (!listed)
+      continue;
+    cf->G = G;
+    /* LPT: fastest group first to the least loaded pipeline (stable order) */
+    for (int32_t i = 0; i < ng; i++)
+      idx[i] = i;
+    for (int32_t i = 1; i < ng; i++) /* insertion sort by speed desc: O(ng^2) worst */
+      for (int32_t j = i; j > 0 && groups[idx[j]].speed > groups[idx[j - 1]].speed; j--) {
+        int32_t tmp = idx[j];
+        idx[j] = idx[j - 1];
+        idx[j - 1] = tmp;
+      }
+    for (int32_t g = 0; g < G; g++)
+      load[g] = 0.0;
+    for (int32_t k = 0; k < ng; k++) {
+      int32_t best = 0;
+      for (int32_t g = 1; g < G; g++)
+        if (load[g] < load[best])
+          best = g;
+      asg[idx[k]] = best;
+      load[best] += groups[idx[k]].speed;
+    }
+    HS_CHECK(push_config(a, cf, asg, ng));
+    /* contiguous in device order, balanced on compute */
+    double acc = 0.0;
+    for (int32_t i = 0; i < ng; i++) {
+      int32_t g = (int32_t)floor((acc + 0.5 * groups[i].speed) / total * G);
+      int32_t left = ng - i; /* keep every pipeline non-empty */
+      g = HS_MIN(HS_MAX(g, i > 0 ? asg[i - 1] : 0), G - 1);
+      if (G - g > left)
+        g = G - left;
+      asg[i] = g;
+      acc += groups[i].speed;
+    }
+    HS_CHECK(push_config(a, cf, asg, ng));
+    /* strided: group i to pipeline i mod G (pipelines span the device order) */
+    for (int32_t i = 0; i < ng; i++)
+      asg[i] = i % G;
+    HS_CHECK(push_config(a, cf, asg, ng));
+  }
+cleanup:
+  free(asg);
+  free(idx);
+  free(load);
+  return st;
+}
+
+static int cmp_config(const void *x, const void *y)
+{
+  const config_t *p = x, *q = y;
+  if (p->rank != q->rank)
+    return p->rank < q->rank ? -1 : 1;
+  if (p->lb_s != q->lb_s)
+    return p->lb_s < q->lb_s ? -1 : 1;
+  return p->assign_off < q->assign_off ? -1 : p->assign_off > q->assign_off;
+}
+
+/* ---- type object --------------------------------------------------------------- */
+
+static void autohet_free(void *state)
+{
+  autohet_t *a = state;
+  if (!a)
+    return;
+  hs_estimator_free(a->est);
+  free(a->block_first);
+  for (int i = 0; i < MAX_TP_CHOICES; i++)
+    free(a->groups[i]);
+  free(a->configs);
+  free(a->assign);
+  hs__cpool_destroy(&a->pool);
+  memset(a, 0, sizeof *a);
+}
+
+static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_cluster_t *c,
+                                const hs_plan_opts_t *o, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  autohet_t *a = state;
+  memset(a, 0, sizeof *a);
+  a->t_start = now_s();
+  a->m = m;
+  a->c = c;
+  a->o = *o;
+  a->o.precision = hs__precision(o, c);
+  a->all_proven = true;
+  if (!m || !c || m->n_ops == 0 || c->n_devices == 0)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "autohet: empty model or cluster"));
+  int64_t L64 = hs_model_layers(m);
+  if (L64 < 1 || L64 > 100000)
+    HS_FAIL(hs_error_set(err, HS_EINFEASIBLE, "autohet: model \"%s\" has no transformer blocks",
+                        m->name));
+  a->L = (int32_t)L64;
+  a->block_first = hs_calloc((size_t)a->L + 1, sizeof *a->block_first);
+  if (!a->block_first)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+  /* blocks must be contiguous and in order: block_first[l] = first op of l */
+  for (int32_t l = 0; l <= a->L; l++)
+    a->block_first[l] = -1;
+  int32_t last_block_op = -1;
+  for (size_t i = 0; i < m->n_ops; i++) {
+    int32_t l = m->ops[i].layer;
+    if (l < 0)
+      continue;
+    if (l >= a->L || (i > 0 && m->ops[i - 1].layer != l && a->block_first[l] >= 0))
+      HS_FAIL(hs_error_set(err, HS_EINFEASIBLE, "autohet: ops[%zu]: block %d is not contiguous", i, l));
+    if (a->block_first[l] < 0) {
+      if (l > 0 && a->block_first[l - 1] < 0)
+        HS_FAIL(hs_error_set(err, HS_EINFEASIBLE, "autohet: ops[%zu]: block %d before block %d", i,
+                            l, l - 1));
+      a->block_first[l] = (int32_t)i;
+    }
+    last_block_op = (int32_t)i;
+  }
+  a->block_first[a->L] = last_block_op + 1;
+  for (int32_t l = 0; l < a->L; l++)
+    if (a->block_first[l] < 0)
+      HS_FAIL(hs_error_set(err, HS_EINFEASIBLE, "autohet: block %d has no ops", l));
+  a->B = hs__global_batch(o, c);
+  int32_t maxmb = o->max_microbatch_size > 0 ? o->max_microbatch_size : 8;
+  a->budget_s = o->time_limit_s > 0 ? o->time_limit_s
+                                    : fmin(50.0, 4.0 + 0.02 * (double)c->n_devices);
+  HS_CHECK(hs_estimator_new(m, c, a->o.precision, &a->est, err));
+  if (hs__cpool_init(&a->pool, HS_MAX(2, hs__sim_budget(c))) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+  int32_t min_gpn = INT32_MAX;
+  for (size_t n = 0; n < c->n_nodes; n++)
+    min_gpn = HS_MIN(min_gpn, c->nodes[n].n_devices);
+  for (int32_t t = 1; t <= 8 && t <= min_gpn; t *= 2) {
+    int ti = a->n_tps++;
+    a->tps[ti] = t;
+    int32_t ng = 0;
+    for (size_t n = 0; n < c->n_nodes; n++)
+      ng += c->nodes[n].n_devices / t;
+    a->groups[ti] = hs_calloc((size_t)ng, sizeof(group_t));
+    if (!a->groups[ti])
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+    ng = 0;
+    for (size_t n = 0; n < c->n_nodes; n++)
+      for (int32_t k = 0; k + t <= c->nodes[n].n_devices; k += t) {
+        group_t *g = &a->groups[ti][ng++];
+        g->first_device = c->nodes[n].first_device + k;
+        g->node = (int32_t)n;
+        g->speed = t * hs__gpu_speed(hs_cluster_gpu(c, g->first_device), a->o.precision);
+      }
+    a->n_groups[ti] = ng;
+  }
+  hs_recompute_t rcs[2] = {HS_RECOMPUTE_NONE, HS_RECOMPUTE_FULL};
+  for (int ti = 0; ti < a->n_tps; ti++) {
+    int32_t t = a->tps[ti], ng = a->n_groups[ti];
+    for (int32_t b = 1; b <= maxmb; b *= 2) {
+      if (a->B % b)
+        continue;
+      int64_t M = a->B / b;
+      for (int r = 0; r < (o->allow_recompute ? 2 : 1); r++) {
+        config_t cf = {.t = t, .b = b, .rc = rcs[r]};
+        size_t first = a->n_configs;
+        if (ng <= EXHAUSTIVE_GROUPS)
+          HS_CHECK(all_partitions(a, &cf, ng, M));
+        else
+          HS_CHECK(heuristic_partitions(a, &cf, a->groups[ti], ng, M));
+        /* perfect-balance lower bound, same for every partition of (t, b, rc) */
+        double inv = 0.0;
+        for (int32_t i = 0; i < ng; i++) {
+          gcost_t q;
+          HS_CHECK(group_cost(a, &a->groups[ti][i], t, b, rcs[r], &q, err));
+          inv += q.f_s > 0 ? 1.0 / q.f_s : 0.0;
+        }
+        double lb = inv > 0 ? (double)M * a->L / inv : 0.0;
+        for (size_t k = first; k < a->n_configs; k++) {
+          config_t *q = &a->configs[k];
+          q->lb_s = lb;
+          q->order_key = fabs(log2((double)ng / q->G / 4.0));
+        }
+        /* rank inside the class by pipeline depth closeness to 4 stages (stable) */
+        for (size_t k = first + 1; k < a->n_configs; k++)
+          for (size_t j = k; j > first && a->configs[j].order_key < a->configs[j - 1].order_key; j--) {
+            config_t tmp = a->configs[j];
+            a->configs[j] = a->configs[j - 1];
+            a->configs[j - 1] = tmp;
+          }
+        for (size_t k = first; k < a->n_configs; k++)
+          a->configs[k].rank = (int32_t)(k - first);
+      }
+    }
+  }
+  if (st == HS_ENOMEM)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+  if (a->n_configs == 0)
+    HS_FAIL(hs_error_set(err, HS_EINFEASIBLE,
+                         "autohet: no configuration (global batch %lld, %zu devices)",
+                         (long long)a->B, c->n_devices));
+  qsort(a->configs, a->n_configs, sizeof *a->configs, cmp_config);
+  return HS_OK;
+cleanup:
+  if (st == HS_ENOMEM)
+    hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
+  autohet_free(a);
+  return st;
+}
+
+static hs_status_t autohet_step(void *state, bool *done, double *progress, hs_error_t *err)
+{
+  autohet_t *a = state;
+  *done = false;
+  *progress = -1.0;
+  if (!a->sim_phase) {
+    /* MILP phase; 85% of the budget, the rest for simulating the pool */
+    if (a->next < a->n_configs && now_s() - a->t_start > 0.85 * a->budget_s) {
+      a->budget_hit = true;
+      a->next = a->n_configs;
+    }
+    if (a->next >= a->n_configs) {
+      a->sim_phase = true;
+      return HS_OK;
+    }
+    const config_t *cf = &a->configs[a->next++];
+    *progress = 0.9 * (double)a->next / (double)a->n_configs;
+    /* a configuration whose lower bound cannot reach the pool is skipped */
+    if (a->have_best && cf->lb_s >= a->best_T * CUTOFF)
+      return HS_OK;
+    return solve_config(a, cf, err);
+  }
+  bool sim_done = false;
+  hs_status_t st = hs__cpool_sim_step(&a->pool, a->m, a->c, &sim_done, err);
+  *done = sim_done || st != HS_OK;
+  *progress = *done ? 1.0 : 0.95;
+  return st;
+}
+
+static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t *stats,
+                                  hs_error_t *err)
+{
+  autohet_t *a = state;
+  memset(stats, 0, sizeof *stats);
+  stats->search_s = now_s() - a->t_start;
+  stats->candidates = a->milps;
+  stats->nodes_expanded = 0;
+  if (!a->have_best)
+    return hs_error_set(err, HS_EINFEASIBLE,
+                        "autohet: no feasible plan (%llu MILPs; memory or batch %lld too small?)",
+                        (unsigned long long)a->milps, (long long)a->B);
+  hs_status_t st = hs__cpool_result(&a->pool, out, &stats->predicted_s, "autohet", err);
+  if (st != HS_OK)
+    return st;
+  bool exhaustive = true;
+  for (int ti = 0; ti < a->n_tps; ti++)
+    exhaustive &= a->n_groups[ti] <= EXHAUSTIVE_GROUPS;
+  stats->optimal = a->all_proven && !a->budget_hit && exhaustive;
+  snprintf(stats->note, sizeof stats->note,
+           "best MILP %.4g s; %llu MILPs (%llu refuted by the incumbent), %zu configurations%s%s%s",
+           a->best_T, (unsigned long long)a->milps, (unsigned long long)a->refuted, a->n_configs,
+           a->budget_hit ? "; stopped at the time budget" : "",
+           a->all_proven ? "" : "; some MILP not proven optimal",
+           exhaustive ? "" : "; heuristic device grouping");
+  if (!a->all_proven && a->worst_gap > 0) {
+    size_t n = strlen(stats->note);
+    snprintf(stats->note + n, sizeof stats->note - n, " (gap <= %.1f%%)", 100 * a->worst_gap);
+  }
+  return HS_OK;
+}
+
+const hs_planner_type_t hs_planner_autohet = {
+    .name = "autohet",
+    .description = "AutoHet: asymmetric 3D parallelism (device grouping, per-pipeline stages and "
+                   "microbatches) as a MILP solved with GLPK",
+    .state_size = sizeof(autohet_t),
+    .init = autohet_init,
+    .step = autohet_step,
+    .result = autohet_result,
+    .free = autohet_free,
+};

@@ -1,0 +1,420 @@
+/*
+ * estimate.c - the analytical plan estimator (see estimate.h for the model).
+ *
+ * Representation: a small cache of per-op prefix sums, one entry per
+ * (GPU type, node class, tp, samples, recompute). Entry arrays have n_ops+1
+ * doubles each; a stage query is a handful of subtractions. The cache holds
+ * at most CACHE_MAX entries and is overwritten round-robin when full, so the
+ * memory is bounded by CACHE_MAX x 8 x (n_ops+1) doubles.
+ */
+#include "estimate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CACHE_MAX 48
+#define OPT_BYTES_PER_PARAM 32.0 /* as the simulator's optimizer step (lower.c) */
+#define AR_MEMO_MAX 64
+
+enum { P_FWD, P_BWD, P_RECOMP_SEL, P_PARAMS, P_ACT, P_ACT_SEL, P_ACT_FULL, P__COUNT };
+
+typedef struct cache_entry {
+  bool used;
+  int32_t gpu, tp;
+  double intra_GBps, intra_lat_us;
+  double samples;
+  double *pre[P__COUNT]; /* prefix sums, n_ops + 1 each */
+} cache_entry_t;
+
+struct hs_estimator {
+  const hs_model_t *m;
+  const hs_cluster_t *c;
+  hs_dtype_t dt;
+  hs_topology_t *topo;
+  cache_entry_t cache[CACHE_MAX];
+  int32_t next_victim;
+  double max_block_saved; /* largest block's saved bytes per sample (full recompute transient) */
+  double *mem;            /* per device, for hs_memory_per_device */
+};
+
+hs_status_t hs_estimator_new(const hs_model_t *m, const hs_cluster_t *c, hs_dtype_t precision,
+                             hs_estimator_t **out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  *out = NULL;
+  hs_estimator_t *e = hs_calloc(1, sizeof *e);
+  if (!e)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  e->m = m;
+  e->c = c;
+  e->dt = precision;
+  HS_CHECK(hs_topology_new(c, &e->topo, err));
+  e->mem = hs_calloc(c->n_devices ? c->n_devices : 1, sizeof *e->mem);
+  if (!e->mem)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  double block = 0.0;
+  for (size_t i = 0; i < m->n_ops; i++) {
+    if (i > 0 && m->ops[i].layer != m->ops[i - 1].layer)
+      block = 0.0;
+    if (m->ops[i].layer >= 0) {
+      block += m->ops[i].saved_bytes;
+      e->max_block_saved = fmax(e->max_block_saved, block);
+    }
+  }
+  *out = e;
+  return HS_OK;
+cleanup:
+  hs_estimator_free(e);
+  return st;
+}
+
+void hs_estimator_free(hs_estimator_t *e)
+{
+  if (!e)
+    return;
+  for (int k = 0; k < CACHE_MAX; k++)
+    for (int p = 0; p < P__COUNT; p++)
+      free(e->cache[k].pre[p]);
+  hs_topology_free(e->topo);
+  free(e->mem);
+  free(e);
+}
+
+const hs_topology_t *hs_estimator_topology(const hs_estimator_t *e) { return e->topo; }
+
+double hs_estimate_allreduce_s(hs_estimator_t *e, const int32_t *devices, int32_t n, double bytes)
+{
+  if (n <= 1 || bytes <= 0.0)
+    return 0.0;
+  hs_coll_t cl;
+  hs_coll_init(&cl);
+  cl.op = HS_COLL_ALLREDUCE;
+  cl.devices = devices;
+  cl.n = n;
+  cl.bytes = bytes;
+  double t = hs_coll_estimate_s(e->topo, &cl);
+  return isfinite(t) ? t : 0.0;
+}
+
+static double coll_s(hs_estimator_t *e, hs_coll_op_t op, const int32_t *devices, int32_t n,
+                     double bytes)
+{
+  if (n <= 1 || bytes <= 0.0)
+    return 0.0;
+  hs_coll_t cl;
+  hs_coll_init(&cl);
+  cl.op = op;
+  cl.devices = devices;
+  cl.n = n;
+  cl.bytes = bytes;
+  double t = hs_coll_estimate_s(e->topo, &cl);
+  return isfinite(t) ? t : 0.0;
+}
+
+double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes, int32_t nsub)
+{
+  if (bytes <= 0.0 || src == dst)
+    return 0.0;
+  hs_path_t p;
+  if (hs_topology_path(e->topo, src, dst, &p) != HS_OK)
+    return 0.0;
+  bool same_node = e->c->devices[src].node == e->c->devices[dst].node;
+  double b = same_node && nsub > 1 ? bytes / nsub : bytes;
+  double bw = isfinite(p.bottleneck_GBps) && p.bottleneck_GBps > 0 ? p.bottleneck_GBps : 1e12;
+  return p.latency_ns * 1e-9 + b / (bw * HS_GB);
+}
+
+static double op_saved(const hs_op_t *op, bool selective, int32_t tp)
+{
+  double b = selective ? op->saved_bytes_selective : op->saved_bytes;
+  return (op->saved_tp_sharded && tp > 1) ? b / tp : b;
+}
+
+/* Fills entry k for the key; O(ops) compute calls plus a few collective
+ * estimates (the TP all-reduce and all-to-all are linear in bytes: two
+ * probes give the line). */
+static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_t *devices,
+                              int32_t tp, double samples)
+{
+  const hs_model_t *m = e->m;
+  size_t n = m->n_ops;
+  for (int p = 0; p < P__COUNT; p++) {
+    if (!ce->pre[p]) {
+      ce->pre[p] = hs_calloc(n + 1, sizeof(double));
+      if (!ce->pre[p])
+        return HS_ENOMEM;
+    }
+  }
+  const hs_gpu_t *g = hs_cluster_gpu(e->c, devices[0]);
+  double ar_a = 0, ar_b = 0, a2a_a = 0, a2a_b = 0;
+  if (tp > 1) {
+    double t1 = coll_s(e, HS_COLL_ALLREDUCE, devices, tp, 1e6);
+    double t2 = coll_s(e, HS_COLL_ALLREDUCE, devices, tp, 2e6);
+    ar_b = (t2 - t1) / 1e6;
+    ar_a = t1 - ar_b * 1e6;
+    double u1 = coll_s(e, HS_COLL_ALLTOALL, devices, tp, 1e6);
+    double u2 = coll_s(e, HS_COLL_ALLTOALL, devices, tp, 2e6);
+    a2a_b = (u2 - u1) / 1e6;
+    a2a_a = u1 - a2a_b * 1e6;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const hs_op_t *op = &m->ops[i];
+    double f = hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_FWD);
+    double b = hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_BWD);
+    if (tp > 1) {
+      if (op->tp_allreduce_fwd)
+        f += ar_a + ar_b * op->out_bytes * samples;
+      if (op->tp_allreduce_bwd && i > 0)
+        b += ar_a + ar_b * m->ops[i - 1].out_bytes * samples;
+      if (op->kind == HS_OP_MOE_EXPERT) {
+        double a2a = 2 * (a2a_a + a2a_b * op->out_bytes * (op->topk > 0 ? op->topk : 1) * samples);
+        f += a2a;
+        b += a2a;
+      }
+    }
+    double sel = op->kind == HS_OP_ATTENTION ? hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_FWD) : 0.0;
+    double params = (op->tp_split == HS_TP_REPLICATE || tp <= 1) ? op->params : op->params / tp;
+    double full;
+    if (op->layer < 0)
+      full = op_saved(op, false, tp);
+    else if (i > 0 && m->ops[i - 1].layer != op->layer)
+      full = m->ops[i - 1].out_bytes;
+    else
+      full = 0.0;
+    double vals[P__COUNT] = {f, b, sel, params, op_saved(op, false, tp) * samples,
+                             op_saved(op, true, tp) * samples, full * samples};
+    for (int p = 0; p < P__COUNT; p++)
+      ce->pre[p][i + 1] = ce->pre[p][i] + vals[p];
+  }
+  return HS_OK;
+}
+
+hs_status_t hs_estimate_stage(hs_estimator_t *e, int32_t op_first, int32_t op_last,
+                              const int32_t *devices, int32_t tp, double samples,
+                              hs_recompute_t recompute, hs_stage_cost_t *out)
+{
+  memset(out, 0, sizeof *out);
+  if (op_first < 0 || op_last > (int32_t)e->m->n_ops || op_first >= op_last || tp < 1)
+    return HS_EINVAL;
+  const hs_device_t *d0 = &e->c->devices[devices[0]];
+  const hs_node_t *nd = &e->c->nodes[d0->node];
+  cache_entry_t *ce = NULL;
+  for (int k = 0; k < CACHE_MAX; k++) {
+    cache_entry_t *x = &e->cache[k];
+    if (x->used && x->gpu == d0->gpu && x->tp == tp && x->samples == samples &&
+        x->intra_GBps == nd->intra_GBps && x->intra_lat_us == nd->intra_latency_us) {
+      ce = x;
+      break;
+    }
+  }
+  if (!ce) {
+    int k = 0;
+    while (k < CACHE_MAX && e->cache[k].used)
+      k++;
+    if (k == CACHE_MAX) {
+      k = e->next_victim;
+      e->next_victim = (e->next_victim + 1) % CACHE_MAX;
+    }
+    ce = &e->cache[k];
+    ce->used = false;
+    if (fill_entry(e, ce, devices, tp, samples) != HS_OK)
+      return HS_ENOMEM;
+    ce->used = true;
+    ce->gpu = d0->gpu;
+    ce->tp = tp;
+    ce->samples = samples;
+    ce->intra_GBps = nd->intra_GBps;
+    ce->intra_lat_us = nd->intra_latency_us;
+  }
+#define RANGE(p) (ce->pre[p][op_last] - ce->pre[p][op_first])
+  out->fwd_s = RANGE(P_FWD);
+  out->bwd_s = RANGE(P_BWD);
+  out->params_per_device = RANGE(P_PARAMS);
+  out->state_bytes = out->params_per_device * HS_ADAM_STATE_BYTES_PER_PARAM;
+  switch (recompute) {
+  case HS_RECOMPUTE_FULL:
+    out->bwd_s += out->fwd_s;
+    out->act_bytes = RANGE(P_ACT_FULL);
+    out->transient_bytes = e->max_block_saved * samples / (tp > 1 ? tp : 1);
+    break;
+  case HS_RECOMPUTE_SELECTIVE:
+    out->bwd_s += RANGE(P_RECOMP_SEL);
+    out->act_bytes = RANGE(P_ACT_SEL);
+    break;
+  default:
+    out->act_bytes = RANGE(P_ACT);
+    break;
+  }
+#undef RANGE
+  const hs_gpu_t *g = hs_cluster_gpu(e->c, devices[0]);
+  double ob = out->params_per_device * OPT_BYTES_PER_PARAM;
+  out->optimizer_s = ob > 0 ? hs_compute_kernel_s(g, HS_DTYPE_FP32, false, 0.0, ob) : 0.0;
+  return HS_OK;
+}
+
+/* ---- whole plans ------------------------------------------------------------ */
+
+typedef struct ar_memo {
+  uint64_t key;
+  int32_t n;
+  double bytes, t;
+} ar_memo_t;
+
+/* Stage of pipeline pl holding op, by binary search over op ranges. */
+static int32_t stage_of(const hs_plan_pipeline_t *pl, int32_t op)
+{
+  int32_t lo = 0, hi = pl->n_stages - 1;
+  while (lo < hi) {
+    int32_t mid = (lo + hi) / 2;
+    if (pl->stages[mid].op_last <= op)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_memory,
+                             hs_estimate_t *out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  memset(out, 0, sizeof *out);
+  out->oom_device = -1;
+  const hs_model_t *m = e->m;
+  const hs_cluster_t *c = e->c;
+  const hs_schedule_t *sc = hs_schedule_find(p->schedule);
+  if (!sc)
+    return hs_error_set(err, HS_EINVAL, "schedule: unknown schedule \"%s\"", p->schedule);
+  bool async = p->async_send || sc->default_async_send;
+  int32_t v = p->chunks > 0 ? p->chunks : 1;
+  double grad_bytes = hs_dtype_bytes(p->precision);
+  int32_t max_stages = 0, total_tp_groups = 0;
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    max_stages = HS_MAX(max_stages, p->pipelines[i].n_stages);
+    for (int32_t s = 0; s < p->pipelines[i].n_stages; s++)
+      total_tp_groups += p->pipelines[i].stages[s].n_replicas;
+  }
+  double *tf = hs_calloc((size_t)max_stages + 1, sizeof *tf);
+  double *tb = hs_calloc((size_t)max_stages + 1, sizeof *tb);
+  double *cut = hs_calloc((size_t)max_stages + 1, sizeof *cut);
+  double *params = hs_calloc((size_t)max_stages + 1, sizeof *params);
+  double *opt = hs_calloc((size_t)max_stages + 1, sizeof *opt);
+  int32_t *group = hs_calloc((size_t)total_tp_groups + 1, sizeof *group);
+  ar_memo_t memo[AR_MEMO_MAX];
+  int32_t n_memo = 0;
+  if (!tf || !tb || !cut || !params || !opt || !group)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  double iter = 0.0;
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    int32_t S = pl->n_stages;
+    for (int32_t s = 0; s < S; s++) {
+      const hs_plan_stage_t *stg = &pl->stages[s];
+      tf[s] = tb[s] = params[s] = opt[s] = 0.0;
+      for (int32_t q = 0; q < stg->n_replicas; q++) {
+        const hs_plan_replica_t *r = &stg->replicas[q];
+        hs_stage_cost_t sc_;
+        if (hs_estimate_stage(e, stg->op_first, stg->op_last, r->devices, r->n_devices,
+                              r->share * pl->microbatch_size, stg->recompute, &sc_) != HS_OK)
+          HS_FAIL(hs_error_set(err, HS_EINVAL, "pipelines[%d].stages[%d]: cannot estimate", i, s));
+        tf[s] = fmax(tf[s], sc_.fwd_s);
+        tb[s] = fmax(tb[s], sc_.bwd_s);
+        params[s] = fmax(params[s], sc_.params_per_device);
+        opt[s] = fmax(opt[s], sc_.optimizer_s);
+      }
+      cut[s] = 0.0;
+      if (s + 1 < S) {
+        const hs_plan_stage_t *nx = &pl->stages[s + 1];
+        /* replicas on replica 0's node share its NIC: their pieces add up */
+        double nodeshare = 0.0;
+        int32_t node0 = c->devices[stg->replicas[0].devices[0]].node;
+        for (int32_t q = 0; q < stg->n_replicas; q++)
+          if (c->devices[stg->replicas[q].devices[0]].node == node0)
+            nodeshare += stg->replicas[q].share;
+        double act = m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size * nodeshare;
+        int32_t nsub = HS_MIN(stg->replicas[0].n_devices, nx->replicas[0].n_devices);
+        cut[s] = hs_estimate_p2p_s(e, stg->replicas[0].devices[0], nx->replicas[0].devices[0], act,
+                                   nsub);
+      }
+    }
+    /* Interleaving: a rank runs v chunks; approximate with the per-rank sum
+     * and a bubble divided by v. */
+    int32_t ranks = S / v;
+    double sum = 0.0, tmax = 0.0, comm = 0.0;
+    for (int32_t r = 0; r < ranks; r++) {
+      double t = 0.0, cin = 0.0, cout = 0.0;
+      for (int32_t ch = 0; ch < v; ch++) {
+        int32_t s = ch * ranks + r;
+        t += tf[s] + tb[s];
+        cin += s > 0 ? cut[s - 1] : 0.0;
+        cout += cut[s];
+      }
+      sum += t;
+      double teff = async ? fmax(t, fmax(cin, cout)) : t + cin + cout;
+      tmax = fmax(tmax, teff);
+    }
+    for (int32_t s = 0; s + 1 < S; s++)
+      comm += 2.0 * cut[s];
+    double mb = pl->n_microbatches;
+    /* m t + (p-1) t / v for p equal ranks of per-microbatch time t */
+    double tpipe = (sum + comm) / v + (mb - 1.0 / v) * tmax;
+    out->pipeline_s = fmax(out->pipeline_s, tpipe);
+    /* gradient sync and optimizer per stage */
+    double bwd_before = 0.0;
+    for (int32_t s = 0; s < S; s++) {
+      const hs_plan_stage_t *stg = &pl->stages[s];
+      int32_t n = 0;
+      uint64_t key = 1469598103934665603ULL;
+      for (int32_t j = 0; j < p->n_pipelines; j++) {
+        const hs_plan_pipeline_t *pj = &p->pipelines[j];
+        const hs_plan_stage_t *sj = &pj->stages[stage_of(pj, stg->op_first)];
+        for (int32_t q = 0; q < sj->n_replicas; q++) {
+          group[n++] = sj->replicas[q].devices[0];
+          key = (key ^ (uint64_t)sj->replicas[q].devices[0]) * 1099511628211ULL;
+        }
+      }
+      int32_t tp = stg->replicas[0].n_devices;
+      double bytes = params[s] * grad_bytes;
+      bool multi_node = false;
+      for (int32_t k = 1; k < n && !multi_node; k++)
+        multi_node = c->devices[group[k]].node != c->devices[group[0]].node;
+      if (multi_node && tp > 1)
+        bytes *= tp;
+      double ar = -1.0;
+      for (int32_t k = 0; k < n_memo; k++)
+        if (memo[k].key == key && memo[k].n == n && memo[k].bytes == bytes)
+          ar = memo[k].t;
+      if (ar < 0.0) {
+        ar = hs_estimate_allreduce_s(e, group, n, bytes);
+        if (n_memo < AR_MEMO_MAX)
+          memo[n_memo++] = (ar_memo_t){key, n, bytes, ar};
+      }
+      double exposed = fmax(0.0, ar - tb[s]);
+      out->dp_exposed_s = fmax(out->dp_exposed_s, exposed);
+      out->optimizer_s = fmax(out->optimizer_s, opt[s]);
+      double end = tpipe - bwd_before + exposed + opt[s];
+      iter = fmax(iter, end);
+      bwd_before += tb[s];
+    }
+  }
+  out->iteration_s = iter;
+  if (with_memory) {
+    HS_CHECK(hs_memory_per_device(m, c, p, e->mem, err));
+    for (size_t d = 0; d < c->n_devices; d++) {
+      out->max_memory_bytes = fmax(out->max_memory_bytes, e->mem[d]);
+      if (e->mem[d] > hs_cluster_gpu(c, (int32_t)d)->mem_bytes && out->oom_device < 0) {
+        out->oom = true;
+        out->oom_device = (int32_t)d;
+      }
+    }
+  }
+cleanup:
+  free(tf);
+  free(tb);
+  free(cut);
+  free(params);
+  free(opt);
+  free(group);
+  return st;
+}

@@ -1,0 +1,90 @@
+/*
+ * estimate.h - a fast analytical iteration-time and memory estimator for
+ * plans, shared by the planners' inner loops (the final plan is always run
+ * through hs_simulate by the driver).
+ *
+ * Model (docs/planners.md, "The estimator"):
+ *  - stage compute per microbatch: the simulator's templates summed, i.e.
+ *    sum of hs_compute_op_s over the stage's ops for the replica's samples
+ *    (share x microbatch size) and TP degree, forward and backward (plus the
+ *    recomputed forward under recomputation), plus the Megatron TP
+ *    all-reduces (hs_coll_estimate_s over the replica's TP group); a stage
+ *    takes the slowest of its replicas;
+ *  - pipeline: sum_i t_i + (m-1) max_i t'_i + 2 sum_cuts c_k, with c_k the
+ *    activation transfer over cut k (path bottleneck bandwidth and latency
+ *    between the stages' first devices) and t'_i = t_i + c_in + c_out for
+ *    blocking schedules, max(t_i, c_out) for async sends (hetero-1f1b);
+ *  - gradient sync: per stage an all-reduce of its gradient shard over the
+ *    first devices of every TP group holding its first op
+ *    (hs_coll_estimate_s), times tp when the group leaves a node (the TP
+ *    ranks' all-reduces share the NIC), overlapped with one microbatch of
+ *    the stage's backward; stage i ends its last backward
+ *    sum_{j<i} bwd_j before the pipeline ends;
+ *  - optimizer: memory-bound Adam over the device's parameters (32 B/param);
+ *  - memory: hs_memory_per_device against each GPU's capacity.
+ *
+ * Invariants: deterministic; no global state; an estimator is used by one
+ * thread at a time (it caches per-op prefix sums keyed by GPU type, TP degree,
+ * samples and recomputation).
+ */
+#ifndef HS_ESTIMATE_H
+#define HS_ESTIMATE_H
+
+#include "hs_sim.h"
+
+typedef struct hs_estimator hs_estimator_t; /* opaque */
+
+/* Builds the estimator (topology included). Caller frees with
+ * hs_estimator_free (NULL ok). m and c must outlive it. O(devices + ops). */
+hs_status_t hs_estimator_new(const hs_model_t *m, const hs_cluster_t *c, hs_dtype_t precision,
+                             hs_estimator_t **out, hs_error_t *err);
+void hs_estimator_free(hs_estimator_t *e);
+const hs_topology_t *hs_estimator_topology(const hs_estimator_t *e);
+
+/* Per-microbatch cost of ops [op_first, op_last) on one TP group. */
+typedef struct hs_stage_cost {
+  double fwd_s;              /* compute + blocking TP all-reduces */
+  double bwd_s;              /* idem, recomputed forward included */
+  double params_per_device;  /* parameters held by each device of the group */
+  double state_bytes;        /* weights + grads + Adam state per device (16 B/param) */
+  double act_bytes;          /* activations saved per microbatch in flight, per device */
+  double transient_bytes;    /* full recomputation: one block's activations */
+  double optimizer_s;        /* Adam step over params_per_device */
+} hs_stage_cost_t;
+
+/* Cost of ops [op_first, op_last) for `samples` samples per microbatch on the
+ * TP group devices[0..tp) (one GPU type; only devices[0]'s GPU and node are
+ * read for compute, the group for the TP all-reduce). O(1) amortised through
+ * a prefix-sum cache keyed by (GPU type, node class, tp, samples,
+ * recompute); O(ops) on a miss. */
+hs_status_t hs_estimate_stage(hs_estimator_t *e, int32_t op_first, int32_t op_last,
+                              const int32_t *devices, int32_t tp, double samples,
+                              hs_recompute_t recompute, hs_stage_cost_t *out);
+
+/* Seconds to move `bytes` from the TP group at `src` to the one at `dst`
+ * (degree min(tp_src, tp_dst) scatter/gather as the simulator does):
+ * latency + bytes / bottleneck bandwidth of the path, the bytes divided by
+ * the group degree when the path stays in a node. O(path). */
+double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes, int32_t nsub);
+
+/* Seconds of an all-reduce of `bytes` per rank over devices[0..n)
+ * (hs_coll_estimate_s with the default algorithm). O(n). */
+double hs_estimate_allreduce_s(hs_estimator_t *e, const int32_t *devices, int32_t n, double bytes);
+
+typedef struct hs_estimate {
+  double iteration_s;        /* predicted iteration time */
+  double pipeline_s;         /* slowest pipeline's fill + steady + drain */
+  double dp_exposed_s;       /* gradient sync not hidden behind backward */
+  double optimizer_s;
+  double max_memory_bytes;   /* max over devices (only when memory was computed) */
+  bool oom;                  /* some device over its capacity */
+  int32_t oom_device;        /* first device over capacity, -1 when none */
+} hs_estimate_t;
+
+/* Estimates a validated plan. with_memory: also run hs_memory_per_device
+ * (O(devices + pipelines x microbatches)). O(stages x replicas + ops) with a
+ * warm cache plus one collective estimate per stage. */
+hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_memory,
+                             hs_estimate_t *out, hs_error_t *err);
+
+#endif /* HS_ESTIMATE_H */

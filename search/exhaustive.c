@@ -1,0 +1,188 @@
+/*
+ * exhaustive.c - `exhaustive`: brute force over hapt's search space
+ * (hapt_space.h) with the same scoring rule, the oracle for tests. It
+ * enumerates, for every microbatch size and stage count S, every sequence of
+ * S stages (cut candidate pairs covering the model) with a (subcluster, mesh
+ * size) each within the device budget, and scores each complete layout.
+ *
+ * Refuses (HS_EINFEASIBLE) clusters of more than opts->max_devices devices
+ * and models of more than 8 blocks. Complexity: O(MB x sum_S C(K-1, S-1) x
+ * (A Z)^S x S) layouts; fine for <= 8 devices and <= 8 blocks.
+ */
+#include "hapt_space.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXH_MAX_LAYERS 8
+#define EXH_MAX_STAGES 16
+
+typedef struct exh {
+  hs_hspace_t h;
+  int32_t mi;
+  int32_t *avail;             /* per sc: units left */
+  hs_hstage_t cur[EXH_MAX_STAGES];
+  hs_hstage_t best[EXH_MAX_STAGES];
+  int32_t best_n;
+  double best_score;
+  uint64_t layouts;
+  hs_cand_pool_t pool;
+  bool dp_done;
+} exh_t;
+
+static void score_leaf(exh_t *s, int32_t S)
+{
+  hs_hspace_t *h = &s->h;
+  double sum = 0.0, mx = 0.0;
+  s->layouts++;
+  for (int32_t i = 0; i < S; i++) {
+    hs_hstage_t *x = &s->cur[i];
+    bool last = i + 1 == S;
+    x->c = last ? 0.0 : hs__hspace_cut_s(h, x->a, s->cur[i + 1].a, x->k2);
+    bool cross = !last && hs__hspace_cross(h, x->a, s->cur[i + 1].a);
+    int32_t opt = hs__hspace_pick(h, x->k, x->k2, x->a, x->z, S - i, cross, x->c);
+    if (opt < 0)
+      return;
+    int32_t n;
+    const hs_hopt_t *o = hs__hspace_opts(h, x->k, x->k2, x->a, x->z, &n);
+    x->opt = opt;
+    x->t = o[opt].t;
+    x->f = o[opt].f;
+    sum += x->t + x->f + 2.0 * x->c;
+    mx = fmax(mx, fmax(x->t, x->c));
+  }
+  double score = sum + (hs__hspace_B(h) - 1) * mx;
+  if (score < s->best_score) {
+    s->best_score = score;
+    s->best_n = S;
+    memcpy(s->best, s->cur, sizeof(hs_hstage_t) * (size_t)S);
+  }
+}
+
+static void dfs(exh_t *s, int32_t i, int32_t S, int32_t k)
+{
+  hs_hspace_t *h = &s->h;
+  int32_t K = h->n_cuts;
+  int32_t left = S - i; /* stages still to place, this one included */
+  for (int32_t k2 = k + 1; k2 <= K - 1; k2++) {
+    if (left == 1 && k2 != K - 1)
+      continue;
+    if (left > 1 && K - 1 - k2 < left - 1)
+      break;
+    for (int32_t a = 0; a < h->n_sc; a++)
+      for (int32_t zi = 0; zi < h->n_sizes[a] && h->sizes[a][zi] <= s->avail[a]; zi++) {
+        s->cur[i] = (hs_hstage_t){.k = k, .k2 = k2, .a = a, .z = zi};
+        s->avail[a] -= h->sizes[a][zi];
+        if (left == 1)
+          score_leaf(s, S);
+        else
+          dfs(s, i + 1, S, k2);
+        s->avail[a] += h->sizes[a][zi];
+      }
+  }
+}
+
+static hs_status_t exh_init(void *state, const hs_model_t *m, const hs_cluster_t *c,
+                            const hs_plan_opts_t *o, hs_error_t *err)
+{
+  exh_t *s = state;
+  memset(s, 0, sizeof *s);
+  if ((int64_t)c->n_devices > o->max_devices)
+    return hs_error_set(err, HS_EINFEASIBLE,
+                        "exhaustive: cluster %s has %zu devices, above the limit of %d "
+                        "(--max-devices / opts.max_devices)",
+                        c->name, c->n_devices, o->max_devices);
+  if (hs_model_layers(m) > EXH_MAX_LAYERS)
+    return hs_error_set(err, HS_EINFEASIBLE,
+                        "exhaustive: model %s has %lld blocks, above the limit of %d", m->name,
+                        (long long)hs_model_layers(m), EXH_MAX_LAYERS);
+  hs_status_t st = hs__hspace_init(&s->h, m, c, o, err);
+  if (st != HS_OK)
+    return st;
+  s->avail = hs_calloc((size_t)s->h.n_sc, sizeof(int32_t));
+  if (!s->avail || hs__cpool_init(&s->pool, HS_MIN(hs__sim_budget(c), s->h.n_mbs)) != HS_OK) {
+    free(s->avail);
+    hs__hspace_destroy(&s->h);
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  }
+  s->mi = 0;
+  return HS_OK;
+}
+
+static hs_status_t exh_step(void *state, bool *done, double *progress, hs_error_t *err)
+{
+  exh_t *s = state;
+  hs_hspace_t *h = &s->h;
+  *done = false;
+  if (!s->dp_done) {
+    if (hs__hspace_table(h, s->mi) != HS_OK)
+      return hs_error_set(err, HS_ENOMEM, "out of memory");
+    s->best_score = INFINITY;
+    s->best_n = 0;
+    int32_t units = 0;
+    for (int32_t a = 0; a < h->n_sc; a++) {
+      s->avail[a] = h->levels[a];
+      units += h->levels[a];
+    }
+    int32_t smax = HS_MIN(HS_MIN(units, h->n_cuts - 1), EXH_MAX_STAGES);
+    for (int32_t S = 1; S <= smax; S++)
+      dfs(s, 0, S, 0);
+    if (s->best_n > 0) {
+      hs_hsol_t sol = {.st = s->best, .n = s->best_n, .score_s = s->best_score};
+      hs_plan_t plan;
+      hs_status_t st = hs__hspace_plan(h, &sol, "exhaustive", &plan, err);
+      if (st != HS_OK)
+        return st;
+      hs_estimate_t es;
+      st = hs_estimate_plan(h->est, &plan, true, &es, err);
+      if (st != HS_OK) {
+        hs_plan_destroy(&plan);
+        return st;
+      }
+      if (es.oom)
+        hs_plan_destroy(&plan);
+      else
+        hs__cpool_offer(&s->pool, &plan, es.iteration_s);
+    }
+    s->mi++;
+    if (s->mi >= h->n_mbs)
+      s->dp_done = true;
+    *progress = 0.9 * s->mi / h->n_mbs;
+    return HS_OK;
+  }
+  hs_status_t st = hs__cpool_sim_step(&s->pool, h->m, h->c, done, err);
+  *progress = 0.9 + 0.1 * s->pool.next_sim / HS_MAX(s->pool.n, 1);
+  return st;
+}
+
+static hs_status_t exh_result(void *state, hs_plan_t *out, hs_search_stats_t *stats,
+                              hs_error_t *err)
+{
+  exh_t *s = state;
+  stats->candidates = s->layouts;
+  stats->optimal = s->dp_done;
+  snprintf(stats->note, sizeof stats->note, "%llu layouts, %d simulated",
+           (unsigned long long)s->layouts, s->pool.next_sim);
+  if (s->pool.n == 0)
+    snprintf(s->pool.why, sizeof s->pool.why, "no stage layout fits in memory");
+  return hs__cpool_result(&s->pool, out, &stats->predicted_s, "exhaustive", err);
+}
+
+static void exh_free(void *state)
+{
+  exh_t *s = state;
+  hs__hspace_destroy(&s->h);
+  free(s->avail);
+  hs__cpool_destroy(&s->pool);
+}
+
+const hs_planner_type_t hs_planner_exhaustive = {
+    .name = "exhaustive",
+    .description = "brute force over hapt's search space (small clusters and models; test oracle)",
+    .state_size = sizeof(exh_t),
+    .init = exh_init,
+    .step = exh_step,
+    .result = exh_result,
+    .free = exh_free,
+};

@@ -1,0 +1,732 @@
+/*
+ * hap.c - HAP (Zhang et al., EuroSys'24): SPMD program synthesis by A*
+ * search over a distributed instruction set, alternating with an LP (GLPK
+ * via lp.c) for per-device sharding ratios. docs/hap.md has the model, the
+ * sources (shared/reference/planners.md §1) and the deviations.
+ *
+ * Representation. The model is a chain: op k consumes op k-1's output. A
+ * search state is (k, layout of the tensor entering op k) with layouts
+ * Identity (replicated), Gather(batch), Gather(feature) and Reduce (partial
+ * sums): 4 (n_ops + 1) states. An edge is HAP's fused step "convert the input
+ * (all-gather padded or grouped broadcast, reduce-scatter, all-reduce,
+ * all-to-all, slice), then compute op k under one sharding rule" and costs
+ *     max_d comp_d + max_d comm_d   (bulk synchronous, as hap.rs)
+ * with comp_d = ratio-weighted FLOPs / device FLOP/s and comm from
+ * hs_coll_estimate_s on the real topology. Ratios are per GPU type (every
+ * device of a type gets the same ratio), so the LP has one variable per type.
+ *
+ * A* uses h(k) = sum_{j >= k} FLOPs_j / sum_d FLOP/s_d (perfect balance, zero
+ * communication): admissible and consistent, so the first goal popped is
+ * optimal; memoisation keeps the best g per state (dominance). The LP
+ *     min sum_t C_t + M_t   s.t. C_t >= a_t r_c / F_c, M_t >= m_t N r_c + k_t,
+ *                               sum_c n_c r_c = 1, r >= 0
+ * re-optimises ratios for the fixed program; the loop stops when a new
+ * program is not cheaper (at most MAX_ROUNDS rounds).
+ *
+ * Complexity: A* O(S log S) with S = 4 (n_ops + 1) states and <= 8 edges per
+ * state; cost tables: a few collective estimates fitted as affine in bytes
+ * (O(devices) path queries each; grouped broadcast O(devices^2) per round); LP
+ * O(n_ops x types) rows.
+ */
+#include "lp.h"
+#include "search_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROUNDS 20
+#define MAX_TYPES 16
+
+enum { LY_ID, LY_GB, LY_GF, LY_RD, LY__COUNT };
+
+/* Sharding rules; R_REPL is all-Identity. */
+enum { R_REPL, R_BATCH, R_BATCH_SFB, R_OUT, R_IN, R_HEADS, R_EXPERTS, R_VOCAB, R__COUNT };
+
+static const uint32_t rule_dim[R__COUNT] = {0, HS_SHARD_BATCH, HS_SHARD_BATCH, HS_SHARD_OUT,
+                                            HS_SHARD_IN, HS_SHARD_HEADS, HS_SHARD_EXPERTS,
+                                            HS_SHARD_VOCAB};
+
+/* One step of a program: op k under rule, input converted from `from`. */
+typedef struct instr {
+  int8_t rule, from, in, out;
+  hs_coll_op_t conv;     /* conversion used (HS_COLL__COUNT = none) */
+  hs_coll_op_t own;      /* the rule's own exchange (grad sync, SFB, a2a), or __COUNT */
+} instr_t;
+
+/* Per-op, ratio-independent collective coefficients: a cost is
+ * k (constant) + m * N * max_c r_c (padded: the largest shard sets it). */
+typedef struct op_coef {
+  double flops;          /* fwd+bwd for the global batch */
+  double x_bytes;        /* input tensor, global batch */
+  double ar_x, ag_x_m, a2a_x_m; /* AR of the input; padded AG / a2a coefficient (m) */
+  double gb_x;           /* grouped broadcast of the input (ratio independent) */
+  double ar_w;           /* weight-gradient all-reduce */
+  double sfb_m;          /* SFB: padded all-gather coefficient of the factors (m) */
+  bool sfb_ok;           /* batch (M + N) < M N */
+  double a2a_out_m;      /* experts: all-to-all of the routed tokens, coefficient */
+  double ar_out;         /* OUT GEMM backward: all-reduce of the input gradient */
+} op_coef_t;
+
+typedef struct hap {
+  const hs_model_t *m;
+  const hs_cluster_t *c;
+  hs_plan_opts_t o;
+  hs_topology_t *topo;
+  int64_t B;
+  int32_t N;
+  int32_t n_types;
+  int32_t type_of_gpu[MAX_TYPES];  /* catalog gpu index of each type */
+  int32_t n_of[MAX_TYPES];
+  double F[MAX_TYPES];             /* FLOP/s per device of the type */
+  double sumF;
+  int32_t *dev_type;               /* per device */
+  op_coef_t *coef;
+  double *h;                       /* n_ops + 1: heuristic suffix sums */
+  /* Collective times over all devices are affine in bytes (latency + bytes /
+   * bandwidth in every algorithm of sim/coll_*.c): two estimates per kind
+   * give lat + per_byte x bytes, so big clusters pay O(N) path queries per
+   * kind, not per op. Index: hs_coll_op_t. */
+  double aff_lat[HS_COLL__COUNT], aff_per_byte[HS_COLL__COUNT];
+  bool aff_ok[HS_COLL__COUNT];
+  bool use_heuristic;
+  /* alternation */
+  double r[MAX_TYPES];
+  double best_cost;
+  double best_r[MAX_TYPES];
+  instr_t *best_prog, *prog;
+  int32_t rounds;
+  bool done;
+  uint64_t expanded;
+} hap_t;
+
+/* ---- cost pieces ------------------------------------------------------------- */
+
+static double coll_est(hap_t *a, hs_coll_op_t op, double bytes, const double *shares)
+{
+  if (bytes <= 0.0 || a->N <= 1)
+    return 0.0;
+  int32_t *devs = NULL;
+  double t = 0.0;
+  devs = hs_calloc((size_t)a->N, sizeof *devs);
+  if (!devs)
+    return 0.0;
+  for (int32_t d = 0; d < a->N; d++)
+    devs[d] = d;
+  hs_coll_t cl;
+  hs_coll_init(&cl);
+  cl.op = op;
+  cl.devices = devs;
+  cl.n = a->N;
+  cl.bytes = bytes;
+  cl.shares = shares;
+  t = hs_coll_estimate_s(a->topo, &cl);
+  free(devs);
+  return isfinite(t) ? t : 0.0;
+}
+
+/* Affine fit of an equal-share collective (ratio independent). */
+static double coll_fast(hap_t *a, hs_coll_op_t op, double bytes)
+{
+  if (bytes <= 0.0 || a->N <= 1)
+    return 0.0;
+  if (!a->aff_ok[op]) {
+    double t1 = coll_est(a, op, 1e6, NULL), t2 = coll_est(a, op, 2e6, NULL);
+    a->aff_per_byte[op] = (t2 - t1) / 1e6;
+    a->aff_lat[op] = t1 - a->aff_per_byte[op] * 1e6;
+    a->aff_ok[op] = true;
+  }
+  return a->aff_lat[op] + a->aff_per_byte[op] * bytes;
+}
+
+static double max_ratio(const hap_t *a, const double *r)
+{
+  double mx = 0.0;
+  for (int32_t c = 0; c < a->n_types; c++)
+    if (a->n_of[c] > 0)
+      mx = fmax(mx, r[c]);
+  return mx;
+}
+
+/* Grouped broadcast of `bytes` at ratios r (one broadcast per rank), from
+ * an affine fit at these ratios (2 estimates, each O(N^2) path queries). */
+static void grouped_fit(hap_t *a, const double *r, double *lat, double *per_byte)
+{
+  *lat = 0.0;
+  *per_byte = 0.0;
+  double *sh = hs_calloc((size_t)a->N, sizeof *sh);
+  if (!sh) {
+    *lat = INFINITY;
+    return;
+  }
+  double tot = 0.0;
+  for (int32_t d = 0; d < a->N; d++)
+    tot += sh[d] = r[a->dev_type[d]];
+  for (int32_t d = 0; d < a->N && tot > 0; d++)
+    sh[d] /= tot;
+  double t1 = coll_est(a, HS_COLL_GROUPED_BROADCAST, 1e6, sh);
+  double t2 = coll_est(a, HS_COLL_GROUPED_BROADCAST, 2e6, sh);
+  free(sh);
+  *per_byte = (t2 - t1) / 1e6;
+  *lat = t1 - *per_byte * 1e6;
+}
+
+/* Comm of converting the input of op k from layout `from` to `to` at ratios
+ * r: fwd + bwd (the backward mirrors: AG <-> RS, AR <-> AR, a2a <-> a2a). */
+static double conv_s(hap_t *a, int32_t k, int from, int to, const double *r, double gb,
+                     hs_coll_op_t *which)
+{
+  const op_coef_t *q = &a->coef[k];
+  double mN = a->N * max_ratio(a, r);
+  *which = HS_COLL__COUNT;
+  if (from == to || to == LY_RD)
+    return from == to ? 0.0 : INFINITY;
+  if (from == LY_ID)
+    return 0.0; /* dynamic slice */
+  if (from == LY_RD) {
+    if (to == LY_ID) {
+      *which = HS_COLL_ALLREDUCE;
+      return 2.0 * q->ar_x;
+    }
+    *which = HS_COLL_REDUCE_SCATTER;
+    return 2.0 * q->ag_x_m * mN;
+  }
+  if (to == LY_ID) {
+    double padded = 2.0 * q->ag_x_m * mN;
+    double grouped = 2.0 * gb;
+    *which = grouped < padded ? HS_COLL_GROUPED_BROADCAST : HS_COLL_PADDED_ALLGATHER;
+    return fmin(padded, grouped);
+  }
+  *which = HS_COLL_ALLTOALL; /* Gather(batch) <-> Gather(feature) */
+  return 2.0 * q->a2a_x_m * mN;
+}
+
+/* Input and output layouts of a rule on op k; false when not applicable. */
+static bool rule_layouts(const hap_t *a, int32_t k, int rule, int *in, int *out)
+{
+  const hs_op_t *op = &a->m->ops[k];
+  uint32_t sh = op->shardable;
+  if (rule != R_REPL && !(sh & rule_dim[rule]))
+    return false;
+  bool gemm = op->kind == HS_OP_GEMM;
+  switch (rule) {
+  case R_REPL: *in = LY_ID; *out = LY_ID; return true;
+  case R_BATCH: *in = LY_GB; *out = LY_GB; return true;
+  case R_BATCH_SFB: *in = LY_GB; *out = LY_GB; return gemm && a->coef[k].sfb_ok;
+  case R_OUT:
+    if (gemm) {
+      *in = LY_ID; /* column split: replicated input, feature-sharded output */
+      *out = LY_GF;
+    } else {
+      *in = LY_GF; /* shape-preserving op on a feature-sharded tensor */
+      *out = LY_GF;
+    }
+    return true;
+  case R_IN: *in = LY_GF; *out = LY_RD; return gemm;
+  case R_HEADS: *in = LY_GF; *out = LY_GF; return true;
+  case R_EXPERTS: *in = LY_GB; *out = LY_GB; return true;
+  case R_VOCAB:
+    if (op->kind == HS_OP_EMBEDDING) {
+      *in = LY_ID;
+      *out = LY_RD; /* vocabulary-sharded lookup: partial rows */
+    } else if (gemm) {
+      *in = LY_ID;
+      *out = LY_GF;
+    } else {
+      *in = LY_GF; /* vocabulary-parallel cross entropy */
+      *out = LY_RD;
+    }
+    return true;
+  }
+  return false;
+}
+
+/* Compute and own-comm of a rule at ratios r. */
+static void rule_cost(hap_t *a, int32_t k, int rule, const double *r, double *comp, double *comm,
+                      hs_coll_op_t *own)
+{
+  const op_coef_t *q = &a->coef[k];
+  double mN = a->N * max_ratio(a, r);
+  *own = HS_COLL__COUNT;
+  *comm = 0.0;
+  if (rule == R_REPL) {
+    double f_lo = INFINITY;
+    for (int32_t c = 0; c < a->n_types; c++)
+      if (a->n_of[c] > 0)
+        f_lo = fmin(f_lo, a->F[c]);
+    *comp = q->flops / f_lo;
+    return;
+  }
+  double mx = 0.0;
+  for (int32_t c = 0; c < a->n_types; c++)
+    if (a->n_of[c] > 0)
+      mx = fmax(mx, q->flops * r[c] / a->F[c]);
+  *comp = mx;
+  if (rule == R_BATCH && q->ar_w > 0) {
+    *comm = q->ar_w;
+    *own = HS_COLL_ALLREDUCE;
+  } else if (rule == R_BATCH_SFB) {
+    *comm = q->sfb_m * mN;
+    *own = HS_COLL_PADDED_ALLGATHER;
+  } else if (rule == R_EXPERTS) {
+    *comm = 4.0 * q->a2a_out_m * mN; /* dispatch + combine, fwd + bwd */
+    *own = HS_COLL_ALLTOALL;
+  } else if (rule == R_OUT && a->m->ops[k].kind == HS_OP_GEMM) {
+    *comm = q->ar_out; /* input gradient is a partial sum */
+    *own = HS_COLL_ALLREDUCE;
+  }
+}
+
+/* ---- A* ------------------------------------------------------------------------ */
+
+typedef struct hnode {
+  double f, g;
+  uint64_t seq;
+  int32_t state;
+} hnode_t;
+
+static bool hless(const hnode_t *x, const hnode_t *y)
+{
+  return x->f < y->f || (x->f == y->f && x->seq < y->seq);
+}
+
+static void heap_push(hnode_t *h, int32_t *n, hnode_t v)
+{
+  int32_t i = (*n)++;
+  h[i] = v;
+  while (i > 0 && hless(&h[i], &h[(i - 1) / 2])) {
+    hnode_t t = h[i];
+    h[i] = h[(i - 1) / 2];
+    h[(i - 1) / 2] = t;
+    i = (i - 1) / 2;
+  }
+}
+
+static hnode_t heap_pop(hnode_t *h, int32_t *n)
+{
+  hnode_t top = h[0];
+  h[0] = h[--(*n)];
+  for (int32_t i = 0;;) {
+    int32_t l = 2 * i + 1, r = l + 1, s = i;
+    if (l < *n && hless(&h[l], &h[s]))
+      s = l;
+    if (r < *n && hless(&h[r], &h[s]))
+      s = r;
+    if (s == i)
+      break;
+    hnode_t t = h[i];
+    h[i] = h[s];
+    h[s] = t;
+    i = s;
+  }
+  return top;
+}
+
+/* Best program at ratios r into prog[n_ops]; returns its cost (INFINITY when
+ * no program exists). Expanded nodes are added to *expanded. */
+static hs_status_t astar(hap_t *a, const double *r, instr_t *prog, double *cost, uint64_t *expanded)
+{
+  hs_status_t st = HS_OK;
+  int32_t n = (int32_t)a->m->n_ops;
+  int32_t S = (n + 1) * LY__COUNT;
+  double *g = hs_calloc((size_t)S, sizeof *g);
+  instr_t *via = hs_calloc((size_t)S, sizeof *via);
+  int32_t *parent = hs_calloc((size_t)S, sizeof *parent);
+  uint8_t *closed = hs_calloc((size_t)S, 1);
+  double *gb = hs_calloc((size_t)n, sizeof *gb);
+  int32_t cap = S * R__COUNT + 8, hn = 0;
+  hnode_t *heap = hs_calloc((size_t)cap, sizeof *heap);
+  uint64_t seq = 0;
+  *cost = INFINITY;
+  if (!g || !via || !parent || !closed || !heap || !gb)
+    HS_FAIL(HS_ENOMEM);
+  double glat, gpb;
+  grouped_fit(a, r, &glat, &gpb);
+  for (int32_t k = 0; k < n; k++)
+    gb[k] = a->coef[k].x_bytes > 0 && a->N > 1 ? glat + gpb * a->coef[k].x_bytes : 0.0;
+  for (int32_t s = 0; s < S; s++) {
+    g[s] = INFINITY;
+    parent[s] = -1;
+  }
+  /* the input batch may start replicated or batch-sharded for free */
+  int starts[2] = {LY_ID, LY_GB};
+  for (int i = 0; i < 2; i++) {
+    g[starts[i]] = 0.0;
+    heap_push(heap, &hn, (hnode_t){.f = a->use_heuristic ? a->h[0] : 0.0, .g = 0.0, .seq = seq++,
+                                   .state = starts[i]});
+  }
+  int32_t goal = -1;
+  while (hn > 0) {
+    hnode_t cur = heap_pop(heap, &hn);
+    int32_t s = cur.state;
+    if (closed[s] || cur.g > g[s])
+      continue; /* dominated: a cheaper path to this state was found */
+    closed[s] = 1;
+    (*expanded)++;
+    int32_t k = s / LY__COUNT;
+    int from = s % LY__COUNT;
+    if (k == n) {
+      goal = s;
+      break;
+    }
+    for (int rule = 0; rule < R__COUNT; rule++) {
+      int in, out;
+      if (!rule_layouts(a, k, rule, &in, &out))
+        continue;
+      hs_coll_op_t cv, own;
+      double cc = conv_s(a, k, from, in, r, gb[k], &cv);
+      if (!isfinite(cc))
+        continue;
+      double comp, comm;
+      rule_cost(a, k, rule, r, &comp, &comm, &own);
+      double ng = cur.g + comp + cc + comm;
+      int32_t t = (k + 1) * LY__COUNT + out;
+      if (ng < g[t]) {
+        g[t] = ng;
+        parent[t] = s;
+        via[t] = (instr_t){.rule = (int8_t)rule, .from = (int8_t)from, .in = (int8_t)in,
+                           .out = (int8_t)out, .conv = cv, .own = own};
+        double hh = a->use_heuristic ? a->h[k + 1] : 0.0;
+        if (hn < cap)
+          heap_push(heap, &hn, (hnode_t){.f = ng + hh, .g = ng, .seq = seq++, .state = t});
+      }
+    }
+  }
+  if (goal >= 0) {
+    *cost = g[goal];
+    for (int32_t s = goal; parent[s] >= 0; s = parent[s])
+      prog[s / LY__COUNT - 1] = via[s];
+  }
+cleanup:
+  free(g);
+  free(via);
+  free(parent);
+  free(closed);
+  free(gb);
+  free(heap);
+  return st;
+}
+
+/* HAP's cost of program prog at ratios r. O(n_ops). */
+static double program_cost(hap_t *a, const instr_t *prog, const double *r)
+{
+  double total = 0.0, glat, gpb;
+  grouped_fit(a, r, &glat, &gpb);
+  for (int32_t k = 0; k < (int32_t)a->m->n_ops; k++) {
+    const instr_t *p = &prog[k];
+    double comp, comm;
+    hs_coll_op_t own, cv;
+    rule_cost(a, k, p->rule, r, &comp, &comm, &own);
+    double gbk = p->conv == HS_COLL_GROUPED_BROADCAST ? glat + gpb * a->coef[k].x_bytes : INFINITY;
+    double cc = conv_s(a, k, p->from, p->in, r, gbk, &cv);
+    if (p->conv == HS_COLL_PADDED_ALLGATHER)
+      cc = 2.0 * a->coef[k].ag_x_m * a->N * max_ratio(a, r);
+    total += comp + comm + cc;
+  }
+  return total;
+}
+
+/* LP over the ratios for a fixed program; writes r_out. */
+static hs_status_t ratio_lp(hap_t *a, const instr_t *prog, double *r_out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_lp_t *lp = NULL;
+  int32_t n = (int32_t)a->m->n_ops;
+  int32_t rc[MAX_TYPES], idx[MAX_TYPES + 2];
+  double val[MAX_TYPES + 2];
+  HS_CHECK(hs_lp_new(true, &lp));
+  for (int32_t c = 0; c < a->n_types; c++)
+    HS_CHECK(hs_lp_add_col(lp, 0.0, 1.0, 0.0, false, &rc[c]));
+  for (int32_t c = 0; c < a->n_types; c++) {
+    idx[c] = rc[c];
+    val[c] = a->n_of[c];
+  }
+  HS_CHECK(hs_lp_add_row(lp, a->n_types, idx, val, 1.0, 1.0, err));
+  /* one max-shard variable: every padded cost is m_t N max_c r_c */
+  int32_t rmax;
+  HS_CHECK(hs_lp_add_col(lp, 0.0, 1.0, 0.0, false, &rmax));
+  for (int32_t c = 0; c < a->n_types; c++) {
+    int32_t i2[2] = {rmax, rc[c]};
+    double v2[2] = {1.0, -1.0};
+    HS_CHECK(hs_lp_add_row(lp, 2, i2, v2, 0.0, INFINITY, err));
+  }
+  double mcoef = 0.0; /* sum over instructions of padded coefficients x N */
+  for (int32_t k = 0; k < n; k++) {
+    const instr_t *p = &prog[k];
+    const op_coef_t *q = &a->coef[k];
+    if (p->rule != R_REPL && q->flops > 0) {
+      int32_t Ct;
+      HS_CHECK(hs_lp_add_col(lp, 0.0, INFINITY, 1.0, false, &Ct));
+      for (int32_t c = 0; c < a->n_types; c++) {
+        int32_t i2[2] = {Ct, rc[c]};
+        double v2[2] = {1.0, -q->flops / a->F[c]};
+        HS_CHECK(hs_lp_add_row(lp, 2, i2, v2, 0.0, INFINITY, err));
+      }
+    }
+    if (p->conv == HS_COLL_PADDED_ALLGATHER || p->conv == HS_COLL_REDUCE_SCATTER)
+      mcoef += 2.0 * q->ag_x_m * a->N;
+    if (p->conv == HS_COLL_ALLTOALL)
+      mcoef += 2.0 * q->a2a_x_m * a->N;
+    if (p->own == HS_COLL_PADDED_ALLGATHER)
+      mcoef += q->sfb_m * a->N;
+    if (p->rule == R_EXPERTS)
+      mcoef += 4.0 * q->a2a_out_m * a->N;
+  }
+  /* the ratio-independent terms (all-reduce, grouped broadcast, replicated
+   * compute) are constants and drop out, as in hap.rs */
+  if (mcoef > 0) {
+    int32_t Mt;
+    HS_CHECK(hs_lp_add_col(lp, 0.0, INFINITY, 1.0, false, &Mt));
+    int32_t i2[2] = {Mt, rmax};
+    double v2[2] = {1.0, -mcoef};
+    HS_CHECK(hs_lp_add_row(lp, 2, i2, v2, 0.0, INFINITY, err));
+  }
+  hs_lp_result_t res;
+  HS_CHECK(hs_lp_solve(lp, NULL, &res, err));
+  if (res.status != HS_LP_OPTIMAL && res.status != HS_LP_FEASIBLE)
+    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "hap: ratio LP %s", hs_lp_status_name(res.status)));
+  for (int32_t c = 0; c < a->n_types; c++)
+    r_out[c] = fmax(0.0, hs_lp_value(lp, rc[c]));
+cleanup:
+  hs_lp_free(lp);
+  return st;
+}
+
+/* ---- type object --------------------------------------------------------------- */
+
+static void hap_free(void *state)
+{
+  hap_t *a = state;
+  if (!a)
+    return;
+  hs_topology_free(a->topo);
+  free(a->dev_type);
+  free(a->coef);
+  free(a->h);
+  free(a->best_prog);
+  free(a->prog);
+  memset(a, 0, sizeof *a);
+}
+
+static hs_status_t hap_init(void *state, const hs_model_t *m, const hs_cluster_t *c,
+                            const hs_plan_opts_t *o, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hap_t *a = state;
+  memset(a, 0, sizeof *a);
+  if (!m || !c || m->n_ops == 0 || c->n_devices == 0)
+    return hs_error_set(err, HS_EINVAL, "hap: empty model or cluster");
+  if (c->n_devices > INT32_MAX / 4)
+    return hs_error_set(err, HS_ELIMIT, "hap: %zu devices", c->n_devices);
+  a->m = m;
+  a->c = c;
+  a->o = *o;
+  a->o.precision = hs__precision(o, c);
+  a->B = hs__global_batch(o, c);
+  a->N = (int32_t)c->n_devices;
+  a->use_heuristic = true;
+  a->best_cost = INFINITY;
+  size_t n = m->n_ops;
+  HS_CHECK(hs_topology_new(c, &a->topo, err));
+  a->dev_type = hs_calloc(c->n_devices, sizeof *a->dev_type);
+  a->coef = hs_calloc(n, sizeof *a->coef);
+  a->h = hs_calloc(n + 1, sizeof *a->h);
+  a->best_prog = hs_calloc(n, sizeof *a->best_prog);
+  a->prog = hs_calloc(n, sizeof *a->prog);
+  if (!a->dev_type || !a->coef || !a->h || !a->best_prog || !a->prog)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "hap: out of memory"));
+  for (size_t d = 0; d < c->n_devices; d++) {
+    int32_t gi = c->devices[d].gpu, t = 0;
+    while (t < a->n_types && a->type_of_gpu[t] != gi)
+      t++;
+    if (t == a->n_types) {
+      if (t == MAX_TYPES)
+        HS_FAIL(hs_error_set(err, HS_ELIMIT, "hap: more than %d GPU types", MAX_TYPES));
+      a->type_of_gpu[t] = gi;
+      a->F[t] = hs__gpu_speed(&c->gpus.gpus[gi], a->o.precision);
+      if (!(a->F[t] > 0))
+        HS_FAIL(hs_error_set(err, HS_EINVAL, "hap: GPU \"%s\" has no FLOP rate",
+                             c->gpus.gpus[gi].name));
+      a->n_types++;
+    }
+    a->dev_type[d] = t;
+    a->n_of[t]++;
+    a->sumF += a->F[t];
+  }
+  /* ratio-independent coefficients: collectives at equal shares */
+  double db = hs_dtype_bytes(a->o.precision);
+  double Bd = (double)a->B;
+  for (size_t k = 0; k < n; k++) {
+    const hs_op_t *op = &m->ops[k];
+    op_coef_t *q = &a->coef[k];
+    q->flops = (op->fwd_flops + op->bwd_flops) * Bd;
+    q->x_bytes = (k > 0 ? m->ops[k - 1].out_bytes : 0.0) * Bd;
+    q->ar_x = coll_fast(a, HS_COLL_ALLREDUCE, q->x_bytes);
+    /* padded all-gather at equal shares costs N (1/N) X: the coefficient per N max r */
+    q->ag_x_m = coll_fast(a, HS_COLL_ALLGATHER, q->x_bytes);
+    q->a2a_x_m = coll_fast(a, HS_COLL_ALLTOALL, q->x_bytes / a->N);
+    q->ar_w = coll_fast(a, HS_COLL_ALLREDUCE, op->params * db);
+    double fac = op->gemm_m * (op->gemm_k + op->gemm_n) * Bd;
+    q->sfb_ok = op->kind == HS_OP_GEMM && op->params > 0 && fac < op->gemm_k * op->gemm_n;
+    q->sfb_m = q->sfb_ok ? coll_fast(a, HS_COLL_ALLGATHER, fac * db) : 0.0;
+    q->a2a_out_m = op->kind == HS_OP_MOE_EXPERT
+                       ? coll_fast(a, HS_COLL_ALLTOALL, op->out_bytes * Bd * HS_MAX(op->topk, 1) / a->N)
+                       : 0.0;
+    q->ar_out = q->ar_x;
+  }
+  for (size_t k = n; k-- > 0;)
+    a->h[k] = a->h[k + 1] + a->coef[k].flops / a->sumF;
+  /* HAP starts from ratios proportional to FLOP/s */
+  for (int32_t t = 0; t < a->n_types; t++)
+    a->r[t] = a->F[t] / a->sumF;
+  return HS_OK;
+cleanup:
+  hap_free(a);
+  return st;
+}
+
+/* One round: A* at the current ratios, then the LP for the program found. */
+static hs_status_t hap_step(void *state, bool *done, double *progress, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hap_t *a = state;
+  *progress = -1.0;
+  if (a->done || a->rounds >= MAX_ROUNDS) {
+    *done = true;
+    return HS_OK;
+  }
+  double cost;
+  HS_CHECK(astar(a, a->r, a->prog, &cost, &a->expanded));
+  a->rounds++;
+  if (!(cost < a->best_cost * (1.0 - 1e-9))) {
+    a->done = true; /* no improvement: HAP's stopping rule */
+    *done = true;
+    return HS_OK;
+  }
+  a->best_cost = cost;
+  memcpy(a->best_r, a->r, sizeof a->r);
+  memcpy(a->best_prog, a->prog, sizeof *a->prog * a->m->n_ops);
+  double r2[MAX_TYPES] = {0};
+  HS_CHECK(ratio_lp(a, a->prog, r2, err));
+  double c2 = program_cost(a, a->prog, r2);
+  if (c2 < a->best_cost * (1.0 - 1e-9)) {
+    a->best_cost = c2;
+    memcpy(a->best_r, r2, sizeof r2);
+  }
+  memcpy(a->r, r2, sizeof r2);
+  *done = a->rounds >= MAX_ROUNDS;
+cleanup:
+  if (st == HS_ENOMEM)
+    hs_error_set(err, st, "hap: out of memory");
+  return st;
+}
+
+static hs_status_t hap_result(void *state, hs_plan_t *out, hs_search_stats_t *stats,
+                              hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hap_t *a = state;
+  memset(stats, 0, sizeof *stats);
+  hs_plan_init(out);
+  if (!isfinite(a->best_cost))
+    return hs_error_set(err, HS_EINFEASIBLE, "hap: no program found");
+  int32_t used = 0;
+  double total = 0.0;
+  for (int32_t d = 0; d < a->N; d++)
+    if (a->best_r[a->dev_type[d]] > 1e-9) {
+      used++;
+      total += a->best_r[a->dev_type[d]];
+    }
+  hs_strlcpy(out->strategy, "hap", sizeof out->strategy);
+  hs_strlcpy(out->schedule, "1f1b", sizeof out->schedule);
+  out->precision = a->o.precision;
+  HS_CHECK(hs_plan_alloc_pipelines(out, 1));
+  hs_plan_pipeline_t *pl = &out->pipelines[0];
+  if (a->B > INT32_MAX)
+    HS_FAIL(hs_error_set(err, HS_ELIMIT, "hap: global batch %lld", (long long)a->B));
+  pl->microbatch_size = (int32_t)a->B;
+  pl->n_microbatches = 1;
+  HS_CHECK(hs_plan_alloc_stages(pl, 1));
+  hs_plan_stage_t *stg = &pl->stages[0];
+  stg->op_first = 0;
+  stg->op_last = (int32_t)a->m->n_ops;
+  HS_CHECK(hs_plan_alloc_replicas(stg, used));
+  for (int32_t d = 0, i = 0; d < a->N; d++) {
+    double rd = a->best_r[a->dev_type[d]];
+    if (!(rd > 1e-9))
+      continue;
+    HS_CHECK(hs_plan_replica_set_devices(&stg->replicas[i], &d, 1));
+    stg->replicas[i].share = rd / total;
+    i++;
+  }
+  /* sharding[]: every op with a sharded rule and an exchange */
+  int32_t ns = 0;
+  for (size_t k = 0; k < a->m->n_ops; k++)
+    if (a->best_prog[k].rule != R_REPL &&
+        (a->best_prog[k].conv != HS_COLL__COUNT || a->best_prog[k].own != HS_COLL__COUNT))
+      ns++;
+  if (ns > 0) {
+    out->shards = hs_calloc((size_t)ns, sizeof *out->shards);
+    if (!out->shards)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "hap: out of memory"));
+    for (size_t k = 0; k < a->m->n_ops; k++) {
+      const instr_t *p = &a->best_prog[k];
+      if (p->rule == R_REPL || (p->conv == HS_COLL__COUNT && p->own == HS_COLL__COUNT))
+        continue;
+      hs_plan_shard_t *s = &out->shards[out->n_shards++];
+      s->op = (int32_t)k;
+      s->dim = rule_dim[p->rule];
+      s->collective = p->conv != HS_COLL__COUNT ? p->conv : p->own;
+    }
+  }
+  stats->predicted_s = a->best_cost;
+  stats->nodes_expanded = a->expanded;
+  stats->candidates = (uint64_t)a->rounds;
+  stats->optimal = false;
+  int32_t batch = 0;
+  for (size_t k = 0; k < a->m->n_ops; k++)
+    batch += a->best_prog[k].rule == R_BATCH || a->best_prog[k].rule == R_BATCH_SFB;
+  snprintf(stats->note, sizeof stats->note,
+           "%d A* and LP rounds, %llu nodes expanded; %d of %zu ops data parallel; ratios:", a->rounds,
+           (unsigned long long)a->expanded, batch, a->m->n_ops);
+  for (int32_t t = 0; t < a->n_types; t++) {
+    size_t len = strlen(stats->note);
+    snprintf(stats->note + len, sizeof stats->note - len, " %s %.4f",
+             a->c->gpus.gpus[a->type_of_gpu[t]].name, a->best_r[t]);
+  }
+  return HS_OK;
+cleanup:
+  hs_plan_destroy(out);
+  return st;
+}
+
+/* For tests (declared there): one A* run at given per-type ratios, with or
+ * without the heuristic; types are numbered in order of first device. */
+hs_status_t hs__hap_astar(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_opts_t *o,
+                          const double *ratios, bool use_heuristic, double *cost,
+                          uint64_t *expanded, hs_error_t *err);
+hs_status_t hs__hap_astar(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_opts_t *o,
+                          const double *ratios, bool use_heuristic, double *cost,
+                          uint64_t *expanded, hs_error_t *err)
+{
+  hap_t a;
+  hs_status_t st = hap_init(&a, m, c, o, err);
+  if (st != HS_OK)
+    return st;
+  a.use_heuristic = use_heuristic;
+  *expanded = 0;
+  st = astar(&a, ratios ? ratios : a.r, a.prog, cost, expanded);
+  hap_free(&a);
+  return st;
+}
+
+const hs_planner_type_t hs_planner_hap = {
+    .name = "hap",
+    .description = "HAP: SPMD program synthesis (A* over sharding rules and collectives) "
+                   "alternating with an LP for per-device sharding ratios",
+    .state_size = sizeof(hap_t),
+    .init = hap_init,
+    .step = hap_step,
+    .result = hap_result,
+    .free = hap_free,
+};

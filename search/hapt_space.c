@@ -1,0 +1,434 @@
+/*
+ * hapt_space.c - the inter-operator search space and its scoring rule
+ * (hapt_space.h), shared by hapt.c and exhaustive.c.
+ *
+ * Tables: for the current microbatch size, every (cut pair, subcluster, mesh
+ * size) holds its (tp, recompute) options sorted by per-microbatch time, so
+ * the searches only read. Memory per option is state + act x inflight +
+ * transient against the GPU's capacity.
+ */
+#include "hapt_space.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int32_t ilog2(int32_t x)
+{
+  int32_t k = 0;
+  while ((1 << (k + 1)) <= x)
+    k++;
+  return k;
+}
+
+#define TP_SLOTS 11 /* tp up to 1024 */
+
+static size_t entry_index(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi)
+{
+  return (((size_t)k * (size_t)h->n_cuts + (size_t)k2) * (size_t)h->n_sc + (size_t)a) *
+             (size_t)h->max_sizes +
+         (size_t)zi;
+}
+
+/* Cut candidates: block boundaries and one cut after the first forward TP
+ * all-reduce of a block (the attention half), coarsened to HS_HAPT_MAX_CUTS. */
+static hs_status_t make_cuts(hs_hspace_t *h)
+{
+  const hs_model_t *m = h->m;
+  int32_t n = (int32_t)m->n_ops;
+  int32_t *bound = hs_calloc((size_t)n + 1, sizeof *bound);
+  int32_t *mid = hs_calloc((size_t)n + 1, sizeof *mid);
+  h->cuts = hs_calloc((size_t)2 * n + 2, sizeof *h->cuts);
+  if (!bound || !mid || !h->cuts) {
+    free(bound);
+    free(mid);
+    return HS_ENOMEM;
+  }
+  int32_t nb = 0, nm = 0;
+  bool seen_ar = false;
+  for (int32_t i = 1; i < n; i++) {
+    if (m->ops[i].layer != m->ops[i - 1].layer) {
+      bound[nb++] = i;
+      seen_ar = false;
+    } else if (m->ops[i].layer >= 0 && !seen_ar && m->ops[i - 1].tp_allreduce_fwd) {
+      mid[nm++] = i;
+      seen_ar = true;
+    }
+  }
+  int32_t nc = 0;
+  h->cuts[nc++] = 0;
+  if (nb + nm + 2 <= HS_HAPT_MAX_CUTS) {
+    int32_t i = 0, j = 0;
+    while (i < nb || j < nm)
+      h->cuts[nc++] = (j >= nm || (i < nb && bound[i] < mid[j])) ? bound[i++] : mid[j++];
+  } else {
+    int32_t step = (nb + HS_HAPT_MAX_CUTS - 3) / (HS_HAPT_MAX_CUTS - 2);
+    if (step < 1)
+      step = 1;
+    for (int32_t i = 0; i < nb; i += step)
+      h->cuts[nc++] = bound[i];
+  }
+  h->cuts[nc++] = n;
+  h->n_cuts = nc;
+  free(bound);
+  free(mid);
+  return HS_OK;
+}
+
+hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluster_t *c,
+                            const hs_plan_opts_t *o, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  memset(h, 0, sizeof *h);
+  h->m = m;
+  h->c = c;
+  h->dt = hs__precision(o, c);
+  h->gb = hs__global_batch(o, c);
+  h->allow_rc = o->allow_recompute;
+  h->cur_mb = -1;
+  HS_CHECK(hs_estimator_new(m, c, h->dt, &h->est, err));
+  if (hs__subclusters(c, h->dt, &h->sc, &h->n_sc) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  int32_t ns = h->n_sc;
+  h->unit_dev = hs_calloc((size_t)ns, sizeof(int32_t));
+  h->levels = hs_calloc((size_t)ns, sizeof(int32_t));
+  h->sizes = hs_calloc((size_t)ns, sizeof(int32_t *));
+  h->n_sizes = hs_calloc((size_t)ns, sizeof(int32_t));
+  h->sc_devs = hs_calloc((size_t)ns, sizeof(int32_t *));
+  h->lat_s = hs_calloc((size_t)ns * ns, sizeof(double));
+  h->inv_bw = hs_calloc((size_t)ns * ns, sizeof(double));
+  if (!h->unit_dev || !h->levels || !h->sizes || !h->n_sizes || !h->sc_devs || !h->lat_s || !h->inv_bw)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  bool fine = c->n_devices <= HS_HAPT_FINE_DEVICES;
+  for (int32_t a = 0; a < ns; a++) {
+    const hs_subcluster_t *s = &h->sc[a];
+    h->sc_devs[a] = hs_calloc((size_t)s->n_devices, sizeof(int32_t));
+    h->sizes[a] = hs_calloc((size_t)s->n_devices + 8, sizeof(int32_t));
+    if (!h->sc_devs[a] || !h->sizes[a])
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+    int32_t k = 0;
+    for (int32_t j = 0; j < s->n_nodes; j++) {
+      const hs_node_t *nd = &c->nodes[s->nodes[j]];
+      for (int32_t d = 0; d < nd->n_devices; d++)
+        h->sc_devs[a][k++] = nd->first_device + d;
+    }
+    if (fine) {
+      h->unit_dev[a] = 1;
+      h->levels[a] = s->n_devices;
+      for (int32_t z = 1; z < s->gpn; z *= 2)
+        h->sizes[a][h->n_sizes[a]++] = z;
+      for (int32_t j = 1; j <= s->n_nodes; j++)
+        h->sizes[a][h->n_sizes[a]++] = j * s->gpn;
+    } else {
+      int32_t u = 1;
+      while (s->n_nodes / u > HS_HAPT_MAX_LEVELS || s->n_nodes % u)
+        u++;
+      h->unit_dev[a] = u * s->gpn;
+      h->levels[a] = s->n_nodes / u;
+      for (int32_t j = 1; j <= h->levels[a]; j++)
+        h->sizes[a][h->n_sizes[a]++] = j;
+    }
+    h->max_sizes = HS_MAX(h->max_sizes, h->n_sizes[a]);
+  }
+  /* cut costs between subclusters (representative devices) */
+  const hs_topology_t *topo = hs_estimator_topology(h->est);
+  for (int32_t a = 0; a < ns; a++)
+    for (int32_t b = 0; b < ns; b++) {
+      int32_t da = h->sc_devs[a][0], db = h->sc_devs[b][0];
+      if (a == b) {
+        if (h->sc[a].n_nodes > 1)
+          db = c->nodes[h->sc[a].nodes[1]].first_device;
+        else if (h->sc[a].n_devices > 1)
+          db = h->sc_devs[a][1];
+      }
+      hs_path_t p;
+      double lat = 0.0, inv = 0.0;
+      if (da != db && hs_topology_path(topo, da, db, &p) == HS_OK) {
+        lat = p.latency_ns * 1e-9;
+        inv = (isfinite(p.bottleneck_GBps) && p.bottleneck_GBps > 0) ? 1.0 / (p.bottleneck_GBps * HS_GB) : 0.0;
+      }
+      h->lat_s[a * ns + b] = lat;
+      h->inv_bw[a * ns + b] = inv;
+    }
+  /* all-reduce lines per (sc, size, tp) over the replicas' first devices */
+  h->ar_a = hs_calloc((size_t)ns * h->max_sizes * TP_SLOTS, sizeof(double));
+  h->ar_b = hs_calloc((size_t)ns * h->max_sizes * TP_SLOTS, sizeof(double));
+  if (!h->ar_a || !h->ar_b)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  int32_t *grp = hs_calloc(c->n_devices, sizeof(int32_t));
+  if (!grp)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  for (int32_t a = 0; a < ns; a++)
+    for (int32_t zi = 0; zi < h->n_sizes[a]; zi++) {
+      int32_t devs = h->sizes[a][zi] * h->unit_dev[a];
+      for (int32_t tp = 1; tp <= HS_MIN(devs, h->sc[a].gpn); tp *= 2) {
+        if (devs % tp)
+          continue;
+        int32_t r = devs / tp;
+        for (int32_t q = 0; q < r; q++)
+          grp[q] = h->sc_devs[a][q * tp];
+        double t1 = hs_estimate_allreduce_s(h->est, grp, r, 1e6);
+        double t2 = hs_estimate_allreduce_s(h->est, grp, r, 2e6);
+        size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
+        h->ar_b[ix] = (t2 - t1) / 1e6;
+        h->ar_a[ix] = t1 - h->ar_b[ix] * 1e6;
+      }
+    }
+  free(grp);
+  HS_CHECK(make_cuts(h));
+  /* microbatch sizes: powers of two dividing the batch, at most max_mb per
+   * replica of the biggest mesh, spread over the valid range */
+  int32_t valid[40], nv = 0, maxdev = 0;
+  for (int32_t a = 0; a < ns; a++)
+    maxdev = HS_MAX(maxdev, h->sc[a].n_devices);
+  int64_t cap = (int64_t)HS_MAX(o->max_microbatch_size, 1) * maxdev;
+  for (int64_t b = 1; b <= h->gb && b <= cap && nv < 40; b *= 2)
+    if (h->gb % b == 0)
+      valid[nv++] = (int32_t)b;
+  if (nv == 0)
+    HS_FAIL(hs_error_set(err, HS_EINFEASIBLE, "global batch %lld has no usable microbatch size",
+                         (long long)h->gb));
+  if (nv <= HS_HAPT_MAX_MB) {
+    for (int32_t i = 0; i < nv; i++)
+      h->mbs[h->n_mbs++] = valid[i];
+  } else {
+    for (int32_t i = 0; i < HS_HAPT_MAX_MB; i++) {
+      int32_t v = valid[(int32_t)lround((double)i * (nv - 1) / (HS_HAPT_MAX_MB - 1))];
+      if (h->n_mbs == 0 || h->mbs[h->n_mbs - 1] != v)
+        h->mbs[h->n_mbs++] = v;
+    }
+  }
+  size_t ne = (size_t)h->n_cuts * h->n_cuts * ns * h->max_sizes;
+  h->opts = hs_calloc(ne * HS_HAPT_MAX_OPTS, sizeof *h->opts);
+  h->n_opts = hs_calloc(ne, 1);
+  if (!h->opts || !h->n_opts)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  return HS_OK;
+cleanup:
+  hs__hspace_destroy(h);
+  return st;
+}
+
+void hs__hspace_destroy(hs_hspace_t *h)
+{
+  if (!h)
+    return;
+  hs_estimator_free(h->est);
+  for (int32_t a = 0; a < h->n_sc; a++) {
+    if (h->sizes)
+      free(h->sizes[a]);
+    if (h->sc_devs)
+      free(h->sc_devs[a]);
+  }
+  hs__subclusters_free(h->sc, h->n_sc);
+  free(h->unit_dev);
+  free(h->levels);
+  free(h->sizes);
+  free(h->n_sizes);
+  free(h->sc_devs);
+  free(h->lat_s);
+  free(h->inv_bw);
+  free(h->ar_a);
+  free(h->ar_b);
+  free(h->cuts);
+  free(h->opts);
+  free(h->n_opts);
+  memset(h, 0, sizeof *h);
+}
+
+static int cmp_opt(const void *x, const void *y)
+{
+  const hs_hopt_t *a = x, *b = y;
+  if (a->t != b->t)
+    return a->t < b->t ? -1 : 1;
+  if (a->tp != b->tp)
+    return a->tp - b->tp;
+  return (int)a->rc - (int)b->rc;
+}
+
+hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
+{
+  int32_t mb = h->mbs[mi];
+  double gbytes = hs_dtype_bytes(h->dt);
+  h->cur_mb = mi;
+  for (int32_t a = 0; a < h->n_sc; a++)
+    for (int32_t zi = 0; zi < h->n_sizes[a]; zi++) {
+      int32_t devs = h->sizes[a][zi] * h->unit_dev[a];
+      bool multi_node = devs > h->sc[a].gpn;
+      for (int32_t k = 0; k + 1 < h->n_cuts; k++)
+        for (int32_t k2 = k + 1; k2 < h->n_cuts; k2++) {
+          size_t e = entry_index(h, k, k2, a, zi);
+          hs_hopt_t *o = &h->opts[e * HS_HAPT_MAX_OPTS];
+          int32_t n = 0;
+          for (int32_t tp = 1; tp <= HS_MIN(devs, h->sc[a].gpn); tp *= 2) {
+            if (devs % tp)
+              continue;
+            int32_t r = devs / tp;
+            if (r > mb) /* at least one sample per replica; shares may be fractional */
+              continue;
+            for (int rc = 0; rc < (h->allow_rc ? 2 : 1) && n < HS_HAPT_MAX_OPTS; rc++) {
+              hs_stage_cost_t sc;
+              if (hs_estimate_stage(h->est, h->cuts[k], h->cuts[k2], h->sc_devs[a], tp,
+                                    (double)mb / r, rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE,
+                                    &sc) != HS_OK)
+                return HS_ENOMEM;
+              size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
+              double bytes = sc.params_per_device * gbytes * (multi_node && tp > 1 ? tp : 1);
+              double ar = r > 1 && bytes > 0 ? h->ar_a[ix] + h->ar_b[ix] * bytes : 0.0;
+              o[n] = (hs_hopt_t){.tp = tp, .rc = rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE,
+                                 .t = sc.fwd_s + sc.bwd_s, .tf = sc.fwd_s,
+                                 .f = fmax(0.0, ar - sc.bwd_s) + sc.optimizer_s,
+                                 .state_bytes = sc.state_bytes, .act_bytes = sc.act_bytes,
+                                 .transient_bytes = sc.transient_bytes};
+              n++;
+              h->evaluated++;
+            }
+          }
+          qsort(o, (size_t)n, sizeof *o, cmp_opt);
+          h->n_opts[e] = (uint8_t)n;
+        }
+    }
+  return HS_OK;
+}
+
+const hs_hopt_t *hs__hspace_opts(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
+                                 int32_t *n)
+{
+  size_t e = entry_index(h, k, k2, a, zi);
+  *n = h->n_opts[e];
+  return &h->opts[e * HS_HAPT_MAX_OPTS];
+}
+
+double hs__hspace_cut_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2)
+{
+  int32_t op = h->cuts[k2];
+  if (op <= 0 || op >= (int32_t)h->m->n_ops)
+    return 0.0;
+  double bytes = h->m->ops[op - 1].out_bytes * h->mbs[h->cur_mb];
+  return h->lat_s[a * h->n_sc + b] + bytes * h->inv_bw[a * h->n_sc + b];
+}
+
+bool hs__hspace_cross(const hs_hspace_t *h, int32_t a, int32_t b)
+{
+  return h->sc[a].site != h->sc[b].site;
+}
+
+int32_t hs__hspace_B(const hs_hspace_t *h) { return (int32_t)(h->gb / h->mbs[h->cur_mb]); }
+
+int32_t hs__hspace_pick(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
+                        int32_t inflight, bool cross, double c_s)
+{
+  int32_t n;
+  const hs_hopt_t *o = hs__hspace_opts(h, k, k2, a, zi, &n);
+  double cap = h->c->gpus.gpus[h->sc[a].gpu].mem_bytes;
+  int32_t B = hs__hspace_B(h);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t inf = inflight;
+    if (cross && o[i].tf > 0)
+      inf += (int32_t)ceil(c_s / o[i].tf);
+    if (inf > B)
+      inf = B;
+    if (o[i].state_bytes + o[i].act_bytes * inf + o[i].transient_bytes <= cap)
+      return i;
+  }
+  return -1;
+}
+
+void hs__hsol_destroy(hs_hsol_t *s)
+{
+  if (!s)
+    return;
+  free(s->st);
+  memset(s, 0, sizeof *s);
+}
+
+hs_status_t hs__hsol_copy(const hs_hsol_t *src, hs_hsol_t *dst)
+{
+  *dst = *src;
+  dst->st = hs_calloc((size_t)HS_MAX(src->n, 1), sizeof *dst->st);
+  if (!dst->st)
+    return HS_ENOMEM;
+  memcpy(dst->st, src->st, sizeof *dst->st * (size_t)src->n);
+  return HS_OK;
+}
+
+hs_status_t hs__hspace_plan(hs_hspace_t *h, const hs_hsol_t *sol, const char *strategy,
+                            hs_plan_t *out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  int32_t *base = NULL, *used = NULL, *order = NULL;
+  hs_plan_init(out);
+  int32_t S = sol->n;
+  base = hs_calloc((size_t)S, sizeof *base);
+  used = hs_calloc((size_t)h->n_sc, sizeof *used);
+  order = hs_calloc((size_t)S, sizeof *order);
+  if (!base || !used || !order)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  /* devices: per subcluster, biggest meshes first keeps power-of-two meshes
+   * aligned inside nodes */
+  for (int32_t i = 0; i < S; i++)
+    order[i] = i;
+  for (int32_t i = 1; i < S; i++)
+    for (int32_t j = i; j > 0; j--) {
+      const hs_hstage_t *x = &sol->st[order[j]], *y = &sol->st[order[j - 1]];
+      if (h->sizes[x->a][x->z] * h->unit_dev[x->a] > h->sizes[y->a][y->z] * h->unit_dev[y->a]) {
+        int32_t t = order[j];
+        order[j] = order[j - 1];
+        order[j - 1] = t;
+      } else {
+        break;
+      }
+    }
+  for (int32_t j = 0; j < S; j++) {
+    const hs_hstage_t *x = &sol->st[order[j]];
+    base[order[j]] = used[x->a];
+    used[x->a] += h->sizes[x->a][x->z] * h->unit_dev[x->a];
+  }
+  hs_strlcpy(out->strategy, strategy, sizeof out->strategy);
+  hs_strlcpy(out->schedule, "hetero-1f1b", sizeof out->schedule);
+  out->async_send = true;
+  out->precision = h->dt;
+  HS_CHECK(hs_plan_alloc_pipelines(out, 1));
+  hs_plan_pipeline_t *pl = &out->pipelines[0];
+  pl->microbatch_size = h->mbs[h->cur_mb];
+  pl->n_microbatches = hs__hspace_B(h);
+  HS_CHECK(hs_plan_alloc_stages(pl, S));
+  for (int32_t i = 0; i < S; i++) {
+    const hs_hstage_t *x = &sol->st[i];
+    int32_t n;
+    const hs_hopt_t *o = hs__hspace_opts(h, x->k, x->k2, x->a, x->z, &n);
+    const hs_hopt_t *op = &o[x->opt];
+    hs_plan_stage_t *stg = &pl->stages[i];
+    stg->op_first = h->cuts[x->k];
+    stg->op_last = h->cuts[x->k2];
+    stg->recompute = op->rc;
+    int32_t devs = h->sizes[x->a][x->z] * h->unit_dev[x->a];
+    int32_t r = devs / op->tp;
+    HS_CHECK(hs_plan_alloc_replicas(stg, r));
+    for (int32_t q = 0; q < r; q++) {
+      HS_CHECK(hs_plan_replica_set_devices(&stg->replicas[q], &h->sc_devs[x->a][base[i] + q * op->tp],
+                                           op->tp));
+      stg->replicas[q].share = 1.0 / r;
+    }
+    int32_t extra = 0;
+    if (i + 1 < S && hs__hspace_cross(h, x->a, sol->st[i + 1].a) && op->tf > 0)
+      extra = (int32_t)ceil(x->c / op->tf);
+    stg->warmup = S - i - 1 + extra;
+  }
+  /* A stage must run at least one forward more than its successor before
+   * its first backward, or the pipeline deadlocks: a deeper warm-up in front
+   * of a slow link deepens every earlier stage too. */
+  for (int32_t i = S - 2; i >= 0; i--)
+    pl->stages[i].warmup = HS_MAX(pl->stages[i].warmup, pl->stages[i + 1].warmup + 1);
+cleanup:
+  free(base);
+  free(used);
+  free(order);
+  if (st != HS_OK) {
+    if (err && err->status == HS_OK)
+      hs_error_set(err, st, "building plan: %s", hs_status_message(st));
+    hs_plan_destroy(out);
+    hs_plan_init(out);
+  }
+  return st;
+}

@@ -1,0 +1,114 @@
+/*
+ * hapt_space.h - the inter-operator search space shared by `hapt` (dynamic
+ * programming) and `exhaustive` (brute force), with one scoring rule so the
+ * two compare like with like.
+ *
+ * A solution is one pipeline of S stages. Stage i owns ops
+ * [cuts[k_i], cuts[k_i']) and a mesh: z_i counter units of one homogeneous
+ * subcluster a_i (hs__subclusters), laid out as replicas of a TP group of
+ * degree tp (a power of two inside a node) sharing each microbatch equally.
+ * The option (tp, recomputation) of a stage is fixed by a rule: the fastest
+ * one that fits in memory with `inflight` microbatches in flight, where
+ * inflight = (stages from i to the end) + extra_i, extra_i = ceil(c_i / tf_i)
+ * when the stage's outgoing cut crosses sites (hetero-1f1b's deeper warm-up).
+ *
+ * Score (HAPT's objective under hetero-1f1b, async sends):
+ *   sum_i (t_i + f_i + 2 c_i) + (B - 1) max_i max(t_i, c_i)
+ * t_i = fwd + bwd per microbatch (estimator, TP collectives included), c_i =
+ * latency + activation bytes / bottleneck bandwidth of the outgoing cut, f_i =
+ * gradient all-reduce over the stage's replicas not hidden by one backward,
+ * plus the optimizer step. B = global batch / microbatch size.
+ *
+ * Granularity knobs (docs/planners.md): cut candidates are block boundaries
+ * plus one cut inside each block (after the attention half) while that keeps
+ * at most HS_HAPT_MAX_CUTS candidates, else block boundaries, else every
+ * k-th; counter units are single GPUs on clusters of at most
+ * HS_HAPT_FINE_DEVICES devices (mesh sizes: powers of two up to a node, then
+ * whole nodes), else groups of whole nodes with at most HS_HAPT_MAX_LEVELS
+ * units per subcluster.
+ */
+#ifndef HS_HAPT_SPACE_H
+#define HS_HAPT_SPACE_H
+
+#include "search_internal.h"
+
+#define HS_HAPT_FINE_DEVICES 16
+#define HS_HAPT_MAX_LEVELS 8
+#define HS_HAPT_MAX_CUTS 24
+#define HS_HAPT_MAX_MB 8      /* microbatch sizes tried */
+#define HS_HAPT_MAX_OPTS 16   /* tp x recompute options per stage */
+
+typedef struct hs_hopt {
+  int32_t tp;
+  hs_recompute_t rc;
+  double t, tf, f;           /* seconds per microbatch; f per iteration */
+  double state_bytes, act_bytes, transient_bytes;
+} hs_hopt_t;
+
+typedef struct hs_hstage {
+  int32_t k, k2;             /* cut indices */
+  int32_t a, z;              /* subcluster, index into sizes[a] */
+  int32_t opt;               /* option index in the table entry */
+  double t, c, f;
+} hs_hstage_t;
+
+typedef struct hs_hsol {
+  hs_hstage_t *st;           /* owned, n entries */
+  int32_t n;
+  double sum_s, max_s, score_s;
+} hs_hsol_t;
+
+typedef struct hs_hspace {
+  const hs_model_t *m;
+  const hs_cluster_t *c;
+  hs_dtype_t dt;
+  int64_t gb;
+  bool allow_rc;
+  hs_estimator_t *est;
+  hs_subcluster_t *sc;
+  int32_t n_sc;
+  int32_t *unit_dev;         /* per sc: devices per counter unit */
+  int32_t *levels;           /* per sc: units available */
+  int32_t **sizes;           /* per sc: allowed mesh sizes in units, ascending */
+  int32_t *n_sizes;
+  int32_t max_sizes;
+  int32_t **sc_devs;         /* per sc: its devices in cluster order */
+  int32_t *cuts;             /* op indices, cuts[0] = 0, cuts[n_cuts-1] = n_ops */
+  int32_t n_cuts;
+  int32_t mbs[HS_HAPT_MAX_MB];
+  int32_t n_mbs;
+  double *lat_s, *inv_bw;    /* n_sc x n_sc: cut latency and s/byte (same sc: inter-node) */
+  double *ar_a, *ar_b;       /* per (sc, size idx, tp log2): all-reduce time = a + b bytes */
+  /* table for the current microbatch size: entry (k, k2, a, zi) -> options */
+  int32_t cur_mb;            /* index into mbs, -1 none */
+  hs_hopt_t *opts;           /* n_cuts^2 x n_sc x max_sizes x HS_HAPT_MAX_OPTS */
+  uint8_t *n_opts;
+  uint64_t evaluated;
+} hs_hspace_t;
+
+hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluster_t *c,
+                            const hs_plan_opts_t *o, hs_error_t *err);
+void hs__hspace_destroy(hs_hspace_t *h);
+/* Builds the option table for microbatch size mbs[mi]. O(cuts^2 x sc x sizes x opts). */
+hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi);
+/* Options of entry (k, k2, a, zi), sorted by t; count in *n. */
+const hs_hopt_t *hs__hspace_opts(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
+                                 int32_t *n);
+/* Cut cost (s) of the activation after cut k2 from subcluster a to b. */
+double hs__hspace_cut_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2);
+/* The rule: first option (fastest) that fits with `inflight` microbatches
+ * (clamped to B) and the extra warm-up for a cross-site outgoing cut of c_s;
+ * -1 when none fits. */
+int32_t hs__hspace_pick(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
+                        int32_t inflight, bool cross, double c_s);
+bool hs__hspace_cross(const hs_hspace_t *h, int32_t a, int32_t b);
+/* Microbatches per iteration for the current table. */
+int32_t hs__hspace_B(const hs_hspace_t *h);
+/* Plan of a solution (current table): hetero-1f1b, async sends, per-stage
+ * warm-up. */
+hs_status_t hs__hspace_plan(hs_hspace_t *h, const hs_hsol_t *sol, const char *strategy,
+                            hs_plan_t *out, hs_error_t *err);
+void hs__hsol_destroy(hs_hsol_t *s);
+hs_status_t hs__hsol_copy(const hs_hsol_t *src, hs_hsol_t *dst);
+
+#endif /* HS_HAPT_SPACE_H */

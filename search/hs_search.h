@@ -1,0 +1,67 @@
+/*
+ * hs_search.h - planner strategies behind one interface.
+ *
+ * A planner is a const type object, as GSL's root solvers are: the caller
+ * allocates `state_size` bytes, calls init, then drives step() until it says
+ * done (or the caller's time budget runs out), and reads result(). Budgets,
+ * progress reporting and stopping stay with the caller (hs_planner_run is the
+ * standard driver). Every planner scores candidates with the simulator's cost
+ * models (an analytical estimator in inner loops is fine); the final plan is
+ * always run through hs_simulate by the driver.
+ */
+#ifndef HS_SEARCH_H
+#define HS_SEARCH_H
+
+#include "hs_sim.h"
+
+typedef struct hs_plan_opts {
+  int64_t global_batch;        /* samples per iteration; 0 = strategy default (see docs/planners.md) */
+  int32_t max_microbatch_size; /* largest microbatch tried (default 8) */
+  double time_limit_s;         /* wall-clock budget for search (MILP time limit too); 0 = none */
+  double mip_gap;              /* relative MIP gap for MILP strategies (default 0.01) */
+  hs_dtype_t precision;        /* default bf16 (fp16 on GPUs without bf16) */
+  bool allow_recompute;        /* may use activation recomputation to fit memory (default true) */
+  int32_t max_devices;         /* exhaustive: refuse bigger clusters (default 8) */
+  uint64_t seed;               /* for randomised tie breaks; default 1 */
+  bool verbose;
+} hs_plan_opts_t;
+
+void hs_plan_opts_init(hs_plan_opts_t *o);
+
+/* What a search did, for `hetsim plan` and `compare`. */
+typedef struct hs_search_stats {
+  double search_s;             /* wall seconds in init+steps */
+  uint64_t candidates;         /* plans (or sub-plans) scored */
+  uint64_t nodes_expanded;     /* A* / branch-and-bound nodes, where meaningful */
+  double predicted_s;          /* the strategy's own estimate of the iteration time */
+  bool optimal;                /* proven optimal within its search space (MILP, exhaustive, DP) */
+  char note[256];              /* e.g. "MILP stopped at time limit, gap 3.1%" */
+} hs_search_stats_t;
+
+typedef struct hs_planner_type {
+  const char *name;            /* "megatron", "hapt", ... */
+  const char *description;
+  size_t state_size;
+  /* Prepares the search. Returns HS_EINFEASIBLE (with a message) when the
+   * strategy does not apply (e.g. exhaustive on a big cluster). */
+  hs_status_t (*init)(void *state, const hs_model_t *m, const hs_cluster_t *c,
+                      const hs_plan_opts_t *o, hs_error_t *err);
+  /* One unit of work. Sets *done when the search is over. *progress in [0,1]
+   * when known, else negative. */
+  hs_status_t (*step)(void *state, bool *done, double *progress, hs_error_t *err);
+  /* Copies the best plan found into *out (caller destroys) and the stats. */
+  hs_status_t (*result)(void *state, hs_plan_t *out, hs_search_stats_t *stats, hs_error_t *err);
+  void (*free)(void *state);   /* releases what init allocated; state itself is the caller's */
+} hs_planner_type_t;
+
+extern const hs_planner_type_t *const hs_planners[]; /* NULL-terminated */
+const hs_planner_type_t *hs_planner_find(const char *name);
+
+/* The standard driver: allocates state, runs init/step until done or the
+ * budget, prints progress to `progress` (NULL = quiet) when the search takes
+ * longer than a second, gets the result and simulates it (report filled). */
+hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, const hs_cluster_t *c,
+                           const hs_plan_opts_t *o, FILE *progress, hs_plan_t *plan,
+                           hs_search_stats_t *stats, hs_report_t *report, hs_error_t *err);
+
+#endif /* HS_SEARCH_H */

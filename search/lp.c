@@ -1,0 +1,382 @@
+/*
+ * lp.c - GLPK adapter (see lp.h for the contract).
+ *
+ * Representation: columns (bounds, objective, integrality) and rows (bounds
+ * plus a slice of one shared coordinate list) in growable 0-based arrays.
+ * hs_lp_solve translates to GLPK's 1-based API inside solve_glpk(), which is
+ * the only function of hetsim that calls GLPK. Invariant: no glp_prob exists
+ * outside solve_glpk(), so recovering from a GLPK error with glp_free_env()
+ * cannot invalidate anybody else's object.
+ *
+ * GLPK's process-global state touched here, and how it is contained:
+ *  - glp_error_hook: set on entry to solve_glpk to a hook that longjmps to a
+ *    jmp_buf on solve_glpk's stack, reset to NULL before it returns;
+ *  - glp_term_out: switched off on entry (GLPK otherwise prints to stdout).
+ * Both are per-thread in thread-local GLPK builds and per-process otherwise;
+ * in the latter case concurrent solves from several threads are not safe,
+ * which is GLPK's limitation and the reason this is the only file that may
+ * call it.
+ */
+#include "lp.h"
+
+#include <glpk.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct lp_col {
+  double lb, ub, obj;
+  bool integer;
+} lp_col_t;
+
+typedef struct lp_row {
+  double lb, ub;
+  size_t first;   /* into idx/val */
+  int32_t n;
+} lp_row_t;
+
+struct hs_lp {
+  bool minimise;
+  lp_col_t *cols;
+  size_t n_cols, cap_cols;
+  lp_row_t *rows;
+  size_t n_rows, cap_rows;
+  int32_t *idx;
+  double *val;
+  size_t n_nz, cap_idx, cap_val;
+  double *x;      /* last solution, n_cols entries (NULL before a solve) */
+  size_t cap_x;
+  bool has_x;
+};
+
+const char *hs_lp_status_name(hs_lp_status_t s)
+{
+  switch (s) {
+  case HS_LP_OPTIMAL: return "optimal";
+  case HS_LP_OPTIMAL_GAP: return "optimal-within-gap";
+  case HS_LP_FEASIBLE: return "feasible";
+  case HS_LP_INFEASIBLE: return "infeasible";
+  case HS_LP_UNBOUNDED: return "unbounded";
+  case HS_LP_NO_SOLUTION: return "no-solution";
+  }
+  return "?";
+}
+
+void hs_lp_opts_init(hs_lp_opts_t *o)
+{
+  o->time_limit_s = 0.0;
+  o->mip_gap = 1e-4;
+}
+
+hs_status_t hs_lp_new(bool minimise, hs_lp_t **out)
+{
+  hs_lp_t *lp = hs_calloc(1, sizeof *lp);
+  *out = lp;
+  if (!lp)
+    return HS_ENOMEM;
+  lp->minimise = minimise;
+  return HS_OK;
+}
+
+void hs_lp_free(hs_lp_t *lp)
+{
+  if (!lp)
+    return;
+  free(lp->cols);
+  free(lp->rows);
+  free(lp->idx);
+  free(lp->val);
+  free(lp->x);
+  free(lp);
+}
+
+int32_t hs_lp_n_cols(const hs_lp_t *lp) { return (int32_t)lp->n_cols; }
+int32_t hs_lp_n_rows(const hs_lp_t *lp) { return (int32_t)lp->n_rows; }
+
+hs_status_t hs_lp_add_col(hs_lp_t *lp, double lb, double ub, double obj, bool integer,
+                          int32_t *col)
+{
+  if (!lp || isnan(lb) || isnan(ub) || isnan(obj) || !isfinite(obj) || lb > ub ||
+      lb == INFINITY || ub == -INFINITY)
+    return HS_EINVAL;
+  if (lp->n_cols >= INT_MAX - 1)
+    return HS_ELIMIT;
+  if (hs_reserve((void **)&lp->cols, &lp->cap_cols, lp->n_cols + 1, sizeof *lp->cols) != HS_OK)
+    return HS_ENOMEM;
+  lp->cols[lp->n_cols] = (lp_col_t){.lb = lb, .ub = ub, .obj = obj, .integer = integer};
+  if (col)
+    *col = (int32_t)lp->n_cols;
+  lp->n_cols++;
+  lp->has_x = false;
+  return HS_OK;
+}
+
+hs_status_t hs_lp_add_row(hs_lp_t *lp, int32_t n, const int32_t *idx, const double *val,
+                          double lb, double ub, hs_error_t *err)
+{
+  if (!lp || n < 0 || (n > 0 && (!idx || !val)))
+    return hs_error_set(err, HS_EINVAL, "lp: row %zu: bad arguments", lp ? lp->n_rows : 0);
+  if (isnan(lb) || isnan(ub) || lb > ub || lb == INFINITY || ub == -INFINITY)
+    return hs_error_set(err, HS_EINVAL, "lp: row %zu: bad bounds [%g, %g]", lp->n_rows, lb, ub);
+  if (lp->n_rows >= INT_MAX - 1 || lp->n_nz + (size_t)n >= INT_MAX - 1)
+    return hs_error_set(err, HS_ELIMIT, "lp: problem too large");
+  for (int32_t k = 0; k < n; k++) {
+    if (idx[k] < 0 || (size_t)idx[k] >= lp->n_cols)
+      return hs_error_set(err, HS_EINVAL, "lp: row %zu: entry %d: column %d does not exist (%zu columns)",
+                          lp->n_rows, k, idx[k], lp->n_cols);
+    if (!isfinite(val[k]))
+      return hs_error_set(err, HS_EINVAL, "lp: row %zu: entry %d: coefficient %g", lp->n_rows, k,
+                          val[k]);
+    for (int32_t j = 0; j < k; j++)
+      if (idx[j] == idx[k])
+        return hs_error_set(err, HS_EINVAL, "lp: row %zu: column %d appears twice", lp->n_rows,
+                            idx[k]);
+  }
+  if (hs_reserve((void **)&lp->rows, &lp->cap_rows, lp->n_rows + 1, sizeof *lp->rows) != HS_OK ||
+      hs_reserve((void **)&lp->idx, &lp->cap_idx, lp->n_nz + (size_t)n, sizeof *lp->idx) != HS_OK ||
+      hs_reserve((void **)&lp->val, &lp->cap_val, lp->n_nz + (size_t)n, sizeof *lp->val) != HS_OK)
+    return hs_error_set(err, HS_ENOMEM, "lp: out of memory");
+  lp_row_t *r = &lp->rows[lp->n_rows];
+  r->lb = lb;
+  r->ub = ub;
+  r->first = lp->n_nz;
+  r->n = 0;
+  for (int32_t k = 0; k < n; k++) {
+    if (val[k] == 0.0)
+      continue;
+    lp->idx[lp->n_nz] = idx[k];
+    lp->val[lp->n_nz] = val[k];
+    lp->n_nz++;
+    r->n++;
+  }
+  lp->n_rows++;
+  lp->has_x = false;
+  return HS_OK;
+}
+
+double hs_lp_value(const hs_lp_t *lp, int32_t col)
+{
+  if (!lp || !lp->has_x || col < 0 || (size_t)col >= lp->n_cols)
+    return 0.0;
+  return lp->x[col];
+}
+
+/* ---- the GLPK side --------------------------------------------------------- */
+
+typedef struct glpk_ctx {
+  jmp_buf jb;
+  double last_gap;  /* from the branch-and-cut callback; NaN until known */
+} glpk_ctx_t;
+
+static void on_glpk_error(void *info)
+{
+  glpk_ctx_t *ctx = info;
+  longjmp(ctx->jb, 1);
+}
+
+static void on_mip_event(glp_tree *tree, void *info)
+{
+  glpk_ctx_t *ctx = info;
+  int r = glp_ios_reason(tree);
+  if (r == GLP_IBINGO || r == GLP_ISELECT) {
+    double g = glp_ios_mip_gap(tree);
+    if (isfinite(g))
+      ctx->last_gap = g;
+  }
+}
+
+static int bound_type(double lb, double ub)
+{
+  bool l = isfinite(lb), u = isfinite(ub);
+  if (l && u)
+    return lb == ub ? GLP_FX : GLP_DB;
+  if (l)
+    return GLP_LO;
+  if (u)
+    return GLP_UP;
+  return GLP_FR;
+}
+
+static int time_limit_ms(double s)
+{
+  if (!(s > 0.0))
+    return INT_MAX;
+  double ms = ceil(s * 1000.0);
+  return ms >= (double)INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* Everything GLPK. The arrays it needs (1-based) are allocated by the caller
+ * so that a longjmp out of GLPK leaks nothing of ours. `prob` is volatile
+ * because it is assigned between setjmp and a possible longjmp. */
+static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, int *ia, int *ja,
+                              double *ar, hs_lp_result_t *res, hs_error_t *err)
+{
+  glpk_ctx_t ctx;
+  ctx.last_gap = NAN;
+  glp_prob *volatile prob = NULL;
+  res->is_mip = is_mip;
+
+  if (setjmp(ctx.jb)) {
+    /* GLPK hit an internal error: its state is undefined; free it all. */
+    glp_error_hook(NULL, NULL);
+    glp_free_env();
+    return hs_error_set(err, HS_EINTERNAL, "lp: GLPK internal error (%zu rows, %zu columns)",
+                        lp->n_rows, lp->n_cols);
+  }
+  glp_error_hook(on_glpk_error, &ctx);
+  glp_term_out(GLP_OFF);
+
+  prob = glp_create_prob();
+  glp_set_obj_dir(prob, lp->minimise ? GLP_MIN : GLP_MAX);
+  if (lp->n_rows)
+    glp_add_rows(prob, (int)lp->n_rows);
+  if (lp->n_cols)
+    glp_add_cols(prob, (int)lp->n_cols);
+  for (size_t i = 0; i < lp->n_rows; i++) {
+    const lp_row_t *r = &lp->rows[i];
+    glp_set_row_bnds(prob, (int)i + 1, bound_type(r->lb, r->ub), isfinite(r->lb) ? r->lb : 0.0,
+                     isfinite(r->ub) ? r->ub : 0.0);
+  }
+  for (size_t j = 0; j < lp->n_cols; j++) {
+    const lp_col_t *c = &lp->cols[j];
+    glp_set_col_bnds(prob, (int)j + 1, bound_type(c->lb, c->ub), isfinite(c->lb) ? c->lb : 0.0,
+                     isfinite(c->ub) ? c->ub : 0.0);
+    glp_set_obj_coef(prob, (int)j + 1, c->obj);
+    if (c->integer)
+      glp_set_col_kind(prob, (int)j + 1, GLP_IV);
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < lp->n_rows; i++)
+    for (int32_t q = 0; q < lp->rows[i].n; q++, k++) {
+      ia[k + 1] = (int)i + 1;
+      ja[k + 1] = lp->idx[lp->rows[i].first + (size_t)q] + 1;
+      ar[k + 1] = lp->val[lp->rows[i].first + (size_t)q];
+    }
+  if (k)
+    glp_load_matrix(prob, (int)k, ia, ja, ar);
+
+  hs_status_t st = HS_OK;
+  int ret;
+  res->status = HS_LP_NO_SOLUTION;
+  res->objective = NAN;
+  res->gap = NAN;
+  res->time_limit_hit = false;
+  if (!is_mip) {
+    glp_smcp sm;
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    sm.tm_lim = time_limit_ms(o->time_limit_s);
+    sm.presolve = GLP_OFF; /* keeps the status of infeasible problems exact */
+    ret = glp_simplex(prob, &sm);
+    res->time_limit_hit = ret == GLP_ETMLIM;
+    if (ret != 0 && ret != GLP_ETMLIM && ret != GLP_EITLIM) {
+      st = hs_error_set(err, HS_EINTERNAL, "lp: simplex failed (GLPK code %d)", ret);
+    } else {
+      switch (glp_get_status(prob)) {
+      case GLP_OPT: res->status = HS_LP_OPTIMAL; break;
+      case GLP_FEAS: res->status = HS_LP_FEASIBLE; break;
+      case GLP_NOFEAS: res->status = HS_LP_INFEASIBLE; break;
+      case GLP_UNBND: res->status = HS_LP_UNBOUNDED; break;
+      default: res->status = HS_LP_NO_SOLUTION; break;
+      }
+      if (res->status == HS_LP_OPTIMAL || res->status == HS_LP_FEASIBLE) {
+        res->objective = glp_get_obj_val(prob);
+        for (size_t j = 0; j < lp->n_cols; j++)
+          lp->x[j] = glp_get_col_prim(prob, (int)j + 1);
+        lp->has_x = true;
+      }
+    }
+  } else {
+    glp_iocp io;
+    glp_init_iocp(&io);
+    io.msg_lev = GLP_MSG_OFF;
+    io.presolve = GLP_ON; /* solves the root LP itself */
+    io.tm_lim = time_limit_ms(o->time_limit_s);
+    io.mip_gap = o->mip_gap > 0.0 ? o->mip_gap : 0.0;
+    io.cb_func = on_mip_event;
+    io.cb_info = &ctx;
+    ret = glp_intopt(prob, &io);
+    res->time_limit_hit = ret == GLP_ETMLIM;
+    if (ret == GLP_ENOPFS) {
+      res->status = HS_LP_INFEASIBLE;
+    } else if (ret == GLP_ENODFS) {
+      res->status = HS_LP_UNBOUNDED;
+    } else if (ret != 0 && ret != GLP_ETMLIM && ret != GLP_EMIPGAP) {
+      st = hs_error_set(err, HS_EINTERNAL, "lp: branch-and-cut failed (GLPK code %d)", ret);
+    } else {
+      switch (glp_mip_status(prob)) {
+      case GLP_OPT:
+        res->status = ret == GLP_EMIPGAP ? HS_LP_OPTIMAL_GAP : HS_LP_OPTIMAL;
+        break;
+      case GLP_FEAS:
+        res->status = ret == GLP_EMIPGAP ? HS_LP_OPTIMAL_GAP : HS_LP_FEASIBLE;
+        break;
+      case GLP_NOFEAS: res->status = HS_LP_INFEASIBLE; break;
+      default: res->status = HS_LP_NO_SOLUTION; break;
+      }
+      if (res->status == HS_LP_OPTIMAL || res->status == HS_LP_OPTIMAL_GAP ||
+          res->status == HS_LP_FEASIBLE) {
+        res->objective = glp_mip_obj_val(prob);
+        res->gap = res->status == HS_LP_OPTIMAL ? 0.0 : ctx.last_gap;
+        for (size_t j = 0; j < lp->n_cols; j++)
+          lp->x[j] = glp_mip_col_val(prob, (int)j + 1);
+        lp->has_x = true;
+      }
+    }
+  }
+  glp_delete_prob(prob);
+  prob = NULL;
+  glp_error_hook(NULL, NULL);
+  return st;
+}
+
+hs_status_t hs_lp_solve(hs_lp_t *lp, const hs_lp_opts_t *opts, hs_lp_result_t *res,
+                        hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  int *ia = NULL, *ja = NULL;
+  double *ar = NULL;
+  hs_lp_opts_t o;
+  hs_lp_opts_init(&o);
+  if (opts)
+    o = *opts;
+  memset(res, 0, sizeof *res);
+  res->objective = NAN;
+  res->gap = NAN;
+  res->status = HS_LP_NO_SOLUTION;
+  if (!lp)
+    return hs_error_set(err, HS_EINVAL, "lp: no problem");
+  if (isnan(o.time_limit_s) || o.time_limit_s < 0 || isnan(o.mip_gap) || o.mip_gap < 0)
+    return hs_error_set(err, HS_EINVAL, "lp: bad options (time limit %g s, gap %g)",
+                        o.time_limit_s, o.mip_gap);
+  lp->has_x = false;
+  if (lp->n_cols == 0) {
+    /* GLPK rejects empty problems in places; the answer is trivial. */
+    for (size_t i = 0; i < lp->n_rows; i++)
+      if (lp->rows[i].lb > 0.0 || lp->rows[i].ub < 0.0) {
+        res->status = HS_LP_INFEASIBLE;
+        return HS_OK;
+      }
+    res->status = HS_LP_OPTIMAL;
+    res->objective = 0.0;
+    res->gap = 0.0;
+    return HS_OK;
+  }
+  ia = hs_calloc(lp->n_nz + 1, sizeof *ia);
+  ja = hs_calloc(lp->n_nz + 1, sizeof *ja);
+  ar = hs_calloc(lp->n_nz + 1, sizeof *ar);
+  if (!ia || !ja || !ar ||
+      hs_reserve((void **)&lp->x, &lp->cap_x, lp->n_cols, sizeof *lp->x) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "lp: out of memory"));
+  bool is_mip = false;
+  for (size_t j = 0; j < lp->n_cols; j++)
+    is_mip |= lp->cols[j].integer;
+  HS_CHECK(solve_glpk(lp, &o, is_mip, ia, ja, ar, res, err));
+cleanup:
+  free(ia);
+  free(ja);
+  free(ar);
+  return st;
+}

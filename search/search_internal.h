@@ -1,0 +1,74 @@
+/*
+ * search_internal.h - helpers shared by the planner files of search/ (hs__
+ * names): wall clock, defaults, homogeneous subclusters, and a candidate pool
+ * that keeps the best few plans by estimate and simulates them one per step.
+ *
+ * Invariants: a pool owns the plans offered to it (offer moves the plan and
+ * re-initialises the caller's copy); entries are kept sorted by estimate.
+ */
+#ifndef HS_SEARCH_INTERNAL_H
+#define HS_SEARCH_INTERNAL_H
+
+#include "estimate.h"
+#include "hs_search.h"
+
+/* Monotonic wall clock, seconds. */
+double hs__now_s(void);
+
+/* Samples per iteration when the options say 0: 8 per device (docs/planners.md). */
+int64_t hs__global_batch(const hs_plan_opts_t *o, const hs_cluster_t *c);
+
+/* The plan precision: the option, or fp16 when some GPU of the cluster has no
+ * bf16 rate and the option is bf16. O(devices). */
+hs_dtype_t hs__precision(const hs_plan_opts_t *o, const hs_cluster_t *c);
+
+/* Achieved dense GEMM FLOP/s of one GPU: peak x gemm_eff_max. */
+double hs__gpu_speed(const hs_gpu_t *g, hs_dtype_t dt);
+
+/* Largest power of two <= gpus per node over every node: TP stays in a node. */
+int32_t hs__max_tp(const hs_cluster_t *c);
+
+/* A homogeneous subcluster: the nodes of one site with one GPU type and one
+ * node size, in cluster order. */
+typedef struct hs_subcluster {
+  int32_t site, gpu, gpn;
+  int32_t *nodes;        /* owned */
+  int32_t n_nodes;
+  int32_t n_devices;
+  double speed_flops;    /* hs__gpu_speed of its GPU */
+} hs_subcluster_t;
+
+/* Groups the cluster's nodes; caller frees with hs__subclusters_free. O(nodes^2) worst. */
+hs_status_t hs__subclusters(const hs_cluster_t *c, hs_dtype_t dt, hs_subcluster_t **out,
+                            int32_t *n);
+void hs__subclusters_free(hs_subcluster_t *s, int32_t n);
+
+/* Best few plans by estimated time, then by simulated time. */
+typedef struct hs_cand_pool {
+  hs_plan_t *plans;
+  double *est_s;
+  int32_t n, cap;
+  int32_t next_sim;      /* simulate phase: next entry */
+  int32_t best;          /* index of the best simulated feasible plan, -1 none */
+  double best_sim_s;
+  char why[256];         /* reason of the last rejected simulation (OOM ...) */
+} hs_cand_pool_t;
+
+hs_status_t hs__cpool_init(hs_cand_pool_t *p, int32_t cap);
+void hs__cpool_destroy(hs_cand_pool_t *p);
+/* Offers *plan (moved in when kept; otherwise destroyed); *plan is left
+ * initialised and empty. O(cap). */
+void hs__cpool_offer(hs_cand_pool_t *p, hs_plan_t *plan, double est_s);
+/* Simulates the next entry; *done when all are simulated. O(one simulation). */
+hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_cluster_t *c,
+                              bool *done, hs_error_t *err);
+/* Copies the best simulated plan (or, when none was simulated, the best
+ * estimate) into out; HS_EINFEASIBLE with `what` when the pool is empty or
+ * every simulated plan ran out of memory. */
+hs_status_t hs__cpool_result(hs_cand_pool_t *p, hs_plan_t *out, double *pred_s, const char *what,
+                            hs_error_t *err);
+
+/* Number of plans to simulate at the end of a search: fewer on big clusters. */
+int32_t hs__sim_budget(const hs_cluster_t *c);
+
+#endif /* HS_SEARCH_INTERNAL_H */

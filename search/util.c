@@ -1,0 +1,201 @@
+/*
+ * util.c - helpers shared by the planners (search_internal.h): clock,
+ * defaults, subclusters and the candidate pool.
+ */
+#include "search_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double hs__now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int64_t hs__global_batch(const hs_plan_opts_t *o, const hs_cluster_t *c)
+{
+  if (o->global_batch > 0)
+    return o->global_batch;
+  return 8 * (int64_t)(c->n_devices > 0 ? c->n_devices : 1);
+}
+
+hs_dtype_t hs__precision(const hs_plan_opts_t *o, const hs_cluster_t *c)
+{
+  if (o->precision != HS_DTYPE_BF16)
+    return o->precision;
+  for (size_t d = 0; d < c->n_devices; d++)
+    if (hs_cluster_gpu(c, (int32_t)d)->peak_flops[HS_DTYPE_BF16] <= 0.0)
+      return HS_DTYPE_FP16;
+  return HS_DTYPE_BF16;
+}
+
+double hs__gpu_speed(const hs_gpu_t *g, hs_dtype_t dt)
+{
+  return hs_gpu_peak_flops(g, dt) * (g->gemm_eff_max > 0 ? g->gemm_eff_max : 1.0);
+}
+
+int32_t hs__max_tp(const hs_cluster_t *c)
+{
+  int32_t gpn = INT32_MAX;
+  for (size_t n = 0; n < c->n_nodes; n++)
+    gpn = HS_MIN(gpn, c->nodes[n].n_devices);
+  int32_t tp = 1;
+  while (tp * 2 <= gpn)
+    tp *= 2;
+  return tp;
+}
+
+hs_status_t hs__subclusters(const hs_cluster_t *c, hs_dtype_t dt, hs_subcluster_t **out,
+                            int32_t *n)
+{
+  *out = NULL;
+  *n = 0;
+  hs_subcluster_t *s = hs_calloc(c->n_nodes ? c->n_nodes : 1, sizeof *s);
+  if (!s)
+    return HS_ENOMEM;
+  int32_t ns = 0;
+  for (size_t i = 0; i < c->n_nodes; i++) {
+    const hs_node_t *nd = &c->nodes[i];
+    int32_t k = 0;
+    while (k < ns && !(s[k].site == nd->site && s[k].gpu == nd->gpu && s[k].gpn == nd->n_devices))
+      k++;
+    if (k == ns) {
+      s[k].site = nd->site;
+      s[k].gpu = nd->gpu;
+      s[k].gpn = nd->n_devices;
+      s[k].nodes = hs_calloc(c->n_nodes, sizeof(int32_t));
+      if (!s[k].nodes) {
+        hs__subclusters_free(s, ns);
+        return HS_ENOMEM;
+      }
+      s[k].speed_flops = hs__gpu_speed(&c->gpus.gpus[nd->gpu], dt);
+      ns++;
+    }
+    s[k].nodes[s[k].n_nodes++] = (int32_t)i;
+    s[k].n_devices += nd->n_devices;
+  }
+  *out = s;
+  *n = ns;
+  return HS_OK;
+}
+
+void hs__subclusters_free(hs_subcluster_t *s, int32_t n)
+{
+  if (!s)
+    return;
+  for (int32_t k = 0; k < n; k++)
+    free(s[k].nodes);
+  free(s);
+}
+
+int32_t hs__sim_budget(const hs_cluster_t *c)
+{
+  if (c->n_devices <= 256)
+    return 3;
+  return c->n_devices <= 1024 ? 2 : 1;
+}
+
+/* ---- candidate pool ----------------------------------------------------------- */
+
+hs_status_t hs__cpool_init(hs_cand_pool_t *p, int32_t cap)
+{
+  memset(p, 0, sizeof *p);
+  p->plans = hs_calloc((size_t)cap, sizeof *p->plans);
+  p->est_s = hs_calloc((size_t)cap, sizeof *p->est_s);
+  if (!p->plans || !p->est_s) {
+    hs__cpool_destroy(p);
+    return HS_ENOMEM;
+  }
+  p->cap = cap;
+  p->best = -1;
+  return HS_OK;
+}
+
+void hs__cpool_destroy(hs_cand_pool_t *p)
+{
+  if (!p)
+    return;
+  for (int32_t i = 0; i < p->n; i++)
+    hs_plan_destroy(&p->plans[i]);
+  free(p->plans);
+  free(p->est_s);
+  memset(p, 0, sizeof *p);
+}
+
+void hs__cpool_offer(hs_cand_pool_t *p, hs_plan_t *plan, double est_s)
+{
+  if (p->cap <= 0 || !isfinite(est_s) || (p->n == p->cap && est_s >= p->est_s[p->n - 1])) {
+    hs_plan_destroy(plan);
+    hs_plan_init(plan);
+    return;
+  }
+  if (p->n == p->cap) {
+    hs_plan_destroy(&p->plans[p->n - 1]);
+    p->n--;
+  }
+  int32_t k = p->n;
+  while (k > 0 && p->est_s[k - 1] > est_s) {
+    p->plans[k] = p->plans[k - 1];
+    p->est_s[k] = p->est_s[k - 1];
+    k--;
+  }
+  p->plans[k] = *plan;
+  p->est_s[k] = est_s;
+  p->n++;
+  hs_plan_init(plan);
+}
+
+hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_cluster_t *c,
+                              bool *done, hs_error_t *err)
+{
+  if (p->next_sim >= p->n) {
+    *done = true;
+    return HS_OK;
+  }
+  hs_report_t rep;
+  hs_report_init(&rep);
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  int32_t k = p->next_sim++;
+  hs_status_t st = hs_simulate(m, c, &p->plans[k], NULL, &rep, &e2);
+  if (st == HS_ENOMEM) {
+    hs_report_destroy(&rep);
+    return hs_error_set(err, st, "%s", e2.msg);
+  }
+  if (st != HS_OK) {
+    /* a planner that emits an invalid plan is a bug, not an infeasibility */
+    hs_report_destroy(&rep);
+    return hs_error_set(err, HS_EINTERNAL, "planner emitted a plan the simulator rejects: %.200s",
+                        e2.msg);
+  } else if (rep.oom) {
+    char b1[32], b2[32];
+    int32_t d = rep.n_oom_devices > 0 ? rep.oom_devices[0] : 0;
+    snprintf(p->why, sizeof p->why, "out of memory on device %d (%s needed, %s available)", d,
+             hs_fmt_bytes(rep.n_device_mem > d ? rep.device_peak_memory_bytes[d] : 0, b1, sizeof b1),
+             hs_fmt_bytes(hs_cluster_gpu(c, d)->mem_bytes, b2, sizeof b2));
+  } else if (p->best < 0 || rep.iteration_time_s < p->best_sim_s) {
+    p->best = k;
+    p->best_sim_s = rep.iteration_time_s;
+  }
+  hs_report_destroy(&rep);
+  *done = p->next_sim >= p->n;
+  return HS_OK;
+}
+
+hs_status_t hs__cpool_result(hs_cand_pool_t *p, hs_plan_t *out, double *pred_s, const char *what,
+                            hs_error_t *err)
+{
+  int32_t k = p->best;
+  if (k < 0 && p->next_sim == 0 && p->n > 0)
+    k = 0;
+  if (k < 0)
+    return hs_error_set(err, HS_EINFEASIBLE, "%s: no feasible plan%s%s", what,
+                        p->why[0] ? ": " : " (no candidate fits the cluster)", p->why);
+  *pred_s = p->est_s[k];
+  return hs_plan_copy(&p->plans[k], out, err);
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# plan_compare.sh - `hetsim plan`, `hetsim compare` and `hetsim list
+# strategies|scenarios` from the outside: exit codes, messages, CSV shape,
+# and a plan written by `plan -o` that `simulate --plan` accepts.
+set -u
+bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+die() { echo "FAIL: $*" >&2; fail=1; }
+
+# unknown strategy: exit 2, message names it
+"$bin" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy no-such-planner >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] || die "plan with a bad strategy exited $rc, expected 2"
+grep -q 'no-such-planner' "$tmp/err" || die "message does not name the strategy: $(cat "$tmp/err")"
+"$bin" compare --model gpt3-1.3b --cluster dgx-a100-1node --strategies megatron,bogus >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] || die "compare with a bad strategy exited $rc, expected 2"
+grep -q 'bogus' "$tmp/err" || die "compare message does not name the strategy"
+
+# missing required options: 2
+"$bin" plan --model gpt3-1.3b >/dev/null 2>&1
+[ $? -eq 2 ] || die "plan without --cluster should exit 2"
+
+# compare --format csv: a header and one row per strategy
+"$bin" compare --model gpt3-1.3b --cluster dgx-a100-1node --strategies data-parallel,megatron,whale,hapt \
+  --global-batch 64 --format csv >"$tmp/cmp.csv" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 0 ] || die "compare csv exited $rc: $(cat "$tmp/err")"
+head -1 "$tmp/cmp.csv" | grep -q '^strategy,iteration_s,tokens_per_s' || die "csv header: $(head -1 "$tmp/cmp.csv")"
+rows=$(($(wc -l <"$tmp/cmp.csv") - 1))
+[ "$rows" -eq 4 ] || die "csv has $rows rows, expected 4"
+for s in data-parallel megatron whale hapt; do
+  grep -q "^$s," "$tmp/cmp.csv" || die "csv lacks a row for $s"
+done
+# a strategy that does not apply still gets a row saying why
+"$bin" compare --model gpt3-13b --cluster dgx-a100-4nodes --strategies megatron,exhaustive \
+  --global-batch 64 --format csv >"$tmp/cmp2.csv" 2>/dev/null || die "compare with exhaustive on 32 GPUs failed"
+grep -q '^exhaustive,.*n/a' "$tmp/cmp2.csv" || die "exhaustive row should say n/a: $(cat "$tmp/cmp2.csv")"
+
+# plan -o writes a plan that simulate --plan accepts
+"$bin" plan --model gpt3-1.3b --cluster hapt-a100-v100-10gbps --strategy hapt --global-batch 128 \
+  -o "$tmp/plan.json" --quiet >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 0 ] || die "plan -o exited $rc: $(cat "$tmp/err")"
+grep -q 'iteration' "$tmp/out" || die "plan output lacks the iteration time"
+"$bin" simulate --model gpt3-1.3b --cluster hapt-a100-v100-10gbps --plan "$tmp/plan.json" >"$tmp/sim" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 0 ] || die "simulate --plan on the written plan exited $rc: $(cat "$tmp/err")"
+
+# --json is JSON with the report
+"$bin" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy megatron --global-batch 64 --json >"$tmp/p.json" 2>/dev/null \
+  || die "plan --json failed"
+grep -q '"iteration_time_s"' "$tmp/p.json" || die "plan --json lacks the report"
+
+# lists
+"$bin" list strategies >"$tmp/ls" || die "list strategies failed"
+for s in data-parallel megatron whale hapt exhaustive; do
+  grep -q "^$s " "$tmp/ls" || die "list strategies lacks $s"
+done
+"$bin" list scenarios >"$tmp/lsc" || die "list scenarios failed"
+for s in hap hapt autohet; do
+  grep -q "^$s " "$tmp/lsc" || die "list scenarios lacks $s"
+done
+"$bin" compare --scenario no-such >/dev/null 2>&1
+[ $? -eq 2 ] || die "unknown scenario should exit 2"
+
+exit $fail

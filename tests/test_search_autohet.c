@@ -1,0 +1,433 @@
+/*
+ * test_search_autohet.c - the AutoHet MILP planner (search/autohet.c).
+ *
+ *  - brute force: on tiny mixed clusters (<= 8 GPUs, <= 8 blocks) an
+ *    independent enumeration of the planner's search space (TP degree,
+ *    microbatch size, every set partition of the TP groups into pipelines
+ *    with stages in device order, every split of blocks over stages, every
+ *    split of microbatches over pipelines, memory limits) under the cost
+ *    model of docs/autohet.md finds the same optimum (within 2%);
+ *  - the plan validates, covers every op once per pipeline, sums to the
+ *    global batch, and hs_simulate runs it;
+ *  - on the mixed A100/H800/H20 catalog cluster it beats the best Megatron
+ *    grid plan we find by trying tp/pp/dp and microbatch sizes, both measured
+ *    by hs_simulate;
+ *  - a model that does not fit anywhere is reported infeasible, not crashed.
+ */
+#include "estimate.h"
+#include "hs_search.h"
+#include "sim_fixture.h"
+
+#include <time.h>
+
+/* The type object, called directly (the registry lists it too). */
+extern const hs_planner_type_t hs_planner_autohet;
+
+static double wall_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Runs a planner type object directly: init, step until done, result. */
+static hs_status_t run_planner(const hs_planner_type_t *t, const hs_model_t *m,
+                               const hs_cluster_t *c, const hs_plan_opts_t *o, hs_plan_t *plan,
+                               hs_search_stats_t *stats, hs_error_t *err)
+{
+  void *state = calloc(1, t->state_size);
+  hs_plan_init(plan);
+  hs_status_t st = t->init(state, m, c, o, err);
+  if (st == HS_OK) {
+    bool done = false;
+    double prog;
+    while (!done && st == HS_OK)
+      st = t->step(state, &done, &prog, err);
+    if (st == HS_OK)
+      st = t->result(state, plan, stats, err);
+  }
+  t->free(state);
+  free(state);
+  return st;
+}
+
+/* Two GPU types, two nodes of 2 (fast 2 TFLOP/s, small memory) and two
+ * nodes of 2 (slow 1 TFLOP/s, large memory); `nodes_fast` + `nodes_slow`. */
+static hs_status_t mixed_cluster(hs_cluster_t *c, int nodes_fast, int nodes_slow, int gpn,
+                                 double mem_fast_GiB, double mem_slow_GiB, hs_error_t *err)
+{
+  char json[4096];
+  snprintf(json, sizeof json,
+           "{\"name\": \"mixed\","
+           " \"gpus\": [{\"name\": \"FastGPU\", \"vendor\": \"test\", \"memory_GiB\": %g,"
+           "   \"mem_bw_GBps\": 1000, \"peak_tflops\": {\"fp32\": 2, \"fp16\": 2, \"bf16\": 2, \"fp8\": 0},"
+           "   \"gemm_eff_max\": 1, \"gemm_half_flops\": 0, \"mem_eff\": 1, \"launch_us\": 0},"
+           "  {\"name\": \"SlowGPU\", \"vendor\": \"test\", \"memory_GiB\": %g,"
+           "   \"mem_bw_GBps\": 1000, \"peak_tflops\": {\"fp32\": 1, \"fp16\": 1, \"bf16\": 1, \"fp8\": 0},"
+           "   \"gemm_eff_max\": 1, \"gemm_half_flops\": 0, \"mem_eff\": 1, \"launch_us\": 0}],"
+           " \"sites\": [{\"name\": \"s\", \"fabric\": {\"latency_us\": 1},"
+           "   \"nodes\": [{\"count\": %d, \"gpu\": \"FastGPU\", \"gpus_per_node\": %d,"
+           "     \"intra_node\": {\"GBps\": 100, \"latency_us\": 1}, \"nic\": {\"GBps\": 5, \"latency_us\": 5}},"
+           "    {\"count\": %d, \"gpu\": \"SlowGPU\", \"gpus_per_node\": %d,"
+           "     \"intra_node\": {\"GBps\": 50, \"latency_us\": 1}, \"nic\": {\"GBps\": 5, \"latency_us\": 5}}]}]}",
+           mem_fast_GiB, mem_slow_GiB, nodes_fast, gpn, nodes_slow, gpn);
+  hs_cluster_init(c);
+  return hs_cluster_parse(json, "mixed.json", c, err);
+}
+
+/* ---- brute force over the planner's space, cost model of docs/autohet.md ---- */
+
+typedef struct bf {
+  const hs_model_t *m;
+  const hs_cluster_t *c;
+  hs_estimator_t *e;
+  int L, B, b, t, ng;
+  int first[8];        /* first device of each TP group */
+  double f[8], mem_coef_state[8], mem_coef_act[8], cap[8], opt_l[8];
+  int part[8], G;      /* group -> pipeline */
+  int stages[8][8], S[8];
+  double best;
+} bf_t;
+
+/* Cost of a complete assignment: per pipeline layers Ls[g][s], microbatches mg[g]. */
+static double bf_cost(bf_t *x, int Ls[8][8], const int *mg)
+{
+  double T = 0.0;
+  double cb = x->m->ops[0].out_bytes * x->b; /* chain model: every op's output is equal */
+  for (int g = 0; g < x->G; g++) {
+    int S = x->S[g];
+    double sum = 0.0, tmax = 0.0, cuts = 0.0, c_in = 0.0;
+    for (int s = 0; s < S; s++) {
+      int gi = x->stages[g][s];
+      /* memory: 1F1B keeps S - s microbatches in flight */
+      double mem = Ls[g][s] * (x->mem_coef_state[gi] + x->mem_coef_act[gi] * (S - s));
+      if (mem > x->cap[gi])
+        return INFINITY;
+      double c_out = s + 1 < S ? hs_estimate_p2p_s(x->e, x->first[gi],
+                                                   x->first[x->stages[g][s + 1]], cb, x->t)
+                               : 0.0;
+      double ts = x->f[gi] * Ls[g][s];
+      sum += ts;
+      cuts += c_out;
+      tmax = fmax(tmax, ts + c_in + c_out);
+      c_in = c_out;
+    }
+    int g0 = x->stages[g][0];
+    double y = 0.0;
+    if (x->G > 1) {
+      int32_t devs[8];
+      bool leaves = false;
+      for (int h = 0; h < x->G; h++) {
+        devs[h] = x->first[x->stages[h][0]];
+        leaves |= x->c->devices[devs[h]].node != x->c->devices[devs[0]].node;
+      }
+      double grad = x->mem_coef_state[g0] / HS_ADAM_STATE_BYTES_PER_PARAM * 2.0;
+      y = hs_estimate_allreduce_s(x->e, devs, x->G, grad * 16.0) / 16.0 * (leaves ? x->t : 1);
+    }
+    double Tg = sum + 2 * cuts + (mg[g] - 1) * tmax + (y + x->opt_l[g0]) * Ls[g][0];
+    T = fmax(T, Tg);
+  }
+  return T;
+}
+
+/* Enumerate block splits per pipeline (recursively over pipelines and
+ * stages), then microbatch splits. */
+static void bf_mb(bf_t *x, int Ls[8][8], int *mg, int g, int left)
+{
+  if (g == x->G - 1) {
+    mg[g] = left;
+    double T = bf_cost(x, Ls, mg);
+    if (T < x->best)
+      x->best = T;
+    return;
+  }
+  for (int k = 1; k <= left - (x->G - 1 - g); k++) {
+    mg[g] = k;
+    bf_mb(x, Ls, mg, g + 1, left - k);
+  }
+}
+
+static void bf_layers(bf_t *x, int Ls[8][8], int g, int s, int left)
+{
+  if (g == x->G) {
+    int mg[8];
+    bf_mb(x, Ls, mg, 0, x->B / x->b);
+    return;
+  }
+  int S = x->S[g];
+  if (s == S - 1) {
+    Ls[g][s] = left;
+    bf_layers(x, Ls, g + 1, 0, x->L);
+    return;
+  }
+  for (int k = 1; k <= left - (S - 1 - s); k++) {
+    Ls[g][s] = k;
+    bf_layers(x, Ls, g, s + 1, left - k);
+  }
+}
+
+static void bf_partitions(bf_t *x, int i, int G)
+{
+  if (i == x->ng) {
+    x->G = G;
+    if (x->B / x->b < G)
+      return;
+    for (int g = 0; g < G; g++)
+      x->S[g] = 0;
+    for (int k = 0; k < x->ng; k++)
+      x->stages[x->part[k]][x->S[x->part[k]]++] = k;
+    for (int g = 0; g < G; g++)
+      if (x->S[g] > x->L)
+        return;
+    int Ls[8][8];
+    bf_layers(x, Ls, 0, 0, x->L);
+    return;
+  }
+  for (int g = 0; g <= G && g < 8; g++) {
+    x->part[i] = g;
+    bf_partitions(x, i + 1, g == G ? G + 1 : G);
+  }
+}
+
+/* Best cost over t in {1, 2, ...<= gpn}, b in {1, 2, ...<= maxmb}. */
+static double brute_force(const hs_model_t *m, const hs_cluster_t *c, int B, int maxmb)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  bf_t x;
+  memset(&x, 0, sizeof x);
+  x.m = m;
+  x.c = c;
+  x.L = (int)hs_model_layers(m);
+  x.B = B;
+  x.best = INFINITY;
+  CHECK(hs_estimator_new(m, c, HS_DTYPE_BF16, &x.e, &err) == HS_OK);
+  int gpn = c->nodes[0].n_devices;
+  for (int t = 1; t <= gpn; t *= 2)
+    for (int b = 1; b <= maxmb; b *= 2) {
+      if (B % b)
+        continue;
+      x.t = t;
+      x.b = b;
+      x.ng = 0;
+      for (size_t n = 0; n < c->n_nodes; n++)
+        for (int k = 0; k + t <= c->nodes[n].n_devices; k += t) {
+          int gi = x.ng++;
+          x.first[gi] = c->nodes[n].first_device + k;
+          int32_t devs[8];
+          for (int j = 0; j < t; j++)
+            devs[j] = x.first[gi] + j;
+          hs_stage_cost_t sc;
+          CHECK(hs_estimate_stage(x.e, 0, (int32_t)m->n_ops, devs, t, b, HS_RECOMPUTE_NONE, &sc) ==
+                HS_OK);
+          x.f[gi] = (sc.fwd_s + sc.bwd_s) / x.L;
+          x.mem_coef_state[gi] = sc.state_bytes / x.L;
+          x.mem_coef_act[gi] = sc.act_bytes / x.L;
+          x.opt_l[gi] = sc.optimizer_s / x.L;
+          x.cap[gi] = hs_cluster_gpu(c, x.first[gi])->mem_bytes * 0.999;
+        }
+      bf_partitions(&x, 0, 0);
+    }
+  hs_estimator_free(x.e);
+  return x.best;
+}
+
+static void opts_small(hs_plan_opts_t *o, int B, int maxmb)
+{
+  hs_plan_opts_init(o);
+  o->global_batch = B;
+  o->max_microbatch_size = maxmb;
+  o->allow_recompute = false;
+  o->mip_gap = 0.0;
+  o->time_limit_s = 30;
+}
+
+static void check_plan(const hs_plan_t *p, const hs_model_t *m, const hs_cluster_t *c, int B)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  CHECK_MSG(hs_plan_validate(p, m, c, "autohet", &err) == HS_OK, "%s", err.msg);
+  CHECK_EQ_INT(hs_plan_global_batch(p), B);
+  CHECK(!strcmp(p->schedule, "1f1b"));
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    CHECK_EQ_INT(pl->stages[0].op_first, 0);
+    CHECK_EQ_INT(pl->stages[pl->n_stages - 1].op_last, (long long)m->n_ops);
+    for (int32_t s = 0; s < pl->n_stages; s++) {
+      CHECK_EQ_INT(pl->stages[s].n_replicas, 1);
+      CHECK(pl->stages[s].op_last > pl->stages[s].op_first);
+    }
+  }
+}
+
+static void test_brute_force_tiny(void)
+{
+  /* (fast nodes, slow nodes, gpn, mem fast GiB, mem slow GiB, layers, B, maxmb) */
+  static const struct {
+    int nf, ns, gpn;
+    double memf, mems;
+    int L, B, maxmb;
+  } cases[] = {
+      {1, 1, 2, 80, 80, 6, 8, 2},   /* 4 GPUs, compute only matters */
+      {1, 1, 2, 0.5, 80, 8, 8, 2},  /* fast GPUs short of memory */
+      {2, 1, 2, 80, 80, 5, 6, 1},   /* 6 GPUs: 203 partitions at t = 1 */
+      {1, 2, 2, 1.0, 4, 8, 4, 2},   /* memory binds on both types */
+  };
+  for (size_t k = 0; k < HS_ARRAY_LEN(cases); k++) {
+    hs_error_t err;
+    hs_error_init(&err);
+    hs_cluster_t c;
+    CHECK_MSG(mixed_cluster(&c, cases[k].nf, cases[k].ns, cases[k].gpn, cases[k].memf,
+                            cases[k].mems, &err) == HS_OK, "%s", err.msg);
+    hs_model_t m;
+    /* 2e10 FLOPs per op: 10 ms fwd on the fast GPU; 2e7 params (320 MB of
+     * state per block), 4 MB outputs, 40 MB saved per sample */
+    fx_chain_model(&m, cases[k].L, 1, 2e10, 2e7, 4e6, 4e7);
+    hs_plan_opts_t o;
+    opts_small(&o, cases[k].B, cases[k].maxmb);
+    hs_plan_t plan;
+    hs_search_stats_t stats;
+    double t0 = wall_s();
+    hs_status_t st = run_planner(&hs_planner_autohet, &m, &c, &o, &plan, &stats, &err);
+    double dt = wall_s() - t0;
+    double bf = brute_force(&m, &c, cases[k].B, cases[k].maxmb);
+    CHECK_MSG(st == HS_OK, "case %zu: %s", k, err.msg);
+    if (st == HS_OK) {
+      CHECK_MSG(stats.predicted_s <= bf * 1.02 && stats.predicted_s >= bf * (1 - 1e-6),
+                "case %zu: milp %.6f vs brute force %.6f", k, stats.predicted_s, bf);
+      check_plan(&plan, &m, &c, cases[k].B);
+      hs_report_t rep;
+      CHECK_MSG(hs_simulate(&m, &c, &plan, NULL, &rep, &err) == HS_OK, "%s", err.msg);
+      char sum[256];
+      hs_plan_summary(&plan, sum, sizeof sum);
+      fprintf(stderr, "  case %zu: milp %.4f s, brute force %.4f s, simulated %.4f s%s, search %.2f s (%s)\n    %s\n",
+              k, stats.predicted_s, bf, rep.iteration_time_s, rep.oom ? " OOM" : "", dt,
+              stats.note, sum);
+      CHECK(!rep.oom);
+      CHECK(stats.optimal);
+      hs_report_destroy(&rep);
+    }
+    hs_plan_destroy(&plan);
+    hs_model_destroy(&m);
+    hs_cluster_destroy(&c);
+  }
+}
+
+static void test_infeasible_memory(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_cluster_t c;
+  CHECK(mixed_cluster(&c, 1, 1, 2, 0.01, 0.01, &err) == HS_OK);
+  hs_model_t m;
+  fx_chain_model(&m, 4, 1, 1e9, 1e8, 1e6, 1e6);
+  hs_plan_opts_t o;
+  opts_small(&o, 4, 1);
+  hs_plan_t plan;
+  hs_search_stats_t stats;
+  hs_status_t st = run_planner(&hs_planner_autohet, &m, &c, &o, &plan, &stats, &err);
+  CHECK_EQ_INT(st, HS_EINFEASIBLE);
+  CHECK_CONTAINS(err.msg, "autohet");
+  hs_plan_destroy(&plan);
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+}
+
+/* Best Megatron grid plan over tp, pp, dp and microbatch size, simulated. */
+static double best_megatron(const hs_model_t *m, const hs_cluster_t *c, int B, char *desc,
+                            size_t n)
+{
+  double best = INFINITY;
+  int N = (int)c->n_devices;
+  static const int tps[] = {1, 2, 4, 8}, pps[] = {1, 2, 3, 4, 6, 8, 12, 16};
+  static const int mbss[] = {1, 2, 4};
+  for (size_t a = 0; a < HS_ARRAY_LEN(tps); a++)
+    for (size_t b = 0; b < HS_ARRAY_LEN(pps); b++) {
+      int tp = tps[a], pp = pps[b];
+      if (N % (tp * pp))
+        continue;
+      int dp = N / (tp * pp);
+      for (size_t k = 0; k < HS_ARRAY_LEN(mbss); k++) {
+        if (B % (dp * mbss[k]))
+          continue;
+        hs_grid_opts_t g;
+        hs_grid_opts_init(&g);
+        g.tp = tp;
+        g.pp = pp;
+        g.dp = dp;
+        g.microbatch_size = mbss[k];
+        g.global_batch = B;
+        hs_plan_t p;
+        hs_error_t err;
+        hs_error_init(&err);
+        if (hs_plan_grid(m, c, &g, &p, &err) != HS_OK)
+          continue;
+        hs_report_t rep;
+        if (hs_simulate(m, c, &p, NULL, &rep, &err) == HS_OK) {
+          if (!rep.oom && rep.iteration_time_s < best) {
+            best = rep.iteration_time_s;
+            snprintf(desc, n, "tp%d pp%d dp%d mbs%d", tp, pp, dp, mbss[k]);
+          }
+          hs_report_destroy(&rep);
+        }
+        hs_plan_destroy(&p);
+      }
+    }
+  return best;
+}
+
+static void test_beats_megatron_mixed(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_cluster_t c;
+  hs_cluster_init(&c);
+  hs_model_t m;
+  hs_model_init(&m);
+  CHECK_MSG(hs_cluster_load("autohet-a100-h800-h20", &c, &err) == HS_OK, "%s", err.msg);
+  CHECK_MSG(hs_model_load("gpt3-2.7b", 0, &m, &err) == HS_OK, "%s", err.msg);
+  if (err.status != HS_OK)
+    return;
+  int B = 192;
+  hs_plan_opts_t o;
+  hs_plan_opts_init(&o);
+  o.global_batch = B;
+  o.max_microbatch_size = 4;
+  o.time_limit_s = 8;
+  hs_plan_t plan;
+  hs_search_stats_t stats;
+  double t0 = wall_s();
+  hs_status_t st = run_planner(&hs_planner_autohet, &m, &c, &o, &plan, &stats, &err);
+  double dt = wall_s() - t0;
+  CHECK_MSG(st == HS_OK, "%s", err.msg);
+  if (st == HS_OK) {
+    check_plan(&plan, &m, &c, B);
+    hs_report_t rep;
+    CHECK_MSG(hs_simulate(&m, &c, &plan, NULL, &rep, &err) == HS_OK, "%s", err.msg);
+    char desc[64] = "";
+    double mg = best_megatron(&m, &c, B, desc, sizeof desc);
+    char sum[256];
+    hs_plan_summary(&plan, sum, sizeof sum);
+    fprintf(stderr,
+            "  autohet: predicted %.3f s, simulated %.3f s%s (search %.2f s; %s)\n    %s\n"
+            "  best megatron (%s): %.3f s\n",
+            stats.predicted_s, rep.iteration_time_s, rep.oom ? " OOM" : "", dt, stats.note, sum,
+            desc, mg);
+    CHECK(!rep.oom);
+    CHECK_MSG(rep.iteration_time_s < mg, "autohet %.3f s vs megatron %.3f s",
+              rep.iteration_time_s, mg);
+    hs_report_destroy(&rep);
+  }
+  hs_plan_destroy(&plan);
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+}
+
+int main(void)
+{
+  HS_RUN(test_brute_force_tiny);
+  HS_RUN(test_infeasible_memory);
+  HS_RUN(test_beats_megatron_mixed);
+  fprintf(stderr, "%d checks, %d failures\n", hs_test_checks, hs_test_failures);
+  return hs_test_failures ? 1 : 0;
+}
