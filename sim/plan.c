@@ -493,6 +493,26 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
       HS_FAIL(hs_error_set(err, HS_EINVAL,
                            "%s: pipelines[%d].stages: ops end at %d but the model %s has %zu ops", f,
                            i, expect_first, m->name, m->n_ops));
+    /* hetero-1f1b liveness. Rank r runs min(w_r + 1 + k, m) forwards before
+     * backward k, and backward k waits for rank r+1's backward k, which
+     * itself needs min(w_{r+1} + 1 + k, m) forwards from rank r. So the
+     * pipeline progresses iff those forward counts never increase down the
+     * pipeline; otherwise rank r waits for a gradient while rank r+1 waits
+     * for an activation (sends are asynchronous, so nothing else blocks). */
+    if (strcmp(sc->name, "hetero-1f1b") == 0 && v == 1) {
+      int32_t prev = 0;
+      for (int32_t s = 0; s < pl->n_stages; s++) {
+        int32_t w = pl->stages[s].warmup >= 0 ? pl->stages[s].warmup : ranks - s - 1;
+        int32_t fwd = w + 1 < pl->n_microbatches ? w + 1 : pl->n_microbatches;
+        if (s > 0 && fwd > prev)
+          HS_FAIL(hs_error_set(err, HS_EINVAL,
+                               "%s: pipelines[%d].stages[%d].warmup: %d forwards before the first "
+                               "backward but the previous stage runs only %d, so the pipeline "
+                               "deadlocks (warm-up depths must not increase down the pipeline)",
+                               f, i, s, fwd, prev));
+        prev = fwd;
+      }
+    }
   }
   for (int32_t k = 0; k < p->n_shards; k++) {
     const hs_plan_shard_t *sh = &p->shards[k];
