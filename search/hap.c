@@ -621,6 +621,74 @@ cleanup:
   return st;
 }
 
+
+/* HAP has no memory term. hetsim runs HAP's programs as their data-parallel
+ * part (docs/hap.md), so an emitted plan must fit as such: try gradient
+ * accumulation (more, smaller microbatches), then ZeRO-1 optimizer sharding,
+ * then full recomputation, in that order of cost; the first configuration
+ * where every device fits wins. None fitting is HS_EINFEASIBLE, with the
+ * numbers, rather than a plan that cannot run. */
+static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  double *mem = hs_calloc(a->c->n_devices, sizeof *mem);
+  if (!mem)
+    return hs_error_set(err, HS_ENOMEM, "hap: out of memory");
+  hs_plan_pipeline_t *pl = &p->pipelines[0];
+  int64_t B = a->B;
+  double best_over = INFINITY;
+  int32_t worst_dev = 0;
+  static const struct { bool zero; hs_recompute_t rc; const char *name; } modes[] = {
+      {false, HS_RECOMPUTE_NONE, ""},
+      {true, HS_RECOMPUTE_NONE, ", ZeRO-1"},
+      {true, HS_RECOMPUTE_FULL, ", ZeRO-1, full recompute"},
+  };
+  for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++) {
+    p->optimizer_sharding = modes[k].zero;
+    pl->stages[0].recompute = modes[k].rc;
+    for (int64_t nmb = 1; nmb <= B; nmb++) {
+      if (B % nmb != 0)
+        continue;
+      pl->microbatch_size = (int32_t)(B / nmb);
+      pl->n_microbatches = (int32_t)nmb;
+      HS_CHECK(hs_memory_per_device(a->m, a->c, p, mem, err));
+      double over = 0.0;
+      int32_t dev = 0;
+      for (size_t d = 0; d < a->c->n_devices; d++) {
+        double o = mem[d] / hs_cluster_gpu(a->c, (int32_t)d)->mem_bytes;
+        if (o > over) {
+          over = o;
+          dev = (int32_t)d;
+        }
+      }
+      if (over <= 1.0) {
+        snprintf(what, what_n, "%lld microbatches of %lld%s", (long long)nmb, (long long)(B / nmb),
+                 modes[k].name);
+        goto cleanup;
+      }
+      if (over < best_over) {
+        best_over = over;
+        worst_dev = dev;
+      }
+      /* activations scale with the microbatch; once a microbatch is one
+       * sample per device there is nothing left to split */
+      if (B / nmb <= (int64_t)a->N)
+        break;
+    }
+  }
+  {
+    const hs_gpu_t *g = hs_cluster_gpu(a->c, worst_dev);
+    st = hs_error_set(err, HS_EINFEASIBLE,
+                      "hap: no data-parallel program fits: device %d (%s, %.1f GB) needs %.1f GB "
+                      "even with ZeRO-1, full recompute and one-sample microbatches (hetsim "
+                      "simulates HAP's programs as data parallel; see docs/hap.md)",
+                      worst_dev, g->name, g->mem_bytes / 1e9, best_over * g->mem_bytes / 1e9);
+  }
+cleanup:
+  free(mem);
+  return st;
+}
+
 static hs_status_t hap_result(void *state, hs_plan_t *out, hs_search_stats_t *stats,
                               hs_error_t *err)
 {
@@ -679,6 +747,8 @@ static hs_status_t hap_result(void *state, hs_plan_t *out, hs_search_stats_t *st
       s->collective = p->conv != HS_COLL__COUNT ? p->conv : p->own;
     }
   }
+  char fit[96];
+  HS_CHECK(fit_memory(a, out, fit, sizeof fit, err));
   stats->predicted_s = a->best_cost;
   stats->nodes_expanded = a->expanded;
   stats->candidates = (uint64_t)a->rounds;
@@ -694,6 +764,8 @@ static hs_status_t hap_result(void *state, hs_plan_t *out, hs_search_stats_t *st
     snprintf(stats->note + len, sizeof stats->note - len, " %s %.4f",
              a->c->gpus.gpus[a->type_of_gpu[t]].name, a->best_r[t]);
   }
+  size_t len = strlen(stats->note);
+  snprintf(stats->note + len, sizeof stats->note - len, "; %s", fit);
   return HS_OK;
 cleanup:
   hs_plan_destroy(out);

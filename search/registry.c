@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern const hs_planner_type_t hs_planner_data_parallel, hs_planner_megatron, hs_planner_whale,
     hs_planner_hapt, hs_planner_exhaustive;
@@ -46,8 +47,12 @@ void hs_plan_opts_init(hs_plan_opts_t *o)
   o->verbose = false;
 }
 
-static void show_progress(FILE *f, const char *name, double progress, double elapsed_s)
+/* On a terminal the line is redrawn in place; elsewhere (logs, pipes) only
+ * the final line is written, so logs are not flooded with carriage returns. */
+static void show_progress(FILE *f, bool tty, const char *name, double progress, double elapsed_s)
 {
+  if (!tty)
+    return;
   if (progress >= 0.0)
     fprintf(f, "\r[%s] %3.0f%% %.1f s", name, progress * 100.0, elapsed_s);
   else
@@ -77,6 +82,7 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
   if (!state)
     return hs_error_set(err, HS_ENOMEM, "out of memory");
   bool inited = false, shown = false;
+  bool tty = progress && isatty(fileno(progress));
   double t0 = hs__now_s(), last_shown = t0;
   HS_CHECK(t->init(state, m, c, o, err));
   inited = true;
@@ -86,7 +92,7 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
     HS_CHECK(t->step(state, &done, &prog, err));
     double now = hs__now_s();
     if (progress && now - t0 > 1.0 && (now - last_shown > 0.1 || done)) {
-      show_progress(progress, t->name, done ? 1.0 : prog, now - t0);
+      show_progress(progress, tty, t->name, done ? 1.0 : prog, now - t0);
       last_shown = now;
       shown = true;
     }
@@ -109,8 +115,10 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
   if (report)
     HS_CHECK(hs_simulate(m, c, plan, NULL, report, err));
 cleanup:
-  if (shown)
+  if (shown && tty)
     fputc('\n', progress);
+  else if (shown)
+    fprintf(progress, "[%s] searched %.1f s\n", t->name, hs__now_s() - t0);
   if (inited)
     t->free(state);
   free(state);
