@@ -18,6 +18,7 @@
  * call it.
  */
 #include "lp.h"
+#include "search_internal.h"
 
 #include <glpk.h>
 #include <limits.h>
@@ -168,6 +169,8 @@ double hs_lp_value(const hs_lp_t *lp, int32_t col)
 typedef struct glpk_ctx {
   jmp_buf jb;
   double last_gap;  /* from the branch-and-cut callback; NaN until known */
+  double deadline_s; /* hs__now_s() after which the callback stops the search; 0 = none */
+  bool stopped;      /* the callback terminated the search */
 } glpk_ctx_t;
 
 static void on_glpk_error(void *info)
@@ -184,6 +187,13 @@ static void on_mip_event(glp_tree *tree, void *info)
     double g = glp_ios_mip_gap(tree);
     if (isfinite(g))
       ctx->last_gap = g;
+  }
+  /* GLPK checks tm_lim only between subproblems; cut generation and the
+   * heuristics in between can run far past it on large models, so the
+   * deadline is also enforced here, at every callback. */
+  if (ctx->deadline_s > 0.0 && !ctx->stopped && hs__now_s() > ctx->deadline_s) {
+    ctx->stopped = true;
+    glp_ios_terminate(tree);
   }
 }
 
@@ -215,6 +225,8 @@ static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, i
 {
   glpk_ctx_t ctx;
   ctx.last_gap = NAN;
+  ctx.deadline_s = o->time_limit_s > 0.0 ? hs__now_s() + o->time_limit_s : 0.0;
+  ctx.stopped = false;
   glp_prob *volatile prob = NULL;
   res->is_mip = is_mip;
 
@@ -289,15 +301,48 @@ static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, i
       }
     }
   } else {
+    /* The root LP first, under the time limit: glp_intopt's own presolver
+     * solves it with no time limit at all, which on big models ran 100x
+     * past the budget (bench_search, 64 GPUs). */
+    glp_smcp sm;
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    sm.tm_lim = time_limit_ms(o->time_limit_s);
+    sm.presolve = GLP_OFF;
+    glp_scale_prob(prob, GLP_SF_AUTO); /* big-M rows span many magnitudes */
+    glp_adv_basis(prob, 0);
+    int rr = glp_simplex(prob, &sm);
+    int root = glp_get_status(prob);
+    if (rr == GLP_ETMLIM || (rr == 0 && root != GLP_OPT && root != GLP_NOFEAS && root != GLP_UNBND)) {
+      res->time_limit_hit = rr == GLP_ETMLIM;
+      res->status = HS_LP_NO_SOLUTION;
+      goto done;
+    }
+    if (rr != 0) {
+      st = hs_error_set(err, HS_EINTERNAL, "lp: root relaxation failed (GLPK code %d)", rr);
+      goto done;
+    }
+    if (root == GLP_NOFEAS) {
+      res->status = HS_LP_INFEASIBLE;
+      goto done;
+    }
+    if (root == GLP_UNBND) {
+      res->status = HS_LP_UNBOUNDED;
+      goto done;
+    }
+    double spent_s = hs__now_s() - (ctx.deadline_s - o->time_limit_s);
     glp_iocp io;
     glp_init_iocp(&io);
     io.msg_lev = GLP_MSG_OFF;
-    io.presolve = GLP_ON; /* solves the root LP itself */
-    io.tm_lim = time_limit_ms(o->time_limit_s);
+    io.presolve = GLP_OFF; /* the root LP is solved above */
+    io.tm_lim = o->time_limit_s > 0.0 ? time_limit_ms(fmax(1e-3, o->time_limit_s - spent_s))
+                                      : time_limit_ms(0.0);
     io.mip_gap = o->mip_gap > 0.0 ? o->mip_gap : 0.0;
     io.cb_func = on_mip_event;
     io.cb_info = &ctx;
     ret = glp_intopt(prob, &io);
+    if (ret == GLP_ESTOP)
+      ret = GLP_ETMLIM; /* stopped by our deadline: same meaning */
     res->time_limit_hit = ret == GLP_ETMLIM;
     if (ret == GLP_ENOPFS) {
       res->status = HS_LP_INFEASIBLE;
@@ -326,6 +371,7 @@ static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, i
       }
     }
   }
+done:
   glp_delete_prob(prob);
   prob = NULL;
   glp_error_hook(NULL, NULL);
