@@ -103,7 +103,49 @@ typedef struct autohet {
   bool budget_hit;
   double worst_gap;
   uint64_t milps, refuted;
+  uint64_t rounded;      /* MILPs stopped without an integer solution, relaxation rounded */
+  bool have_rounded;     /* some rounded plan fits (pool holds it) */
 } autohet_t;
+
+/* Rounds x[0..n) (each >= 1, summing to `total` up to LP tolerance) to
+ * integers >= 1 with the same sum: floors, then the remainder to the largest
+ * fractional parts, ties to the lower index (deterministic). */
+static void round_to_sum(double *x, int32_t n, double total)
+{
+  double sum = 0.0;
+  for (int32_t i = 0; i < n; i++) {
+    double f = floor(x[i] + 1e-9);
+    if (f < 1.0)
+      f = 1.0;
+    sum += f;
+    double frac = x[i] - f;
+    x[i] = f + (frac > 0 ? frac * 0.5 : 0.0); /* keep the fraction, halved, as a rank key */
+  }
+  for (double left = total - sum; left > 0.5; left -= 1.0) {
+    int32_t best = -1;
+    double bf = -1.0;
+    for (int32_t i = 0; i < n; i++) {
+      double frac = x[i] - floor(x[i]);
+      if (frac > bf) {
+        bf = frac;
+        best = i;
+      }
+    }
+    x[best] = floor(x[best]) + 1.0;
+  }
+  for (double over = sum - total; over > 0.5; over -= 1.0) {
+    /* floors above the total (cannot happen for exact LP values): take back from the largest */
+    int32_t best = 0;
+    for (int32_t i = 1; i < n; i++)
+      if (floor(x[i]) > floor(x[best]))
+        best = i;
+    if (floor(x[best]) <= 1.0)
+      break;
+    x[best] = floor(x[best]) - 1.0;
+  }
+  for (int32_t i = 0; i < n; i++)
+    x[i] = floor(x[i]);
+}
 
 static double now_s(void)
 {
@@ -204,6 +246,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
   hs_lp_t *lp = NULL;
   gcost_t *gc = NULL;
   int32_t *order = NULL, *pstart = NULL, *Lcol = NULL, *zcol = NULL, *wcol = NULL, *tcol = NULL;
+  double *mgs = NULL, *lss = NULL; /* microbatches per pipeline, blocks per stage */
   hs_plan_t plan;
   hs_plan_init(&plan);
   row_buf_t r = {0}, r2 = {0}, mrow = {0};
@@ -370,9 +413,16 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
     a->refuted++;
     goto cleanup;
   }
+  bool rounded = false;
   if (res.status == HS_LP_NO_SOLUTION) {
     a->all_proven = false; /* stopped before deciding */
-    goto cleanup;
+    if (!res.relaxed)
+      goto cleanup;
+    /* No integer solution within the time limit (large clusters): round
+     * the root relaxation instead, so a big cluster still gets a plan; the
+     * estimator and the final simulation judge it like any other. */
+    rounded = true;
+    a->rounded++;
   }
   if (res.status != HS_LP_OPTIMAL) {
     a->all_proven &= res.status == HS_LP_OPTIMAL_GAP;
@@ -386,19 +436,36 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
   hs_strlcpy(plan.schedule, "1f1b", sizeof plan.schedule);
   plan.precision = a->o.precision;
   HS_CHECK(hs_plan_alloc_pipelines(&plan, G));
+  mgs = hs_calloc((size_t)G, sizeof *mgs);
+  lss = hs_calloc((size_t)ng, sizeof *lss);
+  if (!mgs || !lss)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+  for (int32_t g = 0; g < G; g++) {
+    double mg = 1.0;
+    for (int32_t k = 0; k < K; k++)
+      mg += (rounded ? hs_lp_value(lp, zcol[g * K + k]) : (double)llround(hs_lp_value(lp, zcol[g * K + k]))) *
+            (double)((int64_t)1 << k);
+    mgs[g] = mg;
+  }
+  if (rounded)
+    round_to_sum(mgs, G, (double)M);
+  for (int32_t g = 0; g < G; g++) {
+    int32_t S = pstart[g + 1] - pstart[g];
+    for (int32_t s = 0; s < S; s++)
+      lss[pstart[g] + s] = hs_lp_value(lp, Lcol[pstart[g] + s]);
+    if (rounded)
+      round_to_sum(lss + pstart[g], S, (double)L);
+  }
   for (int32_t g = 0; g < G; g++) {
     int32_t S = pstart[g + 1] - pstart[g];
     hs_plan_pipeline_t *pl = &plan.pipelines[g];
     pl->microbatch_size = cf->b;
-    int64_t mg = 1;
-    for (int32_t k = 0; k < K; k++)
-      mg += llround(hs_lp_value(lp, zcol[g * K + k])) << k;
-    pl->n_microbatches = (int32_t)mg;
+    pl->n_microbatches = (int32_t)llround(mgs[g]);
     HS_CHECK(hs_plan_alloc_stages(pl, S));
     int32_t cum = 0;
     for (int32_t s = 0; s < S; s++) {
       int32_t gi = order[pstart[g] + s];
-      int32_t ls = (int32_t)llround(hs_lp_value(lp, Lcol[pstart[g] + s]));
+      int32_t ls = (int32_t)llround(lss[pstart[g] + s]);
       hs_plan_stage_t *stg = &pl->stages[s];
       stg->op_first = s == 0 ? 0 : a->block_first[cum];
       cum += ls;
@@ -414,12 +481,25 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
     if (cum != L)
       HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP blocks %d != %d", cum, L));
   }
+  if (rounded) {
+    /* a rounded relaxation is no incumbent (its T is not a MILP value):
+     * rank it by the estimator, and only if it fits */
+    hs_estimate_t e;
+    HS_CHECK(hs_estimate_plan(a->est, &plan, true, &e, err));
+    if (!e.oom) {
+      a->have_rounded = true;
+      hs__cpool_offer(&a->pool, &plan, e.iteration_s);
+    }
+    goto cleanup;
+  }
   if (!a->have_best || res.objective < a->best_T) {
     a->best_T = res.objective;
     a->have_best = true;
   }
   hs__cpool_offer(&a->pool, &plan, res.objective);
 cleanup:
+  free(mgs);
+  free(lss);
   hs_plan_destroy(&plan);
   hs_lp_free(lp);
   free(r.idx);
@@ -627,8 +707,10 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
       HS_FAIL(hs_error_set(err, HS_EINFEASIBLE, "autohet: block %d has no ops", l));
   a->B = hs__global_batch(o, c);
   int32_t maxmb = o->max_microbatch_size > 0 ? o->max_microbatch_size : 8;
+  /* default budget: 3 s + 15 ms per GPU, at most 40 s (6.8 s at 256 GPUs,
+   * 18 s at 1024; the final simulations come on top) */
   a->budget_s = o->time_limit_s > 0 ? o->time_limit_s
-                                    : fmin(50.0, 4.0 + 0.02 * (double)c->n_devices);
+                                    : fmin(40.0, 3.0 + 0.015 * (double)c->n_devices);
   HS_CHECK(hs_estimator_new(m, c, a->o.precision, &a->est, err));
   if (hs__cpool_init(&a->pool, HS_MAX(2, hs__sim_budget(c))) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
@@ -745,7 +827,7 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
   stats->search_s = now_s() - a->t_start;
   stats->candidates = a->milps;
   stats->nodes_expanded = 0;
-  if (!a->have_best)
+  if (!a->have_best && !a->have_rounded)
     return hs_error_set(err, HS_EINFEASIBLE,
                         "autohet: no feasible plan (%llu MILPs; memory or batch %lld too small?)",
                         (unsigned long long)a->milps, (long long)a->B);
@@ -765,6 +847,12 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
   if (!a->all_proven && a->worst_gap > 0) {
     size_t n = strlen(stats->note);
     snprintf(stats->note + n, sizeof stats->note - n, " (gap <= %.1f%%)", 100 * a->worst_gap);
+  }
+  if (a->rounded > 0) {
+    size_t n = strlen(stats->note);
+    snprintf(stats->note + n, sizeof stats->note - n,
+             "; %llu MILPs stopped without an integer solution, their LP relaxation rounded",
+             (unsigned long long)a->rounded);
   }
   return HS_OK;
 }

@@ -293,6 +293,10 @@ static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, i
       case GLP_UNBND: res->status = HS_LP_UNBOUNDED; break;
       default: res->status = HS_LP_NO_SOLUTION; break;
       }
+      if (res->status == HS_LP_NO_SOLUTION) {
+        res->relaxed = true; /* lp->x still holds the root relaxation */
+        lp->has_x = true;
+      }
       if (res->status == HS_LP_OPTIMAL || res->status == HS_LP_FEASIBLE) {
         res->objective = glp_get_obj_val(prob);
         for (size_t j = 0; j < lp->n_cols; j++)
@@ -330,6 +334,8 @@ static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, i
       res->status = HS_LP_UNBOUNDED;
       goto done;
     }
+    for (size_t j = 0; j < lp->n_cols; j++)
+      lp->x[j] = glp_get_col_prim(prob, (int)j + 1);
     double spent_s = hs__now_s() - (ctx.deadline_s - o->time_limit_s);
     glp_iocp io;
     glp_init_iocp(&io);
@@ -360,6 +366,10 @@ static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, i
         break;
       case GLP_NOFEAS: res->status = HS_LP_INFEASIBLE; break;
       default: res->status = HS_LP_NO_SOLUTION; break;
+      }
+      if (res->status == HS_LP_NO_SOLUTION) {
+        res->relaxed = true; /* lp->x still holds the root relaxation */
+        lp->has_x = true;
       }
       if (res->status == HS_LP_OPTIMAL || res->status == HS_LP_OPTIMAL_GAP ||
           res->status == HS_LP_FEASIBLE) {

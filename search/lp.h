@@ -59,6 +59,10 @@ typedef struct hs_lp_result {
   double gap;           /* relative gap of a MILP solution when known (0 when proven), else NaN */
   bool time_limit_hit;
   bool is_mip;
+  /* MILP stopped (time limit) before any integer solution: the column
+   * values (hs_lp_value) are then the root LP relaxation's, for callers
+   * that round them into a heuristic solution; status stays NO_SOLUTION. */
+  bool relaxed;
 } hs_lp_result_t;
 
 /* Minimisation (true) or maximisation. O(1). */
