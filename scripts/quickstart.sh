@@ -1,13 +1,10 @@
 #!/usr/bin/env bash
 # Quick start: set up, build, and run the main job on the built-in default:
-# the default model and heterogeneous cluster, and a Megatron-style plan of
-# it simulated.
+# compare every planner strategy on the default heterogeneous scenario
+# (GPT-3 2.7B on 4x8 A100 + 4x8 V100 in two sites joined by 10 Gb/s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-./build/hetsim show model gpt3-1.3b
+./build/hetsim show cluster hapt-a100-v100-10gbps
 echo
-./build/hetsim show cluster a100-v100-two-sites
-echo
-./build/hetsim simulate --model gpt3-1.3b --cluster a100-v100-two-sites \
-  --tp 8 --pp 2 --microbatch-size 2 --global-batch 96
+./build/hetsim compare --scenario hapt
