@@ -73,33 +73,11 @@ static hs_status_t dp_step(void *state, bool *done, double *progress, hs_error_t
         g.microbatch_size = b;
         g.global_batch = s->gb;
         g.recompute = rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE;
-        hs_plan_t plan;
-        hs_error_t e2;
-        hs_error_init(&e2);
-        if (hs_plan_grid(s->m, s->c, &g, &plan, &e2) != HS_OK) {
-          snprintf(s->why, sizeof s->why, "%.200s", e2.msg);
-          continue;
-        }
-        hs_strlcpy(plan.strategy, "data-parallel", sizeof plan.strategy);
-        plan.precision = s->dt;
-        hs_estimate_t es;
-        hs_status_t st = hs_estimate_plan(s->est, &plan, true, &es, err);
-        if (st != HS_OK) {
-          hs_plan_destroy(&plan);
+        hs_status_t st = hs__offer_grid(s->est, s->m, s->c, &g, "data-parallel", s->dt,
+                                        "the model does not fit as a full replica", &s->pool,
+                                        &s->scored, s->why, sizeof s->why, err);
+        if (st != HS_OK)
           return st;
-        }
-        s->scored++;
-        if (es.oom) {
-          char b1[32], b2[32];
-          snprintf(s->why, sizeof s->why,
-                   "the model does not fit as a full replica: %s needed, %s on device %d",
-                   hs_fmt_bytes(es.max_memory_bytes, b1, sizeof b1),
-                   hs_fmt_bytes(hs_cluster_gpu(s->c, es.oom_device)->mem_bytes, b2, sizeof b2),
-                   es.oom_device);
-          hs_plan_destroy(&plan);
-          continue;
-        }
-        hs__cpool_offer(&s->pool, &plan, es.iteration_s);
       }
     }
     *progress = 0.5;

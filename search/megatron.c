@@ -109,31 +109,9 @@ static hs_status_t megatron_step(void *state, bool *done, double *progress, hs_e
       g.microbatch_size = cd->mbs;
       g.global_batch = s->gb;
       g.recompute = cd->rc;
-      hs_plan_t plan;
-      hs_error_t e2;
-      hs_error_init(&e2);
-      if (hs_plan_grid(s->m, s->c, &g, &plan, &e2) != HS_OK) {
-        snprintf(s->why, sizeof s->why, "%.200s", e2.msg);
-        continue;
-      }
-      hs_strlcpy(plan.strategy, "megatron", sizeof plan.strategy);
-      plan.precision = s->dt;
-      hs_estimate_t es;
-      st = hs_estimate_plan(s->est, &plan, true, &es, err);
-      if (st != HS_OK) {
-        hs_plan_destroy(&plan);
-        return st;
-      }
-      s->scored++;
-      if (es.oom) {
-        char b1[32], b2[32];
-        snprintf(s->why, sizeof s->why, "out of memory: best grid needs %s on a %s device",
-                 hs_fmt_bytes(es.max_memory_bytes, b1, sizeof b1),
-                 hs_fmt_bytes(hs_cluster_gpu(s->c, es.oom_device)->mem_bytes, b2, sizeof b2));
-        hs_plan_destroy(&plan);
-        continue;
-      }
-      hs__cpool_offer(&s->pool, &plan, es.iteration_s);
+      HS_CHECK(hs__offer_grid(s->est, s->m, s->c, &g, "megatron", s->dt,
+                              "out of memory: the best grid does not fit", &s->pool, &s->scored,
+                              s->why, sizeof s->why, err));
     }
     *progress = 0.8 * s->next / s->n_cands;
     return HS_OK;

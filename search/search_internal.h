@@ -68,6 +68,16 @@ hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_
 hs_status_t hs__cpool_result(hs_cand_pool_t *p, hs_plan_t *out, double *pred_s, const char *what,
                             hs_error_t *err);
 
+/* Builds the uniform grid plan `g` for strategy `name`, estimates it with
+ * memory and offers it to `pool` when it fits. A grid that cannot be built
+ * or does not fit is skipped with the reason in why[] (`oom_what` prefixes
+ * the out-of-memory reason); only estimator failures are errors. *scored
+ * counts estimated plans. O(one estimate). */
+hs_status_t hs__offer_grid(hs_estimator_t *est, const hs_model_t *m, const hs_cluster_t *c,
+                           const hs_grid_opts_t *g, const char *name, hs_dtype_t dt,
+                           const char *oom_what, hs_cand_pool_t *pool, uint64_t *scored,
+                           char *why, size_t why_n, hs_error_t *err);
+
 /* Number of plans to simulate at the end of a search: fewer on big clusters. */
 int32_t hs__sim_budget(const hs_cluster_t *c);
 

@@ -199,3 +199,37 @@ hs_status_t hs__cpool_result(hs_cand_pool_t *p, hs_plan_t *out, double *pred_s, 
   *pred_s = p->est_s[k];
   return hs_plan_copy(&p->plans[k], out, err);
 }
+
+hs_status_t hs__offer_grid(hs_estimator_t *est, const hs_model_t *m, const hs_cluster_t *c,
+                           const hs_grid_opts_t *g, const char *name, hs_dtype_t dt,
+                           const char *oom_what, hs_cand_pool_t *pool, uint64_t *scored,
+                           char *why, size_t why_n, hs_error_t *err)
+{
+  hs_plan_t plan;
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  if (hs_plan_grid(m, c, g, &plan, &e2) != HS_OK) {
+    snprintf(why, why_n, "%.200s", e2.msg);
+    return HS_OK;
+  }
+  hs_strlcpy(plan.strategy, name, sizeof plan.strategy);
+  plan.precision = dt;
+  hs_estimate_t es;
+  hs_status_t st = hs_estimate_plan(est, &plan, true, &es, err);
+  if (st != HS_OK) {
+    hs_plan_destroy(&plan);
+    return st;
+  }
+  (*scored)++;
+  if (es.oom) {
+    char b1[32], b2[32];
+    snprintf(why, why_n, "%s: %s needed, %s on device %d", oom_what,
+             hs_fmt_bytes(es.max_memory_bytes, b1, sizeof b1),
+             hs_fmt_bytes(hs_cluster_gpu(c, es.oom_device)->mem_bytes, b2, sizeof b2), es.oom_device);
+    hs_plan_destroy(&plan);
+    return HS_OK;
+  }
+  hs__cpool_offer(pool, &plan, es.iteration_s);
+  return HS_OK;
+}
