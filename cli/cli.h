@@ -41,5 +41,12 @@ int hs_cmd_show(int argc, char **argv);
 int hs_cmd_simulate(int argc, char **argv);
 int hs_cmd_plan(int argc, char **argv);
 int hs_cmd_compare(int argc, char **argv);
+int hs_cmd_elastic(int argc, char **argv);
+int hs_cmd_replay(int argc, char **argv);
+int hs_cmd_calibrate(int argc, char **argv);
+int hs_cmd_validate(int argc, char **argv);
+int hs_cmd_sweep(int argc, char **argv);
+int hs_cmd_whatif(int argc, char **argv);
+int hs_cmd_export(int argc, char **argv);
 
 #endif

@@ -11,6 +11,13 @@ static const hs_cmd_t commands[] = {
     {"simulate", "simulate one training iteration of a plan", hs_cmd_simulate},
     {"plan", "search a plan with one strategy, simulate it, write plan.json", hs_cmd_plan},
     {"compare", "compare strategies on a model and cluster, or a named scenario", hs_cmd_compare},
+    {"elastic", "spot preemptions: goodput, re-planning and recovery what-if", hs_cmd_elastic},
+    {"replay", "execute a plan for real (cpu threads or cuda/nccl), write measured.json", hs_cmd_replay},
+    {"calibrate", "microbenchmark a device or read measurements, fit the device profile", hs_cmd_calibrate},
+    {"validate", "compare a simulator report with a replay's measurements", hs_cmd_validate},
+    {"sweep", "what-if grid over clusters, links, models, strategies, prices (-j, mpirun)", hs_cmd_sweep},
+    {"whatif", "rank GPU purchases within a budget: tokens/s, $/M tokens, Pareto front", hs_cmd_whatif},
+    {"export", "sweep CSV to notebook/JSON/tidy CSV; Chrome trace to SVG Gantt chart", hs_cmd_export},
     {NULL, NULL, NULL},
 };
 

@@ -441,10 +441,10 @@ static void group_json(const hs_cluster_t *c, const hs_node_t *n, int32_t count,
             cJSON_AddStringToObject(g, "gpu", c->gpus.gpus[n->gpu].name) &&
             cJSON_AddNumberToObject(g, "gpus_per_node", n->n_devices);
   if (ok) {
-    cJSON_AddItemToObject(g, "intra_node", intra);
-    cJSON_AddItemToObject(g, "nic", nic);
+    ok = hs_json_add(g, "intra_node", intra) != NULL;
+    ok = hs_json_add(g, "nic", nic) != NULL && ok;
     intra = nic = NULL;
-    ok = cJSON_AddBoolToObject(g, "spot", n->spot) != NULL;
+    ok = ok && cJSON_AddBoolToObject(g, "spot", n->spot) != NULL;
   }
   cJSON_Delete(intra);
   cJSON_Delete(nic);
@@ -467,7 +467,8 @@ static bool site_json(const hs_cluster_t *c, int32_t s, cJSON *arr)
     cJSON_Delete(fab);
     return false;
   }
-  cJSON_AddItemToObject(o, "fabric", fab);
+  if (!(fab = hs_json_add(o, "fabric", fab)))
+    return false;
   if (site->fabric_GBps > 0.0 && !cJSON_AddNumberToObject(fab, "GBps", site->fabric_GBps))
     return false;
   if (!cJSON_AddNumberToObject(fab, "latency_us", site->fabric_latency_us))
@@ -499,6 +500,7 @@ static bool site_json(const hs_cluster_t *c, int32_t s, cJSON *arr)
 
 cJSON *hs_cluster_to_json(const hs_cluster_t *c)
 {
+  hs_json_oom_clear();
   if (!c)
     return NULL;
   hs_cluster_totals_t tot;
@@ -528,9 +530,9 @@ cJSON *hs_cluster_to_json(const hs_cluster_t *c)
     cJSON *btw = cJSON_CreateStringArray(ends, 2);
     ok = l && btw;
     if (ok) {
-      cJSON_AddItemToObject(l, "between", btw);
+      ok = hs_json_add(l, "between", btw) != NULL;
       btw = NULL;
-      ok = cJSON_AddNumberToObject(l, "GBps", x->GBps) && cJSON_AddNumberToObject(l, "latency_us", x->latency_us);
+      ok = ok && cJSON_AddNumberToObject(l, "GBps", x->GBps) && cJSON_AddNumberToObject(l, "latency_us", x->latency_us);
     }
     cJSON_Delete(btw);
     if (l)
@@ -548,5 +550,5 @@ cJSON *hs_cluster_to_json(const hs_cluster_t *c)
     cJSON_Delete(j);
     return NULL;
   }
-  return j;
+  return hs_json_finish(j);
 }

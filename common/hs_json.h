@@ -29,6 +29,22 @@ typedef struct hs_jreader {
  * "file: malformed JSON at line L, column C". *out is freed by hs_json_free. */
 hs_status_t hs_json_parse(const char *text, const char *file, struct cJSON **out, hs_error_t *err);
 hs_status_t hs_json_load_file(const char *path, struct cJSON **out, hs_error_t *err);
+/* cJSON drops members silently when an allocation fails (cJSON_Add*). A
+ * builder that returns a tree calls hs_json_oom_clear() first and discards
+ * the tree when hs_json_oom() is true afterwards. The flag is per thread;
+ * hs_json_hooks_install routes cJSON's allocations through it (done by the
+ * first call of either function; idempotent). */
+void hs_json_oom_clear(void);
+bool hs_json_oom(void);
+void hs_json_hooks_install(void);
+/* Returns `j`, or deletes it and returns NULL when a cJSON allocation failed
+ * since hs_json_oom_clear(): `return hs_json_finish(j);` ends a builder. */
+struct cJSON *hs_json_finish(struct cJSON *j);
+/* cJSON_AddItemToObject, except that `item` is deleted (and the failure
+ * recorded for hs_json_finish) when it cannot be attached: cJSON leaks it
+ * when copying the key fails or obj is NULL. Returns item, or NULL; use the
+ * returned pointer, never `item`, afterwards. */
+struct cJSON *hs_json_add(struct cJSON *obj, const char *key, struct cJSON *item);
 void hs_json_free(struct cJSON *j);
 
 /* Builds "parent.key", "parent[index]" (key NULL) or "key" (parent empty). */

@@ -8,16 +8,72 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* cJSON reports an allocation failure while parsing as malformed input at
+ * the position reached, and its builders (cJSON_Add*) silently drop members.
+ * Its allocations therefore go through json_malloc, which records a failure
+ * in a per-thread flag that hs_json_parse and the to_json builders read.
+ * cJSON's hooks are global in cJSON itself: they are installed once, and
+ * json_malloc/json_free are plain malloc/free, so memory allocated before and
+ * after the installation is interchangeable. */
+static _Thread_local bool json_oom;
+
+static void *json_malloc(size_t n)
+{
+  void *p = malloc(n);
+  if (!p)
+    json_oom = true;
+  return p;
+}
+
+static void json_free(void *p) { free(p); }
+
+void hs_json_hooks_install(void)
+{
+  static atomic_int installed;
+  if (atomic_exchange(&installed, 1))
+    return;
+  cJSON_Hooks hooks = {json_malloc, json_free};
+  cJSON_InitHooks(&hooks);
+}
+
+void hs_json_oom_clear(void)
+{
+  hs_json_hooks_install();
+  json_oom = false;
+}
+
+bool hs_json_oom(void) { return json_oom; }
+
+cJSON *hs_json_add(cJSON *obj, const char *key, cJSON *item)
+{
+  if (obj && item && key && cJSON_AddItemToObject(obj, key, item))
+    return item;
+  cJSON_Delete(item);
+  json_oom = true;
+  return NULL;
+}
+
+cJSON *hs_json_finish(cJSON *j)
+{
+  if (json_oom) {
+    cJSON_Delete(j);
+    return NULL;
+  }
+  return j;
+}
 
 hs_status_t hs_json_parse(const char *text, const char *file, cJSON **out, hs_error_t *err)
 {
   const char *end = NULL;
   *out = NULL;
+  hs_json_oom_clear();
   cJSON *j = cJSON_ParseWithOpts(text, &end, 1);
   if (!j) {
-    if (!end)
+    if (!end || json_oom)
       return hs_error_set(err, HS_ENOMEM, "%s: out of memory parsing JSON", file);
     int line = 1, col = 1;
     for (const char *p = text; p < end && *p; p++) {

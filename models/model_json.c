@@ -417,6 +417,7 @@ static void add_bool(cJSON *o, const char *k, bool v, bool *ok)
 
 cJSON *hs_model_to_json(const hs_model_t *m)
 {
+  hs_json_oom_clear();
   if (!m)
     return NULL;
   cJSON *j = cJSON_CreateObject();
@@ -461,7 +462,7 @@ cJSON *hs_model_to_json(const hs_model_t *m)
     cJSON_Delete(j);
     return NULL;
   }
-  return j;
+  return hs_json_finish(j);
 }
 
 static cJSON *op_to_json(const hs_op_t *op)
@@ -512,6 +513,7 @@ static cJSON *op_to_json(const hs_op_t *op)
 
 cJSON *hs_model_to_ops_json(const hs_model_t *m)
 {
+  hs_json_oom_clear();
   if (!m)
     return NULL;
   cJSON *j = cJSON_CreateObject();
@@ -537,5 +539,5 @@ cJSON *hs_model_to_ops_json(const hs_model_t *m)
     cJSON_Delete(j);
     return NULL;
   }
-  return j;
+  return hs_json_finish(j);
 }

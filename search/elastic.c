@@ -169,6 +169,8 @@ void hs__elastic_sort_events(hs_elastic_event_t *ev, size_t n)
     qsort(ev, n, sizeof *ev, cmp_event);
 }
 
+#define SAMPLE_MAX_EVENTS 5000000
+
 hs_status_t hs_elastic_trace_sample(const hs_cluster_t *c, const double *rates, double hours,
                                     double replace_mean_s, uint64_t seed, hs_elastic_trace_t *out,
                                     hs_error_t *err)
@@ -178,6 +180,13 @@ hs_status_t hs_elastic_trace_sample(const hs_cluster_t *c, const double *rates, 
   double H = hours * 3600.0;
   if (!(H >= 0) || H > 1e9)
     return hs_error_set(err, HS_EINVAL, "hours: must be in [0, 2.7e5], got %g", hours);
+  double expect = 0.0;
+  for (size_t n = 0; n < c->n_nodes; n++)
+    expect += rates[n] > 0 ? rates[n] * hours : 0.0;
+  if (expect > SAMPLE_MAX_EVENTS)
+    return hs_error_set(err, HS_ELIMIT,
+                        "preemptions: %.3g expected over %g h (rates x hours), at most %d",
+                        expect, hours, SAMPLE_MAX_EVENTS);
   for (size_t n = 0; n < c->n_nodes; n++) {
     if (!(rates[n] > 0))
       continue;

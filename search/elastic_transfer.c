@@ -151,36 +151,42 @@ double hs_elastic_checkpoint_s(const hs_model_t *m, const hs_cluster_t *c,
 {
   if (cfg->checkpoint_cost_s > 0)
     return cfg->checkpoint_cost_s;
+  int32_t max_tp = 1;
+  for (size_t k = 0; k < l->n; k++)
+    max_tp = HS_MAX(max_tp, l->tp[k]);
   double *node_bytes = hs_calloc(c->n_nodes + 1, sizeof *node_bytes);
-  if (!node_bytes)
+  uint8_t *written = hs_calloc((size_t)max_tp + 1, 1);
+  if (!node_bytes || !written) {
+    free(node_bytes);
+    free(written);
     return NAN;
-  /* writer of each slice: the first holder (in plan order) holding it; a
-   * holder of degree t writes its slice only if no earlier holder of the
-   * same degree wrote the same rank (slices of different degrees overlap,
-   * so the first degree seen writes the whole op) */
+  }
+  /* writer of each slice: the first holder (in plan order) holding it.
+   * Slices of different TP degrees overlap, so the degree of the op's first
+   * holder decides the partition; its ranks are written once each (a
+   * replicated op once in all). O(holders) per op. */
   for (size_t o = 0; o < l->n_ops; o++) {
     int32_t a = l->op_off[o], b = l->op_off[o + 1];
     if (a == b)
       continue;
-    int32_t t0 = op_replicated(m, (int32_t)o) ? 1 : l->tp[a];
+    bool repl = op_replicated(m, (int32_t)o);
+    int32_t t0 = repl ? 1 : l->tp[a];
+    memset(written, 0, (size_t)t0);
     for (int32_t k = a; k < b; k++) {
-      int32_t t = op_replicated(m, (int32_t)o) ? 1 : l->tp[k];
-      if (t != t0)
+      int32_t t = repl ? 1 : l->tp[k];
+      int32_t rank = repl ? 0 : l->rank[k];
+      if (t != t0 || written[rank])
         continue;
-      bool first = true;
-      for (int32_t j = a; j < k && first; j++)
-        if ((op_replicated(m, (int32_t)o) ? 1 : l->tp[j]) == t0 &&
-            (t0 == 1 || l->rank[j] == l->rank[k]))
-          first = false;
-      if (first)
-        node_bytes[c->devices[l->dev[k]].node] +=
-            hs_elastic_slice_bytes(m, (int32_t)o, t, cfg->state_bytes_per_param);
+      written[rank] = 1;
+      node_bytes[c->devices[l->dev[k]].node] +=
+          hs_elastic_slice_bytes(m, (int32_t)o, t, cfg->state_bytes_per_param);
     }
   }
   double worst = 0.0;
   for (size_t n = 0; n < c->n_nodes; n++)
     worst = HS_MAX(worst, node_bytes[n]);
   free(node_bytes);
+  free(written);
   return worst / (cfg->ckpt_write_GBps * HS_GB);
 }
 

@@ -95,7 +95,8 @@ hs_status_t hs_elastic_node_rates(const hs_cluster_t *c, const char *spec, doubl
 /* Samples a Poisson sequence over [0, hours): per node, exponential times to
  * preemption at rates[n] per hour while up, then exponential replacement
  * delays of mean replace_mean_s (replace_mean_s < 0: never replaced). One
- * splitmix64-seeded xoshiro256** stream per node. O(events log events). */
+ * splitmix64-seeded xoshiro256** stream per node. More than 5e6 expected
+ * preemptions (sum of rates x hours) is HS_ELIMIT. O(events log events). */
 hs_status_t hs_elastic_trace_sample(const hs_cluster_t *c, const double *rates, double hours,
                                     double replace_mean_s, uint64_t seed, hs_elastic_trace_t *out,
                                     hs_error_t *err);

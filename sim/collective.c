@@ -347,6 +347,8 @@ static const hs_coll_algo_t *default_algo(hs_coll_builder_t *b, hs_coll_op_t op,
     b->err = NULL;
     hs_status_t st = n > 1 && devices ? uniform_ranks_per_node(b, devices, n, &k, &m) : HS_EINVAL;
     b->err = saved;
+    if (st == HS_ENOMEM)
+      return NULL; /* not a silent fall-back to ring: the choice changes results */
     return st == HS_OK && m > 1 && k > 1 ? &hs_coll_hier : &hs_coll_ring;
   }
   default:
@@ -497,7 +499,8 @@ hs_status_t hs_coll_estimate_paths(const hs_net_paths_t *paths, const hs_coll_t 
   hs__builder_init(&b, paths, err);
   const hs_coll_algo_t *algo = c->algo ? c->algo : default_algo(&b, c->op, c->devices, c->n);
   double s = NAN;
-  hs_status_t st = estimate_with(&b, algo, c, &s);
+  hs_status_t st = algo ? estimate_with(&b, algo, c, &s)
+                        : hs_error_set(err, HS_ENOMEM, "coll: out of memory choosing the algorithm");
   hs__builder_destroy(&b);
   if (st == HS_OK)
     *out_s = s;
@@ -670,6 +673,8 @@ hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err)
   hs_coll_builder_t *b = &net->builder;
   b->err = err;
   c->run_algo = c->algo ? c->algo : default_algo(b, c->op, c->devices, c->n);
+  if (!c->run_algo)
+    return hs_error_set(err, HS_ENOMEM, "coll: out of memory choosing the algorithm");
   HS_CHECK(coll_validate(b, c, c->run_algo));
   HS_CHECK(hs_reserve((void **)&net->colls, &net->cap_colls, net->n_colls + 1,
                       sizeof *net->colls));

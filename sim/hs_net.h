@@ -224,7 +224,7 @@ const hs_coll_algo_t *hs_coll_algo_find(const char *name);
 /* NCCL-like default choice for op and group (ring inside a node, hierarchical
  * across nodes for all-reduce when every node holds the same number (> 1) of
  * the group's ranks, direct for p2p and all-to-all). O(n) path queries for
- * all-reduce, O(1) otherwise. */
+ * all-reduce, O(1) otherwise. NULL when out of memory. */
 const hs_coll_algo_t *hs_coll_algo_default(const hs_topology_t *topo, hs_coll_op_t op,
                                            const int32_t *devices, int32_t n);
 const hs_coll_algo_t *hs_coll_algo_default_paths(const hs_net_paths_t *paths, hs_coll_op_t op,

@@ -179,6 +179,9 @@ double hs_compute_op_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, doub
  * defaults (validate/ writes them). Applied to every GPU of the cluster whose
  * name matches an entry. */
 hs_status_t hs_profile_apply_file(const char *path, hs_cluster_t *c, hs_error_t *err);
+/* The same from profile text; `file` names it in messages (NULL: "profile").
+ * On failure the entries before the bad one stay applied. O(text + gpus). */
+hs_status_t hs_profile_parse(const char *text, const char *file, hs_cluster_t *c, hs_error_t *err);
 
 /* ---- simulation ----------------------------------------------------------- */
 

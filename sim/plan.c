@@ -186,6 +186,38 @@ int64_t hs_plan_global_batch(const hs_plan_t *p)
   return b;
 }
 
+/* The same count without memory, O(D^2) in the device slots D: used only
+ * when the bitmap cannot be allocated, so that the count never fails. */
+static int32_t n_devices_quadratic(const hs_plan_t *p)
+{
+  int32_t n = 0;
+  for (int32_t i = 0; i < p->n_pipelines; i++)
+    for (int32_t s = 0; s < p->pipelines[i].n_stages; s++)
+      for (int32_t r = 0; r < p->pipelines[i].stages[s].n_replicas; r++) {
+        const hs_plan_replica_t *rp = &p->pipelines[i].stages[s].replicas[r];
+        for (int32_t d = 0; d < rp->n_devices; d++) {
+          int32_t dev = rp->devices[d];
+          bool before = dev < 0;
+          for (int32_t i2 = 0; i2 <= i && !before; i2++)
+            for (int32_t s2 = 0; s2 < p->pipelines[i2].n_stages && !before; s2++)
+              for (int32_t r2 = 0; r2 < p->pipelines[i2].stages[s2].n_replicas && !before; r2++) {
+                const hs_plan_replica_t *q = &p->pipelines[i2].stages[s2].replicas[r2];
+                if (q == rp) {
+                  for (int32_t d2 = 0; d2 < d && !before; d2++)
+                    before = q->devices[d2] == dev;
+                  goto next; /* slots after this one come later */
+                }
+                for (int32_t d2 = 0; d2 < q->n_devices && !before; d2++)
+                  before = q->devices[d2] == dev;
+              }
+        next:
+          if (!before)
+            n++;
+        }
+      }
+  return n;
+}
+
 int32_t hs_plan_n_devices(const hs_plan_t *p)
 {
   int32_t maxd = -1;
@@ -200,7 +232,7 @@ int32_t hs_plan_n_devices(const hs_plan_t *p)
     return 0;
   uint8_t *seen = hs_calloc((size_t)maxd + 1, 1);
   if (!seen)
-    return -1;
+    return n_devices_quadratic(p);
   int32_t n = 0;
   for (int32_t i = 0; i < p->n_pipelines; i++)
     for (int32_t s = 0; s < p->pipelines[i].n_stages; s++)
@@ -333,6 +365,10 @@ cleanup:
 
 /* ---- validation ------------------------------------------------------------ */
 
+/* Largest sum over pipelines of microbatches x stages hs_plan_validate
+ * accepts: 2^23, about 8 minutes and 2 GB of simulation. */
+#define HS_PLAN_MAX_MB_STAGES (INT64_C(1) << 23)
+
 typedef struct owner {
   int32_t pipeline, stage; /* -1 = unused */
 } owner_t;
@@ -358,6 +394,21 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
   if (!(p->bucket_bytes > 0) || !isfinite(p->bucket_bytes))
     return hs_error_set(err, HS_EINVAL, "%s: bucket_bytes: must be positive, got %g", f,
                         p->bucket_bytes);
+  /* Simulation work and memory grow with microbatches x stages (about 55 us
+   * and 250 bytes each): past HS_PLAN_MAX_MB_STAGES a run would take hours
+   * and gigabytes, so it is refused up front (docs/robustness.md). */
+  int64_t mb_stages = 0;
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    if (pl->n_microbatches > 0 && pl->n_stages > 0)
+      mb_stages += (int64_t)pl->n_microbatches * pl->n_stages;
+    if (mb_stages > HS_PLAN_MAX_MB_STAGES)
+      return hs_error_set(err, HS_ELIMIT,
+                          "%s: pipelines[%d].microbatches: the plan has more than %lld "
+                          "microbatch-stage pairs (%d microbatches x %d stages here); use fewer, "
+                          "larger microbatches",
+                          f, i, (long long)HS_PLAN_MAX_MB_STAGES, pl->n_microbatches, pl->n_stages);
+  }
   own = hs_calloc(c->n_devices, sizeof *own);
   tp_of_op = hs_calloc(m->n_ops, sizeof *tp_of_op);
   if (!own || !tp_of_op)

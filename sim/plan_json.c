@@ -271,6 +271,7 @@ hs_status_t hs_plan_load(const char *path, hs_plan_t *out, hs_error_t *err)
 
 cJSON *hs_plan_to_json(const hs_plan_t *p)
 {
+  hs_json_oom_clear();
   cJSON *j = cJSON_CreateObject();
   if (!j)
     return NULL;
@@ -295,7 +296,7 @@ cJSON *hs_plan_to_json(const hs_plan_t *p)
       cJSON *so = cJSON_CreateObject();
       cJSON_AddItemToArray(js, so);
       int ops[2] = {stg->op_first, stg->op_last};
-      cJSON_AddItemToObject(so, "ops", cJSON_CreateIntArray(ops, 2));
+      hs_json_add(so, "ops", cJSON_CreateIntArray(ops, 2));
       cJSON_AddStringToObject(so, "recompute", hs_recompute_name(stg->recompute));
       if (stg->warmup >= 0)
         cJSON_AddNumberToObject(so, "warmup", stg->warmup);
@@ -303,8 +304,8 @@ cJSON *hs_plan_to_json(const hs_plan_t *p)
       for (int32_t r = 0; jr && r < stg->n_replicas; r++) {
         cJSON *ro = cJSON_CreateObject();
         cJSON_AddItemToArray(jr, ro);
-        cJSON_AddItemToObject(ro, "devices",
-                              cJSON_CreateIntArray(stg->replicas[r].devices, stg->replicas[r].n_devices));
+        hs_json_add(ro, "devices",
+                    cJSON_CreateIntArray(stg->replicas[r].devices, stg->replicas[r].n_devices));
         cJSON_AddNumberToObject(ro, "share", stg->replicas[r].share);
       }
     }
@@ -323,5 +324,5 @@ cJSON *hs_plan_to_json(const hs_plan_t *p)
       cJSON_AddStringToObject(o, "collective", hs_coll_op_name(p->shards[k].collective));
     }
   }
-  return j;
+  return hs_json_finish(j);
 }

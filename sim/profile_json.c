@@ -14,16 +14,12 @@
 #include <cjson/cJSON.h>
 #include <string.h>
 
-hs_status_t hs_profile_apply_file(const char *path, hs_cluster_t *c, hs_error_t *err)
+static hs_status_t apply_json(cJSON *j, const char *file, hs_cluster_t *c, hs_error_t *err)
 {
   static const char *const known_top[] = {"gpus", "source", "fit", "description", NULL};
   static const char *const known[] = {"name", "gemm_eff_max", "gemm_half_flops", "mem_eff",
                                       "launch_us", "fit", "source", NULL};
-  cJSON *j = NULL;
-  hs_status_t st = hs_json_load_file(path, &j, err);
-  if (st != HS_OK)
-    return st;
-  const char *file = hs_basename(path);
+  hs_status_t st = HS_OK;
   hs_jreader_t r = {file, err};
   const cJSON *arr = NULL;
   int n = 0;
@@ -55,6 +51,27 @@ hs_status_t hs_profile_apply_file(const char *path, hs_cluster_t *c, hs_error_t 
     g->calibrated = true;
   }
 cleanup:
+  return st;
+}
+
+hs_status_t hs_profile_parse(const char *text, const char *file, hs_cluster_t *c, hs_error_t *err)
+{
+  cJSON *j = NULL;
+  if (!file)
+    file = "profile";
+  hs_status_t st = hs_json_parse(text, file, &j, err);
+  if (st == HS_OK)
+    st = apply_json(j, file, c, err);
+  hs_json_free(j);
+  return st;
+}
+
+hs_status_t hs_profile_apply_file(const char *path, hs_cluster_t *c, hs_error_t *err)
+{
+  cJSON *j = NULL;
+  hs_status_t st = hs_json_load_file(path, &j, err);
+  if (st == HS_OK)
+    st = apply_json(j, hs_basename(path), c, err);
   hs_json_free(j);
   return st;
 }

@@ -9,6 +9,7 @@
 
 cJSON *hs_report_to_json(const hs_report_t *r)
 {
+  hs_json_oom_clear();
   cJSON *j = cJSON_CreateObject();
   if (!j)
     return NULL;
@@ -22,9 +23,9 @@ cJSON *hs_report_to_json(const hs_report_t *r)
   cJSON_AddNumberToObject(j, "bubble_fraction", r->bubble_fraction);
   cJSON_AddNumberToObject(j, "max_peak_memory_bytes", r->max_peak_memory_bytes);
   cJSON_AddBoolToObject(j, "oom", r->oom);
-  cJSON_AddItemToObject(j, "oom_devices", r->n_oom_devices > 0
-                                              ? cJSON_CreateIntArray(r->oom_devices, r->n_oom_devices)
-                                              : cJSON_CreateArray());
+  hs_json_add(j, "oom_devices", r->n_oom_devices > 0
+                                    ? cJSON_CreateIntArray(r->oom_devices, r->n_oom_devices)
+                                    : cJSON_CreateArray());
   cJSON_AddNumberToObject(j, "cost_usd_per_iteration", r->cost_usd_per_iteration);
   cJSON_AddNumberToObject(j, "cost_usd_per_million_tokens", r->cost_usd_per_million_tokens);
   cJSON_AddNumberToObject(j, "usd_per_hour", r->usd_per_hour);
@@ -41,7 +42,7 @@ cJSON *hs_report_to_json(const hs_report_t *r)
     cJSON_AddNumberToObject(o, "pipeline", s->pipeline);
     cJSON_AddNumberToObject(o, "stage", s->stage);
     int ops[2] = {s->op_first, s->op_last};
-    cJSON_AddItemToObject(o, "ops", cJSON_CreateIntArray(ops, 2));
+    hs_json_add(o, "ops", cJSON_CreateIntArray(ops, 2));
     cJSON_AddStringToObject(o, "gpu", s->gpu);
     cJSON_AddNumberToObject(o, "devices", s->n_devices);
     cJSON_AddNumberToObject(o, "first_device", s->first_device);
@@ -64,7 +65,7 @@ cJSON *hs_report_to_json(const hs_report_t *r)
     cJSON_AddNumberToObject(o, "bytes", r->links[k].bytes);
     cJSON_AddNumberToObject(o, "utilisation", r->links[k].utilisation);
   }
-  return j;
+  return hs_json_finish(j);
 }
 
 void hs_report_print(const hs_report_t *r, FILE *out)

@@ -413,6 +413,13 @@ static void x_advance(sim_t *s, xrun_t *xr)
 
 static void sim_destroy(sim_t *s)
 {
+  /* On an error path events are still queued. The network goes first (it
+   * cancels its events through the engine, including those of collectives in
+   * s->b), then the engine (it marks the remaining queued events, which live
+   * in s->x and s->sends), then the memory that holds events. */
+  hs_net_free(s->net);
+  s->net = NULL;
+  hs_engine_destroy(&s->eng);
   if (s->x)
     for (int32_t e = 0; e < s->low.n_execs; e++) {
       free(s->x[e].need);
@@ -425,9 +432,7 @@ static void sim_destroy(sim_t *s)
       free(s->b[b].colls);
   free(s->b);
   free(s->sends);
-  hs_net_free(s->net);
   hs_topology_free(s->topo);
-  hs_engine_destroy(&s->eng);
   hs__lowered_destroy(&s->low);
   hs_trace_free(s->trace);
 }
@@ -601,6 +606,8 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
                           .bytes = tb->segs[g].coll_bytes};
           coll_b += hs_coll_estimate_s(s->topo, &cc);
         }
+      if (!isfinite(coll_f) || !isfinite(coll_b))
+        return HS_ENOMEM; /* the estimate's only failure here: out of memory */
       sr->fwd_s = hs_time_to_s(tf->compute_ns) + coll_f;
       sr->bwd_s = hs_time_to_s(tb->compute_ns) + coll_b;
       sr->compute_s = hs_time_to_s(xr->busy_ns);
@@ -666,7 +673,8 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
   HS_CHECK(hs_memory_per_device(m, c, plan, mem, err));
   HS_CHECK(hs_topology_new(c, &s.topo, err));
   HS_CHECK(hs__lower(m, c, s.topo, plan, &s.low, err));
-  HS_CHECK(hs_engine_init(&s.eng, NULL));
+  if (hs_engine_init(&s.eng, NULL) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory creating the event queue"));
   s.eng.user = &s;
   if (hs_net_new(&s.eng, s.topo, &s.net) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory creating the network"));
@@ -717,12 +725,15 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
     if (!s.b[b].colls)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   }
-  HS_CHECK(hs_engine_reserve(&s.eng, (size_t)s.low.n_execs * 4 + 1024));
+  if (hs_engine_reserve(&s.eng, (size_t)s.low.n_execs * 4 + 1024) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory reserving the event queue"));
   for (int32_t e = 0; e < s.low.n_execs; e++)
     x_advance(&s, &s.x[e]);
-  HS_CHECK(hs_engine_run(&s.eng, HS_TIME_MAX));
+  st = hs_engine_run(&s.eng, HS_TIME_MAX);
   if (s.failure != HS_OK)
     HS_FAIL(s.failure);
+  if (st != HS_OK) /* failed inside the network's own events (flows, collectives) */
+    HS_FAIL(hs_error_set(err, st, "simulation: network: %s", hs_status_message(st)));
   for (int32_t e = 0; e < s.low.n_execs; e++)
     if (s.x[e].state != X_DONE)
       HS_FAIL(hs_error_set(err, HS_EINTERNAL,
@@ -730,6 +741,14 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
                            "%d of %d in state %d",
                            e, s.low.execs[e].pipeline, s.low.execs[e].rank, s.x[e].pc,
                            s.low.execs[e].n_items, (int)s.x[e].state));
+  /* The clock saturates at HS_TIME_MAX (~292 years) rather than overflow, so
+   * a saturated duration would yield nonsense figures (MFU above 1): an
+   * iteration past 100 years is refused (docs/robustness.md, limits). */
+  if (s.eng.now >= (hs_time_t)(100.0 * 365.25 * 86400.0) * HS_NS_PER_S)
+    HS_FAIL(hs_error_set(err, HS_ELIMIT,
+                         "simulated iteration exceeds 100 years (%.3g s): the model's sizes or "
+                         "the cluster's bandwidths are outside the supported range",
+                         hs_time_to_s(s.eng.now)));
   if (fill_report(&s, report, mem) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory filling the report"));
   if (s.trace)

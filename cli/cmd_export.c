@@ -1,0 +1,174 @@
+/*
+ * cmd_export.c - `hetsim export`: a sweep result table to a Jupyter notebook,
+ * JSON or a tidy CSV; a Chrome trace to a standalone SVG Gantt chart.
+ */
+/* realpath(3) is XSI */
+#define _XOPEN_SOURCE 700
+
+#include "cli.h"
+#include "hs_export.h"
+#include "hs_json.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* Columns the notebook reads. */
+static const char *const notebook_cols[] = {
+    "cluster", "nic_GBps", "intersite_GBps", "intersite_latency_us", "model", "global_batch_spec",
+    "strategy", "price_model", "status", "n_gpus", "tokens_per_s", "usd_per_hour",
+    "usd_per_million_tokens", "plan", NULL};
+
+/* How the notebook should name the CSV: its base name when both files sit in
+ * one directory (Jupyter runs a notebook in its directory), else an absolute
+ * path. */
+static void csv_reference(const char *csv, const char *notebook, char *out, size_t n)
+{
+  char a[PATH_MAX], b[PATH_MAX], nb[PATH_MAX], cdir[PATH_MAX];
+  hs_strlcpy(nb, notebook, sizeof nb);
+  hs_strlcpy(cdir, csv, sizeof cdir);
+  if (realpath(dirname(cdir), a) && realpath(dirname(nb), b) && strcmp(a, b) == 0) {
+    hs_strlcpy(out, hs_basename(csv), n);
+    return;
+  }
+  if (realpath(csv, a))
+    hs_strlcpy(out, a, n);
+  else
+    hs_strlcpy(out, csv, n);
+}
+
+static int export_svg(const char *in, const char *out, const char *title)
+{
+  hs_trace_doc_t d;
+  hs_error_t err;
+  hs_trace_doc_init(&d);
+  hs_error_init(&err);
+  hs_status_t st = hs_trace_doc_load(in, &d, &err);
+  if (st != HS_OK)
+    return hs_cli_fail(&err, st);
+  int rc = 0;
+  if (d.n_spans == 0) {
+    fprintf(stderr, "hetsim export: %s: no complete (\"X\") events to draw\n", hs_basename(in));
+    rc = 2;
+    goto out;
+  }
+  FILE *f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+  if (!f) {
+    fprintf(stderr, "hetsim export: %s: cannot open for writing: %s\n", out, strerror(errno));
+    rc = 2;
+    goto out;
+  }
+  size_t rows = 0;
+  st = hs_trace_svg_write(&d, title ? title : hs_basename(in), f, &rows, &err);
+  int bad = f != stdout ? fclose(f) : fflush(f);
+  if (st == HS_OK && bad)
+    st = hs_error_set(&err, HS_EIO, "%s: write error", out);
+  if (st != HS_OK) {
+    rc = hs_cli_fail(&err, st);
+    goto out;
+  }
+  if (f != stdout)
+    fprintf(stderr, "wrote %s: %zu rows, %zu spans\n", out, rows, d.n_spans);
+out:
+  hs_trace_doc_destroy(&d);
+  return rc;
+}
+
+int hs_cmd_export(int argc, char **argv)
+{
+  hs_opt_t opts[] = {
+      {"notebook", true, "write a Jupyter notebook that plots the sweep table"},
+      {"baseline", true, "strategy the notebook's speedups are relative to (default megatron)"},
+      {"json", true, "write the table as a JSON array of row objects"},
+      {"tidy", true, "write the table in long form: id columns, metric, value"},
+      {"svg", true, "input is a Chrome trace: write an SVG Gantt chart"},
+      {"title", true, "SVG title (default: the trace's file name)"},
+      {NULL},
+  };
+  const char *pos[1];
+  int npos = 0;
+  int rc = hs_cli_parse(argc, argv, opts, pos, 1, &npos,
+                        "usage: hetsim export results.csv [--notebook analysis.ipynb] [--json out.json]\n"
+                        "         [--tidy tidy.csv] [--baseline STRATEGY]\n"
+                        "       hetsim export trace.json --svg timeline.svg [--title T]\n"
+                        "Formats and colours: docs/export.md.");
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  if (npos != 1) {
+    fprintf(stderr, "hetsim export: give one input file (see --help)\n");
+    return 2;
+  }
+  const hs_opt_t *osvg = hs_cli_opt(opts, "svg"), *onb = hs_cli_opt(opts, "notebook"),
+                 *ojs = hs_cli_opt(opts, "json"), *otd = hs_cli_opt(opts, "tidy"),
+                 *obl = hs_cli_opt(opts, "baseline"), *oti = hs_cli_opt(opts, "title");
+  if (osvg) {
+    if (onb || ojs || otd) {
+      fprintf(stderr, "hetsim export: --svg takes a trace; --notebook, --json and --tidy take a CSV\n");
+      return 2;
+    }
+    return export_svg(pos[0], osvg->value, oti ? oti->value : NULL);
+  }
+  if (!onb && !ojs && !otd) {
+    fprintf(stderr, "hetsim export: nothing to do: give --notebook, --json, --tidy or --svg\n");
+    return 2;
+  }
+  hs_table_t t;
+  hs_error_t err;
+  hs_table_init(&t);
+  hs_error_init(&err);
+  hs_status_t st = hs_table_load(pos[0], &t, &err);
+  if (st != HS_OK)
+    return hs_cli_fail(&err, st);
+  if (onb) {
+    for (int i = 0; notebook_cols[i]; i++)
+      if (hs_table_col(&t, notebook_cols[i]) < 0) {
+        fprintf(stderr, "hetsim export: %s: column \"%s\" missing: the notebook reads a `hetsim "
+                        "sweep` table (docs/sweep.md)\n", hs_basename(pos[0]), notebook_cols[i]);
+        rc = 2;
+        goto out;
+      }
+    char ref[PATH_MAX];
+    csv_reference(pos[0], onb->value, ref, sizeof ref);
+    if ((st = hs_notebook_write(ref, obl ? obl->value : "megatron", onb->value, &err)) != HS_OK) {
+      rc = hs_cli_fail(&err, st);
+      goto out;
+    }
+    fprintf(stderr, "wrote %s (reads %s, %zu rows)\n", onb->value, ref, t.n_rows);
+  }
+  if (ojs) {
+    cJSON *j = hs_table_to_json(&t);
+    if (!j) {
+      rc = 1;
+      goto out;
+    }
+    st = hs_json_write_file(j, ojs->value, &err);
+    hs_json_free(j);
+    if (st != HS_OK) {
+      rc = hs_cli_fail(&err, st);
+      goto out;
+    }
+  }
+  if (otd) {
+    FILE *f = strcmp(otd->value, "-") == 0 ? stdout : fopen(otd->value, "w");
+    if (!f) {
+      fprintf(stderr, "hetsim export: %s: cannot open for writing: %s\n", otd->value, strerror(errno));
+      rc = 2;
+      goto out;
+    }
+    st = hs_table_write_tidy(&t, f, &err);
+    int bad = f != stdout ? fclose(f) : fflush(f);
+    if (st == HS_OK && bad)
+      st = hs_error_set(&err, HS_EIO, "%s: write error", otd->value);
+    if (st != HS_OK) {
+      rc = hs_cli_fail(&err, st);
+      goto out;
+    }
+  }
+out:
+  hs_table_destroy(&t);
+  return rc;
+}

@@ -1,0 +1,444 @@
+/*
+ * cmd_sweep.c - `hetsim sweep SPEC.json`: runs a what-if grid (docs/sweep.md)
+ * on -j worker processes, and across MPI ranks when started by mpirun.
+ *
+ * Output: rows are appended and flushed as jobs finish (completion order),
+ * and the file is sorted by point at the end, so the final bytes do not
+ * depend on -j or the number of ranks. Without -o, rows go to stdout in
+ * point order through a reorder buffer. --resume keeps the complete jobs of
+ * an existing output and runs the rest.
+ *
+ * MPI: only when the environment says mpirun started us (OMPI_COMM_WORLD_SIZE,
+ * PMI_SIZE, PMIX_RANK), so a plain `hetsim sweep` never touches MPI. Rank 0
+ * reads the output, broadcasts the jobs to do, runs its share (job i of the
+ * list when i % size == 0) and writes every row; the other ranks run theirs
+ * and send each job's rows to rank 0 as one message.
+ */
+#include "cli.h"
+#include "hs_export.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef HS_HAVE_MPI
+#include <mpi.h>
+#define ROWS_TAG 17
+#endif
+
+typedef struct progress {
+  bool quiet, tty;
+  uint64_t total, done;  /* points (rows) */
+  double t0, last_print;
+  int last_decile;
+} progress_t;
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void progress_update(progress_t *p, uint64_t add)
+{
+  p->done += add;
+  if (p->quiet)
+    return;
+  double t = now_s(), el = t - p->t0;
+  double rate = el > 0 ? (double)p->done / el : 0.0;
+  double eta = rate > 0 ? (double)(p->total - p->done) / rate : 0.0;
+  bool last = p->done >= p->total;
+  if (p->tty) {
+    if (!last && t - p->last_print < 0.2)
+      return;
+    p->last_print = t;
+    int w = 30, fill = p->total ? (int)(w * p->done / p->total) : w;
+    fprintf(stderr, "\r[%.*s%*s] %llu/%llu points  %.2f/s  ETA %.0f s   ", fill,
+            "##############################", w - fill, "", (unsigned long long)p->done,
+            (unsigned long long)p->total, rate, eta);
+    if (last)
+      fputc('\n', stderr);
+    fflush(stderr);
+    return;
+  }
+  int decile = p->total ? (int)(10 * p->done / p->total) : 10;
+  if (decile == p->last_decile && !last && t - p->last_print < 30.0)
+    return;
+  p->last_decile = decile;
+  p->last_print = t;
+  fprintf(stderr, "sweep: %llu/%llu points done, %.2f points/s, ETA %.0f s\n",
+          (unsigned long long)p->done, (unsigned long long)p->total, rate, eta);
+}
+
+typedef struct out {
+  const hs_sweep_spec_t *spec;
+  FILE *f;                 /* -o file (append), or NULL for stdout */
+  /* stdout reorder buffer, indexed by position in todo */
+  const uint64_t *todo;
+  size_t n_todo, next;
+  char **pending;
+  bool write_error;
+  progress_t prog;
+} out_t;
+
+static size_t todo_pos(const out_t *o, uint64_t job)
+{
+  size_t lo = 0, hi = o->n_todo;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (o->todo[mid] < job)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Writes one job's rows (rank 0). */
+static void emit(out_t *o, uint64_t job, const char *rows)
+{
+  if (o->f) {
+    if (fputs(rows, o->f) < 0 || fflush(o->f) != 0)
+      o->write_error = true;
+  } else {
+    size_t pos = todo_pos(o, job);
+    if (pos < o->n_todo && !o->pending[pos])
+      o->pending[pos] = strdup(rows);
+    while (o->next < o->n_todo && o->pending[o->next]) {
+      fputs(o->pending[o->next], stdout);
+      free(o->pending[o->next]);
+      o->pending[o->next++] = NULL;
+    }
+    fflush(stdout);
+  }
+  progress_update(&o->prog, o->spec->n_prices);
+}
+
+#ifdef HS_HAVE_MPI
+static bool mpi_on;
+static int mpi_rank, mpi_size;
+
+/* Receives one message of rows from any rank and emits it. */
+static void recv_rows(out_t *o)
+{
+  MPI_Status stt;
+  int len = 0;
+  MPI_Probe(MPI_ANY_SOURCE, ROWS_TAG, MPI_COMM_WORLD, &stt);
+  MPI_Get_count(&stt, MPI_CHAR, &len);
+  char *buf = malloc((size_t)len + 1);
+  if (!buf) {
+    fprintf(stderr, "hetsim sweep: out of memory receiving rows\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Recv(buf, len, MPI_CHAR, stt.MPI_SOURCE, ROWS_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  buf[len] = '\0';
+  uint64_t point = strtoull(buf, NULL, 10);
+  emit(o, point / o->spec->n_prices, buf);
+  free(buf);
+}
+
+static size_t remote_pending;
+
+static void drain(out_t *o)
+{
+  int flag = 1;
+  while (remote_pending > 0) {
+    MPI_Iprobe(MPI_ANY_SOURCE, ROWS_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    if (!flag)
+      break;
+    recv_rows(o);
+    remote_pending--;
+  }
+}
+#endif
+
+static int on_rows(void *ctx, uint64_t job, const char *rows)
+{
+  out_t *o = ctx;
+#ifdef HS_HAVE_MPI
+  if (mpi_on && mpi_rank != 0) {
+    MPI_Send(rows, (int)strlen(rows), MPI_CHAR, 0, ROWS_TAG, MPI_COMM_WORLD);
+    return 0;
+  }
+#endif
+  emit(o, job, rows);
+#ifdef HS_HAVE_MPI
+  if (mpi_on)
+    drain(o);
+#endif
+  return o->write_error ? 1 : 0;
+}
+
+static bool launched_by_mpirun(void)
+{
+  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+}
+
+/* Writes `text` to `path` through a temporary file and rename(2), so a crash
+ * leaves either the old or the new file. */
+static hs_status_t replace_file(const char *path, const char *text, hs_error_t *err)
+{
+  size_t n = strlen(path) + 16;
+  char *tmp = malloc(n);
+  if (!tmp)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  snprintf(tmp, n, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  hs_status_t st = HS_OK;
+  if (!f)
+    st = hs_error_set(err, HS_EIO, "%s: cannot open for writing: %s", tmp, strerror(errno));
+  else {
+    fputs(text, f);
+    int bad = ferror(f);
+    bad |= fclose(f);
+    if (bad)
+      st = hs_error_set(err, HS_EIO, "%s: write error", tmp);
+    else if (rename(tmp, path) != 0)
+      st = hs_error_set(err, HS_EIO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+  }
+  free(tmp);
+  return st;
+}
+
+/* Rank 0: prepares the output and the list of jobs to run. Returns an exit code. */
+static int prepare(const hs_sweep_spec_t *spec, const char *path, bool resume, uint64_t **todo,
+                   size_t *n_todo, size_t *n_done_jobs)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  uint64_t *done = NULL;
+  size_t n_done = 0;
+  char *text = NULL, *kept = NULL;
+  size_t len = 0;
+  hs_status_t st = HS_OK;
+  *n_done_jobs = 0;
+  if (path && resume && access(path, F_OK) == 0) {
+    if ((st = hs_file_read(path, (size_t)1 << 32, &text, &len, &err)) != HS_OK)
+      goto out;
+    if ((st = hs_sweep_resume_scan(spec, text, hs_basename(path), &kept, &done, &n_done, &err)) != HS_OK)
+      goto out;
+    if ((st = replace_file(path, kept, &err)) != HS_OK)
+      goto out;
+  } else if (path) {
+    if ((st = replace_file(path, hs_sweep_csv_header(), &err)) != HS_OK)
+      goto out;
+  }
+  st = hs_sweep_todo(spec, done, n_done, todo, n_todo, &err);
+  *n_done_jobs = n_done;
+out:
+  free(text);
+  free(kept);
+  free(done);
+  return st == HS_OK ? 0 : hs_cli_fail(&err, st);
+}
+
+static int finish_file(const char *path)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  char *text = NULL, *sorted = NULL;
+  size_t len = 0;
+  hs_status_t st = hs_file_read(path, (size_t)1 << 32, &text, &len, &err);
+  if (st == HS_OK)
+    st = hs_sweep_sort_output(text, hs_basename(path), &sorted, &err);
+  if (st == HS_OK)
+    st = replace_file(path, sorted, &err);
+  free(text);
+  free(sorted);
+  return st == HS_OK ? 0 : hs_cli_fail(&err, st);
+}
+
+int hs_cmd_sweep(int argc, char **argv)
+{
+  hs_opt_t opts[] = {
+      {"o", true, "write rows to this CSV (default: stdout, in point order)"},
+      {"j", true, "worker processes on this machine (default 1)"},
+      {"resume", false, "keep the complete rows of an existing -o file, run only the rest"},
+      {"no-timings", false, "leave search_s empty, so rows depend on the spec only"},
+      {"dry-run", false, "print the number of jobs and points and exit"},
+      {"quiet", false, "no progress output"},
+      {NULL},
+  };
+  const char *pos[1];
+  int npos = 0;
+  int rc = hs_cli_parse(argc, argv, opts, pos, 1, &npos,
+                        "usage: hetsim sweep SPEC.json [-o results.csv] [-j N] [--resume]\n"
+                        "         [--no-timings] [--quiet] [--dry-run]\n"
+                        "       mpirun -np N hetsim sweep SPEC.json -o results.csv\n"
+                        "Spec format and CSV columns: docs/sweep.md.");
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  if (npos != 1) {
+    fprintf(stderr, "hetsim sweep: give one SPEC.json (see --help)\n");
+    return 2;
+  }
+  int64_t workers = 1;
+  if ((rc = hs_cli_int(opts, "j", 1, 1, 1024, &workers)))
+    return rc;
+  const hs_opt_t *oo = hs_cli_opt(opts, "o");
+  const char *path = oo ? oo->value : NULL;
+  bool resume = hs_cli_opt(opts, "resume") != NULL;
+  if (resume && !path) {
+    fprintf(stderr, "hetsim sweep: --resume needs -o FILE\n");
+    return 2;
+  }
+  unsigned flags = hs_cli_opt(opts, "no-timings") ? HS_SWEEP_NO_TIMINGS : 0u;
+
+  hs_sweep_spec_t spec;
+  hs_sweep_spec_init(&spec);
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_status_t st = hs_sweep_spec_load(pos[0], &spec, &err);
+  if (st != HS_OK) {
+    rc = hs_cli_fail(&err, st);
+    hs_sweep_spec_destroy(&spec);
+    return rc;
+  }
+  if (hs_cli_opt(opts, "dry-run")) {
+    printf("%s: %zu jobs of a %llu-job grid, %zu rows (%zu clusters, %zu models, %zu strategies, "
+           "%zu price models)\n", spec.name, spec.n_jobs, (unsigned long long)spec.n_grid,
+           spec.n_jobs * spec.n_prices, spec.n_clusters, spec.n_models, spec.n_strategies, spec.n_prices);
+    hs_sweep_spec_destroy(&spec);
+    return 0;
+  }
+
+  int rank = 0, size = 1;
+#ifdef HS_HAVE_MPI
+  if (launched_by_mpirun()) {
+    /* -j workers are forked processes that never call MPI: rows reach this
+     * rank's main thread, which alone talks to MPI */
+    MPI_Init(&argc, &argv);
+    mpi_on = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
+    rank = mpi_rank;
+    size = mpi_size;
+  }
+#else
+  if (launched_by_mpirun())
+    fprintf(stderr, "hetsim sweep: started by mpirun but built without MPI: every rank runs the "
+                    "whole sweep\n");
+#endif
+
+  uint64_t *todo = NULL;
+  size_t n_todo = 0, n_done = 0;
+  if (rank == 0)
+    rc = prepare(&spec, path, resume, &todo, &n_todo, &n_done);
+#ifdef HS_HAVE_MPI
+  if (mpi_on) {
+    long long cnt = rc ? -1 : (long long)n_todo;
+    MPI_Bcast(&cnt, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    if (cnt < 0) {
+      MPI_Finalize();
+      free(todo);
+      hs_sweep_spec_destroy(&spec);
+      return rank == 0 ? rc : 2;
+    }
+    n_todo = (size_t)cnt;
+    if (rank != 0) {
+      todo = hs_calloc(n_todo + 1, sizeof *todo);
+      if (!todo)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (n_todo)
+      MPI_Bcast(todo, (int)n_todo, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  }
+#endif
+  if (rc) {
+    free(todo);
+    hs_sweep_spec_destroy(&spec);
+    return rc;
+  }
+
+  /* this rank's share: positions i with i % size == rank */
+  uint64_t *mine = hs_calloc(n_todo + 1, sizeof *mine);
+  size_t n_mine = 0;
+  out_t o;
+  memset(&o, 0, sizeof o);
+  o.spec = &spec;
+  o.todo = todo;
+  o.n_todo = n_todo;
+  o.pending = hs_calloc(n_todo + 1, sizeof *o.pending);
+  if (!mine || !o.pending) {
+    fprintf(stderr, "hetsim sweep: out of memory\n");
+    rc = 1;
+    goto out;
+  }
+  for (size_t i = 0; i < n_todo; i++)
+    if ((int)(i % (size_t)size) == rank)
+      mine[n_mine++] = todo[i];
+  if (rank == 0 && path) {
+    o.f = fopen(path, "a");
+    if (!o.f) {
+      fprintf(stderr, "hetsim: %s: cannot open for appending: %s\n", path, strerror(errno));
+      rc = 2;
+#ifdef HS_HAVE_MPI
+      if (mpi_on)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+#endif
+      goto out;
+    }
+  }
+  if (rank == 0 && !path)
+    fputs(hs_sweep_csv_header(), stdout);
+  o.prog.quiet = rank != 0 || hs_cli_opt(opts, "quiet") != NULL;
+  o.prog.tty = isatty(fileno(stderr)) != 0;
+  o.prog.total = (uint64_t)n_todo * spec.n_prices;
+  o.prog.t0 = now_s();
+  o.prog.last_decile = -1;
+  if (rank == 0 && !o.prog.quiet)
+    fprintf(stderr, "sweep %s: %zu jobs x %zu price models = %llu points, %lld workers x %d ranks\n",
+            spec.name, spec.n_jobs, spec.n_prices, (unsigned long long)spec.n_jobs * spec.n_prices,
+            (long long)workers, size);
+  if (rank == 0 && n_done && !o.prog.quiet)
+    fprintf(stderr, "sweep: %zu jobs already in %s, %zu to run\n", n_done, path, n_todo);
+#ifdef HS_HAVE_MPI
+  remote_pending = n_todo - n_mine;
+  if (rank != 0)
+    remote_pending = 0;
+#endif
+  st = hs_sweep_run(&spec, mine, n_mine, (int)workers, flags, on_rows, &o, &err);
+#ifdef HS_HAVE_MPI
+  if (mpi_on && rank == 0)
+    while (remote_pending > 0) {
+      recv_rows(&o);
+      remote_pending--;
+    }
+#endif
+  if (st != HS_OK) {
+    rc = hs_cli_fail(&err, st);
+    goto out;
+  }
+  if (o.write_error) {
+    fprintf(stderr, "hetsim: %s: write error\n", path ? path : "stdout");
+    rc = 1;
+    goto out;
+  }
+  if (o.f) {
+    int bad = fclose(o.f);
+    o.f = NULL;
+    if (bad) {
+      fprintf(stderr, "hetsim: %s: write error\n", path);
+      rc = 1;
+      goto out;
+    }
+    rc = finish_file(path);
+  }
+out:
+  if (o.f)
+    fclose(o.f);
+  for (size_t i = 0; o.pending && i < n_todo; i++)
+    free(o.pending[i]);
+  free(o.pending);
+  free(mine);
+  free(todo);
+  hs_sweep_spec_destroy(&spec);
+#ifdef HS_HAVE_MPI
+  if (mpi_on)
+    MPI_Finalize();
+#endif
+  return rc;
+}

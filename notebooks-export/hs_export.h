@@ -1,0 +1,329 @@
+/*
+ * hs_export.h - what-if sweeps, purchase studies and exports: the sweep spec
+ * and its grid of points, the evaluation of one point (plan + simulate +
+ * cost), the result table (CSV in, CSV/JSON/tidy CSV/notebook out), the
+ * what-if enumerator with its Pareto front, and the SVG Gantt chart of a
+ * Chrome trace.
+ *
+ * A sweep is a grid of *jobs* (cluster x NIC bandwidth x inter-site
+ * bandwidth x inter-site latency x model x global batch x strategy, the last
+ * axis fastest); each job is planned and simulated once and gives one CSV
+ * *row* per price model (pricing does not change the plan). Row number
+ * `point` = job * n_prices + price index, so it is a pure function of the
+ * spec: rows from any number of worker processes or MPI ranks sort back into the same
+ * file. docs/sweep.md has the spec format and the columns.
+ *
+ * Ownership: every struct here is caller-allocated with _init/_destroy
+ * (destroy accepts NULL and zeroed structs); strings returned through
+ * `char **` are malloc'd and the caller frees them.
+ */
+#ifndef HS_EXPORT_H
+#define HS_EXPORT_H
+
+#include "hs_search.h"
+
+/* ---- sweep spec ----------------------------------------------------------- */
+
+#define HS_SWEEP_MAX_AXIS 4096      /* values on one axis (after expansion) */
+#define HS_SWEEP_MAX_JOBS 1000000   /* product of the axes */
+#define HS_SWEEP_MAX_TYPES 16       /* GPU types in one composition */
+
+typedef enum { HS_PRICE_ONDEMAND = 0, HS_PRICE_SPOT = 1, HS_PRICE__COUNT } hs_price_model_t;
+const char *hs_price_model_name(hs_price_model_t p); /* "on-demand", "spot" */
+
+/* One value of the cluster axis: a catalog name / file, or a composition
+ * (GPU type -> count) that hs_sweep_cluster_build turns into a cluster. */
+typedef struct hs_sweep_cluster {
+  char base[512];                   /* catalog name or path; "" = composition */
+  int32_t n_types;
+  char gpu[HS_SWEEP_MAX_TYPES][HS_NAME_MAX];
+  int64_t count[HS_SWEEP_MAX_TYPES];
+} hs_sweep_cluster_t;
+
+/* Price override for one GPU type; negative = keep the catalog's. */
+typedef struct hs_price_override {
+  char gpu[HS_NAME_MAX];
+  double ondemand_usd_h;
+  double spot_usd_h;
+} hs_price_override_t;
+
+typedef struct hs_sweep_spec {
+  char name[64];
+  char file[256];                   /* for messages */
+  hs_sweep_cluster_t *clusters; size_t n_clusters;
+  /* Link axes. A value <= 0 (the single default value) keeps the cluster's
+   * own figure. */
+  double *nic_GBps; size_t n_nic;
+  double *xsite_GBps; size_t n_xsite_GBps;
+  double *xsite_latency_us; size_t n_xsite_latency;
+  char (*models)[512]; size_t n_models;
+  int64_t *global_batch; size_t n_global_batch;   /* 0 = strategy default */
+  char (*strategies)[48]; size_t n_strategies;
+  hs_price_model_t prices[HS_PRICE__COUNT]; size_t n_prices;
+  hs_price_override_t *price_overrides; size_t n_price_overrides;
+  /* How compositions become clusters. */
+  bool one_site;                    /* all types in one site; default: one site per type */
+  int32_t gpus_per_node;            /* default 8 */
+  double comp_nic_GBps, comp_xsite_GBps, comp_xsite_latency_us; /* composition defaults */
+  /* Planning and reporting. */
+  double train_tokens;              /* for time and cost to train; default 1e9... see docs */
+  double time_limit_s;              /* per job search budget; default 60 */
+  int32_t max_microbatch_size;      /* default 8 */
+  int64_t seq_len;                  /* 0 = the model's */
+  /* Random sampling of the job grid: 0 = the full grid. */
+  uint64_t samples;
+  uint64_t seed;
+  /* The jobs to run, ascending (all of them, or the sampled ones). */
+  uint64_t *jobs; size_t n_jobs;
+  uint64_t n_grid;                  /* product of the axes */
+} hs_sweep_spec_t;
+
+void hs_sweep_spec_init(hs_sweep_spec_t *s);
+void hs_sweep_spec_destroy(hs_sweep_spec_t *s);
+/* Parses a sweep spec (docs/sweep.md); `file` names it in messages
+ * ("spec.json: clusters[2].A100-SXM4-80GB: must be ..."). Checks names of
+ * strategies, price models and ranges; models and clusters are loaded when a
+ * job runs (their errors become the row's error). Fills `jobs`. O(spec +
+ * jobs). */
+hs_status_t hs_sweep_spec_parse(const char *text, const char *file, hs_sweep_spec_t *out,
+                                 hs_error_t *err);
+hs_status_t hs_sweep_spec_load(const char *path, hs_sweep_spec_t *out, hs_error_t *err);
+
+/* The axis indices of grid job `job` (mixed radix, strategy fastest). */
+typedef struct hs_sweep_point {
+  size_t cluster, nic, xsite_GBps, xsite_latency, model, global_batch, strategy;
+} hs_sweep_point_t;
+void hs_sweep_point_of(const hs_sweep_spec_t *s, uint64_t job, hs_sweep_point_t *out);
+uint64_t hs_sweep_job_of(const hs_sweep_spec_t *s, const hs_sweep_point_t *p);
+
+/* Builds the cluster of point `p` into `out` (initialised by the caller):
+ * loads or composes it, applies the link axes and the price overrides.
+ * O(cluster size). */
+hs_status_t hs_sweep_cluster_build(const hs_sweep_spec_t *s, const hs_sweep_point_t *p,
+                                   hs_cluster_t *out, hs_error_t *err);
+/* Cluster JSON text of a composition (caller frees). */
+hs_status_t hs_sweep_composition_json(const hs_sweep_cluster_t *comp, bool one_site,
+                                      int32_t gpus_per_node, double nic_GBps, double xsite_GBps,
+                                      double xsite_latency_us, char **out, hs_error_t *err);
+/* Label of a cluster axis value: the base name, or "A100-SXM4-80GB:16+V100-SXM2-32GB:32". */
+void hs_sweep_cluster_label(const hs_sweep_cluster_t *c, char *buf, size_t n);
+
+/* ---- evaluating one cluster: plan, simulate, price --------------------------- */
+
+typedef struct hs_eval {
+  bool ok;
+  char error[400];
+  int32_t n_gpus, n_gpus_used;
+  char gpu_types[256];              /* "A100-SXM4-80GB:16 V100-SXM2-32GB:32" */
+  double iteration_s, tokens_per_s, mfu, peak_memory_fraction;
+  bool oom;
+  int64_t global_batch, tokens_per_iteration;
+  /* Rental of the whole cluster per price model, USD/h; a GPU without a spot
+   * price is charged on-demand; unknown prices add 0 and are counted. */
+  double usd_per_hour[HS_PRICE__COUNT];
+  int32_t unpriced_gpus[HS_PRICE__COUNT];
+  char plan[256];
+  double search_s;
+} hs_eval_t;
+
+/* Prices of the whole cluster (every device) under each price model. O(devices). */
+void hs_cluster_rent(const hs_cluster_t *c, double usd_per_hour[HS_PRICE__COUNT],
+                     int32_t unpriced[HS_PRICE__COUNT]);
+
+/* Plans `m` on `c` with strategy `strategy` (hs_planner_run, quiet), fills
+ * `out`. A failing search is not an error of this function: out->ok = false
+ * and out->error says why. Returns HS_OK unless out of memory. */
+hs_status_t hs_eval_run(const hs_model_t *m, const hs_cluster_t *c, const char *strategy,
+                        const hs_plan_opts_t *po, hs_eval_t *out);
+
+/* Applies price overrides to the cluster's GPU entries (price_source then
+ * names `source`). O(overrides x gpus). */
+void hs_cluster_set_prices(hs_cluster_t *c, const hs_price_override_t *o, size_t n,
+                           const char *source);
+
+/* Runs items 0..n-1 on `workers` forked worker processes (1 = in this
+ * process; fork_map.c says why not threads): fn computes item i into a
+ * malloc'd buffer in the worker, sink receives it in this process, one call
+ * at a time, in completion order; a non-zero sink return stops the run. A
+ * failing fn (its status and message) or a worker that dies stops the run
+ * with that error. Each i runs at most once. */
+typedef hs_status_t (*hs_map_fn)(void *ctx, size_t i, void **out, size_t *len, hs_error_t *err);
+typedef int (*hs_sink_fn)(void *ctx, size_t i, const void *data, size_t len);
+hs_status_t hs_map_processes(size_t n, int workers, hs_map_fn fn, hs_sink_fn sink, void *ctx,
+                             hs_error_t *err);
+
+/* ---- sweep rows ----------------------------------------------------------- */
+
+/* The CSV header line (with '\n'). */
+const char *hs_sweep_csv_header(void);
+/* Flags for row formatting. */
+#define HS_SWEEP_NO_TIMINGS 1u  /* leave search_s empty: rows then depend on the spec only */
+
+/* Runs grid job `job`: builds the cluster, loads the model, plans, and
+ * formats its n_prices rows (each ending in '\n') into *rows (caller frees).
+ * Errors of the point's inputs go into the rows; HS_ENOMEM otherwise. */
+hs_status_t hs_sweep_job_run(const hs_sweep_spec_t *s, uint64_t job, unsigned flags, char **rows,
+                             hs_error_t *err);
+/* The input columns of row `point` ("0,cluster,...,strategy,price_model,"),
+ * used by --resume to check that a stored row belongs to this spec. */
+void hs_sweep_row_inputs(const hs_sweep_spec_t *s, uint64_t point, char *buf, size_t n);
+
+/* Called once per finished job in the calling process, never two at once,
+ * in completion order. Returning non-zero stops the sweep early. */
+typedef int (*hs_sweep_row_fn)(void *ctx, uint64_t job, const char *rows);
+
+/* Runs jobs[0..n) on `workers` processes (hs_map_processes; 1 = in this
+ * process) and calls `fn` for each. Deterministic rows; completion order
+ * varies. O(n) jobs, each a planner run. */
+hs_status_t hs_sweep_run(const hs_sweep_spec_t *s, const uint64_t *jobs, size_t n, int workers,
+                         unsigned flags, hs_sweep_row_fn fn, void *ctx, hs_error_t *err);
+
+/* ---- sweep output files ------------------------------------------------------ */
+
+/* For --resume: reads the text of an existing output. The first record must
+ * be the header; every complete record (ending in a newline outside quotes)
+ * must be a row of this spec (its point in the spec's jobs and its input
+ * columns equal to hs_sweep_row_inputs), else HS_EINVAL naming the line. A
+ * truncated last record (a killed run) and rows of jobs with fewer than
+ * n_prices rows are dropped. *kept (caller frees) is the header plus the
+ * rows of complete jobs in file order; *done (caller frees) the complete
+ * jobs, ascending. O(text + rows log rows). */
+hs_status_t hs_sweep_resume_scan(const hs_sweep_spec_t *s, const char *text, const char *file,
+                                 char **kept, uint64_t **done, size_t *n_done, hs_error_t *err);
+/* The spec's jobs not in done[] (ascending); caller frees *todo. O(jobs). */
+hs_status_t hs_sweep_todo(const hs_sweep_spec_t *s, const uint64_t *done, size_t n_done,
+                          uint64_t **todo, size_t *n_todo, hs_error_t *err);
+/* Header first, then the row records sorted by their point (first field),
+ * so a file written in completion order becomes the deterministic one.
+ * Caller frees *out. O(text + rows log rows). */
+hs_status_t hs_sweep_sort_output(const char *text, const char *file, char **out, hs_error_t *err);
+
+/* ---- result tables (CSV) --------------------------------------------------- */
+
+typedef struct hs_table {
+  char **cols; size_t n_cols;       /* header names, owned */
+  char **cells; size_t n_rows;      /* row-major n_rows x n_cols, owned ("" for empty) */
+} hs_table_t;
+
+void hs_table_init(hs_table_t *t);
+void hs_table_destroy(hs_table_t *t);
+/* RFC 4180 CSV with a header line: quoted fields ("" escapes a quote, may
+ * hold commas and newlines), every row as many fields as the header. Errors
+ * name the file, line and column ("results.csv: line 4: 3 fields, the header
+ * has 27"). O(text). */
+hs_status_t hs_table_parse(const char *text, const char *file, hs_table_t *out, hs_error_t *err);
+hs_status_t hs_table_load(const char *path, hs_table_t *out, hs_error_t *err);
+/* Column index of `name`, -1 when absent. */
+int hs_table_col(const hs_table_t *t, const char *name);
+static inline const char *hs_table_cell(const hs_table_t *t, size_t row, size_t col)
+{
+  return t->cells[row * t->n_cols + col];
+}
+/* Writes one CSV field, quoted when it holds a comma, quote or newline. */
+void hs_csv_field(FILE *f, const char *s);
+/* Parses a cell as a finite number; false for "" and non-numbers. */
+bool hs_cell_number(const char *s, double *out);
+
+/* JSON array of row objects, numbers as numbers, "" as null. Caller frees with
+ * hs_json_free. */
+struct cJSON *hs_table_to_json(const hs_table_t *t);
+/* Tidy (long) CSV: the identifying columns (every non-numeric column plus
+ * point and the numeric input columns listed in docs/export.md) repeated,
+ * then metric,value for each numeric result column of each row. */
+hs_status_t hs_table_write_tidy(const hs_table_t *t, FILE *f, hs_error_t *err);
+/* Writes a Jupyter notebook (nbformat 4.5, built with cJSON) that loads
+ * `csv_ref` (the path as the notebook should open it) with pandas and plots
+ * strategy comparison, speedup over `baseline` (a strategy name), throughput
+ * against cost with the Pareto front, and scaling with cluster size. */
+hs_status_t hs_notebook_write(const char *csv_ref, const char *baseline, const char *path,
+                              hs_error_t *err);
+
+/* ---- what-if: purchases within a budget ----------------------------------- */
+
+typedef struct hs_whatif_opts {
+  double budget_usd_per_hour;
+  hs_price_model_t price;
+  int32_t step;                /* GPUs are bought in multiples of this (default 8, a node) */
+  int32_t max_options;         /* refuse enumerations larger than this (default 500) */
+  bool replace;                /* options replace the base cluster instead of adding to it */
+} hs_whatif_opts_t;
+void hs_whatif_opts_init(hs_whatif_opts_t *o);
+
+/* One purchase: count[i] GPUs of candidate i. */
+typedef struct hs_whatif_option {
+  int64_t count[HS_SWEEP_MAX_TYPES];
+  double added_usd_per_hour;
+} hs_whatif_option_t;
+
+/* Every vector of counts (multiples of step, not all zero unless adding to a
+ * base: the "buy nothing" option is first then) whose price is within the
+ * budget, in lexicographic order of counts. price_usd_h[i] must be > 0.
+ * Caller frees *out. O(options x types). */
+hs_status_t hs_whatif_enumerate(const double *price_usd_h, int32_t n_types,
+                                const hs_whatif_opts_t *o, hs_whatif_option_t **out, size_t *n,
+                                hs_error_t *err);
+
+/* Pareto front: on_front[i] = no j has tokens_s[j] >= tokens_s[i] and
+ * usd_mtok[j] <= usd_mtok[i] with one strict. Entries with ok[i] false are
+ * never on it and never dominate. O(n^2). */
+void hs_pareto_front(const double *tokens_s, const double *usd_mtok, const bool *ok, size_t n,
+                     bool *on_front);
+
+/* Cluster JSON text: `base` (may be NULL when replacing) plus node groups of
+ * the candidates with non-zero counts, in a new site "added" joined to every
+ * base site by a link of link_GBps / link_latency_us (or, with base NULL, a
+ * one-site cluster). Caller frees. */
+hs_status_t hs_whatif_cluster_json(const hs_cluster_t *base, const char *const *gpus,
+                                   const int64_t *count, int32_t n_types, int32_t gpus_per_node,
+                                   double nic_GBps, double link_GBps, double link_latency_us,
+                                   char **out, hs_error_t *err);
+
+/* ---- SVG Gantt chart of a Chrome trace ------------------------------------ */
+
+/* One complete ("X") event. */
+typedef struct hs_tspan {
+  int64_t pid, tid;
+  double ts_us, dur_us;
+  char name[64];
+  char cat[32];
+} hs_tspan_t;
+
+typedef struct hs_trace_doc {
+  hs_tspan_t *spans; size_t n_spans;
+  /* process_name / thread_name metadata */
+  struct hs_trace_label { int64_t pid, tid; bool thread; char name[96]; } *labels;
+  size_t n_labels;
+} hs_trace_doc_t;
+
+void hs_trace_doc_init(hs_trace_doc_t *d);
+void hs_trace_doc_destroy(hs_trace_doc_t *d);
+/* Parses a Chrome trace ({"traceEvents": [...]} or a bare array). Keeps "X"
+ * events and process/thread names; other phases are skipped. An X event
+ * without numeric pid, tid, ts, dur (dur >= 0) is an error naming
+ * traceEvents[i]. */
+hs_status_t hs_trace_doc_parse(const char *text, const char *file, hs_trace_doc_t *out,
+                               hs_error_t *err);
+hs_status_t hs_trace_doc_load(const char *path, hs_trace_doc_t *out, hs_error_t *err);
+
+/* Colour classes of spans (docs/export.md). */
+typedef enum {
+  HS_SPAN_FORWARD, HS_SPAN_BACKWARD, HS_SPAN_RECOMPUTE, HS_SPAN_COLLECTIVE, HS_SPAN_P2P,
+  HS_SPAN_OPTIMIZER, HS_SPAN_LINK, HS_SPAN_FAILURE, HS_SPAN_RECOVERY, HS_SPAN_CHECKPOINT,
+  HS_SPAN_IDLE, HS_SPAN_OTHER, HS_SPAN__COUNT
+} hs_span_class_t;
+/* From `cat` when it names a class (forward, backward, recompute, collective,
+ * p2p, optimizer, link, failure, recovery, checkpoint, idle), else from the
+ * name, the process name and the thread name (either may be NULL): see
+ * docs/export.md. */
+hs_span_class_t hs_span_classify(const hs_tspan_t *s, const char *process_name,
+                                 const char *thread_name);
+const char *hs_span_class_name(hs_span_class_t k);
+const char *hs_span_class_colour(hs_span_class_t k);
+
+/* Renders the Gantt chart: one row per (pid, tid) with X events, sorted by
+ * pid then tid; idle time is the row background. Deterministic. Returns the
+ * number of rows through *n_rows when not NULL. O(spans log spans). */
+hs_status_t hs_trace_svg_write(const hs_trace_doc_t *d, const char *title, FILE *f,
+                               size_t *n_rows, hs_error_t *err);
+
+#endif /* HS_EXPORT_H */

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# whatif.sh - `hetsim whatif`: the options are exactly the affordable count
+# vectors (brute force from the catalog prices), ranked by tokens/s, within
+# budget, with the Pareto flags recomputed from the printed numbers; an
+# unpriced candidate is refused unless --gpu-price gives a price.
+set -u
+bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
+root=${HETSIM_DATA:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+die() { echo "FAIL: $*" >&2; fail=1; }
+py=/usr/bin/python3
+
+"$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 50 \
+  --candidates A100-SXM4-40GB,V100-SXM2-16GB --strategies megatron,whale --global-batch 128 \
+  --format csv -j 2 >"$tmp/w.csv" 2>"$tmp/err" || die "whatif failed: $(cat "$tmp/err")"
+$py - "$tmp/w.csv" "$root/clusters/gpus.json" <<'PY' || fail=1
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+gpus = {g["name"]: g for g in json.load(open(sys.argv[2]))["gpus"]}
+pa, pv = gpus["A100-SXM4-40GB"]["price_ondemand_usd_h"], gpus["V100-SXM2-16GB"]["price_ondemand_usd_h"]
+budget = 50.0
+expect = set()
+for a in range(0, 200, 8):
+    for v in range(0, 200, 8):
+        if a * pa + v * pv <= budget * (1 + 1e-12):
+            expect.add((a, v))
+def counts(label):
+    a = v = 0
+    for part in label.replace("(base only)", "").split():
+        n = int(part.lstrip("+").split()[0]) if part.lstrip("+").isdigit() else None
+    toks = label.replace("(base only)", "").split()
+    for i in range(0, len(toks), 2):
+        n, g = int(toks[i].lstrip("+")), toks[i + 1]
+        if g == "A100-SXM4-40GB": a = n
+        elif g == "V100-SXM2-16GB": v = n
+    return a, v
+got = {counts(r["option"]) for r in rows}
+ok = True
+def bad(msg):
+    global ok
+    print("FAIL:", msg, file=sys.stderr); ok = False
+if got != expect: bad(f"options {sorted(got)} != brute force {sorted(expect)}")
+base_usd = 8 * gpus["A100-SXM4-80GB"]["price_ondemand_usd_h"]  # dgx-a100-1node
+for r in rows:
+    a, v = counts(r["option"])
+    if abs(float(r["added_usd_per_hour"]) - (a * pa + v * pv)) > 1e-3: bad(f"added cost of {r['option']}")
+    if float(r["added_usd_per_hour"]) > budget + 1e-9: bad(f"{r['option']} over budget")
+    if r["strategy"] and abs(float(r["usd_per_hour"]) - (base_usd + a * pa + v * pv)) > 1e-3:
+        bad(f"total cost of {r['option']}: {r['usd_per_hour']}")
+    if int(r["n_gpus"]) != 8 + a + v: bad(f"GPU count of {r['option']}")
+okr = [r for r in rows if r["strategy"]]
+tps = [float(r["tokens_per_s"]) for r in okr]
+if tps != sorted(tps, reverse=True): bad("not ranked by tokens/s")
+if [int(r["rank"]) for r in rows] != list(range(1, len(rows) + 1)): bad("ranks")
+for r in okr:
+    t, c = float(r["tokens_per_s"]), float(r["usd_per_million_tokens"])
+    # $/Mtok from the printed iteration time: usd/h * iter_s / 3600 / tokens * 1e6, tokens = 128 x 2048
+    want = float(r["usd_per_hour"]) * float(r["iteration_s"]) / 3600 / (128 * 2048) * 1e6
+    if abs(c - want) > 1e-4 * want: bad(f"$/Mtok of {r['option']}: {c} vs {want}")
+    dom = any(float(o["tokens_per_s"]) >= t and float(o["usd_per_million_tokens"]) <= c and
+              (float(o["tokens_per_s"]) > t or float(o["usd_per_million_tokens"]) < c) for o in okr if o is not r)
+    if (r["pareto"] == "yes") == dom: bad(f"Pareto flag of {r['option']}")
+sys.exit(0 if ok else 1)
+PY
+
+# the table form names the prices' sources and marks the front
+"$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 25 \
+  --candidates A100-SXM4-40GB --strategies megatron --global-batch 128 >"$tmp/t.txt" 2>/dev/null ||
+  die "table whatif failed"
+grep -q 'A100-SXM4-40GB .*USD/GPU-h' "$tmp/t.txt" || die "table lacks the price line: $(cat "$tmp/t.txt")"
+grep -q '(base only)' "$tmp/t.txt" || die "table lacks the buy-nothing option"
+grep -q 'Pareto' "$tmp/t.txt" || die "table lacks the Pareto legend"
+
+# L4 has no catalog price: refused, naming it and the way out
+"$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 20 \
+  --candidates L4-24GB >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] || die "unpriced candidate should exit 2"
+grep -q 'L4-24GB' "$tmp/err" && grep -q -- '--gpu-price' "$tmp/err" || die "message: $(cat "$tmp/err")"
+"$bin" whatif --model gpt3-1.3b --replace --budget-usd-per-hour 7 --candidates L4-24GB \
+  --gpu-price L4-24GB=0.8 --step 8 --strategies megatron --global-batch 64 --format csv >"$tmp/l4.csv" 2>"$tmp/err" ||
+  die "whatif with --gpu-price failed: $(cat "$tmp/err")"
+grep -q '^1,8 L4-24GB,8,6.4,6.4,' "$tmp/l4.csv" || die "replace + price override: $(cat "$tmp/l4.csv")"
+# bad input
+"$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 20 --candidates A1OO >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'A1OO' "$tmp/err" || die "unknown GPU: $(cat "$tmp/err")"
+"$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour -3 --candidates A100-SXM4-40GB >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] || die "negative budget should exit 2"
+"$bin" whatif --model gpt3-1.3b --budget-usd-per-hour 20 --candidates A100-SXM4-40GB >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] || die "no --cluster and no --replace should exit 2"
+exit $fail

@@ -1,0 +1,402 @@
+/*
+ * test_robust_fault.c - allocation-failure injection over every loader and a
+ * small simulation (SQLite's "malloc test", in small).
+ *
+ * In a build configured with -DHS_FAULT_INJECT=ON (docs/robustness.md;
+ * .ci/run builds one in build-fault/ with ASan), every malloc, calloc,
+ * realloc and strdup of hetsim's libraries and every cJSON allocation go
+ * through the counter of common/hs_fault.h. Each scenario below first runs
+ * unarmed to count its allocations N, then once for every n = 1..N with the
+ * n-th allocation failing. Every such run must end in an error status (never
+ * HS_OK with a silently dropped allocation, never a crash); LeakSanitizer
+ * (ASAN_OPTIONS=detect_leaks=1) checks at exit that no failure path leaked.
+ * Allocations inside igraph, GSL and GLPK are not counted and never fail.
+ *
+ * In ordinary builds the scenarios run once each, unarmed, and must succeed.
+ * HS_FAULT_SCENARIO=name runs one scenario only; HS_FAULT_VERBOSE=1 prints
+ * the message of every injected failure; HS_FAULT_N=n injects only at n
+ * (with HS_FAULT_BACKTRACE=1: prints where that allocation is made).
+ */
+#include "hs_fault.h"
+#include "hs_sim.h"
+#include "hs_test.h"
+
+#include <cjson/cJSON.h>
+
+typedef hs_status_t (*scenario_fn)(hs_error_t *err);
+
+/* What a scenario produced (JSON text, malloc'd; NULL when it has no
+ * output). A run whose injected failure was absorbed (HS_OK) must produce
+ * exactly the unarmed run's output: recovering is fine, a different answer
+ * is not. */
+static char *sc_output;
+
+static hs_status_t set_output(cJSON *j, hs_error_t *err)
+{
+  free(sc_output);
+  sc_output = NULL;
+  if (!j)
+    return HS_ENOMEM; /* the caller has set the message */
+  char *s = cJSON_PrintUnformatted(j); /* cJSON's allocations are counted too */
+  if (!s)
+    return hs_error_set(err, HS_ENOMEM, "printing JSON: out of memory");
+  sc_output = strdup(s);
+  cJSON_free(s);
+  return HS_OK;
+}
+
+static char *slurp(const char *path)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *t = malloc((size_t)n + 1);
+  if (t && fread(t, 1, (size_t)n, f) != (size_t)n) {
+    free(t);
+    t = NULL;
+  }
+  if (t)
+    t[n] = '\0';
+  fclose(f);
+  return t;
+}
+
+/* Texts read once, outside the counted runs (the test's own mallocs are not
+ * counted anyway: only hetsim's libraries are compiled with the wrappers). */
+static char *txt_cluster, *txt_gpus, *txt_model, *txt_hf, *txt_plan;
+
+static const char *ops_model =
+    "{\"name\": \"ops\", \"dtype\": \"bf16\", \"seq_len\": 16, \"ops\": ["
+    " {\"name\": \"emb\", \"kind\": \"embedding\", \"layer\": -1, \"params\": 1024, \"out_bytes\": 512,"
+    "  \"tp_split\": \"vocab\", \"shardable\": [\"batch\", \"vocab\"]},"
+    " {\"name\": \"l0.fc1\", \"kind\": \"gemm\", \"layer\": 0, \"fwd_flops\": 1e6, \"params\": 4096,"
+    "  \"out_bytes\": 2048, \"saved_bytes\": 512, \"gemm_m\": 16, \"gemm_n\": 256, \"gemm_k\": 16,"
+    "  \"tp_split\": \"column\", \"tp_allreduce_bwd\": true},"
+    " {\"name\": \"loss\", \"kind\": \"loss\", \"layer\": -1, \"fwd_flops\": 100, \"out_bytes\": 4}]}";
+
+static const char *profile_text =
+    "{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"gemm_eff_max\": 0.78, \"gemm_half_flops\": 3.1e9,"
+    " \"mem_eff\": 0.86, \"launch_us\": 3.2}, {\"name\": \"NoSuchGPU\"}]}";
+
+static hs_status_t sc_cluster(hs_error_t *err)
+{
+  hs_cluster_t c;
+  hs_cluster_init(&c);
+  hs_topology_t *t = NULL;
+  hs_status_t st = hs_cluster_parse(txt_cluster, "topo-3sites.json", &c, err);
+  if (st == HS_OK)
+    st = hs_topology_new(&c, &t, err);
+  if (st == HS_OK) {
+    cJSON *j = hs_cluster_to_json(&c);
+    if (!j)
+      st = hs_error_set(err, HS_ENOMEM, "hs_cluster_to_json: out of memory");
+    if (st == HS_OK)
+      st = set_output(j, err);
+    cJSON_Delete(j);
+  }
+  hs_topology_free(t);
+  hs_cluster_destroy(&c);
+  return st;
+}
+
+static hs_status_t sc_gpu_catalog(hs_error_t *err)
+{
+  hs_gpu_catalog_t cat;
+  hs_gpu_catalog_init(&cat);
+  hs_status_t st = hs_gpu_catalog_parse(txt_gpus, "gpus.json", &cat, err);
+  hs_gpu_catalog_destroy(&cat);
+  return st;
+}
+
+static hs_status_t sc_model_json(hs_error_t *err)
+{
+  hs_model_t m;
+  hs_model_init(&m);
+  hs_status_t st = hs_model_parse_json(txt_model, "gpt3-1.3b.json", 0, &m, err);
+  if (st == HS_OK) {
+    cJSON *j = hs_model_to_json(&m);
+    cJSON *o = hs_model_to_ops_json(&m);
+    if (!j || !o)
+      st = hs_error_set(err, HS_ENOMEM, "hs_model_to_json: out of memory");
+    if (st == HS_OK)
+      st = set_output(o, err);
+    cJSON_Delete(j);
+    cJSON_Delete(o);
+  }
+  hs_model_destroy(&m);
+  return st;
+}
+
+static hs_status_t sc_model_ops(hs_error_t *err)
+{
+  hs_model_t m, copy;
+  hs_model_init(&m);
+  hs_model_init(&copy);
+  hs_status_t st = hs_model_parse_json(ops_model, "ops.json", 0, &m, err);
+  if (st == HS_OK)
+    st = hs_model_copy(&m, &copy, err);
+  hs_model_destroy(&copy);
+  hs_model_destroy(&m);
+  return st;
+}
+
+static hs_status_t sc_hf_config(hs_error_t *err)
+{
+  hs_model_t m;
+  hs_model_init(&m);
+  hs_status_t st = hs_model_parse_hf_config(txt_hf, "config.json", 0, &m, err);
+  hs_model_destroy(&m);
+  return st;
+}
+
+static hs_status_t sc_catalog_load(hs_error_t *err)
+{
+  hs_model_t m;
+  hs_model_init(&m);
+  hs_cluster_t c;
+  hs_cluster_init(&c);
+  hs_status_t st = hs_model_load("llama2-7b", 0, &m, err);
+  if (st == HS_OK)
+    st = hs_cluster_load("hap-v100-p100", &c, err);
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+  return st;
+}
+
+/* Fixed inputs of the plan and simulation scenarios, built unarmed once: a
+ * 4-layer GPT (44 ops) and 8 GPUs in two sites (4 A100 | 2x2 V100). */
+static hs_model_t fx_model;
+static hs_cluster_t fx_cluster;
+
+static hs_status_t sc_plan(hs_error_t *err)
+{
+  hs_plan_t p, copy;
+  hs_plan_init(&p);
+  hs_plan_init(&copy);
+  hs_status_t st = hs_plan_parse(txt_plan, "plan.json", &p, err);
+  if (st == HS_OK)
+    st = hs_plan_validate(&p, &fx_model, &fx_cluster, "plan.json", err);
+  if (st == HS_OK)
+    st = hs_plan_copy(&p, &copy, err);
+  if (st == HS_OK) {
+    cJSON *j = hs_plan_to_json(&p);
+    if (!j)
+      st = hs_error_set(err, HS_ENOMEM, "hs_plan_to_json: out of memory");
+    if (st == HS_OK)
+      st = set_output(j, err);
+    cJSON_Delete(j);
+  }
+  hs_plan_destroy(&copy);
+  hs_plan_destroy(&p);
+  return st;
+}
+
+static hs_status_t sc_profile(hs_error_t *err)
+{
+  hs_cluster_t c;
+  hs_cluster_init(&c);
+  hs_status_t st = hs_cluster_parse(txt_cluster, "topo-3sites.json", &c, err);
+  if (st == HS_OK)
+    st = hs_profile_parse(profile_text, "profile.json", &c, err);
+  hs_cluster_destroy(&c);
+  return st;
+}
+
+static hs_status_t sc_simulate(hs_error_t *err)
+{
+  hs_plan_t p;
+  hs_plan_init(&p);
+  hs_report_t r;
+  hs_report_init(&r);
+  hs_sim_opts_t so;
+  hs_sim_opts_init(&so);
+  hs_status_t st = hs_plan_parse(txt_plan, "plan.json", &p, err);
+  if (st == HS_OK)
+    st = hs_simulate(&fx_model, &fx_cluster, &p, &so, &r, err);
+  if (st == HS_OK) {
+    cJSON *j = hs_report_to_json(&r);
+    char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+    if (!s)
+      st = hs_error_set(err, HS_ENOMEM, "report JSON: out of memory");
+    else
+      st = set_output(j, err);
+    cJSON_free(s);
+    cJSON_Delete(j);
+  }
+  hs_report_destroy(&r);
+  hs_plan_destroy(&p);
+  return st;
+}
+
+static hs_status_t sc_grid_simulate(hs_error_t *err)
+{
+  hs_grid_opts_t o;
+  hs_grid_opts_init(&o);
+  o.tp = 2;
+  o.pp = 2;
+  o.dp = 2;
+  o.microbatch_size = 1;
+  o.global_batch = 8;
+  o.schedule = "interleaved-1f1b";
+  o.chunks = 2;
+  hs_plan_t p;
+  hs_plan_init(&p);
+  hs_report_t r;
+  hs_report_init(&r);
+  hs_sim_opts_t so;
+  hs_sim_opts_init(&so);
+  hs_status_t st = hs_plan_grid(&fx_model, &fx_cluster, &o, &p, err);
+  if (st == HS_OK)
+    st = hs_simulate(&fx_model, &fx_cluster, &p, &so, &r, err);
+  if (st == HS_OK) {
+    cJSON *j = hs_report_to_json(&r);
+    if (!j)
+      st = hs_error_set(err, HS_ENOMEM, "report JSON: out of memory");
+    if (st == HS_OK)
+      st = set_output(j, err);
+    cJSON_Delete(j);
+  }
+  hs_report_destroy(&r);
+  hs_plan_destroy(&p);
+  return st;
+}
+
+static const struct {
+  const char *name;
+  scenario_fn fn;
+} scenarios[] = {
+    {"cluster", sc_cluster},       {"gpu_catalog", sc_gpu_catalog}, {"model_json", sc_model_json},
+    {"model_ops", sc_model_ops},   {"hf_config", sc_hf_config},     {"catalog_load", sc_catalog_load},
+    {"plan", sc_plan},             {"profile", sc_profile},         {"simulate", sc_simulate},
+    {"grid_simulate", sc_grid_simulate},
+};
+
+static void run_scenario(const char *name, scenario_fn fn)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  free(sc_output);
+  sc_output = NULL;
+  hs_fault_arm(0);
+  hs_status_t st = fn(&err);
+  long total = hs_fault_count();
+  char *ref = sc_output;
+  sc_output = NULL;
+  CHECK_MSG(st == HS_OK, "%s: unarmed run failed: %s", name, err.msg);
+  if (st != HS_OK || !hs_fault_enabled()) {
+    free(ref);
+    if (st != HS_OK)
+      return;
+    fprintf(stderr, "  %-14s ok, %ld counted allocations (no injection in this build)\n", name,
+            total);
+    return;
+  }
+  bool verbose = getenv("HS_FAULT_VERBOSE") != NULL;
+  long n_fired = 0, n_enomem = 0, n_other = 0, n_recovered = 0;
+  long n;
+  long only_n = getenv("HS_FAULT_N") ? atol(getenv("HS_FAULT_N")) : 0;
+  for (n = only_n > 0 ? only_n : 1;; n++) {
+    hs_error_init(&err);
+    err.warn_fp = NULL;
+    hs_fault_arm(n);
+    st = fn(&err);
+    bool fired = hs_fault_fired();
+    hs_fault_arm(0);
+    if (!fired)
+      break;
+    n_fired++;
+    if (st == HS_OK) {
+      /* Absorbed: only acceptable when the answer is the same. */
+      bool same = (!ref && !sc_output) || (ref && sc_output && strcmp(ref, sc_output) == 0);
+      CHECK_MSG(same && ref, "%s: allocation %ld of %ld failed, the result was HS_OK but %s", name,
+                n, total, ref ? "the output differs" : "there is no output to compare");
+      n_recovered++;
+    }
+    CHECK_MSG(st == HS_OK || err.msg[0], "%s: allocation %ld: %s without a message", name, n,
+              hs_status_name(st));
+    free(sc_output);
+    sc_output = NULL;
+    if (st == HS_ENOMEM)
+      n_enomem++;
+    else if (st != HS_OK)
+      n_other++;
+    if (verbose)
+      fprintf(stderr, "    %s n=%ld: %s: %s\n", name, n, hs_status_name(st), err.msg);
+    if (only_n > 0)
+      break;
+  }
+  if (only_n <= 0)
+    CHECK_MSG(n - 1 == total, "%s: %ld allocations unarmed, failures injected at 1..%ld", name,
+              total, n - 1);
+  fprintf(stderr,
+          "  %-14s %5ld allocations, each failed once: %ld HS_ENOMEM, %ld other errors, %ld "
+          "recovered with the same output\n",
+          name, total, n_enomem, n_other, n_recovered);
+  free(ref);
+}
+
+int main(void)
+{
+  char path[4096];
+  const char *data = getenv("HETSIM_DATA");
+  if (!data)
+    data = ".";
+  txt_cluster = slurp(hs_test_data("clusters/topo-3sites.json"));
+  snprintf(path, sizeof path, "%s/clusters/gpus.json", data);
+  txt_gpus = slurp(path);
+  snprintf(path, sizeof path, "%s/models/catalog/gpt3-1.3b.json", data);
+  txt_model = slurp(path);
+  txt_hf = slurp(hs_test_data("models/llama2-7b/config.json"));
+  txt_plan = strdup("{\"schedule\": \"hetero-1f1b\", \"pipelines\": [{\"microbatch_size\": 2,"
+                    " \"microbatches\": 4, \"stages\": ["
+                    " {\"ops\": [0, 22], \"warmup\": 2, \"replicas\": [{\"devices\": [0, 1]}]},"
+                    " {\"ops\": [22, 44], \"replicas\": [{\"devices\": [4], \"share\": 0.25},"
+                    "  {\"devices\": [5], \"share\": 0.75}]}]}]}");
+  CHECK(txt_cluster && txt_gpus && txt_model && txt_hf && txt_plan);
+  if (!(txt_cluster && txt_gpus && txt_model && txt_hf && txt_plan))
+    HS_TEST_END();
+
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_transformer_cfg_t cfg;
+  hs_transformer_cfg_init(&cfg);
+  cfg.layers = 4;
+  cfg.hidden = 128;
+  cfg.heads = 2;
+  cfg.kv_heads = 2;
+  cfg.ffn = 512;
+  cfg.vocab = 1000;
+  cfg.seq_len = 64;
+  cfg.max_positions = 64;
+  hs_model_init(&fx_model);
+  hs_cluster_init(&fx_cluster);
+  CHECK(hs_model_from_transformer(&cfg, &fx_model, &err) == HS_OK);
+  CHECK_MSG(fx_model.n_ops == 44, "fixture model has %zu ops (the plan cuts at 22 of 44)",
+            fx_model.n_ops);
+  CHECK(hs_cluster_parse("{\"name\": \"f\", \"sites\": [{\"name\": \"e\", \"nodes\": [{\"count\": 1,"
+                         " \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 4}]},"
+                         " {\"name\": \"w\", \"nodes\": [{\"count\": 2, \"gpu\": \"V100-SXM2-32GB\","
+                         " \"gpus_per_node\": 2}]}],"
+                         " \"links\": [{\"between\": [\"e\", \"w\"], \"GBps\": 1.25, \"latency_us\": 50}]}",
+                         "fixture.json", &fx_cluster, &err) == HS_OK);
+
+  const char *only = getenv("HS_FAULT_SCENARIO");
+  fprintf(stderr, "allocation-failure injection %s\n",
+          hs_fault_enabled() ? "enabled" : "not compiled in (configure with -DHS_FAULT_INJECT=ON)");
+  for (size_t i = 0; i < HS_ARRAY_LEN(scenarios); i++)
+    if (!only || strcmp(only, scenarios[i].name) == 0)
+      run_scenario(scenarios[i].name, scenarios[i].fn);
+
+  hs_cluster_destroy(&fx_cluster);
+  hs_model_destroy(&fx_model);
+  free(txt_cluster);
+  free(txt_gpus);
+  free(txt_model);
+  free(txt_hf);
+  free(txt_plan);
+  HS_TEST_END();
+}

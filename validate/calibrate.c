@@ -1,0 +1,246 @@
+/*
+ * calibrate.c - fits the simulator's device profile to microbenchmark points.
+ *
+ * The compute model (sim/compute.c) is
+ *     memory-bound: t = launch + B / (bw * mem_eff)
+ *     GEMM:         t = launch + F / (peak * eff_max * F / (F + half))
+ *                     = launch + half / (peak * eff_max) + F / (peak * eff_max)
+ * so both are straight lines in the work. Each is one weighted linear least
+ * squares fit (gsl_multifit_wlinear, weights 1/t^2 so that every point counts
+ * by its relative error, as the validation reports errors): the memory line
+ * gives launch (intercept) and mem_eff (slope); the GEMM line gives eff_max
+ * (slope) and half (intercept minus launch, over the slope). Links follow
+ * alpha-beta, t = alpha + B / beta, fitted the same way on the p2p points.
+ *
+ * Parameters are clamped to what the profile loader accepts (0 < eff <= 1,
+ * launch >= 0, half >= 0); a clamp is reported in the fit (clamped) and as a
+ * warning, because it means the catalog peak is wrong for this device.
+ * O(points).
+ */
+#include "hs_validate.h"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void hs_measurements_init(hs_measurements_t *m) { memset(m, 0, sizeof *m); }
+
+void hs_measurements_destroy(hs_measurements_t *m)
+{
+  if (!m)
+    return;
+  free(m->p);
+  memset(m, 0, sizeof *m);
+}
+
+hs_status_t hs_measurements_add(hs_measurements_t *m, const hs_mb_point_t *p)
+{
+  /* capacity is the next power of two of n: grow when n is 0 or a power of two */
+  size_t n = (size_t)m->n;
+  if ((n & (n - 1)) == 0) {
+    hs_mb_point_t *np = hs_reallocarray(m->p, n ? 2 * n : 1, sizeof *np);
+    if (!np)
+      return HS_ENOMEM;
+    m->p = np;
+  }
+  m->p[m->n++] = *p;
+  return HS_OK;
+}
+
+void hs_measurements_set_gpu(hs_measurements_t *m, const hs_gpu_t *g)
+{
+  hs_strlcpy(m->gpu, g->name, sizeof m->gpu);
+  for (int d = 0; d < HS_DTYPE__COUNT; d++)
+    m->peak_flops[d] = hs_gpu_peak_flops(g, (hs_dtype_t)d);
+  m->mem_bw_GBps = g->mem_bw_GBps;
+}
+
+const char *hs_mb_kind_name(hs_mb_kind_t k)
+{
+  static const char *const names[] = {"gemm", "mem", "p2p", "h2d", "allreduce"};
+  return (unsigned)k < HS_ARRAY_LEN(names) ? names[k] : "?";
+}
+
+typedef struct line {
+  double a, b;          /* t = a + b x */
+  double r2;
+  double med_rel, max_rel;
+  int32_t n;
+} line_t;
+
+static int cmp_double(const void *x, const void *y)
+{
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+/* Weighted (1/t^2) least squares of t on x over n points. */
+static hs_status_t fit_line(const double *x, const double *t, int32_t n, const char *what,
+                            line_t *out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  gsl_matrix *X = NULL, *cov = NULL;
+  gsl_vector *y = NULL, *w = NULL, *c = NULL;
+  gsl_multifit_linear_workspace *ws = NULL;
+  double *rel = NULL;
+  memset(out, 0, sizeof *out);
+  bool varied = false;
+  for (int32_t i = 0; i < n; i++) {
+    if (!(t[i] > 0) || !isfinite(t[i]) || !(x[i] >= 0) || !isfinite(x[i]))
+      return hs_error_set(err, HS_EINVAL, "calibrate: %s point %d: time %g s and size %g must be "
+                          "positive and finite", what, i, t[i], x[i]);
+    varied |= x[i] != x[0];
+  }
+  if (n < 2 || !varied)
+    return hs_error_set(err, HS_EINVAL,
+                        "calibrate: %s: need at least 2 points of different sizes, got %d", what, n);
+  gsl_set_error_handler_off();
+  X = gsl_matrix_alloc((size_t)n, 2);
+  cov = gsl_matrix_alloc(2, 2);
+  y = gsl_vector_alloc((size_t)n);
+  w = gsl_vector_alloc((size_t)n);
+  c = gsl_vector_alloc(2);
+  ws = gsl_multifit_linear_alloc((size_t)n, 2);
+  rel = hs_calloc((size_t)n, sizeof *rel);
+  if (!X || !cov || !y || !w || !c || !ws || !rel)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  for (int32_t i = 0; i < n; i++) {
+    gsl_matrix_set(X, (size_t)i, 0, 1.0);
+    gsl_matrix_set(X, (size_t)i, 1, x[i]);
+    gsl_vector_set(y, (size_t)i, t[i]);
+    gsl_vector_set(w, (size_t)i, 1.0 / (t[i] * t[i]));
+  }
+  double chisq = 0.0;
+  if (gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws) != GSL_SUCCESS)
+    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "calibrate: %s: least squares failed", what));
+  out->a = gsl_vector_get(c, 0);
+  out->b = gsl_vector_get(c, 1);
+  out->n = n;
+  double mean = 0.0, ss_tot = 0.0, ss_res = 0.0;
+  for (int32_t i = 0; i < n; i++)
+    mean += t[i] / n;
+  for (int32_t i = 0; i < n; i++) {
+    double f = out->a + out->b * x[i];
+    ss_res += (t[i] - f) * (t[i] - f);
+    ss_tot += (t[i] - mean) * (t[i] - mean);
+    rel[i] = fabs(f - t[i]) / t[i];
+    out->max_rel = fmax(out->max_rel, rel[i]);
+  }
+  out->r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
+  qsort(rel, (size_t)n, sizeof *rel, cmp_double);
+  out->med_rel = (n % 2) ? rel[n / 2] : 0.5 * (rel[n / 2 - 1] + rel[n / 2]);
+cleanup:
+  gsl_matrix_free(X);
+  gsl_matrix_free(cov);
+  gsl_vector_free(y);
+  gsl_vector_free(w);
+  gsl_vector_free(c);
+  if (ws)
+    gsl_multifit_linear_free(ws);
+  free(rel);
+  return st;
+}
+
+/* Collects (x, t) of points of `kind` (and dtype dt for GEMMs when dt >= 0). */
+static int32_t collect(const hs_measurements_t *ms, hs_mb_kind_t kind, int dt, double *x, double *t)
+{
+  int32_t n = 0;
+  for (int32_t i = 0; i < ms->n; i++) {
+    const hs_mb_point_t *p = &ms->p[i];
+    if (p->kind != kind || (dt >= 0 && (int)p->dtype != dt))
+      continue;
+    x[n] = kind == HS_MB_GEMM ? p->flops : p->bytes;
+    t[n] = p->s;
+    n++;
+  }
+  return n;
+}
+
+hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_t *out,
+                             hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  double *x = NULL, *t = NULL;
+  memset(out, 0, sizeof *out);
+  out->dtype = dt;
+  x = hs_calloc((size_t)ms->n + 1, sizeof *x);
+  t = hs_calloc((size_t)ms->n + 1, sizeof *t);
+  if (!x || !t)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  if (!(ms->mem_bw_GBps > 0))
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: mem_bw_GBps of %s must be positive, got %g",
+                         ms->gpu, ms->mem_bw_GBps));
+  line_t mem, gemm;
+  int32_t n = collect(ms, HS_MB_MEM, -1, x, t);
+  HS_CHECK(fit_line(x, t, n, "mem", &mem, err));
+  out->n_mem = n;
+  out->launch_us = mem.a * 1e6;
+  if (out->launch_us < 0) {
+    hs_error_warn(err, "calibrate: memory intercept %.3g us is negative; launch set to 0", out->launch_us);
+    out->launch_us = 0;
+    out->clamped = true;
+  }
+  if (!(mem.b > 0))
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: mem: time does not grow with bytes "
+                         "(slope %g s/B); the points cannot be fitted", mem.b));
+  out->mem_eff = 1.0 / (mem.b * ms->mem_bw_GBps * HS_GB);
+  if (out->mem_eff > 1.0) {
+    hs_error_warn(err, "calibrate: measured bandwidth %.3g GB/s exceeds %s's mem_bw_GBps %.3g; "
+                  "mem_eff clamped to 1", 1.0 / mem.b / HS_GB, ms->gpu, ms->mem_bw_GBps);
+    out->mem_eff = 1.0;
+    out->clamped = true;
+  }
+  out->mem_r2 = mem.r2;
+  out->mem_median_rel_err = mem.med_rel;
+  out->mem_max_rel_err = mem.max_rel;
+
+  n = collect(ms, HS_MB_GEMM, (int)dt, x, t);
+  if (n < 2) {
+    /* no GEMM at the requested dtype: use the dtype that has points */
+    for (int d = 0; d < HS_DTYPE__COUNT && n < 2; d++)
+      if ((n = collect(ms, HS_MB_GEMM, d, x, t)) >= 2)
+        out->dtype = (hs_dtype_t)d;
+  }
+  HS_CHECK(fit_line(x, t, n, "gemm", &gemm, err));
+  out->n_gemm = n;
+  double peak = ms->peak_flops[out->dtype];
+  if (!(peak > 0))
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: %s has no peak FLOP/s for %s",
+                         ms->gpu, hs_dtype_name(out->dtype)));
+  if (!(gemm.b > 0))
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: gemm: time does not grow with FLOPs "
+                         "(slope %g s/FLOP); the points cannot be fitted", gemm.b));
+  out->gemm_eff_max = 1.0 / (gemm.b * peak);
+  if (out->gemm_eff_max > 1.0) {
+    hs_error_warn(err, "calibrate: measured %.3g FLOP/s exceeds %s's %s peak %.3g; "
+                  "gemm_eff_max clamped to 1", 1.0 / gemm.b, ms->gpu,
+                  hs_dtype_name(out->dtype), peak);
+    out->gemm_eff_max = 1.0;
+    out->clamped = true;
+  }
+  out->gemm_half_flops = (gemm.a - out->launch_us * 1e-6) / gemm.b;
+  if (out->gemm_half_flops < 0) {
+    out->gemm_half_flops = 0;
+    out->clamped = true;
+  }
+  out->gemm_r2 = gemm.r2;
+  out->gemm_median_rel_err = gemm.med_rel;
+  out->gemm_max_rel_err = gemm.max_rel;
+
+  n = collect(ms, HS_MB_P2P, -1, x, t);
+  if (n >= 2) {
+    line_t l;
+    HS_CHECK(fit_line(x, t, n, "p2p", &l, err));
+    out->n_p2p = n;
+    out->p2p_latency_us = fmax(l.a, 0.0) * 1e6;
+    out->p2p_GBps = l.b > 0 ? 1.0 / l.b / HS_GB : 0.0;
+    out->p2p_r2 = l.r2;
+    out->p2p_median_rel_err = l.med_rel;
+  }
+cleanup:
+  free(x);
+  free(t);
+  return st;
+}

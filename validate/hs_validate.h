@@ -1,0 +1,262 @@
+/*
+ * hs_validate.h - the validation harness: replay a plan's task graph for real
+ * (CPU threads, or CUDA/NCCL under MPI), microbenchmark a device, fit the
+ * compute-model profile the simulator uses, compare predicted with measured.
+ *
+ * One task graph, two executors: replay walks hs_taskgraph_t (the simulator's
+ * own lowering, sim/hs_taskgraph.h) in each executor's schedule order, so the
+ * measured tasks carry the simulator's task identities ("fwd"/"bwd" per
+ * executor, microbatch and chunk; "act"/"grad" sends; "grad-allreduce";
+ * "optimizer").
+ *
+ * Files (docs/validation.md):
+ *   measured.json      replay output: per-iteration times, per-stage fwd/bwd
+ *                      medians, per-kernel medians with the prediction, the
+ *                      timeline of the median iteration
+ *   measurements.json  microbenchmark points (gemm, mem, p2p) that
+ *                      `hetsim calibrate` fits
+ *   profile.json       the fitted device profile (sim/profile_json.c format)
+ *
+ * Ownership: every struct here is caller-allocated, _init zeroes it and
+ * _destroy (NULL and zeroed ok) frees what the library allocated inside.
+ * Units: seconds (double), bytes, FLOPs.
+ */
+#ifndef HS_VALIDATE_H
+#define HS_VALIDATE_H
+
+#include "hs_sim.h"
+#include "hs_taskgraph.h"
+
+struct cJSON;
+
+/* ---- measured.json --------------------------------------------------------- */
+
+#define HS_TASK_NAME_MAX 24
+
+/* Median over every occurrence (items x iterations) of one kernel entry. */
+typedef struct hs_meas_kernel {
+  int32_t exec, stage, op;
+  int16_t phase;
+  bool recompute;
+  hs_op_kind_t op_kind;
+  double flops, bytes;
+  double predicted_s;
+  double measured_s;
+} hs_meas_kernel_t;
+
+/* One task of the median iteration's timeline (times from iteration start). */
+typedef struct hs_meas_task {
+  char name[HS_TASK_NAME_MAX]; /* "fwd", "bwd", "act", "grad", "allreduce", "grad-allreduce", "optimizer" */
+  int32_t exec, device, stage, mb, chunk;
+  double t0_s, t1_s;
+  double predicted_s;          /* compute tasks: the simulator's compute time; else 0 */
+  double bytes;
+} hs_meas_task_t;
+
+typedef struct hs_meas_stage {
+  int32_t pipeline, stage;
+  double fwd_s, bwd_s;           /* medians per microbatch, replica 0 (compute + blocking TP comm) */
+  double predicted_fwd_s, predicted_bwd_s; /* kernel predictions summed (no comm) */
+} hs_meas_stage_t;
+
+typedef struct hs_measured {
+  char backend[16];
+  char model[64];
+  char cluster[64];
+  char device[128];              /* what ran it ("cpu: 2 threads", "NVIDIA H100 80GB HBM3") */
+  char plan_summary[256];
+  char mode[24];                 /* "plan", "stage N" (one stage in isolation) */
+  double *iteration_s;           /* owned, every timed iteration */
+  int32_t n_iterations;
+  double iteration_time_s;       /* median */
+  hs_meas_stage_t *stages;       /* owned */
+  int32_t n_stages;
+  hs_meas_kernel_t *kernels;     /* owned */
+  int32_t n_kernels;
+  hs_meas_task_t *tasks;         /* owned */
+  int32_t n_tasks;
+} hs_measured_t;
+
+void hs_measured_init(hs_measured_t *m);
+void hs_measured_destroy(hs_measured_t *m);
+/* cJSON_Delete (hs_json_free) frees; NULL when out of memory. */
+struct cJSON *hs_measured_to_json(const hs_measured_t *m);
+/* Parses measured.json text; messages name `file`, the field and the value. */
+hs_status_t hs_measured_parse(const char *text, const char *file, hs_measured_t *out,
+                              hs_error_t *err);
+hs_status_t hs_measured_load(const char *path, hs_measured_t *out, hs_error_t *err);
+
+/* ---- replay ------------------------------------------------------------------ */
+
+/* CPU backend clocks: wall (CLOCK_MONOTONIC) or cpu (each device's timeline
+ * advanced by its thread's CPU time, waits by what it waited for: the
+ * default, because a shared machine preempts threads at random). */
+typedef enum { HS_CLOCK_CPU, HS_CLOCK_WALL } hs_clock_t;
+
+typedef struct hs_replay_opts {
+  int32_t iterations;     /* timed iterations (default 5) */
+  int32_t warmup;         /* untimed iterations first (default 1) */
+  int32_t only_stage;     /* -1: the whole plan; k >= 0: stage k of pipeline 0 in isolation */
+  hs_clock_t clock;       /* CPU backend (default HS_CLOCK_CPU); CUDA uses CUDA events */
+} hs_replay_opts_t;
+void hs_replay_opts_init(hs_replay_opts_t *o);
+
+/* CPU backend: one thread per device of the plan, real work of the ops'
+ * shapes (single-precision CBLAS GEMM, memory-bound loops moving the op's
+ * bytes, copies between device buffers for p2p and collectives), timed with
+ * CLOCK_MONOTONIC. `out` is initialised here. */
+hs_status_t hs_replay_cpu(const hs_taskgraph_t *tg, const hs_model_t *m,
+                          const hs_replay_opts_t *o, hs_measured_t *out, hs_error_t *err);
+
+/* CUDA backend (validate/cuda/): cuBLAS GEMMs, NCCL p2p and collectives, one
+ * MPI rank per device. Without a CUDA build: HS_EUNSUPPORTED "built without
+ * CUDA/NCCL". Runtime mismatches (no device, fewer ranks than the plan's
+ * devices) are HS_EINVAL with a message saying what is missing. On ranks
+ * other than 0 *out stays empty and *is_root is false. */
+hs_status_t hs_replay_cuda(const hs_taskgraph_t *tg, const hs_model_t *m,
+                           const hs_replay_opts_t *o, hs_measured_t *out, bool *is_root,
+                           hs_error_t *err);
+/* True when this binary was built with the CUDA backend. */
+bool hs_cuda_backend_built(void);
+
+/* Fills kernels/stages aggregates of `out` from raw per-occurrence samples;
+ * shared by both backends (validate/measured.c). */
+typedef struct hs_kernel_sample {
+  int32_t exec, chunk, entry;  /* entry index into the exec's work[chunk*2+phase] */
+  int16_t phase;
+  double s;
+} hs_kernel_sample_t;
+typedef struct hs_item_sample {
+  int32_t exec, chunk;
+  int16_t phase;
+  double s;                    /* compute + blocking TP collectives of one item */
+} hs_item_sample_t;
+hs_status_t hs__measured_aggregate(const hs_taskgraph_t *tg, const hs_kernel_sample_t *ks,
+                                   size_t n_ks, const hs_item_sample_t *is, size_t n_is,
+                                   hs_measured_t *out);
+
+/* ---- microbenchmarks and calibration ---------------------------------------- */
+
+typedef enum { HS_MB_GEMM, HS_MB_MEM, HS_MB_P2P, HS_MB_H2D, HS_MB_ALLREDUCE } hs_mb_kind_t;
+const char *hs_mb_kind_name(hs_mb_kind_t k);
+
+typedef struct hs_mb_point {
+  hs_mb_kind_t kind;
+  hs_dtype_t dtype;
+  int64_t m, n, k;        /* GEMM shape */
+  int32_t ranks;          /* collectives */
+  double flops;           /* one kernel */
+  double bytes;           /* moved */
+  double s;               /* median seconds */
+} hs_mb_point_t;
+
+typedef struct hs_measurements {
+  char gpu[HS_NAME_MAX];  /* GPU catalog entry the points describe */
+  char backend[16];
+  char device[128];
+  double peak_flops[HS_DTYPE__COUNT]; /* the entry's peaks the fit is relative to */
+  double mem_bw_GBps;
+  hs_mb_point_t *p;       /* owned */
+  int32_t n;
+} hs_measurements_t;
+
+void hs_measurements_init(hs_measurements_t *m);
+void hs_measurements_destroy(hs_measurements_t *m);
+hs_status_t hs_measurements_add(hs_measurements_t *m, const hs_mb_point_t *p);
+struct cJSON *hs_measurements_to_json(const hs_measurements_t *m);
+hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measurements_t *out,
+                                  hs_error_t *err);
+hs_status_t hs_measurements_load(const char *path, hs_measurements_t *out, hs_error_t *err);
+/* Copies the GPU's name and peaks into m (before adding points). */
+void hs_measurements_set_gpu(hs_measurements_t *m, const hs_gpu_t *g);
+
+typedef struct hs_microbench_opts {
+  int32_t repeats;        /* timed runs per point (median), default 5 */
+  int32_t threads;        /* CPU: virtual devices for p2p points (default 2) */
+  bool quick;             /* smaller grid (tests) */
+  hs_clock_t clock;       /* CPU backend: as hs_replay_opts_t (default HS_CLOCK_CPU) */
+} hs_microbench_opts_t;
+void hs_microbench_opts_init(hs_microbench_opts_t *o);
+/* CPU microbenchmarks: sgemm over a shape grid, memory-bound loops over sizes,
+ * copies between two threads' buffers over message sizes. */
+hs_status_t hs_microbench_cpu(const hs_microbench_opts_t *o, hs_measurements_t *out, hs_error_t *err);
+/* CUDA microbenchmarks (cuBLAS GEMM grid per dtype, device memory copies,
+ * host-device copies; NCCL p2p/all-reduce with two or more ranks). */
+hs_status_t hs_microbench_cuda(const hs_microbench_opts_t *o, hs_measurements_t *out,
+                               bool *is_root, hs_error_t *err);
+
+/* The fitted profile. The compute model (sim/compute.c) is linear in the
+ * work once launch is known: t_mem(B) = launch + B / (bw mem_eff) and
+ * t_gemm(F) = launch + (F + gemm_half_flops) / (peak gemm_eff_max), so both
+ * are weighted linear least squares (GSL, weights 1/t^2: relative errors).
+ * Links: alpha-beta t = alpha + B / beta over the p2p points. */
+typedef struct hs_fit {
+  hs_dtype_t dtype;       /* GEMM dtype fitted */
+  double launch_us;
+  double mem_eff;
+  double gemm_eff_max;
+  double gemm_half_flops;
+  int32_t n_gemm, n_mem, n_p2p;
+  double gemm_r2, mem_r2, p2p_r2;
+  double gemm_median_rel_err, gemm_max_rel_err;
+  double mem_median_rel_err, mem_max_rel_err;
+  double p2p_latency_us, p2p_GBps;
+  double p2p_median_rel_err;
+  bool clamped;           /* a parameter hit its bound (see warnings) */
+} hs_fit_t;
+
+/* Fits the profile of `ms` at GEMM dtype `dt` (falls back to any GEMM dtype
+ * present when none at dt). Needs >= 2 GEMM and >= 2 memory points of
+ * distinct sizes; fewer is HS_EINVAL naming the kind. O(points). */
+hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_t *out,
+                             hs_error_t *err);
+/* Profile JSON that hs_profile_apply_file reads, with the fit quality under
+ * "fit". */
+struct cJSON *hs_profile_to_json(const hs_measurements_t *ms, const hs_fit_t *f);
+
+/* ---- compare --------------------------------------------------------------------- */
+
+/* What `validate` needs of a simulator report (report.json). */
+typedef struct hs_report_view {
+  double iteration_time_s;
+  hs_meas_stage_t *stages;  /* owned: pipeline, stage, predicted fwd_s/bwd_s in fwd_s/bwd_s */
+  int32_t n_stages;
+} hs_report_view_t;
+void hs_report_view_init(hs_report_view_t *r);
+void hs_report_view_destroy(hs_report_view_t *r);
+hs_status_t hs_report_view_parse(const char *text, const char *file, hs_report_view_t *out,
+                                 hs_error_t *err);
+
+typedef struct hs_cmp_row {
+  char what[48];            /* "iteration", "stage 0 fwd", "kind gemm", ... */
+  double predicted_s, measured_s;
+  double error;             /* (predicted - measured) / measured */
+  int32_t count;
+} hs_cmp_row_t;
+
+typedef struct hs_comparison {
+  hs_cmp_row_t *rows;       /* owned */
+  int32_t n;
+  double iteration_error;   /* signed relative */
+  double gemm_median_abs_error; /* median over GEMM kernels of |error| */
+  double kernel_median_abs_error;
+} hs_comparison_t;
+void hs_comparison_init(hs_comparison_t *c);
+void hs_comparison_destroy(hs_comparison_t *c);
+/* Rows: the iteration (report against measured median; no prediction when
+ * rep is NULL or the record is one stage replayed alone), per stage fwd/bwd
+ * per microbatch (report's, else the recorded kernel sums), per op kind
+ * (sums of kernel medians), per task kind. O(kernels + tasks + stages). */
+hs_status_t hs_compare(const hs_report_view_t *rep, const hs_measured_t *meas,
+                       hs_comparison_t *out, hs_error_t *err);
+void hs_comparison_print(const hs_comparison_t *c, FILE *out);
+struct cJSON *hs_comparison_to_json(const hs_comparison_t *c);
+/* Chrome trace with both timelines: the simulator's trace (if sim_trace_text
+ * is not NULL) and the measured tasks as processes "measured dev N". */
+hs_status_t hs_compare_trace_write(const char *sim_trace_text, const hs_measured_t *meas,
+                                   const char *path, hs_error_t *err);
+
+/* Median of v[0..n) (sorts a copy); 0 for n == 0. */
+double hs_median(const double *v, size_t n);
+
+#endif /* HS_VALIDATE_H */

@@ -1,0 +1,26 @@
+/*
+ * validate_internal.h - shared between validate/ files, not installed.
+ */
+#ifndef HS_VALIDATE_INTERNAL_H
+#define HS_VALIDATE_INTERNAL_H
+
+#include "hs_validate.h"
+
+/* CLOCK_MONOTONIC seconds. */
+double hs__clock_s(void);
+/* CLOCK_THREAD_CPUTIME_ID seconds: CPU time of the calling thread. */
+double hs__thread_cpu_s(void);
+/* C[m x n] = A[m x k] B[k x n], row-major, fp32. */
+void hs__cpu_gemm(int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c);
+/* dst[i] = f(src[i]) for n floats: 8n bytes of traffic. */
+void hs__cpu_stream(float *dst, const float *src, size_t n);
+
+/* Keeps CBLAS single-threaded (one thread = one virtual device). */
+void hs__cpu_blas_init(void);
+/* Fills v with non-zero values (reference BLAS skips zero multiplicands). */
+void hs__cpu_fill(float *v, size_t n);
+
+/* Largest single GEMM operand (elements) replay allocates on the CPU. */
+#define HS_CPU_MAX_ELEMS ((int64_t)1 << 28)
+
+#endif
