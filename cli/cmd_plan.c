@@ -37,6 +37,14 @@ static int read_plan_opts(const hs_opt_t *opts, hs_plan_opts_t *po)
     return 2;
   }
   po->time_limit_s = t;
+  double gap;
+  if ((rc = hs_cli_double(opts, "mip-gap", 0.01, &gap)))
+    return rc;
+  if (!(gap >= 0.0 && gap < 1.0)) {
+    fprintf(stderr, "hetsim: --mip-gap: must be in [0, 1), got %g\n", gap);
+    return 2;
+  }
+  po->mip_gap = gap;
   po->allow_recompute = !hs_cli_opt(opts, "no-recompute");
   return 0;
 }
@@ -78,6 +86,7 @@ int hs_cmd_plan(int argc, char **argv)
       {"max-microbatch-size", true, "largest microbatch tried (default 8)"},
       {"max-devices", true, "exhaustive: largest cluster accepted (default 8)"},
       {"time-limit", true, "search budget in seconds (0 = none)"},
+      {"mip-gap", true, "relative MIP gap for autohet (default 0.01)"},
       {"no-recompute", false, "never use activation recomputation"},
       {"json", false, "print plan, stats and report as JSON"},
       {"o", true, "write the plan JSON to this file (hetsim simulate --plan reads it)"},
@@ -88,7 +97,7 @@ int hs_cmd_plan(int argc, char **argv)
   int npos = 0;
   int rc = hs_cli_parse(argc, argv, opts, pos, 0, &npos,
                         "usage: hetsim plan --model M --cluster C --strategy S [--global-batch G]\n"
-                        "         [--time-limit S] [--max-microbatch-size B] [--no-recompute]\n"
+                        "         [--time-limit S] [--mip-gap G] [--max-microbatch-size B] [--no-recompute]\n"
                         "         [-o plan.json] [--json]");
   if (rc)
     return rc < 0 ? 0 : rc;
@@ -229,6 +238,7 @@ int hs_cmd_compare(int argc, char **argv)
       {"max-microbatch-size", true, "largest microbatch tried (default 8)"},
       {"max-devices", true, "exhaustive: largest cluster accepted (default 8)"},
       {"time-limit", true, "search budget per strategy in seconds (0 = none)"},
+      {"mip-gap", true, "relative MIP gap for autohet (default 0.01)"},
       {"no-recompute", false, "never use activation recomputation"},
       {"format", true, "table (default), csv or json"},
       {NULL},

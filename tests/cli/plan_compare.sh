@@ -23,6 +23,17 @@ grep -q 'bogus' "$tmp/err" || die "compare message does not name the strategy"
 "$bin" plan --model gpt3-1.3b >/dev/null 2>&1
 [ $? -eq 2 ] || die "plan without --cluster should exit 2"
 
+# --mip-gap outside [0, 1): exit 2 naming the option and value
+"$bin" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy autohet --mip-gap 1.5 >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] || die "plan --mip-gap 1.5 exited $rc, expected 2"
+grep -q -- '--mip-gap: must be in \[0, 1), got 1.5' "$tmp/err" || die "mip-gap message: $(cat "$tmp/err")"
+
+# progress: no carriage-return redraws when stderr is not a terminal
+"$bin" plan --model gpt3-1.3b --cluster autohet-a100-h800-h20 --strategy autohet --time-limit 1.5 \
+  -o "$tmp/ah.json" >/dev/null 2>"$tmp/err" || die "autohet plan failed: $(cat "$tmp/err")"
+if grep -q $'\r' "$tmp/err"; then die "progress redrawn with CR on a non-terminal"; fi
+
 # compare --format csv: a header and one row per strategy
 "$bin" compare --model gpt3-1.3b --cluster dgx-a100-1node --strategies data-parallel,megatron,whale,hapt \
   --global-batch 64 --format csv >"$tmp/cmp.csv" 2>"$tmp/err"
