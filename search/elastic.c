@@ -511,6 +511,11 @@ hs_status_t hs_elastic_run(const hs_model_t *m, const hs_cluster_t *c, const hs_
     if (trace->events[e].node < 0 || (size_t)trace->events[e].node >= N)
       return hs_error_set(err, HS_EINVAL, "elastic: event %zu names node %d, cluster %s has %zu",
                           e, trace->events[e].node, c->name, N);
+  for (size_t e = 1; e < trace->n; e++)
+    if (trace->events[e].t_ns < trace->events[e - 1].t_ns)
+      return hs_error_set(err, HS_EINVAL, "elastic: events not sorted by time at event %zu", e);
+  if (planner && (planner->m != m || planner->c != c))
+    return hs_error_set(err, HS_EINVAL, "elastic: the planner cache belongs to another model or cluster");
   if (!planner) {
     HS_CHECK(hs_elastic_planner_new(m, c, cfg, &own, err));
     planner = own;

@@ -175,6 +175,86 @@ static void test_dp_survive_trace(void)
 
 /* One 6-hour run on the test cluster at 2 preemptions per spot node-hour;
  * `pl` NULL = a fresh planner (no cache shared with other runs). */
+static hs_status_t run_trace(const char *json, hs_recovery_t rec, hs_elastic_result_t *r)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_elastic_trace_t tr;
+  hs_elastic_trace_init(&tr);
+  hs_status_t st = hs_elastic_trace_parse(json, "t.json", &C, &tr, &err);
+  CHECK_MSG(st == HS_OK, "%s", err.msg);
+  hs_elastic_cfg_t cfg;
+  hs_elastic_cfg_init(&cfg);
+  cfg.strategy = "data-parallel";
+  cfg.plan.global_batch = 48;
+  cfg.hours = 1;
+  cfg.recovery = rec;
+  hs_elastic_result_init(r);
+  if (st == HS_OK)
+    st = hs_elastic_run(&M, &C, &cfg, &tr, NULL, r, &err);
+  CHECK_MSG(st == HS_OK, "%s", err.msg);
+  hs_elastic_trace_destroy(&tr);
+  return st;
+}
+
+/* Every node preempted at 600 s, node 0 back at 1200 s: 600 s idle, and
+ * the recovery downloads the whole state (no copy survived) for the 4
+ * devices of node 0 through its cloud link. */
+static void test_all_down_idle(void)
+{
+  const char *json = "{\"events\": ["
+                     "{\"t_s\": 600, \"kind\": \"preempt\", \"node\": 0},"
+                     "{\"t_s\": 600, \"kind\": \"preempt\", \"node\": 1},"
+                     "{\"t_s\": 600, \"kind\": \"preempt\", \"node\": 2},"
+                     "{\"t_s\": 600, \"kind\": \"preempt\", \"node\": 3},"
+                     "{\"t_s\": 1200, \"kind\": \"replace\", \"node\": 0}]}";
+  hs_elastic_result_t r;
+  if (run_trace(json, HS_RECOVERY_LOCAL_FIRST, &r) != HS_OK)
+    return;
+  double S = model_state_bytes(14.0);
+  CHECK_REL(r.time_s[HS_EPH_IDLE], 600.0, 1e-12);
+  CHECK_REL(r.time_s[HS_EPH_LOST], 600.0, 1e-12);
+  CHECK_EQ_INT(r.n_recoveries, 2);
+  if (r.n_recoveries == 2) {
+    CHECK_EQ_INT(r.recoveries[0].n_devices, 0);
+    CHECK_EQ_INT(r.recoveries[0].n_nodes_down, 4);
+    CHECK_EQ_INT(r.recoveries[1].n_nodes_up, 1);
+    CHECK_EQ_INT(r.recoveries[1].n_devices, 4);
+    CHECK_REL(r.recoveries[1].bytes_cloud, 4 * S, 1e-12);
+    CHECK_REL(r.recoveries[1].transfer_s, 4 * S / 1.25e9, 1e-6);
+  }
+  check_tiling(&r);
+  hs_elastic_result_destroy(&r);
+}
+
+/* A second preemption 0.5 s into the first re-plan (>= 1 s) interrupts it;
+ * the second recovery loses no further work and reads own copies only. */
+static void test_interrupted_recovery(void)
+{
+  const char *json = "{\"events\": ["
+                     "{\"t_s\": 1000, \"kind\": \"preempt\", \"node\": 3},"
+                     "{\"t_s\": 1000.5, \"kind\": \"preempt\", \"node\": 2}]}";
+  hs_elastic_result_t r;
+  if (run_trace(json, HS_RECOVERY_LOCAL_FIRST, &r) != HS_OK)
+    return;
+  double S = model_state_bytes(14.0);
+  CHECK_EQ_INT(r.n_recoveries, 2);
+  if (r.n_recoveries == 2) {
+    CHECK(r.recoveries[0].interrupted);
+    CHECK(!r.recoveries[1].interrupted);
+    CHECK_REL(r.recoveries[0].lost_s, 1000.0, 1e-12);
+    CHECK(r.recoveries[1].lost_s == 0.0);
+    CHECK_EQ_INT(r.recoveries[1].n_devices, 8);
+    CHECK_REL(r.recoveries[1].bytes_own, 8 * S, 1e-12);
+    CHECK(r.recoveries[1].bytes_cloud == 0.0);
+    /* 0.5 s of the first re-plan, then the second re-plan and recovery */
+    CHECK_REL(r.time_s[HS_EPH_REPLAN], 0.5 + r.recoveries[1].replan_s, 1e-9);
+    CHECK_REL(r.time_s[HS_EPH_RECOVER], r.recoveries[1].recovery_s, 1e-9);
+  }
+  check_tiling(&r);
+  hs_elastic_result_destroy(&r);
+}
+
 static char *run_json(uint64_t seed, hs_recovery_t rec, hs_elastic_planner_t *pl,
                       hs_elastic_result_t *keep)
 {
@@ -356,6 +436,8 @@ int main(void)
   }
   HS_RUN(test_no_preemption_goodput);
   HS_RUN(test_dp_survive_trace);
+  HS_RUN(test_all_down_idle);
+  HS_RUN(test_interrupted_recovery);
   HS_RUN(test_same_seed_same_bytes);
   HS_RUN(test_local_first_never_slower);
   HS_RUN(test_poisson_counts);
