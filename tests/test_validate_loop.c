@@ -242,6 +242,52 @@ static void test_stage_isolation(void)
   world_free(&w);
 }
 
+/* TP, DP and interleaved plans: every collective of the graph runs (task
+ * counts from the task graph), nothing deadlocks, and the calibrated
+ * prediction holds (the collectives are small next to the compute). */
+static void test_parallel_shapes(void)
+{
+  static const char *const plans[] = {"validate/tp2.json", "validate/dp2.json",
+                                      "validate/interleaved.json"};
+  for (size_t k = 0; k < HS_ARRAY_LEN(plans); k++) {
+    world_t w;
+    world_load(&w, plans[k]);
+    hs_error_t err;
+    hs_error_init(&err);
+    hs_replay_opts_t ro;
+    hs_replay_opts_init(&ro);
+    hs_measured_t meas;
+    CHECK_MSG(hs_replay_cpu(w.tg, &w.m, &ro, &meas, &err) == HS_OK, "%s", err.msg);
+    int32_t want_coll = 0, want_bucket = 0, want_items = 0;
+    for (int32_t e = 0; e < w.tg->n_execs; e++) {
+      const hs_tg_exec_t *x = &w.tg->execs[e];
+      for (int32_t i = 0; i < x->n_items; i++) {
+        const hs_tg_work_t *wk = &x->work[x->order[i].chunk * 2 + x->order[i].phase];
+        for (int32_t q = 0; q < wk->n; q++)
+          want_coll += wk->e[q].kind == HS_TG_COLL ? x->tp : 0;
+      }
+      want_bucket += x->n_buckets * x->tp;
+      want_items += x->n_items * x->tp;
+    }
+    int32_t coll = 0, bucket = 0, items = 0;
+    for (int32_t i = 0; i < meas.n_tasks; i++) {
+      coll += strcmp(meas.tasks[i].name, "allreduce") == 0;
+      bucket += strcmp(meas.tasks[i].name, "grad-allreduce") == 0;
+      items += strcmp(meas.tasks[i].name, "fwd") == 0 || strcmp(meas.tasks[i].name, "bwd") == 0;
+    }
+    CHECK_EQ_INT(coll, want_coll);
+    CHECK_EQ_INT(bucket, want_bucket);
+    CHECK_EQ_INT(items, want_items);
+    double rel = (w.rep.iteration_time_s - meas.iteration_time_s) / meas.iteration_time_s;
+    fprintf(stderr, "  %-28s predicted %.6g s measured %.6g s (%+.1f%%), %d TP collectives, %d "
+            "bucket all-reduces\n", plans[k], w.rep.iteration_time_s, meas.iteration_time_s,
+            100 * rel, coll, bucket);
+    CHECK(fabs(rel) < 0.15);
+    hs_measured_destroy(&meas);
+    world_free(&w);
+  }
+}
+
 /* The wall clock runs the same graph (no timing assertion: a shared machine). */
 static void test_wall_clock_runs(void)
 {
@@ -269,6 +315,7 @@ int main(void)
   HS_RUN(test_pipeline_loop);
   HS_RUN(test_single_device);
   HS_RUN(test_stage_isolation);
+  HS_RUN(test_parallel_shapes);
   HS_RUN(test_wall_clock_runs);
   unlink(g_profile);
   HS_TEST_END();

@@ -86,6 +86,10 @@ struct run {
   double *t_start, *t_end; /* per iteration (timed and warm-up) */
   int32_t n_iter_total;
   bool cpu_clock;
+  /* start gate: no worker touches a barrier before every thread exists */
+  pthread_mutex_t gate_mu;
+  pthread_cond_t gate_cv;
+  int gate;                /* 0 closed, 1 run, -1 give up */
 };
 
 /* ---- clocks -------------------------------------------------------------------
@@ -349,6 +353,13 @@ static void *worker_main(void *arg)
 {
   worker_t *w = arg;
   run_t *r = w->run;
+  pthread_mutex_lock(&r->gate_mu);
+  while (r->gate == 0)
+    pthread_cond_wait(&r->gate_cv, &r->gate_mu);
+  int go = r->gate;
+  pthread_mutex_unlock(&r->gate_mu);
+  if (go < 0)
+    return NULL;
   for (int32_t it = 0; it < r->n_iter_total; it++) {
     /* worker 0 resets the counters between the end and start barriers */
     if (w == &r->w[0])
@@ -541,16 +552,22 @@ hs_status_t hs_replay_cpu(const hs_taskgraph_t *tg, const hs_model_t *m, const h
   if (pthread_barrier_init(&r.all, NULL, (unsigned)r.n_w) != 0)
     HS_FAIL(hs_error_set(err, HS_EINTERNAL, "replay: cannot create a barrier"));
   all_live = true;
+  pthread_mutex_init(&r.gate_mu, NULL);
+  pthread_cond_init(&r.gate_cv, NULL);
   for (started = 0; started < r.n_w; started++)
     if (pthread_create(&r.w[started].th, NULL, worker_main, &r.w[started]) != 0)
       break;
-  if (started < r.n_w) {
-    /* cannot run a partial set (barriers would never open): report and abort */
-    hs_error_set(err, HS_EINTERNAL, "replay: could only start %d of %d threads", started, r.n_w);
-    abort();
-  }
-  for (int32_t k = 0; k < r.n_w; k++)
+  /* a partial set could never pass its barriers: the started ones leave */
+  pthread_mutex_lock(&r.gate_mu);
+  r.gate = started == r.n_w ? 1 : -1;
+  pthread_cond_broadcast(&r.gate_cv);
+  pthread_mutex_unlock(&r.gate_mu);
+  for (int32_t k = 0; k < started; k++)
     pthread_join(r.w[k].th, NULL);
+  pthread_mutex_destroy(&r.gate_mu);
+  pthread_cond_destroy(&r.gate_cv);
+  if (started < r.n_w)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "replay: could only start %d of %d threads", started, r.n_w));
   for (int32_t k = 0; k < r.n_w; k++)
     if (r.w[k].st != HS_OK)
       HS_FAIL(hs_error_set(err, r.w[k].st, "replay: %s", hs_status_message(r.w[k].st)));

@@ -60,6 +60,12 @@ assert any(n and n.startswith("measured dev 1") for n in names), names
 assert any(n and n.startswith("dev 1") for n in names), names
 meas = [e for e in t if e.get("ph") == "X" and e["pid"] >= 1000000]
 assert sum(1 for e in meas if e["name"] == "fwd mb3") == 2
+# same task identities in both timelines: (device, "fwd mbK"/"bwd mbK")
+def items(evs, off):
+    return {(e["pid"] - off, e["name"]) for e in evs if e["name"].split()[0] in ("fwd", "bwd")}
+sim = [e for e in t if e.get("ph") == "X" and e["pid"] < 1000000 and e.get("tid") == 0]
+assert items(sim, 0) == items(meas, 1000000), (items(sim, 0) ^ items(meas, 1000000))
+assert len(items(sim, 0)) == 16
 P
 # one stage in isolation
 expect 0 "$H" replay --backend cpu "${M[@]}" --plan "$D/pipeline2.json" --stage 1 --json

@@ -243,6 +243,36 @@ static hs_status_t add_timed(ctx_t *c, const timed_t *t)
   return HS_OK;
 }
 
+/* All-reduce of gradient bucket b on the comm stream once the compute stream
+ * has reached this point. */
+static hs_status_t issue_bucket(ctx_t *c, int32_t b, int32_t stage, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  renv_t env = c->env;
+  const hs_tg_bucket_t *bk = &c->tg->buckets[b];
+  int32_t g = c->bucket_group[b];
+  int32_t be = next_ev(c);
+  size_t eb = elem_bytes(c->dt);
+  CU(cudaEventRecord(c->ev_sync, c->s_comp));
+  CU(cudaStreamWaitEvent(c->s_comm, c->ev_sync, 0));
+  if (be >= 0)
+    CU(cudaEventRecord(c->ev[be].a, c->s_comm));
+  if (g >= 0 && c->groups[g].comm)
+    NC(ncclAllReduce(c->cbuf, c->cbuf, (size_t)(bk->bytes / (double)eb), nccl_type(c->dt), ncclSum,
+                     c->groups[g].comm, c->s_comm));
+  if (be >= 0) {
+    CU(cudaEventRecord(c->ev[be].b, c->s_comm));
+    timed_t t = {.kind = T_TASK, .ev = be};
+    t.task = (hs_meas_task_t){.exec = c->exec, .device = c->device, .stage = stage, .mb = -1,
+                              .chunk = -1, .bytes = bk->bytes};
+    hs_strlcpy(t.task.name, "grad-allreduce", sizeof t.task.name);
+    if (add_timed(c, &t) != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  }
+cleanup:
+  return st;
+}
+
 static bool active(const hs_replay_opts_t *o, const hs_tg_exec_t *x)
 {
   return o->only_stage < 0 || (x->pipeline == 0 && x->v == 1 && x->rank == o->only_stage);
@@ -539,29 +569,10 @@ hs_status_t hs_replay_cuda(const hs_taskgraph_t *tg, const hs_model_t *m, const 
           }
         }
         /* gradient buckets whose ops' final backward just completed */
-        while (final_bwd && en->kind == HS_TG_KERNEL && bucket_head < x->n_buckets &&
-               cx.bucket_group && tg->buckets[x->buckets[bucket_head]].op_first >= en->op) {
-          const hs_tg_bucket_t *bk = &tg->buckets[x->buckets[bucket_head]];
-          int32_t g = cx.bucket_group[x->buckets[bucket_head]];
-          int32_t be = next_ev(&cx);
-          CU(cudaEventRecord(cx.ev_sync, cx.s_comp));
-          CU(cudaStreamWaitEvent(cx.s_comm, cx.ev_sync, 0));
-          if (be >= 0)
-            CU(cudaEventRecord(cx.ev[be].a, cx.s_comm));
-          if (g >= 0 && cx.groups[g].comm)
-            NC(ncclAllReduce(cx.cbuf, cx.cbuf, (size_t)(bk->bytes / (double)eb), nccl_type(cx.dt),
-                             ncclSum, cx.groups[g].comm, cx.s_comm));
-          if (be >= 0) {
-            CU(cudaEventRecord(cx.ev[be].b, cx.s_comm));
-            timed_t t = {.kind = T_TASK, .ev = be};
-            hs_strlcpy(t.task.name, "grad-allreduce", sizeof t.task.name);
-            t.task = (hs_meas_task_t){.exec = cx.exec, .device = cx.device,
-                                      .stage = hs_tg_stage(x, it->chunk), .mb = -1, .chunk = -1,
-                                      .bytes = bk->bytes};
-            hs_strlcpy(t.task.name, "grad-allreduce", sizeof t.task.name);
-            if (add_timed(&cx, &t) != HS_OK)
-              HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-          }
+        while (final_bwd && en->kind == HS_TG_KERNEL && en->phase == HS_PHASE_BWD &&
+               bucket_head < x->n_buckets && cx.bucket_group &&
+               tg->buckets[x->buckets[bucket_head]].op_first >= en->op) {
+          HS_CHECK(issue_bucket(&cx, x->buckets[bucket_head], hs_tg_stage(x, it->chunk), err));
           bucket_head++;
         }
       }
@@ -604,6 +615,12 @@ hs_status_t hs_replay_cuda(const hs_taskgraph_t *tg, const hs_model_t *m, const 
             HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
         }
       }
+    }
+    /* buckets not yet issued (none when every op's final backward matched
+     * above): issuing them keeps every holder's collective sequence equal */
+    while (bucket_head < x->n_buckets && cx.bucket_group) {
+      HS_CHECK(issue_bucket(&cx, x->buckets[bucket_head], hs_tg_stage(x, 0), err));
+      bucket_head++;
     }
     /* optimizer after every bucket and every send */
     CU(cudaEventRecord(cx.ev_sync, cx.s_comm));
