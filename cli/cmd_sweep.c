@@ -118,6 +118,9 @@ static void emit(out_t *o, uint64_t job, const char *rows)
 }
 
 #ifdef HS_HAVE_MPI
+/* MPI is process-global state by nature (one MPI_Init per process), so the
+ * rank facts live in file statics rather than being threaded through the
+ * row callback. */
 static bool mpi_on;
 static int mpi_rank, mpi_size;
 
@@ -410,11 +413,19 @@ int hs_cmd_sweep(int argc, char **argv)
 #endif
   if (st != HS_OK) {
     rc = hs_cli_fail(&err, st);
+#ifdef HS_HAVE_MPI
+    if (mpi_on) /* the other ranks wait for rows this rank will not send or take */
+      MPI_Abort(MPI_COMM_WORLD, rc);
+#endif
     goto out;
   }
   if (o.write_error) {
     fprintf(stderr, "hetsim: %s: write error\n", path ? path : "stdout");
     rc = 1;
+#ifdef HS_HAVE_MPI
+    if (mpi_on)
+      MPI_Abort(MPI_COMM_WORLD, rc);
+#endif
     goto out;
   }
   if (o.f) {

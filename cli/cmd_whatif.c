@@ -109,6 +109,14 @@ static hs_status_t map_option(void *ctx, size_t i, void **out, size_t *len, hs_e
   return HS_OK;
 }
 
+static int lost_option(void *ctx, size_t i, const char *why)
+{
+  job_t *j = ctx;
+  snprintf(j->rows[i].why, sizeof j->rows[i].why, "%s", why);
+  j->rows[i].ok = false;
+  return 0;
+}
+
 static int sink_option(void *ctx, size_t i, const void *data, size_t len)
 {
   job_t *j = ctx;
@@ -368,7 +376,7 @@ int hs_cmd_whatif(int argc, char **argv)
              overrides, n_over, wo.price, strategies, n_strategies, &po, rows, false};
   if (!strcmp(fmt, "table"))
     fprintf(stderr, "whatif: %zu options x %d strategies...\n", n_options, n_strategies);
-  if ((st = hs_map_processes(n_options, (int)workers, map_option, sink_option, &j, &err)) != HS_OK) {
+  if ((st = hs_map_processes(n_options, (int)workers, map_option, sink_option, lost_option, &j, &err)) != HS_OK) {
     rc = hs_cli_fail(&err, st);
     goto out;
   }
@@ -439,6 +447,7 @@ int hs_cmd_whatif(int argc, char **argv)
     goto out;
   }
   bool csv = !strcmp(fmt, "csv");
+  int lw = 12; /* option column width */
   if (csv) {
     printf("rank,option,n_gpus,added_usd_per_hour,usd_per_hour,strategy,tokens_per_s,iteration_s,"
            "mfu,usd_per_million_tokens,pareto,plan,reason\n");
@@ -447,7 +456,10 @@ int hs_cmd_whatif(int argc, char **argv)
            oc && !replace ? base.name : "(nothing)", budget, pname);
     for (int32_t k = 0; k < n_types; k++)
       printf("  %-16s %7.4f USD/GPU-h  (%s)\n", gpus[k], price[k], source[k]);
-    printf("%4s  %-34s %5s %9s %9s  %-13s %10s %8s %6s %8s %3s  %s\n", "rank", "option", "GPUs",
+    for (size_t i = 0; i < shown; i++)
+      if ((int)strlen(rows[i].label) > lw)
+        lw = (int)strlen(rows[i].label);
+    printf("%4s  %-*s %5s %9s %9s  %-13s %10s %8s %6s %8s %3s  %s\n", "rank", lw, "option", "GPUs",
            "+USD/h", "USD/h", "strategy", "tokens/s", "iter s", "MFU", "$/Mtok", "PF", "plan");
   }
   for (size_t i = 0; i < shown; i++) {
@@ -471,14 +483,14 @@ int hs_cmd_whatif(int argc, char **argv)
       continue;
     }
     if (!r->ok) {
-      printf("%4zu  %-34s %5d %9.2f %9.2f  n/a: %s\n", i + 1, r->label, r->best.n_gpus,
+      printf("%4zu  %-*s %5d %9.2f %9.2f  n/a: %s\n", i + 1, lw, r->label, r->best.n_gpus,
              r->opt->added_usd_per_hour, r->usd_h, r->why);
       continue;
     }
     char mt[32] = "-";
     if (isfinite(r->usd_mtok))
       snprintf(mt, sizeof mt, "%.4f", r->usd_mtok);
-    printf("%4zu  %-34s %5d %9.2f %9.2f  %-13s %10.0f %8.4f %5.1f%% %8s %3s  %s\n", i + 1, r->label,
+    printf("%4zu  %-*s %5d %9.2f %9.2f  %-13s %10.0f %8.4f %5.1f%% %8s %3s  %s\n", i + 1, lw, r->label,
            r->best.n_gpus, r->opt->added_usd_per_hour, r->usd_h, r->strategy, r->best.tokens_per_s,
            r->best.iteration_s, r->best.mfu * 100.0, mt, r->front ? "*" : "", r->best.plan);
   }

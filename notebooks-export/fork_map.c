@@ -14,7 +14,10 @@
  * is not HS_OK). The parent hands the next index to whichever worker
  * answered (dynamic balancing) and closes the command pipe when none is
  * left; the worker then _exits. Results reach `sink` in completion order, in
- * the parent, one at a time.
+ * the parent, one at a time. A worker that dies (a crash in a planner, the
+ * OOM killer) is reaped and replaced by a fresh one; its item goes to `lost`
+ * so the caller can record it (a sweep writes error rows) and the run goes
+ * on.
  */
 #include "hs_export.h"
 
@@ -113,8 +116,46 @@ static hs_status_t run_inline(size_t n, hs_map_fn fn, hs_sink_fn sink, void *ctx
   return HS_OK;
 }
 
-hs_status_t hs_map_processes(size_t n, int workers, hs_map_fn fn, hs_sink_fn sink, void *ctx,
-                             hs_error_t *err)
+/* Starts worker k (pipes and fork); false when the system refuses. The
+ * child closes every other worker's pipe ends. */
+static bool spawn(int k, pid_t *pid, int *cmd, int *res, hs_map_fn fn, void *ctx)
+{
+  int c[2], r[2];
+  if (pipe(c) != 0)
+    return false;
+  if (pipe(r) != 0) {
+    close(c[0]);
+    close(c[1]);
+    return false;
+  }
+  pid_t p = fork();
+  if (p < 0) {
+    close(c[0]), close(c[1]), close(r[0]), close(r[1]);
+    return false;
+  }
+  if (p == 0) {
+    for (int o = 0; o < MAX_WORKERS; o++) {
+      if (o == k || pid[o] <= 0)
+        continue;
+      if (cmd[o] >= 0)
+        close(cmd[o]);
+      close(res[o]);
+    }
+    close(c[1]);
+    close(r[0]);
+    child_loop(c[0], r[1], fn, ctx);
+    _exit(0);
+  }
+  close(c[0]);
+  close(r[1]);
+  pid[k] = p;
+  cmd[k] = c[1];
+  res[k] = r[0];
+  return true;
+}
+
+hs_status_t hs_map_processes(size_t n, int workers, hs_map_fn fn, hs_sink_fn sink, hs_lost_fn lost,
+                             void *ctx, hs_error_t *err)
 {
   if (workers > MAX_WORKERS)
     workers = MAX_WORKERS;
@@ -126,6 +167,10 @@ hs_status_t hs_map_processes(size_t n, int workers, hs_map_fn fn, hs_sink_fn sin
   hs_status_t st = HS_OK;
   pid_t pid[MAX_WORKERS];
   int cmd[MAX_WORKERS], res[MAX_WORKERS];
+  for (int k = 0; k < MAX_WORKERS; k++) {
+    pid[k] = -1;
+    cmd[k] = res[k] = -1;
+  }
   int64_t busy[MAX_WORKERS]; /* index in flight, -1 = idle */
   int started = 0;
   size_t next = 0, done = 0;
@@ -135,37 +180,11 @@ hs_status_t hs_map_processes(size_t n, int workers, hs_map_fn fn, hs_sink_fn sin
   ign.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ign, &old_pipe); /* a dead worker must not kill us on write */
   fflush(NULL);                        /* nothing buffered may be written twice */
-  for (; started < workers; started++) {
-    int c[2], r[2];
-    if (pipe(c) != 0)
+  for (; started < workers; started++)
+    if (!spawn(started, pid, cmd, res, fn, ctx))
       break;
-    if (pipe(r) != 0) {
-      close(c[0]);
-      close(c[1]);
-      break;
-    }
-    pid_t p = fork();
-    if (p < 0) {
-      close(c[0]), close(c[1]), close(r[0]), close(r[1]);
-      break;
-    }
-    if (p == 0) {
-      for (int k = 0; k < started; k++) { /* other workers' pipes */
-        close(cmd[k]);
-        close(res[k]);
-      }
-      close(c[1]);
-      close(r[0]);
-      child_loop(c[0], r[1], fn, ctx);
-      _exit(0);
-    }
-    close(c[0]);
-    close(r[1]);
-    pid[started] = p;
-    cmd[started] = c[1];
-    res[started] = r[0];
-    busy[started] = -1;
-  }
+  for (int k = 0; k < started; k++)
+    busy[k] = -1;
   if (started == 0) {
     sigaction(SIGPIPE, &old_pipe, NULL);
     return run_inline(n, fn, sink, ctx, err);
@@ -218,18 +237,41 @@ hs_status_t hs_map_processes(size_t n, int workers, hs_map_fn fn, hs_sink_fn sin
       }
       if (rr != 1 || h.index != (uint64_t)busy[k]) {
         int wst = 0;
+        int64_t item = busy[k];
         if (cmd[k] >= 0)
           close(cmd[k]);
-        cmd[k] = -1;
+        close(res[k]);
+        cmd[k] = res[k] = -1;
+        kill(pid[k], SIGKILL); /* a garbled answer: make sure it is gone */
         waitpid(pid[k], &wst, 0);
         pid[k] = -1;
-        st = hs_error_set(err, HS_EINTERNAL, "worker process for item %lld died (%s %d)",
-                          (long long)busy[k], WIFSIGNALED(wst) ? "signal" : "exit status",
-                          WIFSIGNALED(wst) ? WTERMSIG(wst) : WEXITSTATUS(wst));
         busy[k] = -1;
         free(data);
-        stop = true;
-        break;
+        char why[128];
+        snprintf(why, sizeof why, "worker process died (%s %d)",
+                 WIFSIGNALED(wst) ? "signal" : "exit status",
+                 WIFSIGNALED(wst) ? WTERMSIG(wst) : WEXITSTATUS(wst));
+        if (!lost) {
+          st = hs_error_set(err, HS_EINTERNAL, "item %lld: %s", (long long)item, why);
+          stop = true;
+          break;
+        }
+        done++;
+        if (lost(ctx, (size_t)item, why)) {
+          stop = true;
+          break;
+        }
+        /* replace the worker and give it the next item */
+        if (next < n && spawn(k, pid, cmd, res, fn, ctx)) {
+          uint64_t idx = next;
+          if (write_full(cmd[k], &idx, sizeof idx))
+            busy[k] = (int64_t)next++;
+          else {
+            close(cmd[k]);
+            cmd[k] = -1;
+          }
+        }
+        continue;
       }
       done++;
       busy[k] = -1;
@@ -261,7 +303,8 @@ hs_status_t hs_map_processes(size_t n, int workers, hs_map_fn fn, hs_sink_fn sin
         kill(pid[k], SIGTERM);
       waitpid(pid[k], NULL, 0);
     }
-    close(res[k]);
+    if (res[k] >= 0)
+      close(res[k]);
   }
   sigaction(SIGPIPE, &old_pipe, NULL);
   return st;

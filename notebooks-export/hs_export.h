@@ -66,7 +66,7 @@ typedef struct hs_sweep_spec {
   int32_t gpus_per_node;            /* default 8 */
   double comp_nic_GBps, comp_xsite_GBps, comp_xsite_latency_us; /* composition defaults */
   /* Planning and reporting. */
-  double train_tokens;              /* for time and cost to train; default 1e9... see docs */
+  double train_tokens;              /* for time and cost to train; default 1e11 */
   double time_limit_s;              /* per job search budget; default 60 */
   int32_t max_microbatch_size;      /* default 8 */
   int64_t seq_len;                  /* 0 = the model's */
@@ -144,13 +144,16 @@ void hs_cluster_set_prices(hs_cluster_t *c, const hs_price_override_t *o, size_t
 /* Runs items 0..n-1 on `workers` forked worker processes (1 = in this
  * process; fork_map.c says why not threads): fn computes item i into a
  * malloc'd buffer in the worker, sink receives it in this process, one call
- * at a time, in completion order; a non-zero sink return stops the run. A
- * failing fn (its status and message) or a worker that dies stops the run
- * with that error. Each i runs at most once. */
+ * at a time, in completion order; a non-zero sink or lost return stops the
+ * run. A failing fn (its status and message) stops the run with that error.
+ * A worker that dies is replaced and its item goes to `lost` with the reason
+ * ("worker process died (signal 11)"); with lost NULL that stops the run
+ * with HS_EINTERNAL. Each i runs at most once. */
 typedef hs_status_t (*hs_map_fn)(void *ctx, size_t i, void **out, size_t *len, hs_error_t *err);
 typedef int (*hs_sink_fn)(void *ctx, size_t i, const void *data, size_t len);
-hs_status_t hs_map_processes(size_t n, int workers, hs_map_fn fn, hs_sink_fn sink, void *ctx,
-                             hs_error_t *err);
+typedef int (*hs_lost_fn)(void *ctx, size_t i, const char *why);
+hs_status_t hs_map_processes(size_t n, int workers, hs_map_fn fn, hs_sink_fn sink, hs_lost_fn lost,
+                             void *ctx, hs_error_t *err);
 
 /* ---- sweep rows ----------------------------------------------------------- */
 
@@ -164,6 +167,10 @@ const char *hs_sweep_csv_header(void);
  * Errors of the point's inputs go into the rows; HS_ENOMEM otherwise. */
 hs_status_t hs_sweep_job_run(const hs_sweep_spec_t *s, uint64_t job, unsigned flags, char **rows,
                              hs_error_t *err);
+/* Rows of job `job` marked error with reason `why` (a worker that died on
+ * it): inputs as hs_sweep_job_run writes them, no results. Caller frees. */
+hs_status_t hs_sweep_job_error_rows(const hs_sweep_spec_t *s, uint64_t job, const char *why,
+                                    char **rows, hs_error_t *err);
 /* The input columns of row `point` ("0,cluster,...,strategy,price_model,"),
  * used by --resume to check that a stored row belongs to this spec. */
 void hs_sweep_row_inputs(const hs_sweep_spec_t *s, uint64_t point, char *buf, size_t n);

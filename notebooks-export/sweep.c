@@ -414,6 +414,26 @@ cleanup:
   return st;
 }
 
+hs_status_t hs_sweep_job_error_rows(const hs_sweep_spec_t *s, uint64_t job, const char *why,
+                                    char **rows, hs_error_t *err)
+{
+  hs_eval_t e;
+  sbuf_t b = {0};
+  memset(&e, 0, sizeof e);
+  snprintf(e.error, sizeof e.error, "%.390s", why);
+  for (size_t k = 0; k < s->n_prices; k++) {
+    row_inputs(&b, s, job * s->n_prices + k);
+    row_results(&b, s, &e, s->prices[k], HS_SWEEP_NO_TIMINGS);
+  }
+  if (b.oom) {
+    free(b.p);
+    *rows = NULL;
+    return hs_error_set(err, HS_ENOMEM, "out of memory formatting sweep rows");
+  }
+  *rows = b.p;
+  return HS_OK;
+}
+
 /* ---- running jobs on worker processes ---------------------------------------- */
 
 typedef struct run_ctx {
@@ -440,9 +460,22 @@ static int sink_item(void *ctx, size_t i, const void *data, size_t len)
   return len ? r->fn(r->ctx, r->jobs[i], data) : 0;
 }
 
+static int lost_item(void *ctx, size_t i, const char *why)
+{
+  run_ctx_t *r = ctx;
+  char *rows = NULL;
+  hs_error_t err;
+  hs_error_init(&err);
+  if (hs_sweep_job_error_rows(r->s, r->jobs[i], why, &rows, &err) != HS_OK)
+    return 1;
+  int stop = r->fn(r->ctx, r->jobs[i], rows);
+  free(rows);
+  return stop;
+}
+
 hs_status_t hs_sweep_run(const hs_sweep_spec_t *s, const uint64_t *jobs, size_t n, int workers,
                          unsigned flags, hs_sweep_row_fn fn, void *ctx, hs_error_t *err)
 {
   run_ctx_t r = {s, jobs, flags, fn, ctx};
-  return hs_map_processes(n, workers, run_item, sink_item, &r, err);
+  return hs_map_processes(n, workers, run_item, sink_item, lost_item, &r, err);
 }

@@ -7,6 +7,8 @@
 #include "hs_export.h"
 #include "hs_test.h"
 
+#include <signal.h>
+
 static const char *spec_text =
     "{\"name\": \"run\",\n"
     " \"clusters\": [\"dgx-a100-1node\", {\"A100-SXM4-40GB\": 8, \"V100-SXM2-16GB\": 8}],\n"
@@ -220,11 +222,68 @@ static void test_resume_and_sort(void)
   hs_sweep_spec_destroy(&s);
 }
 
+/* Worker processes: every item once, results in the parent; a worker that
+ * dies costs its item only (reported through `lost`), or stops the run when
+ * no `lost` is given. */
+typedef struct mapctx {
+  int seen[64];
+  int lost[64];
+  char why[128];
+} mapctx_t;
+
+static hs_status_t square(void *ctx, size_t i, void **out, size_t *len, hs_error_t *err)
+{
+  (void)ctx;
+  (void)err;
+  if (i == 5)
+    raise(SIGKILL); /* a crash in the middle of a job */
+  long *v = malloc(sizeof *v);
+  *v = (long)(i * i);
+  *out = v;
+  *len = sizeof *v;
+  return HS_OK;
+}
+
+static int sink_sq(void *ctx, size_t i, const void *data, size_t len)
+{
+  mapctx_t *m = ctx;
+  if (len == sizeof(long) && *(const long *)data == (long)(i * i))
+    m->seen[i]++;
+  return 0;
+}
+
+static int lost_sq(void *ctx, size_t i, const char *why)
+{
+  mapctx_t *m = ctx;
+  m->lost[i]++;
+  snprintf(m->why, sizeof m->why, "%s", why);
+  return 0;
+}
+
+static void test_worker_crash(void)
+{
+  mapctx_t m;
+  memset(&m, 0, sizeof m);
+  hs_error_t err;
+  hs_error_init(&err);
+  CHECK_EQ_INT(hs_map_processes(40, 3, square, sink_sq, lost_sq, &m, &err), HS_OK);
+  for (int i = 0; i < 40; i++) {
+    CHECK_EQ_INT(m.seen[i], i == 5 ? 0 : 1);
+    CHECK_EQ_INT(m.lost[i], i == 5 ? 1 : 0);
+  }
+  CHECK_CONTAINS(m.why, "signal 9");
+  memset(&m, 0, sizeof m);
+  hs_error_init(&err);
+  CHECK(hs_map_processes(40, 2, square, sink_sq, NULL, &m, &err) == HS_EINTERNAL);
+  CHECK_CONTAINS(err.msg, "item 5");
+}
+
 int main(void)
 {
   HS_RUN(test_workers_same_rows);
   HS_RUN(test_row_values);
   HS_RUN(test_resume_and_sort);
+  HS_RUN(test_worker_crash);
   free(out_serial);
   free(out_threads);
   HS_TEST_END();

@@ -54,14 +54,16 @@ printf 'a,b\n1,2\n' >"$tmp/other.csv"
 "$bin" export "$tmp/results.csv" 2>"$tmp/err"
 [ $? -eq 2 ] || die "export without an output should exit 2"
 
-# execute the notebook headless; any cell error fails
+# execute the notebook headless; any cell error fails. The kernel draws with
+# matplotlib-inline (Agg underneath, no display needed) so figures land in
+# the outputs and are counted.
 if ! $py -c 'import nbformat, nbclient, ipykernel, matplotlib, pandas' 2>/dev/null; then
   echo "SKIP: /usr/bin/python3 lacks nbformat/nbclient/ipykernel/matplotlib/pandas (scripts/setup.sh installs them)" >&2
   [ $fail -eq 0 ] && exit 77
   exit $fail
 fi
 run_nb() {
-  (cd "$(dirname "$1")" && MPLBACKEND=Agg PYDEVD_DISABLE_FILE_VALIDATION=1 $py -Xfrozen_modules=off - "$1" <<'PY'
+  (cd "$(dirname "$1")" && env -u MPLBACKEND PYDEVD_DISABLE_FILE_VALIDATION=1 $py -Xfrozen_modules=off - "$1" <<'PY'
 import sys, nbformat, nbclient
 nb = nbformat.read(sys.argv[1], as_version=4)
 nbformat.validate(nb)
@@ -81,7 +83,7 @@ J
 mkdir -p "$tmp/f"
 "$bin" sweep "$tmp/fails.json" -o "$tmp/f/fails.csv" --quiet
 "$bin" export "$tmp/f/fails.csv" --notebook "$tmp/f/fails.ipynb" 2>/dev/null || die "export of failures failed"
-(cd "$tmp/f" && MPLBACKEND=Agg PYDEVD_DISABLE_FILE_VALIDATION=1 $py -Xfrozen_modules=off -c '
+(cd "$tmp/f" && env -u MPLBACKEND PYDEVD_DISABLE_FILE_VALIDATION=1 $py -Xfrozen_modules=off -c '
 import nbformat, nbclient
 nb = nbformat.read("fails.ipynb", as_version=4)
 nbclient.NotebookClient(nb, kernel_name="python3", timeout=600).execute()

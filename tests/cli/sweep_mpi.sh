@@ -39,7 +39,17 @@ if command -v mpirun >/dev/null 2>&1; then
   ASAN_OPTIONS=${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0 \
     mpirun --oversubscribe -np 2 "$bin" sweep "$spec" -o "$tmp/mpij.csv" -j 2 --no-timings --quiet \
     >"$tmp/mpi.out" 2>&1 || die "mpirun -np 2 -j 2 sweep failed: $(tail -20 "$tmp/mpi.out")"
-  cmp -s "$tmp/serial.csv" "$tmp/mpij.csv" || die "2-rank x 2-thread MPI output differs from serial"
+  cmp -s "$tmp/serial.csv" "$tmp/mpij.csv" || die "2-rank x 2-worker MPI output differs from serial"
+  # rows to stdout from 3 ranks, and --resume under MPI
+  ASAN_OPTIONS=${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0 \
+    mpirun --oversubscribe -np 3 "$bin" sweep "$spec" --no-timings --quiet >"$tmp/mpi3.csv" 2>"$tmp/mpi.out" ||
+    die "mpirun -np 3 to stdout failed: $(tail -20 "$tmp/mpi.out")"
+  cmp -s "$tmp/serial.csv" "$tmp/mpi3.csv" || die "3-rank stdout output differs from serial"
+  head -c 3000 "$tmp/serial.csv" >"$tmp/mpires.csv"
+  ASAN_OPTIONS=${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0 \
+    mpirun --oversubscribe -np 2 "$bin" sweep "$spec" -o "$tmp/mpires.csv" --resume --no-timings --quiet \
+    >"$tmp/mpi.out" 2>&1 || die "mpirun --resume failed: $(tail -20 "$tmp/mpi.out")"
+  cmp -s "$tmp/serial.csv" "$tmp/mpires.csv" || die "MPI --resume output differs from serial"
 else
   die "mpirun not found: install openmpi-bin (scripts/setup.sh)"
 fi
