@@ -622,8 +622,8 @@ cleanup:
 }
 
 
-/* HAP has no memory term. hetsim runs HAP's programs as their data-parallel
- * part (docs/hap.md), so an emitted plan must fit as such: try gradient
+/* HAP has no memory term, but an emitted plan must fit (as simulated: SPMD
+ * stages keep only their slice of sharded parameters): try gradient
  * accumulation (more, smaller microbatches), then ZeRO-1 optimizer sharding,
  * then full recomputation, in that order of cost; the first configuration
  * where every device fits wins. None fitting is HS_EINFEASIBLE, with the
@@ -679,14 +679,20 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
   {
     const hs_gpu_t *g = hs_cluster_gpu(a->c, worst_dev);
     st = hs_error_set(err, HS_EINFEASIBLE,
-                      "hap: no data-parallel program fits: device %d (%s, %.1f GB) needs %.1f GB "
-                      "even with ZeRO-1, full recompute and one-sample microbatches (hetsim "
-                      "simulates HAP's programs as data parallel; see docs/hap.md)",
+                      "hap: the program does not fit: device %d (%s, %.1f GB) needs %.1f GB even "
+                      "with ZeRO-1, full recompute and one-sample microbatches (HAP's search has "
+                      "no memory term; see docs/hap.md)",
                       worst_dev, g->name, g->mem_bytes / 1e9, best_over * g->mem_bytes / 1e9);
   }
 cleanup:
   free(mem);
   return st;
+}
+
+static bool emitted(const instr_t *p)
+{
+  bool batch = p->rule == R_REPL || p->rule == R_BATCH || p->rule == R_BATCH_SFB;
+  return !batch || p->conv != HS_COLL__COUNT;
 }
 
 static hs_status_t hap_result(void *state, hs_plan_t *out, hs_search_stats_t *stats,
@@ -727,24 +733,24 @@ static hs_status_t hap_result(void *state, hs_plan_t *out, hs_search_stats_t *st
     stg->replicas[i].share = rd / total;
     i++;
   }
-  /* sharding[]: every op with a sharded rule and an exchange */
+  /* sharding[]: every op that is not plain data parallel (its rule says how
+   * it is split) or that converts its input layout (collective); batch
+   * rules without a conversion are the plan's data-parallel default */
   int32_t ns = 0;
   for (size_t k = 0; k < a->m->n_ops; k++)
-    if (a->best_prog[k].rule != R_REPL &&
-        (a->best_prog[k].conv != HS_COLL__COUNT || a->best_prog[k].own != HS_COLL__COUNT))
-      ns++;
+    ns += emitted(&a->best_prog[k]);
   if (ns > 0) {
     out->shards = hs_calloc((size_t)ns, sizeof *out->shards);
     if (!out->shards)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "hap: out of memory"));
     for (size_t k = 0; k < a->m->n_ops; k++) {
       const instr_t *p = &a->best_prog[k];
-      if (p->rule == R_REPL || (p->conv == HS_COLL__COUNT && p->own == HS_COLL__COUNT))
+      if (!emitted(p))
         continue;
       hs_plan_shard_t *s = &out->shards[out->n_shards++];
       s->op = (int32_t)k;
-      s->dim = rule_dim[p->rule];
-      s->collective = p->conv != HS_COLL__COUNT ? p->conv : p->own;
+      s->dim = p->rule == R_REPL ? HS_SHARD_BATCH : rule_dim[p->rule];
+      s->collective = p->conv;
     }
   }
   char fit[96];

@@ -57,7 +57,7 @@ typedef struct hs_plan_pipeline {
 typedef struct hs_plan_shard {
   int32_t op;
   uint32_t dim;              /* one HS_SHARD_* bit */
-  hs_coll_op_t collective;   /* the exchange chosen for this op's tensor */
+  hs_coll_op_t collective;   /* converts the op's input layout; HS_COLL__COUNT = none */
 } hs_plan_shard_t;
 
 #define HS_SCHED_NAME_MAX 32

@@ -54,6 +54,12 @@ void hs__lowered_destroy(hs_lowered_t *l)
     free(l->buckets[b].devices);
   }
   free(l->buckets);
+  for (int32_t g = 0; g < l->n_groups; g++) {
+    free(l->groups[g].execs);
+    free(l->groups[g].devices);
+    free(l->groups[g].shares);
+  }
+  free(l->groups);
   if (l->stage_exec) {
     /* one array per pipeline */
     for (int32_t i = 0; l->max_replicas && l->stage_exec[i]; i++)
@@ -71,7 +77,27 @@ typedef struct tbuild {
   size_t n, cap;
   double acc_s, acc_flops;
   int32_t lo, hi;
+  int32_t next_group;      /* group of the next cut's collective (-1: TP group) */
 } tbuild_t;
+
+/* HAP's per-op SPMD exchanges (plan.sharding), resolved for lowering: the
+ * collective converting op k's input before it runs, the one exchanging its
+ * output after it (partial sums: all-reduce or reduce-scatter), and whether
+ * its parameters are split over the group (feature/head/expert/vocab rules)
+ * rather than replicated (batch rules). */
+typedef struct spmd_op {
+  hs_coll_op_t before, after;
+  bool col_split;          /* column-split GEMM: input gradient all-reduced in backward */
+  bool sharded_params;
+} spmd_op_t;
+
+/* Stage-wide context of a template: NULL spmd or group < 0 = none. */
+typedef struct spmd_ctx {
+  const spmd_op_t *ops;
+  int32_t group;
+  int32_t n;               /* group members */
+  double mb_samples;       /* the whole microbatch: SPMD tensors are split, not the batch */
+} spmd_ctx_t;
 
 static hs_status_t tb_cut(tbuild_t *b, double coll_bytes, hs_coll_op_t op)
 {
@@ -84,6 +110,8 @@ static hs_status_t tb_cut(tbuild_t *b, double coll_bytes, hs_coll_op_t op)
   s->compute_flops = b->acc_flops;
   s->coll_bytes = coll_bytes;
   s->coll_op = op;
+  s->group = coll_bytes > 0.0 ? b->next_group : -1;
+  b->next_group = -1;
   s->op_lo = b->lo;
   s->op_hi = b->hi;
   b->acc_s = 0.0;
@@ -103,6 +131,53 @@ static void tb_add(tbuild_t *b, const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t 
   b->hi = HS_MAX(b->hi, idx);
 }
 
+/* A stage-wide collective after the compute accumulated so far. */
+static hs_status_t tb_cut_group(tbuild_t *b, const spmd_ctx_t *sx, double bytes, hs_coll_op_t op)
+{
+  if (!(bytes > 0.0) || op == HS_COLL__COUNT)
+    return HS_OK;
+  b->next_group = sx->group;
+  return tb_cut(b, bytes, op);
+}
+
+/* Gradient-side dual of an exchange: what was gathered is reduce-scattered
+ * and vice versa; an all-to-all is undone by one; an all-reduce of partial
+ * sums needs nothing in backward (the output gradient is replicated). */
+static hs_coll_op_t spmd_dual(hs_coll_op_t op)
+{
+  switch (op) {
+  case HS_COLL_ALLGATHER:
+  case HS_COLL_PADDED_ALLGATHER:
+  case HS_COLL_GROUPED_BROADCAST:
+  case HS_COLL_BROADCAST: return HS_COLL_REDUCE_SCATTER;
+  case HS_COLL_REDUCE_SCATTER: return HS_COLL_ALLGATHER;
+  case HS_COLL_ALLTOALL: return HS_COLL_ALLTOALL;
+  default: return HS_COLL__COUNT;
+  }
+}
+
+static bool spmd_on(const spmd_ctx_t *sx)
+{
+  return sx && sx->ops && sx->group >= 0;
+}
+
+/* bytes of the tensor entering op i for the whole microbatch */
+static double spmd_in_bytes(const hs_model_t *m, int32_t i, const spmd_ctx_t *sx)
+{
+  return i > 0 ? m->ops[i - 1].out_bytes * sx->mb_samples : 0.0;
+}
+
+static double moe_a2a_bytes(const hs_op_t *op, double samples);
+
+/* bytes of op's output exchange for the whole microbatch: an expert
+ * all-to-all sends each rank's 1/n of the routed tokens (topk copies) */
+static double spmd_out_bytes(const hs_op_t *op, const spmd_op_t *so, const spmd_ctx_t *sx)
+{
+  if (so->after == HS_COLL_ALLTOALL)
+    return op->out_bytes * (op->topk > 0 ? op->topk : 1) * sx->mb_samples / sx->n;
+  return op->out_bytes * sx->mb_samples;
+}
+
 static double moe_a2a_bytes(const hs_op_t *op, double samples)
 {
   return op->out_bytes * (op->topk > 0 ? op->topk : 1) * samples;
@@ -111,10 +186,22 @@ static double moe_a2a_bytes(const hs_op_t *op, double samples)
 /* Forward ops [first, last) into b. */
 static hs_status_t forward_segments(tbuild_t *b, const hs_model_t *m, const hs_gpu_t *g,
                                     hs_dtype_t dt, int32_t first, int32_t last, double samples,
-                                    int32_t tp)
+                                    int32_t tp, const spmd_ctx_t *sx)
 {
   for (int32_t i = first; i < last; i++) {
     const hs_op_t *op = &m->ops[i];
+    if (spmd_on(sx)) {
+      const spmd_op_t *so = &sx->ops[i];
+      double in = spmd_in_bytes(m, i, sx);
+      if (so->before == HS_COLL_ALLTOALL)
+        in = op->kind == HS_OP_MOE_EXPERT ? spmd_out_bytes(op, so, sx) : in / sx->n;
+      if (tb_cut_group(b, sx, in, so->before) != HS_OK)
+        return HS_ENOMEM;
+      tb_add(b, g, dt, op, i, samples, tp, HS_PHASE_FWD);
+      if (tb_cut_group(b, sx, spmd_out_bytes(op, so, sx), so->after) != HS_OK)
+        return HS_ENOMEM;
+      continue;
+    }
     bool moe = op->kind == HS_OP_MOE_EXPERT && tp > 1;
     if (moe && tb_cut(b, moe_a2a_bytes(op, samples), HS_COLL_ALLTOALL) != HS_OK)
       return HS_ENOMEM;
@@ -130,17 +217,18 @@ static hs_status_t forward_segments(tbuild_t *b, const hs_model_t *m, const hs_g
 
 static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *stg,
                                   const hs_gpu_t *g, hs_dtype_t dt, double samples, int32_t tp,
-                                  hs_phase_t ph, hs_tmpl_t *out)
+                                  hs_phase_t ph, const spmd_ctx_t *sx, hs_tmpl_t *out)
 {
   tbuild_t b = {0};
   b.lo = INT32_MAX;
   b.hi = -1;
+  b.next_group = -1;
   hs_status_t st = HS_OK;
   if (ph == HS_PHASE_FWD) {
-    HS_CHECK(forward_segments(&b, m, g, dt, stg->op_first, stg->op_last, samples, tp));
+    HS_CHECK(forward_segments(&b, m, g, dt, stg->op_first, stg->op_last, samples, tp, sx));
   } else {
     if (stg->recompute == HS_RECOMPUTE_FULL) {
-      HS_CHECK(forward_segments(&b, m, g, dt, stg->op_first, stg->op_last, samples, tp));
+      HS_CHECK(forward_segments(&b, m, g, dt, stg->op_first, stg->op_last, samples, tp, sx));
     } else if (stg->recompute == HS_RECOMPUTE_SELECTIVE) {
       for (int32_t i = stg->op_first; i < stg->op_last; i++)
         if (m->ops[i].kind == HS_OP_ATTENTION)
@@ -148,6 +236,23 @@ static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *st
     }
     for (int32_t i = stg->op_last - 1; i >= stg->op_first; i--) {
       const hs_op_t *op = &m->ops[i];
+      if (spmd_on(sx)) {
+        /* mirror of the forward: the output gradient's exchange, the
+         * backward compute, then the input gradient's exchange */
+        const spmd_op_t *so = &sx->ops[i];
+        if (tb_cut_group(&b, sx, spmd_out_bytes(op, so, sx), spmd_dual(so->after)) != HS_OK)
+          HS_FAIL(HS_ENOMEM);
+        tb_add(&b, g, dt, op, i, samples, tp, HS_PHASE_BWD);
+        double in = spmd_in_bytes(m, i, sx);
+        if (so->col_split && tb_cut_group(&b, sx, in, HS_COLL_ALLREDUCE) != HS_OK)
+          HS_FAIL(HS_ENOMEM);
+        hs_coll_op_t d = spmd_dual(so->before);
+        if (d == HS_COLL_ALLTOALL)
+          in = op->kind == HS_OP_MOE_EXPERT ? spmd_out_bytes(op, so, sx) : in / sx->n;
+        if (tb_cut_group(&b, sx, in, d) != HS_OK)
+          HS_FAIL(HS_ENOMEM);
+        continue;
+      }
       bool moe = op->kind == HS_OP_MOE_EXPERT && tp > 1;
       if (moe && tb_cut(&b, moe_a2a_bytes(op, samples), HS_COLL_ALLTOALL) != HS_OK)
         HS_FAIL(HS_ENOMEM);
@@ -227,6 +332,34 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
   size_t pieces_cap = 0, out_cap = 0, buckets_cap = 0;
   holder_list_t *holders = NULL;
   int32_t *tmp = NULL;
+  spmd_op_t *spmd = NULL;
+
+  /* SPMD exchanges of HAP plans (plan.sharding) */
+  if (plan->n_shards > 0) {
+    spmd = hs_calloc(m->n_ops, sizeof *spmd);
+    if (!spmd)
+      HS_FAIL(HS_ENOMEM);
+    for (size_t k = 0; k < m->n_ops; k++)
+      spmd[k].before = spmd[k].after = HS_COLL__COUNT;
+    for (int32_t k = 0; k < plan->n_shards; k++) {
+      const hs_plan_shard_t *sh = &plan->shards[k];
+      spmd_op_t *so = &spmd[sh->op];
+      const hs_op_t *op = &m->ops[sh->op];
+      if (sh->collective != HS_COLL_P2P && sh->collective < HS_COLL__COUNT)
+        so->before = sh->collective;
+      /* the rule's own exchanges (HAP's instruction set): experts dispatch
+       * before and combine after (all-to-all); a column-split GEMM's input
+       * gradient is a partial sum (all-reduce in backward, see spmd_dual's
+       * caller); batch rules sync their replicated weight gradients in the
+       * ordinary gradient buckets */
+      if (sh->dim == HS_SHARD_EXPERTS) {
+        so->before = HS_COLL_ALLTOALL;
+        so->after = HS_COLL_ALLTOALL;
+      }
+      so->col_split = sh->dim == HS_SHARD_OUT && op->kind == HS_OP_GEMM;
+      so->sharded_params = (sh->dim & HS_SHARD_BATCH) == 0 && op->params > 0;
+    }
+  }
 
   /* Executors: one per (pipeline, rank, replica). */
   int32_t n_execs = 0;
@@ -256,9 +389,38 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
     const hs_plan_pipeline_t *pl = &plan->pipelines[i];
     int32_t ranks = pl->n_stages / v;
     for (int32_t r = 0; r < ranks; r++) {
+      /* an SPMD group: HAP's stage of single-device replicas */
+      const hs_plan_stage_t *st0 = &pl->stages[r];
+      bool spmd_stage = spmd && v == 1 && st0->n_replicas > 1;
+      for (int32_t q = 0; spmd_stage && q < st0->n_replicas; q++)
+        spmd_stage = st0->replicas[q].n_devices == 1;
+      int32_t gid = -1;
+      if (spmd_stage) {
+        hs_group_t *ng = hs_reallocarray(out->groups, (size_t)out->n_groups + 1, sizeof *ng);
+        if (!ng)
+          HS_FAIL(HS_ENOMEM);
+        out->groups = ng;
+        gid = out->n_groups++;
+        hs_group_t *gr = &out->groups[gid];
+        memset(gr, 0, sizeof *gr);
+        gr->n = st0->n_replicas;
+        gr->execs = hs_calloc((size_t)gr->n, sizeof *gr->execs);
+        gr->devices = hs_calloc((size_t)gr->n, sizeof *gr->devices);
+        gr->shares = hs_calloc((size_t)gr->n, sizeof *gr->shares);
+        if (!gr->execs || !gr->devices || !gr->shares)
+          HS_FAIL(HS_ENOMEM);
+        for (int32_t q = 0; q < gr->n; q++) {
+          gr->execs[q] = e + q;
+          gr->devices[q] = st0->replicas[q].devices[0];
+          gr->shares[q] = st0->replicas[q].share;
+        }
+      }
+      spmd_ctx_t sx = {.ops = spmd, .group = gid, .n = st0->n_replicas,
+                       .mb_samples = (double)pl->microbatch_size};
       for (int32_t q = 0; q < pl->stages[r].n_replicas; q++, e++) {
         hs_exec_t *x = &out->execs[e];
         const hs_plan_replica_t *rp = &pl->stages[r].replicas[q];
+        x->group = gid;
         x->pipeline = i;
         x->rank = r;
         x->replica = q;
@@ -284,7 +446,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
           double share = stg->replicas[q].share * pl->microbatch_size;
           for (int32_t ph = 0; ph < 2; ph++)
             HS_CHECK(build_template(m, stg, x->gpu, plan->precision, share, x->tp, (hs_phase_t)ph,
-                                    &x->tmpl[ch * 2 + ph]));
+                                    &sx, &x->tmpl[ch * 2 + ph]));
         }
         hs_sched_params_t sp = {.p = ranks, .v = v, .m = x->m, .rank = r,
                                 .warmup = pl->stages[r].warmup};
@@ -382,7 +544,10 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
         h->ids = ni;
         h->ids[h->n++] = x; /* x increases, so the list stays sorted */
         double div = (m->ops[op].tp_split == HS_TP_REPLICATE) ? 1.0 : ex->tp;
-        ex->params_per_device += m->ops[op].params / div;
+        if (ex->group >= 0 && spmd[op].sharded_params)
+          ex->params_per_device += m->ops[op].params * stg->replicas[ex->replica].share;
+        else
+          ex->params_per_device += m->ops[op].params / div;
       }
     }
   }
@@ -401,9 +566,12 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       while (hi >= lo) {
         double bytes = 0.0;
         int32_t b_lo = hi;
+        bool spmd_group = out->execs[h->ids[0]].group >= 0;
         for (;;) {
           double div = (m->ops[b_lo].tp_split == HS_TP_REPLICATE) ? 1.0 : tp;
-          bytes += m->ops[b_lo].params / div * grad_bytes;
+          /* sharded SPMD parameters: each device owns its slice, no sync */
+          if (!(spmd_group && spmd[b_lo].sharded_params))
+            bytes += m->ops[b_lo].params / div * grad_bytes;
           if (b_lo == lo || bytes >= plan->bucket_bytes)
             break;
           b_lo--;
@@ -466,6 +634,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
   }
 
 cleanup:
+  free(spmd);
   if (holders)
     for (size_t op = 0; op < m->n_ops; op++)
       free(holders[op].ids);

@@ -24,6 +24,8 @@ typedef struct hs_seg {
   double coll_bytes;        /* blocking TP collective after it; 0 = none */
   hs_coll_op_t coll_op;
   int32_t op_lo, op_hi;     /* ops covered [lo, hi] (for buckets and names) */
+  int32_t group;            /* -1: the collective runs over the executor's TP group;
+                               >= 0: over SPMD group `group` (hs_lowered_t.groups) */
 } hs_seg_t;
 
 typedef struct hs_tmpl {
@@ -74,7 +76,18 @@ typedef struct hs_exec {
   int32_t n_buckets;
   double params_per_device;
   double optimizer_ns_d;      /* optimizer step seconds */
+  int32_t group;              /* SPMD group of its stage, -1 none */
 } hs_exec_t;
+
+/* An SPMD stage (HAP plans): the single-device replicas of one stage that
+ * run sharded ops together. Its collectives are blocking and stage-wide:
+ * every member waits until all members arrive, then one collective runs. */
+typedef struct hs_group {
+  int32_t *execs;             /* members, ascending */
+  int32_t *devices;           /* one per member, same order */
+  double *shares;             /* each member's share of the microbatch (sum 1) */
+  int32_t n;
+} hs_group_t;
 
 typedef struct hs_lowered {
   hs_exec_t *execs;
@@ -85,6 +98,8 @@ typedef struct hs_lowered {
   int32_t n_out_list;
   hs_bucket_t *buckets;
   int32_t n_buckets;
+  hs_group_t *groups;
+  int32_t n_groups;
   /* exec id of (pipeline, stage, replica): stage_exec[pipeline] + stage*? see lower.c */
   int32_t **stage_exec;       /* [pipeline][stage * max_replicas + replica] */
   int32_t *max_replicas;      /* per pipeline */

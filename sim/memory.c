@@ -64,6 +64,7 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
 {
   hs_status_t st = HS_OK;
   int32_t *holders = NULL;
+  uint8_t *split = NULL; /* HAP SPMD: op's parameters are split over its stage */
   double *per_chunk = NULL;
   int32_t *inflight = NULL;
   hs_sched_item_t *order = NULL;
@@ -78,6 +79,14 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
   inflight = hs_calloc((size_t)v, sizeof *inflight);
   if (!holders || !per_chunk || !inflight)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  if (plan->n_shards > 0) {
+    split = hs_calloc(m->n_ops, 1);
+    if (!split)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+    for (int32_t k = 0; k < plan->n_shards; k++)
+      if (plan->shards[k].op >= 0 && (size_t)plan->shards[k].op < m->n_ops)
+        split[plan->shards[k].op] = (plan->shards[k].dim & HS_SHARD_BATCH) == 0;
+  }
   for (int32_t i = 0; i < plan->n_pipelines; i++)
     for (int32_t s = 0; s < plan->pipelines[i].n_stages; s++) {
       const hs_plan_stage_t *stg = &plan->pipelines[i].stages[s];
@@ -92,6 +101,10 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
     if (!order)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
     for (int32_t r = 0; r < ranks; r++) {
+      /* an SPMD stage (as lowered): single-device replicas, no interleaving */
+      bool spmd = split && v == 1 && pl->stages[r].n_replicas > 1;
+      for (int32_t q = 0; spmd && q < pl->stages[r].n_replicas; q++)
+        spmd = pl->stages[r].replicas[q].n_devices == 1;
       for (int32_t q = 0; q < pl->stages[r].n_replicas; q++) {
         const hs_plan_replica_t *rp = &pl->stages[r].replicas[q];
         int32_t tp = rp->n_devices;
@@ -104,8 +117,11 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
             const hs_op_t *o = &m->ops[op];
             double p = (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->params : o->params / tp;
             double opt = 12.0;
-            if (plan->optimizer_sharding && holders[op] > 1)
+            if (spmd && split[op]) {
+              p = o->params * stg->replicas[q].share; /* its slice, no replicas to share with */
+            } else if (plan->optimizer_sharding && holders[op] > 1) {
               opt /= holders[op];
+            }
             state += p * (4.0 + opt);
           }
           double saved, tr;
@@ -139,6 +155,7 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
   }
 cleanup:
   free(holders);
+  free(split);
   free(per_chunk);
   free(inflight);
   free(order);

@@ -239,14 +239,18 @@ hs_status_t hs_plan_parse(const char *text, const char *file, hs_plan_t *out, hs
                              "%s: %s.dim: must be batch, out, in, heads, experts or vocab, got \"%s\"",
                              file, p, dim));
       out->shards[k].dim = bit;
-      HS_CHECK(hs_json_string(&r, e, p, "collective", false, "allreduce", coll, sizeof coll));
-      int found = -1;
+      /* the collective that converts the op's input layout; "none" */
+      HS_CHECK(hs_json_string(&r, e, p, "collective", false, "none", coll, sizeof coll));
+      int found = strcmp(coll, "none") == 0 ? HS_COLL__COUNT : -1;
       for (int c = 0; c < HS_COLL__COUNT; c++)
-        if (strcmp(coll, hs_coll_op_name((hs_coll_op_t)c)) == 0)
+        if (strcmp(coll, hs_coll_op_name((hs_coll_op_t)c)) == 0 && c != HS_COLL_P2P)
           found = c;
       if (found < 0)
-        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.collective: unknown collective \"%s\"", file, p,
-                             coll));
+        HS_FAIL(hs_error_set(err, HS_EINVAL,
+                             "%s: %s.collective: must be none or a collective (allreduce, "
+                             "reducescatter, allgather, broadcast, alltoall, padded_allgather, "
+                             "grouped_broadcast), got \"%s\"",
+                             file, p, coll));
       out->shards[k].collective = (hs_coll_op_t)found;
     }
   }
@@ -321,7 +325,9 @@ cJSON *hs_plan_to_json(const hs_plan_t *p)
         if (p->shards[k].dim == (1u << d))
           dim = shard_dim_names[d];
       cJSON_AddStringToObject(o, "dim", dim);
-      cJSON_AddStringToObject(o, "collective", hs_coll_op_name(p->shards[k].collective));
+      cJSON_AddStringToObject(o, "collective", p->shards[k].collective < HS_COLL__COUNT
+                                                   ? hs_coll_op_name(p->shards[k].collective)
+                                                   : "none");
     }
   }
   return hs_json_finish(j);

@@ -72,6 +72,18 @@ typedef struct brun {
   int32_t id;
 } brun_t;
 
+/* An SPMD group's rendezvous: members block at a stage-wide collective
+ * until the last one arrives, then one collective runs over all of them.
+ * Members run the same templates in the same order, so the k-th arrival
+ * of every member is the same collective. */
+typedef struct grun {
+  int32_t arrived;
+  hs_coll_t coll;
+  const hs_seg_t *seg;   /* the collective being gathered */
+  struct sim *sim;
+  int32_t id;
+} grun_t;
+
 typedef struct bcoll_ctx {
   brun_t *b;
 } bcoll_ctx_t;
@@ -86,6 +98,7 @@ typedef struct sim {
   hs_net_t *net;
   xrun_t *x;
   brun_t *b;
+  grun_t *g;
   send_t *sends;
   send_t *free_sends;
   hs_status_t failure;
@@ -300,6 +313,55 @@ static void x_coll_done(hs_coll_t *c)
   x_advance(s, xr);
 }
 
+static void group_coll_done(hs_coll_t *c)
+{
+  grun_t *gr = HS_CONTAINER_OF(c, grun_t, coll);
+  sim_t *s = gr->sim;
+  const hs_group_t *g = &s->low.groups[gr->id];
+  gr->arrived = 0;
+  for (int32_t k = 0; k < g->n; k++) {
+    xrun_t *xr = &s->x[g->execs[k]];
+    xr->comm_ns += s->eng.now - xr->t_state;
+    if (s->trace)
+      hs_trace_comm(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), xr->pc, xr->t_state,
+                    s->eng.now, c->bytes);
+  }
+  /* release in member order (deterministic); a member cannot reach the
+   * next group collective before an engine event, so gr is free again */
+  for (int32_t k = 0; k < g->n; k++) {
+    xrun_t *xr = &s->x[g->execs[k]];
+    xr->state = X_READY;
+    xr->seg++;
+    x_advance(s, xr);
+  }
+}
+
+/* Member xr arrives at stage-wide collective sg of its group. */
+static void group_arrive(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_seg_t *sg)
+{
+  grun_t *gr = &s->g[ex->group];
+  const hs_group_t *g = &s->low.groups[ex->group];
+  xr->state = X_COLL;
+  xr->t_state = s->eng.now;
+  if (gr->arrived == 0)
+    gr->seg = sg;
+  if (++gr->arrived < g->n)
+    return;
+  hs_coll_t *c = &gr->coll;
+  memset(c, 0, sizeof *c);
+  c->op = gr->seg->coll_op;
+  c->devices = g->devices;
+  c->n = g->n;
+  c->bytes = gr->seg->coll_bytes;
+  c->shares = g->shares;
+  c->done = group_coll_done;
+  c->ctx = gr;
+  s->n_flows++;
+  hs_status_t st = hs_coll_start(s->net, c, s->err);
+  if (st != HS_OK)
+    fail(s, st, "starting an SPMD collective");
+}
+
 static void seg_finished(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_sched_item_t *it,
                          const hs_seg_t *sg)
 {
@@ -329,6 +391,10 @@ static void x_event(hs_engine_t *eng, hs_event_t *ev)
     hs_trace_compute(s->trace, ex, it->phase == HS_PHASE_FWD ? "fwd" : "bwd", it->mb, it->chunk,
                      xr->t_state, eng->now);
   seg_finished(s, xr, ex, it, sg);
+  if (sg->coll_bytes > 0.0 && sg->group >= 0) {
+    group_arrive(s, xr, ex, sg);
+    return;
+  }
   if (sg->coll_bytes > 0.0 && ex->tp > 1) {
     hs_coll_t *c = &xr->coll;
     memset(c, 0, sizeof *c);
@@ -431,6 +497,7 @@ static void sim_destroy(sim_t *s)
     for (int32_t b = 0; b < s->low.n_buckets; b++)
       free(s->b[b].colls);
   free(s->b);
+  free(s->g);
   free(s->sends);
   hs_topology_free(s->topo);
   hs__lowered_destroy(&s->low);
@@ -462,6 +529,29 @@ static int cmp_link_report(const void *a, const void *b)
   if (x->bytes != y->bytes)
     return x->bytes > y->bytes ? -1 : 1;
   return x->link - y->link;
+}
+
+/* Blocking collectives of one template, uncontended (TP group or SPMD group);
+ * NaN when an estimate runs out of memory. */
+static double seg_colls_s(const sim_t *s, const hs_exec_t *ex, const hs_tmpl_t *t)
+{
+  double sum = 0.0;
+  for (int32_t k = 0; k < t->n; k++) {
+    const hs_seg_t *sg = &t->segs[k];
+    if (!(sg->coll_bytes > 0))
+      continue;
+    hs_coll_t cc = {.op = sg->coll_op, .devices = ex->devices, .n = ex->tp, .bytes = sg->coll_bytes};
+    if (sg->group >= 0) {
+      const hs_group_t *g = &s->low.groups[sg->group];
+      cc.devices = g->devices;
+      cc.n = g->n;
+      cc.shares = g->shares;
+    } else if (ex->tp <= 1) {
+      continue;
+    }
+    sum += hs_coll_estimate_s(s->topo, &cc);
+  }
+  return sum;
 }
 
 static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
@@ -593,19 +683,7 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
       hs_strlcpy(sr->gpu, ex->gpu->name, sizeof sr->gpu);
       const hs_tmpl_t *tf = &ex->tmpl[ch * 2 + HS_PHASE_FWD], *tb = &ex->tmpl[ch * 2 + HS_PHASE_BWD];
       /* per-microbatch time including blocking TP collectives, uncontended */
-      double coll_f = 0.0, coll_b = 0.0;
-      for (int32_t g = 0; g < tf->n; g++)
-        if (tf->segs[g].coll_bytes > 0 && ex->tp > 1) {
-          hs_coll_t cc = {.op = tf->segs[g].coll_op, .devices = ex->devices, .n = ex->tp,
-                          .bytes = tf->segs[g].coll_bytes};
-          coll_f += hs_coll_estimate_s(s->topo, &cc);
-        }
-      for (int32_t g = 0; g < tb->n; g++)
-        if (tb->segs[g].coll_bytes > 0 && ex->tp > 1) {
-          hs_coll_t cc = {.op = tb->segs[g].coll_op, .devices = ex->devices, .n = ex->tp,
-                          .bytes = tb->segs[g].coll_bytes};
-          coll_b += hs_coll_estimate_s(s->topo, &cc);
-        }
+      double coll_f = seg_colls_s(s, ex, tf), coll_b = seg_colls_s(s, ex, tb);
       if (!isfinite(coll_f) || !isfinite(coll_b))
         return HS_ENOMEM; /* the estimate's only failure here: out of memory */
       sr->fwd_s = hs_time_to_s(tf->compute_ns) + coll_f;
@@ -683,7 +761,8 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
   }
   s.x = hs_calloc((size_t)s.low.n_execs, sizeof *s.x);
   s.b = hs_calloc((size_t)s.low.n_buckets + 1, sizeof *s.b);
-  if (!s.x || !s.b)
+  s.g = hs_calloc((size_t)s.low.n_groups + 1, sizeof *s.g);
+  if (!s.x || !s.b || !s.g)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   /* send pool: at most one outstanding send per piece per microbatch */
   size_t n_sends = 0;
@@ -717,6 +796,10 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
           xr->need[need_idx(ex, mb, ch, ph)] = ex->in_count[ch * 2 + ph];
     for (int32_t ch = 0; ch < ex->v; ch++)
       xr->final_low[ch] = INT32_MAX;
+  }
+  for (int32_t g = 0; g < s.low.n_groups; g++) {
+    s.g[g].sim = &s;
+    s.g[g].id = g;
   }
   for (int32_t b = 0; b < s.low.n_buckets; b++) {
     s.b[b].sim = &s;

@@ -208,6 +208,10 @@ hs_status_t hs_taskgraph_new(const hs_model_t *m, const hs_cluster_t *c, const h
   HS_CHECK(hs_plan_validate(plan, m, c, NULL, err));
   HS_CHECK(hs_topology_new(c, &topo, err));
   HS_CHECK(hs__lower(m, c, topo, plan, &low, err));
+  if (low.n_groups > 0)
+    HS_FAIL(hs_error_set(err, HS_EINVAL,
+                         "plan: sharding: SPMD-sharded stages (HAP plans with sharding[]) cannot "
+                         "be replayed yet; replay the plan without its sharding list"));
   tg = hs_calloc(1, sizeof *tg);
   if (!tg)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
