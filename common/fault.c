@@ -7,6 +7,7 @@
 
 #include "hs_json.h"
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,10 +72,18 @@ char *hs_fault_strdup(const char *s)
 /* Runs before main. cJSON's allocations go through util_json.c's hooks,
  * whose malloc is this file's wrapper in a fault build: installing them now
  * makes every cJSON allocation of the program counted. HS_FAIL_AT must be
- * armed before the first allocation. */
+ * armed before the first allocation; HS_FAULT_COUNT=1 prints the count at
+ * exit (tests/cli/robust_fault.sh). */
+static void print_count(void)
+{
+  fprintf(stderr, "hs_fault: %ld counted allocations\n", hs_fault_count());
+}
+
 __attribute__((constructor)) static void fault_init(void)
 {
   hs_json_hooks_install();
+  if (getenv("HS_FAULT_COUNT"))
+    atexit(print_count);
   const char *e = getenv("HS_FAIL_AT");
   if (e && *e)
     hs_fault_arm(strtol(e, NULL, 10));

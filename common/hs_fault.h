@@ -5,14 +5,17 @@
  * In a build configured with -DHS_FAULT_INJECT=ON, CMake force-includes this
  * header (-include) into every hetsim library source, so that malloc, calloc,
  * realloc and strdup written in hetsim's own code become the counting
- * wrappers below; cJSON's allocations are routed through the same counter
- * (cJSON_InitHooks, done once at start-up by fault.c). Allocations made
- * inside igraph, GSL and GLPK are not counted and never fail.
+ * wrappers below. cJSON's allocations go through the hooks util_json.c
+ * installs (hs_json_hooks_install, called at start-up by fault.c), whose
+ * malloc is compiled with this header too, so they are counted as well.
+ * Allocations made inside igraph, GSL and GLPK are not counted and never
+ * fail.
  *
  * The n-th counted allocation after hs_fault_arm(n) returns NULL, once; the
  * ones before and after it succeed. The environment variable HS_FAIL_AT=n
  * arms the counter at start-up, so any executable of a fault build (hetsim
- * included) can be run with one failure injected. A test loops n = 1, 2, ...
+ * included) can be run with one failure injected; HS_FAULT_COUNT=1 prints
+ * the number of counted allocations at exit. A test loops n = 1, 2, ...
  * until a run no longer reaches the n-th allocation (hs_fault_fired() false):
  * then every allocation of that run has been failed once.
  *

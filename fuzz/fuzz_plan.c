@@ -3,14 +3,16 @@
  * round trip (hs_plan_to_json must parse back), hs_plan_validate against the
  * fixed 4-layer model and 8-GPU cluster of fuzz_fixture.h, and for a valid
  * plan of at most 64 microbatches per pipeline the memory model and a full
- * simulation, whose report must hold only finite numbers (abort otherwise:
- * the fuzzer reports it as a crash).
+ * simulation, whose report must hold only finite numbers and be the same
+ * bytes when the plan is simulated again (abort otherwise: the fuzzer
+ * reports it as a crash).
  */
 #include "fuzz_fixture.h"
 #include "fuzz_util.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <string.h>
 
 static void check_finite(const char *what, double v)
 {
@@ -115,8 +117,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_report(&rep);
     cJSON *rj = hs_report_to_json(&rep);
     char *rs = rj ? cJSON_PrintUnformatted(rj) : NULL;
-    free(rs);
     cJSON_Delete(rj);
+    /* Determinism: the same plan simulated again gives the same bytes. */
+    hs_report_t rep2;
+    hs_report_init(&rep2);
+    if (rs && hs_simulate(&model, cluster, &plan, &opts, &rep2, &err) == HS_OK) {
+      cJSON *rj2 = hs_report_to_json(&rep2);
+      char *rs2 = rj2 ? cJSON_PrintUnformatted(rj2) : NULL;
+      cJSON_Delete(rj2);
+      if (rs2 && strcmp(rs, rs2) != 0) {
+        fprintf(stderr, "simulation not deterministic:\n%s\n%s\n", rs, rs2);
+        abort();
+      }
+      free(rs2);
+    }
+    hs_report_destroy(&rep2);
+    free(rs);
   }
   hs_report_destroy(&rep);
 done:

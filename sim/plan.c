@@ -303,6 +303,15 @@ hs_status_t hs_plan_grid(const hs_model_t *m, const hs_cluster_t *c, const hs_gr
                         "tp, pp, dp, microbatch size and chunks must be positive, got tp=%d pp=%d "
                         "dp=%d microbatch-size=%d chunks=%d",
                         o->tp, o->pp, o->dp, o->microbatch_size, o->chunks);
+  /* Bounded first, so that no product below overflows (API callers may pass
+   * anything; the CLI already limits these to 1024). */
+  if (o->tp > HS_CLUSTER_MAX_DEVICES || o->pp > HS_CLUSTER_MAX_DEVICES ||
+      o->dp > HS_CLUSTER_MAX_DEVICES || o->chunks > HS_CLUSTER_MAX_DEVICES ||
+      o->microbatch_size > HS_CLUSTER_MAX_DEVICES)
+    return hs_error_set(err, HS_ELIMIT,
+                        "tp, pp, dp, microbatch size and chunks must be at most %d, got tp=%d "
+                        "pp=%d dp=%d microbatch-size=%d chunks=%d",
+                        HS_CLUSTER_MAX_DEVICES, o->tp, o->pp, o->dp, o->microbatch_size, o->chunks);
   int64_t need = (int64_t)o->tp * o->pp * o->dp;
   if (o->first_device < 0 || need + o->first_device > (int64_t)c->n_devices)
     return hs_error_set(err, HS_EINVAL,
@@ -319,6 +328,9 @@ hs_status_t hs_plan_grid(const hs_model_t *m, const hs_cluster_t *c, const hs_gr
   if (!sc)
     return hs_error_set(err, HS_EINVAL, "schedule: unknown schedule \"%s\"", sched);
   int32_t v = sc->interleaved ? o->chunks : 1;
+  if ((int64_t)o->pp * v > (int64_t)m->n_ops)
+    return hs_error_set(err, HS_EINVAL, "pp x chunks = %d x %d stages but the model has only %zu ops",
+                        o->pp, v, m->n_ops);
   int32_t n_st = o->pp * v;
   bounds = hs_calloc((size_t)n_st + 1, sizeof *bounds);
   if (!bounds)
@@ -368,6 +380,11 @@ cleanup:
 /* Largest sum over pipelines of microbatches x stages hs_plan_validate
  * accepts: 2^23, about 8 minutes and 2 GB of simulation. */
 #define HS_PLAN_MAX_MB_STAGES (INT64_C(1) << 23)
+/* Largest number of device places (replica devices summed over stages, so
+ * a device holding v interleaved chunks counts v times): 2^18 = 262144,
+ * about 40 s and 1.3 GB of simulation extrapolated from 65536 GPUs (8.4 s,
+ * 320 MB); a plan over 2^20 GPUs ran past 120 s and 2 GB. */
+#define HS_PLAN_MAX_DEVICE_SLOTS (INT64_C(1) << 18)
 
 typedef struct owner {
   int32_t pipeline, stage; /* -1 = unused */
@@ -395,13 +412,22 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
     return hs_error_set(err, HS_EINVAL, "%s: bucket_bytes: must be positive, got %g", f,
                         p->bucket_bytes);
   /* Simulation work and memory grow with microbatches x stages (about 55 us
-   * and 250 bytes each): past HS_PLAN_MAX_MB_STAGES a run would take hours
-   * and gigabytes, so it is refused up front (docs/robustness.md). */
-  int64_t mb_stages = 0;
+   * and 250 bytes each) and with devices: past HS_PLAN_MAX_MB_STAGES or
+   * HS_PLAN_MAX_DEVICE_SLOTS a run would take hours and gigabytes, so it is
+   * refused up front (docs/robustness.md). */
+  int64_t mb_stages = 0, slots = 0;
   for (int32_t i = 0; i < p->n_pipelines; i++) {
     const hs_plan_pipeline_t *pl = &p->pipelines[i];
     if (pl->n_microbatches > 0 && pl->n_stages > 0)
       mb_stages += (int64_t)pl->n_microbatches * pl->n_stages;
+    for (int32_t s = 0; s < pl->n_stages; s++)
+      for (int32_t r = 0; r < pl->stages[s].n_replicas; r++)
+        slots += HS_MAX(pl->stages[s].replicas[r].n_devices, 0);
+    if (slots > HS_PLAN_MAX_DEVICE_SLOTS)
+      return hs_error_set(err, HS_ELIMIT,
+                          "%s: pipelines[%d]: the plan places more than %lld devices (counting "
+                          "each interleaved chunk); the simulator supports at most that many",
+                          f, i, (long long)HS_PLAN_MAX_DEVICE_SLOTS);
     if (mb_stages > HS_PLAN_MAX_MB_STAGES)
       return hs_error_set(err, HS_ELIMIT,
                           "%s: pipelines[%d].microbatches: the plan has more than %lld "

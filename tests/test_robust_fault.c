@@ -17,9 +17,12 @@
  * the message of every injected failure; HS_FAULT_N=n injects only at n
  * (with HS_FAULT_BACKTRACE=1: prints where that allocation is made).
  */
+#include "hs_elastic.h"
+#include "hs_export.h"
 #include "hs_fault.h"
 #include "hs_sim.h"
 #include "hs_test.h"
+#include "hs_validate.h"
 
 #include <cjson/cJSON.h>
 
@@ -67,6 +70,9 @@ static char *slurp(const char *path)
 /* Texts read once, outside the counted runs (the test's own mallocs are not
  * counted anyway: only hetsim's libraries are compiled with the wrappers). */
 static char *txt_cluster, *txt_gpus, *txt_model, *txt_hf, *txt_plan;
+/* Inputs of the later loaders: the valid seeds of their fuzz corpora. */
+static char *txt_sweep, *txt_measured, *txt_measurements, *txt_report, *txt_trace, *txt_csv,
+    *txt_elastic;
 
 static const char *ops_model =
     "{\"name\": \"ops\", \"dtype\": \"bf16\", \"seq_len\": 16, \"ops\": ["
@@ -264,6 +270,85 @@ static hs_status_t sc_grid_simulate(hs_error_t *err)
   return st;
 }
 
+static hs_status_t sc_sweep_spec(hs_error_t *err)
+{
+  hs_sweep_spec_t sp;
+  hs_sweep_spec_init(&sp);
+  hs_status_t st = hs_sweep_spec_parse(txt_sweep, "small.json", &sp, err);
+  hs_sweep_spec_destroy(&sp);
+  return st;
+}
+
+static hs_status_t sc_measured(hs_error_t *err)
+{
+  hs_measured_t m;
+  hs_measured_init(&m);
+  hs_status_t st = hs_measured_parse(txt_measured, "measured.json", &m, err);
+  if (st == HS_OK) {
+    cJSON *j = hs_measured_to_json(&m);
+    if (!j)
+      st = hs_error_set(err, HS_ENOMEM, "hs_measured_to_json: out of memory");
+    if (st == HS_OK)
+      st = set_output(j, err);
+    cJSON_Delete(j);
+  }
+  hs_measured_destroy(&m);
+  return st;
+}
+
+static hs_status_t sc_measurements(hs_error_t *err)
+{
+  hs_measurements_t m;
+  hs_measurements_init(&m);
+  hs_status_t st = hs_measurements_parse(txt_measurements, "measurements.json", &m, err);
+  if (st == HS_OK) {
+    cJSON *j = hs_measurements_to_json(&m);
+    if (!j)
+      st = hs_error_set(err, HS_ENOMEM, "hs_measurements_to_json: out of memory");
+    if (st == HS_OK)
+      st = set_output(j, err);
+    cJSON_Delete(j);
+  }
+  hs_measurements_destroy(&m);
+  return st;
+}
+
+static hs_status_t sc_report_view(hs_error_t *err)
+{
+  hs_report_view_t r;
+  hs_report_view_init(&r);
+  hs_status_t st = hs_report_view_parse(txt_report, "report.json", &r, err);
+  hs_report_view_destroy(&r);
+  return st;
+}
+
+static hs_status_t sc_trace_doc(hs_error_t *err)
+{
+  hs_trace_doc_t d;
+  hs_trace_doc_init(&d);
+  hs_status_t st = hs_trace_doc_parse(txt_trace, "trace.json", &d, err);
+  hs_trace_doc_destroy(&d);
+  return st;
+}
+
+static hs_status_t sc_table(hs_error_t *err)
+{
+  hs_table_t t;
+  hs_table_init(&t);
+  hs_status_t st = hs_table_parse(txt_csv, "results.csv", &t, err);
+  hs_table_destroy(&t);
+  return st;
+}
+
+static hs_status_t sc_elastic_trace(hs_error_t *err)
+{
+  hs_elastic_trace_t t;
+  hs_elastic_trace_init(&t);
+  hs_status_t st = hs_elastic_trace_parse(txt_elastic, "preemptions.json", &fx_cluster, &t, err);
+  hs_elastic_trace_destroy(&t);
+  return st;
+}
+
 static const struct {
   const char *name;
   scenario_fn fn;
@@ -272,6 +357,9 @@ static const struct {
     {"model_ops", sc_model_ops},   {"hf_config", sc_hf_config},     {"catalog_load", sc_catalog_load},
     {"plan", sc_plan},             {"profile", sc_profile},         {"simulate", sc_simulate},
     {"grid_simulate", sc_grid_simulate},
+    {"sweep_spec", sc_sweep_spec},   {"measured", sc_measured},   {"measurements", sc_measurements},
+    {"report_view", sc_report_view}, {"trace_doc", sc_trace_doc}, {"table", sc_table},
+    {"elastic_trace", sc_elastic_trace},
 };
 
 static void run_scenario(const char *name, scenario_fn fn)
@@ -356,8 +444,22 @@ int main(void)
                     " {\"ops\": [0, 22], \"warmup\": 2, \"replicas\": [{\"devices\": [0, 1]}]},"
                     " {\"ops\": [22, 44], \"replicas\": [{\"devices\": [4], \"share\": 0.25},"
                     "  {\"devices\": [5], \"share\": 0.75}]}]}]}");
+#define CORPUS(var, rel)                                                 \
+  do {                                                                   \
+    snprintf(path, sizeof path, "%s/fuzz/corpus/%s", data, rel);         \
+    var = slurp(path);                                                   \
+    CHECK_MSG(var != NULL, "cannot read %s", path);                      \
+  } while (0)
+  CORPUS(txt_sweep, "sweep_spec/small.json");
+  CORPUS(txt_measured, "measured/replay-cpu.json");
+  CORPUS(txt_measurements, "measurements/microbench-cpu.json");
+  CORPUS(txt_report, "report_view/sim-report.json");
+  CORPUS(txt_trace, "trace_doc/sim-trace.json");
+  CORPUS(txt_csv, "table/sweep-small.csv");
+  CORPUS(txt_elastic, "elastic_trace/fixture.json");
   CHECK(txt_cluster && txt_gpus && txt_model && txt_hf && txt_plan);
-  if (!(txt_cluster && txt_gpus && txt_model && txt_hf && txt_plan))
+  if (!(txt_cluster && txt_gpus && txt_model && txt_hf && txt_plan && txt_sweep && txt_measured &&
+        txt_measurements && txt_report && txt_trace && txt_csv && txt_elastic))
     HS_TEST_END();
 
   hs_error_t err;
@@ -377,11 +479,11 @@ int main(void)
   CHECK(hs_model_from_transformer(&cfg, &fx_model, &err) == HS_OK);
   CHECK_MSG(fx_model.n_ops == 44, "fixture model has %zu ops (the plan cuts at 22 of 44)",
             fx_model.n_ops);
-  CHECK(hs_cluster_parse("{\"name\": \"f\", \"sites\": [{\"name\": \"e\", \"nodes\": [{\"count\": 1,"
+  CHECK(hs_cluster_parse("{\"name\": \"f\", \"sites\": [{\"name\": \"east\", \"nodes\": [{\"count\": 1,"
                          " \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 4}]},"
-                         " {\"name\": \"w\", \"nodes\": [{\"count\": 2, \"gpu\": \"V100-SXM2-32GB\","
+                         " {\"name\": \"west\", \"nodes\": [{\"count\": 2, \"gpu\": \"V100-SXM2-32GB\","
                          " \"gpus_per_node\": 2}]}],"
-                         " \"links\": [{\"between\": [\"e\", \"w\"], \"GBps\": 1.25, \"latency_us\": 50}]}",
+                         " \"links\": [{\"between\": [\"east\", \"west\"], \"GBps\": 1.25, \"latency_us\": 50}]}",
                          "fixture.json", &fx_cluster, &err) == HS_OK);
 
   const char *only = getenv("HS_FAULT_SCENARIO");
@@ -398,5 +500,12 @@ int main(void)
   free(txt_model);
   free(txt_hf);
   free(txt_plan);
+  free(txt_sweep);
+  free(txt_measured);
+  free(txt_measurements);
+  free(txt_report);
+  free(txt_trace);
+  free(txt_csv);
+  free(txt_elastic);
   HS_TEST_END();
 }

@@ -260,6 +260,113 @@ static void test_plan_too_much_work(void)
   hs_model_destroy(&m);
 }
 
+/* The grid API with absurd degrees: an error, no integer overflow (UBSan
+ * checks in the sanitizer build). */
+static void test_grid_absurd_degrees(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_model_t m;
+  hs_cluster_t c;
+  CHECK(hs_model_load("gpt3-1.3b", 0, &m, &err) == HS_OK);
+  hs_cluster_init(&c);
+  CHECK(hs_cluster_load("dgx-a100-1node", &c, &err) == HS_OK);
+  static const int32_t cases[][5] = {/* tp, pp, dp, mb, chunks */
+                                     {INT32_MAX, INT32_MAX, INT32_MAX, 1, 1},
+                                     {1, 2, 1, INT32_MAX, 1},
+                                     {1, 2, 1, 1, INT32_MAX},
+                                     {1, 1024, 1, 1, 1024},
+                                     {1, 4, 2, 1, 1 << 20}};
+  for (size_t i = 0; i < HS_ARRAY_LEN(cases); i++) {
+    hs_grid_opts_t o;
+    hs_grid_opts_init(&o);
+    o.tp = cases[i][0];
+    o.pp = cases[i][1];
+    o.dp = cases[i][2];
+    o.microbatch_size = cases[i][3];
+    o.chunks = cases[i][4];
+    o.schedule = "interleaved-1f1b";
+    o.global_batch = 0;
+    hs_plan_t p;
+    hs_plan_init(&p);
+    hs_error_init(&err);
+    hs_status_t st = hs_plan_grid(&m, &c, &o, &p, &err);
+    CHECK_MSG(st == HS_EINVAL || st == HS_ELIMIT, "case %zu: %s (%s)", i, hs_status_name(st),
+              err.msg);
+    hs_plan_destroy(&p);
+  }
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+}
+
+/* A plan over the largest cluster (2^20 GPUs) would simulate for many
+ * minutes and gigabytes: refused with HS_ELIMIT (more than 2^18 device
+ * places). The cluster itself loads (test_cluster_at_limit). */
+static void test_plan_too_many_devices(void)
+{
+  hs_cluster_t c;
+  hs_error_t err;
+  hs_status_t st = cluster_group("131072", "8", "", &c, &err);
+  CHECK_MSG(st == HS_OK, "%s", err.msg);
+  hs_model_t m;
+  hs_model_init(&m);
+  CHECK(hs_model_load("gpt3-1.3b", 0, &m, &err) == HS_OK);
+  hs_grid_opts_t o;
+  hs_grid_opts_init(&o);
+  o.tp = 8;
+  o.pp = 1;
+  o.dp = 131072;
+  o.microbatch_size = 1;
+  o.global_batch = 131072;
+  hs_plan_t p;
+  hs_plan_init(&p);
+  st = hs_plan_grid(&m, &c, &o, &p, &err);
+  CHECK_MSG(st == HS_OK, "%s", err.msg);
+  if (st == HS_OK)
+    st = hs_plan_validate(&p, &m, &c, "limits.json", &err);
+  CHECK_MSG(st == HS_ELIMIT, "status %s: %s", hs_status_name(st), err.msg);
+  CHECK_CONTAINS(err.msg, "262144 devices");
+  hs_plan_destroy(&p);
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+}
+
+/* hs_profile_parse (the parse-from-memory entry point of device profiles):
+ * out-of-range and malformed input name the file, the field and the value. */
+static void test_profile_parse_errors(void)
+{
+  hs_cluster_t c;
+  hs_error_t err;
+  hs_status_t st = cluster_group("1", "8", "", &c, &err);
+  CHECK_MSG(st == HS_OK, "%s", err.msg);
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  st = hs_profile_parse("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"gemm_eff_max\": 1.5}]}",
+                        "limits.json", &c, &err);
+  expect_error(st, HS_ELIMIT, &err, "gpus[0].gemm_eff_max", "1.5");
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  st = hs_profile_parse("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"launch_us\": 1e300}]}",
+                        "limits.json", &c, &err);
+  CHECK(st != HS_OK);
+  CHECK_CONTAINS(err.msg, "gpus[0].launch_us");
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  st = hs_profile_parse("{\"gpus\": [", "limits.json", &c, &err);
+  expect_error(st, HS_EPARSE, &err, "malformed JSON", NULL);
+  /* A valid profile replaces the catalog figures and marks the GPU. */
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  st = hs_profile_parse("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"gemm_eff_max\": 0.5,"
+                        " \"launch_us\": 7}]}",
+                        "limits.json", &c, &err);
+  CHECK_MSG(st == HS_OK, "%s", err.msg);
+  CHECK(c.gpus.gpus[c.devices[0].gpu].gemm_eff_max == 0.5);
+  CHECK(c.gpus.gpus[c.devices[0].gpu].launch_us == 7.0);
+  CHECK(c.gpus.gpus[c.devices[0].gpu].calibrated);
+  hs_cluster_destroy(&c);
+}
+
 /* 2^63 bytes of activations and weights per op and 1e30 FLOPs: memory is
  * reported as OOM with finite numbers; the iteration would last 1e10 s on
  * 1.25 GB/s, past the 100-year horizon of the ns clock, so the simulation
@@ -374,6 +481,9 @@ int main(void)
   HS_RUN(test_model_at_limits);
   HS_RUN(test_plan_absurd);
   HS_RUN(test_plan_too_much_work);
+  HS_RUN(test_grid_absurd_degrees);
+  HS_RUN(test_plan_too_many_devices);
+  HS_RUN(test_profile_parse_errors);
   HS_RUN(test_sim_huge_values);
   HS_RUN(test_sim_slowest_network);
   HS_TEST_END();

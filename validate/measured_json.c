@@ -22,6 +22,7 @@
 
 cJSON *hs_measured_to_json(const hs_measured_t *m)
 {
+  hs_json_oom_clear(); /* members cJSON drops when out of memory fail the whole tree */
   cJSON *j = cJSON_CreateObject();
   if (!j)
     return NULL;
@@ -85,7 +86,7 @@ cJSON *hs_measured_to_json(const hs_measured_t *m)
     cJSON_AddNumberToObject(o, "bytes", t->bytes);
     cJSON_AddItemToArray(ts, o);
   }
-  return j;
+  return hs_json_finish(j);
 }
 
 #define MAX_ITEMS 10000000

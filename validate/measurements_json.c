@@ -22,6 +22,7 @@
 
 cJSON *hs_measurements_to_json(const hs_measurements_t *m)
 {
+  hs_json_oom_clear(); /* members cJSON drops when out of memory fail the whole tree */
   cJSON *j = cJSON_CreateObject();
   if (!j)
     return NULL;
@@ -53,7 +54,7 @@ cJSON *hs_measurements_to_json(const hs_measurements_t *m)
     cJSON_AddNumberToObject(o, "s", p->s);
     cJSON_AddItemToArray(arr, o);
   }
-  return j;
+  return hs_json_finish(j);
 }
 
 hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measurements_t *out,

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# robust_badinput.sh - broken and absurd inputs through the command line
+# (docs/robustness.md): every one exits 2 with one message naming the file
+# and the field, never 1 (internal), never a signal (crash, sanitizer abort).
+# No run has a time limit here (a hang would meet ctest's own timeout); the
+# limits that keep absurd inputs fast are checked through their messages.
+# Also every near-miss seed of the fuzz corpus goes through the matching
+# command.
+set -u
+H=${HETSIM_BIN:?}
+D=${HETSIM_TEST_DATA:?}/robust
+FZ=${HETSIM_DATA:?}/fuzz/corpus
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# expect2 NEEDLE... -- CMD...: exit 2, stderr holds every NEEDLE
+expect2() {
+  local needles=()
+  while [ "$1" != "--" ]; do needles+=("$1"); shift; done
+  shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -ne 2 ]; then bad "exit $rc (want 2): $*"; head -c 600 "$tmp/err"; return; fi
+  for n in "${needles[@]}"; do
+    grep -qF -- "$n" "$tmp/err" || { bad "'$n' not in message of $*: $(head -c 400 "$tmp/err")"; return; }
+  done
+  pass=$((pass + 1))
+}
+# clean CMD...: exit 0 or 2 (a clean result or a clean error), no crash/hang
+clean() {
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -eq 0 ] || [ "$rc" -eq 2 ]; then pass=$((pass + 1)); else bad "exit $rc: $* $(head -c 300 "$tmp/err")"; fi
+}
+
+# absurd sizes
+expect2 billion-gpus.json count 125000000 -- "$H" show cluster "$D/billion-gpus.json"
+expect2 slow-link.json "links[0].GBps" 1e-30 -- "$H" show cluster "$D/slow-link.json"
+expect2 million-layers.json transformer.layers 1000000 -- "$H" show model "$D/million-layers.json"
+expect2 hf-zero-heads.json num_attention_heads -- "$H" show model "$D/hf-zero-heads.json"
+expect2 "100 years" -- "$H" simulate --model "$D/forever-model.json" --cluster dgx-a100-1node \
+  --tp 1 --pp 2 --microbatch-size 1 --global-batch 4
+expect2 plan-batch0.json microbatch_size -- "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node \
+  --plan "$D/plan-batch0.json"
+expect2 plan-2p63.json -- "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --plan "$D/plan-2p63.json"
+expect2 microbatches 8388608 -- "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 8 --pp 1 \
+  --microbatch-size 1 --global-batch 1073741824
+expect2 --global-batch -- "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 8 --pp 1 --global-batch 0
+expect2 --tp -- "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 1000000000 --pp 1
+expect2 --global-batch -- "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 8 --pp 1 \
+  --global-batch 9223372036854775808
+
+# broken files: empty, truncated, random bytes, a directory, missing
+for cmd in "show cluster" "show model"; do
+  expect2 empty.json -- "$H" $cmd "$D/empty.json"
+  expect2 truncated.json -- "$H" $cmd "$D/truncated.json"
+  expect2 garbage.json -- "$H" $cmd "$D/garbage.json"
+  expect2 "$D" -- "$H" $cmd "$D/"
+  expect2 no-such.json -- "$H" $cmd "$D/no-such.json"
+done
+# an endless file stops at the 64 MiB limit of every loader
+expect2 /dev/zero "larger than the limit" -- "$H" show model /dev/zero
+expect2 /dev/zero "larger than the limit" -- "$H" show cluster /dev/zero
+expect2 /dev/null -- "$H" show model /dev/null
+expect2 garbage.json -- "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --plan "$D/garbage.json"
+expect2 empty.json -- "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --plan "$D/empty.json"
+
+# every near-miss seed of the fuzz corpora through the matching command
+for f in "$FZ"/cluster/near-*.json; do clean "$H" show cluster "$f"; done
+for f in "$FZ"/model_json/near-*.json "$FZ"/hf_config/near-*.json; do clean "$H" show model "$f"; done
+for f in "$FZ"/plan/near-*.json; do
+  clean "$H" simulate --model gpt3-1.3b --cluster a100-v100-two-sites --plan "$f"
+done
+# and every crash ever found by the fuzzers (fuzz/regress), where it is a
+# file a command reads
+for f in "$HETSIM_DATA"/fuzz/regress/cluster/*; do [ -f "$f" ] && clean "$H" show cluster "$f"; done
+for f in "$HETSIM_DATA"/fuzz/regress/model_json/* "$HETSIM_DATA"/fuzz/regress/hf_config/*; do
+  [ -f "$f" ] && clean "$H" show model "$f"
+done
+
+echo "robust_badinput: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
