@@ -6,7 +6,8 @@
 #
 # Builds build-fuzz/ with clang (HS_FUZZ=ON, HS_SANITIZE=ON) when needed. Each
 # target starts from its seed corpus fuzz/corpus/<t>/ plus the regression
-# inputs fuzz/regress/<t>/, and grows a working corpus in
+# inputs fuzz/regress/<t>/, with the dictionary fuzz/dict/<t>.dict when
+# there is one, and grows a working corpus in
 # build-fuzz/work/<t>/ (kept between runs). A crash, leak, sanitizer report
 # or timeout (-timeout=10 s per input) is copied into fuzz/regress/<t>/, so
 # that it is replayed by ctest (fuzz_replay_<t>) from then on, and the script
