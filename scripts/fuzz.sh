@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target (fuzz/fuzz_*.c) for a bounded time, one after
+# Runs every libFuzzer target (tests/fuzz/fuzz_*.c) for a bounded time, one after
 # the other, under ASan + UBSan (docs/robustness.md).
 #
 #   bash scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default 60, all
 #
 # Builds build-fuzz/ with clang (HS_FUZZ=ON, HS_SANITIZE=ON) when needed. Each
-# target starts from its seed corpus fuzz/corpus/<t>/ plus the regression
-# inputs fuzz/regress/<t>/, with the dictionary fuzz/dict/<t>.dict when
+# target starts from its seed corpus tests/fuzz/corpus/<t>/ plus the regression
+# inputs tests/fuzz/regress/<t>/, with the dictionary tests/fuzz/dict/<t>.dict when
 # there is one, and grows a working corpus in
 # build-fuzz/work/<t>/ (kept between runs). A crash, leak, sanitizer report
-# or timeout (-timeout=10 s per input) is copied into fuzz/regress/<t>/, so
+# or timeout (-timeout=10 s per input) is copied into tests/fuzz/regress/<t>/, so
 # that it is replayed by ctest (fuzz_replay_<t>) from then on, and the script
 # exits 1. Prints one summary line per target: executions, execs/s, coverage
 # (cov = edges, ft = features) and corpus size, from libFuzzer's log.
@@ -37,7 +37,7 @@ if [ $# -gt 0 ]; then
   targets=("$@")
 else
   targets=()
-  for f in fuzz/fuzz_*.c; do t=$(basename "$f" .c); targets+=("${t#fuzz_}"); done
+  for f in tests/fuzz/fuzz_*.c; do t=$(basename "$f" .c); targets+=("${t#fuzz_}"); done
 fi
 
 export HETSIM_DATA=$PWD
@@ -53,12 +53,12 @@ for t in "${targets[@]}"; do
   [ -x "$bin" ] || { echo "fuzz: no target $bin" >&2; status=1; continue; }
   work=$B/work/$t
   art=$B/artifacts/$t
-  mkdir -p "$work" "$art" "fuzz/regress/$t"
+  mkdir -p "$work" "$art" "tests/fuzz/regress/$t"
   log=$LOGS/$t.log
-  seeds=(fuzz/corpus/$t)
-  [ -n "$(ls -A "fuzz/regress/$t" 2>/dev/null)" ] && seeds+=("fuzz/regress/$t")
+  seeds=(tests/fuzz/corpus/$t)
+  [ -n "$(ls -A "tests/fuzz/regress/$t" 2>/dev/null)" ] && seeds+=("tests/fuzz/regress/$t")
   dict=()
-  [ -f "fuzz/dict/$t.dict" ] && dict=(-dict="fuzz/dict/$t.dict")
+  [ -f "tests/fuzz/dict/$t.dict" ] && dict=(-dict="tests/fuzz/dict/$t.dict")
   start=$(date +%s)
   rc=0
   nice -n "${FUZZ_NICE:-0}" "$bin" "$work" "${seeds[@]}" -max_total_time="$SECS" -timeout=10 \
@@ -77,8 +77,8 @@ for t in "${targets[@]}"; do
     status=1
     for a in "$art"/*; do
       [ -f "$a" ] || continue
-      cp "$a" "fuzz/regress/$t/$(basename "$a")"
-      result="$result; saved fuzz/regress/$t/$(basename "$a")"
+      cp "$a" "tests/fuzz/regress/$t/$(basename "$a")"
+      result="$result; saved tests/fuzz/regress/$t/$(basename "$a")"
     done
   fi
   printf '%-12s %8s %10s %9s %7s %7s %7s  %s\n' "$t" "$secs" "$execs" "$eps" "$cov" "$ft" "$corp" "$result"

@@ -142,7 +142,7 @@ struct cJSON *hs_elastic_result_to_json(const hs_elastic_result_t *r, const hs_c
   ok = ok && ts;
   for (int p = 0; ok && p < HS_EPH__COUNT; p++)
     ok = cJSON_AddNumberToObject(ts, hs_elastic_phase_name((hs_elastic_phase_t)p), r->time_s[p]) != NULL;
-  double bp = 0, bo = 0, bc = 0, rs = 0;
+  double bp = 0, bo = 0, bc = 0;
   cJSON *recs = ok ? cJSON_AddArrayToObject(j, "recoveries") : NULL;
   ok = ok && recs;
   for (size_t k = 0; ok && k < r->n_recoveries; k++) {
@@ -172,7 +172,6 @@ struct cJSON *hs_elastic_result_to_json(const hs_elastic_result_t *r, const hs_c
     bp += v->bytes_peer;
     bo += v->bytes_own;
     bc += v->bytes_cloud;
-    rs += v->recovery_s;
   }
   ok = ok && cJSON_AddNumberToObject(j, "bytes_local", bp + bo);
   ok = ok && cJSON_AddNumberToObject(j, "bytes_cloud", bc);

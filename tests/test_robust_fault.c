@@ -446,7 +446,7 @@ int main(void)
                     "  {\"devices\": [5], \"share\": 0.75}]}]}]}");
 #define CORPUS(var, rel)                                                 \
   do {                                                                   \
-    snprintf(path, sizeof path, "%s/fuzz/corpus/%s", data, rel);         \
+    snprintf(path, sizeof path, "%s/tests/fuzz/corpus/%s", data, rel);         \
     var = slurp(path);                                                   \
     CHECK_MSG(var != NULL, "cannot read %s", path);                      \
   } while (0)

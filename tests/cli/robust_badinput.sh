@@ -9,7 +9,7 @@
 set -u
 H=${HETSIM_BIN:?}
 D=${HETSIM_TEST_DATA:?}/robust
-FZ=${HETSIM_DATA:?}/fuzz/corpus
+FZ=${HETSIM_DATA:?}/tests/fuzz/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
@@ -72,10 +72,10 @@ for f in "$FZ"/model_json/near-*.json "$FZ"/hf_config/near-*.json; do clean "$H"
 for f in "$FZ"/plan/near-*.json; do
   clean "$H" simulate --model gpt3-1.3b --cluster a100-v100-two-sites --plan "$f"
 done
-# and every crash ever found by the fuzzers (fuzz/regress), where it is a
+# and every crash ever found by the fuzzers (tests/fuzz/regress), where it is a
 # file a command reads
-for f in "$HETSIM_DATA"/fuzz/regress/cluster/*; do [ -f "$f" ] && clean "$H" show cluster "$f"; done
-for f in "$HETSIM_DATA"/fuzz/regress/model_json/* "$HETSIM_DATA"/fuzz/regress/hf_config/*; do
+for f in "$HETSIM_DATA"/tests/fuzz/regress/cluster/*; do [ -f "$f" ] && clean "$H" show cluster "$f"; done
+for f in "$HETSIM_DATA"/tests/fuzz/regress/model_json/* "$HETSIM_DATA"/tests/fuzz/regress/hf_config/*; do
   [ -f "$f" ] && clean "$H" show model "$f"
 done
 

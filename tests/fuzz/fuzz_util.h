@@ -4,7 +4,7 @@
  * read C strings; an embedded NUL simply ends the text early, as it would for
  * a file read by hs_file_read).
  *
- * The same target sources build two ways (fuzz/CMakeLists.txt): with clang's
+ * The same target sources build two ways (tests/fuzz/CMakeLists.txt): with clang's
  * libFuzzer (HS_FUZZ=ON) and with replay_main.c, an ordinary main() that runs
  * every file of the seed and regression corpora, so that ctest replays them
  * in every build.
