@@ -186,7 +186,12 @@ int hs_cmd_plan(int argc, char **argv)
   printf("throughput      %.0f tokens/s, MFU %.1f%%\n", rep.tokens_per_s, rep.mfu * 100.0);
   printf("memory          peak %s of %s (%.0f%%)\n", hs_fmt_bytes(peak, b1, sizeof b1),
          hs_fmt_bytes(cap, b2, sizeof b2), ratio * 100.0);
-  printf("cost            $%.3f per million tokens\n", rep.cost_usd_per_million_tokens);
+  hs_cluster_totals_t tot;
+  hs_cluster_totals(&c, plan.precision, &tot);
+  printf("cost            $%.3f per million tokens", rep.cost_usd_per_million_tokens);
+  if (tot.n_unpriced_devices > 0)
+    printf(" (%d GPUs without a known price not counted)", tot.n_unpriced_devices);
+  putchar('\n');
   printf("search          %.3f s, %llu candidates%s; %s\n", stats.search_s,
          (unsigned long long)stats.candidates, stats.optimal ? " (optimal in its space)" : "",
          stats.note);
@@ -317,6 +322,8 @@ int hs_cmd_compare(int argc, char **argv)
     goto out;
   }
   double megatron_s = 0.0;
+  hs_cluster_totals_t tot;
+  hs_cluster_totals(&c, HS_DTYPE_BF16, &tot); /* for the priced-GPU note */
   for (int i = 0; i < n_names; i++) {
     row_t *r = &rows[i];
     hs_strlcpy(r->strategy, names[i], sizeof r->strategy);
@@ -355,6 +362,7 @@ int hs_cmd_compare(int argc, char **argv)
     cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "rows");
     cJSON_AddStringToObject(j, "model", m.name);
     cJSON_AddStringToObject(j, "cluster", c.name);
+    cJSON_AddNumberToObject(j, "unpriced_gpus", tot.n_unpriced_devices);
     if (scn)
       cJSON_AddStringToObject(j, "scenario", scn->name);
     for (int i = 0; i < n_names; i++) {
@@ -425,6 +433,10 @@ int hs_cmd_compare(int argc, char **argv)
            r->tokens_s, sp, r->mfu * 100.0, r->mem_ratio * 100.0, r->usd_mtok, r->search_s,
            r->summary);
   }
+  if (strcmp(fmt, "table") == 0 && tot.n_unpriced_devices > 0)
+    printf("($/Mtok counts priced GPUs only: %d of the cluster's %zu GPUs have no known price in "
+           "clusters/gpus.json)\n",
+           tot.n_unpriced_devices, c.n_devices);
 out:
   free(rows);
   hs_cluster_destroy(&c);
