@@ -32,4 +32,42 @@ static inline char *fuzz_text(const uint8_t *data, size_t size)
   return t;
 }
 
+/* The body of a round-trip target for a loader with the usual quartet
+ * PREFIX_init / PREFIX_parse(text, file, out, err) / PREFIX_to_json /
+ * PREFIX_destroy over TYPE: parse, write, and abort when the written JSON
+ * does not parse back (out of memory excepted). Needs <cjson/cJSON.h>. */
+#define FUZZ_ROUNDTRIP_BODY(TYPE, PREFIX, NAME, data, size)                          \
+  do {                                                                             \
+    char *text = fuzz_text(data, size);                                            \
+    if (!text)                                                                     \
+      return 0;                                                                    \
+    hs_error_t err;                                                                \
+    hs_error_init(&err);                                                           \
+    err.warn_fp = NULL;                                                            \
+    TYPE m;                                                                        \
+    PREFIX##_init(&m);                                                             \
+    if (PREFIX##_parse(text, "fuzz-" NAME ".json", &m, &err) == HS_OK) {           \
+      cJSON *j = PREFIX##_to_json(&m);                                             \
+      char *s = j ? cJSON_PrintUnformatted(j) : NULL;                              \
+      cJSON_Delete(j);                                                             \
+      if (s) {                                                                     \
+        TYPE back;                                                                 \
+        PREFIX##_init(&back);                                                      \
+        hs_error_t e2;                                                             \
+        hs_error_init(&e2);                                                        \
+        e2.warn_fp = NULL;                                                         \
+        hs_status_t st = PREFIX##_parse(s, "roundtrip.json", &back, &e2);          \
+        if (st != HS_OK && st != HS_ENOMEM) {                                      \
+          fprintf(stderr, NAME " round trip failed: %s\n%s\n", e2.msg, s);          \
+          abort();                                                                 \
+        }                                                                          \
+        PREFIX##_destroy(&back);                                                   \
+        free(s);                                                                   \
+      }                                                                            \
+    }                                                                              \
+    PREFIX##_destroy(&m);                                                          \
+    free(text);                                                                    \
+    return 0;                                                                      \
+  } while (0)
+
 #endif
