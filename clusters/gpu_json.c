@@ -22,6 +22,7 @@
 #define GPU_DEFAULT_PCIE_GBPS 32.0        /* PCIe gen4 x16, per direction */
 #define GPU_DEFAULT_GEMM_EFF_MAX 0.7
 #define GPU_DEFAULT_HALF_PEAK_S 20e-6     /* gemm_half_flops = 20 us at peak */
+#define GPU_PEAK_TFLOPS_MIN 1e-6          /* 1 MFLOP/s: a nonzero peak below is an error */
 #define GPU_DEFAULT_MEM_EFF 0.8
 #define GPU_DEFAULT_LAUNCH_US 4.0
 
@@ -73,6 +74,10 @@ static hs_status_t read_peaks(const hs_jreader_t *r, const cJSON *e, const char 
   for (int d = 0; d < HS_DTYPE__COUNT; d++) {
     double tf = g->peak_flops[d] / 1e12;
     HS_CHECK(hs_json_number(r, pt, ppath, dtype_keys[d], false, tf, HS_JNUM_NONNEG, 1e6, &tf));
+    /* 0 = unsupported; a subnormal rate would make kernel times infinite */
+    if (tf != 0.0 && tf < GPU_PEAK_TFLOPS_MIN)
+      HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.%s: must be 0 (unsupported) or at least %g, got %g",
+                           r->file, ppath, dtype_keys[d], GPU_PEAK_TFLOPS_MIN, tf));
     g->peak_flops[d] = tf * 1e12;
   }
   bool any = false;
@@ -124,8 +129,8 @@ static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char 
     g->pcie_GBps = ldexp(1.0, (int)iv + 1);
   HS_CHECK(read_bw(r, e, path, "pcie_GBps", false, g->pcie_GBps, false, &g->pcie_GBps));
   HS_CHECK(hs_json_number(r, e, path, "tdp_w", false, g->tdp_w, HS_JNUM_NONNEG, 1e5, &g->tdp_w));
-  HS_CHECK(hs_json_number(r, e, path, "gemm_eff_max", false, g->gemm_eff_max, HS_JNUM_POSITIVE, 1.0,
-                          &g->gemm_eff_max));
+  HS_CHECK(hs_json_number_in(r, e, path, "gemm_eff_max", false, g->gemm_eff_max, HS_EFF_MIN, 1.0,
+                               &g->gemm_eff_max));
   if (is_new) {
     /* Half efficiency at the GEMM that takes 20 us at peak: small kernels do
      * not fill the GPU (docs/clusters.md). */
@@ -134,7 +139,8 @@ static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char 
   }
   HS_CHECK(hs_json_number(r, e, path, "gemm_half_flops", false, g->gemm_half_flops, HS_JNUM_NONNEG,
                           1e18, &g->gemm_half_flops));
-  HS_CHECK(hs_json_number(r, e, path, "mem_eff", false, g->mem_eff, HS_JNUM_POSITIVE, 1.0, &g->mem_eff));
+  HS_CHECK(hs_json_number_in(r, e, path, "mem_eff", false, g->mem_eff, HS_EFF_MIN, 1.0,
+                               &g->mem_eff));
   HS_CHECK(hs_json_number(r, e, path, "launch_us", false, g->launch_us, HS_JNUM_NONNEG, 1e6,
                           &g->launch_us));
   HS_CHECK(hs_json_bool(r, e, path, "calibrated", false, g->calibrated, &g->calibrated));

@@ -44,6 +44,9 @@
 #define HS_BW_MIN_GBPS 1e-6             /* every bandwidth lies in [min, max] GB/s */
 #define HS_BW_MAX_GBPS 1e6
 #define HS_LATENCY_MAX_US 1e7           /* every latency lies in [0, max] us */
+#define HS_EFF_MIN 1e-3                 /* gemm_eff_max and mem_eff lie in [min, 1]: below
+                                         * 0.1% of peak the entry is wrong, and a subnormal
+                                         * efficiency would make kernel times infinite */
 
 /* One GPU model. Datasheet figures are dense (no sparsity). The efficiency
  * parameters are defaults documented as such until a calibrated profile

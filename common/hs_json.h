@@ -63,6 +63,10 @@ typedef enum {
 hs_status_t hs_json_number(const hs_jreader_t *r, const struct cJSON *obj, const char *path,
                            const char *key, bool required, double def, hs_jnum_rule_t rule,
                            double max, double *out);
+/* Number in the closed range [lo, hi]; otherwise as hs_json_number. */
+hs_status_t hs_json_number_in(const hs_jreader_t *r, const struct cJSON *obj, const char *path,
+                              const char *key, bool required, double def, double lo, double hi,
+                              double *out);
 /* Integers: as above, and the value must be integral and within [lo, hi]. */
 hs_status_t hs_json_int(const hs_jreader_t *r, const struct cJSON *obj, const char *path,
                         const char *key, bool required, int64_t def, int64_t lo, int64_t hi,

@@ -206,6 +206,24 @@ hs_status_t hs_json_number(const hs_jreader_t *r, const cJSON *obj, const char *
   return HS_OK;
 }
 
+hs_status_t hs_json_number_in(const hs_jreader_t *r, const cJSON *obj, const char *path,
+                              const char *key, bool required, double def, double lo, double hi,
+                              double *out)
+{
+  double x;
+  hs_status_t st = hs_json_number(r, obj, path, key, required, def, HS_JNUM_ANY, hi, &x);
+  if (st != HS_OK)
+    return st;
+  if (x < lo) {
+    char val[80];
+    snprintf(val, sizeof val, "%.17g", x);
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be between %g and %g, got %s",
+                        FIELD(r, path, key), lo, hi, val);
+  }
+  *out = x;
+  return HS_OK;
+}
+
 hs_status_t hs_json_int(const hs_jreader_t *r, const cJSON *obj, const char *path, const char *key,
                         bool required, int64_t def, int64_t lo, int64_t hi, int64_t *out)
 {

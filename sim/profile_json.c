@@ -41,11 +41,12 @@ static hs_status_t apply_json(cJSON *j, const char *file, hs_cluster_t *c, hs_er
       hs_error_warn(err, "%s: %s.name: GPU \"%s\" is not in cluster %s (ignored)", file, p, name, c->name);
       continue;
     }
-    HS_CHECK(hs_json_number(&r, e, p, "gemm_eff_max", false, g->gemm_eff_max, HS_JNUM_POSITIVE, 1.0,
-                            &g->gemm_eff_max));
+    HS_CHECK(hs_json_number_in(&r, e, p, "gemm_eff_max", false, g->gemm_eff_max, HS_EFF_MIN, 1.0,
+                               &g->gemm_eff_max));
     HS_CHECK(hs_json_number(&r, e, p, "gemm_half_flops", false, g->gemm_half_flops, HS_JNUM_NONNEG,
                             1e18, &g->gemm_half_flops));
-    HS_CHECK(hs_json_number(&r, e, p, "mem_eff", false, g->mem_eff, HS_JNUM_POSITIVE, 1.0, &g->mem_eff));
+    HS_CHECK(hs_json_number_in(&r, e, p, "mem_eff", false, g->mem_eff, HS_EFF_MIN, 1.0,
+                               &g->mem_eff));
     HS_CHECK(hs_json_number(&r, e, p, "launch_us", false, g->launch_us, HS_JNUM_NONNEG, 1e6,
                             &g->launch_us));
     g->calibrated = true;

@@ -218,6 +218,15 @@ static void test_inline_gpus(void)
        "gpus[0].name: required field missing"},
       {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"gemm_eff_max\": 1.5}], \"sites\": [" SITE_EAST "]}",
        HS_ELIMIT, "gpus[0].gemm_eff_max: must be at most 1, got 1.5"},
+      /* Subnormal efficiencies and rates used to give infinite kernel times
+       * (found by fuzz_profile); they are errors now. */
+      {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"gemm_eff_max\": 5e-324}], \"sites\": [" SITE_EAST "]}",
+       HS_EINVAL, "gpus[0].gemm_eff_max: must be between 0.001 and 1, got 4.9406564584124654e-324"},
+      {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"mem_eff\": 0}], \"sites\": [" SITE_EAST "]}",
+       HS_EINVAL, "gpus[0].mem_eff: must be between 0.001 and 1, got 0"},
+      {"{\"gpus\": [{\"name\": \"X1\", \"memory_GiB\": 16, \"mem_bw_GBps\": 100, \"peak_tflops\": {\"fp32\": 1e-300}}], "
+       "\"sites\": [" SITE_EAST "]}",
+       HS_EINVAL, "gpus[0].peak_tflops.fp32: must be 0 (unsupported) or at least 1e-06, got 1e-300"},
       {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"pcie_gen\": 9}], \"sites\": [" SITE_EAST "]}", HS_ELIMIT,
        "gpus[0].pcie_gen: must be at most 7, got 9"},
       {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"price_spot_usd_h\": -2}], \"sites\": [" SITE_EAST "]}",

@@ -352,6 +352,11 @@ static void test_profile_parse_errors(void)
   CHECK_CONTAINS(err.msg, "gpus[0].launch_us");
   hs_error_init(&err);
   err.warn_fp = NULL;
+  st = hs_profile_parse("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"mem_eff\": 1e-320}]}",
+                        "limits.json", &c, &err);
+  expect_error(st, HS_EINVAL, &err, "gpus[0].mem_eff: must be between 0.001 and 1, got 9.99", NULL);
+  hs_error_init(&err);
+  err.warn_fp = NULL;
   st = hs_profile_parse("{\"gpus\": [", "limits.json", &c, &err);
   expect_error(st, HS_EPARSE, &err, "malformed JSON", NULL);
   /* A valid profile replaces the catalog figures and marks the GPU. */

@@ -62,7 +62,7 @@ static void test_profile_errors(void)
     const char *json, *needle;
   } cases[] = {
       {"{\"gpus\": [{\"name\": \"IdealGPU\", \"gemm_eff_max\": 1.5}]}", "gpus[0].gemm_eff_max: must be at most 1"},
-      {"{\"gpus\": [{\"name\": \"IdealGPU\", \"mem_eff\": -0.1}]}", "gpus[0].mem_eff: must be a positive number, got -0.1"},
+      {"{\"gpus\": [{\"name\": \"IdealGPU\", \"mem_eff\": -0.1}]}", "gpus[0].mem_eff: must be between 0.001 and 1, got -0.1"},
       {"{\"gpus\": [{\"gemm_eff_max\": 0.5}]}", "gpus[0].name: required field missing"},
       {"{\"gpus\": {}}", "gpus: must be an array"},
       {"{\"gpus\": [", "malformed JSON at line 1"},

@@ -169,7 +169,7 @@ static void test_too_few_points(void)
   hs_measurements_t ms;
   hs_measurements_init(&ms);
   hs_measurements_set_gpu(&ms, &g);
-  hs_mb_point_t p = {.kind = HS_MB_MEM, .bytes = 1e6, .s = 1e-3};
+  hs_mb_point_t p = {.kind = HS_MB_MEM, .bytes = 1e6, .s = 1e-5};
   CHECK(hs_measurements_add(&ms, &p) == HS_OK);
   CHECK(hs_measurements_add(&ms, &p) == HS_OK); /* same size twice: no slope */
   hs_error_t err;
@@ -178,11 +178,34 @@ static void test_too_few_points(void)
   CHECK(hs_calibrate_fit(&ms, HS_DTYPE_BF16, &f, &err) == HS_EINVAL);
   CHECK_CONTAINS(err.msg, "mem: need at least 2 points of different sizes");
   p.bytes = 2e6;
-  p.s = 2e-3;
+  p.s = 2e-5;
   CHECK(hs_measurements_add(&ms, &p) == HS_OK);
   hs_error_init(&err);
   CHECK(hs_calibrate_fit(&ms, HS_DTYPE_BF16, &f, &err) == HS_EINVAL);
   CHECK_CONTAINS(err.msg, "gemm: need at least 2 points");
+  hs_measurements_destroy(&ms);
+}
+
+/* Measurements 10^4 times slower than the catalog's bandwidth (1 GB/s on a
+ * 2 TB/s device) are of some other device: refused, since the profile would
+ * carry an efficiency below HS_EFF_MIN that no loader accepts. */
+static void test_implausible_efficiency(void)
+{
+  hs_gpu_t g;
+  truth_gpu(&g);
+  hs_measurements_t ms;
+  hs_measurements_init(&ms);
+  hs_measurements_set_gpu(&ms, &g);
+  hs_mb_point_t p = {.kind = HS_MB_MEM, .bytes = 1e6, .s = 1e-3};
+  CHECK(hs_measurements_add(&ms, &p) == HS_OK);
+  p.bytes = 2e6;
+  p.s = 2e-3;
+  CHECK(hs_measurements_add(&ms, &p) == HS_OK);
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_fit_t f;
+  CHECK(hs_calibrate_fit(&ms, HS_DTYPE_BF16, &f, &err) == HS_EINVAL);
+  CHECK_CONTAINS(err.msg, "the measurements are not of this GPU");
   hs_measurements_destroy(&ms);
 }
 
@@ -211,6 +234,7 @@ int main(void)
   HS_RUN(test_noisy_recovery);
   HS_RUN(test_round_trip);
   HS_RUN(test_too_few_points);
+  HS_RUN(test_implausible_efficiency);
   HS_RUN(test_clamp);
   HS_TEST_END();
 }

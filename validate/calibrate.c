@@ -192,6 +192,10 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     out->mem_eff = 1.0;
     out->clamped = true;
   }
+  if (out->mem_eff < HS_EFF_MIN)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: measured bandwidth %.3g GB/s is below %g of "
+                         "%s's mem_bw_GBps %.3g: the measurements are not of this GPU",
+                         1.0 / mem.b / HS_GB, HS_EFF_MIN, ms->gpu, ms->mem_bw_GBps));
   out->mem_r2 = mem.r2;
   out->mem_median_rel_err = mem.med_rel;
   out->mem_max_rel_err = mem.max_rel;
@@ -220,6 +224,10 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     out->gemm_eff_max = 1.0;
     out->clamped = true;
   }
+  if (out->gemm_eff_max < HS_EFF_MIN)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: measured %.3g FLOP/s is below %g of %s's %s "
+                         "peak %.3g: the measurements are not of this GPU", 1.0 / gemm.b,
+                         HS_EFF_MIN, ms->gpu, hs_dtype_name(out->dtype), peak));
   out->gemm_half_flops = (gemm.a - out->launch_us * 1e-6) / gemm.b;
   if (out->gemm_half_flops < 0) {
     out->gemm_half_flops = 0;
