@@ -10,6 +10,8 @@
  * every strategy under 10 s at 256 GPUs and under 60 s at 1024 on two cores.
  *
  *   bench_search [max_gpus] [strategy,...]   (default 1024, all but exhaustive)
+ *
+ * BENCH_NOTES=1 prints each planner's note (MILPs, iterations, budgets) too.
  */
 #include "hs_search.h"
 
@@ -46,6 +48,8 @@ int main(int argc, char **argv)
 {
   int max_gpus = argc > 1 ? atoi(argv[1]) : 1024;
   const char *only = argc > 2 ? argv[2] : NULL;
+  const char *ne = getenv("BENCH_NOTES");
+  bool notes = ne && *ne && strcmp(ne, "0") != 0;
   hs_error_t err;
   hs_error_init(&err);
   hs_model_t m;
@@ -85,6 +89,8 @@ int main(int argc, char **argv)
       } else {
         printf("%6d  %-14s %10.3f %8.3f %10.4f %12llu  %.70s\n", sizes[k], (*t)->name, st.search_s,
                cpu, rep.iteration_time_s, (unsigned long long)st.candidates, rep.plan_summary);
+        if (notes)
+          printf("        %s\n", st.note);
       }
       fflush(stdout);
       hs_plan_destroy(&plan);

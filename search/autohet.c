@@ -93,7 +93,12 @@ typedef struct autohet {
   size_t n_assign, cap_assign;
   size_t next;
   double t_start;
-  double budget_s;
+  /* Budgets: work (the default, deterministic) or wall clock (only when
+   * the caller sets a time limit), work in hs_lp_opts_t.work_limit's units
+   * (about 1e7 per second). */
+  double budget_s;       /* 0 = none */
+  double budget_work;    /* 0 = none */
+  double work;
   /* best MILP objective so far, and the best few plans by it (simulated at the end) */
   double best_T;
   bool have_best;
@@ -103,6 +108,7 @@ typedef struct autohet {
   bool budget_hit;
   double worst_gap;
   uint64_t milps, refuted;
+  int64_t iterations;    /* simplex iterations over all MILPs */
   uint64_t rounded;      /* MILPs stopped without an integer solution, relaxation rounded */
   bool have_rounded;     /* some rounded plan fits (pool holds it) */
 } autohet_t;
@@ -404,11 +410,21 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
   hs_lp_opts_t lo;
   hs_lp_opts_init(&lo);
   lo.mip_gap = a->o.mip_gap >= 0 ? a->o.mip_gap : 0.0;
-  double left = a->budget_s - (now_s() - a->t_start);
-  lo.time_limit_s = fmax(0.05, fmin(left, fmax(0.2, a->budget_s / 20.0)));
+  /* one MILP gets a twentieth of the budget (at least 2e6 work units or
+   * 0.2 s), never more than is left */
+  if (a->budget_work > 0) {
+    double left = fmax(0.0, a->budget_work - a->work);
+    lo.work_limit = fmax(1e5, fmin(left, fmax(2e6, a->budget_work / 20.0)));
+  }
+  if (a->budget_s > 0) {
+    double left = a->budget_s - (now_s() - a->t_start);
+    lo.time_limit_s = fmax(0.05, fmin(left, fmax(0.2, a->budget_s / 20.0)));
+  }
   hs_lp_result_t res;
   HS_CHECK(hs_lp_solve(lp, &lo, &res, err));
   a->milps++;
+  a->iterations += res.iterations;
+  a->work += res.work;
   if (res.status == HS_LP_INFEASIBLE) {
     a->refuted++;
     goto cleanup;
@@ -707,10 +723,13 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
       HS_FAIL(hs_error_set(err, HS_EINFEASIBLE, "autohet: block %d has no ops", l));
   a->B = hs__global_batch(o, c);
   int32_t maxmb = o->max_microbatch_size > 0 ? o->max_microbatch_size : 8;
-  /* default budget: 3 s + 15 ms per GPU, at most 40 s (6.8 s at 256 GPUs,
-   * 18 s at 1024; the final simulations come on top) */
-  a->budget_s = o->time_limit_s > 0 ? o->time_limit_s
-                                    : fmin(40.0, 3.0 + 0.015 * (double)c->n_devices);
+  /* Default budget: 1e7 work units x (3 + 0.015 per GPU), at most 40x
+   * (bench_search: 3.5 s at 64 GPUs, 16 s at 1024; the final simulations
+   * come on top). A time limit from the caller replaces it. */
+  if (o->time_limit_s > 0)
+    a->budget_s = o->time_limit_s;
+  else
+    a->budget_work = 1e7 * fmin(40.0, 3.0 + 0.015 * (double)c->n_devices);
   HS_CHECK(hs_estimator_new(m, c, a->o.precision, &a->est, err));
   if (hs__cpool_init(&a->pool, HS_MAX(2, hs__sim_budget(c))) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
@@ -797,7 +816,9 @@ static hs_status_t autohet_step(void *state, bool *done, double *progress, hs_er
   *progress = -1.0;
   if (!a->sim_phase) {
     /* MILP phase; 85% of the budget, the rest for simulating the pool */
-    if (a->next < a->n_configs && now_s() - a->t_start > 0.85 * a->budget_s) {
+    bool spent = (a->budget_s > 0 && now_s() - a->t_start > 0.85 * a->budget_s) ||
+                 (a->budget_work > 0 && a->work > 0.85 * a->budget_work);
+    if (a->next < a->n_configs && spent) {
       a->budget_hit = true;
       a->next = a->n_configs;
     }
@@ -839,9 +860,9 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
     exhaustive &= a->n_groups[ti] <= EXHAUSTIVE_GROUPS;
   stats->optimal = a->all_proven && !a->budget_hit && exhaustive;
   snprintf(stats->note, sizeof stats->note,
-           "best MILP %.4g s; %llu MILPs (%llu refuted by the incumbent), %zu configurations%s%s%s",
-           a->best_T, (unsigned long long)a->milps, (unsigned long long)a->refuted, a->n_configs,
-           a->budget_hit ? "; stopped at the time budget" : "",
+           "best MILP %.4g s; %llu MILPs (%llu refuted by the incumbent, %lld simplex iterations), %zu configurations%s%s%s",
+           a->best_T, (unsigned long long)a->milps, (unsigned long long)a->refuted, (long long)a->iterations, a->n_configs,
+           a->budget_hit ? (a->budget_s > 0 ? "; stopped at the time budget" : "; stopped at the work budget") : "",
            a->all_proven ? "" : "; some MILP not proven optimal",
            exhaustive ? "" : "; heuristic device grouping");
   if (!a->all_proven && a->worst_gap > 0) {

@@ -68,6 +68,7 @@ const char *hs_lp_status_name(hs_lp_status_t s)
 void hs_lp_opts_init(hs_lp_opts_t *o)
 {
   o->time_limit_s = 0.0;
+  o->work_limit = 0.0;
   o->mip_gap = 1e-4;
 }
 
@@ -95,6 +96,7 @@ void hs_lp_free(hs_lp_t *lp)
 
 int32_t hs_lp_n_cols(const hs_lp_t *lp) { return (int32_t)lp->n_cols; }
 int32_t hs_lp_n_rows(const hs_lp_t *lp) { return (int32_t)lp->n_rows; }
+size_t hs_lp_n_nonzeros(const hs_lp_t *lp) { return lp->n_nz; }
 
 hs_status_t hs_lp_add_col(hs_lp_t *lp, double lb, double ub, double obj, bool integer,
                           int32_t *col)
@@ -170,6 +172,9 @@ typedef struct glpk_ctx {
   jmp_buf jb;
   double last_gap;  /* from the branch-and-cut callback; NaN until known */
   double deadline_s; /* hs__now_s() after which the callback stops the search; 0 = none */
+  double work_limit; /* hs_lp_opts_t.work_limit; 0 = none */
+  double rows, nnz;
+  int64_t nodes;     /* branch-and-cut subproblems selected */
   bool stopped;      /* the callback terminated the search */
 } glpk_ctx_t;
 
@@ -179,10 +184,17 @@ static void on_glpk_error(void *info)
   longjmp(ctx->jb, 1);
 }
 
+static double work_done(const glpk_ctx_t *ctx, int iterations)
+{
+  return (double)iterations * ctx->rows + HS_LP_NODE_WORK * (double)ctx->nodes * ctx->nnz;
+}
+
 static void on_mip_event(glp_tree *tree, void *info)
 {
   glpk_ctx_t *ctx = info;
   int r = glp_ios_reason(tree);
+  if (r == GLP_ISELECT)
+    ctx->nodes++;
   if (r == GLP_IBINGO || r == GLP_ISELECT) {
     double g = glp_ios_mip_gap(tree);
     if (isfinite(g))
@@ -191,7 +203,11 @@ static void on_mip_event(glp_tree *tree, void *info)
   /* GLPK checks tm_lim only between subproblems; cut generation and the
    * heuristics in between can run far past it on large models, so the
    * deadline is also enforced here, at every callback. */
-  if (ctx->deadline_s > 0.0 && !ctx->stopped && hs__now_s() > ctx->deadline_s) {
+  if (ctx->stopped)
+    return;
+  bool work_out = ctx->work_limit > 0 &&
+                  work_done(ctx, glp_get_it_cnt(glp_ios_get_prob(tree))) >= ctx->work_limit;
+  if (work_out || (ctx->deadline_s > 0.0 && hs__now_s() > ctx->deadline_s)) {
     ctx->stopped = true;
     glp_ios_terminate(tree);
   }
@@ -207,6 +223,15 @@ static int bound_type(double lb, double ub)
   if (u)
     return GLP_UP;
   return GLP_FR;
+}
+
+/* The simplex iteration limit that spends `work` units on an LP of `rows`. */
+static int it_limit_glpk(double work, double rows)
+{
+  if (!(work > 0.0))
+    return INT_MAX;
+  double it = ceil(work / fmax(rows, 1.0));
+  return it < (double)INT_MAX ? (int)it : INT_MAX;
 }
 
 static int time_limit_ms(double s)
@@ -226,6 +251,10 @@ static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, i
   glpk_ctx_t ctx;
   ctx.last_gap = NAN;
   ctx.deadline_s = o->time_limit_s > 0.0 ? hs__now_s() + o->time_limit_s : 0.0;
+  ctx.work_limit = o->work_limit;
+  ctx.rows = (double)HS_MAX((size_t)1, lp->n_rows);
+  ctx.nnz = (double)lp->n_nz;
+  ctx.nodes = 0;
   ctx.stopped = false;
   glp_prob *volatile prob = NULL;
   res->is_mip = is_mip;
@@ -280,9 +309,12 @@ static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, i
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
     sm.tm_lim = time_limit_ms(o->time_limit_s);
+    sm.it_lim = it_limit_glpk(o->work_limit, ctx.rows);
     sm.presolve = GLP_OFF; /* keeps the status of infeasible problems exact */
     ret = glp_simplex(prob, &sm);
-    res->time_limit_hit = ret == GLP_ETMLIM;
+    res->iterations = glp_get_it_cnt(prob);
+    res->work = work_done(&ctx, (int)res->iterations);
+    res->time_limit_hit = ret == GLP_ETMLIM || ret == GLP_EITLIM;
     if (ret != 0 && ret != GLP_ETMLIM && ret != GLP_EITLIM) {
       st = hs_error_set(err, HS_EINTERNAL, "lp: simplex failed (GLPK code %d)", ret);
     } else {
@@ -312,13 +344,17 @@ static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, i
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
     sm.tm_lim = time_limit_ms(o->time_limit_s);
+    sm.it_lim = it_limit_glpk(o->work_limit, ctx.rows);
     sm.presolve = GLP_OFF;
     glp_scale_prob(prob, GLP_SF_AUTO); /* big-M rows span many magnitudes */
     glp_adv_basis(prob, 0);
     int rr = glp_simplex(prob, &sm);
     int root = glp_get_status(prob);
-    if (rr == GLP_ETMLIM || (rr == 0 && root != GLP_OPT && root != GLP_NOFEAS && root != GLP_UNBND)) {
-      res->time_limit_hit = rr == GLP_ETMLIM;
+    res->iterations = glp_get_it_cnt(prob);
+    res->work = work_done(&ctx, (int)res->iterations);
+    if (rr == GLP_ETMLIM || rr == GLP_EITLIM ||
+        (rr == 0 && root != GLP_OPT && root != GLP_NOFEAS && root != GLP_UNBND)) {
+      res->time_limit_hit = rr == GLP_ETMLIM || rr == GLP_EITLIM;
       res->status = HS_LP_NO_SOLUTION;
       goto done;
     }
@@ -347,8 +383,11 @@ static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, i
     io.cb_func = on_mip_event;
     io.cb_info = &ctx;
     ret = glp_intopt(prob, &io);
+    res->iterations = glp_get_it_cnt(prob);
+    res->nodes = ctx.nodes;
+    res->work = work_done(&ctx, (int)res->iterations);
     if (ret == GLP_ESTOP)
-      ret = GLP_ETMLIM; /* stopped by our deadline: same meaning */
+      ret = GLP_ETMLIM; /* stopped by our deadline or work limit: same meaning */
     res->time_limit_hit = ret == GLP_ETMLIM;
     if (ret == GLP_ENOPFS) {
       res->status = HS_LP_INFEASIBLE;
@@ -404,9 +443,10 @@ hs_status_t hs_lp_solve(hs_lp_t *lp, const hs_lp_opts_t *opts, hs_lp_result_t *r
   res->status = HS_LP_NO_SOLUTION;
   if (!lp)
     return hs_error_set(err, HS_EINVAL, "lp: no problem");
-  if (isnan(o.time_limit_s) || o.time_limit_s < 0 || isnan(o.mip_gap) || o.mip_gap < 0)
-    return hs_error_set(err, HS_EINVAL, "lp: bad options (time limit %g s, gap %g)",
-                        o.time_limit_s, o.mip_gap);
+  if (isnan(o.time_limit_s) || o.time_limit_s < 0 || isnan(o.mip_gap) || o.mip_gap < 0 ||
+      isnan(o.work_limit) || o.work_limit < 0)
+    return hs_error_set(err, HS_EINVAL, "lp: bad options (time limit %g s, work limit %g, gap %g)",
+                        o.time_limit_s, o.work_limit, o.mip_gap);
   lp->has_x = false;
   if (lp->n_cols == 0) {
     /* GLPK rejects empty problems in places; the answer is trivial. */

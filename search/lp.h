@@ -45,8 +45,18 @@ typedef enum {
  * "no-solution". */
 const char *hs_lp_status_name(hs_lp_status_t s);
 
+#define HS_LP_NODE_WORK 2.5
+
 typedef struct hs_lp_opts {
   double time_limit_s;  /* wall-clock limit of one solve; 0 = none */
+  /* Work limit in deterministic units, 0 = none: simplex iterations times
+   * rows plus HS_LP_NODE_WORK times nonzeros per branch-and-cut subproblem
+   * (the two terms fitted to GLPK's time on autohet's MILPs: 1e7 units took
+   * about 1 s on the 2-core build machine, +-50% per solve). Unlike a time
+   * limit, it stops a solve at the same point on a loaded machine as on an
+   * idle one. GLPK is asked between subproblems, so one subproblem may go
+   * past it. */
+  double work_limit;
   double mip_gap;       /* relative gap at which branch-and-cut stops (0 = prove optimality) */
 } hs_lp_opts_t;
 
@@ -57,7 +67,10 @@ typedef struct hs_lp_result {
   hs_lp_status_t status;
   double objective;     /* of the solution; NaN when there is none */
   double gap;           /* relative gap of a MILP solution when known (0 when proven), else NaN */
-  bool time_limit_hit;
+  bool time_limit_hit;  /* stopped by time_limit_s or work_limit */
+  int64_t iterations;   /* simplex iterations spent, root and subproblems */
+  int64_t nodes;        /* branch-and-cut subproblems (0 for an LP) */
+  double work;          /* in work_limit's units */
   bool is_mip;
   /* MILP stopped (time limit) before any integer solution: the column
    * values (hs_lp_value) are then the root LP relaxation's, for callers
@@ -82,6 +95,7 @@ hs_status_t hs_lp_add_row(hs_lp_t *lp, int32_t n, const int32_t *idx, const doub
                           double lb, double ub, hs_error_t *err);
 int32_t hs_lp_n_cols(const hs_lp_t *lp);
 int32_t hs_lp_n_rows(const hs_lp_t *lp);
+size_t hs_lp_n_nonzeros(const hs_lp_t *lp);
 
 /* Solves. `opts` NULL = defaults. HS_OK means the solver ran; read
  * res->status for what the solution is. The column values of the solution

@@ -157,6 +157,50 @@ static void test_milp_time_limit(void)
   hs_lp_free(lp);
 }
 
+/* The same hopeless MILP under a work limit: stopped without a made-up
+ * solution, at the same point every time (iterations, nodes and work equal
+ * across runs: the limit counts GLPK's progress, not seconds), and not far
+ * past the limit (GLPK asks between subproblems; each of these costs a few
+ * iterations x 1 row + 2.5 x 40 nonzeros). */
+static void test_milp_work_limit(void)
+{
+  enum { N = 40 };
+  hs_lp_result_t res[2];
+  for (int run = 0; run < 2; run++) {
+    hs_lp_t *lp = NULL;
+    hs_error_t err;
+    hs_error_init(&err);
+    CHECK(hs_lp_new(true, &lp) == HS_OK);
+    int32_t idx[N];
+    double a[N];
+    for (int i = 0; i < N; i++) {
+      CHECK(hs_lp_add_col(lp, 0, 1, (double)(i % 7 + 1), true, &idx[i]) == HS_OK);
+      a[i] = 2.0 + 2.0 * (i % 5);
+    }
+    CHECK(hs_lp_add_row(lp, N, idx, a, 41, 41, &err) == HS_OK);
+    hs_lp_opts_t o;
+    hs_lp_opts_init(&o);
+    o.work_limit = 2e4;
+    CHECK_MSG(hs_lp_solve(lp, &o, &res[run], &err) == HS_OK, "%s", err.msg);
+    hs_lp_free(lp);
+  }
+  CHECK_MSG(res[0].status == HS_LP_NO_SOLUTION || res[0].status == HS_LP_INFEASIBLE, "status %s",
+            hs_lp_status_name(res[0].status));
+  CHECK(res[0].time_limit_hit == (res[0].status == HS_LP_NO_SOLUTION));
+  if (res[0].time_limit_hit) {
+    CHECK_MSG(res[0].work >= 2e4 && res[0].work < 2e4 + 1e3, "work %g", res[0].work);
+    CHECK(res[0].nodes > 0);
+  }
+  CHECK(res[0].work > 0);
+  CHECK_EQ_INT(res[0].status, res[1].status);
+  CHECK(res[0].iterations == res[1].iterations);
+  CHECK(res[0].nodes == res[1].nodes);
+  CHECK(res[0].work == res[1].work);
+  fprintf(stderr, "  work-limited MILP: %s, %lld iterations, %lld nodes, work %g\n",
+          hs_lp_status_name(res[0].status), (long long)res[0].iterations,
+          (long long)res[0].nodes, res[0].work);
+}
+
 static void test_bad_input(void)
 {
   hs_lp_t *lp = NULL;
@@ -195,6 +239,7 @@ int main(void)
   HS_RUN(test_milp_infeasible);
   HS_RUN(test_lp_unbounded);
   HS_RUN(test_milp_time_limit);
+  HS_RUN(test_milp_work_limit);
   HS_RUN(test_bad_input);
   fprintf(stderr, "%d checks, %d failures\n", hs_test_checks, hs_test_failures);
   return hs_test_failures ? 1 : 0;
