@@ -121,10 +121,10 @@ static void test_lp_unbounded(void)
   hs_lp_free(lp);
 }
 
-/* sum_i 2 x_i = 2n/2 + 1 over binaries: no integer solution, LP relaxation
- * feasible, and branch-and-bound must enumerate a huge tree: the time limit
- * has to stop it. */
-static void test_milp_time_limit(void)
+/* sum_i a_i x_i = 41 over 40 binaries with even a_i: no integer solution, LP
+ * relaxation feasible, and branch-and-bound must enumerate a huge tree, so
+ * only a limit stops it. */
+static hs_lp_t *hopeless_milp(void)
 {
   enum { N = 40 };
   hs_lp_t *lp = NULL;
@@ -138,6 +138,14 @@ static void test_milp_time_limit(void)
     a[i] = 2.0 + 2.0 * (i % 5);
   }
   CHECK(hs_lp_add_row(lp, N, idx, a, 41, 41, &err) == HS_OK);
+  return lp;
+}
+
+static void test_milp_time_limit(void)
+{
+  hs_lp_t *lp = hopeless_milp();
+  hs_error_t err;
+  hs_error_init(&err);
   hs_lp_opts_t o;
   hs_lp_opts_init(&o);
   o.time_limit_s = 0.3;
@@ -157,27 +165,18 @@ static void test_milp_time_limit(void)
   hs_lp_free(lp);
 }
 
-/* The same hopeless MILP under a work limit: stopped without a made-up
- * solution, at the same point every time (iterations, nodes and work equal
- * across runs: the limit counts GLPK's progress, not seconds), and not far
- * past the limit (GLPK asks between subproblems; each of these costs a few
- * iterations x 1 row + 2.5 x 40 nonzeros). */
+/* The same MILP under a work limit: stopped without a made-up solution, at
+ * the same point every time (iterations, nodes and work equal across runs:
+ * the limit counts GLPK's progress, not seconds), and not far past the limit
+ * (GLPK asks between subproblems; each of these costs a few iterations x 1
+ * row + 2.5 x 40 nonzeros). */
 static void test_milp_work_limit(void)
 {
-  enum { N = 40 };
   hs_lp_result_t res[2];
   for (int run = 0; run < 2; run++) {
-    hs_lp_t *lp = NULL;
+    hs_lp_t *lp = hopeless_milp();
     hs_error_t err;
     hs_error_init(&err);
-    CHECK(hs_lp_new(true, &lp) == HS_OK);
-    int32_t idx[N];
-    double a[N];
-    for (int i = 0; i < N; i++) {
-      CHECK(hs_lp_add_col(lp, 0, 1, (double)(i % 7 + 1), true, &idx[i]) == HS_OK);
-      a[i] = 2.0 + 2.0 * (i % 5);
-    }
-    CHECK(hs_lp_add_row(lp, N, idx, a, 41, 41, &err) == HS_OK);
     hs_lp_opts_t o;
     hs_lp_opts_init(&o);
     o.work_limit = 2e4;
