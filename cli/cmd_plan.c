@@ -433,10 +433,15 @@ int hs_cmd_compare(int argc, char **argv)
            r->tokens_s, sp, r->mfu * 100.0, r->mem_ratio * 100.0, r->usd_mtok, r->search_s,
            r->summary);
   }
-  if (strcmp(fmt, "table") == 0 && tot.n_unpriced_devices > 0)
-    printf("($/Mtok counts priced GPUs only: %d of the cluster's %zu GPUs have no known price in "
-           "clusters/gpus.json)\n",
-           tot.n_unpriced_devices, c.n_devices);
+  if (strcmp(fmt, "table") == 0) {
+    /* say what is charged: a plan that leaves GPUs idle pays for fewer */
+    printf("($/Mtok: rent of the GPUs each plan uses, at their catalog price; `hetsim sweep` "
+           "charges the whole cluster)\n");
+    if (tot.n_unpriced_devices > 0)
+      printf("($/Mtok counts priced GPUs only: %d of the cluster's %zu GPUs have no known price in "
+             "clusters/gpus.json)\n",
+             tot.n_unpriced_devices, c.n_devices);
+  }
 out:
   free(rows);
   hs_cluster_destroy(&c);

@@ -91,8 +91,8 @@ static void test_gpu_catalog(void)
     CHECK_REL(g->gemm_eff_max, 0.6, 0);
   }
   if ((g = gpu(&c, "T4-16GB"))) {
-    CHECK_REL(g->price_spot_usd_h, 0.16, 1e-12);
-    CHECK(g->price_ondemand_usd_h == 0); /* unknown, not invented */
+    CHECK_REL(g->price_spot_usd_h, 0.2025, 1e-12);      /* AWS g4dn.xlarge, skypilot-catalog */
+    CHECK_REL(g->price_ondemand_usd_h, 0.526, 1e-12);
     CHECK_REL(hs_gpu_peak_flops(g, HS_DTYPE_BF16), 65 * T, 1e-12);
     CHECK(g->nvlink_GBps == 0);
     CHECK_REL(hs_gpu_intra_default_GBps(g), 16, 0);
@@ -105,8 +105,11 @@ static void test_gpu_catalog(void)
   if ((g = gpu(&c, "L4-24GB"))) {
     CHECK_REL(g->peak_flops[HS_DTYPE_BF16], 121 * T, 1e-12);
     CHECK_REL(g->mem_bw_GBps, 300, 0);
-    CHECK(g->price_ondemand_usd_h == 0 && g->price_spot_usd_h == 0);
+    CHECK_REL(g->price_ondemand_usd_h, 0.8048, 1e-12); /* AWS g6.xlarge, skypilot-catalog */
+    CHECK_REL(g->price_spot_usd_h, 0.4121, 1e-12);
   }
+  if ((g = gpu(&c, "H800-SXM5-80GB"))) /* no public price found: unknown, not invented */
+    CHECK(g->price_ondemand_usd_h == 0 && g->price_spot_usd_h == 0);
   if ((g = gpu(&c, "P100-SXM2-16GB"))) {
     CHECK_REL(g->nvlink_GBps, 80, 0);
     CHECK_REL(hs_gpu_peak_flops(g, HS_DTYPE_BF16), 21.2 * T, 1e-12);
@@ -221,8 +224,9 @@ static void test_design_example(void)
   hs_cluster_totals(&c, HS_DTYPE_BF16, &tot);
   CHECK_REL(tot.peak_flops, 16 * 312 * T + 32 * 125 * T, 1e-12); /* V100: bf16 -> fp16 */
   CHECK_REL(tot.mem_bytes, (16 * 80 + 32 * 32) * GIB, 1e-12);
-  CHECK_REL(tot.usd_per_hour, 16 * 3.4309, 1e-12); /* V100-SXM2-32GB has no known price */
-  CHECK_EQ_INT(tot.n_unpriced_devices, 32);
+  /* west is spot: V100-SXM2-32GB at its spot price (p3dn.24xlarge 4.1825 / 8) */
+  CHECK_REL(tot.usd_per_hour, 16 * 3.4309 + 32 * 0.52281, 1e-12);
+  CHECK_EQ_INT(tot.n_unpriced_devices, 0);
   CHECK_EQ_INT(tot.n_gpu_types, 2);
   hs_cluster_destroy(&c);
 }
@@ -261,7 +265,8 @@ static void test_totals_and_defaults(void)
   const char *json = "{\"sites\": [{\"name\": \"s\", \"nodes\": ["
                      "{\"count\": 1, \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 4},"
                      "{\"count\": 2, \"gpu\": \"T4-16GB\", \"gpus_per_node\": 2, \"spot\": true},"
-                     "{\"count\": 1, \"gpu\": \"T4-16GB\", \"gpus_per_node\": 1}]}]}";
+                     "{\"count\": 1, \"gpu\": \"T4-16GB\", \"gpus_per_node\": 1},"
+                     "{\"count\": 1, \"gpu\": \"H20-96GB\", \"gpus_per_node\": 1}]}]}";
   hs_error_t err;
   hs_error_init(&err);
   hs_cluster_init(&c);
@@ -276,9 +281,10 @@ static void test_totals_and_defaults(void)
   CHECK_REL(c.sites[0].fabric_latency_us, 2.0, 0);
   CHECK(!c.nodes[0].spot && c.nodes[1].spot && c.nodes[2].spot && !c.nodes[3].spot);
   hs_cluster_totals(&c, HS_DTYPE_BF16, &tot);
-  CHECK_REL(tot.usd_per_hour, 4 * 3.4309 + 4 * 0.16, 1e-12); /* last T4 on-demand: unknown */
+  /* spot T4s at the spot price, the last T4 on-demand; H20 has no known price */
+  CHECK_REL(tot.usd_per_hour, 4 * 3.4309 + 4 * 0.2025 + 0.526, 1e-12);
   CHECK_EQ_INT(tot.n_unpriced_devices, 1);
-  CHECK_EQ_INT(tot.n_gpu_types, 2);
+  CHECK_EQ_INT(tot.n_gpu_types, 3);
   hs_cluster_destroy(&c);
 
   /* A site under "spot" makes its groups spot unless one says otherwise. */
@@ -337,7 +343,7 @@ static void test_json_and_print(void)
     CHECK_EQ_INT(cJSON_GetObjectItem(j, "n_sites")->valuedouble, 2);
     CHECK_REL(cJSON_GetObjectItem(j, "peak_tflops_bf16")->valuedouble, 16 * 312 + 32 * 125, 1e-12);
     CHECK_REL(cJSON_GetObjectItem(j, "mem_bytes")->valuedouble, (16 * 80 + 32 * 32) * GIB, 1e-12);
-    CHECK_REL(cJSON_GetObjectItem(j, "usd_per_hour")->valuedouble, 16 * 3.4309, 1e-12);
+    CHECK_REL(cJSON_GetObjectItem(j, "usd_per_hour")->valuedouble, 16 * 3.4309 + 32 * 0.52281, 1e-12);
     cJSON *sites = cJSON_GetObjectItem(j, "sites");
     CHECK_EQ_INT(cJSON_GetArraySize(sites), 2);
     cJSON *west = cJSON_GetArrayItem(sites, 1);
@@ -384,8 +390,8 @@ static void test_json_and_print(void)
   CHECK_CONTAINS(buf, "4 x node of 8 x V100-SXM2-32GB");
   CHECK_CONTAINS(buf, "link east <-> west: 1.25 GB/s per direction, 5000 us");
   CHECK_CONTAINS(buf, "peak: 8992.0 TFLOP/s bf16"); /* 16 x 312 + 32 x 125 */
-  CHECK_CONTAINS(buf, "cost: $54.89/h");           /* 16 x 3.4309 */
-  CHECK_CONTAINS(buf, "32 GPUs without a known price");
+  CHECK_CONTAINS(buf, "cost: $71.62/h");           /* 16 x 3.4309 + 32 x 0.52281 (spot) */
+  CHECK(strstr(buf, "without a known price") == NULL);
   hs_cluster_destroy(&c);
 }
 

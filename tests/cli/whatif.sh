@@ -73,11 +73,11 @@ grep -q 'A100-SXM4-40GB .*USD/GPU-h' "$tmp/t.txt" || die "table lacks the price 
 grep -q '(base only)' "$tmp/t.txt" || die "table lacks the buy-nothing option"
 grep -q 'Pareto' "$tmp/t.txt" || die "table lacks the Pareto legend"
 
-# L4 has no catalog price: refused, naming it and the way out
+# H20 has no catalog price: refused, naming it and the way out
 "$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 20 \
-  --candidates L4-24GB >"$tmp/out" 2>"$tmp/err"
+  --candidates H20-96GB >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 2 ] || die "unpriced candidate should exit 2"
-grep -q 'L4-24GB' "$tmp/err" && grep -q -- '--gpu-price' "$tmp/err" || die "message: $(cat "$tmp/err")"
+grep -q 'H20-96GB' "$tmp/err" && grep -q -- '--gpu-price' "$tmp/err" || die "message: $(cat "$tmp/err")"
 "$bin" whatif --model gpt3-1.3b --replace --budget-usd-per-hour 7 --candidates L4-24GB \
   --gpu-price L4-24GB=0.8 --step 8 --strategies megatron --global-batch 64 --format csv >"$tmp/l4.csv" 2>"$tmp/err" ||
   die "whatif with --gpu-price failed: $(cat "$tmp/err")"
