@@ -7,91 +7,87 @@
  */
 #include "hs_sim.h"
 #include "hs_test.h"
+#include "robust_fixture.h"
 
 #include <cjson/cJSON.h>
 
-static hs_status_t cluster_text(const char *json, hs_cluster_t *c, hs_error_t *err)
-{
-  hs_error_init(err);
-  err->warn_fp = NULL;
-  hs_cluster_init(c);
-  return hs_cluster_parse(json, "limits.json", c, err);
-}
-
-/* Cluster with one group of `count` nodes of `gpn` A100 and an extra
- * member text for the group. */
-static hs_status_t cluster_group(const char *count, const char *gpn, const char *extra,
-                                 hs_cluster_t *c, hs_error_t *err)
-{
-  char json[1024];
-  snprintf(json, sizeof json,
-           "{\"name\": \"x\", \"sites\": [{\"name\": \"a\", \"nodes\": [{\"count\": %s,"
-           " \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": %s%s}]}]}",
-           count, gpn, extra);
-  return cluster_text(json, c, err);
-}
+/* expect_error's `want` for input whose status is not specified (a number
+ * that does not fit its type): any error will do. */
+#define ANY_ERROR HS_STATUS__COUNT
 
 static void expect_error(hs_status_t st, hs_status_t want, const hs_error_t *err,
                          const char *field, const char *value)
 {
-  CHECK_MSG(st == want, "status %s, want %s (%s)", hs_status_name(st), hs_status_name(want),
-            err->msg);
+  if (want == ANY_ERROR)
+    CHECK_MSG(st != HS_OK, "status HS_OK, want an error");
+  else
+    CHECK_MSG(st == want, "status %s, want %s (%s)", hs_status_name(st), hs_status_name(want),
+              err->msg);
   CHECK_CONTAINS(err->msg, "limits.json");
   CHECK_CONTAINS(err->msg, field);
   if (value)
     CHECK_CONTAINS(err->msg, value);
 }
 
-static void test_cluster_absurd(void)
+static hs_status_t cluster_text(const char *json, hs_cluster_t *c, hs_error_t *err)
+{
+  robust_error_init(err);
+  hs_cluster_init(c);
+  return hs_cluster_parse(json, "limits.json", c, err);
+}
+
+/* Cluster text with one group of `count` nodes of `gpn` A100 and an extra
+ * member text for the group; valid until the next call. */
+static const char *group_json(const char *count, const char *gpn, const char *extra)
+{
+  static char json[1024];
+  snprintf(json, sizeof json,
+           "{\"name\": \"x\", \"sites\": [{\"name\": \"a\", \"nodes\": [{\"count\": %s,"
+           " \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": %s%s}]}]}",
+           count, gpn, extra);
+  return json;
+}
+
+/* A refused cluster holds no devices (nothing is allocated by the count). */
+static void expect_cluster_error(const char *json, hs_status_t want, const char *field,
+                                 const char *value)
 {
   hs_cluster_t c;
   hs_error_t err;
-  /* A billion GPUs: refused before anything is allocated by the count. */
-  hs_status_t st = cluster_group("1000000000", "8", "", &c, &err);
-  expect_error(st, HS_ELIMIT, &err, "sites[0].nodes[0].count", "1000000000");
+  expect_error(cluster_text(json, &c, &err), want, &err, field, value);
   CHECK(c.n_devices == 0 && c.devices == NULL);
   hs_cluster_destroy(&c);
+}
+
+static void test_cluster_absurd(void)
+{
+  /* A billion GPUs: refused before anything is allocated by the count. */
+  expect_cluster_error(group_json("1000000000", "8", ""), HS_ELIMIT, "sites[0].nodes[0].count",
+                       "1000000000");
   /* 2^63 does not fit in int64: no undefined conversion. */
-  st = cluster_group("9223372036854775808", "8", "", &c, &err);
-  CHECK(st != HS_OK);
-  CHECK_CONTAINS(err.msg, "count");
-  hs_cluster_destroy(&c);
-  st = cluster_group("1e400", "8", "", &c, &err);
-  CHECK(st != HS_OK);
-  CHECK_CONTAINS(err.msg, "count");
-  hs_cluster_destroy(&c);
-  st = cluster_group("1", "1000000000", "", &c, &err);
-  expect_error(st, HS_ELIMIT, &err, "gpus_per_node", "1000000000");
-  hs_cluster_destroy(&c);
-  st = cluster_group("0", "8", "", &c, &err);
-  expect_error(st, HS_EINVAL, &err, "count", "0");
-  hs_cluster_destroy(&c);
+  expect_cluster_error(group_json("9223372036854775808", "8", ""), ANY_ERROR, "count", NULL);
+  expect_cluster_error(group_json("1e400", "8", ""), ANY_ERROR, "count", NULL);
+  expect_cluster_error(group_json("1", "1000000000", ""), HS_ELIMIT, "gpus_per_node",
+                       "1000000000");
+  expect_cluster_error(group_json("0", "8", ""), HS_EINVAL, "count", "0");
   /* Bandwidth 1e-30 GB/s: below the supported 1e-6. */
-  st = cluster_group("2", "8", ", \"nic\": {\"GBps\": 1e-30}", &c, &err);
-  expect_error(st, HS_ELIMIT, &err, "nic.GBps", "1e-30");
-  hs_cluster_destroy(&c);
-  st = cluster_group("2", "8", ", \"intra_node\": {\"GBps\": 0}", &c, &err);
-  expect_error(st, HS_EINVAL, &err, "intra_node.GBps", NULL);
-  hs_cluster_destroy(&c);
-  st = cluster_group("2", "8", ", \"nic\": {\"latency_us\": 1e300}", &c, &err);
-  expect_error(st, HS_ELIMIT, &err, "nic.latency_us", "1e+300");
-  hs_cluster_destroy(&c);
+  expect_cluster_error(group_json("2", "8", ", \"nic\": {\"GBps\": 1e-30}"), HS_ELIMIT, "nic.GBps",
+                       "1e-30");
+  expect_cluster_error(group_json("2", "8", ", \"intra_node\": {\"GBps\": 0}"), HS_EINVAL,
+                       "intra_node.GBps", NULL);
+  expect_cluster_error(group_json("2", "8", ", \"nic\": {\"latency_us\": 1e300}"), HS_ELIMIT,
+                       "nic.latency_us", "1e+300");
   /* Groups each within the limit, together above it. */
-  st = cluster_text("{\"name\": \"x\", \"sites\": [{\"name\": \"a\", \"nodes\": ["
-                    "{\"count\": 100000, \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 8},"
-                    "{\"count\": 100000, \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 8}]}]}",
-                    &c, &err);
-  CHECK(st == HS_ELIMIT);
-  CHECK_CONTAINS(err.msg, "1048576");
-  hs_cluster_destroy(&c);
-  st = cluster_text("{\"name\": \"x\", \"sites\": [{\"name\": \"a\", \"nodes\": ["
-                    "{\"count\": 1, \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 1}]},"
-                    "{\"name\": \"b\", \"nodes\": [{\"count\": 1, \"gpu\": \"A100-SXM4-80GB\","
-                    " \"gpus_per_node\": 1}]}], \"links\": [{\"between\": [\"a\", \"b\"],"
-                    " \"GBps\": 1e-30}]}",
-                    &c, &err);
-  expect_error(st, HS_ELIMIT, &err, "links[0].GBps", NULL);
-  hs_cluster_destroy(&c);
+  expect_cluster_error("{\"name\": \"x\", \"sites\": [{\"name\": \"a\", \"nodes\": ["
+                       "{\"count\": 100000, \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 8},"
+                       "{\"count\": 100000, \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 8}]}]}",
+                       HS_ELIMIT, "1048576", NULL);
+  expect_cluster_error("{\"name\": \"x\", \"sites\": [{\"name\": \"a\", \"nodes\": ["
+                       "{\"count\": 1, \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 1}]},"
+                       "{\"name\": \"b\", \"nodes\": [{\"count\": 1, \"gpu\": \"A100-SXM4-80GB\","
+                       " \"gpus_per_node\": 1}]}], \"links\": [{\"between\": [\"a\", \"b\"],"
+                       " \"GBps\": 1e-30}]}",
+                       HS_ELIMIT, "links[0].GBps", NULL);
 }
 
 /* The largest cluster accepted: exactly HS_CLUSTER_MAX_DEVICES GPUs. */
@@ -99,7 +95,7 @@ static void test_cluster_at_limit(void)
 {
   hs_cluster_t c;
   hs_error_t err;
-  hs_status_t st = cluster_group("131072", "8", "", &c, &err);
+  hs_status_t st = cluster_text(group_json("131072", "8", ""), &c, &err);
   CHECK_MSG(st == HS_OK, "%s", err.msg);
   CHECK_EQ_INT(c.n_devices, HS_CLUSTER_MAX_DEVICES);
   CHECK_EQ_INT(c.n_nodes, 131072);
@@ -113,50 +109,48 @@ static hs_status_t model_text(const char *transformer, hs_model_t *m, hs_error_t
 {
   char json[1024];
   snprintf(json, sizeof json, "{\"name\": \"m\", \"transformer\": {%s}}", transformer);
-  hs_error_init(err);
-  err->warn_fp = NULL;
+  robust_error_init(err);
   hs_model_init(m);
   return hs_model_parse_json(json, "limits.json", 0, m, err);
 }
 
-static void test_model_absurd(void)
+/* A refused model holds no ops. */
+static void expect_model_error(const char *transformer, hs_status_t want, const char *field,
+                               const char *value)
 {
   hs_model_t m;
   hs_error_t err;
-  hs_status_t st = model_text("\"layers\": 1000000, \"hidden\": 64, \"heads\": 1, \"ffn\": 64,"
-                              " \"vocab\": 10, \"seq_len\": 8",
-                              &m, &err);
-  expect_error(st, HS_ELIMIT, &err, "transformer.layers", "1000000");
+  expect_error(model_text(transformer, &m, &err), want, &err, field, value);
   CHECK(m.ops == NULL);
   hs_model_destroy(&m);
-  st = model_text("\"layers\": 2, \"hidden\": 9223372036854775807, \"heads\": 1, \"ffn\": 64,"
-                  " \"vocab\": 10, \"seq_len\": 8",
-                  &m, &err);
-  CHECK(st != HS_OK);
-  CHECK_CONTAINS(err.msg, "transformer.hidden");
-  hs_model_destroy(&m);
-  st = model_text("\"layers\": 2, \"hidden\": 64, \"heads\": 1, \"ffn\": 64, \"vocab\": 1e30,"
-                  " \"seq_len\": 8",
-                  &m, &err);
-  CHECK(st != HS_OK);
-  CHECK_CONTAINS(err.msg, "transformer.vocab");
-  hs_model_destroy(&m);
-  st = model_text("\"layers\": 2, \"hidden\": 64, \"heads\": 1, \"ffn\": 64, \"vocab\": 10,"
-                  " \"seq_len\": 0",
-                  &m, &err);
-  CHECK(st != HS_OK);
-  CHECK_CONTAINS(err.msg, "transformer.seq_len");
-  hs_model_destroy(&m);
+}
+
+static void test_model_absurd(void)
+{
+  expect_model_error("\"layers\": 1000000, \"hidden\": 64, \"heads\": 1, \"ffn\": 64,"
+                     " \"vocab\": 10, \"seq_len\": 8",
+                     HS_ELIMIT, "transformer.layers", "1000000");
+  expect_model_error("\"layers\": 2, \"hidden\": 9223372036854775807, \"heads\": 1, \"ffn\": 64,"
+                     " \"vocab\": 10, \"seq_len\": 8",
+                     ANY_ERROR, "transformer.hidden", NULL);
+  expect_model_error("\"layers\": 2, \"hidden\": 64, \"heads\": 1, \"ffn\": 64, \"vocab\": 1e30,"
+                     " \"seq_len\": 8",
+                     ANY_ERROR, "transformer.vocab", NULL);
+  expect_model_error("\"layers\": 2, \"hidden\": 64, \"heads\": 1, \"ffn\": 64, \"vocab\": 10,"
+                     " \"seq_len\": 0",
+                     ANY_ERROR, "transformer.seq_len", NULL);
 
   /* HuggingFace: a billion layers. */
-  hs_error_init(&err);
-  err.warn_fp = NULL;
+  hs_model_t m;
+  hs_error_t err;
+  robust_error_init(&err);
   hs_model_init(&m);
-  st = hs_model_parse_hf_config("{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\","
-                                " \"hidden_size\": 4096, \"num_attention_heads\": 32,"
-                                " \"num_hidden_layers\": 1000000000, \"intermediate_size\": 11008,"
-                                " \"vocab_size\": 32000, \"max_position_embeddings\": 4096}",
-                                "config.json", 0, &m, &err);
+  hs_status_t st = hs_model_parse_hf_config(
+      "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\","
+      " \"hidden_size\": 4096, \"num_attention_heads\": 32,"
+      " \"num_hidden_layers\": 1000000000, \"intermediate_size\": 11008,"
+      " \"vocab_size\": 32000, \"max_position_embeddings\": 4096}",
+      "config.json", 0, &m, &err);
   CHECK(st != HS_OK);
   CHECK_CONTAINS(err.msg, "config.json");
   CHECK_CONTAINS(err.msg, "num_hidden_layers");
@@ -184,39 +178,79 @@ static void test_model_at_limits(void)
   hs_model_destroy(&m);
 }
 
-static hs_status_t plan_text(const char *json, hs_plan_t *p, hs_error_t *err)
+static void expect_plan_error(const char *json, hs_status_t want, const char *field,
+                              const char *value)
 {
-  hs_error_init(err);
-  err->warn_fp = NULL;
-  hs_plan_init(p);
-  return hs_plan_parse(json, "limits.json", p, err);
+  hs_plan_t p;
+  hs_error_t err;
+  robust_error_init(&err);
+  hs_plan_init(&p);
+  expect_error(hs_plan_parse(json, "limits.json", &p, &err), want, &err, field, value);
+  hs_plan_destroy(&p);
 }
 
 static void test_plan_absurd(void)
 {
-  hs_plan_t p;
-  hs_error_t err;
-  hs_status_t st = plan_text("{\"pipelines\": [{\"microbatch_size\": 0, \"microbatches\": 4,"
-                             " \"stages\": [{\"ops\": [0, 1], \"replicas\": [{\"devices\": [0]}]}]}]}",
-                             &p, &err);
-  expect_error(st, HS_EINVAL, &err, "pipelines[0].microbatch_size", "0");
-  hs_plan_destroy(&p);
-  st = plan_text("{\"pipelines\": [{\"microbatch_size\": 1, \"microbatches\": 9223372036854775807,"
-                 " \"stages\": [{\"ops\": [0, 1], \"replicas\": [{\"devices\": [0]}]}]}]}",
-                 &p, &err);
-  CHECK(st != HS_OK);
-  CHECK_CONTAINS(err.msg, "pipelines[0].microbatches");
-  hs_plan_destroy(&p);
-  st = plan_text("{\"bucket_bytes\": 1e400, \"pipelines\": []}", &p, &err);
-  CHECK(st != HS_OK);
-  CHECK_CONTAINS(err.msg, "bucket_bytes");
-  hs_plan_destroy(&p);
-  st = plan_text("{\"pipelines\": [{\"microbatch_size\": 1, \"microbatches\": 1,"
-                 " \"stages\": [{\"ops\": [0, 1], \"replicas\": [{\"devices\": [-1]}]}]}]}",
-                 &p, &err);
-  CHECK(st != HS_OK);
-  CHECK_CONTAINS(err.msg, "devices");
-  hs_plan_destroy(&p);
+  expect_plan_error("{\"pipelines\": [{\"microbatch_size\": 0, \"microbatches\": 4,"
+                    " \"stages\": [{\"ops\": [0, 1], \"replicas\": [{\"devices\": [0]}]}]}]}",
+                    HS_EINVAL, "pipelines[0].microbatch_size", "0");
+  expect_plan_error("{\"pipelines\": [{\"microbatch_size\": 1, \"microbatches\": 9223372036854775807,"
+                    " \"stages\": [{\"ops\": [0, 1], \"replicas\": [{\"devices\": [0]}]}]}]}",
+                    ANY_ERROR, "pipelines[0].microbatches", NULL);
+  expect_plan_error("{\"bucket_bytes\": 1e400, \"pipelines\": []}", ANY_ERROR, "bucket_bytes",
+                    NULL);
+  expect_plan_error("{\"pipelines\": [{\"microbatch_size\": 1, \"microbatches\": 1,"
+                    " \"stages\": [{\"ops\": [0, 1], \"replicas\": [{\"devices\": [-1]}]}]}]}",
+                    ANY_ERROR, "devices", NULL);
+}
+
+/* Catalog entries the plan and simulation cases start from. */
+static void load_model(const char *spec, int64_t seq_len, hs_model_t *m, hs_error_t *err)
+{
+  hs_model_init(m);
+  CHECK_MSG(hs_model_load(spec, seq_len, m, err) == HS_OK, "%s: %s", spec, err->msg);
+}
+
+static void load_cluster(const char *name, hs_cluster_t *c, hs_error_t *err)
+{
+  hs_cluster_init(c);
+  CHECK_MSG(hs_cluster_load(name, c, err) == HS_OK, "%s: %s", name, err->msg);
+}
+
+/* The catalog's 1.3B GPT on one DGX A100 node (8 GPUs), with `err` reset. */
+static void load_gpt_dgx(hs_model_t *m, hs_cluster_t *c, hs_error_t *err)
+{
+  hs_error_init(err);
+  load_model("gpt3-1.3b", 0, m, err);
+  load_cluster("dgx-a100-1node", c, err);
+}
+
+/* Plans `o` on m and c into p (initialised here; the caller destroys it) and
+ * validates the plan. */
+static hs_status_t grid_validate(const hs_model_t *m, const hs_cluster_t *c,
+                                 const hs_grid_opts_t *o, hs_plan_t *p, hs_error_t *err)
+{
+  hs_plan_init(p);
+  hs_status_t st = hs_plan_grid(m, c, o, p, err);
+  if (st == HS_OK)
+    st = hs_plan_validate(p, m, c, "limits.json", err);
+  return st;
+}
+
+/* Plans `o` on m and c into p and simulates it into r (both initialised
+ * here; the caller destroys them). */
+static hs_status_t grid_simulate(const hs_model_t *m, const hs_cluster_t *c,
+                                 const hs_grid_opts_t *o, hs_plan_t *p, hs_report_t *r,
+                                 hs_error_t *err)
+{
+  hs_plan_init(p);
+  hs_report_init(r);
+  hs_sim_opts_t so;
+  hs_sim_opts_init(&so);
+  hs_status_t st = hs_plan_grid(m, c, o, p, err);
+  if (st == HS_OK)
+    st = hs_simulate(m, c, p, &so, r, err);
+  return st;
 }
 
 /* A Megatron grid with a global batch of 2^30 samples in microbatches of 1
@@ -224,24 +258,12 @@ static void test_plan_absurd(void)
 static void test_plan_too_much_work(void)
 {
   hs_error_t err;
-  hs_error_init(&err);
   hs_model_t m;
   hs_cluster_t c;
-  CHECK(hs_model_load("gpt3-1.3b", 0, &m, &err) == HS_OK);
-  hs_cluster_init(&c);
-  CHECK(hs_cluster_load("dgx-a100-1node", &c, &err) == HS_OK);
-  hs_grid_opts_t o;
-  hs_grid_opts_init(&o);
-  o.tp = 4;
-  o.pp = 2;
-  o.dp = 1;
-  o.microbatch_size = 1;
-  o.global_batch = INT64_C(1) << 30;
+  load_gpt_dgx(&m, &c, &err);
+  hs_grid_opts_t o = robust_grid_opts(4, 2, 1, 1, INT64_C(1) << 30);
   hs_plan_t p;
-  hs_plan_init(&p);
-  hs_status_t st = hs_plan_grid(&m, &c, &o, &p, &err);
-  if (st == HS_OK)
-    st = hs_plan_validate(&p, &m, &c, "limits.json", &err);
+  hs_status_t st = grid_validate(&m, &c, &o, &p, &err);
   CHECK_MSG(st == HS_ELIMIT, "status %s: %s", hs_status_name(st), err.msg);
   CHECK_CONTAINS(err.msg, "microbatches");
   hs_plan_destroy(&p);
@@ -249,10 +271,7 @@ static void test_plan_too_much_work(void)
    * refuses 0, tests/cli/robust_badinput.sh). */
   hs_error_init(&err);
   o.global_batch = 0;
-  hs_plan_init(&p);
-  st = hs_plan_grid(&m, &c, &o, &p, &err);
-  if (st == HS_OK)
-    st = hs_plan_validate(&p, &m, &c, "limits.json", &err);
+  st = grid_validate(&m, &c, &o, &p, &err);
   CHECK_MSG(st == HS_OK, "%s", err.msg);
   CHECK_EQ_INT(hs_plan_global_batch(&p), 1);
   hs_plan_destroy(&p);
@@ -265,12 +284,9 @@ static void test_plan_too_much_work(void)
 static void test_grid_absurd_degrees(void)
 {
   hs_error_t err;
-  hs_error_init(&err);
   hs_model_t m;
   hs_cluster_t c;
-  CHECK(hs_model_load("gpt3-1.3b", 0, &m, &err) == HS_OK);
-  hs_cluster_init(&c);
-  CHECK(hs_cluster_load("dgx-a100-1node", &c, &err) == HS_OK);
+  load_gpt_dgx(&m, &c, &err);
   static const int32_t cases[][5] = {/* tp, pp, dp, mb, chunks */
                                      {INT32_MAX, INT32_MAX, INT32_MAX, 1, 1},
                                      {1, 2, 1, INT32_MAX, 1},
@@ -278,15 +294,9 @@ static void test_grid_absurd_degrees(void)
                                      {1, 1024, 1, 1, 1024},
                                      {1, 4, 2, 1, 1 << 20}};
   for (size_t i = 0; i < HS_ARRAY_LEN(cases); i++) {
-    hs_grid_opts_t o;
-    hs_grid_opts_init(&o);
-    o.tp = cases[i][0];
-    o.pp = cases[i][1];
-    o.dp = cases[i][2];
-    o.microbatch_size = cases[i][3];
+    hs_grid_opts_t o = robust_grid_opts(cases[i][0], cases[i][1], cases[i][2], cases[i][3], 0);
     o.chunks = cases[i][4];
     o.schedule = "interleaved-1f1b";
-    o.global_batch = 0;
     hs_plan_t p;
     hs_plan_init(&p);
     hs_error_init(&err);
@@ -306,24 +316,16 @@ static void test_plan_too_many_devices(void)
 {
   hs_cluster_t c;
   hs_error_t err;
-  hs_status_t st = cluster_group("131072", "8", "", &c, &err);
+  hs_status_t st = cluster_text(group_json("131072", "8", ""), &c, &err);
   CHECK_MSG(st == HS_OK, "%s", err.msg);
   hs_model_t m;
-  hs_model_init(&m);
-  CHECK(hs_model_load("gpt3-1.3b", 0, &m, &err) == HS_OK);
-  hs_grid_opts_t o;
-  hs_grid_opts_init(&o);
-  o.tp = 8;
-  o.pp = 1;
-  o.dp = 131072;
-  o.microbatch_size = 1;
-  o.global_batch = 131072;
+  load_model("gpt3-1.3b", 0, &m, &err);
+  hs_grid_opts_t o = robust_grid_opts(8, 1, 131072, 1, 131072);
   hs_plan_t p;
-  hs_plan_init(&p);
-  st = hs_plan_grid(&m, &c, &o, &p, &err);
-  CHECK_MSG(st == HS_OK, "%s", err.msg);
-  if (st == HS_OK)
-    st = hs_plan_validate(&p, &m, &c, "limits.json", &err);
+  st = grid_validate(&m, &c, &o, &p, &err);
+  /* The grid is built (a failed hs_plan_grid leaves p empty); only
+   * validation refuses it. */
+  CHECK_MSG(hs_plan_global_batch(&p) == 131072, "grid not built: %s", err.msg);
   CHECK_MSG(st == HS_ELIMIT, "status %s: %s", hs_status_name(st), err.msg);
   CHECK_CONTAINS(err.msg, "262144 devices");
   hs_plan_destroy(&p);
@@ -333,38 +335,30 @@ static void test_plan_too_many_devices(void)
 
 /* hs_profile_parse (the parse-from-memory entry point of device profiles):
  * out-of-range and malformed input name the file, the field and the value. */
+static hs_status_t profile_text(const char *json, hs_cluster_t *c, hs_error_t *err)
+{
+  robust_error_init(err);
+  return hs_profile_parse(json, "limits.json", c, err);
+}
+
 static void test_profile_parse_errors(void)
 {
   hs_cluster_t c;
   hs_error_t err;
-  hs_status_t st = cluster_group("1", "8", "", &c, &err);
+  hs_status_t st = cluster_text(group_json("1", "8", ""), &c, &err);
   CHECK_MSG(st == HS_OK, "%s", err.msg);
-  hs_error_init(&err);
-  err.warn_fp = NULL;
-  st = hs_profile_parse("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"gemm_eff_max\": 1.5}]}",
-                        "limits.json", &c, &err);
+  st = profile_text("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"gemm_eff_max\": 1.5}]}", &c, &err);
   expect_error(st, HS_ELIMIT, &err, "gpus[0].gemm_eff_max", "1.5");
-  hs_error_init(&err);
-  err.warn_fp = NULL;
-  st = hs_profile_parse("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"launch_us\": 1e300}]}",
-                        "limits.json", &c, &err);
-  CHECK(st != HS_OK);
-  CHECK_CONTAINS(err.msg, "gpus[0].launch_us");
-  hs_error_init(&err);
-  err.warn_fp = NULL;
-  st = hs_profile_parse("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"mem_eff\": 1e-320}]}",
-                        "limits.json", &c, &err);
+  st = profile_text("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"launch_us\": 1e300}]}", &c, &err);
+  expect_error(st, ANY_ERROR, &err, "gpus[0].launch_us", NULL);
+  st = profile_text("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"mem_eff\": 1e-320}]}", &c, &err);
   expect_error(st, HS_EINVAL, &err, "gpus[0].mem_eff: must be between 0.001 and 1, got 9.99", NULL);
-  hs_error_init(&err);
-  err.warn_fp = NULL;
-  st = hs_profile_parse("{\"gpus\": [", "limits.json", &c, &err);
+  st = profile_text("{\"gpus\": [", &c, &err);
   expect_error(st, HS_EPARSE, &err, "malformed JSON", NULL);
   /* A valid profile replaces the catalog figures and marks the GPU. */
-  hs_error_init(&err);
-  err.warn_fp = NULL;
-  st = hs_profile_parse("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"gemm_eff_max\": 0.5,"
-                        " \"launch_us\": 7}]}",
-                        "limits.json", &c, &err);
+  st = profile_text("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"gemm_eff_max\": 0.5,"
+                    " \"launch_us\": 7}]}",
+                    &c, &err);
   CHECK_MSG(st == HS_OK, "%s", err.msg);
   CHECK(c.gpus.gpus[c.devices[0].gpu].gemm_eff_max == 0.5);
   CHECK(c.gpus.gpus[c.devices[0].gpu].launch_us == 7.0);
@@ -393,31 +387,18 @@ static void test_sim_huge_values(void)
   hs_error_t err;
   hs_error_init(&err);
   hs_cluster_t c;
-  hs_cluster_init(&c);
-  CHECK(hs_cluster_load("a100-v100-two-sites", &c, &err) == HS_OK);
+  load_cluster("a100-v100-two-sites", &c, &err);
   for (int k = 0; k < 2; k++) {
     hs_model_t m;
     hs_model_init(&m);
-    hs_error_init(&err);
-    err.warn_fp = NULL;
+    robust_error_init(&err);
     CHECK(hs_model_parse_json(k ? huge_time : huge_bytes, "huge.json", 0, &m, &err) == HS_OK);
-    hs_grid_opts_t o;
-    hs_grid_opts_init(&o);
-    o.tp = 1;
-    o.pp = 2;
-    o.dp = 1;
-    o.microbatch_size = 1;
-    o.global_batch = 4;
+    hs_grid_opts_t o = robust_grid_opts(1, 2, 1, 1, 4);
     hs_plan_t p;
-    hs_plan_init(&p);
     hs_report_t r;
-    hs_report_init(&r);
-    hs_sim_opts_t so;
-    hs_sim_opts_init(&so);
-    hs_status_t st = hs_plan_grid(&m, &c, &o, &p, &err);
-    CHECK_MSG(st == HS_OK, "%s", err.msg);
-    if (st == HS_OK)
-      st = hs_simulate(&m, &c, &p, &so, &r, &err);
+    hs_status_t st = grid_simulate(&m, &c, &o, &p, &r, &err);
+    /* The grid is built (a failed hs_plan_grid leaves p empty). */
+    CHECK_MSG(hs_plan_global_batch(&p) == 4, "grid not built: %s", err.msg);
     if (k == 0) {
       CHECK_MSG(st == HS_OK, "%s", err.msg);
       CHECK(r.oom);
@@ -448,24 +429,11 @@ static void test_sim_slowest_network(void)
       &c, &err);
   CHECK_MSG(st == HS_OK, "%s", err.msg);
   hs_model_t m;
-  hs_model_init(&m);
-  CHECK(hs_model_load("bert-base", 128, &m, &err) == HS_OK);
-  hs_grid_opts_t o;
-  hs_grid_opts_init(&o);
-  o.tp = 2;
-  o.pp = 2;
-  o.dp = 1;
-  o.microbatch_size = 1;
-  o.global_batch = 2;
+  load_model("bert-base", 128, &m, &err);
+  hs_grid_opts_t o = robust_grid_opts(2, 2, 1, 1, 2);
   hs_plan_t p;
-  hs_plan_init(&p);
   hs_report_t r;
-  hs_report_init(&r);
-  hs_sim_opts_t so;
-  hs_sim_opts_init(&so);
-  st = hs_plan_grid(&m, &c, &o, &p, &err);
-  if (st == HS_OK)
-    st = hs_simulate(&m, &c, &p, &so, &r, &err);
+  st = grid_simulate(&m, &c, &o, &p, &r, &err);
   CHECK_MSG(st == HS_OK || st == HS_ELIMIT, "%s", err.msg);
   if (st == HS_OK) {
     CHECK(isfinite(r.iteration_time_s) && r.iteration_time_s > 1.0);
