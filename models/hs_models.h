@@ -109,6 +109,14 @@ typedef struct hs_op {
    * and after, out_bytes*topk each way). 0 otherwise. */
   int32_t experts;
   int32_t topk;
+  /* Weights shared with op `tied_op` (the LM head's view of the word
+   * embedding), counted once, at tied_op, in `params`. A stage that holds
+   * this op without tied_op keeps its own copy (weights, gradients and
+   * optimizer state, as Megatron-LM does) and all-reduces the copy's
+   * gradient with a holder of tied_op after backward. 0 / unused when not
+   * tied. */
+  double tied_params;
+  int32_t tied_op;
 } hs_op_t;
 
 typedef enum { HS_ARCH_DECODER, HS_ARCH_ENCODER } hs_arch_t;

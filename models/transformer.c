@@ -370,6 +370,15 @@ static hs_status_t add_lm_head(builder_t *b, const dims_t *g, bool bias)
     return HS_EINTERNAL;
   set_gemm(op, g, g->s, g->v, g->h, bias);
   op->params = (c->tied_embeddings ? 0.0 : g->v * g->h) + (bias ? g->v : 0.0);
+  if (c->tied_embeddings) {
+    /* the word embedding (vocab rows of the embedding op, pushed first) */
+    for (size_t i = 0; i < b->m->n_ops; i++)
+      if (b->m->ops[i].kind == HS_OP_EMBEDDING) {
+        op->tied_op = (int32_t)i;
+        op->tied_params = g->v * g->h;
+        break;
+      }
+  }
   set_saved(op, g->s * g->h * g->d, false);
   op->tp_split = HS_TP_VOCAB;
   op->tp_allreduce_bwd = true;

@@ -36,6 +36,8 @@ struct hs_estimator {
   int32_t next_victim;
   double max_block_saved; /* largest block's saved bytes per sample (full recompute transient) */
   double *mem;            /* per device, for hs_memory_per_device */
+  /* the tied LM head (ops[tied_head].tied_op is the word embedding), -1 none */
+  int32_t tied_head;
 };
 
 hs_status_t hs_estimator_new(const hs_model_t *m, const hs_cluster_t *c, hs_dtype_t precision,
@@ -53,6 +55,11 @@ hs_status_t hs_estimator_new(const hs_model_t *m, const hs_cluster_t *c, hs_dtyp
   e->mem = hs_calloc(c->n_devices ? c->n_devices : 1, sizeof *e->mem);
   if (!e->mem)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  e->tied_head = -1;
+  for (size_t i = 0; i < m->n_ops && e->tied_head < 0; i++)
+    if (m->ops[i].tied_params > 0 && m->ops[i].tied_op >= 0 &&
+        (size_t)m->ops[i].tied_op < m->n_ops && (size_t)m->ops[i].tied_op != i)
+      e->tied_head = (int32_t)i;
   double block = 0.0;
   for (size_t i = 0; i < m->n_ops; i++) {
     if (i > 0 && m->ops[i].layer != m->ops[i - 1].layer)
@@ -231,6 +238,13 @@ hs_status_t hs_estimate_stage(hs_estimator_t *e, int32_t op_first, int32_t op_la
   out->fwd_s = RANGE(P_FWD);
   out->bwd_s = RANGE(P_BWD);
   out->params_per_device = RANGE(P_PARAMS);
+  if (e->tied_head >= op_first && e->tied_head < op_last) {
+    /* a stage with the LM head but not its tied embedding keeps a copy */
+    const hs_op_t *h = &e->m->ops[e->tied_head];
+    if (h->tied_op < op_first || h->tied_op >= op_last)
+      out->params_per_device +=
+          (h->tp_split == HS_TP_REPLICATE || tp <= 1) ? h->tied_params : h->tied_params / tp;
+  }
   out->state_bytes = out->params_per_device * HS_ADAM_STATE_BYTES_PER_PARAM;
   switch (recompute) {
   case HS_RECOMPUTE_FULL:

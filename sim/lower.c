@@ -322,6 +322,48 @@ typedef struct holder_list {
   int32_t n;
 } holder_list_t;
 
+static bool holds(const holder_list_t *h, int32_t x)
+{
+  for (int32_t k = 0; k < h->n; k++)
+    if (h->ids[k] == x)
+      return true;
+  return false;
+}
+
+/* Op `op` shares weights with another op (the LM head's tied word
+ * embedding) and no holder of `op` holds that op: every holder keeps a copy
+ * (Megatron-LM's layout when pipeline stages split them). */
+static bool tied_copy(const hs_model_t *m, const holder_list_t *holders, int32_t op)
+{
+  const hs_op_t *o = &m->ops[op];
+  if (!(o->tied_params > 0.0) || o->tied_op < 0 || o->tied_op >= (int32_t)m->n_ops ||
+      o->tied_op == op || holders[op].n == 0)
+    return false;
+  for (int32_t k = 0; k < holders[op].n; k++)
+    if (holds(&holders[o->tied_op], holders[op].ids[k]))
+      return false;
+  return true;
+}
+
+static hs_status_t add_bucket(hs_lowered_t *out, size_t *cap, int32_t op_first, int32_t op_last,
+                              double bytes, int32_t tp, int32_t n_holders, hs_bucket_t **bk)
+{
+  if (hs_reserve((void **)&out->buckets, cap, (size_t)out->n_buckets + 1, sizeof *out->buckets) !=
+      HS_OK)
+    return HS_ENOMEM;
+  hs_bucket_t *b = &out->buckets[out->n_buckets++];
+  memset(b, 0, sizeof *b);
+  b->op_first = op_first;
+  b->op_last = op_last;
+  b->bytes = bytes;
+  b->tp = tp;
+  b->n_holders = n_holders;
+  b->holders = hs_calloc((size_t)n_holders, sizeof(int32_t));
+  b->devices = hs_calloc((size_t)n_holders * (size_t)tp, sizeof(int32_t));
+  *bk = b;
+  return b->holders && b->devices ? HS_OK : HS_ENOMEM;
+}
+
 hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topology_t *topo,
                       const hs_plan_t *plan, hs_lowered_t *out, hs_error_t *err)
 {
@@ -551,6 +593,16 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       }
     }
   }
+  /* tied-weight copies count in the holders' parameters (memory.c agrees) */
+  for (int32_t op = 0; op < (int32_t)m->n_ops; op++) {
+    if (!tied_copy(m, holders, op))
+      continue;
+    for (int32_t k = 0; k < holders[op].n; k++) {
+      hs_exec_t *ex = &out->execs[holders[op].ids[k]];
+      double div = (m->ops[op].tp_split == HS_TP_REPLICATE) ? 1.0 : ex->tp;
+      ex->params_per_device += m->ops[op].tied_params / div;
+    }
+  }
   double grad_bytes = hs_dtype_bytes(plan->precision);
   for (int32_t op = (int32_t)m->n_ops - 1; op >= 0;) {
     /* segment [lo, op] with the same holders */
@@ -572,25 +624,15 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
           /* sharded SPMD parameters: each device owns its slice, no sync */
           if (!(spmd_group && spmd[b_lo].sharded_params))
             bytes += m->ops[b_lo].params / div * grad_bytes;
+          if (tied_copy(m, holders, b_lo)) /* the copy's gradient, synced like the rest */
+            bytes += m->ops[b_lo].tied_params / div * grad_bytes;
           if (b_lo == lo || bytes >= plan->bucket_bytes)
             break;
           b_lo--;
         }
         if (bytes > 0.0) {
-          if (hs_reserve((void **)&out->buckets, &buckets_cap, (size_t)out->n_buckets + 1,
-                         sizeof *out->buckets) != HS_OK)
-            HS_FAIL(HS_ENOMEM);
-          hs_bucket_t *bk = &out->buckets[out->n_buckets++];
-          memset(bk, 0, sizeof *bk);
-          bk->op_first = b_lo;
-          bk->op_last = hi + 1;
-          bk->bytes = bytes;
-          bk->tp = tp;
-          bk->n_holders = h->n;
-          bk->holders = hs_calloc((size_t)h->n, sizeof(int32_t));
-          bk->devices = hs_calloc((size_t)h->n * (size_t)tp, sizeof(int32_t));
-          if (!bk->holders || !bk->devices)
-            HS_FAIL(HS_ENOMEM);
+          hs_bucket_t *bk = NULL;
+          HS_CHECK(add_bucket(out, &buckets_cap, b_lo, hi + 1, bytes, tp, h->n, &bk));
           memcpy(bk->holders, h->ids, sizeof(int32_t) * (size_t)h->n);
           for (int32_t j = 0; j < tp; j++)
             for (int32_t k = 0; k < h->n; k++)
@@ -601,7 +643,39 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
     }
     op = lo - 1;
   }
-  /* Per-executor bucket lists, in creation order = descending ops. */
+  /* Tied weights: after the data-parallel buckets, each holder of a copy
+   * all-reduces its gradient with one holder of the original (Megatron-LM's
+   * embedding group of the first and last stage), pairs in parallel; k-th
+   * copy with the k-th original, cycling through the shorter list. Issued
+   * last by every executor, so the order stays consistent. Pairs whose TP
+   * degrees differ exchange the whole gradient between their first
+   * devices. */
+  for (int32_t op = 0; op < (int32_t)m->n_ops; op++) {
+    if (!tied_copy(m, holders, op))
+      continue;
+    const holder_list_t *ha = &holders[op], *hb = &holders[m->ops[op].tied_op];
+    if (hb->n == 0)
+      continue;
+    int32_t pairs = HS_MAX(ha->n, hb->n);
+    for (int32_t k = 0; k < pairs; k++) {
+      const hs_exec_t *xa = &out->execs[ha->ids[k % ha->n]];
+      const hs_exec_t *xb = &out->execs[hb->ids[k % hb->n]];
+      int32_t tp = xa->tp == xb->tp ? xa->tp : 1;
+      double div = (m->ops[op].tp_split == HS_TP_REPLICATE) ? 1.0 : tp;
+      hs_bucket_t *bk = NULL;
+      HS_CHECK(add_bucket(out, &buckets_cap, m->ops[op].tied_op, m->ops[op].tied_op + 1,
+                          m->ops[op].tied_params / div * grad_bytes, tp, 2, &bk));
+      bk->tied = true;
+      bk->holders[0] = ha->ids[k % ha->n];
+      bk->holders[1] = hb->ids[k % hb->n];
+      for (int32_t j = 0; j < tp; j++) {
+        bk->devices[j * 2] = xa->devices[j];
+        bk->devices[j * 2 + 1] = xb->devices[j];
+      }
+    }
+  }
+  /* Per-executor bucket lists, in creation order = descending ops (tied
+   * copies last). */
   tmp = hs_calloc((size_t)out->n_execs, sizeof(int32_t));
   if (!tmp)
     HS_FAIL(HS_ENOMEM);

@@ -5,6 +5,8 @@
  *   training state  = params_held x (2 weights + 2 grads + 12 optimizer), the
  *                     12 bytes of fp32 master weights and Adam moments divided
  *                     by the op's DP group size when optimizer_sharding (ZeRO-1);
+ *                     a stage holding the LM head but not the word embedding
+ *                     it is tied to holds a copy of it (Megatron-LM);
  *   activations     = max over the schedule's prefix of sum over chunks of
  *                     (microbatches in flight in that chunk) x (bytes saved per
  *                     microbatch of that chunk), plus, with full recomputation,
@@ -57,6 +59,35 @@ static void stage_act(const hs_model_t *m, const hs_plan_stage_t *stg, int32_t t
     block += op_saved(op, HS_RECOMPUTE_NONE, tp);
   }
   *transient = block > *transient ? block : *transient;
+}
+
+/* Does executor (pipeline pl, rank r) hold op? */
+static bool rank_holds(const hs_plan_pipeline_t *pl, int32_t v, int32_t r, int32_t op)
+{
+  int32_t ranks = pl->n_stages / v;
+  for (int32_t ch = 0; ch < v; ch++) {
+    const hs_plan_stage_t *stg = &pl->stages[ch * ranks + r];
+    if (op >= stg->op_first && op < stg->op_last)
+      return true;
+  }
+  return false;
+}
+
+/* The rule of lower.c's tied_copy, on the plan: op shares weights with
+ * another op and no executor holds both, so every holder of op keeps a
+ * copy of the shared weights. */
+static bool tied_copy(const hs_model_t *m, const hs_plan_t *plan, int32_t v, int32_t op)
+{
+  const hs_op_t *o = &m->ops[op];
+  if (!(o->tied_params > 0.0) || o->tied_op < 0 || o->tied_op >= (int32_t)m->n_ops || o->tied_op == op)
+    return false;
+  for (int32_t i = 0; i < plan->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
+    for (int32_t r = 0; r < pl->n_stages / v; r++)
+      if (rank_holds(pl, v, r, op) && rank_holds(pl, v, r, o->tied_op))
+        return false;
+  }
+  return true;
 }
 
 hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
@@ -122,6 +153,9 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
             } else if (plan->optimizer_sharding && holders[op] > 1) {
               opt /= holders[op];
             }
+            if (tied_copy(m, plan, v, op)) /* its own copy of the tied weights */
+              p += (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->tied_params
+                                                               : o->tied_params / tp;
             state += p * (4.0 + opt);
           }
           double saved, tr;
