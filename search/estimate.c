@@ -319,10 +319,40 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
   int32_t n_memo = 0;
   if (!tf || !tb || !cut || !params || !opt || !group)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  /* Tied embedding split from its LM head (sim/lower.c): after the DP sync,
+   * pairs of (embedding, head) holders all-reduce the copy's gradient in
+   * parallel; pairs across sites share the inter-site link. */
+  double tied_ar = 0.0;
+  if (e->tied_head >= 0) {
+    const hs_op_t *h = &m->ops[e->tied_head];
+    int32_t nh = 0, ne = 0, d_h = -1, d_e = -1, tp_h = 1;
+    for (int32_t i = 0; i < p->n_pipelines; i++) {
+      const hs_plan_pipeline_t *pl = &p->pipelines[i];
+      int32_t ranks = pl->n_stages / v, sh = stage_of(pl, e->tied_head), se = stage_of(pl, h->tied_op);
+      if (ranks < 1 || sh % ranks == se % ranks)
+        continue;
+      nh += pl->stages[sh].n_replicas;
+      ne += pl->stages[se].n_replicas;
+      if (d_h < 0) {
+        d_h = pl->stages[sh].replicas[0].devices[0];
+        d_e = pl->stages[se].replicas[0].devices[0];
+        tp_h = pl->stages[sh].replicas[0].n_devices;
+      }
+    }
+    if (nh > 0) {
+      double bytes = h->tied_params * grad_bytes /
+                     ((h->tp_split == HS_TP_REPLICATE || tp_h <= 1) ? 1.0 : tp_h);
+      if (c->devices[d_h].site != c->devices[d_e].site)
+        bytes *= HS_MAX(nh, ne);
+      int32_t pair[2] = {d_e, d_h};
+      tied_ar = hs_estimate_allreduce_s(e, pair, 2, bytes);
+    }
+  }
   double iter = 0.0;
   for (int32_t i = 0; i < p->n_pipelines; i++) {
     const hs_plan_pipeline_t *pl = &p->pipelines[i];
     int32_t S = pl->n_stages;
+    double exposed0 = 0.0;
     for (int32_t s = 0; s < S; s++) {
       const hs_plan_stage_t *stg = &pl->stages[s];
       tf[s] = tb[s] = params[s] = opt[s] = 0.0;
@@ -405,11 +435,20 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
           memo[n_memo++] = (ar_memo_t){key, n, bytes, ar};
       }
       double exposed = fmax(0.0, ar - tb[s]);
+      if (s == 0)
+        exposed0 = exposed;
       out->dp_exposed_s = fmax(out->dp_exposed_s, exposed);
       out->optimizer_s = fmax(out->optimizer_s, opt[s]);
       double end = tpipe - bwd_before + exposed + opt[s];
       iter = fmax(iter, end);
       bwd_before += tb[s];
+    }
+    if (tied_ar > 0.0) {
+      /* the embedding's stage finishes backward last; the sync follows its
+       * DP all-reduce, then both ends step their optimizers */
+      int32_t sh = stage_of(pl, e->tied_head), se = stage_of(pl, m->ops[e->tied_head].tied_op);
+      if (ranks >= 1 && sh % ranks != se % ranks)
+        iter = fmax(iter, tpipe + exposed0 + tied_ar + fmax(opt[se], opt[sh]));
     }
   }
   out->iteration_s = iter;
