@@ -14,11 +14,19 @@
  * fields are not warned about, since every config carries dozens the
  * generator has no use for; the training sequence length defaults to
  * min(max_position_embeddings, HF_DEFAULT_SEQ_MAX).
+ *
+ * Each family is data: a table of the fields it reads (HF key, generator
+ * field, required or default, range), walked in order by read_fields, plus
+ * its activation field, norm and position scheme. Table order is read order,
+ * and so decides which of several bad fields a message names.
  */
 #include "hs_json.h"
+#include "json_common.h"
 #include "models_internal.h"
 
 #include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Longest default training sequence taken from max_position_embeddings:
@@ -79,6 +87,13 @@ static const cJSON *present(const cJSON *root, const char *key)
   return v && !cJSON_IsNull(v) ? v : NULL;
 }
 
+/* The name a field goes by in this file: `key`, or `alias` when only the
+ * alias is present (NULL: no alias). */
+static const char *pick_key(const cJSON *root, const char *key, const char *alias)
+{
+  return !present(root, key) && alias && present(root, alias) ? alias : key;
+}
+
 static hs_status_t opt_int(const hs_jreader_t *r, const cJSON *root, const char *key, int64_t def,
                            int64_t lo, int64_t hi, int64_t *out)
 {
@@ -87,12 +102,6 @@ static hs_status_t opt_int(const hs_jreader_t *r, const cJSON *root, const char 
     return HS_OK;
   }
   return hs_json_int(r, root, "", key, true, def, lo, hi, out);
-}
-
-static hs_status_t req_int(const hs_jreader_t *r, const cJSON *root, const char *key, int64_t hi,
-                           int64_t *out)
-{
-  return hs_json_int(r, root, "", key, true, 0, 1, hi, out);
 }
 
 static hs_status_t opt_bool(const hs_jreader_t *r, const cJSON *root, const char *key, bool def,
@@ -190,7 +199,7 @@ static hs_status_t read_act(const hs_jreader_t *r, const cJSON *root, const char
 static hs_status_t read_hf_dtype(const hs_jreader_t *r, const cJSON *root, hs_dtype_t *out)
 {
   /* transformers >= 4.56 writes "dtype", older versions "torch_dtype". */
-  const char *key = present(root, "torch_dtype") ? "torch_dtype" : "dtype";
+  const char *key = pick_key(root, "torch_dtype", "dtype");
   char buf[32];
   *out = HS_DTYPE_BF16;
   if (!present(root, key))
@@ -205,185 +214,253 @@ static hs_status_t read_hf_dtype(const hs_jreader_t *r, const cJSON *root, hs_dt
   return HS_OK;
 }
 
-static hs_status_t read_llama(const hs_jreader_t *r, const cJSON *root, const hf_arch_t *a,
-                              hs_transformer_cfg_t *c, hs__cfg_fields_t *f, int64_t *positions)
+/* ---- field tables ----------------------------------------------------------- */
+
+/* Everything one config.json sets: the generator configuration, the name each
+ * of its fields goes by in the file, and the values that only shape it. */
+typedef struct hf_doc {
+  const hf_arch_t *arch;
+  hs_transformer_cfg_t cfg;
+  hs__cfg_fields_t f; /* f.kv_heads NULL until a row reads a KV head count */
+  int64_t positions;  /* max_position_embeddings (GPT-2: n_positions) */
+  int64_t proj;       /* OPT: word_embed_proj_dim */
+  bool attn_bias, mlp_bias, pre_norm;
+} hf_doc_t;
+
+typedef enum {
+  HF_REQUIRED, /* integer, 1..hi; absent or null is an error */
+  HF_OPTIONAL, /* integer, lo..hi; absent or null gives the default */
+  HF_FLAG      /* boolean; absent or null gives the default */
+} hf_kind_t;
+
+#define HF_NONE SIZE_MAX
+
+/* One field of a family's table. Values are reached by offsetof into
+ * hf_doc_t so that one walker serves every family. */
+typedef struct hf_field {
+  const char *key;   /* as config.json writes it */
+  const char *alias; /* read instead when only it is present (NULL: none) */
+  hf_kind_t kind;
+  size_t at;         /* the int64_t (bool for HF_FLAG) the value goes to */
+  size_t name_at;    /* the hs__cfg_fields_t member that records the key, or HF_NONE */
+  int64_t def;       /* default; a factor of the int64_t at def_of unless that is HF_NONE */
+  size_t def_of;
+  int64_t lo, hi;
+  bool moe_only;     /* read only for mixture-of-experts architectures */
+  /* Check or warning right after the read, before the next field is read. */
+  hs_status_t (*then)(const hs_jreader_t *r, hf_doc_t *d);
+} hf_field_t;
+
+/* Where a row's value goes: a generator field (recording the key as its
+ * name), the position count (named as max_positions), or a value with no
+ * field name. */
+#define CFG(m) .at = offsetof(hf_doc_t, cfg.m), .name_at = offsetof(hf_doc_t, f.m)
+#define POS .at = offsetof(hf_doc_t, positions), .name_at = offsetof(hf_doc_t, f.max_positions)
+#define AT(m) .at = offsetof(hf_doc_t, m), .name_at = HF_NONE
+
+/* Row bodies: a required count; an optional count whose default is a
+ * constant or `k` times an earlier generator field; a flag. */
+#define REQ(k, slot, max) .key = k, .kind = HF_REQUIRED, slot, .def_of = HF_NONE, .lo = 1, .hi = max
+#define OPT(k, slot, d, min, max)                                                          \
+  .key = k, .kind = HF_OPTIONAL, slot, .def = d, .def_of = HF_NONE, .lo = min, .hi = max
+#define OPT_TIMES(k, slot, d, of, min, max)                                                \
+  .key = k, .kind = HF_OPTIONAL, slot, .def = d, .def_of = offsetof(hf_doc_t, cfg.of),    \
+  .lo = min, .hi = max
+#define FLAG(k, slot, d) .key = k, .kind = HF_FLAG, slot, .def = d, .def_of = HF_NONE
+
+static hs_status_t opt_check_proj(const hs_jreader_t *r, hf_doc_t *d)
 {
-  hs_status_t st = HS_OK;
-  bool attn_bias = false, mlp_bias = false;
-  HS_CHECK(req_int(r, root, "num_hidden_layers", HS_MODEL_MAX_LAYERS, &c->layers));
-  HS_CHECK(req_int(r, root, "hidden_size", HS_MODEL_MAX_HIDDEN, &c->hidden));
-  HS_CHECK(req_int(r, root, "num_attention_heads", HS_MODEL_MAX_HEADS, &c->heads));
-  HS_CHECK(opt_int(r, root, "num_key_value_heads", c->heads, 1, HS_MODEL_MAX_HEADS, &c->kv_heads));
-  HS_CHECK(opt_int(r, root, "head_dim", 0, 1, HS_MODEL_MAX_HEAD_DIM, &c->head_dim));
-  if (c->head_dim > 0 && c->head_dim * c->heads == c->hidden)
-    c->head_dim = 0; /* the default; keeps the divisibility check meaningful */
-  HS_CHECK(req_int(r, root, "intermediate_size", HS_MODEL_MAX_FFN, &c->ffn));
-  HS_CHECK(req_int(r, root, "vocab_size", HS_MODEL_MAX_VOCAB, &c->vocab));
-  HS_CHECK(opt_int(r, root, "max_position_embeddings", HF_DEFAULT_POSITIONS, 1,
-                   HS_MODEL_MAX_POSITIONS, positions));
-  HS_CHECK(opt_bool(r, root, "tie_word_embeddings", false, &c->tied_embeddings));
-  HS_CHECK(opt_bool(r, root, "attention_bias", false, &attn_bias));
-  HS_CHECK(opt_bool(r, root, "mlp_bias", false, &mlp_bias));
-  if (a->moe) {
-    HS_CHECK(req_int(r, root, "num_local_experts", HS_MODEL_MAX_EXPERTS, &c->experts));
-    HS_CHECK(req_int(r, root, "num_experts_per_tok", HS_MODEL_MAX_EXPERTS, &c->topk));
-    f->experts = "num_local_experts";
-    f->topk = "num_experts_per_tok";
-  }
-  /* Llama's attention_bias also puts a bias on o_proj (hidden values per
-   * layer) that the generator does not model separately. */
-  c->qkv_bias = a->qkv_bias || attn_bias;
-  c->bias = mlp_bias && attn_bias;
-  c->act = HS_ACT_SWIGLU;
-  c->norm = HS_NORM_RMSNORM;
-  c->max_positions = 0;
-  f->layers = "num_hidden_layers";
-  f->hidden = "hidden_size";
-  f->heads = "num_attention_heads";
-  f->kv_heads = "num_key_value_heads";
-  f->ffn = "intermediate_size";
-  f->vocab = "vocab_size";
-cleanup:
-  return st;
+  if (d->proj == d->cfg.hidden)
+    return HS_OK;
+  return hs_error_set(r->err, HS_EUNSUPPORTED,
+                      "%s: word_embed_proj_dim: projected embeddings are not supported (must "
+                      "equal hidden_size %lld), got %lld",
+                      r->file, (long long)d->cfg.hidden, (long long)d->proj);
 }
 
-static hs_status_t read_gpt2(const hs_jreader_t *r, const cJSON *root, hs_transformer_cfg_t *c,
-                             hs__cfg_fields_t *f, int64_t *positions)
+static hs_status_t opt_warn_post_norm(const hs_jreader_t *r, hf_doc_t *d)
 {
-  hs_status_t st = HS_OK;
-  HS_CHECK(req_int(r, root, "n_layer", HS_MODEL_MAX_LAYERS, &c->layers));
-  HS_CHECK(req_int(r, root, "n_embd", HS_MODEL_MAX_HIDDEN, &c->hidden));
-  HS_CHECK(req_int(r, root, "n_head", HS_MODEL_MAX_HEADS, &c->heads));
-  c->kv_heads = c->heads;
-  HS_CHECK(opt_int(r, root, "n_inner", 4 * c->hidden, 1, HS_MODEL_MAX_FFN, &c->ffn));
-  HS_CHECK(req_int(r, root, "vocab_size", HS_MODEL_MAX_VOCAB, &c->vocab));
-  const char *pos_key = present(root, "n_positions") ? "n_positions" : "n_ctx";
-  if (!present(root, pos_key))
-    pos_key = "n_positions";
-  HS_CHECK(req_int(r, root, pos_key, HS_MODEL_MAX_POSITIONS, positions));
-  c->max_positions = *positions;
-  HS_CHECK(opt_bool(r, root, "tie_word_embeddings", true, &c->tied_embeddings));
-  HS_CHECK(read_act(r, root, "activation_function", "gelu_new", &c->act));
-  c->norm = HS_NORM_LAYERNORM;
-  c->bias = true;
-  f->layers = "n_layer";
-  f->hidden = "n_embd";
-  f->heads = "n_head";
-  f->kv_heads = "n_head";
-  f->ffn = "n_inner";
-  f->vocab = "vocab_size";
-  f->max_positions = pos_key;
-cleanup:
-  return st;
-}
-
-/* GPT-NeoX / Pythia: rotary on a fraction of each head (no parameters),
- * untied head, parallel residual (same ops and counts, different order). */
-static hs_status_t read_neox(const hs_jreader_t *r, const cJSON *root, hs_transformer_cfg_t *c,
-                             hs__cfg_fields_t *f, int64_t *positions)
-{
-  hs_status_t st = HS_OK;
-  HS_CHECK(req_int(r, root, "num_hidden_layers", HS_MODEL_MAX_LAYERS, &c->layers));
-  HS_CHECK(req_int(r, root, "hidden_size", HS_MODEL_MAX_HIDDEN, &c->hidden));
-  HS_CHECK(req_int(r, root, "num_attention_heads", HS_MODEL_MAX_HEADS, &c->heads));
-  c->kv_heads = c->heads;
-  HS_CHECK(opt_int(r, root, "intermediate_size", 4 * c->hidden, 1, HS_MODEL_MAX_FFN, &c->ffn));
-  HS_CHECK(req_int(r, root, "vocab_size", HS_MODEL_MAX_VOCAB, &c->vocab));
-  HS_CHECK(opt_int(r, root, "max_position_embeddings", HF_DEFAULT_POSITIONS, 1,
-                   HS_MODEL_MAX_POSITIONS, positions));
-  HS_CHECK(opt_bool(r, root, "tie_word_embeddings", false, &c->tied_embeddings));
-  HS_CHECK(opt_bool(r, root, "attention_bias", true, &c->bias));
-  HS_CHECK(read_act(r, root, "hidden_act", "gelu", &c->act));
-  c->norm = HS_NORM_LAYERNORM;
-  c->max_positions = 0;
-  f->layers = "num_hidden_layers";
-  f->hidden = "hidden_size";
-  f->heads = "num_attention_heads";
-  f->kv_heads = "num_attention_heads";
-  f->ffn = "intermediate_size";
-  f->vocab = "vocab_size";
-cleanup:
-  return st;
-}
-
-/* OPT: learned positions with an offset of 2 (max_position_embeddings + 2
- * rows), ReLU, tied head. */
-static hs_status_t read_opt(const hs_jreader_t *r, const cJSON *root, hs_transformer_cfg_t *c,
-                            hs__cfg_fields_t *f, int64_t *positions)
-{
-  hs_status_t st = HS_OK;
-  int64_t proj = 0;
-  bool pre_norm = true;
-  HS_CHECK(req_int(r, root, "num_hidden_layers", HS_MODEL_MAX_LAYERS, &c->layers));
-  HS_CHECK(req_int(r, root, "hidden_size", HS_MODEL_MAX_HIDDEN, &c->hidden));
-  HS_CHECK(req_int(r, root, "num_attention_heads", HS_MODEL_MAX_HEADS, &c->heads));
-  c->kv_heads = c->heads;
-  HS_CHECK(req_int(r, root, "ffn_dim", HS_MODEL_MAX_FFN, &c->ffn));
-  HS_CHECK(req_int(r, root, "vocab_size", HS_MODEL_MAX_VOCAB, &c->vocab));
-  HS_CHECK(opt_int(r, root, "max_position_embeddings", HF_DEFAULT_POSITIONS, 1,
-                   HS_MODEL_MAX_POSITIONS - 2, positions));
-  HS_CHECK(opt_int(r, root, "word_embed_proj_dim", c->hidden, 1, HS_MODEL_MAX_HIDDEN, &proj));
-  if (proj != c->hidden)
-    return hs_error_set(r->err, HS_EUNSUPPORTED,
-                        "%s: word_embed_proj_dim: projected embeddings are not supported (must "
-                        "equal hidden_size %lld), got %lld",
-                        r->file, (long long)c->hidden, (long long)proj);
-  HS_CHECK(opt_bool(r, root, "do_layer_norm_before", true, &pre_norm));
-  if (!pre_norm)
+  if (!d->pre_norm)
     hs_error_warn(r->err,
                   "%s: do_layer_norm_before: false (post-norm OPT) is modelled as pre-norm with a "
                   "final layer norm (%lld parameters too many)",
-                  r->file, (long long)(2 * c->hidden));
-  HS_CHECK(opt_bool(r, root, "tie_word_embeddings", true, &c->tied_embeddings));
-  HS_CHECK(opt_bool(r, root, "enable_bias", true, &c->bias));
-  HS_CHECK(read_act(r, root, "activation_function", "relu", &c->act));
-  c->norm = HS_NORM_LAYERNORM;
-  c->max_positions = *positions + 2;
-  f->layers = "num_hidden_layers";
-  f->hidden = "hidden_size";
-  f->heads = "num_attention_heads";
-  f->kv_heads = "num_attention_heads";
-  f->ffn = "ffn_dim";
-  f->vocab = "vocab_size";
-  f->max_positions = "max_position_embeddings";
-cleanup:
-  return st;
+                  r->file, (long long)(2 * d->cfg.hidden));
+  return HS_OK;
 }
 
-static hs_status_t read_bert(const hs_jreader_t *r, const cJSON *root, hs_transformer_cfg_t *c,
-                             hs__cfg_fields_t *f, int64_t *positions)
+static const hf_field_t llama_fields[] = {
+    {REQ("num_hidden_layers", CFG(layers), HS_MODEL_MAX_LAYERS)},
+    {REQ("hidden_size", CFG(hidden), HS_MODEL_MAX_HIDDEN)},
+    {REQ("num_attention_heads", CFG(heads), HS_MODEL_MAX_HEADS)},
+    {OPT_TIMES("num_key_value_heads", CFG(kv_heads), 1, heads, 1, HS_MODEL_MAX_HEADS)},
+    {OPT("head_dim", CFG(head_dim), 0, 1, HS_MODEL_MAX_HEAD_DIM)},
+    {REQ("intermediate_size", CFG(ffn), HS_MODEL_MAX_FFN)},
+    {REQ("vocab_size", CFG(vocab), HS_MODEL_MAX_VOCAB)},
+    {OPT("max_position_embeddings", POS, HF_DEFAULT_POSITIONS, 1, HS_MODEL_MAX_POSITIONS)},
+    {FLAG("tie_word_embeddings", AT(cfg.tied_embeddings), false)},
+    {FLAG("attention_bias", AT(attn_bias), false)},
+    {FLAG("mlp_bias", AT(mlp_bias), false)},
+    {REQ("num_local_experts", CFG(experts), HS_MODEL_MAX_EXPERTS), .moe_only = true},
+    {REQ("num_experts_per_tok", CFG(topk), HS_MODEL_MAX_EXPERTS), .moe_only = true},
+};
+
+static const hf_field_t gpt2_fields[] = {
+    {REQ("n_layer", CFG(layers), HS_MODEL_MAX_LAYERS)},
+    {REQ("n_embd", CFG(hidden), HS_MODEL_MAX_HIDDEN)},
+    {REQ("n_head", CFG(heads), HS_MODEL_MAX_HEADS)},
+    {OPT_TIMES("n_inner", CFG(ffn), 4, hidden, 1, HS_MODEL_MAX_FFN)},
+    {REQ("vocab_size", CFG(vocab), HS_MODEL_MAX_VOCAB)},
+    {REQ("n_positions", POS, HS_MODEL_MAX_POSITIONS), .alias = "n_ctx"},
+    {FLAG("tie_word_embeddings", AT(cfg.tied_embeddings), true)},
+};
+
+/* GPT-NeoX / Pythia: rotary on a fraction of each head (no parameters),
+ * untied head, parallel residual (same ops and counts, different order). */
+static const hf_field_t neox_fields[] = {
+    {REQ("num_hidden_layers", CFG(layers), HS_MODEL_MAX_LAYERS)},
+    {REQ("hidden_size", CFG(hidden), HS_MODEL_MAX_HIDDEN)},
+    {REQ("num_attention_heads", CFG(heads), HS_MODEL_MAX_HEADS)},
+    {OPT_TIMES("intermediate_size", CFG(ffn), 4, hidden, 1, HS_MODEL_MAX_FFN)},
+    {REQ("vocab_size", CFG(vocab), HS_MODEL_MAX_VOCAB)},
+    {OPT("max_position_embeddings", POS, HF_DEFAULT_POSITIONS, 1, HS_MODEL_MAX_POSITIONS)},
+    {FLAG("tie_word_embeddings", AT(cfg.tied_embeddings), false)},
+    {FLAG("attention_bias", AT(cfg.bias), true)},
+};
+
+/* OPT: learned positions with an offset of 2 (max_position_embeddings + 2
+ * rows), ReLU, tied head. */
+static const hf_field_t opt_fields[] = {
+    {REQ("num_hidden_layers", CFG(layers), HS_MODEL_MAX_LAYERS)},
+    {REQ("hidden_size", CFG(hidden), HS_MODEL_MAX_HIDDEN)},
+    {REQ("num_attention_heads", CFG(heads), HS_MODEL_MAX_HEADS)},
+    {REQ("ffn_dim", CFG(ffn), HS_MODEL_MAX_FFN)},
+    {REQ("vocab_size", CFG(vocab), HS_MODEL_MAX_VOCAB)},
+    {OPT("max_position_embeddings", POS, HF_DEFAULT_POSITIONS, 1, HS_MODEL_MAX_POSITIONS - 2)},
+    {OPT_TIMES("word_embed_proj_dim", AT(proj), 1, hidden, 1, HS_MODEL_MAX_HIDDEN),
+     .then = opt_check_proj},
+    {FLAG("do_layer_norm_before", AT(pre_norm), true), .then = opt_warn_post_norm},
+    {FLAG("tie_word_embeddings", AT(cfg.tied_embeddings), true)},
+    {FLAG("enable_bias", AT(cfg.bias), true)},
+};
+
+static const hf_field_t bert_fields[] = {
+    {REQ("num_hidden_layers", CFG(layers), HS_MODEL_MAX_LAYERS)},
+    {REQ("hidden_size", CFG(hidden), HS_MODEL_MAX_HIDDEN)},
+    {REQ("num_attention_heads", CFG(heads), HS_MODEL_MAX_HEADS)},
+    {OPT_TIMES("intermediate_size", CFG(ffn), 4, hidden, 1, HS_MODEL_MAX_FFN)},
+    {REQ("vocab_size", CFG(vocab), HS_MODEL_MAX_VOCAB)},
+    {OPT("max_position_embeddings", POS, 512, 1, HS_MODEL_MAX_POSITIONS)},
+    {OPT("type_vocab_size", CFG(type_vocab), 2, 0, HS_MODEL_MAX_TYPE_VOCAB)},
+    {FLAG("tie_word_embeddings", AT(cfg.tied_embeddings), true)},
+};
+
+/* Llama's attention_bias also puts a bias on o_proj (hidden values per layer)
+ * that the generator does not model separately. */
+static hs_status_t llama_finish(const hs_jreader_t *r, const cJSON *root, hf_doc_t *d)
 {
-  hs_status_t st = HS_OK;
+  hs_transformer_cfg_t *c = &d->cfg;
+  if (c->head_dim > 0 && c->head_dim * c->heads == c->hidden)
+    c->head_dim = 0; /* the default; keeps the divisibility check meaningful */
+  c->qkv_bias = d->arch->qkv_bias || d->attn_bias;
+  c->bias = d->mlp_bias && d->attn_bias;
+  return HS_OK;
+}
+
+static hs_status_t bert_finish(const hs_jreader_t *r, const cJSON *root, hf_doc_t *d)
+{
   char pos_type[32] = "absolute";
-  HS_CHECK(req_int(r, root, "num_hidden_layers", HS_MODEL_MAX_LAYERS, &c->layers));
-  HS_CHECK(req_int(r, root, "hidden_size", HS_MODEL_MAX_HIDDEN, &c->hidden));
-  HS_CHECK(req_int(r, root, "num_attention_heads", HS_MODEL_MAX_HEADS, &c->heads));
-  c->kv_heads = c->heads;
-  HS_CHECK(opt_int(r, root, "intermediate_size", 4 * c->hidden, 1, HS_MODEL_MAX_FFN, &c->ffn));
-  HS_CHECK(req_int(r, root, "vocab_size", HS_MODEL_MAX_VOCAB, &c->vocab));
-  HS_CHECK(opt_int(r, root, "max_position_embeddings", 512, 1, HS_MODEL_MAX_POSITIONS, positions));
-  HS_CHECK(opt_int(r, root, "type_vocab_size", 2, 0, HS_MODEL_MAX_TYPE_VOCAB, &c->type_vocab));
-  HS_CHECK(opt_bool(r, root, "tie_word_embeddings", true, &c->tied_embeddings));
-  HS_CHECK(read_act(r, root, "hidden_act", "gelu", &c->act));
-  if (present(root, "position_embedding_type"))
-    HS_CHECK(hs_json_string(r, root, "", "position_embedding_type", false, "absolute", pos_type,
-                            sizeof pos_type));
+  if (present(root, "position_embedding_type")) {
+    hs_status_t st = hs_json_string(r, root, "", "position_embedding_type", false, "absolute",
+                                    pos_type, sizeof pos_type);
+    if (st != HS_OK)
+      return st;
+  }
   if (strcmp(pos_type, "absolute") != 0)
     return hs_error_set(r->err, HS_EUNSUPPORTED,
                         "%s: position_embedding_type: only \"absolute\" is supported, got \"%s\"",
                         r->file, pos_type);
-  c->arch = HS_ARCH_ENCODER;
-  c->norm = HS_NORM_LAYERNORM;
-  c->bias = true;
-  c->max_positions = *positions;
-  f->layers = "num_hidden_layers";
-  f->hidden = "hidden_size";
-  f->heads = "num_attention_heads";
-  f->kv_heads = "num_attention_heads";
-  f->ffn = "intermediate_size";
-  f->vocab = "vocab_size";
-  f->max_positions = "max_position_embeddings";
-  f->type_vocab = "type_vocab_size";
+  return HS_OK;
+}
+
+typedef struct hf_family_spec {
+  const hf_field_t *fields; /* read in this order */
+  size_t n_fields;
+  const char *act_key, *act_def; /* activation field and HF's default; NULL: SwiGLU */
+  hs_arch_t arch;
+  hs_norm_t norm;
+  bool rotary;        /* no learned positions */
+  int64_t pos_offset; /* learned position rows beyond max_position_embeddings */
+  /* Checks and derived values after the fields and the activation; NULL: none. */
+  hs_status_t (*finish)(const hs_jreader_t *r, const cJSON *root, hf_doc_t *d);
+} hf_family_spec_t;
+
+#define FIELDS(t) .fields = t, .n_fields = HS_ARRAY_LEN(t)
+static const hf_family_spec_t hf_families[] = {
+    [HF_LLAMA] = {FIELDS(llama_fields), .arch = HS_ARCH_DECODER, .norm = HS_NORM_RMSNORM,
+                  .rotary = true, .finish = llama_finish},
+    [HF_GPT2] = {FIELDS(gpt2_fields), .act_key = "activation_function", .act_def = "gelu_new",
+                 .arch = HS_ARCH_DECODER, .norm = HS_NORM_LAYERNORM},
+    [HF_NEOX] = {FIELDS(neox_fields), .act_key = "hidden_act", .act_def = "gelu",
+                 .arch = HS_ARCH_DECODER, .norm = HS_NORM_LAYERNORM, .rotary = true},
+    [HF_OPT] = {FIELDS(opt_fields), .act_key = "activation_function", .act_def = "relu",
+                .arch = HS_ARCH_DECODER, .norm = HS_NORM_LAYERNORM, .pos_offset = 2},
+    [HF_BERT] = {FIELDS(bert_fields), .act_key = "hidden_act", .act_def = "gelu",
+                 .arch = HS_ARCH_ENCODER, .norm = HS_NORM_LAYERNORM, .finish = bert_finish},
+};
+
+/* Reads rows[0..n) in order into *d, recording each generator field's key as
+ * its name. A null value counts as absent. O(n). */
+static hs_status_t read_fields(const hs_jreader_t *r, const cJSON *root, const hf_field_t *rows,
+                               size_t n, hf_doc_t *d)
+{
+  hs_status_t st = HS_OK;
+  char *base = (char *)d;
+  for (size_t i = 0; i < n; i++) {
+    const hf_field_t *row = &rows[i];
+    if (row->moe_only && !d->arch->moe)
+      continue;
+    const char *key = pick_key(root, row->key, row->alias);
+    if (row->kind == HF_FLAG) {
+      HS_CHECK(opt_bool(r, root, key, row->def != 0, (bool *)(base + row->at)));
+    } else {
+      int64_t *out = (int64_t *)(base + row->at);
+      if (row->kind == HF_REQUIRED)
+        HS_CHECK(hs_json_int(r, root, "", key, true, 0, row->lo, row->hi, out));
+      else if (row->def_of == HF_NONE)
+        HS_CHECK(opt_int(r, root, key, row->def, row->lo, row->hi, out));
+      else
+        HS_CHECK(opt_int(r, root, key, row->def * *(const int64_t *)(base + row->def_of), row->lo,
+                         row->hi, out));
+    }
+    if (row->name_at != HF_NONE)
+      *(const char **)(base + row->name_at) = key;
+    if (row->then)
+      HS_CHECK(row->then(r, d));
+  }
+cleanup:
+  return st;
+}
+
+/* Fills d->cfg from the fields of d->arch's family. */
+static hs_status_t read_family(const hs_jreader_t *r, const cJSON *root, hf_doc_t *d)
+{
+  hs_status_t st = HS_OK;
+  const hf_family_spec_t *fam = &hf_families[d->arch->family];
+  hs_transformer_cfg_t *c = &d->cfg;
+  HS_CHECK(read_fields(r, root, fam->fields, fam->n_fields, d));
+  if (!d->f.kv_heads) { /* no KV head count: multi-head attention */
+    c->kv_heads = c->heads;
+    d->f.kv_heads = d->f.heads;
+  }
+  if (fam->act_key)
+    HS_CHECK(read_act(r, root, fam->act_key, fam->act_def, &c->act));
+  else
+    c->act = HS_ACT_SWIGLU;
+  if (fam->finish)
+    HS_CHECK(fam->finish(r, root, d));
+  c->arch = fam->arch;
+  c->norm = fam->norm;
+  c->max_positions = fam->rotary ? 0 : d->positions + fam->pos_offset;
 cleanup:
   return st;
 }
@@ -393,37 +470,30 @@ hs_status_t hs__model_from_hf_json(const cJSON *root, const char *file, const ch
 {
   hs_status_t st = HS_OK;
   hs_jreader_t r = {.file = file, .err = err};
-  hs_transformer_cfg_t cfg;
-  hs__cfg_fields_t f = hs__cfg_fields_plain;
-  const hf_arch_t *a = NULL;
-  int64_t positions = 0;
+  hf_doc_t d = {0};
   char name[64] = "";
   hs_model_init(out);
 
   HS_CHECK(hs_json_expect_object(&r, root, ""));
-  HS_CHECK(detect(&r, root, &a));
-  hs_transformer_cfg_init(&cfg);
-  cfg.arch = HS_ARCH_DECODER;
-  cfg.experts = 0;
-  cfg.topk = 0;
-  cfg.type_vocab = 0;
-  cfg.lm_head = a->lm_head;
-  cfg.pooler = a->pooler;
-  switch (a->family) {
-  case HF_LLAMA: HS_CHECK(read_llama(&r, root, a, &cfg, &f, &positions)); break;
-  case HF_GPT2: HS_CHECK(read_gpt2(&r, root, &cfg, &f, &positions)); break;
-  case HF_NEOX: HS_CHECK(read_neox(&r, root, &cfg, &f, &positions)); break;
-  case HF_OPT: HS_CHECK(read_opt(&r, root, &cfg, &f, &positions)); break;
-  case HF_BERT: HS_CHECK(read_bert(&r, root, &cfg, &f, &positions)); break;
-  }
-  HS_CHECK(read_hf_dtype(&r, root, &cfg.dtype));
+  HS_CHECK(detect(&r, root, &d.arch));
+  hs_transformer_cfg_init(&d.cfg);
+  d.cfg.experts = 0;
+  d.cfg.topk = 0;
+  d.cfg.type_vocab = 0;
+  d.cfg.bias = true; /* GPT-2 and BERT; the other families read or derive it */
+  d.cfg.lm_head = d.arch->lm_head;
+  d.cfg.pooler = d.arch->pooler;
+  d.f = hs__cfg_fields_plain;
+  d.f.kv_heads = NULL;
+  HS_CHECK(read_family(&r, root, &d));
+  HS_CHECK(read_hf_dtype(&r, root, &d.cfg.dtype));
 
   if (seq_len_override > 0) {
-    cfg.seq_len = seq_len_override;
-    f.seq_len = "seq_len (override)";
+    d.cfg.seq_len = seq_len_override;
+    d.f.seq_len = "seq_len (override)";
   } else {
-    cfg.seq_len = HS_MIN(positions, (int64_t)HF_DEFAULT_SEQ_MAX);
-    f.seq_len = "seq_len (from max_position_embeddings)";
+    d.cfg.seq_len = HS_MIN(d.positions, (int64_t)HF_DEFAULT_SEQ_MAX);
+    d.f.seq_len = "seq_len (from max_position_embeddings)";
   }
 
   /* Model name: _name_or_path when the file has one, else the caller's. */
@@ -431,11 +501,11 @@ hs_status_t hs__model_from_hf_json(const cJSON *root, const char *file, const ch
   if (cJSON_IsString(np) && np->valuestring[0])
     hs_strlcpy(name, np->valuestring, sizeof name);
   else
-    hs_strlcpy(name, default_name && *default_name ? default_name : a->arch, sizeof name);
-  hs_strlcpy(cfg.name, name, sizeof cfg.name);
+    hs_strlcpy(name, default_name && *default_name ? default_name : d.arch->arch, sizeof name);
+  hs_strlcpy(d.cfg.name, name, sizeof d.cfg.name);
 
-  HS_CHECK(hs__transformer_build(&cfg, file, &f, out, err));
-  snprintf(out->source, sizeof out->source, "HuggingFace config %s (%s)", file, a->arch);
+  HS_CHECK(hs__transformer_build(&d.cfg, file, &d.f, out, err));
+  snprintf(out->source, sizeof out->source, "HuggingFace config %s (%s)", file, d.arch->arch);
 cleanup:
   if (st != HS_OK)
     hs_model_destroy(out);
@@ -445,20 +515,6 @@ cleanup:
 hs_status_t hs_model_parse_hf_config(const char *text, const char *file, int64_t seq_len_override,
                                      hs_model_t *out, hs_error_t *err)
 {
-  hs_status_t st = HS_OK;
-  cJSON *root = NULL;
-  char name[64];
-  hs_model_init(out);
-  if (!file)
-    file = "config.json";
-  if (!text)
-    return hs_error_set(err, HS_EINVAL, "%s: no text to parse", file);
-  hs__model_name_from_path(file, name, sizeof name);
-  HS_CHECK(hs_json_parse(text, file, &root, err));
-  HS_CHECK(hs__model_from_hf_json(root, file, name, seq_len_override, out, err));
-cleanup:
-  hs_json_free(root);
-  if (st != HS_OK)
-    hs__error_one_line(err);
-  return st;
+  return hs__model_parse_text(text, file, "config.json", seq_len_override, hs__model_from_hf_json,
+                              out, err);
 }

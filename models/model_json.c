@@ -10,6 +10,7 @@
  * destroyed (zeroed); unknown fields only warn.
  */
 #include "hs_json.h"
+#include "json_common.h"
 #include "models_internal.h"
 
 #include <cjson/cJSON.h>
@@ -51,39 +52,6 @@ static const hs__cfg_fields_t fields_transformer = {
     .experts = "transformer.experts",
     .topk = "transformer.topk",
 };
-
-void hs__error_one_line(hs_error_t *err)
-{
-  if (!err)
-    return;
-  for (char *p = err->msg; *p; p++)
-    if ((unsigned char)*p < 0x20 || *p == 0x7f)
-      *p = ' ';
-}
-
-void hs__model_name_from_path(const char *path, char *buf, size_t n)
-{
-  const char *base = hs_basename(path);
-  if (strcmp(base, "config.json") == 0 && base > path) {
-    /* ".../NAME/config.json" -> NAME */
-    const char *end = base - 1; /* the '/' */
-    const char *start = end;
-    while (start > path && start[-1] != '/')
-      start--;
-    size_t len = (size_t)(end - start);
-    if (len > 0) {
-      if (len >= n)
-        len = n - 1;
-      memcpy(buf, start, len);
-      buf[len] = '\0';
-      return;
-    }
-  }
-  hs_strlcpy(buf, base, n);
-  size_t len = strlen(buf);
-  if (len > 5 && strcmp(buf + len - 5, ".json") == 0)
-    buf[len - 5] = '\0';
-}
 
 static hs_status_t read_dtype(const hs_jreader_t *r, const cJSON *obj, const char *path,
                               hs_dtype_t *out)
@@ -324,22 +292,8 @@ cleanup:
 hs_status_t hs_model_parse_json(const char *text, const char *file, int64_t seq_len_override,
                                 hs_model_t *out, hs_error_t *err)
 {
-  hs_status_t st = HS_OK;
-  cJSON *root = NULL;
-  char name[64];
-  hs_model_init(out);
-  if (!file)
-    file = "model.json";
-  if (!text)
-    return hs_error_set(err, HS_EINVAL, "%s: no text to parse", file);
-  hs__model_name_from_path(file, name, sizeof name);
-  HS_CHECK(hs_json_parse(text, file, &root, err));
-  HS_CHECK(hs__model_from_hetsim_json(root, file, name, seq_len_override, out, err));
-cleanup:
-  hs_json_free(root);
-  if (st != HS_OK)
-    hs__error_one_line(err);
-  return st;
+  return hs__model_parse_text(text, file, "model.json", seq_len_override,
+                              hs__model_from_hetsim_json, out, err);
 }
 
 static bool file_exists(const char *path)
@@ -415,12 +369,26 @@ static void add_bool(cJSON *o, const char *k, bool v, bool *ok)
     *ok = false;
 }
 
-cJSON *hs_model_to_json(const hs_model_t *m)
+/* A new document about m; NULL when m is NULL or memory is short. */
+static cJSON *doc_begin(const hs_model_t *m)
 {
   hs_json_oom_clear();
-  if (!m)
+  return m ? cJSON_CreateObject() : NULL;
+}
+
+/* The finished document, or NULL (freeing it) when a member was lost. */
+static cJSON *doc_end(cJSON *j, bool ok)
+{
+  if (!ok) {
+    cJSON_Delete(j);
     return NULL;
-  cJSON *j = cJSON_CreateObject();
+  }
+  return hs_json_finish(j);
+}
+
+cJSON *hs_model_to_json(const hs_model_t *m)
+{
+  cJSON *j = doc_begin(m);
   if (!j)
     return NULL;
   bool ok = true;
@@ -458,11 +426,7 @@ cJSON *hs_model_to_json(const hs_model_t *m)
   add_num(j, "activation_bytes_per_sample_model", all.saved_bytes, &ok);
   add_num(j, "activation_bytes_per_sample_model_selective", all.saved_bytes_selective, &ok);
   add_num(j, "n_ops", (double)m->n_ops, &ok);
-  if (!ok) {
-    cJSON_Delete(j);
-    return NULL;
-  }
-  return hs_json_finish(j);
+  return doc_end(j, ok);
 }
 
 static cJSON *op_to_json(const hs_op_t *op)
@@ -513,10 +477,7 @@ static cJSON *op_to_json(const hs_op_t *op)
 
 cJSON *hs_model_to_ops_json(const hs_model_t *m)
 {
-  hs_json_oom_clear();
-  if (!m)
-    return NULL;
-  cJSON *j = cJSON_CreateObject();
+  cJSON *j = doc_begin(m);
   if (!j)
     return NULL;
   bool ok = true;
@@ -535,9 +496,5 @@ cJSON *hs_model_to_ops_json(const hs_model_t *m)
       ok = false;
     }
   }
-  if (!ok) {
-    cJSON_Delete(j);
-    return NULL;
-  }
-  return hs_json_finish(j);
+  return doc_end(j, ok);
 }
