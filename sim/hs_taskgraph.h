@@ -89,6 +89,11 @@ typedef struct hs_tg_bucket {
   double bytes;           /* gradient bytes per TP rank */
   int32_t *holders;       /* executors, owned */
   int32_t n_holders;
+  /* TP rank j < tp of every holder all-reduces with rank j of the others:
+   * the holders' TP degree, or 1 for a tied-weight pair whose two holders
+   * differ in TP degree (their first devices exchange the whole gradient);
+   * higher ranks sit the bucket out. */
+  int32_t tp;
 } hs_tg_bucket_t;
 
 typedef struct hs_taskgraph {

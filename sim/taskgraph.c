@@ -291,6 +291,7 @@ hs_status_t hs_taskgraph_new(const hs_model_t *m, const hs_cluster_t *c, const h
     tb->op_last = lb->op_last;
     tb->bytes = lb->bytes;
     tb->n_holders = lb->n_holders;
+    tb->tp = lb->tp;
     tb->holders = dup_array(lb->holders, (size_t)lb->n_holders, sizeof(int32_t));
     if (!tb->holders)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));

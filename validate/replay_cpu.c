@@ -310,10 +310,12 @@ static void iteration(worker_t *w, bool record)
   for (int32_t k = 0; k < x->n_buckets && r->o->only_stage < 0; k++) {
     int32_t b = x->buckets[k];
     const hs_tg_bucket_t *bk = &tg->buckets[b];
+    if (w->tp_rank >= bk->tp)
+      continue; /* a tied pair of unequal TP degrees: first devices only */
     int32_t me = 0;
     for (int32_t h = 0; h < bk->n_holders; h++)
       if (bk->holders[h] == w->exec)
-        me = h * x->tp + w->tp_rank;
+        me = h * bk->tp + w->tp_rank;
     double t0 = timeline(w);
     /* the group holds every TP rank; each rank reduces bytes/tp of its own
      * shard plus the others', which moves what TP rank j's ring would */
@@ -542,11 +544,11 @@ hs_status_t hs_replay_cpu(const hs_taskgraph_t *tg, const hs_model_t *m, const h
   if (o->only_stage < 0)
     for (int32_t b = 0; b < tg->n_buckets; b++) {
       const hs_tg_bucket_t *bk = &tg->buckets[b];
-      int32_t tp = tg->execs[bk->holders[0]].tp;
+      int32_t tp = bk->tp;
       HS_CHECK(group_init(&r.bgroups[b], bk->n_holders * tp));
       for (int32_t k = 0; k < r.n_w; k++)
         for (int32_t h = 0; h < bk->n_holders; h++)
-          if (r.w[k].exec == bk->holders[h])
+          if (r.w[k].exec == bk->holders[h] && r.w[k].tp_rank < tp)
             r.bgroups[b].bufs[h * tp + r.w[k].tp_rank] = r.w[k].coll;
     }
   if (pthread_barrier_init(&r.all, NULL, (unsigned)r.n_w) != 0)

@@ -368,7 +368,7 @@ hs_status_t hs_replay_cuda(const hs_taskgraph_t *tg, const hs_model_t *m, const 
       int32_t *devs = NULL;
       for (int32_t b = 0; b < tg->n_buckets; b++) {
         const hs_tg_bucket_t *bk = &tg->buckets[b];
-        int32_t tp = tg->execs[bk->holders[0]].tp;
+        int32_t tp = bk->tp; /* 1 for a tied pair of unequal TP degrees */
         cx.bucket_group[b] = -1;
         for (int32_t j = 0; j < tp; j++) {
           devs = hs_calloc((size_t)bk->n_holders, sizeof(int32_t));
