@@ -13,6 +13,7 @@
  */
 #include "hs_sim.h"
 #include "hs_test.h"
+#include "robust_fixture.h"
 
 #include <cjson/cJSON.h>
 
@@ -172,13 +173,7 @@ static double simulate_and_check(const char *what, const hs_model_t *m, const hs
 static hs_status_t grid(const hs_model_t *m, const hs_cluster_t *c, int tp, int pp, int dp, int mb,
                         int64_t gb, const char *sched, hs_plan_t *plan)
 {
-  hs_grid_opts_t o;
-  hs_grid_opts_init(&o);
-  o.tp = tp;
-  o.pp = pp;
-  o.dp = dp;
-  o.microbatch_size = mb;
-  o.global_batch = gb;
+  hs_grid_opts_t o = robust_grid_opts(tp, pp, dp, mb, gb);
   o.schedule = sched;
   hs_error_t err;
   hs_error_init(&err);
