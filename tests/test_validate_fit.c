@@ -162,28 +162,35 @@ static void test_round_trip(void)
   hs_measurements_destroy(&ms);
 }
 
-static void test_too_few_points(void)
+/* Fits memory-bound points (bytes, seconds) alone on the truth GPU; the
+ * error message is left in *err. */
+static hs_status_t fit_mem_points(const double (*pts)[2], int n, hs_error_t *err)
 {
   hs_gpu_t g;
   truth_gpu(&g);
   hs_measurements_t ms;
   hs_measurements_init(&ms);
   hs_measurements_set_gpu(&ms, &g);
-  hs_mb_point_t p = {.kind = HS_MB_MEM, .bytes = 1e6, .s = 1e-5};
-  CHECK(hs_measurements_add(&ms, &p) == HS_OK);
-  CHECK(hs_measurements_add(&ms, &p) == HS_OK); /* same size twice: no slope */
-  hs_error_t err;
-  hs_error_init(&err);
+  for (int i = 0; i < n; i++) {
+    hs_mb_point_t p = {.kind = HS_MB_MEM, .bytes = pts[i][0], .s = pts[i][1]};
+    CHECK(hs_measurements_add(&ms, &p) == HS_OK);
+  }
+  hs_error_init(err);
   hs_fit_t f;
-  CHECK(hs_calibrate_fit(&ms, HS_DTYPE_BF16, &f, &err) == HS_EINVAL);
-  CHECK_CONTAINS(err.msg, "mem: need at least 2 points of different sizes");
-  p.bytes = 2e6;
-  p.s = 2e-5;
-  CHECK(hs_measurements_add(&ms, &p) == HS_OK);
-  hs_error_init(&err);
-  CHECK(hs_calibrate_fit(&ms, HS_DTYPE_BF16, &f, &err) == HS_EINVAL);
-  CHECK_CONTAINS(err.msg, "gemm: need at least 2 points");
+  hs_status_t st = hs_calibrate_fit(&ms, HS_DTYPE_BF16, &f, err);
   hs_measurements_destroy(&ms);
+  return st;
+}
+
+static void test_too_few_points(void)
+{
+  static const double same[][2] = {{1e6, 1e-5}, {1e6, 1e-5}}; /* same size twice: no slope */
+  static const double no_gemm[][2] = {{1e6, 1e-5}, {1e6, 1e-5}, {2e6, 2e-5}};
+  hs_error_t err;
+  CHECK(fit_mem_points(same, 2, &err) == HS_EINVAL);
+  CHECK_CONTAINS(err.msg, "mem: need at least 2 points of different sizes");
+  CHECK(fit_mem_points(no_gemm, 3, &err) == HS_EINVAL);
+  CHECK_CONTAINS(err.msg, "gemm: need at least 2 points");
 }
 
 /* Measurements 10^4 times slower than the catalog's bandwidth (1 GB/s on a
@@ -191,22 +198,10 @@ static void test_too_few_points(void)
  * carry an efficiency below HS_EFF_MIN that no loader accepts. */
 static void test_implausible_efficiency(void)
 {
-  hs_gpu_t g;
-  truth_gpu(&g);
-  hs_measurements_t ms;
-  hs_measurements_init(&ms);
-  hs_measurements_set_gpu(&ms, &g);
-  hs_mb_point_t p = {.kind = HS_MB_MEM, .bytes = 1e6, .s = 1e-3};
-  CHECK(hs_measurements_add(&ms, &p) == HS_OK);
-  p.bytes = 2e6;
-  p.s = 2e-3;
-  CHECK(hs_measurements_add(&ms, &p) == HS_OK);
+  static const double slow[][2] = {{1e6, 1e-3}, {2e6, 2e-3}};
   hs_error_t err;
-  hs_error_init(&err);
-  hs_fit_t f;
-  CHECK(hs_calibrate_fit(&ms, HS_DTYPE_BF16, &f, &err) == HS_EINVAL);
+  CHECK(fit_mem_points(slow, 2, &err) == HS_EINVAL);
   CHECK_CONTAINS(err.msg, "the measurements are not of this GPU");
-  hs_measurements_destroy(&ms);
 }
 
 /* A device faster than its catalog peak: efficiency clamped to 1, flagged. */
