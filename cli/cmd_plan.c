@@ -246,6 +246,8 @@ int hs_cmd_compare(int argc, char **argv)
       {"mip-gap", true, "relative MIP gap for autohet (default 0.01)"},
       {"no-recompute", false, "never use activation recomputation"},
       {"format", true, "table (default), csv or json"},
+      {"charge", true, "$/Mtok charges the GPUs each plan uses (used, default) or the whole "
+                       "cluster (cluster: idle GPUs are paid for too)"},
       {NULL},
   };
   const char *pos[1];
@@ -253,7 +255,7 @@ int hs_cmd_compare(int argc, char **argv)
   int rc = hs_cli_parse(argc, argv, opts, pos, 0, &npos,
                         "usage: hetsim compare (--model M --cluster C | --scenario NAME)\n"
                         "         [--strategies a,b,...] [--global-batch G] [--time-limit S]\n"
-                        "         [--format table|csv|json]");
+                        "         [--format table|csv|json] [--charge used|cluster]");
   if (rc)
     return rc < 0 ? 0 : rc;
   const hs_opt_t *om = hs_cli_opt(opts, "model"), *oc = hs_cli_opt(opts, "cluster"),
@@ -262,6 +264,12 @@ int hs_cmd_compare(int argc, char **argv)
   const char *fmt = ofmt ? ofmt->value : "table";
   if (strcmp(fmt, "table") && strcmp(fmt, "csv") && strcmp(fmt, "json")) {
     fprintf(stderr, "hetsim compare: --format: must be table, csv or json, got \"%s\"\n", fmt);
+    return 2;
+  }
+  const hs_opt_t *och = hs_cli_opt(opts, "charge");
+  bool charge_cluster = och && strcmp(och->value, "cluster") == 0;
+  if (och && !charge_cluster && strcmp(och->value, "used") != 0) {
+    fprintf(stderr, "hetsim compare: --charge: must be used or cluster, got \"%s\"\n", och->value);
     return 2;
   }
   const hs_scenario_t *scn = NULL;
@@ -350,6 +358,11 @@ int hs_cmd_compare(int argc, char **argv)
     r->mfu = rep.mfu;
     r->mem_ratio = mem_ratio(&rep, &c, &r->peak_bytes, &r->cap_bytes);
     r->usd_mtok = rep.cost_usd_per_million_tokens;
+    if (charge_cluster) /* the whole cluster's rent over this plan's tokens */
+      r->usd_mtok = rep.tokens_per_iteration > 0
+                        ? tot.usd_per_hour * rep.iteration_time_s / 3600.0 /
+                              (double)rep.tokens_per_iteration * 1e6
+                        : 0.0;
     r->search_s = stats.search_s;
     r->candidates = stats.candidates;
     hs_plan_summary(&plan, r->summary, sizeof r->summary);
@@ -363,6 +376,7 @@ int hs_cmd_compare(int argc, char **argv)
     cJSON_AddStringToObject(j, "model", m.name);
     cJSON_AddStringToObject(j, "cluster", c.name);
     cJSON_AddNumberToObject(j, "unpriced_gpus", tot.n_unpriced_devices);
+    cJSON_AddStringToObject(j, "charge", charge_cluster ? "cluster" : "used");
     if (scn)
       cJSON_AddStringToObject(j, "scenario", scn->name);
     for (int i = 0; i < n_names; i++) {
@@ -435,8 +449,12 @@ int hs_cmd_compare(int argc, char **argv)
   }
   if (strcmp(fmt, "table") == 0) {
     /* say what is charged: a plan that leaves GPUs idle pays for fewer */
-    printf("($/Mtok: rent of the GPUs each plan uses, at their catalog price; `hetsim sweep` "
-           "charges the whole cluster)\n");
+    if (charge_cluster)
+      printf("($/Mtok: rent of the whole cluster, %.2f USD/h, idle GPUs included)\n",
+             tot.usd_per_hour);
+    else
+      printf("($/Mtok: rent of the GPUs each plan uses, at their catalog price; --charge "
+             "cluster charges the whole cluster, as `hetsim sweep` does)\n");
     if (tot.n_unpriced_devices > 0)
       printf("($/Mtok counts priced GPUs only: %d of the cluster's %zu GPUs have no known price in "
              "clusters/gpus.json)\n",

@@ -77,4 +77,31 @@ done
 "$bin" compare --scenario no-such >/dev/null 2>&1
 [ $? -eq 2 ] || die "unknown scenario should exit 2"
 
+# --charge cluster: $/Mtok = the whole cluster's $/h (from show cluster) x
+# iteration s / 3600 / tokens per iteration x 1e6, for every strategy; a plan
+# on every GPU (megatron) costs the same either way, one that leaves GPUs
+# idle (hapt trains on the A100s only) costs more
+"$bin" compare --scenario hapt --strategies megatron,hapt --format json >"$tmp/used.json" 2>"$tmp/err" ||
+  die "compare: $(cat "$tmp/err")"
+"$bin" compare --scenario hapt --strategies megatron,hapt --format json --charge cluster \
+  >"$tmp/cl.json" 2>"$tmp/err" || die "compare --charge cluster: $(cat "$tmp/err")"
+"$bin" show cluster hapt-a100-v100-10gbps --json >"$tmp/cluster.json" || die "show cluster"
+python3 - "$tmp/used.json" "$tmp/cl.json" "$tmp/cluster.json" <<'P' || die "--charge cluster"
+import json, sys
+used, cl, c = (json.load(open(f)) for f in sys.argv[1:4])
+assert cl["charge"] == "cluster" and used["charge"] == "used"
+u = {r["strategy"]: r for r in used["rows"]}
+for r in cl["rows"]:
+    tokens = 512 * 2048  # the scenario's global batch x GPT-3's sequence
+    want = c["usd_per_hour"] * r["iteration_s"] / 3600 / tokens * 1e6
+    assert abs(r["usd_per_million_tokens"] - want) <= 1e-9 * want, (r, want)
+assert abs(u["megatron"]["usd_per_million_tokens"] -
+           {r["strategy"]: r for r in cl["rows"]}["megatron"]["usd_per_million_tokens"]) < 1e-9
+assert {r["strategy"]: r for r in cl["rows"]}["hapt"]["usd_per_million_tokens"] > \
+       1.5 * u["hapt"]["usd_per_million_tokens"]
+P
+"$bin" compare --scenario hapt --charge some >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] || die "--charge some should exit 2"
+grep -q -- '--charge: must be used or cluster, got "some"' "$tmp/err" || die "charge message: $(cat "$tmp/err")"
+
 exit $fail
