@@ -15,7 +15,8 @@
  *    is longer by that, within the optimizer step's few milliseconds; with
  *    two replicas per stage the pairs run in parallel on disjoint NICs, so
  *    the cost is the same, not twice;
- *  - the planners' estimator agrees with the simulator's memory rule.
+ * *  - the planners' estimator agrees with the simulator's memory rule and
+ *    charges the same sync.
  */
 #include "estimate.h"
 #include "hs_sim.h"
@@ -155,11 +156,50 @@ static void test_estimator(void)
   hs_model_destroy(&u);
 }
 
+/* The planners' estimator charges the same sync: a tied pp2 plan over the
+ * two 1 GB/s nodes is estimated S/B longer than the untied one (within the
+ * estimator's all-reduce model, 10%). */
+static void test_estimator_sync(void)
+{
+  double want = (double)VOCAB * HIDDEN * 2.0 / (NIC_GBPS * 1e9);
+  double iter[2];
+  for (int tied = 0; tied < 2; tied++) {
+    hs_model_t m;
+    build(&m, tied);
+    hs_cluster_t c;
+    hs_error_t err;
+    hs_error_init(&err);
+    CHECK_MSG(fx_cluster(&c, 2, 1, 100, 0, NIC_GBPS, 0, &err) == HS_OK, "%s", err.msg);
+    hs_grid_opts_t o;
+    hs_grid_opts_init(&o);
+    o.pp = 2;
+    o.microbatch_size = 1;
+    o.global_batch = 4;
+    hs_plan_t p;
+    hs_plan_init(&p);
+    CHECK_MSG(hs_plan_grid(&m, &c, &o, &p, &err) == HS_OK, "%s", err.msg);
+    hs_estimator_t *e = NULL;
+    CHECK(hs_estimator_new(&m, &c, HS_DTYPE_BF16, &e, &err) == HS_OK);
+    hs_estimate_t est;
+    CHECK_MSG(e && hs_estimate_plan(e, &p, false, &est, &err) == HS_OK, "%s", err.msg);
+    iter[tied] = est.iteration_s;
+    hs_estimator_free(e);
+    hs_plan_destroy(&p);
+    hs_cluster_destroy(&c);
+    hs_model_destroy(&m);
+  }
+  fprintf(stderr, "  estimate: tied %.4f s, untied %.4f s, sync %.4f s (S/B %.4f s)\n", iter[1],
+          iter[0], iter[1] - iter[0], want);
+  CHECK_MSG(fabs(iter[1] - iter[0] - want) < 0.1 * want, "estimated sync %.4f s, want %.4f s",
+            iter[1] - iter[0], want);
+}
+
 int main(void)
 {
   HS_RUN(test_memory_split);
   HS_RUN(test_memory_one_stage);
   HS_RUN(test_sync_time);
   HS_RUN(test_estimator);
+  HS_RUN(test_estimator_sync);
   HS_TEST_END();
 }
