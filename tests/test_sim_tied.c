@@ -15,7 +15,7 @@
  *    is longer by that, within the optimizer step's few milliseconds; with
  *    two replicas per stage the pairs run in parallel on disjoint NICs, so
  *    the cost is the same, not twice;
- * *  - the planners' estimator agrees with the simulator's memory rule and
+ *  - the planners' estimator agrees with the simulator's memory rule and
  *    charges the same sync.
  */
 #include "estimate.h"
