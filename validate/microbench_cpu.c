@@ -2,12 +2,9 @@
  * microbench_cpu.c - CPU microbenchmarks with the replay backend's kernels:
  * fp32 CBLAS GEMM over a grid of shapes, the memory-bound loop over sizes,
  * and copies between two threads' buffers (ping-pong, half the round trip)
- * over message sizes. Each point is the fastest of `repeats` timed runs
- * (other work on the machine only ever adds time: with medians, two
- * disturbed runs of three made the GEMM fit's R^2 drop below 0.9 when two
- * test processes shared the 2-core build machine); a run repeats the kernel
- * until it lasts >= 2 ms, so the clock's resolution does not matter.
- * O(grid x repeats).
+ * over message sizes. Each point is the median of `repeats` timed runs; a
+ * run repeats the kernel until it lasts >= 2 ms, so the clock's resolution
+ * does not matter. O(grid x repeats).
  */
 #include "validate_internal.h"
 
@@ -40,7 +37,7 @@ static void bench_once(const bench_t *bn)
     hs__cpu_stream(bn->c, bn->a, bn->floats);
 }
 
-static double time_min(const bench_t *bn, int repeats, double (*clock)(void))
+static double time_median(const bench_t *bn, int repeats, double (*clock)(void))
 {
   bench_once(bn); /* warm caches and pages */
   int reps = 1;
@@ -64,10 +61,7 @@ static double time_min(const bench_t *bn, int repeats, double (*clock)(void))
       bench_once(bn);
     v[r] = (clock() - t0) / reps;
   }
-  double best = v[0];
-  for (int r = 1; r < repeats; r++)
-    best = v[r] < best ? v[r] : best;
-  return best;
+  return hs_median(v, (size_t)repeats);
 }
 
 /* ---- two-thread copies ------------------------------------------------------- */
@@ -185,7 +179,7 @@ hs_status_t hs_microbench_cpu(const hs_microbench_opts_t *o, hs_measurements_t *
         hs_mb_point_t p = {.kind = HS_MB_GEMM, .dtype = HS_DTYPE_FP32, .m = bn.m, .n = bn.n,
                            .k = bn.k};
         p.flops = 2.0 * (double)bn.m * (double)bn.n * (double)bn.k;
-        p.s = time_min(&bn, o->repeats, clock);
+        p.s = time_median(&bn, o->repeats, clock);
         if (hs_measurements_add(out, &p) != HS_OK)
           HS_FAIL(hs_error_set(err, HS_ENOMEM, "microbench: out of memory"));
       }
@@ -194,7 +188,7 @@ hs_status_t hs_microbench_cpu(const hs_microbench_opts_t *o, hs_measurements_t *
     bn.kind = 1;
     bn.floats = n;
     hs_mb_point_t p = {.kind = HS_MB_MEM, .bytes = 8.0 * (double)n};
-    p.s = time_min(&bn, o->repeats, clock);
+    p.s = time_median(&bn, o->repeats, clock);
     if (hs_measurements_add(out, &p) != HS_OK)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "microbench: out of memory"));
   }
@@ -208,9 +202,7 @@ hs_status_t hs_microbench_cpu(const hs_microbench_opts_t *o, hs_measurements_t *
         if (p2p_time(bytes, rounds, o->clock != HS_CLOCK_WALL, &v[r]) != HS_OK)
           HS_FAIL(hs_error_set(err, HS_EINTERNAL, "microbench: cannot run the two-thread copy"));
       hs_mb_point_t p = {.kind = HS_MB_P2P, .bytes = (double)bytes, .ranks = 2};
-      p.s = v[0];
-      for (int r = 1; r < reps; r++)
-        p.s = v[r] < p.s ? v[r] : p.s;
+      p.s = hs_median(v, (size_t)reps);
       if (hs_measurements_add(out, &p) != HS_OK)
         HS_FAIL(hs_error_set(err, HS_ENOMEM, "microbench: out of memory"));
     }
