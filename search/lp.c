@@ -96,7 +96,6 @@ void hs_lp_free(hs_lp_t *lp)
 
 int32_t hs_lp_n_cols(const hs_lp_t *lp) { return (int32_t)lp->n_cols; }
 int32_t hs_lp_n_rows(const hs_lp_t *lp) { return (int32_t)lp->n_rows; }
-size_t hs_lp_n_nonzeros(const hs_lp_t *lp) { return lp->n_nz; }
 
 hs_status_t hs_lp_add_col(hs_lp_t *lp, double lb, double ub, double obj, bool integer,
                           int32_t *col)

@@ -95,7 +95,6 @@ hs_status_t hs_lp_add_row(hs_lp_t *lp, int32_t n, const int32_t *idx, const doub
                           double lb, double ub, hs_error_t *err);
 int32_t hs_lp_n_cols(const hs_lp_t *lp);
 int32_t hs_lp_n_rows(const hs_lp_t *lp);
-size_t hs_lp_n_nonzeros(const hs_lp_t *lp);
 
 /* Solves. `opts` NULL = defaults. HS_OK means the solver ran; read
  * res->status for what the solution is. The column values of the solution

@@ -665,7 +665,6 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       hs_bucket_t *bk = NULL;
       HS_CHECK(add_bucket(out, &buckets_cap, m->ops[op].tied_op, m->ops[op].tied_op + 1,
                           m->ops[op].tied_params / div * grad_bytes, tp, 2, &bk));
-      bk->tied = true;
       bk->holders[0] = ha->ids[k % ha->n];
       bk->holders[1] = hb->ids[k % hb->n];
       for (int32_t j = 0; j < tp; j++) {

@@ -55,7 +55,6 @@ typedef struct hs_bucket {
   int32_t n_holders;
   int32_t tp;
   int32_t *devices;           /* tp x n_holders: devices of TP rank j at [j*n_holders...] */
-  bool tied;                  /* a tied-weight copy's sync (two holders), not data parallel */
 } hs_bucket_t;
 
 typedef struct hs_exec {

@@ -227,6 +227,15 @@ static void test_bad_input(void)
   o.mip_gap = -1;
   hs_lp_result_t res;
   CHECK(hs_lp_solve(lp, &o, &res, &err) == HS_EINVAL);
+  /* a negative or NaN work limit is refused, naming it */
+  hs_lp_opts_init(&o);
+  o.work_limit = -5;
+  hs_error_clear(&err);
+  CHECK(hs_lp_solve(lp, &o, &res, &err) == HS_EINVAL);
+  CHECK_CONTAINS(err.msg, "work limit -5");
+  o.work_limit = NAN;
+  hs_error_clear(&err);
+  CHECK(hs_lp_solve(lp, &o, &res, &err) == HS_EINVAL);
   hs_lp_free(lp);
   hs_lp_free(NULL);
 }
