@@ -1,12 +1,25 @@
 /*
  * cli.h - the hetsim executable: subcommand table and a small option parser.
  * No business logic lives in cli/: commands parse options, call the library
- * and print. Exit codes: 0 ok, 2 bad usage or input, 1 internal failure.
+ * and print. Exit codes (README "Exit codes", docs/cli.md):
+ *   0  a result that holds;
+ *   1  internal failure;
+ *   2  bad usage or bad input (the message names the file, the field, the value);
+ *   3  simulated, but infeasible: out of memory, no strategy found a plan, no
+ *      what-if option is feasible. Infeasible results print no throughput,
+ *      MFU or cost, and their JSON says "feasible": false.
  */
 #ifndef HS_CLI_H
 #define HS_CLI_H
 
 #include "hs_common.h"
+
+enum {
+  HS_EXIT_OK = 0,
+  HS_EXIT_INTERNAL = 1,
+  HS_EXIT_USAGE = 2,
+  HS_EXIT_INFEASIBLE = 3,
+};
 
 typedef struct hs_cmd {
   const char *name;
