@@ -407,7 +407,7 @@ int hs_cmd_compare(int argc, char **argv)
     cJSON_Delete(j);
     if (st != HS_OK)
       rc = hs_cli_fail(&err, st);
-    goto out;
+    goto verdict;
   }
   bool csv = strcmp(fmt, "csv") == 0;
   if (csv)
@@ -459,6 +459,16 @@ int hs_cmd_compare(int argc, char **argv)
       printf("($/Mtok counts priced GPUs only: %d of the cluster's %zu GPUs have no known price in "
              "clusters/gpus.json)\n",
              tot.n_unpriced_devices, c.n_devices);
+  }
+verdict:
+  if (rc == 0) { /* no strategy found a plan: nothing holds */
+    bool any = false;
+    for (int i = 0; i < n_names; i++)
+      any = any || rows[i].ok;
+    if (!any) {
+      fprintf(stderr, "hetsim compare: no strategy found a feasible plan (exit 3)\n");
+      rc = HS_EXIT_INFEASIBLE;
+    }
   }
 out:
   free(rows);

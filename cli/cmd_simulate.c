@@ -40,7 +40,8 @@ int hs_cmd_simulate(int argc, char **argv)
                         "         (--plan plan.json | --tp T --pp P [--dp D] [--microbatch-size B])\n"
                         "         [--global-batch G] [--schedule S] [--chunks V] [--recompute R]\n"
                         "         [--seq-len S] [--profile profile.json]\n"
-                        "         [--json] [-o report.json] [--trace trace.json]");
+                        "         [--json] [-o report.json] [--trace trace.json]\n"
+                        "exit: 0 ok, 2 bad input, 3 simulated but infeasible (out of memory)");
   if (rc)
     return rc < 0 ? 0 : rc;
   const hs_opt_t *om = hs_cli_opt(opts, "model"), *oc = hs_cli_opt(opts, "cluster");
@@ -150,7 +151,8 @@ int hs_cmd_simulate(int argc, char **argv)
     printf("model           %s   cluster %s\n", m.name, c.name);
     hs_report_print(&rep, stdout);
   }
-  rc = 0;
+  /* simulated, but the plan cannot run: a script must not take it as a result */
+  rc = rep.oom ? HS_EXIT_INFEASIBLE : HS_EXIT_OK;
   goto out;
 fail:
   rc = hs_cli_fail(&err, st);

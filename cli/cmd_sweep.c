@@ -16,6 +16,7 @@
  */
 #include "cli.h"
 #include "hs_export.h"
+#include "hs_progress.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -28,51 +29,6 @@
 #define ROWS_TAG 17
 #endif
 
-typedef struct progress {
-  bool quiet, tty;
-  uint64_t total, done;  /* points (rows) */
-  double t0, last_print;
-  int last_decile;
-} progress_t;
-
-static double now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void progress_update(progress_t *p, uint64_t add)
-{
-  p->done += add;
-  if (p->quiet)
-    return;
-  double t = now_s(), el = t - p->t0;
-  double rate = el > 0 ? (double)p->done / el : 0.0;
-  double eta = rate > 0 ? (double)(p->total - p->done) / rate : 0.0;
-  bool last = p->done >= p->total;
-  if (p->tty) {
-    if (!last && t - p->last_print < 0.2)
-      return;
-    p->last_print = t;
-    int w = 30, fill = p->total ? (int)(w * p->done / p->total) : w;
-    fprintf(stderr, "\r[%.*s%*s] %llu/%llu points  %.2f/s  ETA %.0f s   ", fill,
-            "##############################", w - fill, "", (unsigned long long)p->done,
-            (unsigned long long)p->total, rate, eta);
-    if (last)
-      fputc('\n', stderr);
-    fflush(stderr);
-    return;
-  }
-  int decile = p->total ? (int)(10 * p->done / p->total) : 10;
-  if (decile == p->last_decile && !last && t - p->last_print < 30.0)
-    return;
-  p->last_decile = decile;
-  p->last_print = t;
-  fprintf(stderr, "sweep: %llu/%llu points done, %.2f points/s, ETA %.0f s\n",
-          (unsigned long long)p->done, (unsigned long long)p->total, rate, eta);
-}
-
 typedef struct out {
   const hs_sweep_spec_t *spec;
   FILE *f;                 /* -o file (append), or NULL for stdout */
@@ -81,7 +37,7 @@ typedef struct out {
   size_t n_todo, next;
   char **pending;
   bool write_error;
-  progress_t prog;
+  hs_progress_t prog;     /* rank 0; silent elsewhere and with --quiet */
 } out_t;
 
 static size_t todo_pos(const out_t *o, uint64_t job)
@@ -114,7 +70,7 @@ static void emit(out_t *o, uint64_t job, const char *rows)
     }
     fflush(stdout);
   }
-  progress_update(&o->prog, o->spec->n_prices);
+  hs_progress_add(&o->prog, o->spec->n_prices);
 }
 
 #ifdef HS_HAVE_MPI
@@ -295,6 +251,8 @@ int hs_cmd_sweep(int argc, char **argv)
   hs_error_t err;
   hs_error_init(&err);
   hs_status_t st = hs_sweep_spec_load(pos[0], &spec, &err);
+  if (st == HS_OK) /* one global batch for every point unless the spec asks otherwise */
+    st = hs_sweep_spec_resolve(&spec, &err);
   if (st != HS_OK) {
     rc = hs_cli_fail(&err, st);
     hs_sweep_spec_destroy(&spec);
@@ -387,16 +345,14 @@ int hs_cmd_sweep(int argc, char **argv)
   }
   if (rank == 0 && !path)
     fputs(hs_sweep_csv_header(), stdout);
-  o.prog.quiet = rank != 0 || hs_cli_opt(opts, "quiet") != NULL;
-  o.prog.tty = isatty(fileno(stderr)) != 0;
-  o.prog.total = (uint64_t)n_todo * spec.n_prices;
-  o.prog.t0 = now_s();
-  o.prog.last_decile = -1;
-  if (rank == 0 && !o.prog.quiet)
+  bool quiet = rank != 0 || hs_cli_opt(opts, "quiet") != NULL;
+  hs_progress_init(&o.prog, quiet ? NULL : stderr, "sweep", "points",
+                   (uint64_t)n_todo * spec.n_prices);
+  if (!quiet)
     fprintf(stderr, "sweep %s: %zu jobs x %zu price models = %llu points, %lld workers x %d ranks\n",
             spec.name, spec.n_jobs, spec.n_prices, (unsigned long long)spec.n_jobs * spec.n_prices,
             (long long)workers, size);
-  if (rank == 0 && n_done && !o.prog.quiet)
+  if (n_done && !quiet)
     fprintf(stderr, "sweep: %zu jobs already in %s, %zu to run\n", n_done, path, n_todo);
 #ifdef HS_HAVE_MPI
   remote_pending = n_todo - n_mine;
@@ -419,6 +375,7 @@ int hs_cmd_sweep(int argc, char **argv)
 #endif
     goto out;
   }
+  hs_progress_finish(&o.prog, false);
   if (o.write_error) {
     fprintf(stderr, "hetsim: %s: write error\n", path ? path : "stdout");
     rc = 1;

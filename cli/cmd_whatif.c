@@ -5,10 +5,16 @@
  * cluster (or makes it the whole cluster with --replace), plans it with
  * every strategy given, keeps the best, and prints the options ranked by
  * tokens/s with the Pareto front of tokens/s against $/M tokens marked.
+ *
+ * Like with like: every option trains the same global batch (--global-batch,
+ * default 8 samples per GPU of the largest option), unless the user asks for
+ * a batch that grows with the cluster (--global-batch-per-gpu). Exit 3 when
+ * no option has a feasible plan.
  */
 #include "cli.h"
 #include "hs_export.h"
 #include "hs_json.h"
+#include "hs_progress.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -41,7 +47,9 @@ typedef struct job {
   const char *const *strategies;
   int n_strategies;
   const hs_plan_opts_t *po;
+  int64_t batch_per_gpu;      /* > 0: global batch = this x the option's GPUs */
   option_row_t *rows;
+  hs_progress_t *prog;
   bool oom;
 } job_t;
 
@@ -64,14 +72,22 @@ static void eval_option(job_t *j, option_row_t *r)
     goto out;
   }
   hs_cluster_set_prices(&c, j->prices, j->n_prices, "--gpu-price");
+  hs_plan_opts_t po = *j->po;
+  if (j->batch_per_gpu > 0)
+    po.global_batch = j->batch_per_gpu * (int64_t)c.n_devices;
+  r->best.global_batch = po.global_batch;
+  r->best.tokens_per_iteration = po.global_batch * j->m->seq_len;
   for (int s = 0; s < j->n_strategies; s++) {
     hs_eval_t e;
-    if (hs_eval_run(j->m, &c, j->strategies[s], j->po, &e) != HS_OK) {
+    if (hs_eval_run(j->m, &c, j->strategies[s], &po, &e) != HS_OK) {
       j->oom = true;
       goto out;
     }
-    if (s == 0) /* cluster facts, also for rows where nothing plans */
+    if (s == 0) { /* cluster facts, also for rows where nothing plans */
       r->best = e;
+      r->best.global_batch = po.global_batch;
+      r->best.tokens_per_iteration = po.global_batch * j->m->seq_len;
+    }
     if (e.ok && !e.oom && (!r->ok || e.tokens_per_s > r->best.tokens_per_s)) {
       r->best = e;
       r->ok = true;
@@ -114,6 +130,7 @@ static int lost_option(void *ctx, size_t i, const char *why)
   job_t *j = ctx;
   snprintf(j->rows[i].why, sizeof j->rows[i].why, "%s", why);
   j->rows[i].ok = false;
+  hs_progress_add(j->prog, 1);
   return 0;
 }
 
@@ -125,6 +142,7 @@ static int sink_option(void *ctx, size_t i, const void *data, size_t len)
     memcpy(&j->rows[i], data, len);
     j->rows[i].opt = opt;
   }
+  hs_progress_add(j->prog, 1);
   return 0;
 }
 
@@ -192,7 +210,11 @@ int hs_cmd_whatif(int argc, char **argv)
       {"link-GBps", true, "bandwidth of the link from the added site to each base site (default 25)"},
       {"link-latency-us", true, "its latency in microseconds (default 10)"},
       {"strategies", true, "planners tried per option (default megatron,whale,hapt,data-parallel)"},
-      {"global-batch", true, "samples per iteration (default: each strategy's default)"},
+      {"global-batch", true, "samples per iteration, the same for every option (default 8 per GPU "
+                             "of the largest option)"},
+      {"global-batch-per-gpu", true, "instead: each option trains this many samples per GPU (its "
+                                     "batch grows with its size)"},
+      {"quiet", false, "no progress output"},
       {"time-limit", true, "search budget per strategy and option, seconds (default 60)"},
       {"max-options", true, "refuse to evaluate more options than this (default 500)"},
       {"j", true, "worker processes (default 1)"},
@@ -206,7 +228,9 @@ int hs_cmd_whatif(int argc, char **argv)
                         "usage: hetsim whatif --model M (--cluster BASE | --replace)\n"
                         "         --budget-usd-per-hour X --candidates GPU,GPU,...\n"
                         "         [--price on-demand|spot] [--gpu-price GPU=USD,...] [--step N]\n"
-                        "         [--strategies a,b] [--global-batch G] [-j N] [--format table|csv|json]");
+                        "         [--strategies a,b] [--global-batch G | --global-batch-per-gpu N]\n"
+                        "         [-j N] [--format table|csv|json] [--quiet]\n"
+                        "exit: 0 ok, 2 bad input, 3 no option has a feasible plan");
   if (rc)
     return rc < 0 ? 0 : rc;
   const hs_opt_t *om = hs_cli_opt(opts, "model"), *oc = hs_cli_opt(opts, "cluster"),
@@ -248,16 +272,21 @@ int hs_cmd_whatif(int argc, char **argv)
   if ((rc = hs_cli_int(opts, "max-options", 500, 1, 1 << 20, &v)))
     return rc;
   wo.max_options = (int32_t)v;
-  int64_t gpn, workers, top, gb;
+  int64_t gpn, workers, top, gb, gb_per_gpu;
   if ((rc = hs_cli_int(opts, "gpus-per-node", 8, 1, HS_CLUSTER_MAX_GPUS_PER_NODE, &gpn)) ||
       (rc = hs_cli_int(opts, "j", 1, 1, 256, &workers)) ||
       (rc = hs_cli_int(opts, "top", 0, 0, INT64_C(1) << 30, &top)) ||
-      (rc = hs_cli_int(opts, "global-batch", 0, 0, INT64_C(1) << 40, &gb)) ||
+      (rc = hs_cli_int(opts, "global-batch", 0, 1, INT64_C(1) << 40, &gb)) ||
+      (rc = hs_cli_int(opts, "global-batch-per-gpu", 0, 1, 1 << 20, &gb_per_gpu)) ||
       (rc = hs_cli_double(opts, "nic-GBps", 25.0, &nic)) ||
       (rc = hs_cli_double(opts, "link-GBps", 25.0, &link_bw)) ||
       (rc = hs_cli_double(opts, "link-latency-us", 10.0, &link_lat)) ||
       (rc = hs_cli_double(opts, "time-limit", 60.0, &tl)))
     return rc;
+  if (gb > 0 && gb_per_gpu > 0) {
+    fprintf(stderr, "hetsim whatif: give --global-batch or --global-batch-per-gpu, not both\n");
+    return 2;
+  }
   if (!(nic > 0) || !(link_bw > 0) || link_lat < 0 || tl < 0) {
     fprintf(stderr, "hetsim whatif: --nic-GBps and --link-GBps must be > 0, --link-latency-us and "
                     "--time-limit >= 0\n");
@@ -368,18 +397,45 @@ int hs_cmd_whatif(int argc, char **argv)
     if (!len)
       hs_strlcpy(rows[i].label, "(base only)", sizeof rows[i].label);
   }
+  /* one global batch for every option unless asked otherwise: 8 samples
+   * per GPU of the largest option, so that it too has work for every GPU */
+  int64_t max_gpus = 1;
+  for (size_t i = 0; i < n_options; i++) {
+    int64_t n = oc && !replace ? (int64_t)base.n_devices : 0;
+    for (int32_t k = 0; k < n_types; k++)
+      n += options[i].count[k];
+    max_gpus = n > max_gpus ? n : max_gpus;
+  }
+  if (gb == 0 && gb_per_gpu == 0)
+    gb = 8 * max_gpus;
+  char batch_note[160];
+  if (gb_per_gpu > 0)
+    snprintf(batch_note, sizeof batch_note, "global batch %lld samples per GPU (grows with the option)",
+             (long long)gb_per_gpu);
+  else
+    snprintf(batch_note, sizeof batch_note, "global batch %lld samples x %lld tokens = %lld tokens per "
+             "iteration for every option", (long long)gb, (long long)m.seq_len,
+             (long long)(gb * m.seq_len));
   hs_plan_opts_t po;
   hs_plan_opts_init(&po);
   po.global_batch = gb;
   po.time_limit_s = tl;
+  bool quiet = hs_cli_opt(opts, "quiet") != NULL;
+  hs_progress_t prog;
+  hs_progress_init(&prog, quiet ? NULL : stderr, "whatif", "options", n_options);
   job_t j = {&m, oc && !replace ? &base : NULL, gpus, n_types, (int32_t)gpn, nic, link_bw, link_lat,
-             overrides, n_over, wo.price, strategies, n_strategies, &po, rows, false};
-  if (!strcmp(fmt, "table"))
-    fprintf(stderr, "whatif: %zu options x %d strategies...\n", n_options, n_strategies);
+             overrides, n_over, wo.price, strategies, n_strategies, &po, gb_per_gpu, rows, &prog,
+             false};
+  if (!quiet)
+    fprintf(stderr, "whatif: %zu options x %d strategies, %s\n", n_options, n_strategies, batch_note);
   if ((st = hs_map_processes(n_options, (int)workers, map_option, sink_option, lost_option, &j, &err)) != HS_OK) {
     rc = hs_cli_fail(&err, st);
     goto out;
   }
+  hs_progress_finish(&prog, false);
+  size_t n_ok = 0;
+  for (size_t i = 0; i < n_options; i++)
+    n_ok += rows[i].ok;
   qsort(rows, n_options, sizeof *rows, cmp_rows);
   {
     double *tk = hs_calloc(n_options, sizeof *tk), *cost = hs_calloc(n_options, sizeof *cost);
@@ -408,6 +464,11 @@ int hs_cmd_whatif(int argc, char **argv)
       cJSON_AddStringToObject(root, "base", oc && !replace ? base.name : "");
       cJSON_AddNumberToObject(root, "budget_usd_per_hour", budget);
       cJSON_AddStringToObject(root, "price_model", pname);
+      if (gb_per_gpu > 0)
+        cJSON_AddNumberToObject(root, "global_batch_per_gpu", (double)gb_per_gpu);
+      else
+        cJSON_AddNumberToObject(root, "global_batch", (double)gb);
+      cJSON_AddBoolToObject(root, "feasible", n_ok > 0);
       pr = cJSON_AddArrayToObject(root, "prices");
       arr = cJSON_AddArrayToObject(root, "options");
     }
@@ -427,6 +488,8 @@ int hs_cmd_whatif(int argc, char **argv)
       cJSON_AddNumberToObject(o, "n_gpus", r->best.n_gpus);
       cJSON_AddNumberToObject(o, "added_usd_per_hour", r->opt->added_usd_per_hour);
       cJSON_AddNumberToObject(o, "usd_per_hour", r->usd_h);
+      cJSON_AddNumberToObject(o, "global_batch", (double)r->best.global_batch);
+      cJSON_AddNumberToObject(o, "tokens_per_iteration", (double)r->best.tokens_per_iteration);
       cJSON_AddBoolToObject(o, "ok", r->ok);
       if (r->ok) {
         cJSON_AddStringToObject(o, "strategy", r->strategy);
@@ -444,16 +507,18 @@ int hs_cmd_whatif(int argc, char **argv)
     if (!root || (st = hs_json_write_file(root, "-", &err)) != HS_OK)
       rc = root ? hs_cli_fail(&err, st) : 1;
     cJSON_Delete(root);
+    if (rc == 0 && n_ok == 0)
+      rc = HS_EXIT_INFEASIBLE;
     goto out;
   }
   bool csv = !strcmp(fmt, "csv");
   int lw = 12; /* option column width */
   if (csv) {
-    printf("rank,option,n_gpus,added_usd_per_hour,usd_per_hour,strategy,tokens_per_s,iteration_s,"
-           "mfu,usd_per_million_tokens,pareto,plan,reason\n");
+    printf("rank,option,n_gpus,added_usd_per_hour,usd_per_hour,global_batch,tokens_per_iteration,"
+           "strategy,tokens_per_s,iteration_s,mfu,usd_per_million_tokens,pareto,plan,reason\n");
   } else {
-    printf("%s on %s + purchases within %.2f USD/h (%s prices):\n", m.name,
-           oc && !replace ? base.name : "(nothing)", budget, pname);
+    printf("%s on %s + purchases within %.2f USD/h (%s prices), %s:\n", m.name,
+           oc && !replace ? base.name : "(nothing)", budget, pname, batch_note);
     for (int32_t k = 0; k < n_types; k++)
       printf("  %-16s %7.4f USD/GPU-h  (%s)\n", gpus[k], price[k], source[k]);
     for (size_t i = 0; i < shown; i++)
@@ -467,7 +532,8 @@ int hs_cmd_whatif(int argc, char **argv)
     if (csv) {
       printf("%zu,", i + 1);
       hs_csv_field(stdout, r->label);
-      printf(",%d,%.6g,%.6g,", r->best.n_gpus, r->opt->added_usd_per_hour, r->usd_h);
+      printf(",%d,%.6g,%.6g,%lld,%lld,", r->best.n_gpus, r->opt->added_usd_per_hour, r->usd_h,
+             (long long)r->best.global_batch, (long long)r->best.tokens_per_iteration);
       if (r->ok) {
         printf("%s,%.6g,%.6g,%.4f,", r->strategy, r->best.tokens_per_s, r->best.iteration_s, r->best.mfu);
         if (isfinite(r->usd_mtok))
@@ -506,6 +572,10 @@ int hs_cmd_whatif(int argc, char **argv)
     if (unpriced)
       printf("note: %d GPUs of the base cluster have no catalog price and count 0 USD/h in USD/h and "
              "$/Mtok (give --gpu-price).\n", unpriced);
+  }
+  if (rc == 0 && n_ok == 0) {
+    fprintf(stderr, "hetsim whatif: no option has a feasible plan (exit 3)\n");
+    rc = HS_EXIT_INFEASIBLE;
   }
 out:
   free(rows);

@@ -46,9 +46,10 @@ int hs_status_exit_code(hs_status_t st)
   case HS_ENOTFOUND:
   case HS_EIO:
   case HS_ELIMIT:
-  case HS_EINFEASIBLE:
   case HS_EUNSUPPORTED:
     return 2;
+  case HS_EINFEASIBLE: /* simulated or searched, but no plan holds */
+    return 3;
   default:
     return 1;
   }

@@ -41,8 +41,9 @@ typedef enum {
 const char *hs_status_name(hs_status_t st);
 /* "invalid input"; never NULL. */
 const char *hs_status_message(hs_status_t st);
-/* Process exit code for a status, as DESIGN.md says: 0 ok, 2 bad input or
- * usage, 1 internal failure. */
+/* Process exit code for a status: 0 ok, 2 bad input or usage, 3 infeasible
+ * (HS_EINFEASIBLE: searched or simulated, but no plan holds), 1 internal
+ * failure (cli/cli.h lists them). */
 int hs_status_exit_code(hs_status_t st);
 
 #define HS_ERROR_MSG_MAX 1024

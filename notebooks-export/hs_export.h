@@ -57,7 +57,13 @@ typedef struct hs_sweep_spec {
   double *xsite_GBps; size_t n_xsite_GBps;
   double *xsite_latency_us; size_t n_xsite_latency;
   char (*models)[512]; size_t n_models;
-  int64_t *global_batch; size_t n_global_batch;   /* 0 = strategy default */
+  int64_t *global_batch; size_t n_global_batch;   /* 0 = the sweep's default (below) */
+  /* > 0: a point's global batch is this x its GPUs (the user asked for a
+   * batch that grows with the cluster); 0: fixed across points. */
+  int64_t global_batch_per_gpu;
+  /* The default for global_batch 0: 8 samples per GPU of the sweep's largest
+   * cluster, the same for every point (hs_sweep_spec_resolve); 0 until then. */
+  int64_t default_global_batch;
   char (*strategies)[48]; size_t n_strategies;
   hs_price_model_t prices[HS_PRICE__COUNT]; size_t n_prices;
   hs_price_override_t *price_overrides; size_t n_price_overrides;
@@ -88,6 +94,11 @@ void hs_sweep_spec_destroy(hs_sweep_spec_t *s);
 hs_status_t hs_sweep_spec_parse(const char *text, const char *file, hs_sweep_spec_t *out,
                                  hs_error_t *err);
 hs_status_t hs_sweep_spec_load(const char *path, hs_sweep_spec_t *out, hs_error_t *err);
+/* Fixes default_global_batch: 8 x the GPUs of the sweep's largest cluster
+ * (compositions are counted, named clusters loaded; one that fails to load
+ * is skipped: its rows carry its error). Every point then trains the same
+ * global batch, so rows compare like with like. O(clusters). */
+hs_status_t hs_sweep_spec_resolve(hs_sweep_spec_t *s, hs_error_t *err);
 
 /* The axis indices of grid job `job` (mixed radix, strategy fastest). */
 typedef struct hs_sweep_point {
@@ -95,6 +106,8 @@ typedef struct hs_sweep_point {
 } hs_sweep_point_t;
 void hs_sweep_point_of(const hs_sweep_spec_t *s, uint64_t job, hs_sweep_point_t *out);
 uint64_t hs_sweep_job_of(const hs_sweep_spec_t *s, const hs_sweep_point_t *p);
+/* The global batch point `p` trains on a cluster of n_devices GPUs. */
+int64_t hs_sweep_global_batch(const hs_sweep_spec_t *s, const hs_sweep_point_t *p, size_t n_devices);
 
 /* Builds the cluster of point `p` into `out` (initialised by the caller):
  * loads or composes it, applies the link axes and the price overrides.

@@ -63,6 +63,42 @@ void hs_sweep_cluster_label(const hs_sweep_cluster_t *c, char *buf, size_t n)
   }
 }
 
+hs_status_t hs_sweep_spec_resolve(hs_sweep_spec_t *s, hs_error_t *err)
+{
+  int64_t max_gpus = 0;
+  for (size_t i = 0; i < s->n_clusters; i++) {
+    const hs_sweep_cluster_t *c = &s->clusters[i];
+    int64_t n = 0;
+    if (c->base[0]) {
+      hs_cluster_t cl;
+      hs_error_t lerr;
+      hs_cluster_init(&cl);
+      hs_error_init(&lerr);
+      lerr.warn_fp = NULL;
+      hs_status_t st = hs_cluster_load(c->base, &cl, &lerr);
+      n = st == HS_OK ? (int64_t)cl.n_devices : 0;
+      hs_cluster_destroy(&cl);
+      if (st == HS_ENOMEM)
+        return hs_error_set(err, HS_ENOMEM, "%s: out of memory loading clusters[%zu]", s->file, i);
+    } else {
+      for (int32_t k = 0; k < c->n_types; k++)
+        n += c->count[k] > 0 ? c->count[k] : 0;
+    }
+    max_gpus = n > max_gpus ? n : max_gpus;
+  }
+  s->default_global_batch = 8 * (max_gpus > 0 ? max_gpus : 1);
+  return HS_OK;
+}
+
+int64_t hs_sweep_global_batch(const hs_sweep_spec_t *s, const hs_sweep_point_t *p, size_t n_devices)
+{
+  if (s->global_batch[p->global_batch] > 0)
+    return s->global_batch[p->global_batch];
+  if (s->global_batch_per_gpu > 0)
+    return s->global_batch_per_gpu * (int64_t)(n_devices > 0 ? n_devices : 1);
+  return s->default_global_batch; /* 0 when unresolved: the strategy's default */
+}
+
 /* Values the link axes take for `p` (<= 0: the cluster's own). */
 static void link_values(const hs_sweep_spec_t *s, const hs_sweep_point_t *p, double *nic,
                         double *xbw, double *xlat)
@@ -236,7 +272,8 @@ out:
 
 #define HEADER                                                                                  \
   "point,cluster,nic_GBps,intersite_GBps,intersite_latency_us,model,global_batch_spec,strategy," \
-  "price_model,status,n_gpus,gpu_types,n_gpus_used,global_batch,iteration_s,tokens_per_s,mfu,"  \
+  "price_model,status,n_gpus,gpu_types,n_gpus_used,global_batch,tokens_per_iteration,"           \
+  "iteration_s,tokens_per_s,mfu,"                                                                \
   "peak_memory_fraction,usd_per_hour,unpriced_gpus,usd_per_iteration,usd_per_million_tokens,"  \
   "train_tokens,time_to_train_h,cost_to_train_usd,plan,search_s,error\n"
 
@@ -332,15 +369,25 @@ static void row_results(sbuf_t *b, const hs_sweep_spec_t *s, const hs_eval_t *e,
 {
   sb_printf(b, "%s,%d,", !e->ok ? "error" : e->oom ? "oom" : "ok", e->n_gpus);
   sb_field(b, e->gpu_types);
-  if (!e->ok) {
-    sb_printf(b, ",,,,,,,%.6g,%d,,,%.6g,,,", e->usd_per_hour[pm], e->unpriced_gpus[pm], s->train_tokens);
+  /* every row states the batch it trains (or would have trained) */
+  if (!e->ok || e->oom) {
+    sb_printf(b, ",");
+    if (e->n_gpus_used > 0)
+      sb_printf(b, "%d", e->n_gpus_used);
+    sb_num(b, (double)e->global_batch, e->global_batch <= 0);
+    sb_num(b, (double)e->tokens_per_iteration, e->tokens_per_iteration <= 0);
+    /* infeasible: no throughput, MFU or cost as if they were achievable */
+    sb_printf(b, ",,,,,%.6g,%d,,,%.6g,,,", e->usd_per_hour[pm], e->unpriced_gpus[pm], s->train_tokens);
+    if (e->ok)
+      sb_field(b, e->plan);
   } else {
     double usd_h = e->usd_per_hour[pm];
     bool priced = usd_h > 0;
     double usd_it = usd_h * e->iteration_s / 3600.0;
     double usd_mtok = e->tokens_per_iteration > 0 ? usd_it / (double)e->tokens_per_iteration * 1e6 : 0;
     double train_h = e->tokens_per_s > 0 ? s->train_tokens / e->tokens_per_s / 3600.0 : INFINITY;
-    sb_printf(b, ",%d,%lld", e->n_gpus_used, (long long)e->global_batch);
+    sb_printf(b, ",%d,%lld,%lld", e->n_gpus_used, (long long)e->global_batch,
+              (long long)e->tokens_per_iteration);
     sb_num(b, e->iteration_s, false);
     sb_num(b, e->tokens_per_s, false);
     sb_num(b, e->mfu, false);
@@ -393,11 +440,15 @@ hs_status_t hs_sweep_job_run(const hs_sweep_spec_t *s, uint64_t job, unsigned fl
   } else {
     hs_plan_opts_t po;
     hs_plan_opts_init(&po);
-    po.global_batch = s->global_batch[p.global_batch];
+    po.global_batch = hs_sweep_global_batch(s, &p, c.n_devices);
     po.time_limit_s = s->time_limit_s;
     po.max_microbatch_size = s->max_microbatch_size;
     if ((st = hs_eval_run(&m, &c, s->strategies[p.strategy], &po, &e)) != HS_OK)
       HS_FAIL(hs_error_set(err, st, "out of memory in sweep job %llu", (unsigned long long)job));
+    if (!e.ok && po.global_batch > 0) { /* the batch it was asked to train */
+      e.global_batch = po.global_batch;
+      e.tokens_per_iteration = po.global_batch * m.seq_len;
+    }
   }
   for (size_t k = 0; k < s->n_prices; k++) {
     row_inputs(&b, s, job * s->n_prices + k);

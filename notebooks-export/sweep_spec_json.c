@@ -27,7 +27,8 @@
 static const char *const top_known[] = {
     "name", "description", "clusters", "layout", "nic_GBps", "intersite_GBps",
     "intersite_latency_us", "models", "global_batch", "strategies", "price_models", "prices",
-    "train_tokens", "time_limit_s", "max_microbatch_size", "seq_len", "random", NULL};
+    "train_tokens", "time_limit_s", "max_microbatch_size", "seq_len", "random",
+    "global_batch_per_gpu", NULL};
 static const char *const layout_known[] = {"sites", "gpus_per_node", "nic_GBps", "intersite_GBps",
                                            "intersite_latency_us", NULL};
 static const char *const price_known[] = {"on_demand_usd_h", "spot_usd_h", NULL};
@@ -413,7 +414,10 @@ hs_status_t hs_sweep_spec_parse(const char *text, const char *file, hs_sweep_spe
   if (!out->n_models)
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: models: required (catalog names or model files)", file));
 
-  /* global batch: integers >= 0 (0 = strategy default) */
+  /* global batch: integers >= 0 (0 = the sweep's fixed default), or a
+   * batch per GPU that grows with the cluster */
+  HS_CHECK(hs_json_int(r, root, "", "global_batch_per_gpu", false, 0, 1, 1 << 20,
+                       &out->global_batch_per_gpu));
   HS_CHECK(axis_items(r, root, "global_batch", &items, &count));
   out->n_global_batch = count ? (size_t)count : 1;
   out->global_batch = hs_calloc(out->n_global_batch, sizeof *out->global_batch);
@@ -431,6 +435,9 @@ hs_status_t hs_sweep_spec_parse(const char *text, const char *file, hs_sweep_spe
     }
     out->global_batch[i] = (int64_t)e->valuedouble;
   }
+  if (count && out->global_batch_per_gpu > 0)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: global_batch_per_gpu: give it or global_batch, not both",
+                         file));
   free(items);
   items = NULL;
 

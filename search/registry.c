@@ -3,6 +3,7 @@
  * (hs_search.h). The driver owns budgets and progress: planners only step.
  */
 #include "search_internal.h"
+#include "hs_progress.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,19 +48,6 @@ void hs_plan_opts_init(hs_plan_opts_t *o)
   o->verbose = false;
 }
 
-/* On a terminal the line is redrawn in place; elsewhere (logs, pipes) only
- * the final line is written, so logs are not flooded with carriage returns. */
-static void show_progress(FILE *f, bool tty, const char *name, double progress, double elapsed_s)
-{
-  if (!tty)
-    return;
-  if (progress >= 0.0)
-    fprintf(f, "\r[%s] %3.0f%% %.1f s", name, progress * 100.0, elapsed_s);
-  else
-    fprintf(f, "\r[%s] %.1f s", name, elapsed_s);
-  fflush(f);
-}
-
 hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, const hs_cluster_t *c,
                            const hs_plan_opts_t *o, FILE *progress, hs_plan_t *plan,
                            hs_search_stats_t *stats, hs_report_t *report, hs_error_t *err)
@@ -81,21 +69,21 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
   void *state = hs_calloc(1, t->state_size ? t->state_size : 1);
   if (!state)
     return hs_error_set(err, HS_ENOMEM, "out of memory");
-  bool inited = false, shown = false;
-  bool tty = progress && isatty(fileno(progress));
-  double t0 = hs__now_s(), last_shown = t0;
+  bool inited = false;
+  double t0 = hs__now_s();
+  /* a terminal gets a redrawn line, a log plain lines with ETA (hs_progress.h) */
+  char what[64];
+  snprintf(what, sizeof what, "[%s]", t->name);
+  hs_progress_t prog;
+  hs_progress_init(&prog, progress, what, "", 0);
   HS_CHECK(t->init(state, m, c, o, err));
   inited = true;
   bool done = false;
   while (!done) {
-    double prog = -1.0;
-    HS_CHECK(t->step(state, &done, &prog, err));
+    double frac = -1.0;
+    HS_CHECK(t->step(state, &done, &frac, err));
     double now = hs__now_s();
-    if (progress && now - t0 > 1.0 && (now - last_shown > 0.1 || done)) {
-      show_progress(progress, tty, t->name, done ? 1.0 : prog, now - t0);
-      last_shown = now;
-      shown = true;
-    }
+    hs_progress_set_fraction(&prog, done ? 1.0 : frac);
     if (o->time_limit_s > 0.0 && now - t0 > o->time_limit_s)
       break; /* the planner returns the best found so far */
   }
@@ -115,10 +103,7 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
   if (report)
     HS_CHECK(hs_simulate(m, c, plan, NULL, report, err));
 cleanup:
-  if (shown && tty)
-    fputc('\n', progress);
-  else if (shown)
-    fprintf(progress, "[%s] searched %.1f s\n", t->name, hs__now_s() - t0);
+  hs_progress_finish(&prog, false);
   if (inited)
     t->free(state);
   free(state);

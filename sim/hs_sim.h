@@ -259,6 +259,10 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
                                  double *out, hs_error_t *err);
 
 struct cJSON *hs_report_to_json(const hs_report_t *r);
+/* One line saying why a report's plan cannot run ("out of memory on 8
+ * devices: peak 93.1 GB against 80.0 GB of device memory"); for reports with
+ * oom set. */
+void hs_report_infeasible_reason(const hs_report_t *r, char *buf, size_t n);
 void hs_report_print(const hs_report_t *r, FILE *out);
 
 #endif /* HS_SIM_H */

@@ -1,6 +1,12 @@
 /*
  * report_json.c - the simulation report as JSON (`simulate --json`) and as a
  * text table. Keys are the contract in DESIGN.md ("Report").
+ *
+ * An infeasible plan (a device out of memory) has no throughput, MFU or cost
+ * that could be achieved: the JSON says "feasible": false, gives the reason,
+ * sets those keys to null and keeps the simulated time only as
+ * "infeasible_simulated_iteration_time_s"; the text says INFEASIBLE instead
+ * of printing them.
  */
 #include "hs_json.h"
 #include "hs_sim.h"
@@ -14,20 +20,31 @@ cJSON *hs_report_to_json(const hs_report_t *r)
   if (!j)
     return NULL;
   cJSON_AddStringToObject(j, "plan", r->plan_summary);
-  cJSON_AddNumberToObject(j, "iteration_time_s", r->iteration_time_s);
-  cJSON_AddNumberToObject(j, "samples_per_s", r->samples_per_s);
-  cJSON_AddNumberToObject(j, "tokens_per_s", r->tokens_per_s);
-  cJSON_AddNumberToObject(j, "tflops_per_gpu", r->tflops_per_gpu);
-  cJSON_AddNumberToObject(j, "hw_tflops_per_gpu", r->hw_tflops_per_gpu);
-  cJSON_AddNumberToObject(j, "mfu", r->mfu);
+  cJSON_AddBoolToObject(j, "feasible", !r->oom);
+  if (r->oom) {
+    char why[160];
+    hs_report_infeasible_reason(r, why, sizeof why);
+    cJSON_AddStringToObject(j, "infeasible_reason", why);
+    cJSON_AddNumberToObject(j, "infeasible_simulated_iteration_time_s", r->iteration_time_s);
+  }
+  /* achievable figures only: null for an infeasible plan */
+#define ACHIEVABLE(key, v) \
+  (r->oom ? (void)cJSON_AddNullToObject(j, key) : (void)cJSON_AddNumberToObject(j, key, v))
+  ACHIEVABLE("iteration_time_s", r->iteration_time_s);
+  ACHIEVABLE("samples_per_s", r->samples_per_s);
+  ACHIEVABLE("tokens_per_s", r->tokens_per_s);
+  ACHIEVABLE("tflops_per_gpu", r->tflops_per_gpu);
+  ACHIEVABLE("hw_tflops_per_gpu", r->hw_tflops_per_gpu);
+  ACHIEVABLE("mfu", r->mfu);
   cJSON_AddNumberToObject(j, "bubble_fraction", r->bubble_fraction);
   cJSON_AddNumberToObject(j, "max_peak_memory_bytes", r->max_peak_memory_bytes);
   cJSON_AddBoolToObject(j, "oom", r->oom);
   hs_json_add(j, "oom_devices", r->n_oom_devices > 0
                                     ? cJSON_CreateIntArray(r->oom_devices, r->n_oom_devices)
                                     : cJSON_CreateArray());
-  cJSON_AddNumberToObject(j, "cost_usd_per_iteration", r->cost_usd_per_iteration);
-  cJSON_AddNumberToObject(j, "cost_usd_per_million_tokens", r->cost_usd_per_million_tokens);
+  ACHIEVABLE("cost_usd_per_iteration", r->cost_usd_per_iteration);
+  ACHIEVABLE("cost_usd_per_million_tokens", r->cost_usd_per_million_tokens);
+#undef ACHIEVABLE
   cJSON_AddNumberToObject(j, "usd_per_hour", r->usd_per_hour);
   cJSON_AddNumberToObject(j, "global_batch", (double)r->global_batch);
   cJSON_AddNumberToObject(j, "tokens_per_iteration", (double)r->tokens_per_iteration);
@@ -68,15 +85,41 @@ cJSON *hs_report_to_json(const hs_report_t *r)
   return hs_json_finish(j);
 }
 
+void hs_report_infeasible_reason(const hs_report_t *r, char *buf, size_t n)
+{
+  char b1[32], b2[32];
+  double cap = 0.0;
+  for (int32_t k = 0; k < r->n_stages; k++)
+    if (r->stages[k].peak_memory_bytes > r->stages[k].mem_capacity_bytes &&
+        (cap == 0.0 || r->stages[k].mem_capacity_bytes < cap))
+      cap = r->stages[k].mem_capacity_bytes;
+  if (cap > 0.0)
+    snprintf(buf, n, "out of memory on %d device%s: peak %s against %s of device memory",
+             r->n_oom_devices, r->n_oom_devices == 1 ? "" : "s",
+             hs_fmt_bytes(r->max_peak_memory_bytes, b1, sizeof b1), hs_fmt_bytes(cap, b2, sizeof b2));
+  else
+    snprintf(buf, n, "out of memory on %d device%s: peak %s", r->n_oom_devices,
+             r->n_oom_devices == 1 ? "" : "s", hs_fmt_bytes(r->max_peak_memory_bytes, b1, sizeof b1));
+}
+
 void hs_report_print(const hs_report_t *r, FILE *out)
 {
   char b1[32], b2[32];
   fprintf(out, "plan            %s\n", r->plan_summary);
-  fprintf(out, "iteration       %.4f s   (%lld samples, %lld tokens)\n", r->iteration_time_s,
-          (long long)r->global_batch, (long long)r->tokens_per_iteration);
-  fprintf(out, "throughput      %.1f samples/s   %.0f tokens/s\n", r->samples_per_s, r->tokens_per_s);
-  fprintf(out, "per GPU         %.1f TFLOP/s model   %.1f TFLOP/s with recompute   MFU %.1f%%\n",
-          r->tflops_per_gpu, r->hw_tflops_per_gpu, 100.0 * r->mfu);
+  if (r->oom) {
+    char why[160];
+    hs_report_infeasible_reason(r, why, sizeof why);
+    fprintf(out, "INFEASIBLE      %s\n", why);
+    fprintf(out, "                (no throughput, MFU or cost: the plan cannot run; %lld samples, %lld "
+                 "tokens per iteration)\n",
+            (long long)r->global_batch, (long long)r->tokens_per_iteration);
+  } else {
+    fprintf(out, "iteration       %.4f s   (%lld samples, %lld tokens)\n", r->iteration_time_s,
+            (long long)r->global_batch, (long long)r->tokens_per_iteration);
+    fprintf(out, "throughput      %.1f samples/s   %.0f tokens/s\n", r->samples_per_s, r->tokens_per_s);
+    fprintf(out, "per GPU         %.1f TFLOP/s model   %.1f TFLOP/s with recompute   MFU %.1f%%\n",
+            r->tflops_per_gpu, r->hw_tflops_per_gpu, 100.0 * r->mfu);
+  }
   fprintf(out, "bubble          %.1f%%\n", 100.0 * r->bubble_fraction);
   fprintf(out, "peak memory     %s%s\n", hs_fmt_bytes(r->max_peak_memory_bytes, b1, sizeof b1),
           r->oom ? "   OUT OF MEMORY" : "");
@@ -86,8 +129,9 @@ void hs_report_print(const hs_report_t *r, FILE *out)
       fprintf(out, "%s%d", k ? "," : "", r->oom_devices[k]);
     fprintf(out, "%s\n", r->n_oom_devices > 16 ? ",..." : "");
   }
-  fprintf(out, "cost            $%.4f per iteration   $%.3f per million tokens   ($%.2f/h, %d GPUs)\n",
-          r->cost_usd_per_iteration, r->cost_usd_per_million_tokens, r->usd_per_hour, r->n_devices);
+  if (!r->oom)
+    fprintf(out, "cost            $%.4f per iteration   $%.3f per million tokens   ($%.2f/h, %d GPUs)\n",
+            r->cost_usd_per_iteration, r->cost_usd_per_million_tokens, r->usd_per_hour, r->n_devices);
   fprintf(out, "\n%-4s %-5s %-12s %-16s %4s %4s %9s %9s %9s %9s %9s %10s\n", "pipe", "stage", "ops",
           "gpu", "tp", "reps", "fwd ms", "bwd ms", "busy s", "comm s", "idle s", "peak mem");
   int32_t shown = 0;

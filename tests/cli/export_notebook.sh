@@ -34,7 +34,7 @@ for r, j in zip(rows, js):
             ok &= isinstance(j[k], (int, float)) and abs(j[k] - float(v)) <= 1e-9 * abs(float(v))
 tidy = list(csv.DictReader(open(sys.argv[3])))
 # one tidy line per non-empty cell of each numeric result column
-metrics = ["n_gpus_used", "global_batch", "iteration_s", "tokens_per_s", "mfu", "peak_memory_fraction",
+metrics = ["n_gpus_used", "global_batch", "tokens_per_iteration", "iteration_s", "tokens_per_s", "mfu", "peak_memory_fraction",
            "usd_per_hour", "unpriced_gpus", "usd_per_iteration", "usd_per_million_tokens", "train_tokens",
            "time_to_train_h", "cost_to_train_usd", "search_s"]
 want = sum(1 for r in rows for m in metrics if r[m] != "")
