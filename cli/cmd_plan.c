@@ -377,6 +377,10 @@ int hs_cmd_compare(int argc, char **argv)
     cJSON_AddStringToObject(j, "cluster", c.name);
     cJSON_AddNumberToObject(j, "unpriced_gpus", tot.n_unpriced_devices);
     cJSON_AddStringToObject(j, "charge", charge_cluster ? "cluster" : "used");
+    bool any_ok = false;
+    for (int i = 0; i < n_names; i++)
+      any_ok = any_ok || rows[i].ok;
+    cJSON_AddBoolToObject(j, "feasible", any_ok); /* false: exit 3 */
     if (scn)
       cJSON_AddStringToObject(j, "scenario", scn->name);
     for (int i = 0; i < n_names; i++) {

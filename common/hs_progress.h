@@ -20,7 +20,7 @@
 typedef struct hs_progress {
   FILE *f;               /* NULL = silent */
   bool tty;
-  char what[48];         /* "whatif", "[hapt]" */
+  char what[48];         /* "whatif", "hapt search" */
   char unit[24];         /* "options", "points"; "" for a fraction */
   uint64_t total, done;  /* units; total 0 with a fraction */
   double fraction;       /* [0, 1], or < 0 when unknown */

@@ -728,6 +728,8 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
    * come on top). A time limit from the caller replaces it. */
   if (o->time_limit_s > 0)
     a->budget_s = o->time_limit_s;
+  else if (o->work_limit > 0)
+    a->budget_work = o->work_limit;
   else
     a->budget_work = 1e7 * fmin(40.0, 3.0 + 0.015 * (double)c->n_devices);
   HS_CHECK(hs_estimator_new(m, c, a->o.precision, &a->est, err));

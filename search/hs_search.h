@@ -18,6 +18,9 @@ typedef struct hs_plan_opts {
   int64_t global_batch;        /* samples per iteration; 0 = strategy default (see docs/planners.md) */
   int32_t max_microbatch_size; /* largest microbatch tried (default 8) */
   double time_limit_s;         /* wall-clock budget for search (MILP time limit too); 0 = none */
+  double work_limit;           /* MILP budget in GLPK work units (docs/autohet.md), counted in the
+                                  solver's progress, not seconds, so results do not depend on how
+                                  busy the machine is; 0 = the strategy's default */
   double mip_gap;              /* relative MIP gap for MILP strategies (default 0.01) */
   hs_dtype_t precision;        /* default bf16 (fp16 on GPUs without bf16) */
   bool allow_recompute;        /* may use activation recomputation to fit memory (default true) */

@@ -73,7 +73,7 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
   double t0 = hs__now_s();
   /* a terminal gets a redrawn line, a log plain lines with ETA (hs_progress.h) */
   char what[64];
-  snprintf(what, sizeof what, "[%s]", t->name);
+  snprintf(what, sizeof what, "%s search", t->name);
   hs_progress_t prog;
   hs_progress_init(&prog, progress, what, "", 0);
   HS_CHECK(t->init(state, m, c, o, err));

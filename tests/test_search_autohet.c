@@ -239,7 +239,9 @@ static void opts_small(hs_plan_opts_t *o, int B, int maxmb)
   o->max_microbatch_size = maxmb;
   o->allow_recompute = false;
   o->mip_gap = 0.0;
-  o->time_limit_s = 30;
+  /* a work budget, not seconds: the same plan however busy the machine is
+   * (3e8 units is about 30 s of GLPK on the build machine) */
+  o->work_limit = 3e8;
 }
 
 static void check_plan(const hs_plan_t *p, const hs_model_t *m, const hs_cluster_t *c, int B)
@@ -393,7 +395,7 @@ static void test_beats_megatron_mixed(void)
   hs_plan_opts_init(&o);
   o.global_batch = B;
   o.max_microbatch_size = 4;
-  o.time_limit_s = 8;
+  o.work_limit = 8e7; /* about 8 s of GLPK on the build machine, independent of load */
   hs_plan_t plan;
   hs_search_stats_t stats;
   double t0 = wall_s();

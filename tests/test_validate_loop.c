@@ -1,130 +1,35 @@
 /*
- * test_validate_loop.c - the whole CPU loop without a GPU: microbenchmark,
- * calibrate, simulate a two-stage pipeline on a two-device CPU cluster,
- * replay it on the CPU backend, compare. The truth is the measurement; the
- * target is the issue's: iteration error within 15% (medians of repeated
- * iterations, thread-CPU-time timelines so that other jobs on the machine do
- * not decide the result). Also: a single-device plan end to end, a stage of
- * the pipeline timed in isolation, the task identities, measured.json round
- * trip.
+ * test_validate_loop.c - the whole CPU loop without a GPU, checked for what
+ * does not depend on how busy the machine is: calibrate from microbenchmark
+ * points recorded on the build machine (tests/data/validate/
+ * cpu-measurements.json), simulate, replay on the CPU backend, compare. It
+ * asserts the structure of every replay (each rank ran each microbatch's
+ * forward and backward once, every collective of the task graph ran,
+ * causality across stages, the measured.json round trip, stage isolation)
+ * and prints predicted against measured without bounding it: how close they
+ * land is a timing question, asserted by test_validate_timing (ctest label
+ * "timing", run alone and beside a CPU hog in CI) with a tolerance taken
+ * from the measured spread.
  */
-#include "hs_json.h"
-#include "hs_test.h"
-#include "hs_validate.h"
+#include "validate_fixture.h"
 
-#include <cjson/cJSON.h>
-#include <unistd.h>
-
-static char g_model[4096], g_cluster[4096], g_profile[64];
-
-/* Predicted against measured. On a quiet machine the loop lands within 1-3%
- * (docs/validation.md), well inside the issue's 15%. But this is a shared
- * virtual machine: on 21 November 2026, idle inside (load 0.0), the same
- * binary measured a single-device replay 35% over its prediction in one run
- * and within 1% a few minutes earlier, because the host takes the vCPUs
- * away in bursts that thread CPU time cannot see. A tight bound would be a
- * wall-clock limit in a test, which the project does not allow; so ctest
- * asserts what noise cannot fake, a factor under 3 (uncalibrated, the loop
- * was 10x off; the noisy runs measured up to 1.64x), and prints the figures. Under AddressSanitizer, where the
- * replay's own loops are instrumented, they are printed only. */
-#if defined(__SANITIZE_ADDRESS__)
-#define TOL 1e9
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TOL 1e9
-#endif
-#endif
-#ifndef TOL
-#define TOL 0.67 /* |predicted - measured| / measured: measured under 3x predicted */
-#endif
-
-static void paths(void)
-{
-  hs_strlcpy(g_model, hs_test_data("validate/tiny-gpt.json"), sizeof g_model);
-  hs_strlcpy(g_cluster, hs_test_data("validate/cpu2.json"), sizeof g_cluster);
-}
-
-/* Microbenchmarks and the fit, written as a profile file. */
-static void test_calibrate(void)
+/* The fit of real recorded points: the GEMM curve describes them (R^2 of
+ * this recording 0.996) and the figures are a CPU thread's, not a GPU's. */
+static void test_calibrate_recorded(void)
 {
   hs_error_t err;
   hs_error_init(&err);
-  hs_cluster_t c;
-  hs_cluster_init(&c);
-  CHECK(hs_cluster_load(g_cluster, &c, &err) == HS_OK);
   hs_measurements_t ms;
   hs_measurements_init(&ms);
-  hs_measurements_set_gpu(&ms, hs_cluster_gpu(&c, 0));
-  hs_microbench_opts_t mo;
-  hs_microbench_opts_init(&mo);
-  mo.quick = true;
-  mo.repeats = 3;
-  CHECK_MSG(hs_microbench_cpu(&mo, &ms, &err) == HS_OK, "%s", err.msg);
+  CHECK_MSG(hs_measurements_load(hs_test_data("validate/cpu-measurements.json"), &ms, &err) == HS_OK,
+            "%s", err.msg);
   hs_fit_t f;
-  err.warn_fp = NULL;
-  CHECK_MSG(hs_calibrate_fit(&ms, HS_DTYPE_FP32, &f, &err) == HS_OK, "%s", err.msg);
-  fprintf(stderr, "  fit: gemm_eff_max %.4g half %.4g mem_eff %.4g launch %.3g us; gemm R2 %.4f "
-          "median err %.1f%%\n", f.gemm_eff_max, f.gemm_half_flops, f.mem_eff, f.launch_us,
-          f.gemm_r2, 100 * f.gemm_median_rel_err);
+  fixture_write_profile(&ms, &f);
   CHECK(f.gemm_eff_max > 0 && f.gemm_eff_max <= 1.0);
+  CHECK(f.mem_eff > 0 && f.mem_eff <= 1.0);
   CHECK(f.gemm_r2 > 0.9);
-  cJSON *j = hs_profile_to_json(&ms, &f);
-  hs_strlcpy(g_profile, "/tmp/hs_test_loop_profile_XXXXXX", sizeof g_profile);
-  int fd = mkstemp(g_profile);
-  CHECK(fd >= 0);
-  close(fd);
-  CHECK(hs_json_write_file(j, g_profile, &err) == HS_OK);
-  hs_json_free(j);
+  CHECK(f.gemm_median_rel_err < 0.1);
   hs_measurements_destroy(&ms);
-  hs_cluster_destroy(&c);
-}
-
-typedef struct world {
-  hs_model_t m;
-  hs_cluster_t c;
-  hs_plan_t p;
-  hs_report_t rep;
-  hs_taskgraph_t *tg;
-} world_t;
-
-static void world_load(world_t *w, const char *plan)
-{
-  hs_error_t err;
-  hs_error_init(&err);
-  hs_model_init(&w->m);
-  hs_cluster_init(&w->c);
-  hs_plan_init(&w->p);
-  hs_report_init(&w->rep);
-  w->tg = NULL;
-  CHECK(hs_model_load(g_model, 0, &w->m, &err) == HS_OK);
-  CHECK(hs_cluster_load(g_cluster, &w->c, &err) == HS_OK);
-  CHECK_MSG(hs_profile_apply_file(g_profile, &w->c, &err) == HS_OK, "%s", err.msg);
-  CHECK(hs_plan_load(hs_test_data(plan), &w->p, &err) == HS_OK);
-  CHECK_MSG(hs_simulate(&w->m, &w->c, &w->p, NULL, &w->rep, &err) == HS_OK, "%s", err.msg);
-  CHECK_MSG(hs_taskgraph_new(&w->m, &w->c, &w->p, &w->tg, &err) == HS_OK, "%s", err.msg);
-}
-
-static void world_free(world_t *w)
-{
-  hs_taskgraph_free(w->tg);
-  hs_report_destroy(&w->rep);
-  hs_plan_destroy(&w->p);
-  hs_cluster_destroy(&w->c);
-  hs_model_destroy(&w->m);
-}
-
-static void view_of(const hs_report_t *r, hs_report_view_t *v)
-{
-  hs_report_view_init(v);
-  v->iteration_time_s = r->iteration_time_s;
-  v->stages = calloc((size_t)r->n_stages, sizeof *v->stages);
-  v->n_stages = r->n_stages;
-  for (int32_t i = 0; i < r->n_stages; i++) {
-    v->stages[i].pipeline = r->stages[i].pipeline;
-    v->stages[i].stage = r->stages[i].stage;
-    v->stages[i].fwd_s = r->stages[i].fwd_s;
-    v->stages[i].bwd_s = r->stages[i].bwd_s;
-  }
 }
 
 static void test_pipeline_loop(void)
@@ -138,17 +43,18 @@ static void test_pipeline_loop(void)
   ro.iterations = 7;
   hs_measured_t meas;
   CHECK_MSG(hs_replay_cpu(w.tg, &w.m, &ro, &meas, &err) == HS_OK, "%s", err.msg);
+  CHECK_EQ_INT(meas.n_iterations, 7);
+  CHECK(meas.iteration_time_s > 0 && isfinite(meas.iteration_time_s));
   hs_report_view_t v;
   view_of(&w.rep, &v);
   hs_comparison_t cmp;
   CHECK(hs_compare(&v, &meas, &cmp, &err) == HS_OK);
   hs_comparison_print(&cmp, stderr);
-  CHECK_MSG(fabs(cmp.iteration_error) < TOL, "iteration: predicted %.6g s, measured %.6g s",
-            w.rep.iteration_time_s, meas.iteration_time_s);
+  CHECK(isfinite(cmp.iteration_error));
+  int32_t stage_rows = 0;
   for (int32_t i = 0; i < cmp.n; i++)
-    if (strstr(cmp.rows[i].what, "stage"))
-      CHECK_MSG(fabs(cmp.rows[i].error) < TOL, "%s: %+.1f%%", cmp.rows[i].what,
-                100 * cmp.rows[i].error);
+    stage_rows += strstr(cmp.rows[i].what, "stage") != NULL && isfinite(cmp.rows[i].error);
+  CHECK_EQ_INT(stage_rows, 4); /* fwd and bwd of both stages, predicted and measured */
   /* identities: each device ran fwd and bwd of every microbatch once; sends
    * of activations and gradients, one per microbatch */
   int fwd[2][4] = {{0}}, bwd[2][4] = {{0}}, act = 0, grad = 0, opt = 0;
@@ -205,7 +111,7 @@ static void test_pipeline_loop(void)
   world_free(&w);
 }
 
-/* One device: several microbatches, forward, backward, optimizer. */
+/* One device: every microbatch's forward and backward, then the optimizer. */
 static void test_single_device(void)
 {
   world_t w;
@@ -214,23 +120,24 @@ static void test_single_device(void)
   hs_error_init(&err);
   hs_replay_opts_t ro;
   hs_replay_opts_init(&ro);
-  ro.iterations = 5;
+  ro.iterations = 3;
   hs_measured_t meas;
   CHECK_MSG(hs_replay_cpu(w.tg, &w.m, &ro, &meas, &err) == HS_OK, "%s", err.msg);
-  double rel = (w.rep.iteration_time_s - meas.iteration_time_s) / meas.iteration_time_s;
-  fprintf(stderr, "  single device: predicted %.6g s measured %.6g s (%+.1f%%)\n",
-          w.rep.iteration_time_s, meas.iteration_time_s, 100 * rel);
-  CHECK(fabs(rel) < TOL);
-  /* on one device the iteration is the sum of its work: items + optimizer */
-  double sum = 0.0;
-  for (int32_t i = 0; i < meas.n_tasks; i++)
-    sum += meas.tasks[i].t1_s - meas.tasks[i].t0_s;
-  CHECK_REL(sum, meas.iteration_time_s, 0.05);
+  int32_t opt = 0, items = 0;
+  for (int32_t i = 0; i < meas.n_tasks; i++) {
+    CHECK_EQ_INT(meas.tasks[i].device, 0);
+    opt += strcmp(meas.tasks[i].name, "optimizer") == 0;
+    items += strcmp(meas.tasks[i].name, "fwd") == 0 || strcmp(meas.tasks[i].name, "bwd") == 0;
+  }
+  CHECK_EQ_INT(opt, 1);
+  CHECK_EQ_INT(items, 2 * w.p.pipelines[0].n_microbatches);
+  fprintf(stderr, "  single device: predicted %.6g s measured %.6g s (not bounded here)\n",
+          w.rep.iteration_time_s, meas.iteration_time_s);
   hs_measured_destroy(&meas);
   world_free(&w);
 }
 
-/* Each stage of the pipeline timed alone matches its simulated stage. */
+/* Each stage of the pipeline alone: only its device's tasks, in its mode. */
 static void test_stage_isolation(void)
 {
   world_t w;
@@ -241,6 +148,7 @@ static void test_stage_isolation(void)
     hs_replay_opts_t ro;
     hs_replay_opts_init(&ro);
     ro.only_stage = s;
+    ro.iterations = 2;
     hs_measured_t meas;
     CHECK_MSG(hs_replay_cpu(w.tg, &w.m, &ro, &meas, &err) == HS_OK, "%s", err.msg);
     CHECK_EQ_INT(meas.n_stages, 1);
@@ -248,8 +156,7 @@ static void test_stage_isolation(void)
     CHECK(strcmp(meas.mode, s ? "stage 1" : "stage 0") == 0);
     for (int32_t i = 0; i < meas.n_tasks; i++)
       CHECK_EQ_INT(meas.tasks[i].device, s);
-    CHECK_REL(meas.stages[0].fwd_s, w.rep.stages[s].fwd_s, TOL);
-    CHECK_REL(meas.stages[0].bwd_s, w.rep.stages[s].bwd_s, TOL);
+    CHECK(meas.stages[0].fwd_s > 0 && meas.stages[0].bwd_s > 0);
     hs_measured_destroy(&meas);
   }
   hs_error_t err;
@@ -264,33 +171,21 @@ static void test_stage_isolation(void)
 }
 
 /* TP, DP and interleaved plans: every collective of the graph runs (task
- * counts from the task graph), nothing deadlocks, and the calibrated
- * prediction holds (the collectives are small next to the compute). */
+ * counts from the task graph) and nothing deadlocks. */
 static void test_parallel_shapes(void)
 {
-  static const char *const plans[] = {"validate/tp2.json", "validate/dp2.json",
-                                      "validate/interleaved.json"};
-  for (size_t k = 0; k < HS_ARRAY_LEN(plans); k++) {
+  for (size_t k = 0; k < HS_ARRAY_LEN(g_parallel_plans); k++) {
     world_t w;
-    world_load(&w, plans[k]);
+    world_load(&w, g_parallel_plans[k]);
     hs_error_t err;
     hs_error_init(&err);
     hs_replay_opts_t ro;
     hs_replay_opts_init(&ro);
+    ro.iterations = 2;
     hs_measured_t meas;
     CHECK_MSG(hs_replay_cpu(w.tg, &w.m, &ro, &meas, &err) == HS_OK, "%s", err.msg);
-    int32_t want_coll = 0, want_bucket = 0, want_items = 0;
-    for (int32_t e = 0; e < w.tg->n_execs; e++) {
-      const hs_tg_exec_t *x = &w.tg->execs[e];
-      for (int32_t i = 0; i < x->n_items; i++) {
-        const hs_tg_work_t *wk = &x->work[x->order[i].chunk * 2 + x->order[i].phase];
-        for (int32_t q = 0; q < wk->n; q++)
-          want_coll += wk->e[q].kind == HS_TG_COLL ? x->tp : 0;
-      }
-      for (int32_t q = 0; q < x->n_buckets; q++)
-        want_bucket += w.tg->buckets[x->buckets[q]].tp; /* TP ranks that take part */
-      want_items += x->n_items * x->tp;
-    }
+    int32_t want_coll, want_bucket, want_items;
+    expected_tasks(w.tg, &want_coll, &want_bucket, &want_items);
     int32_t coll = 0, bucket = 0, items = 0;
     for (int32_t i = 0; i < meas.n_tasks; i++) {
       coll += strcmp(meas.tasks[i].name, "allreduce") == 0;
@@ -300,17 +195,15 @@ static void test_parallel_shapes(void)
     CHECK_EQ_INT(coll, want_coll);
     CHECK_EQ_INT(bucket, want_bucket);
     CHECK_EQ_INT(items, want_items);
-    double rel = (w.rep.iteration_time_s - meas.iteration_time_s) / meas.iteration_time_s;
-    fprintf(stderr, "  %-28s predicted %.6g s measured %.6g s (%+.1f%%), %d TP collectives, %d "
-            "bucket all-reduces\n", plans[k], w.rep.iteration_time_s, meas.iteration_time_s,
-            100 * rel, coll, bucket);
-    CHECK(fabs(rel) < TOL);
+    fprintf(stderr, "  %-28s predicted %.6g s measured %.6g s, %d TP collectives, %d bucket "
+            "all-reduces\n", g_parallel_plans[k], w.rep.iteration_time_s, meas.iteration_time_s,
+            coll, bucket);
     hs_measured_destroy(&meas);
     world_free(&w);
   }
 }
 
-/* The wall clock runs the same graph (no timing assertion: a shared machine). */
+/* The wall clock runs the same graph. */
 static void test_wall_clock_runs(void)
 {
   world_t w;
@@ -382,8 +275,8 @@ static void test_tied_pair_mixed_tp(void)
 
 int main(void)
 {
-  paths();
-  HS_RUN(test_calibrate);
+  fixture_paths();
+  HS_RUN(test_calibrate_recorded);
   HS_RUN(test_pipeline_loop);
   HS_RUN(test_single_device);
   HS_RUN(test_stage_isolation);

@@ -2,7 +2,8 @@
 # The validation loop through the command line, on the CPU backend:
 # calibrate --microbench -> simulate --profile -> replay -> validate, the
 # stored-measurements refit, the side-by-side trace, and the refusals
-# (bad backends, broken files, CUDA launches the harness cannot run).
+# (bad backends, broken files, CUDA launches the harness cannot run). No
+# timing is asserted here (validate_timing.sh does that, label "timing").
 set -u
 H=${HETSIM_BIN:?}
 D=${HETSIM_TEST_DATA:?}/validate
@@ -50,10 +51,10 @@ has "$tmp/out" "stage 0.1 bwd / mb"
 python3 - "$tmp/cmp.json" "$tmp/both.json" <<'P' && ok || bad "comparison or trace"
 import json, sys
 c = json.load(open(sys.argv[1]))
+# how close predicted and measured land is a timing question: asserted by
+# validate_timing.sh (ctest label "timing") with a tolerance from the spread
 err = c["iteration_error"]
-# a factor under 3, not the 15% a quiet machine gives: the shared VM's host
-# noise alone reached 39% (test_validate_loop.c says more)
-assert abs(err) < 0.67, "iteration error %.3f" % err
+assert err == err and abs(err) < 1e6, "iteration error %r" % err
 rows = {r["what"]: r for r in c["rows"]}
 assert "stage 0.0 fwd / mb" in rows and "kernels gemm" in rows
 t = json.load(open(sys.argv[2]))["traceEvents"]
