@@ -416,10 +416,8 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
     double left = fmax(0.0, a->budget_work - a->work);
     lo.work_limit = fmax(1e5, fmin(left, fmax(2e6, a->budget_work / 20.0)));
   }
-  if (a->budget_s > 0) {
-    double left = a->budget_s - (now_s() - a->t_start);
-    lo.time_limit_s = fmax(0.05, fmin(left, fmax(0.2, a->budget_s / 20.0)));
-  }
+  if (a->budget_s > 0) /* a cap only: the work budget decides, whatever the load */
+    lo.time_limit_s = fmax(0.05, a->budget_s - (now_s() - a->t_start));
   hs_lp_result_t res;
   HS_CHECK(hs_lp_solve(lp, &lo, &res, err));
   a->milps++;
@@ -725,13 +723,13 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
   int32_t maxmb = o->max_microbatch_size > 0 ? o->max_microbatch_size : 8;
   /* Default budget: 1e7 work units x (3 + 0.015 per GPU), at most 40x
    * (bench_search: 3.5 s at 64 GPUs, 16 s at 1024; the final simulations
-   * come on top). A time limit from the caller replaces it. */
+   * come on top), or the caller's work_limit. Work is counted in GLPK's
+   * progress, so the plan does not depend on how busy the machine is; a time
+   * limit from the caller (sweep and whatif pass 60 s) only caps it. */
+  a->budget_work = o->work_limit > 0 ? o->work_limit
+                                     : 1e7 * fmin(40.0, 3.0 + 0.015 * (double)c->n_devices);
   if (o->time_limit_s > 0)
     a->budget_s = o->time_limit_s;
-  else if (o->work_limit > 0)
-    a->budget_work = o->work_limit;
-  else
-    a->budget_work = 1e7 * fmin(40.0, 3.0 + 0.015 * (double)c->n_devices);
   HS_CHECK(hs_estimator_new(m, c, a->o.precision, &a->est, err));
   if (hs__cpool_init(&a->pool, HS_MAX(2, hs__sim_budget(c))) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
@@ -864,7 +862,8 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
   snprintf(stats->note, sizeof stats->note,
            "best MILP %.4g s; %llu MILPs (%llu refuted by the incumbent, %lld simplex iterations), %zu configurations%s%s%s",
            a->best_T, (unsigned long long)a->milps, (unsigned long long)a->refuted, (long long)a->iterations, a->n_configs,
-           a->budget_hit ? (a->budget_s > 0 ? "; stopped at the time budget" : "; stopped at the work budget") : "",
+           a->budget_hit ? (a->budget_s > 0 && a->work <= 0.85 * a->budget_work
+                                ? "; stopped at the time limit" : "; stopped at the work budget") : "",
            a->all_proven ? "" : "; some MILP not proven optimal",
            exhaustive ? "" : "; heuristic device grouping");
   if (!a->all_proven && a->worst_gap > 0) {
