@@ -737,6 +737,8 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
   for (size_t n = 0; n < c->n_nodes; n++)
     min_gpn = HS_MIN(min_gpn, c->nodes[n].n_devices);
   for (int32_t t = 1; t <= 8 && t <= min_gpn; t *= 2) {
+    if (!hs_model_tp_ok(m, t))
+      continue; /* the heads do not split t ways */
     int ti = a->n_tps++;
     a->tps[ti] = t;
     int32_t ng = 0;

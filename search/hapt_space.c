@@ -162,7 +162,7 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
     for (int32_t zi = 0; zi < h->n_sizes[a]; zi++) {
       int32_t devs = h->sizes[a][zi] * h->unit_dev[a];
       for (int32_t tp = 1; tp <= HS_MIN(devs, h->sc[a].gpn); tp *= 2) {
-        if (devs % tp)
+        if (devs % tp || !hs_model_tp_ok(m, tp))
           continue;
         int32_t r = devs / tp;
         for (int32_t q = 0; q < r; q++)
@@ -261,7 +261,7 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
           hs_hopt_t *o = &h->opts[e * HS_HAPT_MAX_OPTS];
           int32_t n = 0;
           for (int32_t tp = 1; tp <= HS_MIN(devs, h->sc[a].gpn); tp *= 2) {
-            if (devs % tp)
+            if (devs % tp || !hs_model_tp_ok(h->m, tp))
               continue;
             int32_t r = devs / tp;
             if (r > mb) /* at least one sample per replica; shares may be fractional */

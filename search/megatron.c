@@ -61,7 +61,7 @@ static hs_status_t megatron_init(void *state, const hs_model_t *m, const hs_clus
   int32_t max_tp = hs__max_tp(c);
   size_t cap = 0;
   for (int32_t tp = 1; tp <= max_tp; tp *= 2) {
-    if (n % tp)
+    if (n % tp || !hs_model_tp_ok(m, tp))
       continue;
     for (int32_t pp = 1; pp <= n / tp && pp <= layers; pp++) {
       if ((n / tp) % pp)

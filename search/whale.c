@@ -262,6 +262,8 @@ static hs_status_t whale_step(void *state, bool *done, double *progress, hs_erro
   int64_t layers = HS_MAX(hs_model_layers(s->m), 1);
   if (s->phase == 0) {
     for (int32_t tp = 1; tp <= max_tp; tp *= 2) {
+      if (!hs_model_tp_ok(s->m, tp))
+        continue;
       int32_t ng = make_groups(s, tp);
       if (ng <= 0)
         continue;
@@ -290,6 +292,8 @@ static hs_status_t whale_step(void *state, bool *done, double *progress, hs_erro
       return HS_OK;
     }
     for (int32_t tp = 1; tp <= max_tp; tp *= 2) {
+      if (!hs_model_tp_ok(s->m, tp))
+        continue;
       int32_t ng = make_groups(s, tp);
       if (ng < pp)
         continue;

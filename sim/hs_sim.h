@@ -83,6 +83,11 @@ typedef struct hs_plan {
 void hs_plan_init(hs_plan_t *p);
 void hs_plan_destroy(hs_plan_t *p);          /* NULL and zeroed ok */
 hs_status_t hs_plan_copy(const hs_plan_t *src, hs_plan_t *dst, hs_error_t *err);
+/* Whether a TP group of `tp` devices can split the model's attention: tp
+ * divides the heads, and the KV heads are split (tp divides them) or
+ * replicated evenly (fewer KV heads than ranks, tp a multiple of them).
+ * Plan validation refuses other degrees and planners skip them. O(1). */
+bool hs_model_tp_ok(const hs_model_t *m, int32_t tp);
 /* Samples per iteration: sum over pipelines of microbatch_size x n_microbatches. */
 int64_t hs_plan_global_batch(const hs_plan_t *p);
 /* Number of distinct devices used. */

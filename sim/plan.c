@@ -390,6 +390,17 @@ typedef struct owner {
   int32_t pipeline, stage; /* -1 = unused */
 } owner_t;
 
+bool hs_model_tp_ok(const hs_model_t *m, int32_t tp)
+{
+  if (tp <= 1 || !m->from_generator || m->cfg.heads <= 0)
+    return true;
+  if (m->cfg.heads % tp != 0)
+    return false;
+  int64_t kv = m->cfg.kv_heads > 0 ? m->cfg.kv_heads : m->cfg.heads;
+  /* KV heads are split, or (fewer KV heads than ranks) replicated evenly */
+  return kv % tp == 0 || (kv < tp && tp % kv == 0);
+}
+
 hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_cluster_t *c,
                              const char *file, hs_error_t *err)
 {
@@ -541,10 +552,7 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
             o->stage = s;
           }
         }
-        if (m->from_generator && m->cfg.heads > 0 && rp->n_devices > 1 &&
-            (m->cfg.heads % rp->n_devices != 0 || m->cfg.kv_heads % rp->n_devices != 0) &&
-            !(m->cfg.kv_heads < rp->n_devices && rp->n_devices % m->cfg.kv_heads == 0 &&
-              m->cfg.heads % rp->n_devices == 0))
+        if (!hs_model_tp_ok(m, rp->n_devices))
           HS_FAIL(hs_error_set(err, HS_EINVAL,
                                "%s: pipelines[%d].stages[%d].replicas[%d].devices: TP degree %d does "
                                "not divide the model's %lld attention heads (%lld KV heads)",
