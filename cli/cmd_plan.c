@@ -170,6 +170,8 @@ int hs_cmd_plan(int argc, char **argv)
     cJSON_AddItemToObject(j, "report", jr);
     if ((st = hs_json_write_file(j, "-", &err)) != HS_OK)
       rc = hs_cli_fail(&err, st);
+    else if (rep.oom)
+      rc = HS_EXIT_INFEASIBLE;
     cJSON_Delete(j);
     goto out;
   }
@@ -181,6 +183,13 @@ int hs_cmd_plan(int argc, char **argv)
   printf("plan            %s\n", summary);
   printf("global batch    %lld samples (%lld tokens)\n", (long long)rep.global_batch,
          (long long)rep.tokens_per_iteration);
+  if (rep.oom) { /* a planner bug: the plan was simulated out of memory */
+    char why[160];
+    hs_report_infeasible_reason(&rep, why, sizeof why);
+    printf("INFEASIBLE      %s (no throughput, MFU or cost)\n", why);
+    rc = HS_EXIT_INFEASIBLE;
+    goto out;
+  }
   printf("iteration       %.4f s simulated (strategy estimate %.4f s)\n", rep.iteration_time_s,
          stats.predicted_s);
   printf("throughput      %.0f tokens/s, MFU %.1f%%\n", rep.tokens_per_s, rep.mfu * 100.0);
