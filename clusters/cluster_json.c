@@ -325,6 +325,7 @@ static hs_status_t build(const hs_jreader_t *r, hs_cluster_t *c, const group_t *
       nd->nic_GBps = gr->nic_GBps;
       nd->nic_latency_us = gr->nic_latency_us;
       nd->spot = gr->spot >= 0 ? gr->spot != 0 : listed[gr->site];
+      nd->group = (int32_t)g;
       s->n_nodes++;
       for (int32_t l = 0; l < gr->gpus_per_node; l++, dev++) {
         c->devices[dev].gpu = gr->gpu;

@@ -121,6 +121,8 @@ typedef struct hs_node {
   double nic_GBps;        /* node <-> site fabric, per node, per direction */
   double nic_latency_us;  /* node to node inside the site (both NIC hops) */
   bool spot;
+  int32_t group;          /* the cluster file's `nodes` entry it comes from (all sites, in file
+                             order): the unit a user adds, buys or leaves idle */
 } hs_node_t;
 
 typedef struct hs_site {

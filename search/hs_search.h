@@ -25,6 +25,8 @@ typedef struct hs_plan_opts {
   hs_dtype_t precision;        /* default bf16 (fp16 on GPUs without bf16) */
   bool allow_recompute;        /* may use activation recomputation to fit memory (default true) */
   int32_t max_devices;         /* exhaustive: refuse bigger clusters (default 8) */
+  bool device_subsets;         /* also plan on sets of whole node groups (a site, a GPU type, ...)
+                                  and keep the fastest: devices may stay idle (default true) */
   uint64_t seed;               /* for randomised tie breaks; default 1 */
   bool verbose;
 } hs_plan_opts_t;

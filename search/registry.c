@@ -3,6 +3,7 @@
  * (hs_search.h). The driver owns budgets and progress: planners only step.
  */
 #include "search_internal.h"
+#include "hs_elastic.h"
 #include "hs_progress.h"
 
 #include <stdlib.h>
@@ -44,13 +45,16 @@ void hs_plan_opts_init(hs_plan_opts_t *o)
   o->precision = HS_DTYPE_BF16;
   o->allow_recompute = true;
   o->max_devices = 8;
+  o->device_subsets = true;
   o->seed = 1;
   o->verbose = false;
 }
 
-hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, const hs_cluster_t *c,
-                           const hs_plan_opts_t *o, FILE *progress, hs_plan_t *plan,
-                           hs_search_stats_t *stats, hs_report_t *report, hs_error_t *err)
+/* One search on the whole of `c`: init, step until done or the time
+ * limit, result, validation, and (report != NULL) simulation. */
+static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, const hs_cluster_t *c,
+                             const hs_plan_opts_t *o, FILE *progress, hs_plan_t *plan,
+                             hs_search_stats_t *stats, hs_report_t *report, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
   hs_plan_opts_t defaults;
@@ -114,6 +118,206 @@ cleanup:
       hs_report_destroy(report);
       hs_report_init(report);
     }
+  }
+  return st;
+}
+
+/* ---- device subsets ---------------------------------------------------------
+ *
+ * A user can always leave devices idle: train on one site, one GPU type, or
+ * any set of whole node groups. So the driver plans every strategy on the
+ * whole cluster and on sub-clusters of whole node groups, simulates each
+ * plan on the whole cluster and keeps the fastest. A node group is one `nodes`
+ * entry of the cluster file (hs_node_t.group). With up to HS_SUBSET_MAX_GROUPS
+ * groups every non-empty set is tried (2^G - 1 searches), so adding a group
+ * to a cluster never makes a strategy's best plan slower (the old cluster is
+ * one of the new one's subsets); with more groups, each site and each GPU
+ * type alone. The global batch is fixed before, so every subset trains the
+ * same batch. */
+
+#define HS_SUBSET_MAX_GROUPS 6
+
+/* group_of[node]: the node's group renumbered 0.. in order of first
+ * appearance (sub-clusters keep their parent's group ids); returns the
+ * number of groups. O(nodes x groups). */
+static int32_t node_groups(const hs_cluster_t *c, int32_t *group_of)
+{
+  int32_t n_groups = 0;
+  for (size_t n = 0; n < c->n_nodes; n++) {
+    group_of[n] = -1;
+    for (size_t p = 0; p < n && group_of[n] < 0; p++)
+      if (c->nodes[p].group == c->nodes[n].group)
+        group_of[n] = group_of[p];
+    if (group_of[n] < 0)
+      group_of[n] = n_groups++;
+  }
+  return n_groups;
+}
+
+/* The node masks to try, full cluster first: every subset of groups, or
+ * (many groups) each site and each GPU type alone. */
+static size_t subset_masks(const hs_cluster_t *c, const int32_t *group_of, int32_t n_groups,
+                           uint64_t *masks, size_t cap)
+{
+  size_t n = 0;
+  uint64_t full = n_groups >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << n_groups) - 1;
+  masks[n++] = full;
+  if (n_groups <= HS_SUBSET_MAX_GROUPS) {
+    for (uint64_t m = full - 1; m > 0 && n < cap; m--)
+      masks[n++] = m;
+    return n;
+  }
+  /* by site, then by GPU type (groups beyond 64 are never left out alone) */
+  for (int pass = 0; pass < 2; pass++) {
+    int32_t keys = pass == 0 ? (int32_t)c->n_sites : (int32_t)c->gpus.n;
+    for (int32_t k = 0; k < keys && n < cap; k++) {
+      uint64_t m = 0;
+      for (size_t node = 0; node < c->n_nodes; node++) {
+        int32_t key = pass == 0 ? c->nodes[node].site : c->nodes[node].gpu;
+        if (key == k && group_of[node] < 64)
+          m |= UINT64_C(1) << group_of[node];
+      }
+      bool seen = m == 0;
+      for (size_t j = 0; j < n && !seen; j++)
+        seen = masks[j] == m;
+      if (!seen)
+        masks[n++] = m;
+    }
+  }
+  return n;
+}
+
+/* Renames the plan's devices through dev_map (sub-cluster -> cluster). */
+static void plan_remap(hs_plan_t *p, const int32_t *dev_map)
+{
+  for (int32_t i = 0; i < p->n_pipelines; i++)
+    for (int32_t s = 0; s < p->pipelines[i].n_stages; s++) {
+      hs_plan_stage_t *st = &p->pipelines[i].stages[s];
+      for (int32_t r = 0; r < st->n_replicas; r++)
+        for (int32_t d = 0; d < st->replicas[r].n_devices; d++)
+          st->replicas[r].devices[d] = dev_map[st->replicas[r].devices[d]];
+    }
+}
+
+hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, const hs_cluster_t *c,
+                           const hs_plan_opts_t *o, FILE *progress, hs_plan_t *plan,
+                           hs_search_stats_t *stats, hs_report_t *report, hs_error_t *err)
+{
+  hs_plan_opts_t defaults;
+  if (!o) {
+    hs_plan_opts_init(&defaults);
+    o = &defaults;
+  }
+  if (!t || !m || !c || c->n_nodes == 0 || !o->device_subsets)
+    return run_whole(t, m, c, o, progress, plan, stats, report, err);
+  hs_status_t st = HS_OK;
+  int32_t *group_of = hs_calloc(c->n_nodes, sizeof *group_of);
+  int32_t *dev_map = hs_calloc(c->n_devices, sizeof *dev_map);
+  bool *alive = hs_calloc(c->n_nodes, sizeof *alive);
+  uint64_t masks[64];
+  hs_plan_t cand;
+  hs_report_t crep, best_rep;
+  hs_cluster_t sub;
+  hs_search_stats_t cst;
+  hs_error_t first_err;
+  bool have = false;
+  double search_s = 0.0;
+  uint64_t candidates = 0;
+  hs_plan_init(plan);
+  hs_plan_init(&cand);
+  hs_report_init(&crep);
+  hs_report_init(&best_rep);
+  hs_cluster_init(&sub);
+  hs_error_init(&first_err);
+  first_err.warn_fp = NULL;
+  memset(stats, 0, sizeof *stats);
+  if (report)
+    hs_report_init(report);
+  if (!group_of || !dev_map || !alive)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  int32_t n_groups = node_groups(c, group_of);
+  if (n_groups <= 1) {
+    free(group_of), free(dev_map), free(alive);
+    return run_whole(t, m, c, o, progress, plan, stats, report, err);
+  }
+  /* every subset trains the batch the whole cluster would */
+  hs_plan_opts_t so = *o;
+  so.global_batch = hs__global_batch(o, c);
+  size_t n_masks = subset_masks(c, group_of, n_groups, masks, HS_ARRAY_LEN(masks));
+  for (size_t k = 0; k < n_masks; k++) {
+    for (size_t n = 0; n < c->n_nodes; n++)
+      alive[n] = group_of[n] < 64 ? (masks[k] >> group_of[n]) & 1 : k == 0;
+    hs_error_t lerr;
+    hs_error_init(&lerr);
+    lerr.warn_fp = NULL;
+    hs_status_t ls = k == 0 ? HS_OK : hs_elastic_subcluster(c, alive, &sub, dev_map, &lerr);
+    if (ls == HS_OK)
+      ls = run_whole(t, m, k == 0 ? c : &sub, &so, k == 0 ? progress : NULL, &cand, &cst, NULL, &lerr);
+    if (ls == HS_OK) {
+      search_s += cst.search_s;
+      candidates += cst.candidates;
+      if (k > 0)
+        plan_remap(&cand, dev_map);
+      ls = hs_plan_validate(&cand, m, c, t->name, &lerr);
+      if (ls == HS_OK)
+        ls = hs_simulate(m, c, &cand, NULL, &crep, &lerr);
+    }
+    if (ls == HS_ENOMEM || ls == HS_EINTERNAL)
+      HS_FAIL(hs_error_set(err, ls, "%s", lerr.msg));
+    if (ls != HS_OK) {
+      if (k == 0)
+        first_err = lerr;
+      hs_plan_destroy(&cand);
+      hs_plan_init(&cand);
+      continue;
+    }
+    /* the fastest feasible plan; ties keep the earlier (larger) subset */
+    bool better = !crep.oom && (!have || best_rep.oom || crep.iteration_time_s < best_rep.iteration_time_s);
+    if (!have || better) {
+      hs_plan_destroy(plan);
+      *plan = cand;
+      hs_plan_init(&cand);
+      hs_report_destroy(&best_rep);
+      best_rep = crep;
+      hs_report_init(&crep);
+      *stats = cst;
+      if (k > 0) {
+        size_t l = strlen(stats->note);
+        snprintf(stats->note + l, sizeof stats->note - l, "%sbest on a subset: %d of %zu GPUs",
+                 l ? "; " : "", hs_plan_n_devices(plan), c->n_devices);
+      }
+      have = true;
+    } else {
+      hs_plan_destroy(&cand);
+      hs_plan_init(&cand);
+      hs_report_destroy(&crep);
+      hs_report_init(&crep);
+    }
+  }
+  if (!have) {
+    st = hs_error_set(err, HS_EINFEASIBLE, "%s", first_err.msg[0] ? first_err.msg
+                                                                  : "no plan on any set of node groups");
+    goto cleanup;
+  }
+  stats->search_s = search_s;
+  stats->candidates = candidates;
+  if (n_masks > 1)
+    stats->optimal = stats->optimal && n_groups <= HS_SUBSET_MAX_GROUPS;
+  if (report) {
+    *report = best_rep;
+    hs_report_init(&best_rep);
+  }
+cleanup:
+  hs_report_destroy(&best_rep);
+  hs_report_destroy(&crep);
+  hs_plan_destroy(&cand);
+  hs_cluster_destroy(&sub);
+  free(group_of);
+  free(dev_map);
+  free(alive);
+  if (st != HS_OK) {
+    hs_plan_destroy(plan);
+    hs_plan_init(plan);
   }
   return st;
 }

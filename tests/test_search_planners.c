@@ -261,9 +261,13 @@ static void test_scenarios_seed_beats_megatron(void)
     CHECK(run("megatron", &m, &c, &o, &p1, &s1, &r1, &err) == HS_OK);
     hs_status_t st = run(sc->seed_strategy, &m, &c, &o, &p2, &s2, &r2, &err);
     CHECK_MSG(st == HS_OK, "%s: %s", sc->seed_strategy, err.msg);
+    /* never worse than the baseline; since megatron may leave node groups
+     * idle (issue 14) it ties on the hapt scenario, where training on the
+     * A100 site alone is best for both */
     if (st == HS_OK)
-      CHECK_MSG(r2.iteration_time_s < r1.iteration_time_s, "scenario %s: %s %.4f s vs megatron %.4f s",
-                sc->name, sc->seed_strategy, r2.iteration_time_s, r1.iteration_time_s);
+      CHECK_MSG(r2.iteration_time_s <= r1.iteration_time_s * (1 + 1e-9),
+                "scenario %s: %s %.4f s vs megatron %.4f s", sc->name, sc->seed_strategy,
+                r2.iteration_time_s, r1.iteration_time_s);
     ran++;
     hs_plan_destroy(&p1);
     hs_plan_destroy(&p2);

@@ -82,8 +82,7 @@ done
 
 # --charge cluster: $/Mtok = the whole cluster's $/h (from show cluster) x
 # iteration s / 3600 / tokens per iteration x 1e6, for every strategy; a plan
-# on every GPU (megatron) costs the same either way, one that leaves GPUs
-# idle (hapt trains on the A100s only) costs more
+# that leaves GPUs idle (both train on the A100s only) costs more
 "$bin" compare --scenario hapt --strategies megatron,hapt --format json >"$tmp/used.json" 2>"$tmp/err" ||
   die "compare: $(cat "$tmp/err")"
 "$bin" compare --scenario hapt --strategies megatron,hapt --format json --charge cluster \
@@ -98,8 +97,8 @@ for r in cl["rows"]:
     tokens = 512 * 2048  # the scenario's global batch x GPT-3's sequence
     want = c["usd_per_hour"] * r["iteration_s"] / 3600 / tokens * 1e6
     assert abs(r["usd_per_million_tokens"] - want) <= 1e-9 * want, (r, want)
-assert abs(u["megatron"]["usd_per_million_tokens"] -
-           {r["strategy"]: r for r in cl["rows"]}["megatron"]["usd_per_million_tokens"]) < 1e-9
+for r in cl["rows"]:
+    assert r["usd_per_million_tokens"] >= u[r["strategy"]]["usd_per_million_tokens"] * (1 - 1e-9)
 assert {r["strategy"]: r for r in cl["rows"]}["hapt"]["usd_per_million_tokens"] > \
        1.5 * u["hapt"]["usd_per_million_tokens"]
 P

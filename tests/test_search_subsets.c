@@ -1,0 +1,178 @@
+/*
+ * test_search_subsets.c - more devices never make a plan slower (issue 14).
+ * A user can always leave devices idle, so the driver (hs_planner_run)
+ * plans every strategy on every set of whole node groups and keeps the
+ * fastest. Property, on random clusters (2-4 GPU types, 1-3 sites, link
+ * speeds 1-400 Gb/s, one to three node groups) and three models: adding a
+ * node group never makes any strategy's best plan slower, exactly (the old
+ * cluster is one of the new cluster's subsets and the simulator is
+ * deterministic); every plan validates and fits in memory. The random
+ * generator is seeded, so a failure names a case that reproduces.
+ */
+#include "hs_search.h"
+#include "hs_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const gpus[] = {"A100-SXM4-40GB", "V100-SXM2-16GB", "H100-SXM5-80GB",
+                                   "L4-24GB", "T4-16GB", "A100-SXM4-80GB"};
+
+static uint64_t rng_state;
+static uint32_t rnd(uint32_t n) /* uniform in [0, n) */
+{
+  rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (uint32_t)((rng_state >> 33) % n);
+}
+
+typedef struct group {
+  int site, gpu, nodes, gpn;
+} group_t;
+
+typedef struct world {
+  int n_sites;
+  double link_GBps[3][3];
+  group_t g[4];
+  int n_groups;
+} world_t;
+
+/* Cluster JSON of the first n groups of w: the sites they use, joined by a
+ * full mesh of links. */
+static void cluster_json(const world_t *w, int n, char *buf, size_t cap)
+{
+  bool used[3] = {false, false, false};
+  for (int i = 0; i < n; i++)
+    used[w->g[i].site] = true;
+  size_t len = (size_t)snprintf(buf, cap, "{\"name\": \"random\", \"sites\": [");
+  int ns = 0;
+  for (int s = 0; s < w->n_sites; s++) {
+    if (!used[s])
+      continue;
+    len += (size_t)snprintf(buf + len, cap - len, "%s{\"name\": \"s%d\", \"nodes\": [", ns++ ? ", " : "", s);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+      if (w->g[i].site != s)
+        continue;
+      len += (size_t)snprintf(buf + len, cap - len,
+                              "%s{\"count\": %d, \"gpu\": \"%s\", \"gpus_per_node\": %d, "
+                              "\"intra_node\": {\"GBps\": 100}, \"nic\": {\"GBps\": 25}}",
+                              k++ ? ", " : "", w->g[i].nodes, gpus[w->g[i].gpu], w->g[i].gpn);
+    }
+    len += (size_t)snprintf(buf + len, cap - len, "]}");
+  }
+  len += (size_t)snprintf(buf + len, cap - len, "], \"links\": [");
+  int k = 0;
+  for (int a = 0; a < w->n_sites; a++)
+    for (int b = a + 1; b < w->n_sites; b++)
+      if (used[a] && used[b])
+        len += (size_t)snprintf(buf + len, cap - len,
+                                "%s{\"between\": [\"s%d\", \"s%d\"], \"GBps\": %.6g, \"latency_us\": 1000}",
+                                k++ ? ", " : "", a, b, w->link_GBps[a][b]);
+  snprintf(buf + len, cap - len, "]}");
+}
+
+static void random_world(world_t *w)
+{
+  memset(w, 0, sizeof *w);
+  w->n_sites = 1 + (int)rnd(3);
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) /* 1-400 Gb/s */
+      w->link_GBps[a][b] = 0.125 * (1 + rnd(400));
+  int types = 2 + (int)rnd(3);      /* 2-4 GPU types in play */
+  int first = (int)rnd(HS_ARRAY_LEN(gpus));
+  w->n_groups = 2 + (int)rnd(3);    /* the last one is the added group */
+  for (int i = 0; i < w->n_groups; i++) {
+    w->g[i].site = (int)rnd((uint32_t)w->n_sites);
+    w->g[i].gpu = (first + (int)rnd((uint32_t)types)) % (int)HS_ARRAY_LEN(gpus);
+    w->g[i].nodes = 1 + (int)rnd(2);
+    w->g[i].gpn = 1 << rnd(3);       /* 1, 2 or 4 GPUs per node */
+  }
+}
+
+/* Best plan's iteration time, or -1 when the strategy finds none. */
+static double best(const hs_planner_type_t *t, const hs_model_t *m, const hs_cluster_t *c,
+                   int64_t batch, const char *what)
+{
+  hs_plan_opts_t o;
+  hs_plan_opts_init(&o);
+  o.global_batch = batch;
+  o.max_microbatch_size = 4;
+  hs_plan_t plan;
+  hs_report_t rep;
+  hs_search_stats_t st;
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  hs_status_t s = hs_planner_run(t, m, c, &o, NULL, &plan, &st, &rep, &err);
+  if (s == HS_EINFEASIBLE)
+    return -1.0;
+  CHECK_MSG(s == HS_OK, "%s %s: %s", what, t->name, err.msg);
+  if (s != HS_OK)
+    return -1.0;
+  CHECK_MSG(!rep.oom, "%s %s: plan out of memory", what, t->name);
+  CHECK_MSG(hs_plan_validate(&plan, m, c, t->name, &err) == HS_OK, "%s: %s", what, err.msg);
+  CHECK_EQ_INT(hs_plan_global_batch(&plan), batch);
+  double it = rep.iteration_time_s;
+  hs_plan_destroy(&plan);
+  hs_report_destroy(&rep);
+  return it;
+}
+
+static void test_more_devices_never_slower(void)
+{
+  const char *env = getenv("HS_SUBSET_CASES");
+  int cases = env ? atoi(env) : 60; /* CI runs 200 (.ci/run) */
+  static const char *const models[] = {"validate/tiny-gpt.json", "models/gpt2/config.json",
+                                       "models/pythia-160m/config.json"};
+  static const char *const strategies[] = {"megatron", "whale", "hapt", "data-parallel"};
+  hs_model_t mod[3];
+  hs_error_t err;
+  hs_error_init(&err);
+  for (int k = 0; k < 3; k++)
+    CHECK_MSG(hs_model_load(hs_test_data(models[k]), k ? 256 : 0, &mod[k], &err) == HS_OK, "%s",
+              err.msg);
+  int compared = 0, none = 0;
+  char json[8192];
+  for (int i = 0; i < cases; i++) {
+    rng_state = 0x9E3779B97F4A7C15ULL ^ (uint64_t)(i + 1) * 0xD1B54A32D192ED03ULL;
+    world_t w;
+    random_world(&w);
+    hs_cluster_t small, big;
+    hs_cluster_init(&small);
+    hs_cluster_init(&big);
+    cluster_json(&w, w.n_groups - 1, json, sizeof json);
+    hs_error_init(&err);
+    CHECK_MSG(hs_cluster_parse(json, "small.json", &small, &err) == HS_OK, "%s\n  %s", err.msg, json);
+    cluster_json(&w, w.n_groups, json, sizeof json);
+    CHECK_MSG(hs_cluster_parse(json, "big.json", &big, &err) == HS_OK, "%s", err.msg);
+    const hs_model_t *m = &mod[i % 3];
+    int64_t batch = 16;
+    for (size_t s = 0; s < HS_ARRAY_LEN(strategies); s++) {
+      const hs_planner_type_t *t = hs_planner_find(strategies[s]);
+      char what[64];
+      snprintf(what, sizeof what, "case %d (%s)", i, m->name);
+      double a = best(t, m, &small, batch, what), b = best(t, m, &big, batch, what);
+      if (a < 0) {
+        none++;
+        continue;
+      }
+      compared++;
+      CHECK_MSG(b >= 0 && b <= a, "%s, %s: %.9g s with the added group, %.9g s without\n  %s",
+                what, t->name, b, a, json);
+    }
+    hs_cluster_destroy(&small);
+    hs_cluster_destroy(&big);
+  }
+  fprintf(stderr, "  %d cases: %d strategy comparisons, %d without a plan on the smaller cluster\n",
+          cases, compared, none);
+  CHECK(compared > cases); /* most cases plan */
+  for (int k = 0; k < 3; k++)
+    hs_model_destroy(&mod[k]);
+}
+
+int main(void)
+{
+  HS_RUN(test_more_devices_never_slower);
+  HS_TEST_END();
+}
