@@ -46,6 +46,15 @@ const hs_opt_t *hs_cli_opt(const hs_opt_t *opts, const char *name);
 int hs_cli_int(const hs_opt_t *opts, const char *name, int64_t def, int64_t lo, int64_t hi,
                int64_t *out);
 int hs_cli_double(const hs_opt_t *opts, const char *name, double def, double *out);
+/* Training-practice options (cli/opt_practice.c): the entries to put in a
+ * command's option table, and the parser that applies the given ones to
+ * *pr (0, or 2 with a message naming the flag and value). */
+#define HS_CLI_PRACTICE_OPTS                                                              \
+  {"kernels", true, "kernel set preset: megatron-2021 (default), megatron-core-2024, unfused"}, \
+      {"attention", true, "flash|unfused (overrides the preset's attention)"},           \
+      {"sequence-parallel", false, "Megatron sequence parallelism over each TP group"}
+struct hs_practice;
+int hs_cli_practice(const hs_opt_t *opts, struct hs_practice *pr);
 /* Prints "hetsim: <msg>" and returns the exit code for st. */
 int hs_cli_fail(const hs_error_t *err, hs_status_t st);
 

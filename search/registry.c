@@ -42,6 +42,7 @@ void hs_plan_opts_init(hs_plan_opts_t *o)
   o->mip_gap = 0.01;
   o->precision = HS_DTYPE_BF16;
   o->allow_recompute = true;
+  hs_practice_init(&o->practice);
   o->max_devices = 8;
   o->seed = 1;
   o->verbose = false;
@@ -101,6 +102,16 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
   }
   double search_s = hs__now_s() - t0;
   HS_CHECK(t->result(state, plan, stats, err));
+  /* sequence parallelism asked for, and the best plan has no TP group:
+   * there is nothing to split (the plan runs as it would without it) */
+  if (plan->practice.sequence_parallel) {
+    bool any_tp = false;
+    for (int32_t i = 0; i < plan->n_pipelines && !any_tp; i++)
+      for (int32_t s = 0; s < plan->pipelines[i].n_stages && !any_tp; s++)
+        for (int32_t r = 0; r < plan->pipelines[i].stages[s].n_replicas && !any_tp; r++)
+          any_tp = plan->pipelines[i].stages[s].replicas[r].n_devices > 1;
+    plan->practice.sequence_parallel = any_tp;
+  }
   stats->search_s = search_s;
   if (stats->candidates == 0)
     stats->candidates = 1;

@@ -215,6 +215,7 @@ hs_status_t hs__offer_grid(hs_estimator_t *est, const hs_model_t *m, const hs_cl
   }
   hs_strlcpy(plan.strategy, name, sizeof plan.strategy);
   plan.precision = dt;
+  plan.practice = *hs_estimator_practice(est);
   hs_estimate_t es;
   hs_status_t st = hs_estimate_plan(est, &plan, true, &es, err);
   if (st != HS_OK) {

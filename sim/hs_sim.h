@@ -62,6 +62,48 @@ typedef struct hs_plan_shard {
 
 #define HS_SCHED_NAME_MAX 32
 
+/* ---- training practice (sim/practice.c, docs/simulator.md "Modern training
+ * practice"): the kernel set and the parallelism options a framework uses,
+ * carried by the plan. hs_practice_init gives today's default, under which
+ * every figure is what it was before these options existed. ---------------- */
+
+typedef enum { HS_ATTENTION_UNFUSED = 0, HS_ATTENTION_FLASH = 1 } hs_attention_t;
+const char *hs_attention_name(hs_attention_t a);
+hs_status_t hs_attention_parse(const char *s, hs_attention_t *out);
+
+/* Which kernels are fused. Unfused attention materialises the a·s² scores,
+ * softmax and dropout (the model's own accounting); flash keeps Q, K, V and
+ * the row log-sum-exp and recomputes the scores in backward. */
+typedef struct hs_kernels {
+  hs_attention_t attention;
+  bool fused_act;            /* bias-GELU / SwiGLU in one kernel */
+  bool fused_norm;           /* layer norm / RMSNorm in one kernel */
+  bool fused_cross_entropy;  /* logits not kept as an fp32 softmax */
+} hs_kernels_t;
+
+/* Named presets per framework era ("megatron-2021", "megatron-core-2024",
+ * "pytorch-eager"); NULL-terminated list for help texts. */
+extern const char *const hs_kernel_presets[];
+hs_status_t hs_kernels_preset(const char *name, hs_kernels_t *out);
+/* The preset name whose kernel set equals k, or NULL. */
+const char *hs_kernels_preset_name(const hs_kernels_t *k);
+
+typedef struct hs_practice {
+  hs_kernels_t kernels;       /* default: megatron-2021 */
+  bool sequence_parallel;     /* Megatron SP over each TP group (Korthikanti et al.) */
+} hs_practice_t;
+void hs_practice_init(hs_practice_t *p);
+bool hs_practice_is_default(const hs_practice_t *p);
+bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b);
+
+/* Op `op` as it runs under practice `pr` on a TP group of degree tp: the
+ * same op, or *tmp filled with the kernel set's and sequence parallelism's
+ * FLOPs, memory traffic and saved activations (the TP split itself is
+ * still the caller's, as for the model's op). O(1). */
+const hs_op_t *hs_practice_op(const hs_practice_t *pr, const hs_op_t *op, int32_t tp, hs_op_t *tmp);
+/* Does selective recomputation recompute this op (it saves less with it)? */
+bool hs_practice_recomputes_selective(const hs_op_t *op);
+
 typedef struct hs_plan {
   char strategy[48];          /* who made it ("megatron", "hapt", "manual") */
   char schedule[HS_SCHED_NAME_MAX]; /* "gpipe", "1f1b", "interleaved-1f1b", "hetero-1f1b" */
@@ -70,6 +112,7 @@ typedef struct hs_plan {
   hs_dtype_t precision;
   bool optimizer_sharding;    /* ZeRO-1 style over each op's DP group */
   double bucket_bytes;        /* gradient bucket size (default 100 MB) */
+  hs_practice_t practice;     /* kernel set, sequence parallelism (default: today's) */
   hs_plan_pipeline_t *pipelines; /* owned */
   int32_t n_pipelines;
   hs_plan_shard_t *shards;    /* owned, optional */
@@ -108,6 +151,7 @@ typedef struct hs_grid_opts {
   int32_t chunks;             /* interleaved */
   hs_recompute_t recompute;
   int32_t first_device;       /* offset into the cluster's devices */
+  hs_practice_t practice;     /* copied into the plan */
 } hs_grid_opts_t;
 void hs_grid_opts_init(hs_grid_opts_t *o);
 hs_status_t hs_plan_grid(const hs_model_t *m, const hs_cluster_t *c, const hs_grid_opts_t *o,

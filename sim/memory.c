@@ -30,21 +30,24 @@ static double op_saved(const hs_op_t *op, hs_recompute_t rc, int32_t tp)
 
 /* Bytes saved per sample for a stage under its recomputation mode, and the
  * transient bytes of the largest block recomputed at once (full only). */
-static void stage_act(const hs_model_t *m, const hs_plan_stage_t *stg, int32_t tp, double *saved,
-                      double *transient)
+static void stage_act(const hs_model_t *m, const hs_practice_t *pr, const hs_plan_stage_t *stg,
+                      int32_t tp, double *saved, double *transient)
 {
+  hs_op_t tmp;
   *saved = 0.0;
   *transient = 0.0;
   if (stg->recompute != HS_RECOMPUTE_FULL) {
     for (int32_t i = stg->op_first; i < stg->op_last; i++)
-      *saved += op_saved(&m->ops[i], stg->recompute, tp);
+      *saved += op_saved(hs_practice_op(pr, &m->ops[i], tp, &tmp), stg->recompute, tp);
     return;
   }
+  /* sequence parallelism keeps each block's input sharded */
+  double in_div = pr->sequence_parallel && tp > 1 ? (double)tp : 1.0;
   /* full: keep the input of every block (the output of the op before it) and
    * every op outside blocks; recompute one block at a time */
   double block = 0.0;
   for (int32_t i = stg->op_first; i < stg->op_last; i++) {
-    const hs_op_t *op = &m->ops[i];
+    const hs_op_t *op = hs_practice_op(pr, &m->ops[i], tp, &tmp);
     if (op->layer < 0) {
       *saved += op_saved(op, HS_RECOMPUTE_NONE, tp);
       continue;
@@ -54,7 +57,7 @@ static void stage_act(const hs_model_t *m, const hs_plan_stage_t *stg, int32_t t
       *transient = block > *transient ? block : *transient;
       block = 0.0;
       if (i > 0)
-        *saved += m->ops[i - 1].out_bytes;
+        *saved += m->ops[i - 1].out_bytes / in_div;
     }
     block += op_saved(op, HS_RECOMPUTE_NONE, tp);
   }
@@ -159,7 +162,7 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
             state += p * (4.0 + opt);
           }
           double saved, tr;
-          stage_act(m, stg, tp, &saved, &tr);
+          stage_act(m, &plan->practice, stg, tp, &saved, &tr);
           per_chunk[ch] = saved * samples;
           transient = tr * samples > transient ? tr * samples : transient;
         }

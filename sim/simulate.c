@@ -8,7 +8,10 @@
  * walks the item's template: compute segments are engine events, blocking
  * TP collectives go through the network. After an item it posts its sends.
  * Gradient buckets run on the comm stream as the final backward of their ops
- * completes; the optimizer step runs after the last bucket. The iteration
+ * completes (the last microbatch's backward is cut at bucket boundaries, so
+ * a bucket starts while the rest of that backward runs: PyTorch DDP /
+ * Megatron overlap_grad_reduce); the optimizer step runs after the last
+ * bucket. The iteration
  * ends when every executor has stepped its optimizer.
  *
  * Nothing here allocates per event: executors, sends and collectives are
@@ -362,11 +365,26 @@ static void group_arrive(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_seg
     fail(s, st, "starting an SPMD collective");
 }
 
+/* The template of item `it`: the last microbatch's backward of a chunk is
+ * the bucket-cut variant, so gradient buckets start during it. */
+static inline const hs_tmpl_t *item_tmpl(const hs_exec_t *ex, const xrun_t *xr,
+                                         const hs_sched_item_t *it)
+{
+  if (it->phase == HS_PHASE_BWD && xr->bwd_done[it->chunk] == ex->m - 1)
+    return &ex->tmpl_final[it->chunk];
+  return &ex->tmpl[it->chunk * 2 + it->phase];
+}
+
+/* A segment of the last backward ended: the buckets whose ops are all done
+ * may start (the head of the executor's bucket list first). */
 static void seg_finished(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_sched_item_t *it,
                          const hs_seg_t *sg)
 {
-  if (it->phase == HS_PHASE_BWD && xr->bwd_done[it->chunk] == ex->m - 1)
-    xr->final_low[it->chunk] = HS_MIN(xr->final_low[it->chunk], sg->op_lo);
+  if (it->phase == HS_PHASE_BWD && xr->bwd_done[it->chunk] == ex->m - 1 &&
+      sg->grad_lo < xr->final_low[it->chunk]) {
+    xr->final_low[it->chunk] = sg->grad_lo;
+    x_bucket_step(s, xr);
+  }
 }
 
 static void x_event(hs_engine_t *eng, hs_event_t *ev)
@@ -384,7 +402,7 @@ static void x_event(hs_engine_t *eng, hs_event_t *ev)
   }
   /* a compute segment ended */
   const hs_sched_item_t *it = &ex->order[xr->pc];
-  const hs_tmpl_t *tm = &ex->tmpl[it->chunk * 2 + it->phase];
+  const hs_tmpl_t *tm = item_tmpl(ex, xr, it);
   const hs_seg_t *sg = &tm->segs[xr->seg];
   xr->busy_ns += eng->now - xr->t_state;
   if (s->trace)
@@ -444,7 +462,7 @@ static void x_advance(sim_t *s, xrun_t *xr)
       return;
     }
     const hs_sched_item_t *it = &ex->order[xr->pc];
-    const hs_tmpl_t *tm = &ex->tmpl[it->chunk * 2 + it->phase];
+    const hs_tmpl_t *tm = item_tmpl(ex, xr, it);
     if (xr->seg >= tm->n) {
       /* item complete */
       if (it->phase == HS_PHASE_BWD)
@@ -580,12 +598,17 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
     double samples = (double)pl->microbatch_size * pl->n_microbatches;
     for (int32_t k = 0; k < pl->n_stages; k++) {
       const hs_plan_stage_t *stg = &pl->stages[k];
+      int32_t tp = stg->replicas[0].n_devices;
       for (int32_t op = stg->op_first; op < stg->op_last; op++) {
-        const hs_op_t *o = &s->model->ops[op];
-        if (stg->recompute == HS_RECOMPUTE_FULL && o->layer >= 0)
-          hw_flops += o->fwd_flops * samples;
-        else if (stg->recompute == HS_RECOMPUTE_SELECTIVE && o->kind == HS_OP_ATTENTION)
-          hw_flops += o->fwd_flops * samples;
+        hs_op_t tmp;
+        const hs_op_t *o0 = &s->model->ops[op];
+        const hs_op_t *o = hs_practice_op(&plan->practice, o0, tp, &tmp);
+        if (o0->kind == HS_OP_ATTENTION) /* FlashAttention's recomputed scores */
+          hw_flops += (o->bwd_flops - o0->bwd_flops) * samples;
+        if (stg->recompute == HS_RECOMPUTE_FULL && o0->layer >= 0)
+          hw_flops += o0->fwd_flops * samples;
+        else if (stg->recompute == HS_RECOMPUTE_SELECTIVE && hs_practice_recomputes_selective(o))
+          hw_flops += o0->fwd_flops * samples;
       }
     }
   }

@@ -1,0 +1,33 @@
+/*
+ * opt_practice.c - the training-practice options shared by simulate, plan
+ * and compare: --kernels PRESET, --attention flash|unfused and
+ * --sequence-parallel (docs/simulator.md, "Modern training practice").
+ * Only options given change *pr, so a plan file's own values stay unless a
+ * flag overrides them. Bad values: a message naming the flag and the value,
+ * exit code 2.
+ */
+#include "cli.h"
+#include "hs_sim.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
+{
+  const hs_opt_t *ok = hs_cli_opt(opts, "kernels");
+  if (ok && hs_kernels_preset(ok->value, &pr->kernels) != HS_OK) {
+    fprintf(stderr, "hetsim: --kernels: unknown preset \"%s\" (", ok->value);
+    for (int i = 0; hs_kernel_presets[i]; i++)
+      fprintf(stderr, "%s%s", i ? ", " : "", hs_kernel_presets[i]);
+    fprintf(stderr, ")\n");
+    return HS_EXIT_USAGE;
+  }
+  const hs_opt_t *oa = hs_cli_opt(opts, "attention");
+  if (oa && hs_attention_parse(oa->value, &pr->kernels.attention) != HS_OK) {
+    fprintf(stderr, "hetsim: --attention: must be flash or unfused, got \"%s\"\n", oa->value);
+    return HS_EXIT_USAGE;
+  }
+  if (hs_cli_opt(opts, "sequence-parallel"))
+    pr->sequence_parallel = true;
+  return 0;
+}
