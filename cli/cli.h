@@ -52,7 +52,8 @@ int hs_cli_double(const hs_opt_t *opts, const char *name, double def, double *ou
 #define HS_CLI_PRACTICE_OPTS                                                              \
   {"kernels", true, "kernel set preset: megatron-2021 (default), megatron-core-2024, unfused"}, \
       {"attention", true, "flash|unfused (overrides the preset's attention)"},           \
-      {"sequence-parallel", false, "Megatron sequence parallelism over each TP group"}
+      {"sequence-parallel", false, "Megatron sequence parallelism over each TP group"}, \
+      {"zero-stage", true, "0|1|2|3: ZeRO / distributed optimizer / FSDP over each DP group"}
 struct hs_practice;
 int hs_cli_practice(const hs_opt_t *opts, struct hs_practice *pr);
 /* Prints "hetsim: <msg>" and returns the exit code for st. */

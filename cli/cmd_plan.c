@@ -100,6 +100,7 @@ int hs_cmd_plan(int argc, char **argv)
                         "usage: hetsim plan --model M --cluster C --strategy S [--global-batch G]\n"
                         "         [--time-limit S] [--mip-gap G] [--max-microbatch-size B] [--no-recompute]\n"
                         "         [--kernels K] [--attention flash|unfused] [--sequence-parallel]\n"
+                        "         [--zero-stage Z]\n"
                         "         [-o plan.json] [--json]");
   if (rc)
     return rc < 0 ? 0 : rc;
@@ -259,6 +260,7 @@ int hs_cmd_compare(int argc, char **argv)
                         "usage: hetsim compare (--model M --cluster C | --scenario NAME)\n"
                         "         [--strategies a,b,...] [--global-batch G] [--time-limit S]\n"
                         "         [--kernels K] [--attention flash|unfused] [--sequence-parallel]\n"
+                        "         [--zero-stage Z]\n"
                         "         [--format table|csv|json] [--charge used|cluster]");
   if (rc)
     return rc < 0 ? 0 : rc;

@@ -41,7 +41,7 @@ int hs_cmd_simulate(int argc, char **argv)
                         "         (--plan plan.json | --tp T --pp P [--dp D] [--microbatch-size B])\n"
                         "         [--global-batch G] [--schedule S] [--chunks V] [--recompute R]\n"
                         "         [--kernels megatron-2021|megatron-core-2024|unfused]\n"
-                        "         [--attention flash|unfused] [--sequence-parallel]\n"
+                        "         [--attention flash|unfused] [--sequence-parallel] [--zero-stage Z]\n"
                         "         [--seq-len S] [--profile profile.json]\n"
                         "         [--json] [-o report.json] [--trace trace.json]");
   if (rc)

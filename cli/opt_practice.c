@@ -1,7 +1,7 @@
 /*
  * opt_practice.c - the training-practice options shared by simulate, plan
  * and compare: --kernels PRESET, --attention flash|unfused and
- * --sequence-parallel (docs/simulator.md, "Modern training practice").
+ * --sequence-parallel, --zero-stage 0|1|2|3 (docs/simulator.md, "Modern training practice").
  * Only options given change *pr, so a plan file's own values stay unless a
  * flag overrides them. Bad values: a message naming the flag and the value,
  * exit code 2.
@@ -29,5 +29,13 @@ int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
   }
   if (hs_cli_opt(opts, "sequence-parallel"))
     pr->sequence_parallel = true;
+  const hs_opt_t *oz = hs_cli_opt(opts, "zero-stage");
+  if (oz) {
+    if (strlen(oz->value) != 1 || oz->value[0] < '0' || oz->value[0] > '3') {
+      fprintf(stderr, "hetsim: --zero-stage: must be 0, 1, 2 or 3, got \"%s\"\n", oz->value);
+      return HS_EXIT_USAGE;
+    }
+    pr->zero_stage = oz->value[0] - '0';
+  }
   return 0;
 }

@@ -459,6 +459,8 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
         multi_node = c->devices[group[k]].node != c->devices[group[0]].node;
       if (multi_node && tp > 1)
         bytes *= tp;
+      if (hs_plan_zero_stage(p) >= 3) /* parameter all-gathers with the gradient sync (lower.c) */
+        bytes *= 1.5;
       double ar = -1.0;
       for (int32_t k = 0; k < n_memo; k++)
         if (memo[k].key == key && memo[k].n == n && memo[k].bytes == bytes)
@@ -476,8 +478,10 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
       if (s == 0)
         exposed0 = exposed;
       out->dp_exposed_s = fmax(out->dp_exposed_s, exposed);
-      out->optimizer_s = fmax(out->optimizer_s, opt[s]);
-      double end = tpipe - bwd_before + exposed + opt[s];
+      /* ZeRO: each of the n holders steps 1/n of the parameters (lower.c) */
+      double opt_s = hs_plan_zero_stage(p) >= 1 && n > 1 ? opt[s] / n : opt[s];
+      out->optimizer_s = fmax(out->optimizer_s, opt_s);
+      double end = tpipe - bwd_before + exposed + opt_s;
       iter = fmax(iter, end);
       bwd_before += tb[s];
     }

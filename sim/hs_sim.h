@@ -91,6 +91,8 @@ const char *hs_kernels_preset_name(const hs_kernels_t *k);
 typedef struct hs_practice {
   hs_kernels_t kernels;       /* default: megatron-2021 */
   bool sequence_parallel;     /* Megatron SP over each TP group (Korthikanti et al.) */
+  int32_t zero_stage;         /* ZeRO over each op's DP group: 0 none, 1 optimizer state,
+                                 2 + gradients, 3 + parameters (FSDP); see hs_plan_zero_stage */
 } hs_practice_t;
 void hs_practice_init(hs_practice_t *p);
 bool hs_practice_is_default(const hs_practice_t *p);
@@ -124,6 +126,9 @@ typedef struct hs_plan {
 } hs_plan_t;
 
 void hs_plan_init(hs_plan_t *p);
+/* The ZeRO stage the plan runs: practice.zero_stage, at least 1 when
+ * optimizer_sharding (the older field, ZeRO-1). */
+int32_t hs_plan_zero_stage(const hs_plan_t *p);
 void hs_plan_destroy(hs_plan_t *p);          /* NULL and zeroed ok */
 hs_status_t hs_plan_copy(const hs_plan_t *src, hs_plan_t *dst, hs_error_t *err);
 /* Samples per iteration: sum over pipelines of microbatch_size x n_microbatches. */

@@ -669,7 +669,12 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
         }
         if (bytes > 0.0) {
           hs_bucket_t *bk = NULL;
-          HS_CHECK(add_bucket(out, &buckets_cap, b_lo, hi + 1, bytes, tp, h->n, &bk));
+          /* ZeRO-3: the parameter all-gathers of a forward and a backward
+           * pass travel with the gradient reduce-scatter (the ZeRO paper's
+           * 3 x params per step against 2 x for an all-reduce); charged on
+           * the gradient stream (docs/simulator.md: what is approximated) */
+          double zb = hs_plan_zero_stage(plan) >= 3 ? 1.5 : 1.0;
+          HS_CHECK(add_bucket(out, &buckets_cap, b_lo, hi + 1, bytes * zb, tp, h->n, &bk));
           memcpy(bk->holders, h->ids, sizeof(int32_t) * (size_t)h->n);
           for (int32_t j = 0; j < tp; j++)
             for (int32_t k = 0; k < h->n; k++)
@@ -763,7 +768,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
   for (int32_t x = 0; x < out->n_execs; x++) {
     hs_exec_t *ex = &out->execs[x];
     double params = ex->params_per_device;
-    if (plan->optimizer_sharding) {
+    if (hs_plan_zero_stage(plan) >= 1) {
       /* ZeRO-1: each holder updates 1/n of every op it holds; approximate by
        * the holder count of its first op. */
       const hs_plan_pipeline_t *pl = &plan->pipelines[ex->pipeline];

@@ -4,7 +4,10 @@
  * Per device of a TP group:
  *   training state  = params_held x (2 weights + 2 grads + 12 optimizer), the
  *                     12 bytes of fp32 master weights and Adam moments divided
- *                     by the op's DP group size when optimizer_sharding (ZeRO-1);
+ *                     by the op's DP group size N under ZeRO-1 (optimizer_sharding
+ *                     or zero_stage 1), also the gradients under ZeRO-2 and the
+ *                     weights under ZeRO-3, which adds the gathered weights of
+ *                     two blocks (in use and prefetched);
  *                     a stage holding the LM head but not the word embedding
  *                     it is tied to holds a copy of it (Megatron-LM);
  *   activations     = max over the schedule's prefix of sum over chunks of
@@ -144,22 +147,36 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
         int32_t tp = rp->n_devices;
         double state = 0.0;
         double transient = 0.0;
+        double layer_p = 0.0, max_layer_p = 0.0; /* ZeRO-3: largest block's parameters */
+        int32_t zs = hs_plan_zero_stage(plan);
         for (int32_t ch = 0; ch < v; ch++) {
           const hs_plan_stage_t *stg = &pl->stages[ch * ranks + r];
           double samples = stg->replicas[q].share * pl->microbatch_size;
           for (int32_t op = stg->op_first; op < stg->op_last; op++) {
             const hs_op_t *o = &m->ops[op];
             double p = (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->params : o->params / tp;
-            double opt = 12.0;
+            double opt = 12.0, grad = 2.0, weight = 2.0;
             if (spmd && split[op]) {
               p = o->params * stg->replicas[q].share; /* its slice, no replicas to share with */
-            } else if (plan->optimizer_sharding && holders[op] > 1) {
+            } else if (zs >= 1 && holders[op] > 1) {
+              /* ZeRO (Rajbhandari et al. 2020), per parameter, N = DP group:
+               * 1: 2 + 2 + 12/N, 2: 2 + (2 + 12)/N, 3: (2 + 2 + 12)/N */
               opt /= holders[op];
+              if (zs >= 2)
+                grad /= holders[op];
+              if (zs >= 3)
+                weight /= holders[op];
             }
             if (tied_copy(m, plan, v, op)) /* its own copy of the tied weights */
               p += (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->tied_params
                                                                : o->tied_params / tp;
-            state += p * (4.0 + opt);
+            state += zs >= 2 ? p * (weight + grad + opt) : p * (4.0 + opt);
+            if (zs >= 3 && holders[op] > 1) {
+              if (op > stg->op_first && m->ops[op - 1].layer != o->layer)
+                layer_p = 0.0;
+              layer_p += p;
+              max_layer_p = layer_p > max_layer_p ? layer_p : max_layer_p;
+            }
           }
           double saved, tr;
           stage_act(m, &plan->practice, stg, tp, &saved, &tr);
@@ -183,7 +200,9 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
             inflight[ch]--;
           }
         }
-        double total = state + peak_act + transient;
+        /* ZeRO-3 / FSDP: the block in use and the prefetched next one are
+         * gathered in full (2-byte weights) */
+        double total = state + peak_act + transient + 2.0 * 2.0 * max_layer_p;
         for (int32_t d = 0; d < rp->n_devices; d++)
           if (rp->devices[d] >= 0 && (size_t)rp->devices[d] < c->n_devices)
             out[rp->devices[d]] = total;

@@ -31,6 +31,12 @@ hs_status_t hs_recompute_parse(const char *s, hs_recompute_t *out)
   return HS_EINVAL;
 }
 
+int32_t hs_plan_zero_stage(const hs_plan_t *p)
+{
+  int32_t z = p->practice.zero_stage;
+  return p->optimizer_sharding && z < 1 ? 1 : z;
+}
+
 void hs_plan_init(hs_plan_t *p)
 {
   memset(p, 0, sizeof(*p));
@@ -414,6 +420,9 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
   if (!(p->bucket_bytes > 0) || !isfinite(p->bucket_bytes))
     return hs_error_set(err, HS_EINVAL, "%s: bucket_bytes: must be positive, got %g", f,
                         p->bucket_bytes);
+  if (p->practice.zero_stage < 0 || p->practice.zero_stage > 3)
+    return hs_error_set(err, HS_EINVAL, "%s: zero_stage (--zero-stage): must be 0, 1, 2 or 3, got %d",
+                        f, (int)p->practice.zero_stage);
   if ((unsigned)p->practice.kernels.attention > HS_ATTENTION_FLASH)
     return hs_error_set(err, HS_EINVAL, "%s: attention: unknown value %d", f,
                         (int)p->practice.kernels.attention);
@@ -664,6 +673,8 @@ void hs_plan_summary(const hs_plan_t *p, char *buf, size_t n)
       PUT(" attention=%s kernels=custom", hs_attention_name(p->practice.kernels.attention));
     if (p->practice.sequence_parallel)
       PUT(" sp");
+    if (p->practice.zero_stage > 0)
+      PUT(" zero%d", (int)p->practice.zero_stage);
   }
   if (p->n_pipelines == 1 && pl->n_stages <= 16) {
     PUT(" cuts=");

@@ -84,6 +84,7 @@ SIMG=("$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --pp 2 --global-b
 expect2 --attention fast -- "${SIMG[@]}" --tp 2 --attention fast
 expect2 --kernels megatron-2099 megatron-core-2024 -- "${SIMG[@]}" --tp 2 --kernels megatron-2099
 expect2 --sequence-parallel "--tp 1" -- "${SIMG[@]}" --tp 1 --sequence-parallel
+expect2 --zero-stage '"4"' -- "${SIMG[@]}" --tp 2 --zero-stage 4
 expect2 --attention sdpa -- "$H" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy megatron --attention sdpa
 
 echo "robust_badinput: $pass passed, $fail failed"
