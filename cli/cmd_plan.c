@@ -46,6 +46,8 @@ static int read_plan_opts(const hs_opt_t *opts, hs_plan_opts_t *po)
   }
   po->mip_gap = gap;
   po->allow_recompute = !hs_cli_opt(opts, "no-recompute");
+  if ((rc = hs_cli_precision(opts, &po->precision)))
+    return rc;
   return hs_cli_practice(opts, &po->practice);
 }
 
@@ -100,7 +102,7 @@ int hs_cmd_plan(int argc, char **argv)
                         "usage: hetsim plan --model M --cluster C --strategy S [--global-batch G]\n"
                         "         [--time-limit S] [--mip-gap G] [--max-microbatch-size B] [--no-recompute]\n"
                         "         [--kernels K] [--attention flash|unfused] [--sequence-parallel]\n"
-                        "         [--zero-stage Z]\n"
+                        "         [--zero-stage Z] [--precision P]\n"
                         "         [-o plan.json] [--json]");
   if (rc)
     return rc < 0 ? 0 : rc;
@@ -260,7 +262,7 @@ int hs_cmd_compare(int argc, char **argv)
                         "usage: hetsim compare (--model M --cluster C | --scenario NAME)\n"
                         "         [--strategies a,b,...] [--global-batch G] [--time-limit S]\n"
                         "         [--kernels K] [--attention flash|unfused] [--sequence-parallel]\n"
-                        "         [--zero-stage Z]\n"
+                        "         [--zero-stage Z] [--precision P]\n"
                         "         [--format table|csv|json] [--charge used|cluster]");
   if (rc)
     return rc < 0 ? 0 : rc;

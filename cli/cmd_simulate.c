@@ -42,6 +42,7 @@ int hs_cmd_simulate(int argc, char **argv)
                         "         [--global-batch G] [--schedule S] [--chunks V] [--recompute R]\n"
                         "         [--kernels megatron-2021|megatron-core-2024|unfused]\n"
                         "         [--attention flash|unfused] [--sequence-parallel] [--zero-stage Z]\n"
+                        "         [--precision bf16|fp16|fp8|fp32]\n"
                         "         [--seq-len S] [--profile profile.json]\n"
                         "         [--json] [-o report.json] [--trace trace.json]");
   if (rc)
@@ -81,7 +82,7 @@ int hs_cmd_simulate(int argc, char **argv)
     }
     if ((st = hs_plan_load(op->value, &plan, &err)) != HS_OK)
       goto fail;
-    if ((rc = hs_cli_practice(opts, &plan.practice)))
+    if ((rc = hs_cli_practice(opts, &plan.practice)) || (rc = hs_cli_precision(opts, &plan.precision)))
       goto out;
     if ((st = hs_plan_validate(&plan, &m, &c, hs_basename(op->value), &err)) != HS_OK)
       goto fail;
@@ -128,6 +129,10 @@ int hs_cmd_simulate(int argc, char **argv)
     if ((st = hs_plan_grid(&m, &c, &g, &plan, &err)) != HS_OK)
       goto fail;
     hs_strlcpy(plan.strategy, "manual-grid", sizeof plan.strategy);
+    if ((rc = hs_cli_precision(opts, &plan.precision)))
+      goto out;
+    if ((st = hs_plan_validate(&plan, &m, &c, NULL, &err)) != HS_OK)
+      goto fail;
   }
   hs_sim_opts_t so;
   hs_sim_opts_init(&so);

@@ -1,7 +1,7 @@
 /*
  * opt_practice.c - the training-practice options shared by simulate, plan
  * and compare: --kernels PRESET, --attention flash|unfused and
- * --sequence-parallel, --zero-stage 0|1|2|3 (docs/simulator.md, "Modern training practice").
+ * --sequence-parallel, --zero-stage 0|1|2|3, --precision (docs/simulator.md, "Modern training practice").
  * Only options given change *pr, so a plan file's own values stay unless a
  * flag overrides them. Bad values: a message naming the flag and the value,
  * exit code 2.
@@ -11,6 +11,16 @@
 
 #include <stdio.h>
 #include <string.h>
+
+int hs_cli_precision(const hs_opt_t *opts, hs_dtype_t *dt)
+{
+  const hs_opt_t *o = hs_cli_opt(opts, "precision");
+  if (o && hs_dtype_parse(o->value, dt) != HS_OK) {
+    fprintf(stderr, "hetsim: --precision: must be bf16, fp16, fp8 or fp32, got \"%s\"\n", o->value);
+    return HS_EXIT_USAGE;
+  }
+  return 0;
+}
 
 int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
 {

@@ -336,7 +336,7 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
     return hs_error_set(err, HS_EINVAL, "schedule: unknown schedule \"%s\"", p->schedule);
   bool async = p->async_send || sc->default_async_send;
   int32_t v = p->chunks > 0 ? p->chunks : 1;
-  double grad_bytes = hs_dtype_bytes(p->precision);
+  double grad_bytes = hs_precision_grad_bytes(p->precision);
   int32_t max_stages = 0, total_tp_groups = 0;
   for (int32_t i = 0; i < p->n_pipelines; i++) {
     max_stages = HS_MAX(max_stages, p->pipelines[i].n_stages);

@@ -250,7 +250,7 @@ static int cmp_opt(const void *x, const void *y)
 hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
 {
   int32_t mb = h->mbs[mi];
-  double gbytes = hs_dtype_bytes(h->dt);
+  double gbytes = hs_precision_grad_bytes(h->dt);
   h->cur_mb = mi;
   for (int32_t a = 0; a < h->n_sc; a++)
     for (int32_t zi = 0; zi < h->n_sizes[a]; zi++) {

@@ -103,6 +103,16 @@ bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b);
  * FLOPs, memory traffic and saved activations (the TP split itself is
  * still the caller's, as for the model's op). O(1). */
 const hs_op_t *hs_practice_op(const hs_practice_t *pr, const hs_op_t *op, int32_t tp, hs_op_t *tmp);
+/* Bytes per parameter of the training state under mixed precision at
+ * `precision` (fp32: 4 weights + 4 gradients + 8 Adam moments; bf16, fp16,
+ * fp8: 2 weights + 2 gradients + 12 fp32 master weights and moments; fp8
+ * keeps bf16 weights and gradients, as Transformer Engine does), and the
+ * gradient element size the data-parallel sync moves. */
+typedef struct hs_state_bytes {
+  double weight, grad, optimizer;
+} hs_state_bytes_t;
+hs_state_bytes_t hs_precision_state_bytes(hs_dtype_t precision);
+double hs_precision_grad_bytes(hs_dtype_t precision);
 /* Does selective recomputation recompute this op (it saves less with it)? */
 bool hs_practice_recomputes_selective(const hs_op_t *op);
 

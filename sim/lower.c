@@ -640,7 +640,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       ex->params_per_device += m->ops[op].tied_params / div;
     }
   }
-  double grad_bytes = hs_dtype_bytes(plan->precision);
+  double grad_bytes = hs_precision_grad_bytes(plan->precision);
   for (int32_t op = (int32_t)m->n_ops - 1; op >= 0;) {
     /* segment [lo, op] with the same holders */
     int32_t lo = op;

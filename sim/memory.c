@@ -155,7 +155,8 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
           for (int32_t op = stg->op_first; op < stg->op_last; op++) {
             const hs_op_t *o = &m->ops[op];
             double p = (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->params : o->params / tp;
-            double opt = 12.0, grad = 2.0, weight = 2.0;
+            hs_state_bytes_t sb = hs_precision_state_bytes(plan->precision);
+            double opt = sb.optimizer, grad = sb.grad, weight = sb.weight;
             if (spmd && split[op]) {
               p = o->params * stg->replicas[q].share; /* its slice, no replicas to share with */
             } else if (zs >= 1 && holders[op] > 1) {
@@ -170,7 +171,7 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
             if (tied_copy(m, plan, v, op)) /* its own copy of the tied weights */
               p += (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->tied_params
                                                                : o->tied_params / tp;
-            state += zs >= 2 ? p * (weight + grad + opt) : p * (4.0 + opt);
+            state += p * (weight + grad + opt);
             if (zs >= 3 && holders[op] > 1) {
               if (op > stg->op_first && m->ops[op - 1].layer != o->layer)
                 layer_p = 0.0;
@@ -202,7 +203,8 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
         }
         /* ZeRO-3 / FSDP: the block in use and the prefetched next one are
          * gathered in full (2-byte weights) */
-        double total = state + peak_act + transient + 2.0 * 2.0 * max_layer_p;
+        double total = state + peak_act + transient +
+                       2.0 * hs_precision_state_bytes(plan->precision).weight * max_layer_p;
         for (int32_t d = 0; d < rp->n_devices; d++)
           if (rp->devices[d] >= 0 && (size_t)rp->devices[d] < c->n_devices)
             out[rp->devices[d]] = total;

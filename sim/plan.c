@@ -548,9 +548,15 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
                                  "%s: pipelines[%d].stages[%d].replicas[%d].devices[%d]: unknown "
                                  "device %d (cluster %s has devices 0..%zu)",
                                  f, i, s, r, d, dev, c->name, c->n_devices - 1));
-          if (gpu0 < 0)
+          if (gpu0 < 0) {
             gpu0 = c->devices[dev].gpu;
-          else if (c->devices[dev].gpu != gpu0)
+            if (p->precision == HS_DTYPE_FP8 && !(c->gpus.gpus[gpu0].peak_flops[HS_DTYPE_FP8] > 0.0))
+              HS_FAIL(hs_error_set(err, HS_EINVAL,
+                                   "%s: precision (--precision): fp8 needs FP8 GEMMs, but %s "
+                                   "(device %d, pipelines[%d].stages[%d]) has no fp8 peak in the "
+                                   "GPU catalog; use bf16 or fp16 there",
+                                   f, c->gpus.gpus[gpu0].name, dev, i, s));
+          } else if (c->devices[dev].gpu != gpu0)
             HS_FAIL(hs_error_set(err, HS_EINVAL,
                                  "%s: pipelines[%d].stages[%d].replicas[%d].devices[%d]: device %d "
                                  "is a %s but the TP group is %s (TP groups must be one GPU type)",

@@ -96,6 +96,18 @@ bool hs_practice_is_default(const hs_practice_t *p)
   return hs_practice_equal(p, &d);
 }
 
+hs_state_bytes_t hs_precision_state_bytes(hs_dtype_t precision)
+{
+  if (precision == HS_DTYPE_FP32)
+    return (hs_state_bytes_t){4.0, 4.0, 8.0};
+  return (hs_state_bytes_t){2.0, 2.0, 12.0};
+}
+
+double hs_precision_grad_bytes(hs_dtype_t precision)
+{
+  return hs_precision_state_bytes(precision).grad;
+}
+
 bool hs_practice_recomputes_selective(const hs_op_t *op)
 {
   return op->kind == HS_OP_ATTENTION && op->saved_bytes_selective < op->saved_bytes;

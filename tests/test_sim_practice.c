@@ -19,6 +19,9 @@
  *    2+(2+12)/N, (2+2+12)/N (+ two gathered blocks at stage 3); the
  *    optimizer step divided by N; the link bytes of stages 0-2 equal, stage
  *    3 one and a half times (3 x params against 2 x per step);
+ *  - precision: fp8 GEMMs at the fp8 peak, gradients synced in bf16 (2 B),
+ *    fp32 training state 4+4+8 (ZeRO-1: 4+4+8/N); fp8 refused on a GPU
+ *    without an fp8 peak, naming the field and the GPU;
  *  - the default practice changes nothing; plan JSON round trip and broken
  *    input (names the field and the value); SP without TP refused.
  */
@@ -369,8 +372,59 @@ static void test_zero_memory(void)
   hs_model_destroy(&m);
 }
 
+static void test_precision(void)
+{
+  const double params = 25e6; /* per op, 2 ops */
+  hs_model_t m;
+  fx_chain_model(&m, 1, 2, 1e9, params, 0.0, 0.0);
+  hs_cluster_t c;
+  hs_error_t err;
+  hs_error_init(&err);
+  const int n = 2;
+  CHECK(fx_cluster(&c, 1, n, 100, 2, 10, 0, &err) == HS_OK);
+  hs_grid_opts_t g;
+  hs_grid_opts_init(&g);
+  g.dp = n;
+  g.global_batch = n * 3;
+  hs_plan_t plan;
+  CHECK(hs_plan_grid(&m, &c, &g, &plan, &err) == HS_OK);
+  plan.bucket_bytes = 1e15; /* one bucket, after the backward */
+  plan.precision = HS_DTYPE_FP8;
+  /* the fixture GPU has no fp8 peak: refused */
+  hs_report_t rep;
+  CHECK(hs_simulate(&m, &c, &plan, NULL, &rep, &err) == HS_EINVAL);
+  CHECK_MSG(strstr(err.msg, "precision (--precision): fp8") && strstr(err.msg, "IdealGPU"), "%s",
+            err.msg);
+  /* with an fp8 peak of 2 TFLOP/s the GEMMs take half the time; gradients
+   * are all-reduced in bf16 */
+  c.gpus.gpus[c.devices[0].gpu].peak_flops[HS_DTYPE_FP8] = 2e12;
+  hs_error_init(&err);
+  CHECK_MSG(hs_simulate(&m, &c, &plan, NULL, &rep, &err) == HS_OK, "%s", err.msg);
+  double S = 2 * params * 2.0;
+  double ring = 2.0 * (n - 1) * (2e-6 + S / (n * 100e9));
+  double compute = 3 * (2e-3 + 4e-3) / 2.0;
+  double opt = 2 * params * 32.0 / 1000e9;
+  CHECK_REL(rep.iteration_time_s, compute + ring + opt, 1e-6);
+  /* MFU against the fp8 peak: 6 samples x 6 GFLOP */
+  CHECK_REL(rep.mfu, 6 * 6e9 / rep.iteration_time_s / (n * 2e12), 1e-9);
+  hs_report_destroy(&rep);
+  /* fp32 training state: 4 weights + 4 gradients + 8 Adam moments, ZeRO-1
+   * shards the 8 */
+  plan.precision = HS_DTYPE_FP32;
+  double mem[2];
+  CHECK(hs_memory_per_device(&m, &c, &plan, mem, &err) == HS_OK);
+  CHECK_REL(mem[0], 16.0 * 2 * params, 1e-12);
+  plan.practice.zero_stage = 1;
+  CHECK(hs_memory_per_device(&m, &c, &plan, mem, &err) == HS_OK);
+  CHECK_REL(mem[0], (8.0 + 8.0 / n) * 2 * params, 1e-12);
+  hs_plan_destroy(&plan);
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+}
+
 int main(void)
 {
+  HS_RUN(test_precision);
   HS_RUN(test_zero_memory);
   HS_RUN(test_korthikanti_formulas);
   HS_RUN(test_flash_linear_in_s);
