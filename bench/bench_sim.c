@@ -12,7 +12,8 @@
  *
  * --modern turns on every training-practice option (docs/simulator.md,
  * "Modern training practice": the megatron-core-2024 kernel set with
- * FlashAttention, sequence parallelism, ZeRO stage 3), to check that they cost no
+ * FlashAttention, sequence parallelism, ZeRO stage 3, TP communication
+ * overlap), to check that they cost no
  * simulator speed.
  */
 #include "hs_sim.h"
@@ -68,6 +69,7 @@ static int run_one(int n_gpus)
     hs_kernels_preset("megatron-core-2024", &g.practice.kernels);
     g.practice.sequence_parallel = true;
     g.practice.zero_stage = 3;
+    g.practice.tp_comm_overlap = true;
   }
   if (hs_plan_grid(&m, &c, &g, &plan, &err) != HS_OK)
     goto out;

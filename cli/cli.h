@@ -54,7 +54,8 @@ int hs_cli_double(const hs_opt_t *opts, const char *name, double def, double *ou
       {"attention", true, "flash|unfused (overrides the preset's attention)"},           \
       {"sequence-parallel", false, "Megatron sequence parallelism over each TP group"}, \
       {"zero-stage", true, "0|1|2|3: ZeRO / distributed optimizer / FSDP over each DP group"}, \
-      {"precision", true, "bf16|fp16|fp8|fp32: GEMM precision (fp8 needs a GPU with fp8 peak)"}
+      {"precision", true, "bf16|fp16|fp8|fp32: GEMM precision (fp8 needs a GPU with fp8 peak)"}, \
+      {"tp-comm-overlap", false, "TP collectives overlapped with GEMMs (Megatron-Core userbuffers; needs --sequence-parallel)"}
 struct hs_practice;
 int hs_cli_practice(const hs_opt_t *opts, struct hs_practice *pr);
 /* --precision: 0 and *dt set when given (left alone when not), else 2. */

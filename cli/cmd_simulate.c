@@ -42,7 +42,7 @@ int hs_cmd_simulate(int argc, char **argv)
                         "         [--global-batch G] [--schedule S] [--chunks V] [--recompute R]\n"
                         "         [--kernels megatron-2021|megatron-core-2024|unfused]\n"
                         "         [--attention flash|unfused] [--sequence-parallel] [--zero-stage Z]\n"
-                        "         [--precision bf16|fp16|fp8|fp32]\n"
+                        "         [--precision bf16|fp16|fp8|fp32] [--tp-comm-overlap]\n"
                         "         [--seq-len S] [--profile profile.json]\n"
                         "         [--json] [-o report.json] [--trace trace.json]");
   if (rc)
@@ -120,6 +120,12 @@ int hs_cmd_simulate(int argc, char **argv)
     }
     if ((rc = hs_cli_practice(opts, &g.practice)))
       goto out;
+    if (g.practice.tp_comm_overlap && !g.practice.sequence_parallel) {
+      fprintf(stderr, "hetsim simulate: --tp-comm-overlap: needs --sequence-parallel (Megatron-Core's "
+                      "userbuffers overlap works on the sequence-parallel collectives)\n");
+      rc = HS_EXIT_USAGE;
+      goto out;
+    }
     if (g.practice.sequence_parallel && g.tp < 2) {
       fprintf(stderr, "hetsim simulate: --sequence-parallel: needs tensor parallelism (--tp 2 or "
                       "more), got --tp %d\n", g.tp);

@@ -39,6 +39,8 @@ int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
   }
   if (hs_cli_opt(opts, "sequence-parallel"))
     pr->sequence_parallel = true;
+  if (hs_cli_opt(opts, "tp-comm-overlap"))
+    pr->tp_comm_overlap = true;
   const hs_opt_t *oz = hs_cli_opt(opts, "zero-stage");
   if (oz) {
     if (strlen(oz->value) != 1 || oz->value[0] < '0' || oz->value[0] > '3') {

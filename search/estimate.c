@@ -202,10 +202,16 @@ static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_
     double f = hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_FWD);
     double b = hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_BWD);
     if (tp > 1) {
-      if (op->tp_allreduce_fwd)
-        f += ar_a + ar_b * op->out_bytes * samples;
-      if (op->tp_allreduce_bwd && i > 0)
-        b += ar_a + ar_b * m->ops[i - 1].out_bytes * samples;
+      /* tp_comm_overlap: the GEMM next to the collective hides it (lower.c) */
+      bool ov = e->practice.tp_comm_overlap;
+      if (op->tp_allreduce_fwd) {
+        double c = ar_a + ar_b * op->out_bytes * samples;
+        f += ov ? fmax(0.0, c - f) : c;
+      }
+      if (op->tp_allreduce_bwd && i > 0) {
+        double c = ar_a + ar_b * m->ops[i - 1].out_bytes * samples;
+        b += ov ? fmax(0.0, c - b) : c;
+      }
       if (op->kind == HS_OP_MOE_EXPERT) {
         double a2a = 2 * (a2a_a + a2a_b * op->out_bytes * (op->topk > 0 ? op->topk : 1) * samples);
         f += a2a;

@@ -93,6 +93,8 @@ typedef struct hs_practice {
   bool sequence_parallel;     /* Megatron SP over each TP group (Korthikanti et al.) */
   int32_t zero_stage;         /* ZeRO over each op's DP group: 0 none, 1 optimizer state,
                                  2 + gradients, 3 + parameters (FSDP); see hs_plan_zero_stage */
+  bool tp_comm_overlap;       /* TP collectives overlapped with their adjacent GEMM
+                                 (Megatron-Core userbuffers, --tp-comm-overlap) */
 } hs_practice_t;
 void hs_practice_init(hs_practice_t *p);
 bool hs_practice_is_default(const hs_practice_t *p);

@@ -82,6 +82,7 @@ typedef struct tbuild {
   double acc_s, acc_flops;
   int32_t lo, hi;
   int32_t glo;             /* lowest op with its backward in the open segment */
+  double last_s;           /* seconds of the last op added (the GEMM a TP collective overlaps) */
   const hs_practice_t *pr; /* kernel set and sequence parallelism of the plan */
   int32_t next_group;      /* group of the next cut's collective (-1: TP group) */
 } tbuild_t;
@@ -121,6 +122,11 @@ static hs_status_t tb_cut(tbuild_t *b, double coll_bytes, hs_coll_op_t op)
   s->op_lo = b->lo;
   s->op_hi = b->hi;
   s->grad_lo = b->glo;
+  s->ov_ns = 0;
+  if (coll_bytes > 0.0 && s->group < 0 && op != HS_COLL_ALLTOALL && b->pr &&
+      b->pr->tp_comm_overlap && b->last_s > 0.0)
+    s->ov_ns = HS_MIN(hs_time_from_s(b->last_s), s->compute_ns);
+  b->last_s = 0.0;
   b->acc_s = 0.0;
   b->acc_flops = 0.0;
   b->lo = INT32_MAX;
@@ -134,7 +140,8 @@ static void tb_add(tbuild_t *b, const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t 
 {
   hs_op_t tmp;
   op = hs_practice_op(b->pr, op, tp, &tmp);
-  b->acc_s += hs_compute_op_s(g, dt, op, samples, tp, ph);
+  b->last_s = hs_compute_op_s(g, dt, op, samples, tp, ph);
+  b->acc_s += b->last_s;
   double div = (op->tp_split == HS_TP_REPLICATE || tp <= 1) ? 1.0 : tp;
   b->acc_flops += (ph == HS_PHASE_FWD ? op->fwd_flops : op->bwd_flops) * samples / div;
   b->lo = HS_MIN(b->lo, idx);
@@ -220,10 +227,16 @@ static hs_status_t forward_segments(tbuild_t *b, const hs_model_t *m, const hs_g
       return HS_ENOMEM;
     /* sequence parallelism: a column-parallel GEMM all-gathers its input
      * from the sequence-parallel region (Megatron's g) */
-    if (sp && op->tp_allreduce_bwd && i > 0 &&
+    bool ov = b->pr->tp_comm_overlap;
+    if (sp && !ov && op->tp_allreduce_bwd && i > 0 &&
         tb_cut(b, m->ops[i - 1].out_bytes * samples, HS_COLL_ALLGATHER) != HS_OK)
       return HS_ENOMEM;
     tb_add(b, g, dt, op, i, samples, tp, HS_PHASE_FWD);
+    /* overlapped: the gather is pipelined with the GEMM that consumes it
+     * (userbuffers ring exchange), so it closes that GEMM's segment */
+    if (sp && ov && op->tp_allreduce_bwd && i > 0 &&
+        tb_cut(b, m->ops[i - 1].out_bytes * samples, HS_COLL_ALLGATHER) != HS_OK)
+      return HS_ENOMEM;
     if (moe && tb_cut(b, moe_a2a_bytes(op, samples), HS_COLL_ALLTOALL) != HS_OK)
       return HS_ENOMEM;
     if (tp > 1 && op->tp_allreduce_fwd &&
@@ -286,10 +299,14 @@ static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *st
         HS_FAIL(HS_ENOMEM);
       /* sequence parallelism: a row-parallel GEMM's output gradient is
        * all-gathered (the backward of its reduce-scatter) */
-      if (sp && op->tp_allreduce_fwd &&
+      bool ov = pr->tp_comm_overlap;
+      if (sp && !ov && op->tp_allreduce_fwd &&
           tb_cut(&b, op->out_bytes * samples, HS_COLL_ALLGATHER) != HS_OK)
         HS_FAIL(HS_ENOMEM);
       tb_add(&b, g, dt, op, i, samples, tp, HS_PHASE_BWD);
+      if (sp && ov && op->tp_allreduce_fwd &&
+          tb_cut(&b, op->out_bytes * samples, HS_COLL_ALLGATHER) != HS_OK)
+        HS_FAIL(HS_ENOMEM);
       if (moe && tb_cut(&b, moe_a2a_bytes(op, samples), HS_COLL_ALLTOALL) != HS_OK)
         HS_FAIL(HS_ENOMEM);
       if (tp > 1 && op->tp_allreduce_bwd && i > 0 &&

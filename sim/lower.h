@@ -26,6 +26,9 @@ typedef struct hs_seg {
   int32_t op_lo, op_hi;     /* ops covered [lo, hi] (for buckets and names) */
   int32_t grad_lo;          /* lowest op whose backward (weight gradient) ends in this
                                segment; INT32_MAX: none (forward, recomputed forward) */
+  hs_time_t ov_ns;          /* tp_comm_overlap: the last ov_ns of the compute (the GEMM
+                               next to the collective) run alongside the collective;
+                               0 = the collective follows the compute */
   int32_t group;            /* -1: the collective runs over the executor's TP group;
                                >= 0: over SPMD group `group` (hs_lowered_t.groups) */
 } hs_seg_t;

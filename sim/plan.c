@@ -426,6 +426,11 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
   if ((unsigned)p->practice.kernels.attention > HS_ATTENTION_FLASH)
     return hs_error_set(err, HS_EINVAL, "%s: attention: unknown value %d", f,
                         (int)p->practice.kernels.attention);
+  if (p->practice.tp_comm_overlap && !p->practice.sequence_parallel)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: tp_comm_overlap (--tp-comm-overlap): true needs sequence_parallel "
+                        "(--sequence-parallel), as Megatron-Core's userbuffers overlap does",
+                        f);
   if (p->practice.sequence_parallel) {
     /* Megatron's sequence parallelism splits the TP group's sequence: it
      * needs a TP group somewhere (stages with TP 1 simply run without it) */
@@ -681,6 +686,8 @@ void hs_plan_summary(const hs_plan_t *p, char *buf, size_t n)
       PUT(" sp");
     if (p->practice.zero_stage > 0)
       PUT(" zero%d", (int)p->practice.zero_stage);
+    if (p->practice.tp_comm_overlap)
+      PUT(" tp-overlap");
   }
   if (p->n_pipelines == 1 && pl->n_stages <= 16) {
     PUT(" cuts=");

@@ -86,7 +86,8 @@ bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b)
   return a->kernels.attention == b->kernels.attention && a->kernels.fused_act == b->kernels.fused_act &&
          a->kernels.fused_norm == b->kernels.fused_norm &&
          a->kernels.fused_cross_entropy == b->kernels.fused_cross_entropy &&
-         a->sequence_parallel == b->sequence_parallel && a->zero_stage == b->zero_stage;
+         a->sequence_parallel == b->sequence_parallel && a->zero_stage == b->zero_stage &&
+         a->tp_comm_overlap == b->tp_comm_overlap;
 }
 
 bool hs_practice_is_default(const hs_practice_t *p)

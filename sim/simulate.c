@@ -61,6 +61,9 @@ typedef struct xrun {
   bool head_counted;
   bool compute_done;
   int32_t buckets_done;
+  int8_t ov_phase;      /* tp_comm_overlap: 0 none, 1 compute before the overlapped GEMM,
+                           2 GEMM and collective running together */
+  int8_t ov_pending;    /* phase 2: of the GEMM and the collective, how many still run */
   hs_time_t t_state;    /* when the current wait/compute began */
   hs_time_t busy_ns, comm_ns, idle_ns, send_wait_ns;
   hs_time_t t_compute_done, t_end;
@@ -307,6 +310,13 @@ static void x_coll_done(hs_coll_t *c)
 {
   xrun_t *xr = HS_CONTAINER_OF(c, xrun_t, coll);
   sim_t *s = xr->sim;
+  if (xr->ov_phase == 2 && --xr->ov_pending > 0) {
+    if (s->trace)
+      hs_trace_comm(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), xr->pc, c->t_start,
+                    s->eng.now, c->bytes);
+    return; /* the GEMM it overlaps is still running */
+  }
+  xr->ov_phase = 0;
   xr->comm_ns += s->eng.now - xr->t_state;
   if (s->trace)
     hs_trace_comm(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), xr->pc, xr->t_state,
@@ -387,6 +397,22 @@ static void seg_finished(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_sch
   }
 }
 
+static void start_tp_coll(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_seg_t *sg)
+{
+  hs_coll_t *c = &xr->coll;
+  memset(c, 0, sizeof *c);
+  c->op = sg->coll_op;
+  c->devices = ex->devices;
+  c->n = ex->tp;
+  c->bytes = sg->coll_bytes;
+  c->done = x_coll_done;
+  c->ctx = xr;
+  s->n_flows++;
+  hs_status_t st = hs_coll_start(s->net, c, s->err);
+  if (st != HS_OK)
+    fail(s, st, "starting a TP collective");
+}
+
 static void x_event(hs_engine_t *eng, hs_event_t *ev)
 {
   xrun_t *xr = HS_CONTAINER_OF(ev, xrun_t, ev);
@@ -408,26 +434,39 @@ static void x_event(hs_engine_t *eng, hs_event_t *ev)
   if (s->trace)
     hs_trace_compute(s->trace, ex, it->phase == HS_PHASE_FWD ? "fwd" : "bwd", it->mb, it->chunk,
                      xr->t_state, eng->now);
+  if (xr->ov_phase == 1) {
+    /* tp_comm_overlap: the GEMM next to the collective and the collective
+     * run together; the segment ends when both have */
+    xr->ov_phase = 2;
+    xr->ov_pending = 2;
+    xr->state = X_COMPUTE;
+    xr->t_state = eng->now;
+    if (hs_engine_after(&s->eng, &xr->ev, sg->ov_ns, 0) != HS_OK)
+      fail(s, HS_ENOMEM, "scheduling compute");
+    start_tp_coll(s, xr, ex, sg);
+    return;
+  }
   seg_finished(s, xr, ex, it, sg);
+  if (xr->ov_phase == 2) {
+    if (--xr->ov_pending > 0) {
+      xr->state = X_COLL; /* waiting for the collective's exposed tail */
+      xr->t_state = eng->now;
+      return;
+    }
+    xr->ov_phase = 0;
+    xr->state = X_READY;
+    xr->seg++;
+    x_advance(s, xr);
+    return;
+  }
   if (sg->coll_bytes > 0.0 && sg->group >= 0) {
     group_arrive(s, xr, ex, sg);
     return;
   }
   if (sg->coll_bytes > 0.0 && ex->tp > 1) {
-    hs_coll_t *c = &xr->coll;
-    memset(c, 0, sizeof *c);
-    c->op = sg->coll_op;
-    c->devices = ex->devices;
-    c->n = ex->tp;
-    c->bytes = sg->coll_bytes;
-    c->done = x_coll_done;
-    c->ctx = xr;
     xr->state = X_COLL;
     xr->t_state = eng->now;
-    s->n_flows++;
-    hs_status_t st = hs_coll_start(s->net, c, s->err);
-    if (st != HS_OK)
-      fail(s, st, "starting a TP collective");
+    start_tp_coll(s, xr, ex, sg);
     return;
   }
   xr->state = X_READY;
@@ -485,9 +524,15 @@ static void x_advance(sim_t *s, xrun_t *xr)
         return;
       }
     }
+    const hs_seg_t *sg = &tm->segs[xr->seg];
+    hs_time_t d = sg->compute_ns;
+    if (sg->ov_ns > 0 && sg->coll_bytes > 0.0 && sg->group < 0 && ex->tp > 1) {
+      xr->ov_phase = 1; /* first the compute before the overlapped GEMM */
+      d -= sg->ov_ns;
+    }
     xr->state = X_COMPUTE;
     xr->t_state = s->eng.now;
-    if (hs_engine_after(&s->eng, &xr->ev, tm->segs[xr->seg].compute_ns, 0) != HS_OK)
+    if (hs_engine_after(&s->eng, &xr->ev, d, 0) != HS_OK)
       fail(s, HS_ENOMEM, "scheduling compute");
     return;
   }
@@ -567,7 +612,9 @@ static double seg_colls_s(const sim_t *s, const hs_exec_t *ex, const hs_tmpl_t *
     } else if (ex->tp <= 1) {
       continue;
     }
-    sum += hs_coll_estimate_s(s->topo, &cc);
+    /* tp_comm_overlap: only what the overlapped GEMM does not hide */
+    sum += sg->ov_ns > 0 ? fmax(0.0, hs_coll_estimate_s(s->topo, &cc) - hs_time_to_s(sg->ov_ns))
+                         : hs_coll_estimate_s(s->topo, &cc);
   }
   return sum;
 }

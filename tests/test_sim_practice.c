@@ -22,6 +22,9 @@
  *  - precision: fp8 GEMMs at the fp8 peak, gradients synced in bf16 (2 B),
  *    fp32 training state 4+4+8 (ZeRO-1: 4+4+8/N); fp8 refused on a GPU
  *    without an fp8 peak, naming the field and the GPU;
+ *  - TP communication overlap (with SP): each reduce-scatter / all-gather
+ *    runs alongside its GEMM, a segment takes max(GEMM, collective)
+ *    instead of their sum;
  *  - the default practice changes nothing; plan JSON round trip and broken
  *    input (names the field and the value); SP without TP refused.
  */
@@ -243,6 +246,7 @@ static void test_refusals_and_json(void)
       {", \"kernels\": 3", "kernels"},
       {", \"sequence_parallel\": 1", "sequence_parallel"},
       {", \"zero_stage\": 4", "zero_stage"},
+      {", \"tp_comm_overlap\": \"yes\"", "tp_comm_overlap"},
       {", \"zero_stage\": -1", "zero_stage"},
   };
   for (size_t k = 0; k < HS_ARRAY_LEN(bad); k++) {
@@ -422,8 +426,69 @@ static void test_precision(void)
   hs_model_destroy(&m);
 }
 
+/* L layers of a column-parallel then a row-parallel GEMM (1 GFLOP each, so
+ * f = 1/t ms forward, b = 2/t ms backward), TP t = 2 with SP, one sample;
+ * every sequence-parallel collective moves X bytes: c = (t-1) X/(t B). */
+static void test_tp_comm_overlap(void)
+{
+  const int L = 3, t = 2;
+  const double B = 100e9, X = 1.5e8;
+  hs_model_t m;
+  fx_chain_model(&m, L, 2, 1e9, 0.0, X, 0.0);
+  for (size_t i = 0; i < m.n_ops; i++) {
+    m.ops[i].tp_allreduce_bwd = i % 2 == 0; /* column-parallel */
+    m.ops[i].tp_allreduce_fwd = i % 2 == 1; /* row-parallel */
+    m.ops[i].tp_split = i % 2 == 0 ? HS_TP_COLUMN : HS_TP_ROW;
+  }
+  hs_cluster_t c;
+  hs_error_t err;
+  hs_error_init(&err);
+  CHECK(fx_cluster(&c, 1, t, B / 1e9, 0, 10, 0, &err) == HS_OK);
+  double f = 1e-3 / t, b = 2e-3 / t, cc = (t - 1) * X / (t * B);
+  CHECK(f < cc && cc < b);
+  double T[2];
+  for (int ov = 0; ov < 2; ov++) {
+    hs_grid_opts_t g;
+    hs_grid_opts_init(&g);
+    g.tp = t;
+    g.global_batch = 1;
+    g.practice.sequence_parallel = true;
+    g.practice.tp_comm_overlap = ov;
+    hs_plan_t plan;
+    CHECK(hs_plan_grid(&m, &c, &g, &plan, &err) == HS_OK);
+    hs_report_t rep;
+    CHECK_MSG(hs_simulate(&m, &c, &plan, NULL, &rep, &err) == HS_OK, "%s", err.msg);
+    T[ov] = rep.iteration_time_s;
+    hs_report_destroy(&rep);
+    hs_plan_destroy(&plan);
+  }
+  /* the first column GEMM has no gather (nothing before it), the first
+   * column GEMM's backward no reduce-scatter */
+  double serial = 2 * L * (f + b) + 2 * (2 * L - 1) * cc;
+  double overlapped = f + (2 * L - 1) * fmax(f, cc) + (2 * L - 1) * fmax(b, cc) + b;
+  CHECK_REL(T[0], serial, 1e-6);
+  CHECK_REL(T[1], overlapped, 1e-6);
+  /* refused without SP, naming both */
+  hs_grid_opts_t g;
+  hs_grid_opts_init(&g);
+  g.tp = t;
+  g.global_batch = 1;
+  g.practice.tp_comm_overlap = true;
+  hs_plan_t plan;
+  CHECK(hs_plan_grid(&m, &c, &g, &plan, &err) == HS_OK);
+  hs_error_init(&err);
+  CHECK(hs_plan_validate(&plan, &m, &c, NULL, &err) == HS_EINVAL);
+  CHECK_MSG(strstr(err.msg, "tp_comm_overlap (--tp-comm-overlap)") &&
+                strstr(err.msg, "sequence_parallel (--sequence-parallel)"),
+            "%s", err.msg);
+  hs_plan_destroy(&plan);
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+}
+
 int main(void)
 {
+  HS_RUN(test_tp_comm_overlap);
   HS_RUN(test_precision);
   HS_RUN(test_zero_memory);
   HS_RUN(test_korthikanti_formulas);
