@@ -120,12 +120,6 @@ int hs_cmd_simulate(int argc, char **argv)
     }
     if ((rc = hs_cli_practice(opts, &g.practice)))
       goto out;
-    if (g.practice.tp_comm_overlap && !g.practice.sequence_parallel) {
-      fprintf(stderr, "hetsim simulate: --tp-comm-overlap: needs --sequence-parallel (Megatron-Core's "
-                      "userbuffers overlap works on the sequence-parallel collectives)\n");
-      rc = HS_EXIT_USAGE;
-      goto out;
-    }
     if (g.practice.sequence_parallel && g.tp < 2) {
       fprintf(stderr, "hetsim simulate: --sequence-parallel: needs tensor parallelism (--tp 2 or "
                       "more), got --tp %d\n", g.tp);

@@ -41,6 +41,11 @@ int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
     pr->sequence_parallel = true;
   if (hs_cli_opt(opts, "tp-comm-overlap"))
     pr->tp_comm_overlap = true;
+  if (pr->tp_comm_overlap && !pr->sequence_parallel) {
+    fprintf(stderr, "hetsim: --tp-comm-overlap: needs --sequence-parallel (Megatron-Core's "
+                    "userbuffers overlap works on the sequence-parallel collectives)\n");
+    return HS_EXIT_USAGE;
+  }
   const hs_opt_t *oz = hs_cli_opt(opts, "zero-stage");
   if (oz) {
     if (strlen(oz->value) != 1 || oz->value[0] < '0' || oz->value[0] > '3') {

@@ -102,16 +102,8 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
   }
   double search_s = hs__now_s() - t0;
   HS_CHECK(t->result(state, plan, stats, err));
-  /* sequence parallelism asked for, and the best plan has no TP group:
-   * there is nothing to split (the plan runs as it would without it) */
-  if (plan->practice.sequence_parallel) {
-    bool any_tp = false;
-    for (int32_t i = 0; i < plan->n_pipelines && !any_tp; i++)
-      for (int32_t s = 0; s < plan->pipelines[i].n_stages && !any_tp; s++)
-        for (int32_t r = 0; r < plan->pipelines[i].stages[s].n_replicas && !any_tp; r++)
-          any_tp = plan->pipelines[i].stages[s].replicas[r].n_devices > 1;
-    plan->practice.sequence_parallel = any_tp;
-  }
+  /* the options as asked, less sequence parallelism on a plan without TP */
+  hs_plan_set_practice(plan, &o->practice);
   stats->search_s = search_s;
   if (stats->candidates == 0)
     stats->candidates = 1;

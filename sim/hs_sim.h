@@ -115,6 +115,11 @@ typedef struct hs_state_bytes {
 } hs_state_bytes_t;
 hs_state_bytes_t hs_precision_state_bytes(hs_dtype_t precision);
 double hs_precision_grad_bytes(hs_dtype_t precision);
+/* Planners: sets p->practice to *pr, without sequence parallelism (and
+ * the TP overlap that needs it) when no TP group of p has 2 devices or
+ * more: there is nothing to split, and the plan runs as it would without. */
+struct hs_plan;
+void hs_plan_set_practice(struct hs_plan *p, const hs_practice_t *pr);
 /* Does selective recomputation recompute this op (it saves less with it)? */
 bool hs_practice_recomputes_selective(const hs_op_t *op);
 

@@ -109,6 +109,20 @@ double hs_precision_grad_bytes(hs_dtype_t precision)
   return hs_precision_state_bytes(precision).grad;
 }
 
+void hs_plan_set_practice(hs_plan_t *p, const hs_practice_t *pr)
+{
+  p->practice = *pr;
+  bool any_tp = false;
+  for (int32_t i = 0; i < p->n_pipelines && !any_tp; i++)
+    for (int32_t s = 0; s < p->pipelines[i].n_stages && !any_tp; s++)
+      for (int32_t r = 0; r < p->pipelines[i].stages[s].n_replicas && !any_tp; r++)
+        any_tp = p->pipelines[i].stages[s].replicas[r].n_devices > 1;
+  if (!any_tp) {
+    p->practice.sequence_parallel = false;
+    p->practice.tp_comm_overlap = false;
+  }
+}
+
 bool hs_practice_recomputes_selective(const hs_op_t *op)
 {
   return op->kind == HS_OP_ATTENTION && op->saved_bytes_selective < op->saved_bytes;
