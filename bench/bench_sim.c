@@ -8,7 +8,13 @@
  * use PP n/8 with one pipeline. Each size runs in a child process so that its
  * peak RSS is its own. Prints wall time, events, events/s, flows and peak RSS.
  *
- *   bench_sim [max_gpus]      (default 16384)
+ *   bench_sim [max_gpus] [--modern]      (default 16384)
+ *
+ * --modern turns on every training-practice option (docs/simulator.md,
+ * "Modern training practice": the megatron-core-2024 kernel set with
+ * FlashAttention, sequence parallelism, ZeRO stage 3, TP communication
+ * overlap), to check that they cost no
+ * simulator speed.
  */
 #include "hs_sim.h"
 
@@ -18,6 +24,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+static bool modern; /* --modern: every training-practice option on */
 
 static double now_s(void)
 {
@@ -57,6 +65,12 @@ static int run_one(int n_gpus)
   g.dp = n_gpus / (g.tp * g.pp);
   g.microbatch_size = 1;
   g.global_batch = (int64_t)g.dp * 192;
+  if (modern) {
+    hs_kernels_preset("megatron-core-2024", &g.practice.kernels);
+    g.practice.sequence_parallel = true;
+    g.practice.zero_stage = 3;
+    g.practice.tp_comm_overlap = true;
+  }
   if (hs_plan_grid(&m, &c, &g, &plan, &err) != HS_OK)
     goto out;
   double t0 = now_s();
@@ -83,9 +97,15 @@ out:
 int main(int argc, char **argv)
 {
   int max_gpus = argc > 1 ? atoi(argv[1]) : 16384;
-  if (argc > 2 && strcmp(argv[2], "--one") == 0)
+  bool one = false;
+  for (int k = 2; k < argc; k++) {
+    one |= strcmp(argv[k], "--one") == 0;
+    modern |= strcmp(argv[k], "--modern") == 0;
+  }
+  if (one)
     return run_one(max_gpus);
-  printf("GPT-3 175B, one iteration, full flow-level network, one core\n");
+  printf("GPT-3 175B, one iteration, full flow-level network, one core%s\n",
+         modern ? ", every training-practice option on" : "");
   printf("%6s  %-16s  %8s  %10s  %10s  %9s  %8s  %9s\n", "gpus", "plan", "wall s", "events",
          "events/s", "flows", "RSS MB", "iter s");
   fflush(stdout);

@@ -46,6 +46,20 @@ const hs_opt_t *hs_cli_opt(const hs_opt_t *opts, const char *name);
 int hs_cli_int(const hs_opt_t *opts, const char *name, int64_t def, int64_t lo, int64_t hi,
                int64_t *out);
 int hs_cli_double(const hs_opt_t *opts, const char *name, double def, double *out);
+/* Training-practice options (cli/opt_practice.c): the entries to put in a
+ * command's option table, and the parser that applies the given ones to
+ * *pr (0, or 2 with a message naming the flag and value). */
+#define HS_CLI_PRACTICE_OPTS                                                              \
+  {"kernels", true, "kernel set preset: megatron-2021 (default), megatron-core-2024, unfused"}, \
+      {"attention", true, "flash|unfused (overrides the preset's attention)"},           \
+      {"sequence-parallel", false, "Megatron sequence parallelism over each TP group"}, \
+      {"zero-stage", true, "0|1|2|3: ZeRO / distributed optimizer / FSDP over each DP group"}, \
+      {"precision", true, "bf16|fp16|fp8|fp32: GEMM precision (fp8 needs a GPU with fp8 peak)"}, \
+      {"tp-comm-overlap", false, "TP collectives overlapped with GEMMs (Megatron-Core userbuffers; needs --sequence-parallel)"}
+struct hs_practice;
+int hs_cli_practice(const hs_opt_t *opts, struct hs_practice *pr);
+/* --precision: 0 and *dt set when given (left alone when not), else 2. */
+int hs_cli_precision(const hs_opt_t *opts, hs_dtype_t *dt);
 /* Prints "hetsim: <msg>" and returns the exit code for st. */
 int hs_cli_fail(const hs_error_t *err, hs_status_t st);
 

@@ -46,7 +46,9 @@ static int read_plan_opts(const hs_opt_t *opts, hs_plan_opts_t *po)
   }
   po->mip_gap = gap;
   po->allow_recompute = !hs_cli_opt(opts, "no-recompute");
-  return 0;
+  if ((rc = hs_cli_precision(opts, &po->precision)))
+    return rc;
+  return hs_cli_practice(opts, &po->practice);
 }
 
 static int load_inputs(const char *model, const char *cluster, hs_model_t *m, hs_cluster_t *c)
@@ -88,6 +90,7 @@ int hs_cmd_plan(int argc, char **argv)
       {"time-limit", true, "search budget in seconds (0 = none)"},
       {"mip-gap", true, "relative MIP gap for autohet (default 0.01)"},
       {"no-recompute", false, "never use activation recomputation"},
+      HS_CLI_PRACTICE_OPTS,
       {"json", false, "print plan, stats and report as JSON"},
       {"o", true, "write the plan JSON to this file (hetsim simulate --plan reads it)"},
       {"quiet", false, "no progress line"},
@@ -98,6 +101,8 @@ int hs_cmd_plan(int argc, char **argv)
   int rc = hs_cli_parse(argc, argv, opts, pos, 0, &npos,
                         "usage: hetsim plan --model M --cluster C --strategy S [--global-batch G]\n"
                         "         [--time-limit S] [--mip-gap G] [--max-microbatch-size B] [--no-recompute]\n"
+                        "         [--kernels K] [--attention flash|unfused] [--sequence-parallel]\n"
+                        "         [--zero-stage Z] [--precision P]\n"
                         "         [-o plan.json] [--json]");
   if (rc)
     return rc < 0 ? 0 : rc;
@@ -254,6 +259,7 @@ int hs_cmd_compare(int argc, char **argv)
       {"time-limit", true, "search budget per strategy in seconds (0 = none)"},
       {"mip-gap", true, "relative MIP gap for autohet (default 0.01)"},
       {"no-recompute", false, "never use activation recomputation"},
+      HS_CLI_PRACTICE_OPTS,
       {"format", true, "table (default), csv or json"},
       {"charge", true, "$/Mtok charges the GPUs each plan uses (used, default) or the whole "
                        "cluster (cluster: idle GPUs are paid for too)"},
@@ -264,6 +270,8 @@ int hs_cmd_compare(int argc, char **argv)
   int rc = hs_cli_parse(argc, argv, opts, pos, 0, &npos,
                         "usage: hetsim compare (--model M --cluster C | --scenario NAME)\n"
                         "         [--strategies a,b,...] [--global-batch G] [--time-limit S]\n"
+                        "         [--kernels K] [--attention flash|unfused] [--sequence-parallel]\n"
+                        "         [--zero-stage Z] [--precision P]\n"
                         "         [--format table|csv|json] [--charge used|cluster]");
   if (rc)
     return rc < 0 ? 0 : rc;

@@ -25,6 +25,7 @@ int hs_cmd_simulate(int argc, char **argv)
       {"schedule", true, "gpipe|1f1b|interleaved-1f1b|hetero-1f1b (grid, default 1f1b)"},
       {"chunks", true, "model chunks per device for interleaved-1f1b"},
       {"recompute", true, "none|selective|full (grid)"},
+      HS_CLI_PRACTICE_OPTS,
       {"seq-len", true, "override the model's sequence length"},
       {"profile", true, "calibrated device profile JSON"},
       {"json", false, "print the report as JSON"},
@@ -39,6 +40,9 @@ int hs_cmd_simulate(int argc, char **argv)
                         "usage: hetsim simulate --model M --cluster C\n"
                         "         (--plan plan.json | --tp T --pp P [--dp D] [--microbatch-size B])\n"
                         "         [--global-batch G] [--schedule S] [--chunks V] [--recompute R]\n"
+                        "         [--kernels megatron-2021|megatron-core-2024|unfused]\n"
+                        "         [--attention flash|unfused] [--sequence-parallel] [--zero-stage Z]\n"
+                        "         [--precision bf16|fp16|fp8|fp32] [--tp-comm-overlap]\n"
                         "         [--seq-len S] [--profile profile.json]\n"
                         "         [--json] [-o report.json] [--trace trace.json]\n"
                         "exit: 0 ok, 2 bad input, 3 simulated but infeasible (out of memory)");
@@ -79,6 +83,8 @@ int hs_cmd_simulate(int argc, char **argv)
     }
     if ((st = hs_plan_load(op->value, &plan, &err)) != HS_OK)
       goto fail;
+    if ((rc = hs_cli_practice(opts, &plan.practice)) || (rc = hs_cli_precision(opts, &plan.precision)))
+      goto out;
     if ((st = hs_plan_validate(&plan, &m, &c, hs_basename(op->value), &err)) != HS_OK)
       goto fail;
   } else {
@@ -113,9 +119,21 @@ int hs_cmd_simulate(int argc, char **argv)
       rc = 2;
       goto out;
     }
+    if ((rc = hs_cli_practice(opts, &g.practice)))
+      goto out;
+    if (g.practice.sequence_parallel && g.tp < 2) {
+      fprintf(stderr, "hetsim simulate: --sequence-parallel: needs tensor parallelism (--tp 2 or "
+                      "more), got --tp %d\n", g.tp);
+      rc = HS_EXIT_USAGE;
+      goto out;
+    }
     if ((st = hs_plan_grid(&m, &c, &g, &plan, &err)) != HS_OK)
       goto fail;
     hs_strlcpy(plan.strategy, "manual-grid", sizeof plan.strategy);
+    if ((rc = hs_cli_precision(opts, &plan.precision)))
+      goto out;
+    if ((st = hs_plan_validate(&plan, &m, &c, NULL, &err)) != HS_OK)
+      goto fail;
   }
   hs_sim_opts_t so;
   hs_sim_opts_init(&so);

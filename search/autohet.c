@@ -449,6 +449,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
   hs_strlcpy(plan.strategy, "autohet", sizeof plan.strategy);
   hs_strlcpy(plan.schedule, "1f1b", sizeof plan.schedule);
   plan.precision = a->o.precision;
+  plan.practice = a->o.practice;
   HS_CHECK(hs_plan_alloc_pipelines(&plan, G));
   mgs = hs_calloc((size_t)G, sizeof *mgs);
   lss = hs_calloc((size_t)ng, sizeof *lss);
@@ -731,6 +732,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
   if (o->time_limit_s > 0)
     a->budget_s = o->time_limit_s;
   HS_CHECK(hs_estimator_new(m, c, a->o.precision, &a->est, err));
+  hs_estimator_set_practice(a->est, &a->o.practice);
   if (hs__cpool_init(&a->pool, HS_MAX(2, hs__sim_budget(c))) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
   int32_t min_gpn = INT32_MAX;

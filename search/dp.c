@@ -47,6 +47,7 @@ static hs_status_t dp_init(void *state, const hs_model_t *m, const hs_cluster_t 
   hs_status_t st = hs_estimator_new(m, c, s->dt, &s->est, err);
   if (st != HS_OK)
     return st;
+  hs_estimator_set_practice(s->est, &o->practice);
   if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK) {
     hs_estimator_free(s->est);
     return hs_error_set(err, HS_ENOMEM, "out of memory");

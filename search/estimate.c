@@ -38,7 +38,26 @@ struct hs_estimator {
   double *mem;            /* per device, for hs_memory_per_device */
   /* the tied LM head (ops[tied_head].tied_op is the word embedding), -1 none */
   int32_t tied_head;
+  hs_practice_t practice; /* of the cached entries (hs_estimator_set_practice) */
 };
+
+/* Largest block's saved bytes per sample under the kernel set (the
+ * transient of full recomputation). */
+static void set_block_saved(hs_estimator_t *e)
+{
+  const hs_model_t *m = e->m;
+  double block = 0.0;
+  e->max_block_saved = 0.0;
+  for (size_t i = 0; i < m->n_ops; i++) {
+    if (i > 0 && m->ops[i].layer != m->ops[i - 1].layer)
+      block = 0.0;
+    if (m->ops[i].layer >= 0) {
+      hs_op_t tmp;
+      block += hs_practice_op(&e->practice, &m->ops[i], 1, &tmp)->saved_bytes;
+      e->max_block_saved = fmax(e->max_block_saved, block);
+    }
+  }
+}
 
 hs_status_t hs_estimator_new(const hs_model_t *m, const hs_cluster_t *c, hs_dtype_t precision,
                              hs_estimator_t **out, hs_error_t *err)
@@ -56,19 +75,12 @@ hs_status_t hs_estimator_new(const hs_model_t *m, const hs_cluster_t *c, hs_dtyp
   if (!e->mem)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   e->tied_head = -1;
+  hs_practice_init(&e->practice);
   for (size_t i = 0; i < m->n_ops && e->tied_head < 0; i++)
     if (m->ops[i].tied_params > 0 && m->ops[i].tied_op >= 0 &&
         (size_t)m->ops[i].tied_op < m->n_ops && (size_t)m->ops[i].tied_op != i)
       e->tied_head = (int32_t)i;
-  double block = 0.0;
-  for (size_t i = 0; i < m->n_ops; i++) {
-    if (i > 0 && m->ops[i].layer != m->ops[i - 1].layer)
-      block = 0.0;
-    if (m->ops[i].layer >= 0) {
-      block += m->ops[i].saved_bytes;
-      e->max_block_saved = fmax(e->max_block_saved, block);
-    }
-  }
+  set_block_saved(e);
   *out = e;
   return HS_OK;
 cleanup:
@@ -89,6 +101,18 @@ void hs_estimator_free(hs_estimator_t *e)
 }
 
 const hs_topology_t *hs_estimator_topology(const hs_estimator_t *e) { return e->topo; }
+
+const hs_practice_t *hs_estimator_practice(const hs_estimator_t *e) { return &e->practice; }
+
+void hs_estimator_set_practice(hs_estimator_t *e, const hs_practice_t *p)
+{
+  if (hs_practice_equal(&e->practice, p))
+    return;
+  e->practice = *p;
+  set_block_saved(e);
+  for (int k = 0; k < CACHE_MAX; k++)
+    e->cache[k].used = false;
+}
 
 double hs_estimate_allreduce_s(hs_estimator_t *e, const int32_t *devices, int32_t n, double bytes)
 {
@@ -155,9 +179,16 @@ static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_
   }
   const hs_gpu_t *g = hs_cluster_gpu(e->c, devices[0]);
   double ar_a = 0, ar_b = 0, a2a_a = 0, a2a_b = 0;
+  bool sp = e->practice.sequence_parallel && tp > 1;
   if (tp > 1) {
-    double t1 = coll_s(e, HS_COLL_ALLREDUCE, devices, tp, 1e6);
-    double t2 = coll_s(e, HS_COLL_ALLREDUCE, devices, tp, 2e6);
+    /* sequence parallelism: each all-reduce becomes a reduce-scatter and an
+     * all-gather (the same bytes on a ring) */
+    double t1 = sp ? coll_s(e, HS_COLL_REDUCE_SCATTER, devices, tp, 1e6) +
+                         coll_s(e, HS_COLL_ALLGATHER, devices, tp, 1e6)
+                   : coll_s(e, HS_COLL_ALLREDUCE, devices, tp, 1e6);
+    double t2 = sp ? coll_s(e, HS_COLL_REDUCE_SCATTER, devices, tp, 2e6) +
+                         coll_s(e, HS_COLL_ALLGATHER, devices, tp, 2e6)
+                   : coll_s(e, HS_COLL_ALLREDUCE, devices, tp, 2e6);
     ar_b = (t2 - t1) / 1e6;
     ar_a = t1 - ar_b * 1e6;
     double u1 = coll_s(e, HS_COLL_ALLTOALL, devices, tp, 1e6);
@@ -166,27 +197,35 @@ static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_
     a2a_a = u1 - a2a_b * 1e6;
   }
   for (size_t i = 0; i < n; i++) {
-    const hs_op_t *op = &m->ops[i];
+    hs_op_t tmp;
+    const hs_op_t *op = hs_practice_op(&e->practice, &m->ops[i], tp, &tmp);
     double f = hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_FWD);
     double b = hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_BWD);
     if (tp > 1) {
-      if (op->tp_allreduce_fwd)
-        f += ar_a + ar_b * op->out_bytes * samples;
-      if (op->tp_allreduce_bwd && i > 0)
-        b += ar_a + ar_b * m->ops[i - 1].out_bytes * samples;
+      /* tp_comm_overlap: the GEMM next to the collective hides it (lower.c) */
+      bool ov = e->practice.tp_comm_overlap;
+      if (op->tp_allreduce_fwd) {
+        double c = ar_a + ar_b * op->out_bytes * samples;
+        f += ov ? fmax(0.0, c - f) : c;
+      }
+      if (op->tp_allreduce_bwd && i > 0) {
+        double c = ar_a + ar_b * m->ops[i - 1].out_bytes * samples;
+        b += ov ? fmax(0.0, c - b) : c;
+      }
       if (op->kind == HS_OP_MOE_EXPERT) {
         double a2a = 2 * (a2a_a + a2a_b * op->out_bytes * (op->topk > 0 ? op->topk : 1) * samples);
         f += a2a;
         b += a2a;
       }
     }
-    double sel = op->kind == HS_OP_ATTENTION ? hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_FWD) : 0.0;
+    double sel = hs_practice_recomputes_selective(op)
+                     ? hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_FWD) : 0.0;
     double params = (op->tp_split == HS_TP_REPLICATE || tp <= 1) ? op->params : op->params / tp;
     double full;
     if (op->layer < 0)
       full = op_saved(op, false, tp);
     else if (i > 0 && m->ops[i - 1].layer != op->layer)
-      full = m->ops[i - 1].out_bytes;
+      full = m->ops[i - 1].out_bytes / (sp ? tp : 1);
     else
       full = 0.0;
     double vals[P__COUNT] = {f, b, sel, params, op_saved(op, false, tp) * samples,
@@ -295,6 +334,7 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
   hs_status_t st = HS_OK;
   memset(out, 0, sizeof *out);
   out->oom_device = -1;
+  hs_estimator_set_practice(e, &p->practice);
   const hs_model_t *m = e->m;
   const hs_cluster_t *c = e->c;
   const hs_schedule_t *sc = hs_schedule_find(p->schedule);
@@ -302,7 +342,7 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
     return hs_error_set(err, HS_EINVAL, "schedule: unknown schedule \"%s\"", p->schedule);
   bool async = p->async_send || sc->default_async_send;
   int32_t v = p->chunks > 0 ? p->chunks : 1;
-  double grad_bytes = hs_dtype_bytes(p->precision);
+  double grad_bytes = hs_precision_grad_bytes(p->precision);
   int32_t max_stages = 0, total_tp_groups = 0;
   for (int32_t i = 0; i < p->n_pipelines; i++) {
     max_stages = HS_MAX(max_stages, p->pipelines[i].n_stages);
@@ -425,6 +465,8 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
         multi_node = c->devices[group[k]].node != c->devices[group[0]].node;
       if (multi_node && tp > 1)
         bytes *= tp;
+      if (hs_plan_zero_stage(p) >= 3) /* parameter all-gathers with the gradient sync (lower.c) */
+        bytes *= 1.5;
       double ar = -1.0;
       for (int32_t k = 0; k < n_memo; k++)
         if (memo[k].key == key && memo[k].n == n && memo[k].bytes == bytes)
@@ -434,12 +476,18 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
         if (n_memo < AR_MEMO_MAX)
           memo[n_memo++] = (ar_memo_t){key, n, bytes, ar};
       }
-      double exposed = fmax(0.0, ar - tb[s]);
+      /* buckets of bucket_bytes start as the last backward produces them
+       * (the simulator's overlap): the first after its share of the
+       * backward, the last one's all-reduce always exposed */
+      double frac = bytes > 0.0 ? fmin(1.0, p->bucket_bytes / (params[s] * grad_bytes)) : 1.0;
+      double exposed = fmax(frac * tb[s] + ar, tb[s] + frac * ar) - tb[s];
       if (s == 0)
         exposed0 = exposed;
       out->dp_exposed_s = fmax(out->dp_exposed_s, exposed);
-      out->optimizer_s = fmax(out->optimizer_s, opt[s]);
-      double end = tpipe - bwd_before + exposed + opt[s];
+      /* ZeRO: each of the n holders steps 1/n of the parameters (lower.c) */
+      double opt_s = hs_plan_zero_stage(p) >= 1 && n > 1 ? opt[s] / n : opt[s];
+      out->optimizer_s = fmax(out->optimizer_s, opt_s);
+      double end = tpipe - bwd_before + exposed + opt_s;
       iter = fmax(iter, end);
       bwd_before += tb[s];
     }

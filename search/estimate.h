@@ -17,9 +17,12 @@
  *  - gradient sync: per stage an all-reduce of its gradient shard over the
  *    first devices of every TP group holding its first op
  *    (hs_coll_estimate_s), times tp when the group leaves a node (the TP
- *    ranks' all-reduces share the NIC), overlapped with one microbatch of
- *    the stage's backward; stage i ends its last backward
- *    sum_{j<i} bwd_j before the pipeline ends;
+ *    ranks' all-reduces share the NIC), in buckets of bucket_bytes that
+ *    start as the last microbatch's backward produces them: with f =
+ *    min(1, bucket_bytes / gradient bytes), exposed = max(f bwd + AR,
+ *    bwd + f AR) - bwd (the first bucket after its share of the backward,
+ *    the last bucket's all-reduce always exposed); stage i ends its last
+ *    backward sum_{j<i} bwd_j before the pipeline ends;
  *  - optimizer: memory-bound Adam over the device's parameters (32 B/param);
  *  - memory: hs_memory_per_device against each GPU's capacity.
  *
@@ -40,6 +43,11 @@ hs_status_t hs_estimator_new(const hs_model_t *m, const hs_cluster_t *c, hs_dtyp
                              hs_estimator_t **out, hs_error_t *err);
 void hs_estimator_free(hs_estimator_t *e);
 const hs_topology_t *hs_estimator_topology(const hs_estimator_t *e);
+/* The kernel set and sequence parallelism the stage costs assume (default:
+ * hs_practice_init's); hs_estimate_plan sets the plan's. A change empties
+ * the cache. O(1). */
+void hs_estimator_set_practice(hs_estimator_t *e, const hs_practice_t *p);
+const hs_practice_t *hs_estimator_practice(const hs_estimator_t *e);
 
 /* Per-microbatch cost of ops [op_first, op_last) on one TP group. */
 typedef struct hs_stage_cost {

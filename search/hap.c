@@ -554,7 +554,7 @@ static hs_status_t hap_init(void *state, const hs_model_t *m, const hs_cluster_t
     a->sumF += a->F[t];
   }
   /* ratio-independent coefficients: collectives at equal shares */
-  double db = hs_dtype_bytes(a->o.precision);
+  double db = hs_precision_grad_bytes(a->o.precision);
   double Bd = (double)a->B;
   for (size_t k = 0; k < n; k++) {
     const hs_op_t *op = &m->ops[k];
@@ -714,6 +714,7 @@ static hs_status_t hap_result(void *state, hs_plan_t *out, hs_search_stats_t *st
   hs_strlcpy(out->strategy, "hap", sizeof out->strategy);
   hs_strlcpy(out->schedule, "1f1b", sizeof out->schedule);
   out->precision = a->o.precision;
+  out->practice = a->o.practice;
   HS_CHECK(hs_plan_alloc_pipelines(out, 1));
   hs_plan_pipeline_t *pl = &out->pipelines[0];
   if (a->B > INT32_MAX)

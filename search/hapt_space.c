@@ -87,6 +87,7 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
   h->allow_rc = o->allow_recompute;
   h->cur_mb = -1;
   HS_CHECK(hs_estimator_new(m, c, h->dt, &h->est, err));
+  hs_estimator_set_practice(h->est, &o->practice);
   if (hs__subclusters(c, h->dt, &h->sc, &h->n_sc) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   int32_t ns = h->n_sc;
@@ -249,7 +250,7 @@ static int cmp_opt(const void *x, const void *y)
 hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
 {
   int32_t mb = h->mbs[mi];
-  double gbytes = hs_dtype_bytes(h->dt);
+  double gbytes = hs_precision_grad_bytes(h->dt);
   h->cur_mb = mi;
   for (int32_t a = 0; a < h->n_sc; a++)
     for (int32_t zi = 0; zi < h->n_sizes[a]; zi++) {
@@ -388,6 +389,7 @@ hs_status_t hs__hspace_plan(hs_hspace_t *h, const hs_hsol_t *sol, const char *st
   hs_strlcpy(out->schedule, "hetero-1f1b", sizeof out->schedule);
   out->async_send = true;
   out->precision = h->dt;
+  out->practice = *hs_estimator_practice(h->est);
   HS_CHECK(hs_plan_alloc_pipelines(out, 1));
   hs_plan_pipeline_t *pl = &out->pipelines[0];
   pl->microbatch_size = h->mbs[h->cur_mb];

@@ -24,6 +24,7 @@ typedef struct hs_plan_opts {
   double mip_gap;              /* relative MIP gap for MILP strategies (default 0.01) */
   hs_dtype_t precision;        /* default bf16 (fp16 on GPUs without bf16) */
   bool allow_recompute;        /* may use activation recomputation to fit memory (default true) */
+  hs_practice_t practice;      /* kernel set, sequence parallelism: costed and put in every plan */
   int32_t max_devices;         /* exhaustive: refuse bigger clusters (default 8) */
   bool device_subsets;         /* also plan on sets of whole node groups (a site, a GPU type, ...)
                                   and keep the fastest: devices may stay idle (default true) */

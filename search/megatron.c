@@ -52,6 +52,7 @@ static hs_status_t megatron_init(void *state, const hs_model_t *m, const hs_clus
   s->dt = hs__precision(o, c);
   s->gb = hs__global_batch(o, c);
   HS_CHECK(hs_estimator_new(m, c, s->dt, &s->est, err));
+  hs_estimator_set_practice(s->est, &o->practice);
   if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   int32_t n = (int32_t)c->n_devices;

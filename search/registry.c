@@ -44,6 +44,7 @@ void hs_plan_opts_init(hs_plan_opts_t *o)
   o->mip_gap = 0.01;
   o->precision = HS_DTYPE_BF16;
   o->allow_recompute = true;
+  hs_practice_init(&o->practice);
   o->max_devices = 8;
   o->device_subsets = true;
   o->seed = 1;
@@ -93,6 +94,8 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
   }
   double search_s = hs__now_s() - t0;
   HS_CHECK(t->result(state, plan, stats, err));
+  /* the options as asked, less sequence parallelism on a plan without TP */
+  hs_plan_set_practice(plan, &o->practice);
   stats->search_s = search_s;
   if (stats->candidates == 0)
     stats->candidates = 1;

@@ -137,6 +137,8 @@ void hs__cpool_offer(hs_cand_pool_t *p, hs_plan_t *plan, double est_s)
     hs_plan_destroy(&p->plans[p->n - 1]);
     p->n--;
   }
+  /* a candidate without TP runs without sequence parallelism */
+  hs_plan_set_practice(plan, &plan->practice);
   int32_t k = p->n;
   while (k > 0 && p->est_s[k - 1] > est_s) {
     p->plans[k] = p->plans[k - 1];
@@ -215,6 +217,7 @@ hs_status_t hs__offer_grid(hs_estimator_t *est, const hs_model_t *m, const hs_cl
   }
   hs_strlcpy(plan.strategy, name, sizeof plan.strategy);
   plan.precision = dt;
+  plan.practice = *hs_estimator_practice(est);
   hs_estimate_t es;
   hs_status_t st = hs_estimate_plan(est, &plan, true, &es, err);
   if (st != HS_OK) {

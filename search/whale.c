@@ -119,6 +119,7 @@ static hs_status_t build_dp(whale_t *s, int32_t tp, int32_t ng, int32_t b, hs_re
     return HS_EINFEASIBLE;
   hs_strlcpy(plan->strategy, "whale", sizeof plan->strategy);
   plan->precision = s->dt;
+  plan->practice = *hs_estimator_practice(s->est);
   HS_CHECK(hs_plan_alloc_pipelines(plan, ng));
   int32_t devs[64];
   for (int32_t g = 0; g < ng; g++) {
@@ -184,6 +185,7 @@ static hs_status_t build_pp(whale_t *s, int32_t tp, int32_t ng, int32_t pp, int3
     HS_FAIL(HS_EINFEASIBLE);
   hs_strlcpy(plan->strategy, "whale", sizeof plan->strategy);
   plan->precision = s->dt;
+  plan->practice = *hs_estimator_practice(s->est);
   HS_CHECK(hs_plan_alloc_pipelines(plan, 1));
   hs_plan_pipeline_t *pl = &plan->pipelines[0];
   pl->microbatch_size = (int32_t)mbs;
@@ -241,6 +243,7 @@ static hs_status_t whale_init(void *state, const hs_model_t *m, const hs_cluster
   if (!s->groups || !s->w || !s->cnt || !s->stage_of)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   HS_CHECK(hs_estimator_new(m, c, s->dt, &s->est, err));
+  hs_estimator_set_practice(s->est, &o->practice);
   if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   return HS_OK;

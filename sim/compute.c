@@ -47,6 +47,10 @@ double hs_compute_op_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, doub
   bool gemm = op_is_gemm(op->kind);
   if (flops <= 0.0 && bytes <= 0.0)
     return 0.0;
+  /* FP8 training (Transformer Engine) runs the weight GEMMs in fp8; the
+   * attention core and the router stay in bf16 */
+  if (dt == HS_DTYPE_FP8 && (op->kind == HS_OP_ATTENTION || op->kind == HS_OP_MOE_ROUTER))
+    dt = HS_DTYPE_BF16;
   /* Backward of a GEMM is two kernels (input grad and weight grad). */
   int kernels = (gemm && phase == HS_PHASE_BWD) ? 2 : 1;
   return kernels * hs_compute_kernel_s(g, dt, gemm, flops / kernels, bytes / kernels);

@@ -62,6 +62,67 @@ typedef struct hs_plan_shard {
 
 #define HS_SCHED_NAME_MAX 32
 
+/* ---- training practice (sim/practice.c, docs/simulator.md "Modern training
+ * practice"): the kernel set and the parallelism options a framework uses,
+ * carried by the plan. hs_practice_init gives today's default, under which
+ * every figure is what it was before these options existed. ---------------- */
+
+typedef enum { HS_ATTENTION_UNFUSED = 0, HS_ATTENTION_FLASH = 1 } hs_attention_t;
+const char *hs_attention_name(hs_attention_t a);
+hs_status_t hs_attention_parse(const char *s, hs_attention_t *out);
+
+/* Which kernels are fused. Unfused attention materialises the a·s² scores,
+ * softmax and dropout (the model's own accounting); flash keeps Q, K, V and
+ * the row log-sum-exp and recomputes the scores in backward. */
+typedef struct hs_kernels {
+  hs_attention_t attention;
+  bool fused_act;            /* bias-GELU / SwiGLU in one kernel */
+  bool fused_norm;           /* layer norm / RMSNorm in one kernel */
+  bool fused_cross_entropy;  /* logits not kept as an fp32 softmax */
+} hs_kernels_t;
+
+/* Named presets per framework era ("megatron-2021", "megatron-core-2024",
+ * "pytorch-eager"); NULL-terminated list for help texts. */
+extern const char *const hs_kernel_presets[];
+hs_status_t hs_kernels_preset(const char *name, hs_kernels_t *out);
+/* The preset name whose kernel set equals k, or NULL. */
+const char *hs_kernels_preset_name(const hs_kernels_t *k);
+
+typedef struct hs_practice {
+  hs_kernels_t kernels;       /* default: megatron-2021 */
+  bool sequence_parallel;     /* Megatron SP over each TP group (Korthikanti et al.) */
+  int32_t zero_stage;         /* ZeRO over each op's DP group: 0 none, 1 optimizer state,
+                                 2 + gradients, 3 + parameters (FSDP); see hs_plan_zero_stage */
+  bool tp_comm_overlap;       /* TP collectives overlapped with their adjacent GEMM
+                                 (Megatron-Core userbuffers, --tp-comm-overlap) */
+} hs_practice_t;
+void hs_practice_init(hs_practice_t *p);
+bool hs_practice_is_default(const hs_practice_t *p);
+bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b);
+
+/* Op `op` as it runs under practice `pr` on a TP group of degree tp: the
+ * same op, or *tmp filled with the kernel set's and sequence parallelism's
+ * FLOPs, memory traffic and saved activations (the TP split itself is
+ * still the caller's, as for the model's op). O(1). */
+const hs_op_t *hs_practice_op(const hs_practice_t *pr, const hs_op_t *op, int32_t tp, hs_op_t *tmp);
+/* Bytes per parameter of the training state under mixed precision at
+ * `precision` (fp32: 4 weights + 4 gradients + 8 Adam moments; bf16, fp16,
+ * fp8: 2 weights + 2 gradients + 12 fp32 master weights and moments; fp8
+ * keeps bf16 weights and gradients, as Transformer Engine does), and the
+ * gradient element size the data-parallel sync moves. */
+typedef struct hs_state_bytes {
+  double weight, grad, optimizer;
+} hs_state_bytes_t;
+hs_state_bytes_t hs_precision_state_bytes(hs_dtype_t precision);
+double hs_precision_grad_bytes(hs_dtype_t precision);
+/* Planners: sets p->practice to *pr, without sequence parallelism (and
+ * the TP overlap that needs it) when no TP group of p has 2 devices or
+ * more: there is nothing to split, and the plan runs as it would without. */
+struct hs_plan;
+void hs_plan_set_practice(struct hs_plan *p, const hs_practice_t *pr);
+/* Does selective recomputation recompute this op (it saves less with it)? */
+bool hs_practice_recomputes_selective(const hs_op_t *op);
+
 typedef struct hs_plan {
   char strategy[48];          /* who made it ("megatron", "hapt", "manual") */
   char schedule[HS_SCHED_NAME_MAX]; /* "gpipe", "1f1b", "interleaved-1f1b", "hetero-1f1b" */
@@ -70,6 +131,7 @@ typedef struct hs_plan {
   hs_dtype_t precision;
   bool optimizer_sharding;    /* ZeRO-1 style over each op's DP group */
   double bucket_bytes;        /* gradient bucket size (default 100 MB) */
+  hs_practice_t practice;     /* kernel set, sequence parallelism (default: today's) */
   hs_plan_pipeline_t *pipelines; /* owned */
   int32_t n_pipelines;
   hs_plan_shard_t *shards;    /* owned, optional */
@@ -81,6 +143,9 @@ typedef struct hs_plan {
 } hs_plan_t;
 
 void hs_plan_init(hs_plan_t *p);
+/* The ZeRO stage the plan runs: practice.zero_stage, at least 1 when
+ * optimizer_sharding (the older field, ZeRO-1). */
+int32_t hs_plan_zero_stage(const hs_plan_t *p);
 void hs_plan_destroy(hs_plan_t *p);          /* NULL and zeroed ok */
 hs_status_t hs_plan_copy(const hs_plan_t *src, hs_plan_t *dst, hs_error_t *err);
 /* Whether a TP group of `tp` devices can split the model's attention: tp
@@ -113,6 +178,7 @@ typedef struct hs_grid_opts {
   int32_t chunks;             /* interleaved */
   hs_recompute_t recompute;
   int32_t first_device;       /* offset into the cluster's devices */
+  hs_practice_t practice;     /* copied into the plan */
 } hs_grid_opts_t;
 void hs_grid_opts_init(hs_grid_opts_t *o);
 hs_status_t hs_plan_grid(const hs_model_t *m, const hs_cluster_t *c, const hs_grid_opts_t *o,

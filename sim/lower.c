@@ -38,6 +38,10 @@ void hs__lowered_destroy(hs_lowered_t *l)
       for (int32_t k = 0; k < 2 * x->v; k++)
         free(x->tmpl[k].segs);
     free(x->tmpl);
+    if (x->tmpl_final)
+      for (int32_t k = 0; k < x->v; k++)
+        free(x->tmpl_final[k].segs);
+    free(x->tmpl_final);
     free(x->order);
     free(x->out_first);
     free(x->out_count);
@@ -77,6 +81,9 @@ typedef struct tbuild {
   size_t n, cap;
   double acc_s, acc_flops;
   int32_t lo, hi;
+  int32_t glo;             /* lowest op with its backward in the open segment */
+  double last_s;           /* seconds of the last op added (the GEMM a TP collective overlaps) */
+  const hs_practice_t *pr; /* kernel set and sequence parallelism of the plan */
   int32_t next_group;      /* group of the next cut's collective (-1: TP group) */
 } tbuild_t;
 
@@ -114,21 +121,33 @@ static hs_status_t tb_cut(tbuild_t *b, double coll_bytes, hs_coll_op_t op)
   b->next_group = -1;
   s->op_lo = b->lo;
   s->op_hi = b->hi;
+  s->grad_lo = b->glo;
+  s->ov_ns = 0;
+  if (coll_bytes > 0.0 && s->group < 0 && op != HS_COLL_ALLTOALL && b->pr &&
+      b->pr->tp_comm_overlap && b->last_s > 0.0)
+    s->ov_ns = HS_MIN(hs_time_from_s(b->last_s), s->compute_ns);
+  b->last_s = 0.0;
   b->acc_s = 0.0;
   b->acc_flops = 0.0;
   b->lo = INT32_MAX;
   b->hi = -1;
+  b->glo = INT32_MAX;
   return HS_OK;
 }
 
 static void tb_add(tbuild_t *b, const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, int32_t idx,
                    double samples, int32_t tp, hs_phase_t ph)
 {
-  b->acc_s += hs_compute_op_s(g, dt, op, samples, tp, ph);
+  hs_op_t tmp;
+  op = hs_practice_op(b->pr, op, tp, &tmp);
+  b->last_s = hs_compute_op_s(g, dt, op, samples, tp, ph);
+  b->acc_s += b->last_s;
   double div = (op->tp_split == HS_TP_REPLICATE || tp <= 1) ? 1.0 : tp;
   b->acc_flops += (ph == HS_PHASE_FWD ? op->fwd_flops : op->bwd_flops) * samples / div;
   b->lo = HS_MIN(b->lo, idx);
   b->hi = HS_MAX(b->hi, idx);
+  if (ph == HS_PHASE_BWD)
+    b->glo = HS_MIN(b->glo, idx);
 }
 
 /* A stage-wide collective after the compute accumulated so far. */
@@ -203,25 +222,42 @@ static hs_status_t forward_segments(tbuild_t *b, const hs_model_t *m, const hs_g
       continue;
     }
     bool moe = op->kind == HS_OP_MOE_EXPERT && tp > 1;
+    bool sp = tp > 1 && b->pr->sequence_parallel;
     if (moe && tb_cut(b, moe_a2a_bytes(op, samples), HS_COLL_ALLTOALL) != HS_OK)
       return HS_ENOMEM;
+    /* sequence parallelism: a column-parallel GEMM all-gathers its input
+     * from the sequence-parallel region (Megatron's g) */
+    bool ov = b->pr->tp_comm_overlap;
+    if (sp && !ov && op->tp_allreduce_bwd && i > 0 &&
+        tb_cut(b, m->ops[i - 1].out_bytes * samples, HS_COLL_ALLGATHER) != HS_OK)
+      return HS_ENOMEM;
     tb_add(b, g, dt, op, i, samples, tp, HS_PHASE_FWD);
+    /* overlapped: the gather is pipelined with the GEMM that consumes it
+     * (userbuffers ring exchange), so it closes that GEMM's segment */
+    if (sp && ov && op->tp_allreduce_bwd && i > 0 &&
+        tb_cut(b, m->ops[i - 1].out_bytes * samples, HS_COLL_ALLGATHER) != HS_OK)
+      return HS_ENOMEM;
     if (moe && tb_cut(b, moe_a2a_bytes(op, samples), HS_COLL_ALLTOALL) != HS_OK)
       return HS_ENOMEM;
     if (tp > 1 && op->tp_allreduce_fwd &&
-        tb_cut(b, op->out_bytes * samples, HS_COLL_ALLREDUCE) != HS_OK)
+        tb_cut(b, op->out_bytes * samples, sp ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALLREDUCE) != HS_OK)
       return HS_ENOMEM;
   }
   return HS_OK;
 }
 
+/* cut_after (backward only, may be NULL): ops after whose backward the
+ * segment ends even without a collective (a gradient bucket is ready). */
 static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *stg,
                                   const hs_gpu_t *g, hs_dtype_t dt, double samples, int32_t tp,
-                                  hs_phase_t ph, const spmd_ctx_t *sx, hs_tmpl_t *out)
+                                  hs_phase_t ph, const spmd_ctx_t *sx, const uint8_t *cut_after,
+                                  const hs_practice_t *pr, hs_tmpl_t *out)
 {
   tbuild_t b = {0};
+  b.pr = pr;
   b.lo = INT32_MAX;
   b.hi = -1;
+  b.glo = INT32_MAX;
   b.next_group = -1;
   hs_status_t st = HS_OK;
   if (ph == HS_PHASE_FWD) {
@@ -230,9 +266,11 @@ static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *st
     if (stg->recompute == HS_RECOMPUTE_FULL) {
       HS_CHECK(forward_segments(&b, m, g, dt, stg->op_first, stg->op_last, samples, tp, sx));
     } else if (stg->recompute == HS_RECOMPUTE_SELECTIVE) {
-      for (int32_t i = stg->op_first; i < stg->op_last; i++)
-        if (m->ops[i].kind == HS_OP_ATTENTION)
+      for (int32_t i = stg->op_first; i < stg->op_last; i++) {
+        hs_op_t tmp;
+        if (hs_practice_recomputes_selective(hs_practice_op(pr, &m->ops[i], tp, &tmp)))
           tb_add(&b, g, dt, &m->ops[i], i, samples, tp, HS_PHASE_FWD);
+      }
     }
     for (int32_t i = stg->op_last - 1; i >= stg->op_first; i--) {
       const hs_op_t *op = &m->ops[i];
@@ -251,16 +289,31 @@ static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *st
           in = op->kind == HS_OP_MOE_EXPERT ? spmd_out_bytes(op, so, sx) : in / sx->n;
         if (tb_cut_group(&b, sx, in, d) != HS_OK)
           HS_FAIL(HS_ENOMEM);
+        if (cut_after && cut_after[i] && i > stg->op_first && tb_cut(&b, 0.0, HS_COLL_ALLREDUCE) != HS_OK)
+          HS_FAIL(HS_ENOMEM);
         continue;
       }
       bool moe = op->kind == HS_OP_MOE_EXPERT && tp > 1;
+      bool sp = tp > 1 && pr->sequence_parallel;
       if (moe && tb_cut(&b, moe_a2a_bytes(op, samples), HS_COLL_ALLTOALL) != HS_OK)
         HS_FAIL(HS_ENOMEM);
+      /* sequence parallelism: a row-parallel GEMM's output gradient is
+       * all-gathered (the backward of its reduce-scatter) */
+      bool ov = pr->tp_comm_overlap;
+      if (sp && !ov && op->tp_allreduce_fwd &&
+          tb_cut(&b, op->out_bytes * samples, HS_COLL_ALLGATHER) != HS_OK)
+        HS_FAIL(HS_ENOMEM);
       tb_add(&b, g, dt, op, i, samples, tp, HS_PHASE_BWD);
+      if (sp && ov && op->tp_allreduce_fwd &&
+          tb_cut(&b, op->out_bytes * samples, HS_COLL_ALLGATHER) != HS_OK)
+        HS_FAIL(HS_ENOMEM);
       if (moe && tb_cut(&b, moe_a2a_bytes(op, samples), HS_COLL_ALLTOALL) != HS_OK)
         HS_FAIL(HS_ENOMEM);
       if (tp > 1 && op->tp_allreduce_bwd && i > 0 &&
-          tb_cut(&b, m->ops[i - 1].out_bytes * samples, HS_COLL_ALLREDUCE) != HS_OK)
+          tb_cut(&b, m->ops[i - 1].out_bytes * samples,
+                 sp ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALLREDUCE) != HS_OK)
+        HS_FAIL(HS_ENOMEM);
+      if (cut_after && cut_after[i] && i > stg->op_first && tb_cut(&b, 0.0, HS_COLL_ALLREDUCE) != HS_OK)
         HS_FAIL(HS_ENOMEM);
     }
   }
@@ -374,6 +427,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
   size_t pieces_cap = 0, out_cap = 0, buckets_cap = 0;
   holder_list_t *holders = NULL;
   int32_t *tmp = NULL;
+  uint8_t *cutmark = NULL;
   spmd_op_t *spmd = NULL;
 
   /* SPMD exchanges of HAP plans (plan.sharding) */
@@ -488,7 +542,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
           double share = stg->replicas[q].share * pl->microbatch_size;
           for (int32_t ph = 0; ph < 2; ph++)
             HS_CHECK(build_template(m, stg, x->gpu, plan->precision, share, x->tp, (hs_phase_t)ph,
-                                    &sx, &x->tmpl[ch * 2 + ph]));
+                                    &sx, NULL, &plan->practice, &x->tmpl[ch * 2 + ph]));
         }
         hs_sched_params_t sp = {.p = ranks, .v = v, .m = x->m, .rank = r,
                                 .warmup = pl->stages[r].warmup};
@@ -603,7 +657,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       ex->params_per_device += m->ops[op].tied_params / div;
     }
   }
-  double grad_bytes = hs_dtype_bytes(plan->precision);
+  double grad_bytes = hs_precision_grad_bytes(plan->precision);
   for (int32_t op = (int32_t)m->n_ops - 1; op >= 0;) {
     /* segment [lo, op] with the same holders */
     int32_t lo = op;
@@ -632,7 +686,12 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
         }
         if (bytes > 0.0) {
           hs_bucket_t *bk = NULL;
-          HS_CHECK(add_bucket(out, &buckets_cap, b_lo, hi + 1, bytes, tp, h->n, &bk));
+          /* ZeRO-3: the parameter all-gathers of a forward and a backward
+           * pass travel with the gradient reduce-scatter (the ZeRO paper's
+           * 3 x params per step against 2 x for an all-reduce); charged on
+           * the gradient stream (docs/simulator.md: what is approximated) */
+          double zb = hs_plan_zero_stage(plan) >= 3 ? 1.5 : 1.0;
+          HS_CHECK(add_bucket(out, &buckets_cap, b_lo, hi + 1, bytes * zb, tp, h->n, &bk));
           memcpy(bk->holders, h->ids, sizeof(int32_t) * (size_t)h->n);
           for (int32_t j = 0; j < tp; j++)
             for (int32_t k = 0; k < h->n; k++)
@@ -691,11 +750,42 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       hs_exec_t *ex = &out->execs[out->buckets[b].holders[k]];
       ex->buckets[ex->n_buckets++] = b;
     }
+  /* The last microbatch's backward, cut where each of the executor's
+   * buckets becomes ready (its lowest op's backward is done): the simulator
+   * starts a bucket's all-reduce there, overlapping the rest of the backward
+   * (PyTorch DDP's and Megatron's overlap_grad_reduce). Same work as tmpl. */
+  cutmark = hs_calloc(m->n_ops + 1, 1);
+  if (!cutmark)
+    HS_FAIL(HS_ENOMEM);
+  for (int32_t x = 0; x < out->n_execs; x++) {
+    hs_exec_t *ex = &out->execs[x];
+    const hs_plan_pipeline_t *pl = &plan->pipelines[ex->pipeline];
+    int32_t ranks = pl->n_stages / v;
+    const hs_plan_stage_t *st0 = &pl->stages[ex->rank];
+    spmd_ctx_t sx = {.ops = spmd, .group = ex->group, .n = st0->n_replicas,
+                     .mb_samples = (double)pl->microbatch_size};
+    ex->tmpl_final = hs_calloc((size_t)v, sizeof *ex->tmpl_final);
+    if (!ex->tmpl_final)
+      HS_FAIL(HS_ENOMEM);
+    for (int32_t ch = 0; ch < v; ch++) {
+      const hs_plan_stage_t *stg = &pl->stages[ch * ranks + ex->rank];
+      for (int32_t k = 0; k < ex->n_buckets; k++) {
+        int32_t f = out->buckets[ex->buckets[k]].op_first;
+        if (f >= stg->op_first && f < stg->op_last)
+          cutmark[f] = 1;
+      }
+      double share = stg->replicas[ex->replica].share * pl->microbatch_size;
+      HS_CHECK(build_template(m, stg, ex->gpu, plan->precision, share, ex->tp, HS_PHASE_BWD, &sx,
+                              cutmark, &plan->practice, &ex->tmpl_final[ch]));
+      for (int32_t op = stg->op_first; op < stg->op_last; op++)
+        cutmark[op] = 0;
+    }
+  }
   /* Optimizer step: memory-bound over the parameters this device updates. */
   for (int32_t x = 0; x < out->n_execs; x++) {
     hs_exec_t *ex = &out->execs[x];
     double params = ex->params_per_device;
-    if (plan->optimizer_sharding) {
+    if (hs_plan_zero_stage(plan) >= 1) {
       /* ZeRO-1: each holder updates 1/n of every op it holds; approximate by
        * the holder count of its first op. */
       const hs_plan_pipeline_t *pl = &plan->pipelines[ex->pipeline];
@@ -713,6 +803,7 @@ cleanup:
       free(holders[op].ids);
   free(holders);
   free(tmp);
+  free(cutmark);
   if (st != HS_OK) {
     hs__lowered_destroy(out);
     if (err && err->status == HS_OK)

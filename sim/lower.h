@@ -24,6 +24,11 @@ typedef struct hs_seg {
   double coll_bytes;        /* blocking TP collective after it; 0 = none */
   hs_coll_op_t coll_op;
   int32_t op_lo, op_hi;     /* ops covered [lo, hi] (for buckets and names) */
+  int32_t grad_lo;          /* lowest op whose backward (weight gradient) ends in this
+                               segment; INT32_MAX: none (forward, recomputed forward) */
+  hs_time_t ov_ns;          /* tp_comm_overlap: the last ov_ns of the compute (the GEMM
+                               next to the collective) run alongside the collective;
+                               0 = the collective follows the compute */
   int32_t group;            /* -1: the collective runs over the executor's TP group;
                                >= 0: over SPMD group `group` (hs_lowered_t.groups) */
 } hs_seg_t;
@@ -66,6 +71,9 @@ typedef struct hs_exec {
   double samples;             /* per microbatch */
   int32_t m;                  /* microbatches */
   hs_tmpl_t *tmpl;            /* [chunk*2 + phase] */
+  hs_tmpl_t *tmpl_final;      /* [chunk]: the last microbatch's backward, the same work
+                                 cut where one of the executor's gradient buckets
+                                 becomes ready, so buckets start during it */
   hs_sched_item_t *order;     /* 2*m*v items */
   int32_t n_items;
   /* pieces sent after each (chunk, phase): indexes into pieces[] */

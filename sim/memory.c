@@ -4,7 +4,10 @@
  * Per device of a TP group:
  *   training state  = params_held x (2 weights + 2 grads + 12 optimizer), the
  *                     12 bytes of fp32 master weights and Adam moments divided
- *                     by the op's DP group size when optimizer_sharding (ZeRO-1);
+ *                     by the op's DP group size N under ZeRO-1 (optimizer_sharding
+ *                     or zero_stage 1), also the gradients under ZeRO-2 and the
+ *                     weights under ZeRO-3, which adds the gathered weights of
+ *                     two blocks (in use and prefetched);
  *                     a stage holding the LM head but not the word embedding
  *                     it is tied to holds a copy of it (Megatron-LM);
  *   activations     = max over the schedule's prefix of sum over chunks of
@@ -30,21 +33,24 @@ static double op_saved(const hs_op_t *op, hs_recompute_t rc, int32_t tp)
 
 /* Bytes saved per sample for a stage under its recomputation mode, and the
  * transient bytes of the largest block recomputed at once (full only). */
-static void stage_act(const hs_model_t *m, const hs_plan_stage_t *stg, int32_t tp, double *saved,
-                      double *transient)
+static void stage_act(const hs_model_t *m, const hs_practice_t *pr, const hs_plan_stage_t *stg,
+                      int32_t tp, double *saved, double *transient)
 {
+  hs_op_t tmp;
   *saved = 0.0;
   *transient = 0.0;
   if (stg->recompute != HS_RECOMPUTE_FULL) {
     for (int32_t i = stg->op_first; i < stg->op_last; i++)
-      *saved += op_saved(&m->ops[i], stg->recompute, tp);
+      *saved += op_saved(hs_practice_op(pr, &m->ops[i], tp, &tmp), stg->recompute, tp);
     return;
   }
+  /* sequence parallelism keeps each block's input sharded */
+  double in_div = pr->sequence_parallel && tp > 1 ? (double)tp : 1.0;
   /* full: keep the input of every block (the output of the op before it) and
    * every op outside blocks; recompute one block at a time */
   double block = 0.0;
   for (int32_t i = stg->op_first; i < stg->op_last; i++) {
-    const hs_op_t *op = &m->ops[i];
+    const hs_op_t *op = hs_practice_op(pr, &m->ops[i], tp, &tmp);
     if (op->layer < 0) {
       *saved += op_saved(op, HS_RECOMPUTE_NONE, tp);
       continue;
@@ -54,7 +60,7 @@ static void stage_act(const hs_model_t *m, const hs_plan_stage_t *stg, int32_t t
       *transient = block > *transient ? block : *transient;
       block = 0.0;
       if (i > 0)
-        *saved += m->ops[i - 1].out_bytes;
+        *saved += m->ops[i - 1].out_bytes / in_div;
     }
     block += op_saved(op, HS_RECOMPUTE_NONE, tp);
   }
@@ -141,25 +147,40 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
         int32_t tp = rp->n_devices;
         double state = 0.0;
         double transient = 0.0;
+        double layer_p = 0.0, max_layer_p = 0.0; /* ZeRO-3: largest block's parameters */
+        int32_t zs = hs_plan_zero_stage(plan);
         for (int32_t ch = 0; ch < v; ch++) {
           const hs_plan_stage_t *stg = &pl->stages[ch * ranks + r];
           double samples = stg->replicas[q].share * pl->microbatch_size;
           for (int32_t op = stg->op_first; op < stg->op_last; op++) {
             const hs_op_t *o = &m->ops[op];
             double p = (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->params : o->params / tp;
-            double opt = 12.0;
+            hs_state_bytes_t sb = hs_precision_state_bytes(plan->precision);
+            double opt = sb.optimizer, grad = sb.grad, weight = sb.weight;
             if (spmd && split[op]) {
               p = o->params * stg->replicas[q].share; /* its slice, no replicas to share with */
-            } else if (plan->optimizer_sharding && holders[op] > 1) {
+            } else if (zs >= 1 && holders[op] > 1) {
+              /* ZeRO (Rajbhandari et al. 2020), per parameter, N = DP group:
+               * 1: 2 + 2 + 12/N, 2: 2 + (2 + 12)/N, 3: (2 + 2 + 12)/N */
               opt /= holders[op];
+              if (zs >= 2)
+                grad /= holders[op];
+              if (zs >= 3)
+                weight /= holders[op];
             }
             if (tied_copy(m, plan, v, op)) /* its own copy of the tied weights */
               p += (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->tied_params
                                                                : o->tied_params / tp;
-            state += p * (4.0 + opt);
+            state += p * (weight + grad + opt);
+            if (zs >= 3 && holders[op] > 1) {
+              if (op > stg->op_first && m->ops[op - 1].layer != o->layer)
+                layer_p = 0.0;
+              layer_p += p;
+              max_layer_p = layer_p > max_layer_p ? layer_p : max_layer_p;
+            }
           }
           double saved, tr;
-          stage_act(m, stg, tp, &saved, &tr);
+          stage_act(m, &plan->practice, stg, tp, &saved, &tr);
           per_chunk[ch] = saved * samples;
           transient = tr * samples > transient ? tr * samples : transient;
         }
@@ -180,7 +201,10 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
             inflight[ch]--;
           }
         }
-        double total = state + peak_act + transient;
+        /* ZeRO-3 / FSDP: the block in use and the prefetched next one are
+         * gathered in full (2-byte weights) */
+        double total = state + peak_act + transient +
+                       2.0 * hs_precision_state_bytes(plan->precision).weight * max_layer_p;
         for (int32_t d = 0; d < rp->n_devices; d++)
           if (rp->devices[d] >= 0 && (size_t)rp->devices[d] < c->n_devices)
             out[rp->devices[d]] = total;

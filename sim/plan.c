@@ -31,6 +31,12 @@ hs_status_t hs_recompute_parse(const char *s, hs_recompute_t *out)
   return HS_EINVAL;
 }
 
+int32_t hs_plan_zero_stage(const hs_plan_t *p)
+{
+  int32_t z = p->practice.zero_stage;
+  return p->optimizer_sharding && z < 1 ? 1 : z;
+}
+
 void hs_plan_init(hs_plan_t *p)
 {
   memset(p, 0, sizeof(*p));
@@ -39,6 +45,7 @@ void hs_plan_init(hs_plan_t *p)
   p->chunks = 1;
   p->precision = HS_DTYPE_BF16;
   p->bucket_bytes = 100e6;
+  hs_practice_init(&p->practice);
 }
 
 static void stage_destroy(hs_plan_stage_t *st)
@@ -255,6 +262,7 @@ void hs_grid_opts_init(hs_grid_opts_t *o)
   o->microbatch_size = 1;
   o->chunks = 1;
   o->recompute = HS_RECOMPUTE_NONE;
+  hs_practice_init(&o->practice);
 }
 
 /* Splits ops into `n` stages: blocks evenly (the first `rem` stages get one
@@ -341,6 +349,7 @@ hs_status_t hs_plan_grid(const hs_model_t *m, const hs_cluster_t *c, const hs_gr
   out->chunks = v;
   out->async_send = sc->default_async_send;
   out->precision = m->dtype == HS_DTYPE_FP32 ? HS_DTYPE_FP32 : m->dtype;
+  out->practice = o->practice;
   HS_CHECK(hs_plan_alloc_pipelines(out, o->dp));
   for (int32_t d = 0; d < o->dp; d++) {
     hs_plan_pipeline_t *pl = &out->pipelines[d];
@@ -422,6 +431,31 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
   if (!(p->bucket_bytes > 0) || !isfinite(p->bucket_bytes))
     return hs_error_set(err, HS_EINVAL, "%s: bucket_bytes: must be positive, got %g", f,
                         p->bucket_bytes);
+  if (p->practice.zero_stage < 0 || p->practice.zero_stage > 3)
+    return hs_error_set(err, HS_EINVAL, "%s: zero_stage (--zero-stage): must be 0, 1, 2 or 3, got %d",
+                        f, (int)p->practice.zero_stage);
+  if ((unsigned)p->practice.kernels.attention > HS_ATTENTION_FLASH)
+    return hs_error_set(err, HS_EINVAL, "%s: attention: unknown value %d", f,
+                        (int)p->practice.kernels.attention);
+  if (p->practice.tp_comm_overlap && !p->practice.sequence_parallel)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: tp_comm_overlap (--tp-comm-overlap): true needs sequence_parallel "
+                        "(--sequence-parallel), as Megatron-Core's userbuffers overlap does",
+                        f);
+  if (p->practice.sequence_parallel) {
+    /* Megatron's sequence parallelism splits the TP group's sequence: it
+     * needs a TP group somewhere (stages with TP 1 simply run without it) */
+    bool any_tp = false;
+    for (int32_t i = 0; i < p->n_pipelines && !any_tp; i++)
+      for (int32_t s = 0; s < p->pipelines[i].n_stages && !any_tp; s++)
+        for (int32_t r = 0; r < p->pipelines[i].stages[s].n_replicas && !any_tp; r++)
+          any_tp = p->pipelines[i].stages[s].replicas[r].n_devices > 1;
+    if (!any_tp)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: sequence_parallel (--sequence-parallel): true needs tensor "
+                          "parallelism (a TP group of 2 or more devices), every TP group has 1",
+                          f);
+  }
   /* Simulation work and memory grow with microbatches x stages (about 55 us
    * and 250 bytes each) and with devices: past HS_PLAN_MAX_MB_STAGES or
    * HS_PLAN_MAX_DEVICE_SLOTS a run would take hours and gigabytes, so it is
@@ -530,9 +564,15 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
                                  "%s: pipelines[%d].stages[%d].replicas[%d].devices[%d]: unknown "
                                  "device %d (cluster %s has devices 0..%zu)",
                                  f, i, s, r, d, dev, c->name, c->n_devices - 1));
-          if (gpu0 < 0)
+          if (gpu0 < 0) {
             gpu0 = c->devices[dev].gpu;
-          else if (c->devices[dev].gpu != gpu0)
+            if (p->precision == HS_DTYPE_FP8 && !(c->gpus.gpus[gpu0].peak_flops[HS_DTYPE_FP8] > 0.0))
+              HS_FAIL(hs_error_set(err, HS_EINVAL,
+                                   "%s: precision (--precision): fp8 needs FP8 GEMMs, but %s "
+                                   "(device %d, pipelines[%d].stages[%d]) has no fp8 peak in the "
+                                   "GPU catalog; use bf16 or fp16 there",
+                                   f, c->gpus.gpus[gpu0].name, dev, i, s));
+          } else if (c->devices[dev].gpu != gpu0)
             HS_FAIL(hs_error_set(err, HS_EINVAL,
                                  "%s: pipelines[%d].stages[%d].replicas[%d].devices[%d]: device %d "
                                  "is a %s but the TP group is %s (TP groups must be one GPU type)",
@@ -644,6 +684,19 @@ void hs_plan_summary(const hs_plan_t *p, char *buf, size_t n)
     asym = pl->stages[s].n_replicas != reps || pl->stages[s].replicas[0].n_devices != tp;
   if (asym)
     PUT(" (asymmetric)");
+  if (!hs_practice_is_default(&p->practice)) {
+    const char *pn = hs_kernels_preset_name(&p->practice.kernels);
+    if (pn && strcmp(pn, "megatron-2021") != 0)
+      PUT(" %s", pn);
+    else if (!pn)
+      PUT(" attention=%s kernels=custom", hs_attention_name(p->practice.kernels.attention));
+    if (p->practice.sequence_parallel)
+      PUT(" sp");
+    if (p->practice.zero_stage > 0)
+      PUT(" zero%d", (int)p->practice.zero_stage);
+    if (p->practice.tp_comm_overlap)
+      PUT(" tp-overlap");
+  }
   if (p->n_pipelines == 1 && pl->n_stages <= 16) {
     PUT(" cuts=");
     for (int32_t s = 0; s < pl->n_stages; s++)

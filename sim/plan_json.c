@@ -156,12 +156,66 @@ static hs_status_t parse_pipeline(const hs_jreader_t *r, const cJSON *jp, const 
   return HS_OK;
 }
 
+/* "kernels": a preset name or {"preset", "attention", "fused_act",
+ * "fused_norm", "fused_cross_entropy"} (fields override the preset);
+ * "attention" at the top level overrides both; "sequence_parallel". */
+static hs_status_t parse_practice(const hs_jreader_t *r, const cJSON *j, const char *file,
+                                  hs_practice_t *pr, hs_error_t *err)
+{
+  static const char *const kknown[] = {"preset", "attention", "fused_act", "fused_norm",
+                                       "fused_cross_entropy", NULL};
+  hs_status_t st = HS_OK;
+  char name[64];
+  const cJSON *jk = cJSON_GetObjectItemCaseSensitive(j, "kernels");
+  if (jk && cJSON_IsString(jk)) {
+    if (hs_kernels_preset(jk->valuestring, &pr->kernels) != HS_OK)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: kernels: unknown preset \"%.64s\" (megatron-2021, "
+                          "megatron-core-2024, unfused)",
+                          file, jk->valuestring);
+  } else if (jk) {
+    HS_CHECK(hs_json_expect_object(r, jk, "kernels"));
+    hs_json_warn_unknown(r, jk, "kernels", kknown);
+    HS_CHECK(hs_json_string(r, jk, "kernels", "preset", false, "megatron-2021", name, sizeof name));
+    if (hs_kernels_preset(name, &pr->kernels) != HS_OK)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: kernels.preset: unknown preset \"%s\" (megatron-2021, "
+                          "megatron-core-2024, unfused)",
+                          file, name);
+    HS_CHECK(hs_json_string(r, jk, "kernels", "attention", false,
+                            hs_attention_name(pr->kernels.attention), name, sizeof name));
+    if (hs_attention_parse(name, &pr->kernels.attention) != HS_OK)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: kernels.attention: must be flash or unfused, got \"%s\"", file, name);
+    HS_CHECK(hs_json_bool(r, jk, "kernels", "fused_act", false, pr->kernels.fused_act,
+                          &pr->kernels.fused_act));
+    HS_CHECK(hs_json_bool(r, jk, "kernels", "fused_norm", false, pr->kernels.fused_norm,
+                          &pr->kernels.fused_norm));
+    HS_CHECK(hs_json_bool(r, jk, "kernels", "fused_cross_entropy", false,
+                          pr->kernels.fused_cross_entropy, &pr->kernels.fused_cross_entropy));
+  }
+  HS_CHECK(hs_json_string(r, j, "", "attention", false, hs_attention_name(pr->kernels.attention),
+                          name, sizeof name));
+  if (hs_attention_parse(name, &pr->kernels.attention) != HS_OK)
+    return hs_error_set(err, HS_EINVAL, "%s: attention: must be flash or unfused, got \"%s\"",
+                        file, name);
+  HS_CHECK(hs_json_bool(r, j, "", "sequence_parallel", false, false, &pr->sequence_parallel));
+  int64_t z;
+  HS_CHECK(hs_json_int(r, j, "", "zero_stage", false, 0, 0, 3, &z));
+  pr->zero_stage = (int32_t)z;
+  HS_CHECK(hs_json_bool(r, j, "", "tp_comm_overlap", false, false, &pr->tp_comm_overlap));
+cleanup:
+  return st;
+}
+
 hs_status_t hs_plan_parse(const char *text, const char *file, hs_plan_t *out, hs_error_t *err)
 {
   static const char *const known[] = {"strategy", "schedule", "chunks", "async_send", "precision",
                                       "optimizer_sharding", "bucket_bytes", "pipelines", "sharding",
                                       "global_batch", "model", "cluster", "device_ratios",
-                                      "description", NULL};
+                                      "description", "attention", "kernels",
+                                      "sequence_parallel", "zero_stage", "tp_comm_overlap",
+                                      NULL};
   hs_status_t st = HS_OK;
   cJSON *j = NULL;
   hs_jreader_t r = {file, err};
@@ -187,6 +241,7 @@ hs_status_t hs_plan_parse(const char *text, const char *file, hs_plan_t *out, hs
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: precision: must be fp32, fp16, bf16 or fp8, got \"%s\"",
                          file, prec));
   HS_CHECK(hs_json_bool(&r, j, "", "optimizer_sharding", false, false, &out->optimizer_sharding));
+  HS_CHECK(parse_practice(&r, j, file, &out->practice, err));
   HS_CHECK(hs_json_number(&r, j, "", "bucket_bytes", false, 100e6, HS_JNUM_POSITIVE, 1e15,
                           &out->bucket_bytes));
   const cJSON *jp = NULL;
@@ -286,6 +341,20 @@ cJSON *hs_plan_to_json(const hs_plan_t *p)
   cJSON_AddStringToObject(j, "precision", hs_dtype_name(p->precision));
   cJSON_AddBoolToObject(j, "optimizer_sharding", p->optimizer_sharding);
   cJSON_AddNumberToObject(j, "bucket_bytes", p->bucket_bytes);
+  cJSON_AddStringToObject(j, "attention", hs_attention_name(p->practice.kernels.attention));
+  cJSON *jk = cJSON_AddObjectToObject(j, "kernels");
+  if (jk) {
+    const char *pn = hs_kernels_preset_name(&p->practice.kernels);
+    if (pn)
+      cJSON_AddStringToObject(jk, "preset", pn);
+    cJSON_AddStringToObject(jk, "attention", hs_attention_name(p->practice.kernels.attention));
+    cJSON_AddBoolToObject(jk, "fused_act", p->practice.kernels.fused_act);
+    cJSON_AddBoolToObject(jk, "fused_norm", p->practice.kernels.fused_norm);
+    cJSON_AddBoolToObject(jk, "fused_cross_entropy", p->practice.kernels.fused_cross_entropy);
+  }
+  cJSON_AddBoolToObject(j, "sequence_parallel", p->practice.sequence_parallel);
+  cJSON_AddNumberToObject(j, "zero_stage", hs_plan_zero_stage(p));
+  cJSON_AddBoolToObject(j, "tp_comm_overlap", p->practice.tp_comm_overlap);
   cJSON_AddNumberToObject(j, "global_batch", (double)hs_plan_global_batch(p));
   cJSON *jp = cJSON_AddArrayToObject(j, "pipelines");
   for (int32_t i = 0; jp && i < p->n_pipelines; i++) {

@@ -8,7 +8,10 @@
  * walks the item's template: compute segments are engine events, blocking
  * TP collectives go through the network. After an item it posts its sends.
  * Gradient buckets run on the comm stream as the final backward of their ops
- * completes; the optimizer step runs after the last bucket. The iteration
+ * completes (the last microbatch's backward is cut at bucket boundaries, so
+ * a bucket starts while the rest of that backward runs: PyTorch DDP /
+ * Megatron overlap_grad_reduce); the optimizer step runs after the last
+ * bucket. The iteration
  * ends when every executor has stepped its optimizer.
  *
  * Nothing here allocates per event: executors, sends and collectives are
@@ -58,6 +61,9 @@ typedef struct xrun {
   bool head_counted;
   bool compute_done;
   int32_t buckets_done;
+  int8_t ov_phase;      /* tp_comm_overlap: 0 none, 1 compute before the overlapped GEMM,
+                           2 GEMM and collective running together */
+  int8_t ov_pending;    /* phase 2: of the GEMM and the collective, how many still run */
   hs_time_t t_state;    /* when the current wait/compute began */
   hs_time_t busy_ns, comm_ns, idle_ns, send_wait_ns;
   hs_time_t t_compute_done, t_end;
@@ -304,6 +310,13 @@ static void x_coll_done(hs_coll_t *c)
 {
   xrun_t *xr = HS_CONTAINER_OF(c, xrun_t, coll);
   sim_t *s = xr->sim;
+  if (xr->ov_phase == 2 && --xr->ov_pending > 0) {
+    if (s->trace)
+      hs_trace_comm(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), xr->pc, c->t_start,
+                    s->eng.now, c->bytes);
+    return; /* the GEMM it overlaps is still running */
+  }
+  xr->ov_phase = 0;
   xr->comm_ns += s->eng.now - xr->t_state;
   if (s->trace)
     hs_trace_comm(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), xr->pc, xr->t_state,
@@ -362,11 +375,42 @@ static void group_arrive(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_seg
     fail(s, st, "starting an SPMD collective");
 }
 
+/* The template of item `it`: the last microbatch's backward of a chunk is
+ * the bucket-cut variant, so gradient buckets start during it. */
+static inline const hs_tmpl_t *item_tmpl(const hs_exec_t *ex, const xrun_t *xr,
+                                         const hs_sched_item_t *it)
+{
+  if (it->phase == HS_PHASE_BWD && xr->bwd_done[it->chunk] == ex->m - 1)
+    return &ex->tmpl_final[it->chunk];
+  return &ex->tmpl[it->chunk * 2 + it->phase];
+}
+
+/* A segment of the last backward ended: the buckets whose ops are all done
+ * may start (the head of the executor's bucket list first). */
 static void seg_finished(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_sched_item_t *it,
                          const hs_seg_t *sg)
 {
-  if (it->phase == HS_PHASE_BWD && xr->bwd_done[it->chunk] == ex->m - 1)
-    xr->final_low[it->chunk] = HS_MIN(xr->final_low[it->chunk], sg->op_lo);
+  if (it->phase == HS_PHASE_BWD && xr->bwd_done[it->chunk] == ex->m - 1 &&
+      sg->grad_lo < xr->final_low[it->chunk]) {
+    xr->final_low[it->chunk] = sg->grad_lo;
+    x_bucket_step(s, xr);
+  }
+}
+
+static void start_tp_coll(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_seg_t *sg)
+{
+  hs_coll_t *c = &xr->coll;
+  memset(c, 0, sizeof *c);
+  c->op = sg->coll_op;
+  c->devices = ex->devices;
+  c->n = ex->tp;
+  c->bytes = sg->coll_bytes;
+  c->done = x_coll_done;
+  c->ctx = xr;
+  s->n_flows++;
+  hs_status_t st = hs_coll_start(s->net, c, s->err);
+  if (st != HS_OK)
+    fail(s, st, "starting a TP collective");
 }
 
 static void x_event(hs_engine_t *eng, hs_event_t *ev)
@@ -384,32 +428,45 @@ static void x_event(hs_engine_t *eng, hs_event_t *ev)
   }
   /* a compute segment ended */
   const hs_sched_item_t *it = &ex->order[xr->pc];
-  const hs_tmpl_t *tm = &ex->tmpl[it->chunk * 2 + it->phase];
+  const hs_tmpl_t *tm = item_tmpl(ex, xr, it);
   const hs_seg_t *sg = &tm->segs[xr->seg];
   xr->busy_ns += eng->now - xr->t_state;
   if (s->trace)
     hs_trace_compute(s->trace, ex, it->phase == HS_PHASE_FWD ? "fwd" : "bwd", it->mb, it->chunk,
                      xr->t_state, eng->now);
+  if (xr->ov_phase == 1) {
+    /* tp_comm_overlap: the GEMM next to the collective and the collective
+     * run together; the segment ends when both have */
+    xr->ov_phase = 2;
+    xr->ov_pending = 2;
+    xr->state = X_COMPUTE;
+    xr->t_state = eng->now;
+    if (hs_engine_after(&s->eng, &xr->ev, sg->ov_ns, 0) != HS_OK)
+      fail(s, HS_ENOMEM, "scheduling compute");
+    start_tp_coll(s, xr, ex, sg);
+    return;
+  }
   seg_finished(s, xr, ex, it, sg);
+  if (xr->ov_phase == 2) {
+    if (--xr->ov_pending > 0) {
+      xr->state = X_COLL; /* waiting for the collective's exposed tail */
+      xr->t_state = eng->now;
+      return;
+    }
+    xr->ov_phase = 0;
+    xr->state = X_READY;
+    xr->seg++;
+    x_advance(s, xr);
+    return;
+  }
   if (sg->coll_bytes > 0.0 && sg->group >= 0) {
     group_arrive(s, xr, ex, sg);
     return;
   }
   if (sg->coll_bytes > 0.0 && ex->tp > 1) {
-    hs_coll_t *c = &xr->coll;
-    memset(c, 0, sizeof *c);
-    c->op = sg->coll_op;
-    c->devices = ex->devices;
-    c->n = ex->tp;
-    c->bytes = sg->coll_bytes;
-    c->done = x_coll_done;
-    c->ctx = xr;
     xr->state = X_COLL;
     xr->t_state = eng->now;
-    s->n_flows++;
-    hs_status_t st = hs_coll_start(s->net, c, s->err);
-    if (st != HS_OK)
-      fail(s, st, "starting a TP collective");
+    start_tp_coll(s, xr, ex, sg);
     return;
   }
   xr->state = X_READY;
@@ -444,7 +501,7 @@ static void x_advance(sim_t *s, xrun_t *xr)
       return;
     }
     const hs_sched_item_t *it = &ex->order[xr->pc];
-    const hs_tmpl_t *tm = &ex->tmpl[it->chunk * 2 + it->phase];
+    const hs_tmpl_t *tm = item_tmpl(ex, xr, it);
     if (xr->seg >= tm->n) {
       /* item complete */
       if (it->phase == HS_PHASE_BWD)
@@ -467,9 +524,15 @@ static void x_advance(sim_t *s, xrun_t *xr)
         return;
       }
     }
+    const hs_seg_t *sg = &tm->segs[xr->seg];
+    hs_time_t d = sg->compute_ns;
+    if (sg->ov_ns > 0 && sg->coll_bytes > 0.0 && sg->group < 0 && ex->tp > 1) {
+      xr->ov_phase = 1; /* first the compute before the overlapped GEMM */
+      d -= sg->ov_ns;
+    }
     xr->state = X_COMPUTE;
     xr->t_state = s->eng.now;
-    if (hs_engine_after(&s->eng, &xr->ev, tm->segs[xr->seg].compute_ns, 0) != HS_OK)
+    if (hs_engine_after(&s->eng, &xr->ev, d, 0) != HS_OK)
       fail(s, HS_ENOMEM, "scheduling compute");
     return;
   }
@@ -549,7 +612,9 @@ static double seg_colls_s(const sim_t *s, const hs_exec_t *ex, const hs_tmpl_t *
     } else if (ex->tp <= 1) {
       continue;
     }
-    sum += hs_coll_estimate_s(s->topo, &cc);
+    /* tp_comm_overlap: only what the overlapped GEMM does not hide */
+    sum += sg->ov_ns > 0 ? fmax(0.0, hs_coll_estimate_s(s->topo, &cc) - hs_time_to_s(sg->ov_ns))
+                         : hs_coll_estimate_s(s->topo, &cc);
   }
   return sum;
 }
@@ -580,12 +645,17 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
     double samples = (double)pl->microbatch_size * pl->n_microbatches;
     for (int32_t k = 0; k < pl->n_stages; k++) {
       const hs_plan_stage_t *stg = &pl->stages[k];
+      int32_t tp = stg->replicas[0].n_devices;
       for (int32_t op = stg->op_first; op < stg->op_last; op++) {
-        const hs_op_t *o = &s->model->ops[op];
-        if (stg->recompute == HS_RECOMPUTE_FULL && o->layer >= 0)
-          hw_flops += o->fwd_flops * samples;
-        else if (stg->recompute == HS_RECOMPUTE_SELECTIVE && o->kind == HS_OP_ATTENTION)
-          hw_flops += o->fwd_flops * samples;
+        hs_op_t tmp;
+        const hs_op_t *o0 = &s->model->ops[op];
+        const hs_op_t *o = hs_practice_op(&plan->practice, o0, tp, &tmp);
+        if (o0->kind == HS_OP_ATTENTION) /* FlashAttention's recomputed scores */
+          hw_flops += (o->bwd_flops - o0->bwd_flops) * samples;
+        if (stg->recompute == HS_RECOMPUTE_FULL && o0->layer >= 0)
+          hw_flops += o0->fwd_flops * samples;
+        else if (stg->recompute == HS_RECOMPUTE_SELECTIVE && hs_practice_recomputes_selective(o))
+          hw_flops += o0->fwd_flops * samples;
       }
     }
   }

@@ -106,4 +106,22 @@ P
 [ $? -eq 2 ] || die "--charge some should exit 2"
 grep -q -- '--charge: must be used or cluster, got "some"' "$tmp/err" || die "charge message: $(cat "$tmp/err")"
 
+# training-practice options go into the plan: a plan with TP keeps sequence
+# parallelism, a data-parallel one (no TP group) runs without it; the
+# written plan carries the options and simulates to the same iteration
+"$bin" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy data-parallel --quiet \
+  --kernels megatron-core-2024 --sequence-parallel --tp-comm-overlap --zero-stage 1 \
+  -o "$tmp/dp.json" >"$tmp/out" 2>"$tmp/err" || die "plan data-parallel with SP: $(cat "$tmp/err")"
+grep -q '"sequence_parallel":[[:space:]]*false' "$tmp/dp.json" || die "data-parallel plan kept sequence_parallel"
+grep -q '"zero_stage":[[:space:]]*1' "$tmp/dp.json" || die "plan lost zero_stage"
+"$bin" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy megatron --quiet \
+  --kernels megatron-core-2024 --sequence-parallel --global-batch 64 -o "$tmp/mg.json" >"$tmp/out" 2>"$tmp/err" \
+  || die "plan megatron with SP: $(cat "$tmp/err")"
+"$bin" simulate --model gpt3-1.3b --cluster dgx-a100-1node --plan "$tmp/mg.json" >"$tmp/sim" 2>"$tmp/err" \
+  || die "simulate the written plan: $(cat "$tmp/err")"
+a=$(grep -oE '^iteration +[0-9.]+' "$tmp/out" | grep -oE '[0-9.]+$')
+b=$(grep -oE '^iteration +[0-9.]+' "$tmp/sim" | grep -oE '[0-9.]+$')
+[ -n "$a" ] && [ "$a" = "$b" ] || die "plan said $a s, its file simulates to $b s"
+grep -q '"attention":[[:space:]]*"flash"' "$tmp/mg.json" || die "plan lost the kernel set"
+
 exit $fail

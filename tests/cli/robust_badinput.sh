@@ -79,5 +79,16 @@ for f in "$HETSIM_DATA"/tests/fuzz/regress/model_json/* "$HETSIM_DATA"/tests/fuz
   [ -f "$f" ] && clean "$H" show model "$f"
 done
 
+# training-practice flags (docs/simulator.md, "Modern training practice")
+SIMG=("$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --pp 2 --global-batch 8)
+expect2 --attention fast -- "${SIMG[@]}" --tp 2 --attention fast
+expect2 --kernels megatron-2099 megatron-core-2024 -- "${SIMG[@]}" --tp 2 --kernels megatron-2099
+expect2 --sequence-parallel "--tp 1" -- "${SIMG[@]}" --tp 1 --sequence-parallel
+expect2 --zero-stage '"4"' -- "${SIMG[@]}" --tp 2 --zero-stage 4
+expect2 --precision fp4 -- "${SIMG[@]}" --tp 2 --precision fp4
+expect2 --tp-comm-overlap --sequence-parallel -- "${SIMG[@]}" --tp 2 --tp-comm-overlap
+expect2 "precision (--precision): fp8" A100-SXM4-80GB -- "${SIMG[@]}" --tp 2 --precision fp8
+expect2 --attention sdpa -- "$H" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy megatron --attention sdpa
+
 echo "robust_badinput: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

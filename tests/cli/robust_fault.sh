@@ -47,6 +47,8 @@ check show-model "$H" show model llama2-7b
 check show-cluster "$H" show cluster a100-v100-two-sites --json
 check simulate "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 --pp 2 --dp 2 \
   --microbatch-size 1 --global-batch 8 --json
+check simulate-practice "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 --pp 2 --dp 2 \
+  --microbatch-size 1 --global-batch 8 --kernels megatron-core-2024 --sequence-parallel --zero-stage 3 --tp-comm-overlap --json
 
 echo "robust_fault: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

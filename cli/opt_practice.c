@@ -1,0 +1,58 @@
+/*
+ * opt_practice.c - the training-practice options shared by simulate, plan
+ * and compare: --kernels PRESET, --attention flash|unfused and
+ * --sequence-parallel, --zero-stage 0|1|2|3, --precision (docs/simulator.md, "Modern training practice").
+ * Only options given change *pr, so a plan file's own values stay unless a
+ * flag overrides them. Bad values: a message naming the flag and the value,
+ * exit code 2.
+ */
+#include "cli.h"
+#include "hs_sim.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int hs_cli_precision(const hs_opt_t *opts, hs_dtype_t *dt)
+{
+  const hs_opt_t *o = hs_cli_opt(opts, "precision");
+  if (o && hs_dtype_parse(o->value, dt) != HS_OK) {
+    fprintf(stderr, "hetsim: --precision: must be bf16, fp16, fp8 or fp32, got \"%s\"\n", o->value);
+    return HS_EXIT_USAGE;
+  }
+  return 0;
+}
+
+int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
+{
+  const hs_opt_t *ok = hs_cli_opt(opts, "kernels");
+  if (ok && hs_kernels_preset(ok->value, &pr->kernels) != HS_OK) {
+    fprintf(stderr, "hetsim: --kernels: unknown preset \"%s\" (", ok->value);
+    for (int i = 0; hs_kernel_presets[i]; i++)
+      fprintf(stderr, "%s%s", i ? ", " : "", hs_kernel_presets[i]);
+    fprintf(stderr, ")\n");
+    return HS_EXIT_USAGE;
+  }
+  const hs_opt_t *oa = hs_cli_opt(opts, "attention");
+  if (oa && hs_attention_parse(oa->value, &pr->kernels.attention) != HS_OK) {
+    fprintf(stderr, "hetsim: --attention: must be flash or unfused, got \"%s\"\n", oa->value);
+    return HS_EXIT_USAGE;
+  }
+  if (hs_cli_opt(opts, "sequence-parallel"))
+    pr->sequence_parallel = true;
+  if (hs_cli_opt(opts, "tp-comm-overlap"))
+    pr->tp_comm_overlap = true;
+  if (pr->tp_comm_overlap && !pr->sequence_parallel) {
+    fprintf(stderr, "hetsim: --tp-comm-overlap: needs --sequence-parallel (Megatron-Core's "
+                    "userbuffers overlap works on the sequence-parallel collectives)\n");
+    return HS_EXIT_USAGE;
+  }
+  const hs_opt_t *oz = hs_cli_opt(opts, "zero-stage");
+  if (oz) {
+    if (strlen(oz->value) != 1 || oz->value[0] < '0' || oz->value[0] > '3') {
+      fprintf(stderr, "hetsim: --zero-stage: must be 0, 1, 2 or 3, got \"%s\"\n", oz->value);
+      return HS_EXIT_USAGE;
+    }
+    pr->zero_stage = oz->value[0] - '0';
+  }
+  return 0;
+}
