@@ -148,7 +148,19 @@ typedef struct hs_mb_point {
   double flops;           /* one kernel */
   double bytes;           /* moved */
   double s;               /* median seconds */
+  int32_t source;         /* 1 + index into hs_measurements_t.sources; 0 = none */
 } hs_mb_point_t;
+
+/* Where published points come from (measurements transcribed from a
+ * public table rather than measured here): an id the points name, the
+ * reference (URL or repo@commit path) and its date (YYYY, YYYY-MM or
+ * YYYY-MM-DD). */
+#define HS_MB_SOURCES_MAX 16
+typedef struct hs_mb_source {
+  char id[32];
+  char ref[400];
+  char date[16];
+} hs_mb_source_t;
 
 typedef struct hs_measurements {
   char gpu[HS_NAME_MAX];  /* GPU catalog entry the points describe */
@@ -158,7 +170,22 @@ typedef struct hs_measurements {
   double mem_bw_GBps;
   hs_mb_point_t *p;       /* owned */
   int32_t n;
+  hs_mb_source_t sources[HS_MB_SOURCES_MAX];
+  int32_t n_sources;
+  char retrieved[16];     /* when published points were read (YYYY-MM-DD); "" = measured here */
+  uint32_t applies;       /* HS_FIT_* bits the GPU catalog takes from this fit; 0 = all */
 } hs_measurements_t;
+
+/* Fitted parameters, as bits of hs_measurements_t.applies ("applies":
+ * ["gemm_eff_max", ...] in the file): a published set may support some of
+ * them only (e.g. a memory sweep of an unidentified board variant). */
+enum {
+  HS_FIT_GEMM_EFF_MAX = 1u << 0,
+  HS_FIT_GEMM_HALF_FLOPS = 1u << 1,
+  HS_FIT_MEM_EFF = 1u << 2,
+  HS_FIT_LAUNCH_US = 1u << 3,
+  HS_FIT_ALL = 15u
+};
 
 void hs_measurements_init(hs_measurements_t *m);
 void hs_measurements_destroy(hs_measurements_t *m);
