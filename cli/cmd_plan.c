@@ -377,6 +377,10 @@ int hs_cmd_compare(int argc, char **argv)
     cJSON_AddStringToObject(j, "cluster", c.name);
     cJSON_AddNumberToObject(j, "unpriced_gpus", tot.n_unpriced_devices);
     cJSON_AddStringToObject(j, "charge", charge_cluster ? "cluster" : "used");
+    cJSON *unc = cJSON_AddArrayToObject(j, "uncalibrated_gpus");
+    for (size_t g = 0; unc && g < c.gpus.n; g++)
+      if (!c.gpus.gpus[g].calibrated && hs_cluster_gpu_used(&c, (int32_t)g))
+        cJSON_AddItemToArray(unc, cJSON_CreateString(c.gpus.gpus[g].name));
     if (scn)
       cJSON_AddStringToObject(j, "scenario", scn->name);
     for (int i = 0; i < n_names; i++) {
@@ -448,6 +452,7 @@ int hs_cmd_compare(int argc, char **argv)
            r->summary);
   }
   if (strcmp(fmt, "table") == 0) {
+    hs_cluster_print_calibration(&c, "", stdout);
     /* say what is charged: a plan that leaves GPUs idle pays for fewer */
     if (charge_cluster)
       printf("($/Mtok: rent of the whole cluster, %.2f USD/h, idle GPUs included)\n",
