@@ -347,7 +347,7 @@ typedef struct hs_pub_table {
   char date[16];               /* YYYY, YYYY-MM or YYYY-MM-DD */
   char file[256];              /* basename of the row file */
   hs_pub_metric_t metric;
-  double max_mape;             /* CI bound on the table's MAPE (fraction) */
+  double max_mape;             /* CI bound on the table's MAPE (fraction); 0 = none yet */
   double min_rank_concordance; /* CI bound on concordant_resolved / pairs_resolved */
   hs_pub_row_t *rows;          /* owned */
   int32_t n_rows;

@@ -194,14 +194,23 @@ void hs_pub_print(const hs_pub_table_t *t, const hs_pub_result_t *res, const hs_
     else
       fprintf(f, "%10.4g %10.4g %+7.1f%%\n", res[i].predicted, r->measured, 100 * res[i].err);
   }
-  fprintf(f, "  MAPE %.1f%% over %d rows (%d not modelled, %d infeasible), max |error| %.1f%%, bound "
-          "%.1f%%\n", 100 * sum->mape, sum->n_simulated, sum->n_not_modelled, sum->n_infeasible,
-          100 * sum->max_abs_err, 100 * t->max_mape);
-  fprintf(f, "  rank order: %d/%d pairs concordant; pairs >= %.0f%% apart %d/%d: %s\n", sum->concordant,
-          sum->pairs, 100 * HS_PUB_RANK_RESOLUTION, sum->concordant_resolved, sum->pairs_resolved,
-          sum->rank_preserved ? "preserved" : "NOT preserved");
+  char bound[32] = "none yet";
+  if (t->max_mape > 0)
+    snprintf(bound, sizeof bound, "%.1f%%", 100 * t->max_mape);
+  if (sum->n_simulated == 0) {
+    fprintf(f, "  MAPE -: no row simulated (%d not modelled, %d infeasible), bound %s\n",
+            sum->n_not_modelled, sum->n_infeasible, bound);
+  } else {
+    fprintf(f, "  MAPE %.1f%% over %d rows (%d not modelled, %d infeasible), max |error| %.1f%%, "
+            "bound %s\n", 100 * sum->mape, sum->n_simulated, sum->n_not_modelled, sum->n_infeasible,
+            100 * sum->max_abs_err, bound);
+    fprintf(f, "  rank order: %d/%d pairs concordant; pairs >= %.0f%% apart %d/%d: %s\n",
+            sum->concordant, sum->pairs, 100 * HS_PUB_RANK_RESOLUTION, sum->concordant_resolved,
+            sum->pairs_resolved, sum->rank_preserved ? "preserved" : "NOT preserved");
+  }
   bool met = sum->n_simulated > 0 && sum->mape <= 0.05 && sum->max_abs_err <= 0.12 && sum->rank_preserved;
-  fprintf(f, "  targets (MAPE <= 5%%, every row within 12%%, rank order): %s\n", met ? "met" : "not met");
+  fprintf(f, "  targets (MAPE <= 5%%, every row within 12%%, rank order): %s\n",
+          sum->n_simulated == 0 ? "not assessed (no row simulated)" : met ? "met" : "not met");
 }
 
 static int cmp_str(const void *a, const void *b)

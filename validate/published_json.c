@@ -250,9 +250,9 @@ hs_status_t hs_pub_table_parse(const char *text, const char *file, hs_pub_table_
   HS_CHECK(hs_json_string(&r, j, "", "title", true, "", out->title, sizeof out->title));
   HS_CHECK(hs_json_string(&r, j, "", "source", true, "", out->source, sizeof out->source));
   HS_CHECK(hs_json_string(&r, j, "", "date", true, "", out->date, sizeof out->date));
-  if (!date_ok(out->date))
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: date: must be YYYY, YYYY-MM or YYYY-MM-DD, got \"%s\"",
-                         file, out->date));
+  if (!date_ok(out->date) && strcmp(out->date, "unknown") != 0)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: date: must be YYYY, YYYY-MM, YYYY-MM-DD or unknown, got "
+                         "\"%s\"", file, out->date));
   char metric[32];
   HS_CHECK(hs_json_string(&r, j, "", "metric", true, "", metric, sizeof metric));
   bool found = false;
@@ -264,7 +264,9 @@ hs_status_t hs_pub_table_parse(const char *text, const char *file, hs_pub_table_
   if (!found)
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: metric: must be hw_tflops_per_gpu, tflops_per_gpu, mfu "
                          "or iteration_time_s, got \"%s\"", file, metric));
-  HS_CHECK(hs_json_number_in(&r, j, "", "max_mape", true, 0, 1e-6, 10.0, &out->max_mape));
+  /* absent: no bound yet (a table whose rows are all not modelled) */
+  if (cJSON_GetObjectItemCaseSensitive(j, "max_mape"))
+    HS_CHECK(hs_json_number_in(&r, j, "", "max_mape", true, 0, 1e-6, 10.0, &out->max_mape));
   HS_CHECK(hs_json_number_in(&r, j, "", "min_rank_concordance", false, 1.0, 0.0, 1.0,
                              &out->min_rank_concordance));
   const cJSON *model = NULL, *cluster = NULL, *opt = NULL, *rows = NULL;
@@ -328,7 +330,8 @@ cJSON *hs_pub_to_json(const hs_pub_table_t *t, const hs_pub_result_t *res,
   cJSON_AddNumberToObject(j, "rows_infeasible", sum->n_infeasible);
   cJSON_AddNumberToObject(j, "mape", sum->mape);
   cJSON_AddNumberToObject(j, "max_abs_err", sum->max_abs_err);
-  cJSON_AddNumberToObject(j, "max_mape", t->max_mape);
+  if (t->max_mape > 0)
+    cJSON_AddNumberToObject(j, "max_mape", t->max_mape);
   cJSON_AddNumberToObject(j, "min_rank_concordance", t->min_rank_concordance);
   cJSON_AddNumberToObject(j, "rank_pairs", sum->pairs);
   cJSON_AddNumberToObject(j, "rank_pairs_concordant", sum->concordant);
