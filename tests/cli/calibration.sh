@@ -6,6 +6,7 @@
 # and a MAPE line per table, --json parses, and broken row files or paths
 # exit 2 naming the file and the field.
 set -u
+command -v jq >/dev/null || { echo "jq missing (scripts/setup.sh installs it)" >&2; exit 77; }
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
 src=${HETSIM_DATA:?}
 tmp=$(mktemp -d)
