@@ -36,6 +36,10 @@ grep -q 'A100-SXM4-80GB uncalibrated' "$tmp/sim.txt" || die "simulate does not s
 "$bin" compare --model gpt3-1.3b --cluster dgx-a100-1node --strategies megatron >"$tmp/cmp.txt" || die "compare"
 grep -q 'A100-SXM4-80GB uncalibrated' "$tmp/cmp.txt" || die "compare does not say uncalibrated"
 
+"$bin" list gpus >"$tmp/gpus.txt" || die "list gpus"
+grep -qE '^H100-SXM5-80GB .* calibrated$' "$tmp/gpus.txt" || die "list gpus: H100 not calibrated"
+grep -qE '^A100-SXM4-80GB .* uncalibrated$' "$tmp/gpus.txt" || die "list gpus: A100 not uncalibrated"
+
 # the published suite: one line per row, a MAPE line per table, JSON
 table="$src/validate/published/megatron-sc21-table1.json"
 "$bin" validate --published "$table" -o "$tmp/pub.json" >"$tmp/pub.txt" 2>"$tmp/err" \
