@@ -355,7 +355,9 @@ typedef struct hs_pub_table {
 void hs_pub_table_init(hs_pub_table_t *t);
 void hs_pub_table_destroy(hs_pub_table_t *t);   /* NULL and zeroed ok */
 /* Reads a row file (validate/published/<table>.json, format in docs/validation.md);
- * bad input names the file, the field (rows[i].plan.tp ...) and the value. */
+ * bad input names the file, the field (rows[i].plan.tp ...) and the value.
+ * `out` owns the row texts; free with hs_pub_table_destroy. O(rows x size of
+ * the model and cluster templates). */
 hs_status_t hs_pub_table_parse(const char *text, const char *file, hs_pub_table_t *out,
                                hs_error_t *err);
 hs_status_t hs_pub_table_load(const char *path, hs_pub_table_t *out, hs_error_t *err);
@@ -391,11 +393,11 @@ typedef struct hs_pub_summary {
  * naming the file and the row. Time: one simulation per modelled row. */
 hs_status_t hs_pub_run(const hs_pub_table_t *t, hs_pub_result_t *res, hs_pub_summary_t *sum,
                        hs_error_t *err);
-/* Text table of the rows and the summary line. */
+/* Text table of the rows and the summary lines. O(rows). */
 void hs_pub_print(const hs_pub_table_t *t, const hs_pub_result_t *res, const hs_pub_summary_t *sum,
                   FILE *f);
 /* {"table", "title", "source", "metric", "mape", ..., "rows": [...]}; NULL
- * when out of memory. Caller frees with hs_json_free. */
+ * when out of memory. Caller frees with hs_json_free. O(rows). */
 struct cJSON *hs_pub_to_json(const hs_pub_table_t *t, const hs_pub_result_t *res,
                              const hs_pub_summary_t *sum);
 
