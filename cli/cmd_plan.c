@@ -398,6 +398,10 @@ int hs_cmd_compare(int argc, char **argv)
     for (int i = 0; i < n_names; i++)
       any_ok = any_ok || rows[i].ok;
     cJSON_AddBoolToObject(j, "feasible", any_ok); /* false: exit 3 */
+    cJSON *unc = cJSON_AddArrayToObject(j, "uncalibrated_gpus");
+    for (size_t g = 0; unc && g < c.gpus.n; g++)
+      if (!c.gpus.gpus[g].calibrated && hs_cluster_gpu_used(&c, (int32_t)g))
+        cJSON_AddItemToArray(unc, cJSON_CreateString(c.gpus.gpus[g].name));
     if (scn)
       cJSON_AddStringToObject(j, "scenario", scn->name);
     for (int i = 0; i < n_names; i++) {
@@ -469,6 +473,7 @@ int hs_cmd_compare(int argc, char **argv)
            r->summary);
   }
   if (strcmp(fmt, "table") == 0) {
+    hs_cluster_print_calibration(&c, "", stdout);
     /* say what is charged: a plan that leaves GPUs idle pays for fewer */
     if (charge_cluster)
       printf("($/Mtok: rent of the whole cluster, %.2f USD/h, idle GPUs included)\n",

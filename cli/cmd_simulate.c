@@ -155,6 +155,10 @@ int hs_cmd_simulate(int argc, char **argv)
     }
     cJSON_AddStringToObject(j, "model", m.name);
     cJSON_AddStringToObject(j, "cluster", c.name);
+    cJSON *unc = cJSON_AddArrayToObject(j, "uncalibrated_gpus");
+    for (size_t g = 0; unc && g < c.gpus.n; g++)
+      if (!c.gpus.gpus[g].calibrated && hs_cluster_gpu_used(&c, (int32_t)g))
+        cJSON_AddItemToArray(unc, cJSON_CreateString(c.gpus.gpus[g].name));
     if (oo && (st = hs_json_write_file(j, oo->value, &err)) != HS_OK) {
       hs_json_free(j);
       goto fail;
@@ -167,6 +171,7 @@ int hs_cmd_simulate(int argc, char **argv)
   }
   if (!json) {
     printf("model           %s   cluster %s\n", m.name, c.name);
+    hs_cluster_print_calibration(&c, "", stdout);
     hs_report_print(&rep, stdout);
   }
   /* simulated, but the plan cannot run: a script must not take it as a result */

@@ -15,6 +15,9 @@
 
 int hs_cmd_validate(int argc, char **argv)
 {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--published") == 0)
+      return hs_cmd_validate_published(argc, argv);
   hs_opt_t opts[] = {
       {"report", true, "simulator report (hetsim simulate -o report.json)"},
       {"measured", true, "replay record (hetsim replay -o measured.json)"},
@@ -28,6 +31,7 @@ int hs_cmd_validate(int argc, char **argv)
   int npos = 0;
   int rc = hs_cli_parse(argc, argv, opts, pos, 0, &npos,
                         "usage: hetsim validate --report report.json --measured measured.json\n"
+                        "         (or: hetsim validate --published [DIR|FILE], the published suite)\n"
                         "         [--json] [-o comparison.json] [--trace both.json [--sim-trace trace.json]]");
   if (rc)
     return rc < 0 ? 0 : rc;

@@ -171,6 +171,39 @@ static void print_group(const hs_cluster_t *c, const hs_node_t *n, int32_t count
           n->nic_latency_us, n->spot ? "  spot" : "");
 }
 
+bool hs_cluster_gpu_used(const hs_cluster_t *c, int32_t gpu)
+{
+  for (size_t i = 0; i < c->n_devices; i++)
+    if (c->devices[i].gpu == gpu)
+      return true;
+  return false;
+}
+
+int32_t hs_cluster_n_uncalibrated(const hs_cluster_t *c)
+{
+  int32_t n = 0;
+  for (size_t g = 0; g < c->gpus.n; g++)
+    n += !c->gpus.gpus[g].calibrated && hs_cluster_gpu_used(c, (int32_t)g);
+  return n;
+}
+
+void hs_cluster_print_calibration(const hs_cluster_t *c, const char *indent, FILE *out)
+{
+  fprintf(out, "%sdevice profiles:", indent);
+  const char *sep = " ";
+  for (size_t g = 0; g < c->gpus.n; g++) {
+    if (!hs_cluster_gpu_used(c, (int32_t)g))
+      continue;
+    fprintf(out, "%s%s %s", sep, c->gpus.gpus[g].name,
+            c->gpus.gpus[g].calibrated ? "calibrated" : "uncalibrated");
+    sep = "; ";
+  }
+  if (hs_cluster_n_uncalibrated(c) > 0)
+    fprintf(out, " (uncalibrated = datasheet defaults for gemm_eff_max, gemm_half_flops, mem_eff "
+            "and launch_us: no published points in clusters/calibration/)");
+  fputc('\n', out);
+}
+
 void hs_cluster_print(const hs_cluster_t *c, FILE *out)
 {
   hs_cluster_totals_t tot;
@@ -207,6 +240,7 @@ void hs_cluster_print(const hs_cluster_t *c, FILE *out)
     fprintf(out, " (%d GPU%s without a known price not counted)", tot.n_unpriced_devices,
             tot.n_unpriced_devices == 1 ? "" : "s");
   fputc('\n', out);
+  hs_cluster_print_calibration(c, "  ", out);
   if (c->source[0])
     fprintf(out, "  source: %s\n", c->source);
 }

@@ -499,6 +499,16 @@ static bool site_json(const hs_cluster_t *c, int32_t s, cJSON *arr)
   return cJSON_AddNumberToObject(o, "n_devices", n_dev) != NULL;
 }
 
+/* Appends a string to an array; false when out of memory. */
+static bool add_array_string(cJSON *arr, const char *s)
+{
+  cJSON *v = cJSON_CreateString(s);
+  if (v && cJSON_AddItemToArray(arr, v))
+    return true;
+  cJSON_Delete(v);
+  return false;
+}
+
 cJSON *hs_cluster_to_json(const hs_cluster_t *c)
 {
   hs_json_oom_clear();
@@ -539,6 +549,11 @@ cJSON *hs_cluster_to_json(const hs_cluster_t *c)
     if (l)
       cJSON_AddItemToArray(links, l);
   }
+  cJSON *unc = ok ? cJSON_AddArrayToObject(j, "uncalibrated_gpus") : NULL;
+  ok = ok && unc;
+  for (size_t g = 0; ok && g < c->gpus.n; g++)
+    if (!c->gpus.gpus[g].calibrated && hs_cluster_gpu_used(c, (int32_t)g))
+      ok = add_array_string(unc, c->gpus.gpus[g].name);
   cJSON *spot = ok ? cJSON_AddObjectToObject(j, "spot") : NULL;
   ok = ok && spot;
   for (size_t s = 0; ok && s < c->n_sites; s++) {

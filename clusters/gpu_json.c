@@ -30,7 +30,7 @@ static const char *const gpu_known[] = {
     "name", "vendor", "memory_GiB", "mem_bw_GBps", "peak_tflops", "nvlink_GBps",
     "nvlink_bridge_only", "pcie_gen", "pcie_GBps", "tdp_w", "gemm_eff_max", "gemm_half_flops",
     "mem_eff", "launch_us", "calibrated", "price_ondemand_usd_h", "price_spot_usd_h",
-    "price_source", "source", "notes", NULL};
+    "price_source", "source", "notes", "calibration_source", NULL};
 
 static const char *const dtype_keys[HS_DTYPE__COUNT] = {
     [HS_DTYPE_FP32] = "fp32", [HS_DTYPE_FP16] = "fp16", [HS_DTYPE_BF16] = "bf16", [HS_DTYPE_FP8] = "fp8"};
@@ -144,6 +144,14 @@ static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char 
   HS_CHECK(hs_json_number(r, e, path, "launch_us", false, g->launch_us, HS_JNUM_NONNEG, 1e6,
                           &g->launch_us));
   HS_CHECK(hs_json_bool(r, e, path, "calibrated", false, g->calibrated, &g->calibrated));
+  /* A catalog entry that says calibrated names where its figures come from
+   * (clusters/calibration/<GPU>.json); a profile applied at run time
+   * (hs_profile_apply_file) sets the flag without this field. */
+  HS_CHECK(check_text(r, e, path, "calibration_source"));
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "calibrated")) &&
+      !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "calibration_source")))
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.calibrated: true needs a \"calibration_source\" "
+                        "(the points the figures were fitted on)", r->file, path));
   HS_CHECK(hs_json_number(r, e, path, "price_ondemand_usd_h", false, g->price_ondemand_usd_h,
                           HS_JNUM_NONNEG, 1e5, &g->price_ondemand_usd_h));
   HS_CHECK(hs_json_number(r, e, path, "price_spot_usd_h", false, g->price_spot_usd_h, HS_JNUM_NONNEG,

@@ -187,6 +187,14 @@ void hs_cluster_totals(const hs_cluster_t *c, hs_dtype_t dtype, hs_cluster_total
 /* Text summary for `hetsim show cluster`: sites, node groups (consecutive
  * identical nodes coalesced), links, GPUs, peak bf16 TFLOP/s, memory, $/h. */
 void hs_cluster_print(const hs_cluster_t *c, FILE *out);
+/* Whether any device of `c` is of catalog entry `gpu`. O(devices). */
+bool hs_cluster_gpu_used(const hs_cluster_t *c, int32_t gpu);
+/* GPU types of `c` whose profile is not calibrated (catalog defaults, no
+ * published points and no applied profile). O(types x devices). */
+int32_t hs_cluster_n_uncalibrated(const hs_cluster_t *c);
+/* One line: "<indent>device profiles: H100-SXM5-80GB calibrated;
+ * A100-SXM4-80GB uncalibrated (...)", for show cluster, simulate, compare. */
+void hs_cluster_print_calibration(const hs_cluster_t *c, const char *indent, FILE *out);
 /* `show cluster --json`: name, description, source, n_devices, n_nodes,
  * n_sites, n_gpu_types, peak_tflops_bf16, mem_bytes, usd_per_hour,
  * n_unpriced_devices, sites[] {name, fabric, nodes[] (cluster-file groups),

@@ -218,6 +218,12 @@ static void test_inline_gpus(void)
        "gpus[0].name: required field missing"},
       {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"gemm_eff_max\": 1.5}], \"sites\": [" SITE_EAST "]}",
        HS_ELIMIT, "gpus[0].gemm_eff_max: must be at most 1, got 1.5"},
+      /* calibrated figures name the points they were fitted on */
+      {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"calibrated\": true}], \"sites\": [" SITE_EAST "]}",
+       HS_EINVAL, "gpus[0].calibrated: true needs a \"calibration_source\""},
+      {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"calibrated\": true, \"calibration_source\": 3}], "
+       "\"sites\": [" SITE_EAST "]}",
+       HS_EINVAL, "gpus[0].calibration_source: must be a string"},
       /* Subnormal efficiencies and rates used to give infinite kernel times
        * (found by fuzz_profile); they are errors now. */
       {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"gemm_eff_max\": 5e-324}], \"sites\": [" SITE_EAST "]}",

@@ -41,11 +41,14 @@ static void test_gpu_catalog(void)
     const hs_gpu_t *g = gpu(&c, datasheet_names[i]);
     if (!g)
       continue;
-    CHECK(!g->calibrated);
     CHECK(g->gemm_eff_max > 0 && g->gemm_eff_max <= 1);
     CHECK(g->gemm_half_flops >= 1e8 && g->gemm_half_flops <= 1e11);
-    CHECK_REL(g->mem_eff, 0.8, 0);
-    CHECK_REL(g->launch_us, 4.0, 0);
+    /* calibrated entries carry fitted figures (test_calibration_catalog
+     * checks them against clusters/calibration/); the others the defaults */
+    if (!g->calibrated) {
+      CHECK_REL(g->mem_eff, 0.8, 0);
+      CHECK_REL(g->launch_us, 4.0, 0);
+    }
     CHECK(g->mem_bytes > 0 && g->mem_bw_GBps > 0 && g->pcie_GBps > 0);
     CHECK(hs_gpu_peak_flops(g, HS_DTYPE_FP32) > 0);
     if (g->price_ondemand_usd_h > 0 || g->price_spot_usd_h > 0)

@@ -76,7 +76,7 @@ static char *slurp(const char *path)
 static char *txt_cluster, *txt_gpus, *txt_model, *txt_hf;
 /* Inputs of the later loaders: the valid seeds of their fuzz corpora. */
 static char *txt_sweep, *txt_measured, *txt_measurements, *txt_report, *txt_trace, *txt_csv,
-    *txt_elastic;
+    *txt_elastic, *txt_measurements_pub, *txt_published;
 
 /* Where each text comes from: under HETSIM_TEST_DATA (tests/data) or under
  * HETSIM_DATA (the source tree: shipped catalogs, fuzz corpora). */
@@ -96,6 +96,8 @@ static const struct {
     {&txt_trace, false, "tests/fuzz/corpus/trace_doc/sim-trace.json"},
     {&txt_csv, false, "tests/fuzz/corpus/table/sweep-small.csv"},
     {&txt_elastic, false, "tests/fuzz/corpus/elastic_trace/fixture.json"},
+    {&txt_measurements_pub, false, "tests/fuzz/corpus/measurements/published-h100.json"},
+    {&txt_published, false, "tests/fuzz/corpus/published/two-rows-options.json"},
 };
 
 /* 2 pipeline stages, cut at op 22 of the fixture model's 44. */
@@ -139,6 +141,8 @@ PARSE_SCENARIO(sc_gpu_catalog, hs_gpu_catalog, txt_gpus, "gpus.json", NULL)
 PARSE_SCENARIO(sc_sweep_spec, hs_sweep_spec, txt_sweep, "small.json", NULL)
 PARSE_SCENARIO(sc_measured, hs_measured, txt_measured, "measured.json", hs_measured_to_json)
 PARSE_SCENARIO(sc_measurements, hs_measurements, txt_measurements, "measurements.json",
+               hs_measurements_to_json)
+PARSE_SCENARIO(sc_measurements_pub, hs_measurements, txt_measurements_pub, "H100.json",
                hs_measurements_to_json)
 PARSE_SCENARIO(sc_report_view, hs_report_view, txt_report, "report.json", NULL)
 PARSE_SCENARIO(sc_trace_doc, hs_trace_doc, txt_trace, "trace.json", NULL)
@@ -309,10 +313,40 @@ static hs_status_t sc_elastic_trace(hs_error_t *err)
   return st;
 }
 
+/* A published-suite row file: parse, map the options, write the results
+ * JSON of a result set with the first row simulated at a made-up figure
+ * (the simulation itself is sc_grid_simulate's). */
+static hs_status_t sc_published(hs_error_t *err)
+{
+  hs_pub_table_t t;
+  hs_pub_table_init(&t);
+  hs_status_t st = hs_pub_table_parse(txt_published, "published.json", &t, err);
+  if (st == HS_OK && t.n_rows != 2)
+    st = hs_error_set(err, HS_EINVAL, "two-rows-options.json: expected 2 rows, got %d", t.n_rows);
+  if (st == HS_OK) {
+    hs_pub_result_t res[2];
+    memset(res, 0, sizeof res);
+    for (int32_t i = 0; i < t.n_rows && i < 2; i++) {
+      hs_pub_setup_t s;
+      memset(&s, 0, sizeof s);
+      res[i].not_modelled = hs_pub_options_map(&t.rows[i].opt, &s);
+    }
+    res[0].predicted = 150.0;
+    res[0].err = 150.0 / t.rows[0].measured - 1.0;
+    hs_pub_summary_t sum;
+    memset(&sum, 0, sizeof sum);
+    sum.n_rows = t.n_rows;
+    st = keep_output(hs_pub_to_json(&t, res, &sum), "hs_pub_to_json", err);
+  }
+  hs_pub_table_destroy(&t);
+  return st;
+}
+
 static const struct {
   const char *name;
   scenario_fn fn;
 } scenarios[] = {
+    {"measurements_pub", sc_measurements_pub}, {"published", sc_published},
     {"cluster", sc_cluster},       {"gpu_catalog", sc_gpu_catalog}, {"model_json", sc_model_json},
     {"model_ops", sc_model_ops},   {"hf_config", sc_hf_config},     {"catalog_load", sc_catalog_load},
     {"plan", sc_plan},             {"profile", sc_profile},         {"simulate", sc_simulate},

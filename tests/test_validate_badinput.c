@@ -100,6 +100,30 @@ static void test_measurements(void)
   expect(p_measurements, f, buf, "points[0].bytes");
   snprintf(buf, sizeof buf, "%s\"points\": [{\"kind\": \"mem\", \"bytes\": 1e300, \"s\": 1}]}", head);
   expect(p_measurements, f, buf, "points[0].bytes");
+  /* published points: sources, their dates, the ids points name, "applies" */
+  const char *src = "\"sources\": [{\"id\": \"a\", \"ref\": \"x@1 f.txt\", \"date\": \"2025-02\"}], ";
+  const char *pt = "\"points\": [{\"kind\": \"mem\", \"bytes\": 10, \"s\": 1, \"source\": \"%s\"}]}";
+  char fmt[512];
+  snprintf(fmt, sizeof fmt, "%%s%%s%s", pt);
+  snprintf(buf, sizeof buf, fmt, head, src, "b");
+  expect(p_measurements, f, buf, "points[0].source: \"b\" is not an id of \"sources\"");
+  snprintf(buf, sizeof buf, fmt, head, "\"sources\": [{\"id\": \"a\", \"ref\": \"r\", \"date\": \"2025-13\"}], ", "a");
+  expect(p_measurements, f, buf, "sources[0].date: must be YYYY, YYYY-MM or YYYY-MM-DD, got \"2025-13\"");
+  snprintf(buf, sizeof buf, fmt, head, "\"sources\": [{\"id\": \"a\", \"ref\": \"r\", \"date\": \"25\"}], ", "a");
+  expect(p_measurements, f, buf, "sources[0].date");
+  snprintf(buf, sizeof buf, fmt, head, "\"sources\": [{\"id\": \"a\", \"date\": \"2025\"}], ", "a");
+  expect(p_measurements, f, buf, "sources[0].ref");
+  snprintf(buf, sizeof buf, fmt, head, "\"sources\": [{\"id\": \"a\", \"ref\": \"r\", \"date\": \"2025\"}, "
+           "{\"id\": \"a\", \"ref\": \"q\", \"date\": \"2024\"}], ", "a");
+  expect(p_measurements, f, buf, "sources[1].id: \"a\" already names sources[0]");
+  snprintf(buf, sizeof buf, fmt, head, "\"sources\": [7], ", "a");
+  expect(p_measurements, f, buf, "sources[0]");
+  snprintf(buf, sizeof buf, fmt, head, "\"retrieved\": \"2026-11\", ", "a");
+  expect(p_measurements, f, buf, "retrieved: must be a date YYYY-MM-DD, got \"2026-11\"");
+  snprintf(buf, sizeof buf, "%s\"applies\": [\"gemm_eff_max\", \"speed\"], \"points\": []}", head);
+  expect(p_measurements, f, buf, "applies[1]: must be gemm_eff_max, gemm_half_flops, mem_eff or launch_us");
+  snprintf(buf, sizeof buf, "%s\"applies\": [], \"points\": []}", head);
+  expect(p_measurements, f, buf, "applies: empty");
 }
 
 static void test_report(void)

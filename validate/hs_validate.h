@@ -148,7 +148,19 @@ typedef struct hs_mb_point {
   double flops;           /* one kernel */
   double bytes;           /* moved */
   double s;               /* median seconds */
+  int32_t source;         /* 1 + index into hs_measurements_t.sources; 0 = none */
 } hs_mb_point_t;
+
+/* Where published points come from (measurements transcribed from a
+ * public table rather than measured here): an id the points name, the
+ * reference (URL or repo@commit path) and its date (YYYY, YYYY-MM or
+ * YYYY-MM-DD). */
+#define HS_MB_SOURCES_MAX 16
+typedef struct hs_mb_source {
+  char id[32];
+  char ref[400];
+  char date[16];
+} hs_mb_source_t;
 
 typedef struct hs_measurements {
   char gpu[HS_NAME_MAX];  /* GPU catalog entry the points describe */
@@ -158,7 +170,22 @@ typedef struct hs_measurements {
   double mem_bw_GBps;
   hs_mb_point_t *p;       /* owned */
   int32_t n;
+  hs_mb_source_t sources[HS_MB_SOURCES_MAX];
+  int32_t n_sources;
+  char retrieved[16];     /* when published points were read (YYYY-MM-DD); "" = measured here */
+  uint32_t applies;       /* HS_FIT_* bits the GPU catalog takes from this fit; 0 = all */
 } hs_measurements_t;
+
+/* Fitted parameters, as bits of hs_measurements_t.applies ("applies":
+ * ["gemm_eff_max", ...] in the file): a published set may support some of
+ * them only (e.g. a memory sweep of an unidentified board variant). */
+enum {
+  HS_FIT_GEMM_EFF_MAX = 1u << 0,
+  HS_FIT_GEMM_HALF_FLOPS = 1u << 1,
+  HS_FIT_MEM_EFF = 1u << 2,
+  HS_FIT_LAUNCH_US = 1u << 3,
+  HS_FIT_ALL = 15u
+};
 
 void hs_measurements_init(hs_measurements_t *m);
 void hs_measurements_destroy(hs_measurements_t *m);
@@ -258,5 +285,120 @@ hs_status_t hs_compare_trace_write(const char *sim_trace_text, const hs_measured
 
 /* Median of v[0..n) (sorts a copy); 0 for n == 0. */
 double hs_median(const double *v, size_t n);
+
+/* ---- published validation suite (validate/published/) ------------------------ */
+
+/* End-to-end training runs from public sources, simulated row by row and
+ * compared with the published figure. Validation only: nothing here feeds a
+ * fit or a default (docs/validation.md). */
+typedef enum {
+  HS_PUB_HW_TFLOPS,   /* TFLOP/s per GPU counting recomputation (Megatron's formula) */
+  HS_PUB_TFLOPS,      /* model TFLOP/s per GPU, no recomputation */
+  HS_PUB_MFU,         /* model FLOPs utilisation, 0..1 */
+  HS_PUB_ITERATION_S  /* seconds per iteration */
+} hs_pub_metric_t;
+const char *hs_pub_metric_name(hs_pub_metric_t m);
+
+/* A run's framework options as the source states them. Which of them the
+ * simulator models is decided in one place, hs_pub_options_map. */
+typedef struct hs_pub_options {
+  hs_recompute_t recompute;
+  char attention[16];          /* "unfused" (default) | "flash" */
+  bool sequence_parallel;
+  int32_t zero_stage;          /* 0..3; Megatron's distributed optimizer = 1 */
+  char precision[8];           /* "" = the model's dtype; bf16|fp16|fp32|fp8 */
+  bool tp_comm_overlap;
+  int32_t context_parallel;    /* 1 = none */
+  int32_t expert_parallel;     /* 1 = none */
+} hs_pub_options_t;
+void hs_pub_options_init(hs_pub_options_t *o);
+
+/* What the simulator is given for a row: the grid options simulate's
+ * --tp/--pp/... flags build (hs_plan_grid) plus the plan fields set after. */
+typedef struct hs_pub_setup {
+  hs_grid_opts_t grid;
+  bool optimizer_sharding;     /* plan.optimizer_sharding (ZeRO-1) */
+  bool set_precision;          /* plan.precision = precision */
+  hs_dtype_t precision;
+} hs_pub_setup_t;
+/* Maps the row's options onto the simulator: fills `s` (whose grid tp/pp/dp
+ * etc. the caller has set) and returns NULL, or returns the first option the
+ * simulator does not model yet ("sequence_parallel", "attention flash",
+ * ...), a static string; then the row is reported as not modelled and left
+ * out of the error statistics. O(1). */
+const char *hs_pub_options_map(const hs_pub_options_t *o, hs_pub_setup_t *s);
+
+typedef struct hs_pub_row {
+  char name[64];
+  char source[256];            /* where in the source the row is ("Table 1, row 3") */
+  char *model_json;            /* owned: hetsim model JSON text of this row */
+  char *cluster_json;          /* owned: cluster JSON text of this row */
+  int32_t tp, pp, dp, microbatch, chunks;
+  int64_t global_batch;
+  char schedule[24];           /* "1f1b" | "interleaved-1f1b" | "gpipe" */
+  hs_pub_options_t opt;
+  double measured;             /* in the table's metric */
+} hs_pub_row_t;
+
+typedef struct hs_pub_table {
+  char name[64];
+  char title[256];
+  char source[512];            /* paper / repo@commit, as cited */
+  char date[16];               /* YYYY, YYYY-MM or YYYY-MM-DD */
+  char file[256];              /* basename of the row file */
+  hs_pub_metric_t metric;
+  double max_mape;             /* CI bound on the table's MAPE (fraction); 0 = none yet */
+  double min_rank_concordance; /* CI bound on concordant_resolved / pairs_resolved */
+  hs_pub_row_t *rows;          /* owned */
+  int32_t n_rows;
+} hs_pub_table_t;
+void hs_pub_table_init(hs_pub_table_t *t);
+void hs_pub_table_destroy(hs_pub_table_t *t);   /* NULL and zeroed ok */
+/* Reads a row file (validate/published/<table>.json, format in docs/validation.md);
+ * bad input names the file, the field (rows[i].plan.tp ...) and the value.
+ * `out` owns the row texts; free with hs_pub_table_destroy. O(rows x size of
+ * the model and cluster templates). */
+hs_status_t hs_pub_table_parse(const char *text, const char *file, hs_pub_table_t *out,
+                               hs_error_t *err);
+hs_status_t hs_pub_table_load(const char *path, hs_pub_table_t *out, hs_error_t *err);
+/* The row files of `path`: the file itself, or the directory's *.json sorted
+ * by name. Caller frees with hs_pub_paths_free. */
+hs_status_t hs_pub_paths(const char *path, char ***out, int32_t *n, hs_error_t *err);
+void hs_pub_paths_free(char **paths, int32_t n);
+
+typedef struct hs_pub_result {
+  const char *not_modelled;    /* static; NULL when simulated */
+  bool infeasible;             /* simulated, out of memory: no figure */
+  int32_t n_gpus;
+  double predicted;            /* in the table's metric */
+  double err;                  /* (predicted - measured) / measured */
+} hs_pub_result_t;
+
+/* Rank order: over pairs of simulated rows, the predicted order must agree
+ * with the measured one; pairs whose measured figures differ by less than
+ * HS_PUB_RANK_RESOLUTION (relative) are counted but do not decide, since a
+ * 1% difference between two published runs is within their own noise. */
+#define HS_PUB_RANK_RESOLUTION 0.05
+typedef struct hs_pub_summary {
+  int32_t n_rows, n_simulated, n_not_modelled, n_infeasible;
+  double mape;                 /* mean |err| over simulated rows */
+  double max_abs_err;
+  int32_t pairs, concordant;   /* all pairs with distinct measured figures */
+  int32_t pairs_resolved, concordant_resolved;
+  bool rank_preserved;         /* concordant_resolved == pairs_resolved */
+} hs_pub_summary_t;
+
+/* Simulates every row of `t` (res[t->n_rows], caller-allocated) and fills
+ * the summary. A row whose plan or model the simulator rejects is an error
+ * naming the file and the row. Time: one simulation per modelled row. */
+hs_status_t hs_pub_run(const hs_pub_table_t *t, hs_pub_result_t *res, hs_pub_summary_t *sum,
+                       hs_error_t *err);
+/* Text table of the rows and the summary lines. O(rows). */
+void hs_pub_print(const hs_pub_table_t *t, const hs_pub_result_t *res, const hs_pub_summary_t *sum,
+                  FILE *f);
+/* {"table", "title", "source", "metric", "mape", ..., "rows": [...]}; NULL
+ * when out of memory. Caller frees with hs_json_free. O(rows). */
+struct cJSON *hs_pub_to_json(const hs_pub_table_t *t, const hs_pub_result_t *res,
+                             const hs_pub_summary_t *sum);
 
 #endif /* HS_VALIDATE_H */

@@ -10,6 +10,14 @@
  *               {"kind": "p2p", "bytes": 1e6, "s": 1.1e-5, "ranks": 2}]}
  *
  * A GEMM point without "flops" gets 2·m·n·k.
+ *
+ * Published points (clusters/calibration/<GPU>.json) say where each point
+ * comes from: "sources": [{"id": "xla-sm90", "ref": "repo@commit path or URL",
+ * "date": "2025"}] with dates YYYY, YYYY-MM or YYYY-MM-DD, "retrieved":
+ * "YYYY-MM-DD", and "source": "<id>" per point, which must name an entry of
+ * "sources" (ids unique). "applies": ["gemm_eff_max", "gemm_half_flops",
+ * "mem_eff", "launch_us"] names the fitted parameters the GPU catalog takes
+ * (default all). Files the microbenchmarks write carry none of these.
  */
 #include "hs_json.h"
 #include "hs_validate.h"
@@ -19,6 +27,22 @@
 #include <string.h>
 
 #define MAX_POINTS 1000000
+
+/* YYYY, YYYY-MM or YYYY-MM-DD with a month 01-12 and a day 01-31. */
+static bool date_ok(const char *d)
+{
+  size_t n = strlen(d);
+  if (n != 4 && n != 7 && n != 10)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    bool dash = i == 4 || i == 7;
+    if (dash ? d[i] != '-' : (d[i] < '0' || d[i] > '9'))
+      return false;
+  }
+  int mo = n >= 7 ? (d[5] - '0') * 10 + (d[6] - '0') : 1;
+  int dy = n == 10 ? (d[8] - '0') * 10 + (d[9] - '0') : 1;
+  return mo >= 1 && mo <= 12 && dy >= 1 && dy <= 31;
+}
 
 cJSON *hs_measurements_to_json(const hs_measurements_t *m)
 {
@@ -33,6 +57,25 @@ cJSON *hs_measurements_to_json(const hs_measurements_t *m)
   for (int d = 0; pk && d < HS_DTYPE__COUNT; d++)
     cJSON_AddNumberToObject(pk, hs_dtype_name((hs_dtype_t)d), m->peak_flops[d] / 1e12);
   cJSON_AddNumberToObject(j, "mem_bw_GBps", m->mem_bw_GBps);
+  if (m->retrieved[0])
+    cJSON_AddStringToObject(j, "retrieved", m->retrieved);
+  static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us"};
+  cJSON *aa = m->applies ? cJSON_AddArrayToObject(j, "applies") : NULL;
+  for (unsigned q = 0; aa && q < HS_ARRAY_LEN(fit_names); q++)
+    if (m->applies & (1u << q))
+      cJSON_AddItemToArray(aa, cJSON_CreateString(fit_names[q]));
+  if (m->n_sources > 0) {
+    cJSON *sa = cJSON_AddArrayToObject(j, "sources");
+    for (int32_t i = 0; sa && i < m->n_sources; i++) {
+      cJSON *o = cJSON_CreateObject();
+      if (!o)
+        break;
+      cJSON_AddStringToObject(o, "id", m->sources[i].id);
+      cJSON_AddStringToObject(o, "ref", m->sources[i].ref);
+      cJSON_AddStringToObject(o, "date", m->sources[i].date);
+      cJSON_AddItemToArray(sa, o);
+    }
+  }
   cJSON *arr = cJSON_AddArrayToObject(j, "points");
   for (int32_t i = 0; arr && i < m->n; i++) {
     const hs_mb_point_t *p = &m->p[i];
@@ -52,6 +95,8 @@ cJSON *hs_measurements_to_json(const hs_measurements_t *m)
         cJSON_AddNumberToObject(o, "ranks", p->ranks);
     }
     cJSON_AddNumberToObject(o, "s", p->s);
+    if (p->source > 0 && p->source <= m->n_sources)
+      cJSON_AddStringToObject(o, "source", m->sources[p->source - 1].id);
     cJSON_AddItemToArray(arr, o);
   }
   return hs_json_finish(j);
@@ -61,9 +106,11 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
                                   hs_error_t *err)
 {
   static const char *const known[] = {"gpu", "backend", "device", "peak_tflops", "mem_bw_GBps",
-                                      "points", "description", NULL};
+                                      "points", "description", "sources", "retrieved", "applies", NULL};
+  static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us"};
   static const char *const kpt[] = {"kind", "dtype", "m", "n", "k", "flops", "bytes", "ranks", "s",
-                                    NULL};
+                                    "source", NULL};
+  static const char *const ksrc[] = {"id", "ref", "date", NULL};
   hs_status_t st = HS_OK;
   cJSON *j = NULL;
   hs_measurements_init(out);
@@ -86,6 +133,52 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
   }
   HS_CHECK(hs_json_number(&r, j, "", "mem_bw_GBps", true, 0, HS_JNUM_POSITIVE, 1e9,
                           &out->mem_bw_GBps));
+  HS_CHECK(hs_json_string(&r, j, "", "retrieved", false, "", out->retrieved, sizeof out->retrieved));
+  if (out->retrieved[0] && (strlen(out->retrieved) != 10 || !date_ok(out->retrieved)))
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: retrieved: must be a date YYYY-MM-DD, got \"%s\"",
+                         file, out->retrieved));
+  const cJSON *aarr = NULL;
+  int na = 0;
+  HS_CHECK(hs_json_array(&r, j, "", "applies", false, &aarr, &na));
+  int ai = 0;
+  for (const cJSON *e = aarr ? aarr->child : NULL; e; e = e->next, ai++) {
+    uint32_t bit = 0;
+    for (unsigned q = 0; cJSON_IsString(e) && q < HS_ARRAY_LEN(fit_names); q++)
+      if (strcmp(e->valuestring, fit_names[q]) == 0)
+        bit = 1u << q;
+    if (!bit)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies[%d]: must be gemm_eff_max, gemm_half_flops, "
+                           "mem_eff or launch_us", file, ai));
+    out->applies |= bit;
+  }
+  if (aarr && !out->applies)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies: empty (leave it out for all parameters)", file));
+  const cJSON *sarr = NULL;
+  int ns = 0;
+  HS_CHECK(hs_json_array(&r, j, "", "sources", false, &sarr, &ns));
+  if (ns > HS_MB_SOURCES_MAX)
+    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s: sources: %d entries (max %d)", file, ns,
+                         HS_MB_SOURCES_MAX));
+  for (const cJSON *e = sarr ? sarr->child : NULL; e; e = e->next) {
+    char p[48];
+    hs_mb_source_t *src = &out->sources[out->n_sources];
+    hs_json_path(p, sizeof p, "sources", NULL, out->n_sources);
+    HS_CHECK(hs_json_expect_object(&r, e, p));
+    hs_json_warn_unknown(&r, e, p, ksrc);
+    HS_CHECK(hs_json_string(&r, e, p, "id", true, "", src->id, sizeof src->id));
+    HS_CHECK(hs_json_string(&r, e, p, "ref", true, "", src->ref, sizeof src->ref));
+    HS_CHECK(hs_json_string(&r, e, p, "date", true, "", src->date, sizeof src->date));
+    if (!src->id[0] || !src->ref[0])
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s: id and ref must not be empty", file, p));
+    if (!date_ok(src->date))
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.date: must be YYYY, YYYY-MM or YYYY-MM-DD, got \"%s\"",
+                           file, p, src->date));
+    for (int32_t q = 0; q < out->n_sources; q++)
+      if (strcmp(out->sources[q].id, src->id) == 0)
+        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.id: \"%s\" already names sources[%d]", file, p,
+                             src->id, q));
+    out->n_sources++;
+  }
   const cJSON *arr = NULL;
   int n = 0;
   HS_CHECK(hs_json_array(&r, j, "", "points", true, &arr, &n));
@@ -126,6 +219,14 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
       HS_CHECK(hs_json_int(&r, e, p, "ranks", false, 0, 0, 1 << 24, &ranks));
       pt.ranks = (int32_t)ranks;
     }
+    char sid[sizeof out->sources[0].id];
+    HS_CHECK(hs_json_string(&r, e, p, "source", false, "", sid, sizeof sid));
+    for (int32_t q = 0; sid[0] && q < out->n_sources && !pt.source; q++)
+      if (strcmp(out->sources[q].id, sid) == 0)
+        pt.source = q + 1;
+    if (sid[0] && !pt.source)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.source: \"%s\" is not an id of \"sources\"", file,
+                           p, sid));
     if (hs_measurements_add(out, &pt) != HS_OK)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   }

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""calibrate_catalog.py - refits every clusters/calibration/<GPU>.json with
+`hetsim calibrate` and writes the fitted parameters into clusters/gpus.json.
+
+Usage: scripts/calibrate_catalog.py [path/to/hetsim]   (default build/hetsim)
+
+Each calibration file holds published kernel-level points (GEMM, memory)
+with their sources; its "applies" list names the parameters the catalog
+takes (default all four). The entry gets "calibrated": true and a
+"calibration_source" naming the file, its sources and the retrieval date.
+GPUs without a file keep "calibrated": false. tests/test_calibration_catalog.c
+refits the same files and fails when the catalog differs from the fit, so
+run this after changing a calibration file. Never feed it end-to-end
+training throughput (docs/validation.md)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PARAMS = ["gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us"]
+
+
+def main():
+    hetsim = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "hetsim")
+    cat_path = os.path.join(ROOT, "clusters", "gpus.json")
+    cal_dir = os.path.join(ROOT, "clusters", "calibration")
+    with open(cat_path) as f:
+        cat = json.load(f)
+    by_name = {g["name"]: g for g in cat["gpus"]}
+    for fn in sorted(os.listdir(cal_dir)):
+        if not fn.endswith(".json"):
+            continue
+        path = os.path.join(cal_dir, fn)
+        with open(path) as f:
+            meas = json.load(f)
+        gpu = by_name.get(meas["gpu"])
+        if gpu is None:
+            sys.exit(f"{fn}: gpu \"{meas['gpu']}\" is not in clusters/gpus.json")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "profile.json")
+            subprocess.run([hetsim, "calibrate", path, "--dtype", "bf16", "-o", out], check=True)
+            with open(out) as f:
+                prof = json.load(f)["gpus"][0]
+        applies = meas.get("applies", PARAMS)
+        for p in applies:
+            gpu[p] = prof[p]
+        refs = "; ".join(f"{s['ref']} ({s['date']})" for s in meas.get("sources", []))
+        kept = [p for p in PARAMS if p not in applies]
+        gpu["calibrated"] = True
+        gpu["calibration_source"] = (
+            f"clusters/calibration/{fn} (retrieved {meas.get('retrieved', '?')}): "
+            f"{', '.join(applies)} fitted by hetsim calibrate on {refs}"
+            + (f"; {', '.join(kept)} kept at the default (see the file's description)" if kept else ""))
+        print(f"{meas['gpu']}: " + ", ".join(f"{p} {prof[p]:.4g}" for p in applies))
+    with open(cat_path, "w") as f:
+        json.dump(cat, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# calibration.sh - published calibration and the published validation suite
+# through the CLI: refitting a stored calibration file gives the catalog's
+# figures; show cluster, simulate and compare say which GPUs are
+# uncalibrated (text and JSON); `validate --published` prints every row
+# and a MAPE line per table, --json parses, and broken row files or paths
+# exit 2 naming the file and the field.
+set -u
+command -v jq >/dev/null || { echo "jq missing (scripts/setup.sh installs it)" >&2; exit 77; }
+bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
+src=${HETSIM_DATA:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+die() { echo "FAIL: $*" >&2; fail=1; }
+
+# refit the H100 points: the catalog holds the fitted gemm_eff_max
+"$bin" calibrate "$src/clusters/calibration/H100-SXM5-80GB.json" --dtype bf16 -o "$tmp/p.json" >/dev/null 2>"$tmp/err" \
+  || die "calibrate: $(cat "$tmp/err")"
+fit=$(jq '.gpus[0].gemm_eff_max' "$tmp/p.json")
+cat=$(jq '.gpus[] | select(.name == "H100-SXM5-80GB") | .gemm_eff_max' "$src/clusters/gpus.json")
+awk -v a="$fit" -v b="$cat" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-9 * b) }' \
+  || die "catalog gemm_eff_max $cat is not the fit $fit"
+
+# uncalibrated GPUs are named, calibrated ones too
+"$bin" show cluster mixed-a100-v100-t4 >"$tmp/show.txt" || die "show cluster"
+grep -q 'A100-SXM4-80GB uncalibrated' "$tmp/show.txt" || die "show cluster does not say uncalibrated: $(cat "$tmp/show.txt")"
+"$bin" show cluster dgx-h100-1node >"$tmp/show2.txt" || die "show cluster h100"
+grep -q 'H100-SXM5-80GB calibrated' "$tmp/show2.txt" || die "H100 not shown calibrated"
+"$bin" show cluster mixed-a100-v100-t4 --json | jq -e '.uncalibrated_gpus | index("T4-16GB") != null' >/dev/null \
+  || die "show cluster --json lacks uncalibrated_gpus"
+"$bin" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 --pp 1 >"$tmp/sim.txt" || die "simulate"
+grep -q 'A100-SXM4-80GB uncalibrated' "$tmp/sim.txt" || die "simulate does not say uncalibrated"
+"$bin" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 --pp 1 --json \
+  | jq -e '.uncalibrated_gpus == ["A100-SXM4-80GB"]' >/dev/null || die "simulate --json lacks uncalibrated_gpus"
+"$bin" compare --model gpt3-1.3b --cluster dgx-a100-1node --strategies megatron >"$tmp/cmp.txt" || die "compare"
+grep -q 'A100-SXM4-80GB uncalibrated' "$tmp/cmp.txt" || die "compare does not say uncalibrated"
+
+"$bin" list gpus >"$tmp/gpus.txt" || die "list gpus"
+grep -qE '^H100-SXM5-80GB .* calibrated$' "$tmp/gpus.txt" || die "list gpus: H100 not calibrated"
+grep -qE '^A100-SXM4-80GB .* uncalibrated$' "$tmp/gpus.txt" || die "list gpus: A100 not uncalibrated"
+
+# the published suite: one line per row, a MAPE line per table, JSON
+table="$src/validate/published/megatron-sc21-table1.json"
+"$bin" validate --published "$table" -o "$tmp/pub.json" >"$tmp/pub.txt" 2>"$tmp/err" \
+  || die "validate --published: $(cat "$tmp/err")"
+rows=$(jq '.rows | length' "$table")
+[ "$(grep -cE '^  [0-9.]+[BT] ' "$tmp/pub.txt")" -eq "$rows" ] || die "not one line per row: $(cat "$tmp/pub.txt")"
+grep -q '^  MAPE ' "$tmp/pub.txt" || die "no MAPE line"
+jq -e --argjson n "$rows" '.tables[0].rows | length == $n' "$tmp/pub.json" >/dev/null || die "JSON rows"
+jq -e '.tables[0].mape > 0 and .tables[0].mape <= .tables[0].max_mape' "$tmp/pub.json" >/dev/null || die "JSON mape"
+
+# broken inputs: exit 2, file and field named
+jq '.rows[0].plan.global_batch = 500' "$table" >"$tmp/bad1.json"
+"$bin" validate --published "$tmp/bad1.json" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] || die "bad global batch: exit $rc"
+grep -q 'bad1.json: rows\[0\].plan.global_batch: 500' "$tmp/err" || die "bad global batch message: $(cat "$tmp/err")"
+jq '.rows[2].nodes = 3' "$table" >"$tmp/bad2.json"
+"$bin" validate --published "$tmp/bad2.json" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] || die "bad nodes: exit $rc"
+grep -q 'bad2.json: rows\[2\] (7.5B): nodes: the cluster has 24 GPUs' "$tmp/err" || die "bad nodes message: $(cat "$tmp/err")"
+"$bin" validate --published "$tmp/none" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] || die "missing path: exit $rc"
+mkdir "$tmp/empty"
+"$bin" validate --published "$tmp/empty" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] || die "empty directory: exit $rc"
+grep -q 'no \*.json row files' "$tmp/err" || die "empty directory message: $(cat "$tmp/err")"
+exit $fail

@@ -1,0 +1,268 @@
+/*
+ * test_validate_published.c - the published validation suite.
+ *
+ * 1. Fidelity gate: every table of validate/published/ simulates, no row
+ *    runs out of memory, and its MAPE and rank concordance stay within the
+ *    bounds the file states (taken from what the suite measured, with a
+ *    margin; see each file's description). A change that makes the
+ *    simulator further from the published runs fails here.
+ * 2. Statistics against a closed form: measured figures set to chosen
+ *    offsets of the predictions give the MAPE, maximum error and rank
+ *    counts computed by hand.
+ * 3. The options mapping: each option the simulator does not model yet is
+ *    named; modelled ones reach the plan.
+ * 4. Broken row files name the file, the field and the value.
+ */
+#include "hs_json.h"
+#include "hs_test.h"
+#include "hs_validate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_suite_bounds(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/validate/published", hs_data_dir());
+  char **paths = NULL;
+  int32_t n = 0;
+  CHECK_MSG(hs_pub_paths(dir, &paths, &n, &err) == HS_OK, "%s", err.msg);
+  CHECK(n >= 1);
+  for (int32_t i = 0; i < n; i++) {
+    hs_pub_table_t t;
+    CHECK_MSG(hs_pub_table_load(paths[i], &t, &err) == HS_OK, "%s", err.msg);
+    /* every row's model and cluster load, also those waiting for an
+     * unmodelled option, and tp x pp x dp is the cluster's size */
+    for (int32_t r = 0; r < t.n_rows; r++) {
+      hs_model_t m;
+      hs_cluster_t c;
+      hs_model_init(&m);
+      hs_cluster_init(&c);
+      CHECK_MSG(hs_model_parse_json(t.rows[r].model_json, "model", 0, &m, &err) == HS_OK, "%s rows[%d]: %s",
+                t.name, r, err.msg);
+      CHECK_MSG(hs_cluster_parse(t.rows[r].cluster_json, "cluster", &c, &err) == HS_OK, "%s rows[%d]: %s",
+                t.name, r, err.msg);
+      CHECK_EQ_INT((int64_t)c.n_devices, (int64_t)t.rows[r].tp * t.rows[r].pp * t.rows[r].dp);
+      hs_cluster_destroy(&c);
+      hs_model_destroy(&m);
+    }
+    hs_pub_result_t *res = calloc((size_t)t.n_rows, sizeof *res);
+    hs_pub_summary_t sum;
+    CHECK_MSG(res && hs_pub_run(&t, res, &sum, &err) == HS_OK, "%s", err.msg);
+    hs_pub_print(&t, res, &sum, stderr);
+    CHECK_EQ_INT(sum.n_infeasible, 0);
+    CHECK_EQ_INT(sum.n_simulated + sum.n_not_modelled, t.n_rows);
+    /* a table with simulated rows must carry a bound (a table whose rows
+     * all wait for unmodelled options has none yet) */
+    CHECK_MSG(sum.n_simulated == 0 || t.max_mape > 0, "%s: simulated rows but no max_mape", t.name);
+    CHECK_MSG(sum.n_simulated == 0 || sum.mape <= t.max_mape, "%s: MAPE %.2f%% above its bound %.2f%%", t.name,
+              100 * sum.mape, 100 * t.max_mape);
+    double conc = sum.pairs_resolved ? (double)sum.concordant_resolved / sum.pairs_resolved : 1.0;
+    CHECK_MSG(conc >= t.min_rank_concordance, "%s: rank concordance %.3f below %.3f", t.name, conc,
+              t.min_rank_concordance);
+    if (sum.n_simulated == 0)
+      fprintf(stderr, "  %s: no row simulated (%d not modelled)\n", t.name, sum.n_not_modelled);
+    else
+      fprintf(stderr, "  %s: MAPE %.1f%% (bound %.1f%%), max |error| %.1f%%, rank %s; issue targets %s\n",
+              t.name, 100 * sum.mape, 100 * t.max_mape, 100 * sum.max_abs_err,
+              sum.rank_preserved ? "preserved" : "not preserved",
+              sum.mape <= 0.05 && sum.max_abs_err <= 0.12 && sum.rank_preserved ? "met" : "not met");
+    free(res);
+    hs_pub_table_destroy(&t);
+  }
+  hs_pub_paths_free(paths, n);
+}
+
+/* A small table: tiny GPT rows on one 8-GPU node. */
+static const char *small_table(char *buf, size_t n, const char *extra_opt)
+{
+  snprintf(buf, n,
+           "{\"table\": \"t\", \"title\": \"small\", \"source\": \"test\", \"date\": \"2026-11-24\","
+           " \"metric\": \"tflops_per_gpu\", \"max_mape\": 0.5,"
+           " \"model\": {\"name\": \"m\", \"transformer\": {\"arch\": \"decoder\", \"layers\": 4,"
+           "   \"hidden\": 1024, \"heads\": 16, \"ffn\": 4096, \"vocab\": 32000, \"seq_len\": 1024}},"
+           " \"cluster\": {\"name\": \"c\", \"sites\": [{\"name\": \"s\", \"nodes\": [{\"count\": 1,"
+           "   \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 8, \"intra_node\": {\"GBps\": 300},"
+           "   \"nic\": {\"GBps\": 25}}]}]},"
+           " \"options\": {\"recompute\": \"none\"%s},"
+           " \"rows\": [{\"name\": \"a\", \"source\": \"r1\", \"nodes\": 1, \"measured\": 1,"
+           "             \"plan\": {\"tp\": 1, \"pp\": 1, \"dp\": 8, \"microbatch\": 2, \"global_batch\": 64}},"
+           "            {\"name\": \"b\", \"source\": \"r2\", \"nodes\": 1, \"measured\": 1,"
+           "             \"plan\": {\"tp\": 2, \"pp\": 2, \"dp\": 2, \"microbatch\": 1, \"global_batch\": 32}},"
+           "            {\"name\": \"c\", \"source\": \"r3\", \"nodes\": 1, \"measured\": 1,"
+           "             \"plan\": {\"tp\": 8, \"pp\": 1, \"dp\": 1, \"microbatch\": 4, \"global_batch\": 16}}]}",
+           extra_opt);
+  return buf;
+}
+
+static void test_statistics(void)
+{
+  char buf[4096];
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_pub_table_t t;
+  CHECK_MSG(hs_pub_table_parse(small_table(buf, sizeof buf, ""), "small.json", &t, &err) == HS_OK,
+            "%s", err.msg);
+  hs_pub_result_t res[3];
+  hs_pub_summary_t sum;
+  CHECK_MSG(hs_pub_run(&t, res, &sum, &err) == HS_OK, "%s", err.msg);
+  double p[3];
+  for (int i = 0; i < 3; i++) {
+    p[i] = res[i].predicted;
+    CHECK(p[i] > 0 && !res[i].not_modelled && !res[i].infeasible);
+  }
+  CHECK_EQ_INT(res[1].n_gpus, 8);
+  /* measured = predicted / (1 + e): error e exactly */
+  const double e[3] = {0.10, -0.05, 0.02};
+  for (int i = 0; i < 3; i++)
+    t.rows[i].measured = p[i] / (1.0 + e[i]);
+  CHECK(hs_pub_run(&t, res, &sum, &err) == HS_OK);
+  for (int i = 0; i < 3; i++)
+    CHECK_REL(res[i].err, e[i], 1e-12);
+  CHECK_REL(sum.mape, (0.10 + 0.05 + 0.02) / 3, 1e-12);
+  CHECK_REL(sum.max_abs_err, 0.10, 1e-12);
+  CHECK_EQ_INT(sum.n_simulated, 3);
+  /* rank pairs, counted by hand from the measured and predicted orders */
+  int pairs = 0, conc = 0, pr = 0, cr = 0;
+  for (int i = 0; i < 3; i++)
+    for (int j = i + 1; j < 3; j++) {
+      double mi = t.rows[i].measured, mj = t.rows[j].measured;
+      bool same = (mi < mj) == (p[i] < p[j]);
+      pairs++;
+      conc += same;
+      if (fabs(mi - mj) >= 0.05 * fmin(mi, mj)) {
+        pr++;
+        cr += same;
+      }
+    }
+  CHECK_EQ_INT(sum.pairs, pairs);
+  CHECK_EQ_INT(sum.concordant, conc);
+  CHECK_EQ_INT(sum.pairs_resolved, pr);
+  CHECK_EQ_INT(sum.concordant_resolved, cr);
+  /* swap two measured figures far apart: that pair turns discordant */
+  int lo = p[0] < p[1] ? 0 : 1, hi = 1 - lo;
+  t.rows[lo].measured = 2.0 * p[hi];
+  t.rows[hi].measured = 0.5 * p[lo];
+  CHECK(hs_pub_run(&t, res, &sum, &err) == HS_OK);
+  CHECK(!sum.rank_preserved);
+  struct cJSON *j = hs_pub_to_json(&t, res, &sum);
+  CHECK(j != NULL);
+  hs_json_free(j);
+  hs_pub_table_destroy(&t);
+}
+
+static void test_options(void)
+{
+  static const struct {
+    const char *opt, *named;
+  } cases[] = {
+      {", \"attention\": \"flash\"", "attention flash"},
+      {", \"sequence_parallel\": true", "sequence_parallel"},
+      {", \"zero_stage\": 3", "zero_stage 3"},
+      {", \"tp_comm_overlap\": true", "tp_comm_overlap"},
+      {", \"context_parallel\": 2", "context_parallel"},
+      {", \"expert_parallel\": 2", "expert_parallel"},
+      {", \"precision\": \"fp8\"", "precision fp8"},
+  };
+  char buf[4096];
+  hs_error_t err;
+  hs_error_init(&err);
+  for (size_t c = 0; c < HS_ARRAY_LEN(cases); c++) {
+    hs_pub_table_t t;
+    CHECK(hs_pub_table_parse(small_table(buf, sizeof buf, cases[c].opt), "o.json", &t, &err) == HS_OK);
+    hs_pub_result_t res[3];
+    hs_pub_summary_t sum;
+    CHECK(hs_pub_run(&t, res, &sum, &err) == HS_OK);
+    CHECK_EQ_INT(sum.n_not_modelled, 3);
+    CHECK_EQ_INT(sum.n_simulated, 0);
+    CHECK(res[0].not_modelled && strcmp(res[0].not_modelled, cases[c].named) == 0);
+    hs_pub_table_destroy(&t);
+  }
+  /* modelled options reach the setup */
+  hs_pub_options_t o;
+  hs_pub_options_init(&o);
+  o.zero_stage = 1;
+  o.recompute = HS_RECOMPUTE_SELECTIVE;
+  hs_strlcpy(o.precision, "fp16", sizeof o.precision);
+  hs_pub_setup_t s;
+  memset(&s, 0, sizeof s);
+  CHECK(hs_pub_options_map(&o, &s) == NULL);
+  CHECK(s.optimizer_sharding && s.set_precision && s.precision == HS_DTYPE_FP16);
+  CHECK(s.grid.recompute == HS_RECOMPUTE_SELECTIVE);
+}
+
+static void expect_bad(const char *text, const char *needle, bool at_run)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_pub_table_t t;
+  hs_status_t st = hs_pub_table_parse(text, "bad.json", &t, &err);
+  if (at_run && st == HS_OK) {
+    hs_pub_result_t *res = calloc((size_t)t.n_rows, sizeof *res);
+    hs_pub_summary_t sum;
+    st = res ? hs_pub_run(&t, res, &sum, &err) : HS_ENOMEM;
+    free(res);
+  }
+  hs_pub_table_destroy(&t);
+  CHECK_MSG(st != HS_OK, "accepted: %s", needle);
+  CHECK_CONTAINS(err.msg, "bad.json");
+  CHECK_CONTAINS(err.msg, needle);
+}
+
+/* small_table with `from` replaced by `to` (first occurrence). */
+static const char *mutate(char *out, size_t n, const char *from, const char *to)
+{
+  char base[4096];
+  small_table(base, sizeof base, "");
+  const char *at = strstr(base, from);
+  if (!at) {
+    snprintf(out, n, "%s", base);
+    return out;
+  }
+  snprintf(out, n, "%.*s%s%s", (int)(at - base), base, to, at + strlen(from));
+  return out;
+}
+
+static void test_bad_input(void)
+{
+  char b[4096];
+  expect_bad("{", "malformed", false);
+  expect_bad(mutate(b, sizeof b, "\"metric\": \"tflops_per_gpu\"", "\"metric\": \"speed\""),
+             "metric: must be hw_tflops_per_gpu", false);
+  expect_bad(mutate(b, sizeof b, "\"date\": \"2026-11-24\"", "\"date\": \"Nov 2026\""),
+             "date: must be YYYY, YYYY-MM, YYYY-MM-DD or unknown", false);
+  expect_bad(mutate(b, sizeof b, "\"max_mape\": 0.5", "\"max_mape\": -1"), "max_mape", false);
+  expect_bad(mutate(b, sizeof b, "\"global_batch\": 64", "\"global_batch\": 60"),
+             "rows[0].plan.global_batch: 60 is not a multiple of dp x microbatch = 16", false);
+  expect_bad(mutate(b, sizeof b, "\"tp\": 1,", "\"tp\": 0,"), "rows[0].plan.tp", false);
+  expect_bad(mutate(b, sizeof b, "\"measured\": 1", "\"measured\": 0"), "rows[0].measured", false);
+  expect_bad(mutate(b, sizeof b, "\"name\": \"b\"", "\"name\": \"a\""),
+             "rows[1].name: \"a\" already names rows[0]", false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"recompute\": \"some\""),
+             "options.recompute: must be none, selective or full, got \"some\"", false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"attention\": \"fused\""),
+             "options.attention: must be unfused or flash, got \"fused\"", false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"zero_stage\": 5"), "options.zero_stage",
+             false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"precision\": \"int4\""),
+             "options.precision: must be bf16, fp16, fp32 or fp8, got \"int4\"", false);
+  expect_bad(mutate(b, sizeof b, "\"nodes\": [{\"count\": 1,", "\"nodez\": [{\"count\": 1,"),
+             "cluster.sites[0].nodes[0]: missing", false);
+  expect_bad(mutate(b, sizeof b, "\"rows\": [", "\"rows\": 3, \"x\": ["), "rows", false);
+  /* rows the loaders or the simulator refuse name the row */
+  expect_bad(mutate(b, sizeof b, "\"nodes\": 1, \"measured\": 1,", "\"nodes\": 2, \"measured\": 1,"),
+             "rows[0] (a): nodes: the cluster has 16 GPUs, the plan tp x pp x dp = 8", true);
+  expect_bad(mutate(b, sizeof b, "\"heads\": 16", "\"heads\": 15"), "rows[0] (a)", true);
+}
+
+int main(void)
+{
+  HS_RUN(test_statistics);
+  HS_RUN(test_options);
+  HS_RUN(test_bad_input);
+  HS_RUN(test_suite_bounds);
+  return hs_test_failures ? 1 : 0;
+}

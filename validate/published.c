@@ -1,0 +1,279 @@
+/*
+ * published.c - the published validation suite: each row of a public
+ * end-to-end training table (validate/published/, read by published_json.c)
+ * is simulated with the plan `hetsim simulate --tp --pp --dp ...` builds
+ * (hs_plan_grid) and compared with the published figure.
+ *
+ * Validation only: no figure here feeds a fit, a default or a choice of
+ * parameter (docs/validation.md). Rows whose framework options the
+ * simulator does not model are reported as such and left out of the
+ * statistics; which options those are is decided in hs_pub_options_map
+ * alone. Deterministic: the simulator is, and rows run in file order.
+ */
+#include "hs_validate.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_FILES 256
+
+void hs_pub_options_init(hs_pub_options_t *o)
+{
+  memset(o, 0, sizeof *o);
+  o->recompute = HS_RECOMPUTE_NONE;
+  hs_strlcpy(o->attention, "unfused", sizeof o->attention);
+  o->context_parallel = 1;
+  o->expert_parallel = 1;
+}
+
+/* The one place that says what the simulator models of a framework's
+ * options. Grows as the simulator does: when an option is modelled, map it
+ * onto the grid options or plan fields here instead of refusing it. */
+const char *hs_pub_options_map(const hs_pub_options_t *o, hs_pub_setup_t *s)
+{
+  s->grid.recompute = o->recompute;
+  if (strcmp(o->attention, "unfused") != 0)
+    return "attention flash";
+  if (o->sequence_parallel)
+    return "sequence_parallel";
+  if (o->zero_stage >= 2)
+    return o->zero_stage == 2 ? "zero_stage 2" : "zero_stage 3";
+  s->optimizer_sharding = o->zero_stage == 1;
+  if (o->tp_comm_overlap)
+    return "tp_comm_overlap";
+  if (o->context_parallel > 1)
+    return "context_parallel";
+  if (o->expert_parallel > 1)
+    return "expert_parallel";
+  if (o->precision[0]) {
+    hs_dtype_t dt = HS_DTYPE_BF16;
+    if (hs_dtype_parse(o->precision, &dt) != HS_OK || dt == HS_DTYPE_FP8)
+      return "precision fp8";
+    s->set_precision = true;
+    s->precision = dt;
+  }
+  return NULL;
+}
+
+static double metric_of(hs_pub_metric_t m, const hs_report_t *r)
+{
+  switch (m) {
+  case HS_PUB_HW_TFLOPS:
+    return r->hw_tflops_per_gpu;
+  case HS_PUB_TFLOPS:
+    return r->tflops_per_gpu;
+  case HS_PUB_MFU:
+    return r->mfu;
+  case HS_PUB_ITERATION_S:
+    return r->iteration_time_s;
+  }
+  return 0.0;
+}
+
+/* Names the row in an error the loaders or the simulator raised. */
+static hs_status_t row_error(const hs_pub_table_t *t, int32_t i, hs_status_t st, hs_error_t *err)
+{
+  char pre[400];
+  snprintf(pre, sizeof pre, "%s: rows[%d] (%s)", t->file, i, t->rows[i].name);
+  hs_error_prefix(err, pre);
+  return st;
+}
+
+static hs_status_t run_row(const hs_pub_table_t *t, int32_t i, hs_pub_result_t *out, hs_error_t *err)
+{
+  const hs_pub_row_t *row = &t->rows[i];
+  hs_status_t st = HS_OK;
+  hs_model_t m;
+  hs_cluster_t c;
+  hs_plan_t plan;
+  hs_report_t rep;
+  hs_model_init(&m);
+  hs_cluster_init(&c);
+  hs_plan_init(&plan);
+  hs_report_init(&rep);
+  memset(out, 0, sizeof *out);
+  out->n_gpus = row->tp * row->pp * row->dp;
+  hs_pub_setup_t s;
+  memset(&s, 0, sizeof s);
+  hs_grid_opts_init(&s.grid);
+  s.grid.tp = row->tp;
+  s.grid.pp = row->pp;
+  s.grid.dp = row->dp;
+  s.grid.microbatch_size = row->microbatch;
+  s.grid.global_batch = row->global_batch;
+  s.grid.schedule = row->schedule;
+  s.grid.chunks = row->chunks;
+  out->not_modelled = hs_pub_options_map(&row->opt, &s);
+  if (out->not_modelled)
+    return HS_OK;
+  HS_CHECK(hs_model_parse_json(row->model_json, "model", 0, &m, err));
+  HS_CHECK(hs_cluster_parse(row->cluster_json, "cluster", &c, err));
+  if ((int64_t)c.n_devices != (int64_t)out->n_gpus)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "nodes: the cluster has %zu GPUs, the plan tp x pp x dp = %d",
+                         c.n_devices, out->n_gpus));
+  HS_CHECK(hs_plan_grid(&m, &c, &s.grid, &plan, err));
+  plan.optimizer_sharding = s.optimizer_sharding;
+  if (s.set_precision)
+    plan.precision = s.precision;
+  hs_sim_opts_t so;
+  hs_sim_opts_init(&so);
+  HS_CHECK(hs_simulate(&m, &c, &plan, &so, &rep, err));
+  out->infeasible = rep.oom;
+  if (!rep.oom) {
+    out->predicted = metric_of(t->metric, &rep);
+    out->err = (out->predicted - row->measured) / row->measured;
+  }
+cleanup:
+  hs_report_destroy(&rep);
+  hs_plan_destroy(&plan);
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+  return st == HS_OK ? st : row_error(t, i, st, err);
+}
+
+hs_status_t hs_pub_run(const hs_pub_table_t *t, hs_pub_result_t *res, hs_pub_summary_t *sum,
+                       hs_error_t *err)
+{
+  memset(sum, 0, sizeof *sum);
+  sum->n_rows = t->n_rows;
+  for (int32_t i = 0; i < t->n_rows; i++) {
+    hs_status_t st = run_row(t, i, &res[i], err);
+    if (st != HS_OK)
+      return st;
+    if (res[i].not_modelled) {
+      sum->n_not_modelled++;
+    } else if (res[i].infeasible) {
+      sum->n_infeasible++;
+    } else {
+      sum->n_simulated++;
+      sum->mape += fabs(res[i].err);
+      sum->max_abs_err = fmax(sum->max_abs_err, fabs(res[i].err));
+    }
+  }
+  if (sum->n_simulated > 0)
+    sum->mape /= sum->n_simulated;
+  /* lower is better for iteration time: the order is the same either way */
+  for (int32_t i = 0; i < t->n_rows; i++)
+    for (int32_t j = i + 1; j < t->n_rows; j++) {
+      const hs_pub_result_t *a = &res[i], *b = &res[j];
+      if (a->not_modelled || a->infeasible || b->not_modelled || b->infeasible)
+        continue;
+      double mi = t->rows[i].measured, mj = t->rows[j].measured;
+      if (mi == mj)
+        continue;
+      bool same = (mi < mj) == (a->predicted < b->predicted) && a->predicted != b->predicted;
+      sum->pairs++;
+      sum->concordant += same;
+      if (fabs(mi - mj) >= HS_PUB_RANK_RESOLUTION * fmin(mi, mj)) {
+        sum->pairs_resolved++;
+        sum->concordant_resolved += same;
+      }
+    }
+  sum->rank_preserved = sum->concordant_resolved == sum->pairs_resolved;
+  return HS_OK;
+}
+
+void hs_pub_print(const hs_pub_table_t *t, const hs_pub_result_t *res, const hs_pub_summary_t *sum,
+                  FILE *f)
+{
+  fprintf(f, "table %s: %s\n  source: %s (%s)\n  metric: %s\n", t->name, t->title, t->source, t->date,
+          hs_pub_metric_name(t->metric));
+  fprintf(f, "  %-10s %6s %4s %4s %5s %4s %6s %3s  %10s %10s %8s\n", "row", "gpus", "tp", "pp", "dp",
+          "mb", "gb", "v", "predicted", "measured", "error");
+  for (int32_t i = 0; i < t->n_rows; i++) {
+    const hs_pub_row_t *r = &t->rows[i];
+    fprintf(f, "  %-10s %6d %4d %4d %5d %4d %6lld %3d  ", r->name, res[i].n_gpus, r->tp, r->pp, r->dp,
+            r->microbatch, (long long)r->global_batch, r->chunks);
+    if (res[i].not_modelled)
+      fprintf(f, "%10s %10.4g  not modelled: %s\n", "-", r->measured, res[i].not_modelled);
+    else if (res[i].infeasible)
+      fprintf(f, "%10s %10.4g  infeasible (out of memory)\n", "-", r->measured);
+    else
+      fprintf(f, "%10.4g %10.4g %+7.1f%%\n", res[i].predicted, r->measured, 100 * res[i].err);
+  }
+  char bound[32] = "none yet";
+  if (t->max_mape > 0)
+    snprintf(bound, sizeof bound, "%.1f%%", 100 * t->max_mape);
+  if (sum->n_simulated == 0) {
+    fprintf(f, "  MAPE -: no row simulated (%d not modelled, %d infeasible), bound %s\n",
+            sum->n_not_modelled, sum->n_infeasible, bound);
+  } else {
+    fprintf(f, "  MAPE %.1f%% over %d rows (%d not modelled, %d infeasible), max |error| %.1f%%, "
+            "bound %s\n", 100 * sum->mape, sum->n_simulated, sum->n_not_modelled, sum->n_infeasible,
+            100 * sum->max_abs_err, bound);
+    fprintf(f, "  rank order: %d/%d pairs concordant; pairs >= %.0f%% apart %d/%d: %s\n",
+            sum->concordant, sum->pairs, 100 * HS_PUB_RANK_RESOLUTION, sum->concordant_resolved,
+            sum->pairs_resolved, sum->rank_preserved ? "preserved" : "NOT preserved");
+  }
+  bool met = sum->n_simulated > 0 && sum->mape <= 0.05 && sum->max_abs_err <= 0.12 && sum->rank_preserved;
+  fprintf(f, "  targets (MAPE <= 5%%, every row within 12%%, rank order): %s\n",
+          sum->n_simulated == 0 ? "not assessed (no row simulated)" : met ? "met" : "not met");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void hs_pub_paths_free(char **paths, int32_t n)
+{
+  for (int32_t i = 0; paths && i < n; i++)
+    free(paths[i]);
+  free(paths);
+}
+
+hs_status_t hs_pub_paths(const char *path, char ***out, int32_t *n, hs_error_t *err)
+{
+  *out = NULL;
+  *n = 0;
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return hs_error_set(err, HS_ENOTFOUND, "%s: no such file or directory", path);
+  char **v = hs_calloc(MAX_FILES, sizeof *v);
+  if (!v)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  int32_t k = 0;
+  if (!S_ISDIR(sb.st_mode)) {
+    size_t len = strlen(path) + 1;
+    if (!(v[k] = malloc(len))) {
+      free(v);
+      return hs_error_set(err, HS_ENOMEM, "out of memory");
+    }
+    memcpy(v[k++], path, len);
+  } else {
+    DIR *d = opendir(path);
+    if (!d) {
+      free(v);
+      return hs_error_set(err, HS_EIO, "%s: cannot open the directory", path);
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+      size_t len = strlen(e->d_name);
+      if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0)
+        continue;
+      if (k == MAX_FILES) {
+        closedir(d);
+        hs_pub_paths_free(v, k);
+        return hs_error_set(err, HS_ELIMIT, "%s: more than %d row files", path, MAX_FILES);
+      }
+      size_t need = strlen(path) + len + 2;
+      if (!(v[k] = malloc(need))) {
+        closedir(d);
+        hs_pub_paths_free(v, k);
+        return hs_error_set(err, HS_ENOMEM, "out of memory");
+      }
+      snprintf(v[k++], need, "%s/%s", path, e->d_name);
+    }
+    closedir(d);
+    if (k == 0) {
+      hs_pub_paths_free(v, k);
+      return hs_error_set(err, HS_ENOTFOUND, "%s: no *.json row files", path);
+    }
+    qsort(v, (size_t)k, sizeof *v, cmp_str);
+  }
+  *out = v;
+  *n = k;
+  return HS_OK;
+}
