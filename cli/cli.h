@@ -61,5 +61,6 @@ int hs_cmd_validate(int argc, char **argv);
 int hs_cmd_sweep(int argc, char **argv);
 int hs_cmd_whatif(int argc, char **argv);
 int hs_cmd_export(int argc, char **argv);
+int hs_cmd_import(int argc, char **argv);
 
 #endif

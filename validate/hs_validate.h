@@ -259,4 +259,112 @@ hs_status_t hs_compare_trace_write(const char *sim_trace_text, const hs_measured
 /* Median of v[0..n) (sorts a copy); 0 for n == 0. */
 double hs_median(const double *v, size_t n);
 
+/* ---- importers (docs/import.md) ---------------------------------------------- */
+
+/* nccl-tests collectives, named as the binaries (all_reduce_perf, ...). */
+typedef enum {
+  HS_NT_ALL_REDUCE,
+  HS_NT_ALL_GATHER,
+  HS_NT_REDUCE_SCATTER,
+  HS_NT_ALLTOALL,
+  HS_NT_SENDRECV,
+  HS_NT__COUNT
+} hs_nt_coll_t;
+/* "all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv". */
+const char *hs_nt_coll_name(hs_nt_coll_t c);
+/* Accepts those names, with or without "_perf", and without underscores. */
+hs_status_t hs_nt_coll_parse(const char *s, hs_nt_coll_t *out);
+/* nccl-tests' busbw/algbw factor: 2(n-1)/n all-reduce, (n-1)/n all-gather,
+ * reduce-scatter and alltoall, 1 sendrecv. */
+double hs_nt_busbw_factor(hs_nt_coll_t c, int32_t nranks);
+
+/* One row of the table: out-of-place [0] and in-place [1]. */
+typedef struct hs_nt_row {
+  double size_bytes;
+  int64_t count;
+  char type[16], redop[16];
+  int32_t root;
+  double time_us[2], algbw_GBps[2], busbw_GBps[2];
+  int64_t wrong[2];         /* -1: "N/A" (run with -c 0) */
+  int32_t line;             /* 1-based line in the file */
+} hs_nt_row_t;
+
+typedef struct hs_nccl_tests {
+  char file[128];
+  hs_nt_coll_t coll;
+  int32_t nranks;           /* from the rank lines, the options or busbw/algbw */
+  int32_t n_nodes;          /* distinct hosts of the rank lines; 0 = unknown */
+  int32_t gpus_per_node;    /* 0 = unknown */
+  char gpu_name[96];        /* device name of the rank lines ("NVIDIA H200"); "" when absent */
+  hs_nt_row_t *rows;        /* owned */
+  int32_t n_rows;
+} hs_nccl_tests_t;
+
+/* What the header may not say. coll -1, nranks 0, gpus_per_node 0: infer. */
+typedef struct hs_nt_opts {
+  int coll;
+  int32_t nranks;
+  int32_t gpus_per_node;
+} hs_nt_opts_t;
+void hs_nt_opts_init(hs_nt_opts_t *o);
+
+void hs_nccl_tests_init(hs_nccl_tests_t *t);
+void hs_nccl_tests_destroy(hs_nccl_tests_t *t);
+/* Parses nccl-tests output (stdout, optionally with mpirun "[1,0]<stdout>:"
+ * prefixes and NCCL INFO lines mixed in). The collective comes from o->coll,
+ * else the file name (all_gather_perf.txt), else the table (redop and
+ * count x type size against size); nranks from the rank lines when they are
+ * all there, else o->nranks, else busbw/algbw. Every row's busbw must equal
+ * its algbw times the collective's factor to the printed rounding, which
+ * checks the collective and nranks. Errors name `file`, the line and what
+ * was expected. O(file size). */
+hs_status_t hs_nccl_tests_parse(const char *text, const char *file, const hs_nt_opts_t *o,
+                                hs_nccl_tests_t *out, hs_error_t *err);
+hs_status_t hs_nccl_tests_load(const char *path, const hs_nt_opts_t *o, hs_nccl_tests_t *out,
+                               hs_error_t *err);
+
+/* Alpha-beta fit of one file and what the simulator predicts for it. */
+typedef struct hs_nt_fit {
+  double latency_us;        /* intercept of t = a + S b (out-of-place times, sizes > 0) */
+  double busbw_GBps;        /* factor / b: the asymptotic bus bandwidth */
+  double r2, median_rel_err, max_rel_err;
+  int32_t n_points;
+  const char *sets;         /* "intra_node", "nic" or NULL: the links this fit set */
+  double *pred_time_us;     /* owned, per row: the simulator's estimate with the links */
+  double *pred_busbw_GBps;  /* owned, per row */
+} hs_nt_fit_t;
+
+/* The links the import sets, per GPU type, in the cluster-file units. */
+typedef struct hs_nt_links {
+  char gpu[HS_NAME_MAX];    /* GPU catalog name */
+  bool has_intra, has_nic;
+  double intra_GBps, intra_latency_us;
+  double nic_GBps, nic_latency_us;
+} hs_nt_links_t;
+
+typedef struct hs_nt_import {
+  hs_nccl_tests_t *files;   /* owned, n_files */
+  hs_nt_fit_t *fits;        /* owned, one per file */
+  int32_t n_files;
+  hs_nt_links_t links;
+} hs_nt_import_t;
+void hs_nt_import_init(hs_nt_import_t *im);
+void hs_nt_import_destroy(hs_nt_import_t *im);
+
+/* `hetsim import nccl-tests`: loads every file, fits each (weighted least
+ * squares as calibrate), then sets the links of GPU type `gpu` (a catalog
+ * name; NULL: matched from the files' device names) so that the simulator's
+ * own collective model (hs_coll_estimate_s on a one-site cluster of the
+ * files' nodes) reproduces the fitted line: single-node files set
+ * intra_node, multi-node files nic (all-reduce first; the other files are
+ * predicted with those links, not fitted). All files must be of one GPU
+ * type. O(files x rows + 200 estimates). */
+hs_status_t hs_nt_import(const char *const *paths, int32_t n, const hs_nt_opts_t *o,
+                         const char *gpu, hs_nt_import_t *out, hs_error_t *err);
+/* Profile JSON (sim/profile_json.c reads "gpus[].intra_node/nic"; the fits
+ * and per-size predictions go under "nccl_tests"). NULL when out of memory. */
+struct cJSON *hs_nt_import_to_json(const hs_nt_import_t *im);
+/* The predicted-against-measured table, per file, in nccl-tests' units. */
+void hs_nt_import_print(const hs_nt_import_t *im, FILE *out);
+
 #endif /* HS_VALIDATE_H */

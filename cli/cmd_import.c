@@ -1,0 +1,129 @@
+/*
+ * cmd_import.c - `hetsim import KIND FILE...`: turn what a real machine
+ * printed into hetsim's files (docs/import.md).
+ *
+ *   nccl-tests      nccl-tests output -> profile.json (links) + predicted
+ *                   against measured busbw per size
+ *   megatron-log    Megatron-LM training log -> run.json (model, plan,
+ *                   measured iterations) for `hetsim validate --run`
+ *   torch-profiler  PyTorch profiler (Kineto) trace -> measurements.json
+ *                   for `calibrate` and measured.json for `validate`
+ */
+#include "cli.h"
+#include "hs_json.h"
+#include "hs_validate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#define MAX_FILES 64
+
+static int import_nccl_tests(int argc, char **argv)
+{
+  hs_opt_t opts[] = {
+      {"gpu", true, "GPU catalog name (default: from the files' device lines)"},
+      {"ranks", true, "ranks of the group when the header does not list them all"},
+      {"gpus-per-node", true, "GPUs per node when the header does not say (multi-node runs)"},
+      {"coll", true, "all_reduce|all_gather|reduce_scatter|alltoall|sendrecv (default: the file "
+                     "name, else the table)"},
+      {"json", false, "print the profile JSON (with the per-size predictions) to stdout"},
+      {"o", true, "write profile.json here"},
+      {NULL},
+  };
+  const char *pos[MAX_FILES];
+  int npos = 0;
+  int rc = hs_cli_parse(argc, argv, opts, pos, MAX_FILES, &npos,
+                        "usage: hetsim import nccl-tests OUT.txt [OUT2.txt ...] [-o profile.json]\n"
+                        "         [--gpu NAME] [--ranks N] [--gpus-per-node K] [--coll NAME] [--json]\n"
+                        "Fits latency and bus bandwidth per file, sets the GPU type's intra_node\n"
+                        "(single-node files) and nic (multi-node files) links so that the\n"
+                        "simulator's collective model reproduces the fit, and prints predicted\n"
+                        "against measured busbw per size (nccl-tests' units: us, GB/s = 1e9 B/s).");
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  if (npos < 1) {
+    fprintf(stderr, "hetsim import nccl-tests: give at least one nccl-tests output file\n");
+    return 2;
+  }
+  hs_nt_opts_t o;
+  hs_nt_opts_init(&o);
+  int64_t v = 0;
+  if ((rc = hs_cli_int(opts, "ranks", 0, 2, 1 << 20, &v)))
+    return rc;
+  o.nranks = (int32_t)v;
+  if ((rc = hs_cli_int(opts, "gpus-per-node", 0, 1, 1 << 16, &v)))
+    return rc;
+  o.gpus_per_node = (int32_t)v;
+  const hs_opt_t *oc = hs_cli_opt(opts, "coll");
+  if (oc) {
+    hs_nt_coll_t c;
+    if (hs_nt_coll_parse(oc->value, &c) != HS_OK) {
+      fprintf(stderr, "hetsim import nccl-tests: --coll: must be all_reduce, all_gather, "
+                      "reduce_scatter, alltoall or sendrecv, got \"%s\"\n", oc->value);
+      return 2;
+    }
+    o.coll = (int)c;
+  }
+  const hs_opt_t *og = hs_cli_opt(opts, "gpu");
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_nt_import_t im;
+  hs_status_t st = hs_nt_import(pos, npos, &o, og ? og->value : NULL, &im, &err);
+  if (st != HS_OK)
+    return hs_cli_fail(&err, st);
+  bool json = hs_cli_opt(opts, "json") != NULL;
+  const hs_opt_t *oo = hs_cli_opt(opts, "o");
+  if (oo || json) {
+    cJSON *j = hs_nt_import_to_json(&im);
+    if (!j)
+      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
+    if (st == HS_OK && oo)
+      st = hs_json_write_file(j, oo->value, &err);
+    if (st == HS_OK && json)
+      st = hs_json_write_file(j, "-", &err);
+    hs_json_free(j);
+  }
+  if (st == HS_OK && !json)
+    hs_nt_import_print(&im, stdout);
+  hs_nt_import_destroy(&im);
+  return st == HS_OK ? 0 : hs_cli_fail(&err, st);
+}
+
+typedef struct kind {
+  const char *name;
+  const char *summary;
+  int (*run)(int argc, char **argv);
+} kind_t;
+
+static const kind_t kinds[] = {
+    {"nccl-tests", "nccl-tests output -> link profile, predicted vs measured busbw", import_nccl_tests},
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+  fprintf(f, "usage: hetsim import KIND FILE... [options]   (hetsim import KIND --help)\n\n"
+             "Reads what real runs printed into hetsim's files (docs/import.md).\n\nkinds:\n");
+  for (const kind_t *k = kinds; k->name; k++)
+    fprintf(f, "  %-15s %s\n", k->name, k->summary);
+}
+
+int hs_cmd_import(int argc, char **argv)
+{
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  for (const kind_t *k = kinds; k->name; k++)
+    if (strcmp(argv[1], k->name) == 0)
+      return k->run(argc - 1, argv + 1);
+  fprintf(stderr, "hetsim import: unknown kind '%s'\n\n", argv[1]);
+  usage(stderr);
+  return 2;
+}
