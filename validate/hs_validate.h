@@ -75,6 +75,10 @@ typedef struct hs_measured {
   int32_t n_kernels;
   hs_meas_task_t *tasks;         /* owned */
   int32_t n_tasks;
+  /* one rank's step breakdown (torch-profiler import), medians over steps;
+   * has_breakdown false when the record has none */
+  bool has_breakdown;
+  double compute_s, comm_exposed_s, idle_s;
 } hs_measured_t;
 
 void hs_measured_init(hs_measured_t *m);
@@ -221,6 +225,9 @@ typedef struct hs_report_view {
   double iteration_time_s;
   hs_meas_stage_t *stages;  /* owned: pipeline, stage, predicted fwd_s/bwd_s in fwd_s/bwd_s */
   int32_t n_stages;
+  /* stage 0 of pipeline 0 (rank 0's): compute, exposed communication, idle
+   * per iteration; negative when the report has none */
+  double compute_s, comm_exposed_s, idle_s;
 } hs_report_view_t;
 void hs_report_view_init(hs_report_view_t *r);
 void hs_report_view_destroy(hs_report_view_t *r);
@@ -232,14 +239,39 @@ typedef struct hs_cmp_row {
   double predicted_s, measured_s;
   double error;             /* (predicted - measured) / measured */
   int32_t count;
+  double q1_s, q3_s;        /* measured interquartile range; 0 when one value */
 } hs_cmp_row_t;
+
+/* Median and quartiles (GSL, linear interpolation between order statistics)
+ * of n values. */
+typedef struct hs_spread {
+  int32_t n;
+  double median, q1, q3, min, max;
+} hs_spread_t;
+/* O(n log n); n == 0 gives zeros. HS_ENOMEM when the sorted copy cannot be
+ * made. */
+hs_status_t hs_spread_of(const double *v, size_t n, hs_spread_t *out);
+
+typedef enum { HS_VERDICT_NONE, HS_VERDICT_OK, HS_VERDICT_OFF } hs_verdict_t;
+const char *hs_verdict_name(hs_verdict_t v); /* "none", "ok", "off" */
 
 typedef struct hs_comparison {
   hs_cmp_row_t *rows;       /* owned */
   int32_t n;
-  double iteration_error;   /* signed relative */
+  double iteration_error;   /* signed relative, against the median iteration */
   double gemm_median_abs_error; /* median over GEMM kernels of |error| */
   double kernel_median_abs_error;
+  /* spread: every measured iteration of every run pooled, and the runs'
+   * medians (n_runs > 1) */
+  hs_spread_t iterations;
+  int32_t n_runs;
+  hs_spread_t run_medians;
+  /* (predicted - q3)/q3 .. (predicted - q1)/q1 of the pooled iterations */
+  double error_lo, error_hi;
+  double tolerance;         /* relative; the verdict's */
+  hs_verdict_t verdict;     /* ok: |iteration_error| <= tolerance or the
+                             * prediction inside the measured IQR; none: no
+                             * prediction */
 } hs_comparison_t;
 void hs_comparison_init(hs_comparison_t *c);
 void hs_comparison_destroy(hs_comparison_t *c);
@@ -249,6 +281,16 @@ void hs_comparison_destroy(hs_comparison_t *c);
  * (sums of kernel medians), per task kind. O(kernels + tasks + stages). */
 hs_status_t hs_compare(const hs_report_view_t *rep, const hs_measured_t *meas,
                        hs_comparison_t *out, hs_error_t *err);
+/* The same over n repeated runs of one configuration: the iteration row and
+ * the spread pool every run's iterations (a run without iterations_s counts
+ * its iteration_time_s once); stage, kernel and task rows are the first
+ * run's. tolerance <= 0 takes 0.1. O(n x (kernels + tasks + iterations log
+ * iterations)). */
+hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *const *runs,
+                            int32_t n, double tolerance, hs_comparison_t *out, hs_error_t *err);
+/* One line a script can read:
+ * "verdict: ok iteration error +3.1% (IQR -2.0%..+5.3%, 12 iterations, 1 run, tolerance 10%)" */
+void hs_comparison_print_verdict(const hs_comparison_t *c, FILE *out);
 void hs_comparison_print(const hs_comparison_t *c, FILE *out);
 struct cJSON *hs_comparison_to_json(const hs_comparison_t *c);
 /* Chrome trace with both timelines: the simulator's trace (if sim_trace_text
