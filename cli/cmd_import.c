@@ -91,6 +91,77 @@ static int import_nccl_tests(int argc, char **argv)
   return st == HS_OK ? 0 : hs_cli_fail(&err, st);
 }
 
+static int import_megatron_log(int argc, char **argv)
+{
+  hs_opt_t opts[] = {
+      {"skip", true, "iteration lines dropped first as warm-up (default 1)"},
+      {"json", false, "print run.json to stdout"},
+      {"o", true, "write run.json here (model, plan, measured iterations)"},
+      {NULL},
+  };
+  const char *pos[1];
+  int npos = 0;
+  int rc = hs_cli_parse(argc, argv, opts, pos, 1, &npos,
+                        "usage: hetsim import megatron-log LOG [-o run.json] [--skip N] [--json]\n"
+                        "Reads the arguments block and the iteration lines of a Megatron-LM\n"
+                        "training log; then: hetsim validate --run run.json --cluster C");
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  if (npos != 1) {
+    fprintf(stderr, "hetsim import megatron-log: give the log file\n");
+    return 2;
+  }
+  hs_megatron_opts_t o;
+  hs_megatron_opts_init(&o);
+  int64_t v = 0;
+  if ((rc = hs_cli_int(opts, "skip", 1, 0, 1 << 20, &v)))
+    return rc;
+  o.skip = (int32_t)v;
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_run_t run;
+  hs_status_t st = hs_megatron_log_load(pos[0], &o, &run, &err);
+  if (st != HS_OK)
+    return hs_cli_fail(&err, st);
+  bool json = hs_cli_opt(opts, "json") != NULL;
+  const hs_opt_t *oo = hs_cli_opt(opts, "o");
+  if (oo || json) {
+    cJSON *j = hs_run_to_json(&run);
+    if (!j)
+      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
+    if (st == HS_OK && oo)
+      st = hs_json_write_file(j, oo->value, &err);
+    if (st == HS_OK && json)
+      st = hs_json_write_file(j, "-", &err);
+    hs_json_free(j);
+  }
+  if (st == HS_OK && !json) {
+    const hs_transformer_cfg_t *m = &run.model;
+    const hs_run_plan_t *p = &run.plan;
+    hs_spread_t sp;
+    hs_spread_of(run.measured.iteration_s, (size_t)run.measured.n_iterations, &sp);
+    printf("%s: %lld layers, hidden %lld, %lld heads, ffn %lld, vocab %lld, seq %lld, %s\n",
+           pos[0], (long long)m->layers, (long long)m->hidden, (long long)m->heads,
+           (long long)m->ffn, (long long)m->vocab, (long long)m->seq_len, hs_dtype_name(m->dtype));
+    printf("plan: tp %d, pp %d, dp %d, micro batch %d, global batch %lld, %s, recompute %s%s%s\n",
+           p->tp, p->pp, p->dp, p->microbatch_size, (long long)p->global_batch,
+           p->chunks > 1 ? "interleaved-1f1b" : "1f1b", hs_recompute_name(p->recompute),
+           p->distributed_optimizer ? ", distributed optimizer" : "",
+           p->sequence_parallel ? ", sequence parallel" : "");
+    printf("iterations: %d logged lines kept (each Megatron's average over its log interval): "
+           "median %.4g s, IQR %.4g..%.4g s\n", sp.n, sp.median, sp.q1, sp.q3);
+    if (run.n_tflops) {
+      hs_spread_t tf;
+      hs_spread_of(run.tflops_per_gpu, (size_t)run.n_tflops, &tf);
+      printf("throughput per GPU (Megatron's count): median %.4g TFLOP/s\n", tf.median);
+    }
+    if (!oo)
+      printf("(-o run.json writes the run; hetsim validate --run run.json --cluster C compares)\n");
+  }
+  hs_run_destroy(&run);
+  return st == HS_OK ? 0 : hs_cli_fail(&err, st);
+}
+
 typedef struct kind {
   const char *name;
   const char *summary;
@@ -99,6 +170,7 @@ typedef struct kind {
 
 static const kind_t kinds[] = {
     {"nccl-tests", "nccl-tests output -> link profile, predicted vs measured busbw", import_nccl_tests},
+    {"megatron-log", "Megatron-LM training log -> run.json (model, plan, iterations)", import_megatron_log},
     {NULL, NULL, NULL},
 };
 

@@ -14,6 +14,114 @@
 
 #include <cjson/cJSON.h>
 
+/* --run run.json --cluster C: simulate the run's model and plan, compare
+ * with its measured iterations. */
+static int validate_run(const hs_opt_t *opts, const char *run_path, const hs_opt_t *ocl,
+                        const char **pos, int npos)
+{
+  if (!ocl) {
+    fprintf(stderr, "hetsim validate: --run needs --cluster C (what the run ran on)\n");
+    return 2;
+  }
+  if (npos || hs_cli_opt(opts, "report") || hs_cli_opt(opts, "measured")) {
+    fprintf(stderr, "hetsim validate: --run brings its own measurements; give no --report, "
+                    "--measured or files\n");
+    return 2;
+  }
+  double tol = 0.1;
+  int rc = hs_cli_double(opts, "tolerance", 0.1, &tol);
+  if (rc)
+    return rc;
+  if (!(tol > 0) || tol > 10) {
+    fprintf(stderr, "hetsim validate: --tolerance: must be in (0, 10], got %g\n", tol);
+    return 2;
+  }
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_status_t st = HS_OK;
+  hs_run_t run;
+  hs_cluster_t c;
+  hs_model_t m;
+  hs_report_t rep;
+  hs_report_view_t view;
+  hs_comparison_t cmp;
+  hs_run_init(&run);
+  hs_cluster_init(&c);
+  hs_model_init(&m);
+  hs_report_init(&rep);
+  hs_report_view_init(&view);
+  hs_comparison_init(&cmp);
+  const hs_opt_t *oprof = hs_cli_opt(opts, "profile");
+  if ((st = hs_run_load(run_path, &run, &err)) != HS_OK ||
+      (st = hs_cluster_load(ocl->value, &c, &err)) != HS_OK ||
+      (oprof && (st = hs_profile_apply_file(oprof->value, &c, &err)) != HS_OK) ||
+      (st = hs_run_simulate(&run, &c, &m, &rep, &err)) != HS_OK)
+    goto fail;
+  if (rep.oom) {
+    fprintf(stderr, "hetsim validate: the simulated plan does not fit in memory on %s (OOM); no "
+                    "prediction to compare\n", c.name);
+    rc = HS_EXIT_INFEASIBLE;
+    goto out;
+  }
+  if (hs_report_view_from_report(&rep, &view) != HS_OK) {
+    st = hs_error_set(&err, HS_ENOMEM, "out of memory");
+    goto fail;
+  }
+  const hs_measured_t *rp = &run.measured;
+  if ((st = hs_compare_runs(&view, &rp, 1, tol, &cmp, &err)) != HS_OK)
+    goto fail;
+  hs_spread_t tf = {0};
+  if (run.n_tflops && hs_spread_of(run.tflops_per_gpu, (size_t)run.n_tflops, &tf) != HS_OK) {
+    st = hs_error_set(&err, HS_ENOMEM, "out of memory");
+    goto fail;
+  }
+  bool json = hs_cli_opt(opts, "json") != NULL;
+  const hs_opt_t *oo = hs_cli_opt(opts, "o");
+  if (oo || json) {
+    cJSON *j = hs_comparison_to_json(&cmp);
+    if (!j) {
+      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
+      goto fail;
+    }
+    cJSON_AddStringToObject(j, "backend", run.measured.backend);
+    cJSON_AddStringToObject(j, "model", m.name);
+    cJSON_AddStringToObject(j, "cluster", c.name);
+    cJSON_AddStringToObject(j, "plan", run.measured.plan_summary);
+    cJSON_AddNumberToObject(j, "predicted_tflops_per_gpu", rep.tflops_per_gpu);
+    if (tf.n)
+      cJSON_AddNumberToObject(j, "measured_tflops_per_gpu", tf.median);
+    if (oo)
+      st = hs_json_write_file(j, oo->value, &err);
+    if (st == HS_OK && json)
+      st = hs_json_write_file(j, "-", &err);
+    hs_json_free(j);
+    if (st != HS_OK)
+      goto fail;
+  }
+  if (!json) {
+    printf("measured        %s (%s), %s\n", run_path, run.measured.backend,
+           run.measured.plan_summary);
+    printf("simulated       %s on %s: %.4g TFLOP/s per GPU (model FLOPs)", m.name, c.name,
+           rep.tflops_per_gpu);
+    if (tf.n)
+      printf(", measured %.4g (Megatron's count, median of %d lines)", tf.median, tf.n);
+    printf("\n");
+    hs_comparison_print(&cmp, stdout);
+  }
+  rc = 0;
+  goto out;
+fail:
+  rc = hs_cli_fail(&err, st);
+out:
+  hs_comparison_destroy(&cmp);
+  hs_report_view_destroy(&view);
+  hs_report_destroy(&rep);
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+  hs_run_destroy(&run);
+  return rc;
+}
+
 int hs_cmd_validate(int argc, char **argv)
 {
   hs_opt_t opts[] = {
@@ -21,6 +129,9 @@ int hs_cmd_validate(int argc, char **argv)
       {"measured", true, "replay record (hetsim replay -o measured.json)"},
       {"sim-trace", true, "simulator trace (simulate --trace) to merge into --trace"},
       {"trace", true, "write a Chrome trace with both timelines"},
+      {"run", true, "measured run with model and plan (hetsim import megatron-log -o run.json)"},
+      {"cluster", true, "with --run: the cluster it ran on (catalog name or file)"},
+      {"profile", true, "with --run: calibrated profile for the simulation"},
       {"tolerance", true, "relative iteration error the verdict accepts (default 0.1)"},
       {"json", false, "print the comparison as JSON"},
       {"o", true, "write the comparison JSON here"},
@@ -31,6 +142,7 @@ int hs_cmd_validate(int argc, char **argv)
   int npos = 0;
   int rc = hs_cli_parse(argc, argv, opts, pos, MAX_RUNS - 1, &npos,
                         "usage: hetsim validate --report report.json --measured measured.json [more.json ...]\n"
+                        "       hetsim validate --run run.json --cluster C [--profile profile.json]\n"
                         "         [--tolerance 0.1] [--json] [-o comparison.json]\n"
                         "         [--trace both.json [--sim-trace trace.json]]\n"
                         "More measured files are repeated runs of the same plan: the iteration's\n"
@@ -39,8 +151,11 @@ int hs_cmd_validate(int argc, char **argv)
   if (rc)
     return rc < 0 ? 0 : rc;
   const hs_opt_t *orp = hs_cli_opt(opts, "report"), *ome = hs_cli_opt(opts, "measured");
+  const hs_opt_t *orun = hs_cli_opt(opts, "run"), *ocl = hs_cli_opt(opts, "cluster");
+  if (orun)
+    return validate_run(opts, orun->value, ocl, pos, npos);
   if (!ome) {
-    fprintf(stderr, "hetsim validate: --measured is required (see --help)\n");
+    fprintf(stderr, "hetsim validate: --measured (or --run) is required (see --help)\n");
     return 2;
   }
   double tol = 0.1;

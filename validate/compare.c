@@ -297,3 +297,27 @@ void hs_comparison_print(const hs_comparison_t *c, FILE *out)
     fprintf(out, "median |error| per kernel:      %.1f%%\n", 100.0 * c->kernel_median_abs_error);
   hs_comparison_print_verdict(c, out);
 }
+
+hs_status_t hs_report_view_from_report(const hs_report_t *rep, hs_report_view_t *out)
+{
+  hs_report_view_init(out);
+  out->iteration_time_s = rep->iteration_time_s;
+  out->compute_s = out->comm_exposed_s = out->idle_s = -1.0;
+  out->stages = hs_calloc((size_t)rep->n_stages + 1, sizeof *out->stages);
+  if (!out->stages)
+    return HS_ENOMEM;
+  for (int32_t i = 0; i < rep->n_stages; i++) {
+    const hs_stage_report_t *s = &rep->stages[i];
+    hs_meas_stage_t *v = &out->stages[out->n_stages++];
+    v->pipeline = s->pipeline;
+    v->stage = s->stage;
+    v->fwd_s = s->fwd_s;
+    v->bwd_s = s->bwd_s;
+    if (s->pipeline == 0 && s->stage == 0) {
+      out->compute_s = s->compute_s;
+      out->comm_exposed_s = s->comm_exposed_s;
+      out->idle_s = s->idle_s;
+    }
+  }
+  return HS_OK;
+}

@@ -409,4 +409,66 @@ struct cJSON *hs_nt_import_to_json(const hs_nt_import_t *im);
 /* The predicted-against-measured table, per file, in nccl-tests' units. */
 void hs_nt_import_print(const hs_nt_import_t *im, FILE *out);
 
+/* A measured training run with what is needed to simulate it: run.json,
+ * written by `hetsim import megatron-log`, read by `hetsim validate --run`. */
+typedef struct hs_run_plan {
+  int32_t tp, pp, dp;
+  int32_t microbatch_size;
+  int64_t global_batch;
+  int32_t chunks;               /* > 1: interleaved-1f1b */
+  hs_recompute_t recompute;
+  bool distributed_optimizer;   /* -> plan.optimizer_sharding */
+  bool sequence_parallel;       /* recorded; the simulator does not model it */
+} hs_run_plan_t;
+
+typedef struct hs_run {
+  char source[256];
+  hs_transformer_cfg_t model;   /* the generator parameters */
+  hs_run_plan_t plan;
+  int32_t world_size;
+  hs_measured_t measured;       /* backend "megatron-log"; iterations_s = logged lines */
+  double *tflops_per_gpu;       /* owned, per kept logged line; n_tflops 0 when not logged */
+  int32_t n_tflops;
+  double params_rank0;          /* "number of parameters on (tensor, pipeline) model parallel
+                                 * rank (0, 0): N"; 0 when not logged */
+} hs_run_t;
+void hs_run_init(hs_run_t *r);
+void hs_run_destroy(hs_run_t *r);
+
+typedef struct hs_megatron_opts {
+  int32_t skip;                 /* logged iteration lines dropped first (warm-up), default 1 */
+} hs_megatron_opts_t;
+void hs_megatron_opts_init(hs_megatron_opts_t *o);
+
+/* `hetsim import megatron-log`: reads the arguments block ("---- arguments
+ * ----" .. "---- end of arguments ----": tensor/pipeline/data parallel sizes,
+ * micro and global batch, seq_length, num_layers, hidden_size,
+ * num_attention_heads, ffn_hidden_size, padded_vocab_size, ...) and the
+ * iteration lines ("iteration N/ M | ... elapsed time per iteration (ms): X |
+ * ... throughput per GPU (TFLOP/s/GPU): Y |"). Each line's time is
+ * Megatron's average over its log_interval iterations. Errors name `file`,
+ * the line and what was expected (a missing argument names the key and the
+ * block's lines). O(file size). */
+hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_megatron_opts_t *o,
+                                  hs_run_t *out, hs_error_t *err);
+hs_status_t hs_megatron_log_load(const char *path, const hs_megatron_opts_t *o, hs_run_t *out,
+                                 hs_error_t *err);
+/* run.json: {"source", "model": {"name", "transformer": {...}} (a hetsim model
+ * file), "plan": {...}, "world_size", "measured": {measured.json},
+ * "tflops_per_gpu": [...]}. NULL when out of memory. */
+struct cJSON *hs_run_to_json(const hs_run_t *r);
+hs_status_t hs_run_parse(const char *text, const char *file, hs_run_t *out, hs_error_t *err);
+hs_status_t hs_run_load(const char *path, hs_run_t *out, hs_error_t *err);
+/* Simulates run `r` on cluster `c`: the model from r->model, a Megatron grid
+ * plan (hs_plan_grid: tp, pp, dp, micro and global batch, interleaved-1f1b
+ * when chunks > 1, recompute; optimizer sharding when the distributed
+ * optimizer was on) over the cluster's first tp x pp x dp devices. The
+ * caller destroys *m and *rep. Errors: a cluster with fewer devices than the
+ * run's world size (HS_EINVAL naming both), the plan's validation. */
+hs_status_t hs_run_simulate(const hs_run_t *r, const hs_cluster_t *c, hs_model_t *m,
+                            hs_report_t *rep, hs_error_t *err);
+/* The report view of a simulator report (for hs_compare after hs_simulate).
+ * HS_ENOMEM only. */
+hs_status_t hs_report_view_from_report(const hs_report_t *rep, hs_report_view_t *out);
+
 #endif /* HS_VALIDATE_H */
