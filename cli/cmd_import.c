@@ -162,6 +162,114 @@ static int import_megatron_log(int argc, char **argv)
   return st == HS_OK ? 0 : hs_cli_fail(&err, st);
 }
 
+static int import_torch_profiler(int argc, char **argv)
+{
+  hs_opt_t opts[] = {
+      {"gpu", true, "GPU catalog entry the points describe (needed by --measurements-out)"},
+      {"measurements-out", true, "write the GEMM/memory/collective points here (for calibrate)"},
+      {"json", false, "print measured.json to stdout"},
+      {"o", true, "write measured.json here (the steps and their breakdown)"},
+      {NULL},
+  };
+  const char *pos[1];
+  int npos = 0;
+  int rc = hs_cli_parse(argc, argv, opts, pos, 1, &npos,
+                        "usage: hetsim import torch-profiler TRACE.json [-o measured.json]\n"
+                        "         [--measurements-out m.json --gpu NAME] [--json]\n"
+                        "Reads a PyTorch profiler (Kineto) Chrome trace recorded with\n"
+                        "record_shapes=True and a schedule (ProfilerStep#N).");
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  if (npos != 1) {
+    fprintf(stderr, "hetsim import torch-profiler: give the trace file\n");
+    return 2;
+  }
+  const hs_opt_t *og = hs_cli_opt(opts, "gpu"), *omo = hs_cli_opt(opts, "measurements-out");
+  if (omo && !og) {
+    fprintf(stderr, "hetsim import torch-profiler: --measurements-out needs --gpu NAME (the "
+                    "catalog entry whose peaks calibrate fits against)\n");
+    return 2;
+  }
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_status_t st = HS_OK;
+  hs_torch_trace_t tr;
+  hs_measurements_t ms;
+  hs_measured_t meas;
+  hs_gpu_catalog_t cat;
+  hs_torch_trace_init(&tr);
+  hs_measurements_init(&ms);
+  hs_measured_init(&meas);
+  hs_gpu_catalog_init(&cat);
+  if (og) {
+    if ((st = hs_gpu_catalog_load(NULL, &cat, &err)) != HS_OK)
+      goto done;
+    const hs_gpu_t *g = hs_gpu_catalog_find(&cat, og->value);
+    if (!g) {
+      st = hs_error_set(&err, HS_ENOTFOUND, "--gpu: unknown GPU \"%s\" (hetsim list gpus)",
+                        og->value);
+      goto done;
+    }
+    hs_measurements_set_gpu(&ms, g);
+  }
+  hs_tp_summary_t sum;
+  if ((st = hs_torch_trace_load(pos[0], &tr, &err)) != HS_OK ||
+      (st = hs_torch_profiler_import(&tr, &ms, &meas, &sum, &err)) != HS_OK)
+    goto done;
+  if (!tr.record_shapes || sum.n_gemm_no_shape)
+    hs_error_warn(&err, "%s: recorded without record_shapes=True: %d GEMM ops have no shapes and "
+                  "give no points", tr.file, sum.n_gemm_no_shape);
+  bool json = hs_cli_opt(opts, "json") != NULL;
+  const hs_opt_t *oo = hs_cli_opt(opts, "o");
+  if (oo || json) {
+    cJSON *j = hs_measured_to_json(&meas);
+    if (!j)
+      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
+    if (st == HS_OK && oo)
+      st = hs_json_write_file(j, oo->value, &err);
+    if (st == HS_OK && json)
+      st = hs_json_write_file(j, "-", &err);
+    hs_json_free(j);
+  }
+  if (st == HS_OK && omo) {
+    cJSON *j = hs_measurements_to_json(&ms);
+    if (!j)
+      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
+    else
+      st = hs_json_write_file(j, omo->value, &err);
+    hs_json_free(j);
+  }
+  if (st == HS_OK && !json) {
+    hs_spread_t sp;
+    hs_spread_of(meas.iteration_s, (size_t)meas.n_iterations, &sp);
+    printf("%s: %s trace of %s, %d step%s: median %.6g s (IQR %.6g..%.6g s)\n", tr.file,
+           sum.gpu ? "GPU" : "CPU", tr.device, sum.n_steps, sum.n_steps == 1 ? "" : "s",
+           sp.median, sp.q1, sp.q3);
+    printf("per step (medians): compute %.6g s, exposed communication %.6g s, idle %.6g s\n",
+           meas.compute_s, meas.comm_exposed_s, meas.idle_s);
+    printf("points: %d gemm, %d mem, %d collective (of %d NCCL kernels)\n", sum.n_gemm, sum.n_mem,
+           sum.n_comm_points, sum.n_comm_kernels);
+    printf("  %-6s %-5s %8s %8s %8s %12s %12s\n", "kind", "dtype", "m", "n", "k", "us",
+           "TFLOP/s|GB/s");
+    for (int32_t i = 0; i < ms.n; i++) {
+      const hs_mb_point_t *p = &ms.p[i];
+      if (p->kind == HS_MB_GEMM)
+        printf("  %-6s %-5s %8lld %8lld %8lld %12.3f %12.4g\n", "gemm", hs_dtype_name(p->dtype),
+               (long long)p->m, (long long)p->n, (long long)p->k, p->s * 1e6, p->flops / p->s / 1e12);
+      else
+        printf("  %-6s %-5s %8s %8s %8s %12.3f %12.4g  (%.0f B%s)\n", hs_mb_kind_name(p->kind), "-",
+               "-", "-", "-", p->s * 1e6, p->bytes / p->s / HS_GB, p->bytes,
+               p->ranks ? ", group" : "");
+    }
+  }
+done:
+  hs_gpu_catalog_destroy(&cat);
+  hs_measured_destroy(&meas);
+  hs_measurements_destroy(&ms);
+  hs_torch_trace_destroy(&tr);
+  return st == HS_OK ? 0 : hs_cli_fail(&err, st);
+}
+
 typedef struct kind {
   const char *name;
   const char *summary;
@@ -171,6 +279,7 @@ typedef struct kind {
 static const kind_t kinds[] = {
     {"nccl-tests", "nccl-tests output -> link profile, predicted vs measured busbw", import_nccl_tests},
     {"megatron-log", "Megatron-LM training log -> run.json (model, plan, iterations)", import_megatron_log},
+    {"torch-profiler", "PyTorch profiler trace -> measured.json, calibration points", import_torch_profiler},
     {NULL, NULL, NULL},
 };
 

@@ -471,4 +471,66 @@ hs_status_t hs_run_simulate(const hs_run_t *r, const hs_cluster_t *c, hs_model_t
  * HS_ENOMEM only. */
 hs_status_t hs_report_view_from_report(const hs_report_t *rep, hs_report_view_t *out);
 
+/* ---- torch-profiler import -------------------------------------------------- */
+
+#define HS_TP_MAX_INPUTS 6
+typedef enum { HS_TPE_OTHER, HS_TPE_CPU_OP, HS_TPE_KERNEL, HS_TPE_STEP, HS_TPE_GPU_STEP,
+               HS_TPE_MEMCPY } hs_tp_kind_t;
+
+/* One complete ("ph": "X") event of a Kineto Chrome trace. */
+typedef struct hs_tp_event {
+  char name[96];
+  hs_tp_kind_t kind;
+  int64_t pid, tid;             /* numbers, or a hash of the string form */
+  double ts_us, dur_us;
+  int64_t ext_id;               /* args "External id"; -1 when absent */
+  int32_t n_inputs;             /* args "Input Dims" (record_shapes) */
+  int32_t rank[HS_TP_MAX_INPUTS];
+  int64_t dims[HS_TP_MAX_INPUTS][4];
+  double numel[HS_TP_MAX_INPUTS];
+  int32_t elsize[HS_TP_MAX_INPUTS]; /* bytes per element from "Input type"; 0 not a tensor */
+  char type0[24];               /* "Input type" of the first tensor input */
+  double comm_nelems;           /* "In msg nelems" (c10d ops); 0 when absent */
+  int32_t comm_group;           /* "Group size"; 0 when absent */
+  int32_t comm_elsize;          /* from "dtype" */
+} hs_tp_event_t;
+
+typedef struct hs_torch_trace {
+  char file[128];
+  char device[128];             /* deviceProperties[0].name, else "cpu: <host_name>" */
+  bool record_shapes;
+  hs_tp_event_t *ev;            /* owned, in file order */
+  int32_t n;
+} hs_torch_trace_t;
+void hs_torch_trace_init(hs_torch_trace_t *t);
+void hs_torch_trace_destroy(hs_torch_trace_t *t);
+/* Reads the trace's complete events (validate/import_torch_profiler_json.c).
+ * Errors name `file`, the event index and the field. O(events). */
+hs_status_t hs_torch_trace_parse(const char *text, const char *file, hs_torch_trace_t *out,
+                                 hs_error_t *err);
+hs_status_t hs_torch_trace_load(const char *path, hs_torch_trace_t *out, hs_error_t *err);
+
+typedef struct hs_tp_summary {
+  int32_t n_steps;
+  bool gpu;                     /* kernels present: durations are the kernels' */
+  int32_t n_gemm, n_mem, n_comm_points, n_comm_kernels;
+  int32_t n_gemm_no_shape;      /* GEMM ops without Input Dims (record_shapes off) */
+} hs_tp_summary_t;
+
+/* `hetsim import torch-profiler`: the steps (ProfilerStep#N) become a
+ * measured run (iterations_s, and the median per step of compute, exposed
+ * communication and idle time: unions of intervals, GPU kernels when the
+ * trace has them, else the CPU ops of the step's thread); aten::mm, addmm,
+ * bmm and baddbmm with their shapes become GEMM points (duration: their
+ * kernels' sum, or the op's on CPU); elementwise and normalisation ops
+ * become memory points (bytes: tensor inputs read plus the largest written;
+ * fill_/zero_ write only, copy_ reads and writes once); NCCL kernels with
+ * the c10d op's message size become allreduce (AllReduce) and p2p
+ * (SendRecv) points. Points go into `ms` (caller-initialised; set its GPU
+ * first for calibrate), the run into `meas` (initialised here). Needs at
+ * least one ProfilerStep; HS_EINVAL naming the file otherwise. O(events log
+ * events). */
+hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_t *ms,
+                                     hs_measured_t *meas, hs_tp_summary_t *sum, hs_error_t *err);
+
 #endif /* HS_VALIDATE_H */
