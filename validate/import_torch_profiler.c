@@ -369,7 +369,7 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
     }
     memcpy(both, comp, nc * sizeof *both);
     memcpy(both + nc, comm, nm * sizeof *both);
-    double step_s = (hi - lo) * 1e-6;
+    double step_s = w->dur_us * 1e-6; /* not hi - lo: ts is large, its difference loses digits */
     double uc = union_len(comp, nc, lo, hi) * 1e-6;
     double ub = union_len(both, nc + nm, lo, hi) * 1e-6;
     meas->iteration_s[s] = step_s;
