@@ -6,8 +6,8 @@
  * iteration), each stage's forward and backward item per microbatch
  * (report's stages[].fwd_s/bwd_s, replica 0), each op kind (sums of per-kernel
  * predictions and medians), and each task kind of the measured timeline
- * (compute items, optimizer; communication tasks carry the prediction
- * replay recorded for them, else none). With a step breakdown (torch-profiler
+ * (compute items, optimizer, and communication: the uncontended estimates
+ * the task graph gives each transfer, which replay records). With a step breakdown (torch-profiler
  * import) and a report, rows for compute, exposed communication and idle time
  * of rank 0's stage. error = (predicted - measured) / measured: positive
  * means the simulator is pessimistic.
