@@ -528,8 +528,8 @@ typedef struct hs_tp_summary {
  * the c10d op's message size become allreduce (AllReduce) and p2p
  * (SendRecv) points. Points go into `ms` (caller-initialised; set its GPU
  * first for calibrate), the run into `meas` (initialised here). Needs at
- * least one ProfilerStep; HS_EINVAL naming the file otherwise. O(events log
- * events). */
+ * least one ProfilerStep; HS_EINVAL naming the file otherwise.
+ * O(events x (steps + NCCL kernels) + events log events). */
 hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_t *ms,
                                      hs_measured_t *meas, hs_tp_summary_t *sum, hs_error_t *err);
 
