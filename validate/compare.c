@@ -20,7 +20,7 @@
  * measured interquartile range, "off" otherwise, "none" without a prediction.
  * O(runs x (kernels + tasks + stages + iterations log iterations)).
  */
-#include "hs_validate.h"
+#include "validate_internal.h"
 
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
@@ -78,6 +78,14 @@ const char *hs_verdict_name(hs_verdict_t v)
   return v == HS_VERDICT_OK ? "ok" : v == HS_VERDICT_OFF ? "off" : "none";
 }
 
+double hs__median_inplace(double *v, size_t n)
+{
+  if (n == 0)
+    return 0.0;
+  qsort(v, n, sizeof *v, cmp_dbl);
+  return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 static hs_status_t add_row(hs_comparison_t *c, size_t *cap, const char *what, double pred,
                            double meas, int32_t count)
 {
@@ -130,8 +138,8 @@ hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *co
     const hs_measured_t *m = runs[r];
     if (m->n_iterations > 0) {
       memcpy(pool + n_pool, m->iteration_s, (size_t)m->n_iterations * sizeof *pool);
+      meds[r] = hs__median_inplace(pool + n_pool, (size_t)m->n_iterations);
       n_pool += (size_t)m->n_iterations;
-      meds[r] = hs_median(m->iteration_s, (size_t)m->n_iterations);
     } else {
       pool[n_pool++] = m->iteration_time_s;
       meds[r] = m->iteration_time_s;
@@ -203,13 +211,13 @@ hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *co
     if (kind_is_gemm(k->op_kind))
       errs[ng++] = fabs(k->predicted_s - k->measured_s) / k->measured_s;
   }
-  out->gemm_median_abs_error = ng ? hs_median(errs, ng) : NAN;
+  out->gemm_median_abs_error = ng ? hs__median_inplace(errs, ng) : NAN;
   for (int32_t i = 0; i < meas->n_kernels; i++) {
     const hs_meas_kernel_t *k = &meas->kernels[i];
     if (k->measured_s > 0)
       errs[na++] = fabs(k->predicted_s - k->measured_s) / k->measured_s;
   }
-  out->kernel_median_abs_error = na ? hs_median(errs, na) : NAN;
+  out->kernel_median_abs_error = na ? hs__median_inplace(errs, na) : NAN;
   /* task kinds of the measured timeline */
   static const char *const names[] = {"fwd", "bwd", "optimizer", "allreduce", "alltoall",
                                       "act", "grad", "grad-allreduce"};

@@ -65,6 +65,7 @@ cleanup:
 
 cJSON *hs_comparison_to_json(const hs_comparison_t *c)
 {
+  hs_json_oom_clear(); /* members cJSON drops when out of memory fail the whole tree */
   cJSON *j = cJSON_CreateObject();
   if (!j)
     return NULL;
@@ -116,7 +117,7 @@ cJSON *hs_comparison_to_json(const hs_comparison_t *c)
       cJSON_AddNullToObject(o, "error");
     cJSON_AddItemToArray(rows, o);
   }
-  return j;
+  return hs_json_finish(j);
 }
 
 static int tid_of(const char *name)

@@ -358,7 +358,10 @@ hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_m
   ms->iteration_s = its;
   ms->n_iterations = n_its;
   its = NULL;
-  ms->iteration_time_s = hs_median(ms->iteration_s, (size_t)ms->n_iterations);
+  hs_spread_t sp;
+  if (hs_spread_of(ms->iteration_s, (size_t)ms->n_iterations, &sp) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  ms->iteration_time_s = sp.median;
   out->tflops_per_gpu = tfl;
   out->n_tflops = n_tfl;
   tfl = NULL;

@@ -29,7 +29,7 @@
  * op of the same kind of point on the same thread are skipped so that
  * nothing counts twice. O(events x (steps + NCCL kernels) + events log events).
  */
-#include "hs_validate.h"
+#include "validate_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -378,11 +378,14 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
     i_s[s] = fmax(step_s - ub, 0.0);
   }
   meas->n_iterations = n_steps;
-  meas->iteration_time_s = hs_median(meas->iteration_s, (size_t)n_steps);
+  hs_spread_t sp;
+  if (hs_spread_of(meas->iteration_s, (size_t)n_steps, &sp) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  meas->iteration_time_s = sp.median;
   meas->has_breakdown = true;
-  meas->compute_s = hs_median(c_s, (size_t)n_steps);
-  meas->comm_exposed_s = hs_median(x_s, (size_t)n_steps);
-  meas->idle_s = hs_median(i_s, (size_t)n_steps);
+  meas->compute_s = hs__median_inplace(c_s, (size_t)n_steps);
+  meas->comm_exposed_s = hs__median_inplace(x_s, (size_t)n_steps);
+  meas->idle_s = hs__median_inplace(i_s, (size_t)n_steps);
   hs_strlcpy(meas->backend, "torch-profiler", sizeof meas->backend);
   hs_strlcpy(meas->device, t->device, sizeof meas->device);
   hs_strlcpy(meas->mode, "rank", sizeof meas->mode);

@@ -155,8 +155,12 @@ hs_status_t hs_measured_parse(const char *text, const char *file, hs_measured_t 
                            file, out->n_iterations));
     out->iteration_s[out->n_iterations++] = e->valuedouble;
   }
-  if (!cJSON_GetObjectItemCaseSensitive(j, "iteration_time_s"))
-    out->iteration_time_s = hs_median(out->iteration_s, (size_t)out->n_iterations);
+  if (!cJSON_GetObjectItemCaseSensitive(j, "iteration_time_s")) {
+    hs_spread_t sp;
+    if (hs_spread_of(out->iteration_s, (size_t)out->n_iterations, &sp) != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+    out->iteration_time_s = sp.median;
+  }
   if (cJSON_GetObjectItemCaseSensitive(j, "compute_s")) {
     out->has_breakdown = true;
     HS_CHECK(hs_json_number(&r, j, "", "compute_s", true, 0, HS_JNUM_NONNEG, 1e9, &out->compute_s));

@@ -32,6 +32,10 @@ typedef struct hs_line_fit {
 hs_status_t hs__fit_line(const double *x, const double *t, int32_t n, const char *what,
                          hs_line_fit_t *out, hs_error_t *err);
 
+/* Median of v[0..n) sorting v in place (no allocation, so no silent
+ * fallback when memory is short); 0 for n == 0. O(n log n). */
+double hs__median_inplace(double *v, size_t n);
+
 /* Largest single GEMM operand (elements) replay allocates on the CPU. */
 #define HS_CPU_MAX_ELEMS ((int64_t)1 << 28)
 
