@@ -27,8 +27,9 @@ typedef struct hs_line_fit {
   double med_rel, max_rel;  /* median and largest |fit - t| / t */
   int32_t n;
 } hs_line_fit_t;
-/* Fits t on x over n points (GSL); HS_EINVAL naming `what` for fewer than 2
- * points of different x or a non-positive time. O(n log n). */
+/* Fits t on x over n points (GSL); HS_EINVAL for fewer than 2 points of
+ * different x or a non-positive time, the message starting with `what`
+ * ("calibrate: gemm", "all_reduce.txt (all_reduce)"). O(n log n). */
 hs_status_t hs__fit_line(const double *x, const double *t, int32_t n, const char *what,
                          hs_line_fit_t *out, hs_error_t *err);
 
