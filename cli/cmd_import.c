@@ -30,6 +30,8 @@ static int import_nccl_tests(int argc, char **argv)
                      "name, else the table)"},
       {"json", false, "print the profile JSON (with the per-size predictions) to stdout"},
       {"o", true, "write profile.json here"},
+      {"cluster", true, "a cluster (catalog name or file) to write with the fitted links"},
+      {"cluster-out", true, "with --cluster: write that cluster, its nodes of the GPU type relinked"},
       {NULL},
   };
   const char *pos[MAX_FILES];
@@ -37,6 +39,7 @@ static int import_nccl_tests(int argc, char **argv)
   int rc = hs_cli_parse(argc, argv, opts, pos, MAX_FILES, &npos,
                         "usage: hetsim import nccl-tests OUT.txt [OUT2.txt ...] [-o profile.json]\n"
                         "         [--gpu NAME] [--ranks N] [--gpus-per-node K] [--coll NAME] [--json]\n"
+                        "         [--cluster C --cluster-out cluster.json]\n"
                         "Fits latency and bus bandwidth per file, sets the GPU type's intra_node\n"
                         "(single-node files) and nic (multi-node files) links so that the\n"
                         "simulator's collective model reproduces the fit, and prints predicted\n"
@@ -67,12 +70,45 @@ static int import_nccl_tests(int argc, char **argv)
     o.coll = (int)c;
   }
   const hs_opt_t *og = hs_cli_opt(opts, "gpu");
+  const hs_opt_t *ocl = hs_cli_opt(opts, "cluster"), *oco = hs_cli_opt(opts, "cluster-out");
+  if (!ocl != !oco) {
+    fprintf(stderr, "hetsim import nccl-tests: --cluster and --cluster-out go together\n");
+    return 2;
+  }
   hs_error_t err;
   hs_error_init(&err);
   hs_nt_import_t im;
   hs_status_t st = hs_nt_import(pos, npos, &o, og ? og->value : NULL, &im, &err);
   if (st != HS_OK)
     return hs_cli_fail(&err, st);
+  if (ocl) {
+    hs_cluster_t c;
+    hs_cluster_init(&c);
+    st = hs_cluster_load(ocl->value, &c, &err);
+    if (st == HS_OK && hs_nt_links_apply(&im.links, &c) == 0)
+      st = hs_error_set(&err, HS_EINVAL, "--cluster: %s has no node of %s", c.name, im.links.gpu);
+    if (st == HS_OK) {
+      /* show cluster --json's summary keys are not cluster-file fields */
+      static const char *const summary[] = {"n_devices", "n_nodes", "n_sites", "n_gpu_types",
+                                            "peak_tflops_bf16", "mem_bytes", "usd_per_hour",
+                                            "n_unpriced_devices", NULL};
+      cJSON *j = hs_cluster_to_json(&c);
+      for (int k = 0; j && summary[k]; k++)
+        cJSON_DeleteItemFromObjectCaseSensitive(j, summary[k]);
+      cJSON *sites = j ? cJSON_GetObjectItemCaseSensitive(j, "sites") : NULL;
+      for (cJSON *s = sites ? sites->child : NULL; s; s = s->next) {
+        cJSON_DeleteItemFromObjectCaseSensitive(s, "gpus");
+        cJSON_DeleteItemFromObjectCaseSensitive(s, "n_devices");
+      }
+      st = j ? hs_json_write_file(j, oco->value, &err) : hs_error_set(&err, HS_ENOMEM, "out of memory");
+      hs_json_free(j);
+    }
+    hs_cluster_destroy(&c);
+    if (st != HS_OK) {
+      hs_nt_import_destroy(&im);
+      return hs_cli_fail(&err, st);
+    }
+  }
   bool json = hs_cli_opt(opts, "json") != NULL;
   const hs_opt_t *oo = hs_cli_opt(opts, "o");
   if (oo || json) {

@@ -403,6 +403,9 @@ void hs_nt_import_destroy(hs_nt_import_t *im);
  * type. O(files x rows + 200 estimates). */
 hs_status_t hs_nt_import(const char *const *paths, int32_t n, const hs_nt_opts_t *o,
                          const char *gpu, hs_nt_import_t *out, hs_error_t *err);
+/* Sets the links on every node of cluster `c` whose GPU is links->gpu (what
+ * a profile with them does). Returns the number of nodes changed. O(nodes). */
+int32_t hs_nt_links_apply(const hs_nt_links_t *links, hs_cluster_t *c);
 /* Profile JSON (sim/profile_json.c reads "gpus[].intra_node/nic"; the fits
  * and per-size predictions go under "nccl_tests"). NULL when out of memory. */
 struct cJSON *hs_nt_import_to_json(const hs_nt_import_t *im);

@@ -414,6 +414,25 @@ cleanup:
   return st;
 }
 
+int32_t hs_nt_links_apply(const hs_nt_links_t *links, hs_cluster_t *c)
+{
+  int32_t n = 0;
+  for (size_t i = 0; i < c->n_nodes; i++) {
+    if (strcmp(c->gpus.gpus[c->nodes[i].gpu].name, links->gpu) != 0)
+      continue;
+    if (links->has_intra) {
+      c->nodes[i].intra_GBps = links->intra_GBps;
+      c->nodes[i].intra_latency_us = links->intra_latency_us;
+    }
+    if (links->has_nic) {
+      c->nodes[i].nic_GBps = links->nic_GBps;
+      c->nodes[i].nic_latency_us = links->nic_latency_us;
+    }
+    n++;
+  }
+  return n;
+}
+
 void hs_nt_import_print(const hs_nt_import_t *im, FILE *out)
 {
   const hs_nt_links_t *L = &im->links;

@@ -43,6 +43,17 @@ expect 0 "$H" simulate --model gpt3-1.3b --cluster "$tmp/h200.json" --tp 8 --pp 
 expect 0 "$H" import nccl-tests "$D/nccl_all_reduce_coreweave_a100.txt" --gpus-per-node 8
 has "$tmp/out" "all_reduce_perf, 32 ranks on 4 nodes"
 has "$tmp/out" "   536870912       7035.5       147.85"
+# ... or into a cluster file: the A100 nodes get the fitted NIC, read back cleanly
+expect 0 "$H" import nccl-tests "$D/nccl_all_reduce_coreweave_a100.txt" --gpus-per-node 8 \
+  --cluster dgx-a100-4nodes --cluster-out "$tmp/c4.json"
+expect 0 "$H" show cluster "$tmp/c4.json"
+has "$tmp/out" "NIC 239.607 GB/s, 88.438 us"
+if [ -s "$tmp/err" ]; then bad "warnings reading the written cluster: $(cat "$tmp/err")"; else ok; fi
+expect 2 "$H" import nccl-tests "$D/nccl_all_reduce_coreweave_a100.txt" --gpus-per-node 8 \
+  --cluster dgx-h100-1node --cluster-out "$tmp/c5.json"
+has "$tmp/err" "dgx-h100-1node has no node of A100-SXM4-80GB"
+expect 2 "$H" import nccl-tests "$D/nccl_all_reduce_coreweave_a100.txt" --cluster dgx-a100-4nodes
+has "$tmp/err" "go together"
 expect 2 "$H" import nccl-tests "$D/nccl_all_reduce_coreweave_a100.txt"
 has "$tmp/err" "give --gpus-per-node"
 expect 2 "$H" import nccl-tests "$D/nccl_all_reduce_coreweave_a100.txt" --ranks 16
