@@ -76,5 +76,6 @@ int hs_cmd_validate_published(int argc, char **argv); /* validate --published */
 int hs_cmd_sweep(int argc, char **argv);
 int hs_cmd_whatif(int argc, char **argv);
 int hs_cmd_export(int argc, char **argv);
+int hs_cmd_import(int argc, char **argv);
 
 #endif

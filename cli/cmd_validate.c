@@ -1,6 +1,7 @@
 /*
  * cmd_validate.c - `hetsim validate`: predicted (report.json) against
- * measured (measured.json), per task kind, per stage and for the iteration;
+ * measured (measured.json; several files = repeated runs), per task kind, per
+ * stage and for the iteration, with the measured spread and a verdict line;
  * optionally a trace with both timelines.
  */
 #include "cli.h"
@@ -13,6 +14,114 @@
 
 #include <cjson/cJSON.h>
 
+/* --run run.json --cluster C: simulate the run's model and plan, compare
+ * with its measured iterations. */
+static int validate_run(const hs_opt_t *opts, const char *run_path, const hs_opt_t *ocl,
+                        const char **pos, int npos)
+{
+  if (!ocl) {
+    fprintf(stderr, "hetsim validate: --run needs --cluster C (what the run ran on)\n");
+    return 2;
+  }
+  if (npos || hs_cli_opt(opts, "report") || hs_cli_opt(opts, "measured")) {
+    fprintf(stderr, "hetsim validate: --run brings its own measurements; give no --report, "
+                    "--measured or files\n");
+    return 2;
+  }
+  double tol = 0.1;
+  int rc = hs_cli_double(opts, "tolerance", 0.1, &tol);
+  if (rc)
+    return rc;
+  if (!(tol > 0) || tol > 10) {
+    fprintf(stderr, "hetsim validate: --tolerance: must be in (0, 10], got %g\n", tol);
+    return 2;
+  }
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_status_t st = HS_OK;
+  hs_run_t run;
+  hs_cluster_t c;
+  hs_model_t m;
+  hs_report_t rep;
+  hs_report_view_t view;
+  hs_comparison_t cmp;
+  hs_run_init(&run);
+  hs_cluster_init(&c);
+  hs_model_init(&m);
+  hs_report_init(&rep);
+  hs_report_view_init(&view);
+  hs_comparison_init(&cmp);
+  const hs_opt_t *oprof = hs_cli_opt(opts, "profile");
+  if ((st = hs_run_load(run_path, &run, &err)) != HS_OK ||
+      (st = hs_cluster_load(ocl->value, &c, &err)) != HS_OK ||
+      (oprof && (st = hs_profile_apply_file(oprof->value, &c, &err)) != HS_OK) ||
+      (st = hs_run_simulate(&run, &c, &m, &rep, &err)) != HS_OK)
+    goto fail;
+  if (rep.oom) {
+    fprintf(stderr, "hetsim validate: the simulated plan does not fit in memory on %s (OOM); no "
+                    "prediction to compare\n", c.name);
+    rc = HS_EXIT_INFEASIBLE;
+    goto out;
+  }
+  if (hs_report_view_from_report(&rep, &view) != HS_OK) {
+    st = hs_error_set(&err, HS_ENOMEM, "out of memory");
+    goto fail;
+  }
+  const hs_measured_t *rp = &run.measured;
+  if ((st = hs_compare_runs(&view, &rp, 1, tol, &cmp, &err)) != HS_OK)
+    goto fail;
+  hs_spread_t tf = {0};
+  if (run.n_tflops && hs_spread_of(run.tflops_per_gpu, (size_t)run.n_tflops, &tf) != HS_OK) {
+    st = hs_error_set(&err, HS_ENOMEM, "out of memory");
+    goto fail;
+  }
+  bool json = hs_cli_opt(opts, "json") != NULL;
+  const hs_opt_t *oo = hs_cli_opt(opts, "o");
+  if (oo || json) {
+    cJSON *j = hs_comparison_to_json(&cmp);
+    if (!j) {
+      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
+      goto fail;
+    }
+    cJSON_AddStringToObject(j, "backend", run.measured.backend);
+    cJSON_AddStringToObject(j, "model", m.name);
+    cJSON_AddStringToObject(j, "cluster", c.name);
+    cJSON_AddStringToObject(j, "plan", run.measured.plan_summary);
+    cJSON_AddNumberToObject(j, "predicted_tflops_per_gpu", rep.tflops_per_gpu);
+    if (tf.n)
+      cJSON_AddNumberToObject(j, "measured_tflops_per_gpu", tf.median);
+    if (oo)
+      st = hs_json_write_file(j, oo->value, &err);
+    if (st == HS_OK && json)
+      st = hs_json_write_file(j, "-", &err);
+    hs_json_free(j);
+    if (st != HS_OK)
+      goto fail;
+  }
+  if (!json) {
+    printf("measured        %s (%s), %s\n", run_path, run.measured.backend,
+           run.measured.plan_summary);
+    printf("simulated       %s on %s: %.4g TFLOP/s per GPU (model FLOPs)", m.name, c.name,
+           rep.tflops_per_gpu);
+    if (tf.n)
+      printf(", measured %.4g (Megatron's count, median of %d lines)", tf.median, tf.n);
+    printf("\n");
+    hs_comparison_print(&cmp, stdout);
+  }
+  rc = 0;
+  goto out;
+fail:
+  rc = hs_cli_fail(&err, st);
+out:
+  hs_comparison_destroy(&cmp);
+  hs_report_view_destroy(&view);
+  hs_report_destroy(&rep);
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+  hs_run_destroy(&run);
+  return rc;
+}
+
 int hs_cmd_validate(int argc, char **argv)
 {
   for (int i = 1; i < argc; i++)
@@ -23,42 +132,70 @@ int hs_cmd_validate(int argc, char **argv)
       {"measured", true, "replay record (hetsim replay -o measured.json)"},
       {"sim-trace", true, "simulator trace (simulate --trace) to merge into --trace"},
       {"trace", true, "write a Chrome trace with both timelines"},
+      {"run", true, "measured run with model and plan (hetsim import megatron-log -o run.json)"},
+      {"cluster", true, "with --run: the cluster it ran on (catalog name or file)"},
+      {"profile", true, "with --run: calibrated profile for the simulation"},
+      {"tolerance", true, "relative iteration error the verdict accepts (default 0.1)"},
       {"json", false, "print the comparison as JSON"},
       {"o", true, "write the comparison JSON here"},
       {NULL},
   };
-  const char *pos[1];
+#define MAX_RUNS 64
+  const char *pos[MAX_RUNS];
   int npos = 0;
-  int rc = hs_cli_parse(argc, argv, opts, pos, 0, &npos,
-                        "usage: hetsim validate --report report.json --measured measured.json\n"
-                        "         (or: hetsim validate --published [DIR|FILE], the published suite)\n"
-                        "         [--json] [-o comparison.json] [--trace both.json [--sim-trace trace.json]]");
+  int rc = hs_cli_parse(argc, argv, opts, pos, MAX_RUNS - 1, &npos,
+                        "usage: hetsim validate --report report.json --measured measured.json [more.json ...]\n"
+                        "       hetsim validate --run run.json --cluster C [--profile profile.json]\n"
+                        "       hetsim validate --published [DIR|FILE] [--json]   (the published suite)\n"
+                        "         [--tolerance 0.1] [--json] [-o comparison.json]\n"
+                        "         [--trace both.json [--sim-trace trace.json]]\n"
+                        "More measured files are repeated runs of the same plan: the iteration's\n"
+                        "median and interquartile range pool all of them. The last line,\n"
+                        "\"verdict: ok|off|none iteration error ...\", is for scripts.");
   if (rc)
     return rc < 0 ? 0 : rc;
   const hs_opt_t *orp = hs_cli_opt(opts, "report"), *ome = hs_cli_opt(opts, "measured");
+  const hs_opt_t *orun = hs_cli_opt(opts, "run"), *ocl = hs_cli_opt(opts, "cluster");
+  if (orun)
+    return validate_run(opts, orun->value, ocl, pos, npos);
   if (!ome) {
-    fprintf(stderr, "hetsim validate: --measured is required (see --help)\n");
+    fprintf(stderr, "hetsim validate: --measured (or --run) is required (see --help)\n");
+    return 2;
+  }
+  double tol = 0.1;
+  if ((rc = hs_cli_double(opts, "tolerance", 0.1, &tol)))
+    return rc;
+  if (!(tol > 0) || tol > 10) {
+    fprintf(stderr, "hetsim validate: --tolerance: must be in (0, 10], got %g\n", tol);
     return 2;
   }
   hs_error_t err;
   hs_error_init(&err);
   hs_status_t st = HS_OK;
-  hs_measured_t meas;
+  hs_measured_t runs[MAX_RUNS];
+  const hs_measured_t *rp[MAX_RUNS];
+  int32_t n_runs = 0;
   hs_report_view_t rep;
   hs_comparison_t cmp;
   char *text = NULL, *trace_text = NULL;
-  hs_measured_init(&meas);
+  for (int i = 0; i < MAX_RUNS; i++)
+    hs_measured_init(&runs[i]);
   hs_report_view_init(&rep);
   hs_comparison_init(&cmp);
-  if ((st = hs_measured_load(ome->value, &meas, &err)) != HS_OK)
-    goto fail;
+  for (int i = -1; i < npos; i++) {
+    const char *path = i < 0 ? ome->value : pos[i];
+    if ((st = hs_measured_load(path, &runs[n_runs], &err)) != HS_OK)
+      goto fail;
+    rp[n_runs] = &runs[n_runs];
+    n_runs++;
+  }
   if (orp) {
     if ((st = hs_file_read(orp->value, HS_JSON_MAX_BYTES, &text, NULL, &err)) != HS_OK)
       goto fail;
     if ((st = hs_report_view_parse(text, hs_basename(orp->value), &rep, &err)) != HS_OK)
       goto fail;
   }
-  if ((st = hs_compare(orp ? &rep : NULL, &meas, &cmp, &err)) != HS_OK)
+  if ((st = hs_compare_runs(orp ? &rep : NULL, rp, n_runs, tol, &cmp, &err)) != HS_OK)
     goto fail;
   const hs_opt_t *ot = hs_cli_opt(opts, "trace"), *ost = hs_cli_opt(opts, "sim-trace");
   if (ost && !ot) {
@@ -69,7 +206,7 @@ int hs_cmd_validate(int argc, char **argv)
   if (ot) {
     if (ost && (st = hs_file_read(ost->value, (size_t)1 << 31, &trace_text, NULL, &err)) != HS_OK)
       goto fail;
-    if ((st = hs_compare_trace_write(trace_text, &meas, ot->value, &err)) != HS_OK)
+    if ((st = hs_compare_trace_write(trace_text, &runs[0], ot->value, &err)) != HS_OK)
       goto fail;
   }
   const hs_opt_t *oo = hs_cli_opt(opts, "o");
@@ -80,10 +217,10 @@ int hs_cmd_validate(int argc, char **argv)
       st = hs_error_set(&err, HS_ENOMEM, "out of memory");
       goto fail;
     }
-    cJSON_AddStringToObject(j, "backend", meas.backend);
-    cJSON_AddStringToObject(j, "device", meas.device);
-    cJSON_AddStringToObject(j, "model", meas.model);
-    cJSON_AddStringToObject(j, "plan", meas.plan_summary);
+    cJSON_AddStringToObject(j, "backend", runs[0].backend);
+    cJSON_AddStringToObject(j, "device", runs[0].device);
+    cJSON_AddStringToObject(j, "model", runs[0].model);
+    cJSON_AddStringToObject(j, "plan", runs[0].plan_summary);
     if (oo)
       st = hs_json_write_file(j, oo->value, &err);
     if (st == HS_OK && json)
@@ -93,8 +230,11 @@ int hs_cmd_validate(int argc, char **argv)
       goto fail;
   }
   if (!json) {
-    printf("measured        %s on %s (%s: %s), %s\n", meas.model, meas.cluster, meas.backend,
-           meas.device, meas.mode);
+    if (runs[0].backend[0])
+      printf("measured        %s on %s (%s: %s), %s\n", runs[0].model, runs[0].cluster,
+             runs[0].backend, runs[0].device, runs[0].mode);
+    else
+      printf("measured        %s (iterations only)\n", ome->value);
     if (!orp)
       printf("(no --report: predictions are the per-kernel sums recorded by replay)\n");
     hs_comparison_print(&cmp, stdout);
@@ -108,6 +248,7 @@ out:
   free(trace_text);
   hs_comparison_destroy(&cmp);
   hs_report_view_destroy(&rep);
-  hs_measured_destroy(&meas);
+  for (int i = 0; i < MAX_RUNS; i++)
+    hs_measured_destroy(&runs[i]);
   return rc;
 }

@@ -14,6 +14,7 @@ static const hs_cmd_t commands[] = {
     {"elastic", "spot preemptions: goodput, re-planning and recovery what-if", hs_cmd_elastic},
     {"replay", "execute a plan for real (cpu threads or cuda/nccl), write measured.json", hs_cmd_replay},
     {"calibrate", "microbenchmark a device or read measurements, fit the device profile", hs_cmd_calibrate},
+    {"import", "read nccl-tests output, Megatron-LM logs, PyTorch profiler traces", hs_cmd_import},
     {"validate", "compare a simulator report with a replay's measurements", hs_cmd_validate},
     {"sweep", "what-if grid over clusters, links, models, strategies, prices (-j, mpirun)", hs_cmd_sweep},
     {"whatif", "rank GPU purchases within a budget: tokens/s, $/M tokens, Pareto front", hs_cmd_whatif},

@@ -46,6 +46,7 @@ typedef struct hs_tg_entry {
   /* Collectives. */
   hs_coll_op_t coll_op;
   double coll_bytes;
+  double coll_predicted_s; /* uncontended estimate over the TP group (hs_coll_estimate_s) */
 } hs_tg_entry_t;
 
 typedef struct hs_tg_work {
@@ -82,6 +83,7 @@ typedef struct hs_tg_piece {
   int32_t src_stage;
   int32_t phase;          /* HS_PHASE_FWD: activation; HS_PHASE_BWD: gradient */
   double total_bytes;     /* per microbatch */
+  double predicted_s;     /* uncontended p2p of total_bytes between the executors' first devices */
 } hs_tg_piece_t;
 
 typedef struct hs_tg_bucket {
@@ -94,6 +96,7 @@ typedef struct hs_tg_bucket {
    * differ in TP degree (their first devices exchange the whole gradient);
    * higher ranks sit the bucket out. */
   int32_t tp;
+  double predicted_s;     /* uncontended all-reduce of `bytes` over TP rank 0 of every holder */
 } hs_tg_bucket_t;
 
 typedef struct hs_taskgraph {

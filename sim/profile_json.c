@@ -5,6 +5,12 @@
  *   {"gpus": [{"name": "H100-SXM5-80GB", "gemm_eff_max": 0.78,
  *              "gemm_half_flops": 3.1e9, "mem_eff": 0.86, "launch_us": 3.2}]}
  *
+ * An entry may also carry links fitted to nccl-tests (`hetsim import
+ * nccl-tests`, docs/import.md), which replace the cluster file's values on
+ * every node of that GPU type:
+ *
+ *   "intra_node": {"GBps": 370, "latency_us": 1.9}, "nic": {"GBps": 32, "latency_us": 8}
+ *
  * Every listed field is optional; entries whose name is not in the cluster
  * are reported as warnings (the profile may cover other clusters too).
  */
@@ -16,9 +22,11 @@
 
 static hs_status_t apply_json(cJSON *j, const char *file, hs_cluster_t *c, hs_error_t *err)
 {
-  static const char *const known_top[] = {"gpus", "source", "fit", "description", NULL};
+  static const char *const known_top[] = {"gpus", "source", "fit", "description", "nccl_tests",
+                                          NULL};
   static const char *const known[] = {"name", "gemm_eff_max", "gemm_half_flops", "mem_eff",
-                                      "launch_us", "fit", "source", NULL};
+                                      "launch_us", "fit", "source", "intra_node", "nic", NULL};
+  static const char *const known_link[] = {"GBps", "latency_us", NULL};
   hs_status_t st = HS_OK;
   hs_jreader_t r = {file, err};
   const cJSON *arr = NULL;
@@ -50,6 +58,31 @@ static hs_status_t apply_json(cJSON *j, const char *file, hs_cluster_t *c, hs_er
     HS_CHECK(hs_json_number(&r, e, p, "launch_us", false, g->launch_us, HS_JNUM_NONNEG, 1e6,
                             &g->launch_us));
     g->calibrated = true;
+    int32_t gi = (int32_t)(g - c->gpus.gpus);
+    for (int q = 0; q < 2; q++) {
+      const char *key = q ? "nic" : "intra_node";
+      const cJSON *lo = NULL;
+      char lp[96];
+      HS_CHECK(hs_json_object(&r, e, p, key, false, &lo));
+      if (!lo)
+        continue;
+      snprintf(lp, sizeof lp, "%s.%s", p, key);
+      hs_json_warn_unknown(&r, lo, lp, known_link);
+      double GBps = 0, lat = 0;
+      HS_CHECK(hs_json_number(&r, lo, lp, "GBps", true, 0, HS_JNUM_POSITIVE, 1e7, &GBps));
+      HS_CHECK(hs_json_number(&r, lo, lp, "latency_us", true, 0, HS_JNUM_NONNEG, 1e7, &lat));
+      for (size_t i = 0; i < c->n_nodes; i++) {
+        if (c->nodes[i].gpu != gi)
+          continue;
+        if (q) {
+          c->nodes[i].nic_GBps = GBps;
+          c->nodes[i].nic_latency_us = lat;
+        } else {
+          c->nodes[i].intra_GBps = GBps;
+          c->nodes[i].intra_latency_us = lat;
+        }
+      }
+    }
   }
 cleanup:
   return st;

@@ -197,6 +197,56 @@ static void *dup_array(const void *src, size_t n, size_t size)
   return p;
 }
 
+/* The simulator's uncontended estimate of a collective (0 for groups of one
+ * rank or nothing to move). */
+static double estimate(const hs_topology_t *topo, hs_coll_op_t op, const int32_t *devices,
+                       int32_t n, double bytes)
+{
+  if (n < 2 || !(bytes > 0))
+    return 0.0;
+  hs_coll_t c;
+  hs_coll_init(&c);
+  c.op = op;
+  c.devices = devices;
+  c.n = n;
+  c.bytes = bytes;
+  double s = hs_coll_estimate_s(topo, &c);
+  return s > 0 ? s : 0.0;
+}
+
+/* Predictions of the communication the replay times: p2p pieces, gradient
+ * buckets and blocking TP collectives, each alone on the network (what
+ * validate compares the measured tasks with). O(pieces + buckets x holders
+ * + collective entries) estimates. */
+static hs_status_t predict_comm(hs_taskgraph_t *tg, const hs_topology_t *topo, hs_error_t *err)
+{
+  for (int32_t p = 0; p < tg->n_pieces; p++) {
+    hs_tg_piece_t *pc = &tg->pieces[p];
+    int32_t d[2] = {tg->execs[pc->src].devices[0], tg->execs[pc->dst].devices[0]};
+    pc->predicted_s = d[0] == d[1] ? 0.0 : estimate(topo, HS_COLL_P2P, d, 2, pc->total_bytes);
+  }
+  for (int32_t b = 0; b < tg->n_buckets; b++) {
+    hs_tg_bucket_t *bk = &tg->buckets[b];
+    int32_t *d = hs_calloc((size_t)bk->n_holders + 1, sizeof *d);
+    if (!d)
+      return hs_error_set(err, HS_ENOMEM, "out of memory");
+    for (int32_t h = 0; h < bk->n_holders; h++)
+      d[h] = tg->execs[bk->holders[h]].devices[0];
+    bk->predicted_s = estimate(topo, HS_COLL_ALLREDUCE, d, bk->n_holders, bk->bytes);
+    free(d);
+  }
+  for (int32_t e = 0; e < tg->n_execs; e++) {
+    hs_tg_exec_t *x = &tg->execs[e];
+    for (int32_t w = 0; w < 2 * x->v; w++)
+      for (int32_t k = 0; k < x->work[w].n; k++) {
+        hs_tg_entry_t *en = &x->work[w].e[k];
+        if (en->kind == HS_TG_COLL)
+          en->coll_predicted_s = estimate(topo, en->coll_op, x->devices, x->tp, en->coll_bytes);
+      }
+  }
+  return HS_OK;
+}
+
 hs_status_t hs_taskgraph_new(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
                              hs_taskgraph_t **out, hs_error_t *err)
 {
@@ -301,6 +351,7 @@ hs_status_t hs_taskgraph_new(const hs_model_t *m, const hs_cluster_t *c, const h
     if (!tb->holders)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   }
+  HS_CHECK(predict_comm(tg, topo, err));
   *out = tg;
   tg = NULL;
 cleanup:

@@ -77,6 +77,8 @@ static char *txt_cluster, *txt_gpus, *txt_model, *txt_hf;
 /* Inputs of the later loaders: the valid seeds of their fuzz corpora. */
 static char *txt_sweep, *txt_measured, *txt_measurements, *txt_report, *txt_trace, *txt_csv,
     *txt_elastic, *txt_measurements_pub, *txt_published;
+/* The importers' inputs (issue 15): real samples and the seeds of their corpora. */
+static char *txt_nccl, *txt_megatron, *txt_run, *txt_torch;
 
 /* Where each text comes from: under HETSIM_TEST_DATA (tests/data) or under
  * HETSIM_DATA (the source tree: shipped catalogs, fuzz corpora). */
@@ -98,6 +100,10 @@ static const struct {
     {&txt_elastic, false, "tests/fuzz/corpus/elastic_trace/fixture.json"},
     {&txt_measurements_pub, false, "tests/fuzz/corpus/measurements/published-h100.json"},
     {&txt_published, false, "tests/fuzz/corpus/published/two-rows-options.json"},
+    {&txt_nccl, true, "import/nccl_all_gather_2xH200.txt"},
+    {&txt_megatron, true, "import/megatron_gpt2_1gpu.log"},
+    {&txt_run, false, "tests/fuzz/corpus/run_json/gpt2_run.json"},
+    {&txt_torch, false, "tests/fuzz/corpus/torch_trace/cpu_step_slice.json"},
 };
 
 /* 2 pipeline stages, cut at op 22 of the fixture model's 44. */
@@ -147,6 +153,75 @@ PARSE_SCENARIO(sc_measurements_pub, hs_measurements, txt_measurements_pub, "H100
 PARSE_SCENARIO(sc_report_view, hs_report_view, txt_report, "report.json", NULL)
 PARSE_SCENARIO(sc_trace_doc, hs_trace_doc, txt_trace, "trace.json", NULL)
 PARSE_SCENARIO(sc_table, hs_table, txt_csv, "results.csv", NULL)
+PARSE_SCENARIO(sc_run_json, hs_run, txt_run, "run.json", hs_run_to_json)
+
+static hs_status_t sc_nccl_tests(hs_error_t *err)
+{
+  hs_nt_opts_t o;
+  hs_nt_opts_init(&o);
+  hs_nccl_tests_t t;
+  hs_status_t st = hs_nccl_tests_parse(txt_nccl, "all_gather_perf.txt", &o, &t, err);
+  hs_nccl_tests_destroy(&t);
+  return st;
+}
+
+static hs_status_t sc_megatron_log(hs_error_t *err)
+{
+  hs_megatron_opts_t o;
+  hs_megatron_opts_init(&o);
+  hs_run_t r;
+  hs_status_t st = hs_megatron_log_parse(txt_megatron, "train.log", &o, &r, err);
+  if (st == HS_OK)
+    st = keep_output(hs_run_to_json(&r), "hs_run_to_json", err);
+  hs_run_destroy(&r);
+  return st;
+}
+
+static hs_status_t sc_torch_trace(hs_error_t *err)
+{
+  hs_torch_trace_t t;
+  hs_measurements_t ms;
+  hs_measured_t m;
+  hs_tp_summary_t sum;
+  hs_measurements_init(&ms);
+  hs_measured_init(&m);
+  hs_status_t st = hs_torch_trace_parse(txt_torch, "trace.json", &t, err);
+  if (st == HS_OK)
+    st = hs_torch_profiler_import(&t, &ms, &m, &sum, err);
+  if (st == HS_OK)
+    st = keep_output(hs_measured_to_json(&m), "hs_measured_to_json", err);
+  hs_measured_destroy(&m);
+  hs_measurements_destroy(&ms);
+  hs_torch_trace_destroy(&t);
+  return st;
+}
+
+/* validate's comparison over two runs, with its spread and JSON */
+static hs_status_t sc_compare_runs(hs_error_t *err)
+{
+  hs_measured_t a, b;
+  hs_report_view_t v;
+  hs_comparison_t c;
+  hs_report_view_init(&v);
+  hs_comparison_init(&c);
+  hs_status_t st = hs_measured_parse(txt_measured, "a.json", &a, err);
+  if (st == HS_OK) {
+    st = hs_measured_parse("{\"iterations_s\": [1.0, 1.2, 0.9]}", "b.json", &b, err);
+    if (st == HS_OK) {
+      const hs_measured_t *runs[2] = {&a, &b};
+      st = hs_report_view_parse(txt_report, "report.json", &v, err);
+      if (st == HS_OK)
+        st = hs_compare_runs(&v, runs, 2, 0.1, &c, err);
+      if (st == HS_OK)
+        st = keep_output(hs_comparison_to_json(&c), "hs_comparison_to_json", err);
+      hs_measured_destroy(&b);
+    }
+    hs_measured_destroy(&a);
+  }
+  hs_comparison_destroy(&c);
+  hs_report_view_destroy(&v);
+  return st;
+}
 
 static hs_status_t sc_cluster(hs_error_t *err)
 {
@@ -354,6 +429,8 @@ static const struct {
     {"sweep_spec", sc_sweep_spec},   {"measured", sc_measured},   {"measurements", sc_measurements},
     {"report_view", sc_report_view}, {"trace_doc", sc_trace_doc}, {"table", sc_table},
     {"elastic_trace", sc_elastic_trace},
+    {"nccl_tests", sc_nccl_tests},   {"megatron_log", sc_megatron_log}, {"run_json", sc_run_json},
+    {"torch_trace", sc_torch_trace}, {"compare_runs", sc_compare_runs},
 };
 
 static void run_scenario(const char *name, scenario_fn fn)

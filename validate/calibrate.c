@@ -17,7 +17,7 @@
  * warning, because it means the catalog peak is wrong for this device.
  * O(points).
  */
-#include "hs_validate.h"
+#include "validate_internal.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multifit.h>
@@ -63,22 +63,14 @@ const char *hs_mb_kind_name(hs_mb_kind_t k)
   return (unsigned)k < HS_ARRAY_LEN(names) ? names[k] : "?";
 }
 
-typedef struct line {
-  double a, b;          /* t = a + b x */
-  double r2;
-  double med_rel, max_rel;
-  int32_t n;
-} line_t;
-
 static int cmp_double(const void *x, const void *y)
 {
   double a = *(const double *)x, b = *(const double *)y;
   return (a > b) - (a < b);
 }
 
-/* Weighted (1/t^2) least squares of t on x over n points. */
-static hs_status_t fit_line(const double *x, const double *t, int32_t n, const char *what,
-                            line_t *out, hs_error_t *err)
+hs_status_t hs__fit_line(const double *x, const double *t, int32_t n, const char *what,
+                         hs_line_fit_t *out, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
   gsl_matrix *X = NULL, *cov = NULL;
@@ -89,13 +81,13 @@ static hs_status_t fit_line(const double *x, const double *t, int32_t n, const c
   bool varied = false;
   for (int32_t i = 0; i < n; i++) {
     if (!(t[i] > 0) || !isfinite(t[i]) || !(x[i] >= 0) || !isfinite(x[i]))
-      return hs_error_set(err, HS_EINVAL, "calibrate: %s point %d: time %g s and size %g must be "
+      return hs_error_set(err, HS_EINVAL, "%s point %d: time %g s and size %g must be "
                           "positive and finite", what, i, t[i], x[i]);
     varied |= x[i] != x[0];
   }
   if (n < 2 || !varied)
     return hs_error_set(err, HS_EINVAL,
-                        "calibrate: %s: need at least 2 points of different sizes, got %d", what, n);
+                        "%s: need at least 2 points of different sizes, got %d", what, n);
   gsl_set_error_handler_off();
   X = gsl_matrix_alloc((size_t)n, 2);
   cov = gsl_matrix_alloc(2, 2);
@@ -114,7 +106,7 @@ static hs_status_t fit_line(const double *x, const double *t, int32_t n, const c
   }
   double chisq = 0.0;
   if (gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws) != GSL_SUCCESS)
-    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "calibrate: %s: least squares failed", what));
+    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "%s: least squares failed", what));
   out->a = gsl_vector_get(c, 0);
   out->b = gsl_vector_get(c, 1);
   out->n = n;
@@ -172,9 +164,9 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
   if (!(ms->mem_bw_GBps > 0))
     HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: mem_bw_GBps of %s must be positive, got %g",
                          ms->gpu, ms->mem_bw_GBps));
-  line_t mem, gemm;
+  hs_line_fit_t mem, gemm;
   int32_t n = collect(ms, HS_MB_MEM, -1, x, t);
-  HS_CHECK(fit_line(x, t, n, "mem", &mem, err));
+  HS_CHECK(hs__fit_line(x, t, n, "calibrate: mem", &mem, err));
   out->n_mem = n;
   out->launch_us = mem.a * 1e6;
   if (out->launch_us < 0) {
@@ -207,7 +199,7 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
       if ((n = collect(ms, HS_MB_GEMM, d, x, t)) >= 2)
         out->dtype = (hs_dtype_t)d;
   }
-  HS_CHECK(fit_line(x, t, n, "gemm", &gemm, err));
+  HS_CHECK(hs__fit_line(x, t, n, "calibrate: gemm", &gemm, err));
   out->n_gemm = n;
   double peak = ms->peak_flops[out->dtype];
   if (!(peak > 0))
@@ -239,8 +231,8 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
 
   n = collect(ms, HS_MB_P2P, -1, x, t);
   if (n >= 2) {
-    line_t l;
-    HS_CHECK(fit_line(x, t, n, "p2p", &l, err));
+    hs_line_fit_t l;
+    HS_CHECK(hs__fit_line(x, t, n, "calibrate: p2p", &l, err));
     out->n_p2p = n;
     out->p2p_latency_us = fmax(l.a, 0.0) * 1e6;
     out->p2p_GBps = l.b > 0 ? 1.0 / l.b / HS_GB : 0.0;

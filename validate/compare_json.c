@@ -21,6 +21,7 @@ hs_status_t hs_report_view_parse(const char *text, const char *file, hs_report_v
   hs_status_t st = HS_OK;
   cJSON *j = NULL;
   hs_report_view_init(out);
+  out->compute_s = out->comm_exposed_s = out->idle_s = -1.0;
   if (!file)
     file = "report.json";
   hs_jreader_t r = {file, err};
@@ -48,6 +49,12 @@ hs_status_t hs_report_view_parse(const char *text, const char *file, hs_report_v
     s->stage = (int32_t)v;
     HS_CHECK(hs_json_number(&r, e, p, "fwd_s", true, 0, HS_JNUM_NONNEG, 1e12, &s->fwd_s));
     HS_CHECK(hs_json_number(&r, e, p, "bwd_s", true, 0, HS_JNUM_NONNEG, 1e12, &s->bwd_s));
+    if (s->pipeline == 0 && s->stage == 0 && cJSON_GetObjectItemCaseSensitive(e, "compute_s")) {
+      HS_CHECK(hs_json_number(&r, e, p, "compute_s", true, 0, HS_JNUM_NONNEG, 1e12, &out->compute_s));
+      HS_CHECK(hs_json_number(&r, e, p, "comm_exposed_s", false, 0, HS_JNUM_NONNEG, 1e12,
+                              &out->comm_exposed_s));
+      HS_CHECK(hs_json_number(&r, e, p, "idle_s", false, 0, HS_JNUM_NONNEG, 1e12, &out->idle_s));
+    }
   }
 cleanup:
   hs_json_free(j);
@@ -58,6 +65,7 @@ cleanup:
 
 cJSON *hs_comparison_to_json(const hs_comparison_t *c)
 {
+  hs_json_oom_clear(); /* members cJSON drops when out of memory fail the whole tree */
   cJSON *j = cJSON_CreateObject();
   if (!j)
     return NULL;
@@ -67,6 +75,28 @@ cJSON *hs_comparison_to_json(const hs_comparison_t *c)
     cJSON_AddNumberToObject(j, "gemm_median_abs_error", c->gemm_median_abs_error);
   if (!isnan(c->kernel_median_abs_error))
     cJSON_AddNumberToObject(j, "kernel_median_abs_error", c->kernel_median_abs_error);
+  cJSON_AddStringToObject(j, "verdict", hs_verdict_name(c->verdict));
+  cJSON_AddNumberToObject(j, "tolerance", c->tolerance);
+  if (!isnan(c->iteration_error)) {
+    cJSON_AddNumberToObject(j, "iteration_error_iqr_lo", c->error_lo);
+    cJSON_AddNumberToObject(j, "iteration_error_iqr_hi", c->error_hi);
+  }
+  cJSON_AddNumberToObject(j, "runs", c->n_runs);
+  const hs_spread_t *sp[2] = {&c->iterations, &c->run_medians};
+  const char *sk[2] = {"iterations", "run_medians"};
+  for (int k = 0; k < 2; k++) {
+    if (k == 1 && c->n_runs < 2)
+      continue;
+    cJSON *o = cJSON_AddObjectToObject(j, sk[k]);
+    if (!o)
+      continue;
+    cJSON_AddNumberToObject(o, "n", sp[k]->n);
+    cJSON_AddNumberToObject(o, "median_s", sp[k]->median);
+    cJSON_AddNumberToObject(o, "q1_s", sp[k]->q1);
+    cJSON_AddNumberToObject(o, "q3_s", sp[k]->q3);
+    cJSON_AddNumberToObject(o, "min_s", sp[k]->min);
+    cJSON_AddNumberToObject(o, "max_s", sp[k]->max);
+  }
   cJSON *rows = cJSON_AddArrayToObject(j, "rows");
   for (int32_t i = 0; rows && i < c->n; i++) {
     const hs_cmp_row_t *r = &c->rows[i];
@@ -77,13 +107,17 @@ cJSON *hs_comparison_to_json(const hs_comparison_t *c)
     cJSON_AddNumberToObject(o, "count", r->count);
     cJSON_AddNumberToObject(o, "predicted_s", r->predicted_s);
     cJSON_AddNumberToObject(o, "measured_s", r->measured_s);
+    if (r->q3_s > 0) {
+      cJSON_AddNumberToObject(o, "measured_q1_s", r->q1_s);
+      cJSON_AddNumberToObject(o, "measured_q3_s", r->q3_s);
+    }
     if (!isnan(r->error))
       cJSON_AddNumberToObject(o, "error", r->error);
     else
       cJSON_AddNullToObject(o, "error");
     cJSON_AddItemToArray(rows, o);
   }
-  return j;
+  return hs_json_finish(j);
 }
 
 static int tid_of(const char *name)

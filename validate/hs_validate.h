@@ -75,6 +75,10 @@ typedef struct hs_measured {
   int32_t n_kernels;
   hs_meas_task_t *tasks;         /* owned */
   int32_t n_tasks;
+  /* one rank's step breakdown (torch-profiler import), medians over steps;
+   * has_breakdown false when the record has none */
+  bool has_breakdown;
+  double compute_s, comm_exposed_s, idle_s;
 } hs_measured_t;
 
 void hs_measured_init(hs_measured_t *m);
@@ -248,6 +252,9 @@ typedef struct hs_report_view {
   double iteration_time_s;
   hs_meas_stage_t *stages;  /* owned: pipeline, stage, predicted fwd_s/bwd_s in fwd_s/bwd_s */
   int32_t n_stages;
+  /* stage 0 of pipeline 0 (rank 0's): compute, exposed communication, idle
+   * per iteration; negative when the report has none */
+  double compute_s, comm_exposed_s, idle_s;
 } hs_report_view_t;
 void hs_report_view_init(hs_report_view_t *r);
 void hs_report_view_destroy(hs_report_view_t *r);
@@ -259,14 +266,39 @@ typedef struct hs_cmp_row {
   double predicted_s, measured_s;
   double error;             /* (predicted - measured) / measured */
   int32_t count;
+  double q1_s, q3_s;        /* measured interquartile range; 0 when one value */
 } hs_cmp_row_t;
+
+/* Median and quartiles (GSL, linear interpolation between order statistics)
+ * of n values. */
+typedef struct hs_spread {
+  int32_t n;
+  double median, q1, q3, min, max;
+} hs_spread_t;
+/* O(n log n); n == 0 gives zeros. HS_ENOMEM when the sorted copy cannot be
+ * made. */
+hs_status_t hs_spread_of(const double *v, size_t n, hs_spread_t *out);
+
+typedef enum { HS_VERDICT_NONE, HS_VERDICT_OK, HS_VERDICT_OFF } hs_verdict_t;
+const char *hs_verdict_name(hs_verdict_t v); /* "none", "ok", "off" */
 
 typedef struct hs_comparison {
   hs_cmp_row_t *rows;       /* owned */
   int32_t n;
-  double iteration_error;   /* signed relative */
+  double iteration_error;   /* signed relative, against the median iteration */
   double gemm_median_abs_error; /* median over GEMM kernels of |error| */
   double kernel_median_abs_error;
+  /* spread: every measured iteration of every run pooled, and the runs'
+   * medians (n_runs > 1) */
+  hs_spread_t iterations;
+  int32_t n_runs;
+  hs_spread_t run_medians;
+  /* (predicted - q3)/q3 .. (predicted - q1)/q1 of the pooled iterations */
+  double error_lo, error_hi;
+  double tolerance;         /* relative; the verdict's */
+  hs_verdict_t verdict;     /* ok: |iteration_error| <= tolerance or the
+                             * prediction inside the measured IQR; none: no
+                             * prediction */
 } hs_comparison_t;
 void hs_comparison_init(hs_comparison_t *c);
 void hs_comparison_destroy(hs_comparison_t *c);
@@ -276,6 +308,16 @@ void hs_comparison_destroy(hs_comparison_t *c);
  * (sums of kernel medians), per task kind. O(kernels + tasks + stages). */
 hs_status_t hs_compare(const hs_report_view_t *rep, const hs_measured_t *meas,
                        hs_comparison_t *out, hs_error_t *err);
+/* The same over n repeated runs of one configuration: the iteration row and
+ * the spread pool every run's iterations (a run without iterations_s counts
+ * its iteration_time_s once); stage, kernel and task rows are the first
+ * run's. tolerance <= 0 takes 0.1. O(n x (kernels + tasks + iterations log
+ * iterations)). */
+hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *const *runs,
+                            int32_t n, double tolerance, hs_comparison_t *out, hs_error_t *err);
+/* One line a script can read:
+ * "verdict: ok iteration error +3.1% (IQR -2.0%..+5.3%, 12 iterations, 1 run, tolerance 10%)" */
+void hs_comparison_print_verdict(const hs_comparison_t *c, FILE *out);
 void hs_comparison_print(const hs_comparison_t *c, FILE *out);
 struct cJSON *hs_comparison_to_json(const hs_comparison_t *c);
 /* Chrome trace with both timelines: the simulator's trace (if sim_trace_text
@@ -400,5 +442,239 @@ void hs_pub_print(const hs_pub_table_t *t, const hs_pub_result_t *res, const hs_
  * when out of memory. Caller frees with hs_json_free. O(rows). */
 struct cJSON *hs_pub_to_json(const hs_pub_table_t *t, const hs_pub_result_t *res,
                              const hs_pub_summary_t *sum);
+/* ---- importers (docs/import.md) ---------------------------------------------- */
+
+/* nccl-tests collectives, named as the binaries (all_reduce_perf, ...). */
+typedef enum {
+  HS_NT_ALL_REDUCE,
+  HS_NT_ALL_GATHER,
+  HS_NT_REDUCE_SCATTER,
+  HS_NT_ALLTOALL,
+  HS_NT_SENDRECV,
+  HS_NT__COUNT
+} hs_nt_coll_t;
+/* "all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv". */
+const char *hs_nt_coll_name(hs_nt_coll_t c);
+/* Accepts those names, with or without "_perf", and without underscores. */
+hs_status_t hs_nt_coll_parse(const char *s, hs_nt_coll_t *out);
+/* nccl-tests' busbw/algbw factor: 2(n-1)/n all-reduce, (n-1)/n all-gather,
+ * reduce-scatter and alltoall, 1 sendrecv. */
+double hs_nt_busbw_factor(hs_nt_coll_t c, int32_t nranks);
+
+/* One row of the table: out-of-place [0] and in-place [1]. */
+typedef struct hs_nt_row {
+  double size_bytes;
+  int64_t count;
+  char type[16], redop[16];
+  int32_t root;
+  double time_us[2], algbw_GBps[2], busbw_GBps[2];
+  int64_t wrong[2];         /* -1: "N/A" (run with -c 0) */
+  int32_t line;             /* 1-based line in the file */
+} hs_nt_row_t;
+
+typedef struct hs_nccl_tests {
+  char file[128];
+  hs_nt_coll_t coll;
+  int32_t nranks;           /* from the rank lines, the options or busbw/algbw */
+  int32_t n_nodes;          /* distinct hosts of the rank lines; 0 = unknown */
+  int32_t gpus_per_node;    /* 0 = unknown */
+  char gpu_name[96];        /* device name of the rank lines ("NVIDIA H200"); "" when absent */
+  hs_nt_row_t *rows;        /* owned */
+  int32_t n_rows;
+} hs_nccl_tests_t;
+
+/* What the header may not say. coll -1, nranks 0, gpus_per_node 0: infer. */
+typedef struct hs_nt_opts {
+  int coll;
+  int32_t nranks;
+  int32_t gpus_per_node;
+} hs_nt_opts_t;
+void hs_nt_opts_init(hs_nt_opts_t *o);
+
+void hs_nccl_tests_init(hs_nccl_tests_t *t);
+void hs_nccl_tests_destroy(hs_nccl_tests_t *t);
+/* Parses nccl-tests output (stdout, optionally with mpirun "[1,0]<stdout>:"
+ * prefixes and NCCL INFO lines mixed in). The collective comes from o->coll,
+ * else the file name (all_gather_perf.txt), else the table (redop and
+ * count x type size against size); nranks from the rank lines when they are
+ * all there, else o->nranks, else busbw/algbw. Every row's busbw must equal
+ * its algbw times the collective's factor to the printed rounding, which
+ * checks the collective and nranks. Errors name `file`, the line and what
+ * was expected. O(file size). */
+hs_status_t hs_nccl_tests_parse(const char *text, const char *file, const hs_nt_opts_t *o,
+                                hs_nccl_tests_t *out, hs_error_t *err);
+hs_status_t hs_nccl_tests_load(const char *path, const hs_nt_opts_t *o, hs_nccl_tests_t *out,
+                               hs_error_t *err);
+
+/* Alpha-beta fit of one file and what the simulator predicts for it. */
+typedef struct hs_nt_fit {
+  double latency_us;        /* intercept of t = a + S b (out-of-place times, sizes > 0) */
+  double busbw_GBps;        /* factor / b: the asymptotic bus bandwidth */
+  double r2, median_rel_err, max_rel_err;
+  int32_t n_points;
+  const char *sets;         /* "intra_node", "nic" or NULL: the links this fit set */
+  double *pred_time_us;     /* owned, per row: the simulator's estimate with the links */
+  double *pred_busbw_GBps;  /* owned, per row */
+} hs_nt_fit_t;
+
+/* The links the import sets, per GPU type, in the cluster-file units. */
+typedef struct hs_nt_links {
+  char gpu[HS_NAME_MAX];    /* GPU catalog name */
+  bool has_intra, has_nic;
+  double intra_GBps, intra_latency_us;
+  double nic_GBps, nic_latency_us;
+} hs_nt_links_t;
+
+typedef struct hs_nt_import {
+  hs_nccl_tests_t *files;   /* owned, n_files */
+  hs_nt_fit_t *fits;        /* owned, one per file */
+  int32_t n_files;
+  hs_nt_links_t links;
+} hs_nt_import_t;
+void hs_nt_import_init(hs_nt_import_t *im);
+void hs_nt_import_destroy(hs_nt_import_t *im);
+
+/* `hetsim import nccl-tests`: loads every file, fits each (weighted least
+ * squares as calibrate), then sets the links of GPU type `gpu` (a catalog
+ * name; NULL: matched from the files' device names) so that the simulator's
+ * own collective model (hs_coll_estimate_s on a one-site cluster of the
+ * files' nodes) reproduces the fitted line: single-node files set
+ * intra_node, multi-node files nic (all-reduce first; the other files are
+ * predicted with those links, not fitted). All files must be of one GPU
+ * type. O(files x rows + 200 estimates). */
+hs_status_t hs_nt_import(const char *const *paths, int32_t n, const hs_nt_opts_t *o,
+                         const char *gpu, hs_nt_import_t *out, hs_error_t *err);
+/* Sets the links on every node of cluster `c` whose GPU is links->gpu (what
+ * a profile with them does). Returns the number of nodes changed. O(nodes). */
+int32_t hs_nt_links_apply(const hs_nt_links_t *links, hs_cluster_t *c);
+/* Profile JSON (sim/profile_json.c reads "gpus[].intra_node/nic"; the fits
+ * and per-size predictions go under "nccl_tests"). NULL when out of memory. */
+struct cJSON *hs_nt_import_to_json(const hs_nt_import_t *im);
+/* The predicted-against-measured table, per file, in nccl-tests' units. */
+void hs_nt_import_print(const hs_nt_import_t *im, FILE *out);
+
+/* A measured training run with what is needed to simulate it: run.json,
+ * written by `hetsim import megatron-log`, read by `hetsim validate --run`. */
+typedef struct hs_run_plan {
+  int32_t tp, pp, dp;
+  int32_t microbatch_size;
+  int64_t global_batch;
+  int32_t chunks;               /* > 1: interleaved-1f1b */
+  hs_recompute_t recompute;
+  bool distributed_optimizer;   /* -> plan.optimizer_sharding */
+  bool sequence_parallel;       /* recorded; the simulator does not model it */
+} hs_run_plan_t;
+
+typedef struct hs_run {
+  char source[256];
+  hs_transformer_cfg_t model;   /* the generator parameters */
+  hs_run_plan_t plan;
+  int32_t world_size;
+  hs_measured_t measured;       /* backend "megatron-log"; iterations_s = logged lines */
+  double *tflops_per_gpu;       /* owned, per kept logged line; n_tflops 0 when not logged */
+  int32_t n_tflops;
+  double params_rank0;          /* "number of parameters on (tensor, pipeline) model parallel
+                                 * rank (0, 0): N"; 0 when not logged */
+} hs_run_t;
+void hs_run_init(hs_run_t *r);
+void hs_run_destroy(hs_run_t *r);
+
+typedef struct hs_megatron_opts {
+  int32_t skip;                 /* logged iteration lines dropped first (warm-up), default 1 */
+} hs_megatron_opts_t;
+void hs_megatron_opts_init(hs_megatron_opts_t *o);
+
+/* `hetsim import megatron-log`: reads the arguments block ("---- arguments
+ * ----" .. "---- end of arguments ----": tensor/pipeline/data parallel sizes,
+ * micro and global batch, seq_length, num_layers, hidden_size,
+ * num_attention_heads, ffn_hidden_size, padded_vocab_size, ...) and the
+ * iteration lines ("iteration N/ M | ... elapsed time per iteration (ms): X |
+ * ... throughput per GPU (TFLOP/s/GPU): Y |"). Each line's time is
+ * Megatron's average over its log_interval iterations. Errors name `file`,
+ * the line and what was expected (a missing argument names the key and the
+ * block's lines). O(file size). */
+hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_megatron_opts_t *o,
+                                  hs_run_t *out, hs_error_t *err);
+hs_status_t hs_megatron_log_load(const char *path, const hs_megatron_opts_t *o, hs_run_t *out,
+                                 hs_error_t *err);
+/* run.json: {"source", "model": {"name", "transformer": {...}} (a hetsim model
+ * file), "plan": {...}, "world_size", "measured": {measured.json},
+ * "tflops_per_gpu": [...]}. NULL when out of memory. */
+struct cJSON *hs_run_to_json(const hs_run_t *r);
+hs_status_t hs_run_parse(const char *text, const char *file, hs_run_t *out, hs_error_t *err);
+hs_status_t hs_run_load(const char *path, hs_run_t *out, hs_error_t *err);
+/* Simulates run `r` on cluster `c`: the model from r->model, a Megatron grid
+ * plan (hs_plan_grid: tp, pp, dp, micro and global batch, interleaved-1f1b
+ * when chunks > 1, recompute; optimizer sharding when the distributed
+ * optimizer was on) over the cluster's first tp x pp x dp devices. The
+ * caller destroys *m and *rep. Errors: a cluster with fewer devices than the
+ * run's world size (HS_EINVAL naming both), the plan's validation. */
+hs_status_t hs_run_simulate(const hs_run_t *r, const hs_cluster_t *c, hs_model_t *m,
+                            hs_report_t *rep, hs_error_t *err);
+/* The report view of a simulator report (for hs_compare after hs_simulate).
+ * HS_ENOMEM only. */
+hs_status_t hs_report_view_from_report(const hs_report_t *rep, hs_report_view_t *out);
+
+/* ---- torch-profiler import -------------------------------------------------- */
+
+#define HS_TP_MAX_INPUTS 6
+typedef enum { HS_TPE_OTHER, HS_TPE_CPU_OP, HS_TPE_KERNEL, HS_TPE_STEP, HS_TPE_GPU_STEP,
+               HS_TPE_MEMCPY } hs_tp_kind_t;
+
+/* One complete ("ph": "X") event of a Kineto Chrome trace. */
+typedef struct hs_tp_event {
+  char name[96];
+  hs_tp_kind_t kind;
+  int64_t pid, tid;             /* numbers, or a hash of the string form */
+  double ts_us, dur_us;
+  int64_t ext_id;               /* args "External id"; -1 when absent */
+  int32_t n_inputs;             /* args "Input Dims" (record_shapes) */
+  int32_t rank[HS_TP_MAX_INPUTS];
+  int64_t dims[HS_TP_MAX_INPUTS][4];
+  double numel[HS_TP_MAX_INPUTS];
+  int32_t elsize[HS_TP_MAX_INPUTS]; /* bytes per element from "Input type"; 0 not a tensor */
+  char type0[24];               /* "Input type" of the first tensor input */
+  double comm_nelems;           /* "In msg nelems" (c10d ops); 0 when absent */
+  int32_t comm_group;           /* "Group size"; 0 when absent */
+  int32_t comm_elsize;          /* from "dtype" */
+} hs_tp_event_t;
+
+typedef struct hs_torch_trace {
+  char file[128];
+  char device[128];             /* deviceProperties[0].name, else "cpu: <host_name>" */
+  bool record_shapes;
+  hs_tp_event_t *ev;            /* owned, in file order */
+  int32_t n;
+} hs_torch_trace_t;
+void hs_torch_trace_init(hs_torch_trace_t *t);
+void hs_torch_trace_destroy(hs_torch_trace_t *t);
+/* Reads the trace's complete events (validate/import_torch_profiler_json.c).
+ * Errors name `file`, the event index and the field. O(events). */
+hs_status_t hs_torch_trace_parse(const char *text, const char *file, hs_torch_trace_t *out,
+                                 hs_error_t *err);
+hs_status_t hs_torch_trace_load(const char *path, hs_torch_trace_t *out, hs_error_t *err);
+
+typedef struct hs_tp_summary {
+  int32_t n_steps;
+  bool gpu;                     /* kernels present: durations are the kernels' */
+  int32_t n_gemm, n_mem, n_comm_points, n_comm_kernels;
+  int32_t n_gemm_no_shape;      /* GEMM ops without Input Dims (record_shapes off) */
+} hs_tp_summary_t;
+
+/* `hetsim import torch-profiler`: the steps (ProfilerStep#N) become a
+ * measured run (iterations_s, and the median per step of compute, exposed
+ * communication and idle time: unions of intervals, GPU kernels when the
+ * trace has them, else the CPU ops of the step's thread); aten::mm, addmm,
+ * bmm and baddbmm with their shapes become GEMM points (duration: their
+ * kernels' sum, or the op's on CPU); elementwise and normalisation ops
+ * become memory points (bytes: tensor inputs read plus the largest written;
+ * fill_/zero_ write only, copy_ reads and writes once); NCCL kernels with
+ * the c10d op's message size become allreduce (AllReduce) and p2p
+ * (SendRecv) points. Points go into `ms` (caller-initialised; set its GPU
+ * first for calibrate), the run into `meas` (initialised here). Needs at
+ * least one ProfilerStep; HS_EINVAL naming the file otherwise.
+ * O(events x (steps + NCCL kernels) + events log events). */
+hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_t *ms,
+                                     hs_measured_t *meas, hs_tp_summary_t *sum, hs_error_t *err);
 
 #endif /* HS_VALIDATE_H */

@@ -12,6 +12,11 @@
  *
  * Tasks carry the simulator's identities (hs_taskgraph.h). Output order is
  * the record's order, so the same record gives the same bytes.
+ *
+ * Reading, only the iteration is required: {"iteration_time_s": 31.0} or
+ * {"iterations_s": [30.5, 31.0, 31.2]} (the median is then the iteration
+ * time). Imports add "source" and a one-rank step breakdown "compute_s",
+ * "comm_exposed_s", "idle_s" (docs/validation.md has the schema).
  */
 #include "hs_json.h"
 #include "hs_validate.h"
@@ -68,6 +73,11 @@ cJSON *hs_measured_to_json(const hs_measured_t *m)
     cJSON_AddNumberToObject(o, "measured_s", k->measured_s);
     cJSON_AddItemToArray(ks, o);
   }
+  if (m->has_breakdown) {
+    cJSON_AddNumberToObject(j, "compute_s", m->compute_s);
+    cJSON_AddNumberToObject(j, "comm_exposed_s", m->comm_exposed_s);
+    cJSON_AddNumberToObject(j, "idle_s", m->idle_s);
+  }
   cJSON *ts = cJSON_AddArrayToObject(j, "tasks");
   for (int32_t i = 0; ts && i < m->n_tasks; i++) {
     const hs_meas_task_t *t = &m->tasks[i];
@@ -105,7 +115,8 @@ hs_status_t hs_measured_parse(const char *text, const char *file, hs_measured_t 
 {
   static const char *const known[] = {"backend", "model", "cluster", "device", "plan", "mode",
                                       "iteration_time_s", "iterations_s", "stages", "kernels",
-                                      "tasks", NULL};
+                                      "tasks", "source", "compute_s", "comm_exposed_s",
+                                      "idle_s", NULL};
   static const char *const kstage[] = {"pipeline", "stage", "fwd_s", "bwd_s", "predicted_fwd_s",
                                        "predicted_bwd_s", NULL};
   static const char *const kkern[] = {"exec", "stage", "op", "kind", "phase", "recompute", "flops",
@@ -121,17 +132,18 @@ hs_status_t hs_measured_parse(const char *text, const char *file, hs_measured_t 
   HS_CHECK(hs_json_parse(text, file, &j, err));
   HS_CHECK(hs_json_expect_object(&r, j, ""));
   hs_json_warn_unknown(&r, j, "", known);
-  HS_CHECK(hs_json_string(&r, j, "", "backend", true, "", out->backend, sizeof out->backend));
+  HS_CHECK(hs_json_string(&r, j, "", "backend", false, "", out->backend, sizeof out->backend));
   HS_CHECK(hs_json_string(&r, j, "", "model", false, "", out->model, sizeof out->model));
   HS_CHECK(hs_json_string(&r, j, "", "cluster", false, "", out->cluster, sizeof out->cluster));
   HS_CHECK(hs_json_string(&r, j, "", "device", false, "", out->device, sizeof out->device));
   HS_CHECK(hs_json_string(&r, j, "", "plan", false, "", out->plan_summary, sizeof out->plan_summary));
   HS_CHECK(hs_json_string(&r, j, "", "mode", false, "plan", out->mode, sizeof out->mode));
-  HS_CHECK(hs_json_number(&r, j, "", "iteration_time_s", true, 0, HS_JNUM_POSITIVE, 1e9,
-                          &out->iteration_time_s));
   const cJSON *arr = NULL;
   int n = 0;
   HS_CHECK(hs_json_array(&r, j, "", "iterations_s", false, &arr, &n));
+  /* required unless iterations_s gives the iterations */
+  HS_CHECK(hs_json_number(&r, j, "", "iteration_time_s", !arr || n == 0, 0, HS_JNUM_POSITIVE, 1e9,
+                          &out->iteration_time_s));
   if (n > MAX_ITEMS)
     HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s: iterations_s: %d entries (max %d)", file, n, MAX_ITEMS));
   out->iteration_s = hs_calloc((size_t)n + 1, sizeof(double));
@@ -142,6 +154,19 @@ hs_status_t hs_measured_parse(const char *text, const char *file, hs_measured_t 
       HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: iterations_s[%d]: must be a positive number of seconds",
                            file, out->n_iterations));
     out->iteration_s[out->n_iterations++] = e->valuedouble;
+  }
+  if (!cJSON_GetObjectItemCaseSensitive(j, "iteration_time_s")) {
+    hs_spread_t sp;
+    if (hs_spread_of(out->iteration_s, (size_t)out->n_iterations, &sp) != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+    out->iteration_time_s = sp.median;
+  }
+  if (cJSON_GetObjectItemCaseSensitive(j, "compute_s")) {
+    out->has_breakdown = true;
+    HS_CHECK(hs_json_number(&r, j, "", "compute_s", true, 0, HS_JNUM_NONNEG, 1e9, &out->compute_s));
+    HS_CHECK(hs_json_number(&r, j, "", "comm_exposed_s", true, 0, HS_JNUM_NONNEG, 1e9,
+                            &out->comm_exposed_s));
+    HS_CHECK(hs_json_number(&r, j, "", "idle_s", true, 0, HS_JNUM_NONNEG, 1e9, &out->idle_s));
   }
   HS_CHECK(hs_json_array(&r, j, "", "stages", false, &arr, &n));
   if (n > MAX_ITEMS)

@@ -235,7 +235,7 @@ static void run_work(worker_t *w, const hs_tg_exec_t *x, int32_t chunk, int32_t 
       else
         allreduce(&xs->tp, w->tp_rank, e->coll_bytes, w);
       add_task(w, e->coll_op == HS_COLL_ALLTOALL ? "alltoall" : "allreduce", hs_tg_stage(x, chunk),
-               mb, chunk, t0, timeline(w), 0.0, e->coll_bytes);
+               mb, chunk, t0, timeline(w), e->coll_predicted_s, e->coll_bytes);
     }
   }
 }
@@ -274,7 +274,7 @@ static void send_pieces(worker_t *w, const hs_tg_exec_t *x, const hs_sched_item_
     pthread_cond_broadcast(&dst->cv);
     pthread_mutex_unlock(&dst->mu);
     add_task(w, pc->phase == HS_PHASE_FWD ? "act" : "grad", pc->src_stage, it->mb, it->chunk, t0, t1,
-             0.0, pc->total_bytes);
+             pc->predicted_s, pc->total_bytes);
   }
 }
 
@@ -320,7 +320,8 @@ static void iteration(worker_t *w, bool record)
     /* the group holds every TP rank; each rank reduces bytes/tp of its own
      * shard plus the others', which moves what TP rank j's ring would */
     allreduce(&r->bgroups[b], me, bk->bytes, w);
-    add_task(w, "grad-allreduce", hs_tg_stage(x, 0), -1, -1, t0, timeline(w), 0.0, bk->bytes);
+    add_task(w, "grad-allreduce", hs_tg_stage(x, 0), -1, -1, t0, timeline(w), bk->predicted_s,
+             bk->bytes);
   }
   double t0 = span_begin(w);
   if (x->optimizer_bytes > 0)

@@ -20,6 +20,23 @@ void hs__cpu_blas_init(void);
 /* Fills v with non-zero values (reference BLAS skips zero multiplicands). */
 void hs__cpu_fill(float *v, size_t n);
 
+/* A weighted (1/t^2: relative errors) least-squares line t = a + b x. */
+typedef struct hs_line_fit {
+  double a, b;
+  double r2;
+  double med_rel, max_rel;  /* median and largest |fit - t| / t */
+  int32_t n;
+} hs_line_fit_t;
+/* Fits t on x over n points (GSL); HS_EINVAL for fewer than 2 points of
+ * different x or a non-positive time, the message starting with `what`
+ * ("calibrate: gemm", "all_reduce.txt (all_reduce)"). O(n log n). */
+hs_status_t hs__fit_line(const double *x, const double *t, int32_t n, const char *what,
+                         hs_line_fit_t *out, hs_error_t *err);
+
+/* Median of v[0..n) sorting v in place (no allocation, so no silent
+ * fallback when memory is short); 0 for n == 0. O(n log n). */
+double hs__median_inplace(double *v, size_t n);
+
 /* Largest single GEMM operand (elements) replay allocates on the CPU. */
 #define HS_CPU_MAX_ELEMS ((int64_t)1 << 28)
 

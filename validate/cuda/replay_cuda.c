@@ -264,7 +264,7 @@ static hs_status_t issue_bucket(ctx_t *c, int32_t b, int32_t stage, hs_error_t *
     CU(cudaEventRecord(c->ev[be].b, c->s_comm));
     timed_t t = {.kind = T_TASK, .ev = be};
     t.task = (hs_meas_task_t){.exec = c->exec, .device = c->device, .stage = stage, .mb = -1,
-                              .chunk = -1, .bytes = bk->bytes};
+                              .chunk = -1, .bytes = bk->bytes, .predicted_s = bk->predicted_s};
     hs_strlcpy(t.task.name, "grad-allreduce", sizeof t.task.name);
     if (add_timed(c, &t) != HS_OK)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
@@ -609,7 +609,8 @@ hs_status_t hs_replay_cuda(const hs_taskgraph_t *tg, const hs_model_t *m, const 
           CU(cudaEventRecord(cx.ev[se].b, s));
           timed_t t = {.kind = T_TASK, .ev = se};
           t.task = (hs_meas_task_t){.exec = cx.exec, .device = cx.device, .stage = pc->src_stage,
-                                    .mb = it->mb, .chunk = it->chunk, .bytes = pc->total_bytes};
+                                    .mb = it->mb, .chunk = it->chunk, .bytes = pc->total_bytes,
+                                    .predicted_s = pc->predicted_s};
           hs_strlcpy(t.task.name, it->phase == HS_PHASE_FWD ? "act" : "grad", sizeof t.task.name);
           if (add_timed(&cx, &t) != HS_OK)
             HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# `hetsim import` through the command line on the real samples of
+# tests/data/import: nccl-tests -> profile -> simulate --profile; megatron-log
+# -> run.json -> validate --run; torch-profiler -> measured.json and
+# measurements.json -> validate / calibrate; and the refusals (exit 2 with
+# file and line). Values checked are the ones printed in the sample files.
+set -u
+H=${HETSIM_BIN:?}
+D=${HETSIM_TEST_DATA:?}/import
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok()   { pass=$((pass + 1)); }
+bad()  { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect() {
+  local code=$1; shift
+  "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  if [ "$rc" -eq "$code" ]; then ok; else bad "exit $rc (want $code): $*"; cat "$tmp/err"; fi
+}
+has() { if grep -qF -- "$2" "$1"; then ok; else bad "'$2' not in $1: $(head -c 400 "$1")"; fi; }
+
+expect 0 "$H" import --help;                      has "$tmp/out" "nccl-tests"
+for k in nccl-tests megatron-log torch-profiler; do expect 0 "$H" import "$k" --help; has "$tmp/out" "usage"; done
+expect 2 "$H" import;                             has "$tmp/err" "usage"
+expect 2 "$H" import mpi-log x;                   has "$tmp/err" "unknown kind 'mpi-log'"
+
+# nccl-tests: the measured columns as printed, the predicted beside them
+expect 0 "$H" import nccl-tests "$D/nccl_all_gather_2xH200.txt" -o "$tmp/prof.json"
+has "$tmp/out" "all_gather_perf, 2 ranks on 2 nodes, NVIDIA H200 = H200-SXM-141GB"
+has "$tmp/out" "  8589934592       133370        32.20"
+has "$tmp/out" "sets nic"
+has "$tmp/prof.json" '"nic":'
+python3 - "$tmp/prof.json" <<'P' && ok || bad "profile rows"
+import json, sys
+p = json.load(open(sys.argv[1]))
+rows = p["nccl_tests"][0]["rows"]
+assert len(rows) == 24 and rows[0]["busbw_GBps"] == 0.02 and rows[-1]["time_us"] == 133370
+assert all(r["predicted_busbw_GBps"] > 0 for r in rows)
+P
+# the profile drives the simulator: the H200 cluster's NIC is the fitted one
+printf '{"name": "h200x2", "sites": [{"name": "s", "nodes": [{"count": 2, "gpu": "H200-SXM-141GB", "gpus_per_node": 8}]}]}\n' >"$tmp/h200.json"
+expect 0 "$H" simulate --model gpt3-1.3b --cluster "$tmp/h200.json" --tp 8 --pp 1 --dp 2 --profile "$tmp/prof.json" --json
+expect 0 "$H" import nccl-tests "$D/nccl_all_reduce_coreweave_a100.txt" --gpus-per-node 8
+has "$tmp/out" "all_reduce_perf, 32 ranks on 4 nodes"
+has "$tmp/out" "   536870912       7035.5       147.85"
+# ... or into a cluster file: the A100 nodes get the fitted NIC, read back cleanly
+expect 0 "$H" import nccl-tests "$D/nccl_all_reduce_coreweave_a100.txt" --gpus-per-node 8 \
+  --cluster dgx-a100-4nodes --cluster-out "$tmp/c4.json"
+expect 0 "$H" show cluster "$tmp/c4.json"
+has "$tmp/out" "NIC 239.607 GB/s, 88.438 us"
+if [ -s "$tmp/err" ]; then bad "warnings reading the written cluster: $(cat "$tmp/err")"; else ok; fi
+expect 2 "$H" import nccl-tests "$D/nccl_all_reduce_coreweave_a100.txt" --gpus-per-node 8 \
+  --cluster dgx-h100-1node --cluster-out "$tmp/c5.json"
+has "$tmp/err" "dgx-h100-1node has no node of A100-SXM4-80GB"
+expect 2 "$H" import nccl-tests "$D/nccl_all_reduce_coreweave_a100.txt" --cluster dgx-a100-4nodes
+has "$tmp/err" "go together"
+expect 2 "$H" import nccl-tests "$D/nccl_all_reduce_coreweave_a100.txt"
+has "$tmp/err" "give --gpus-per-node"
+expect 2 "$H" import nccl-tests "$D/nccl_all_reduce_coreweave_a100.txt" --ranks 16
+has "$tmp/err" "nccl_all_reduce_coreweave_a100.txt:16:"
+head -c 2000 "$D/nccl_all_gather_2xH200.txt" >"$tmp/all_gather_cut.txt"
+expect 2 "$H" import nccl-tests "$tmp/all_gather_cut.txt"
+has "$tmp/err" "all_gather_cut.txt:"
+has "$tmp/err" "expected a row of 13 columns"
+expect 2 "$H" import nccl-tests "$tmp/nope.txt";  has "$tmp/err" "nope.txt"
+expect 2 "$H" import nccl-tests "$D/nccl_all_gather_2xH200.txt" --coll scatter; has "$tmp/err" "--coll"
+
+# megatron-log -> run.json -> validate --run
+expect 0 "$H" import megatron-log "$D/megatron_gpt2_1gpu.log" -o "$tmp/run.json"
+has "$tmp/out" "12 layers, hidden 768, 12 heads, ffn 3072, vocab 50304, seq 512, fp16"
+has "$tmp/out" "tp 1, pp 1, dp 1, micro batch 1, global batch 16"
+expect 0 "$H" validate --run "$tmp/run.json" --cluster dgx-a100-1node -o "$tmp/cmp.json"
+has "$tmp/out" "verdict: "
+python3 - "$tmp/run.json" "$tmp/cmp.json" <<'P' && ok || bad "run.json / comparison"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["measured"]["iterations_s"] == [0.8207, 0.8218, 0.8498, 0.9045], r["measured"]["iterations_s"]
+c = json.load(open(sys.argv[2]))
+assert c["verdict"] in ("ok", "off") and c["iterations"]["n"] == 4
+assert abs(c["iterations"]["median_s"] - 0.8358) < 1e-12
+P
+expect 2 "$H" validate --run "$tmp/run.json";     has "$tmp/err" "--cluster"
+expect 2 "$H" import megatron-log "$D/megatron_mixtral_iterations.log"; has "$tmp/err" "no Megatron-LM arguments block"
+sed '/num_layers/d' "$D/megatron_gpt2_1gpu.log" >"$tmp/nolayers.log"
+expect 2 "$H" import megatron-log "$tmp/nolayers.log"; has "$tmp/err" "nolayers.log:5-42: arguments block: no num_layers"
+
+# torch-profiler -> measured.json (+ measurements for calibrate)
+expect 0 "$H" import torch-profiler "$D/torch_cpu_step.json" -o "$tmp/tmeas.json" \
+  --measurements-out "$tmp/tms.json" --gpu A100-SXM4-80GB
+has "$tmp/out" "CPU trace"
+has "$tmp/out" "2 steps"
+has "$tmp/out" "  gemm   fp32        64      512      256      223.421"
+expect 0 "$H" calibrate "$tmp/tms.json" --dtype fp32 -o "$tmp/tprof.json"
+expect 0 "$H" validate --measured "$tmp/tmeas.json"
+has "$tmp/out" "step compute"
+has "$tmp/out" "verdict: none"
+expect 2 "$H" import torch-profiler "$D/torch_cpu_step.json" --measurements-out "$tmp/x.json"; has "$tmp/err" "--gpu"
+head -c 5000 "$D/torch_cpu_step.json" >"$tmp/cut.json"
+expect 2 "$H" import torch-profiler "$tmp/cut.json"; has "$tmp/err" "cut.json: malformed JSON at line"
+
+# validate: the iteration alone is a run; repeated runs pool
+echo '{"iteration_time_s": 31.0}' >"$tmp/m1.json"
+expect 0 "$H" validate --measured "$tmp/m1.json"; has "$tmp/out" "verdict: none"
+echo '{"iterations_s": [1.0, 1.2, 0.9]}' >"$tmp/a.json"
+echo '{"iterations_s": [1.1, 1.05]}' >"$tmp/b.json"
+echo '{"iteration_time_s": 1.04}' >"$tmp/r.json"
+expect 0 "$H" validate --report "$tmp/r.json" --measured "$tmp/a.json" "$tmp/b.json" --json
+python3 - "$tmp/out" <<'P' && ok || bad "spread over runs"
+import json, sys
+c = json.load(open(sys.argv[1]))
+# pooled 0.9 1.0 1.05 1.1 1.2: median 1.05, quartiles 1.0 and 1.1
+assert c["runs"] == 2 and c["iterations"]["n"] == 5
+assert abs(c["iterations"]["median_s"] - 1.05) < 1e-12
+assert abs(c["iterations"]["q1_s"] - 1.0) < 1e-12 and abs(c["iterations"]["q3_s"] - 1.1) < 1e-12
+assert c["verdict"] == "ok" and abs(c["iteration_error"] - (1.04 - 1.05) / 1.05) < 1e-12
+# run medians 1.0 and 1.075
+assert abs(c["run_medians"]["median_s"] - 1.0375) < 1e-12
+P
+expect 0 "$H" validate --report "$tmp/r.json" --measured "$tmp/m1.json"; has "$tmp/out" "verdict: off iteration error -96.6%"
+expect 2 "$H" validate --report "$tmp/r.json" --measured "$tmp/m1.json" --tolerance -1; has "$tmp/err" "--tolerance"
+
+echo "import CLI: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,242 @@
+/*
+ * test_import_megatron.c - `hetsim import megatron-log` and run.json
+ * (validate/import_megatron_log.c, validate/run_json.c, validate/run.c).
+ *
+ * Truths: the numbers printed in the real logs (tests/data/import), typed
+ * here from the files, and Megatron's own parameter count of the GPT-2 run
+ * (124082688 on rank (0, 0)), which hetsim's model accounting of the
+ * imported arguments must reproduce.
+ */
+#include "hs_json.h"
+#include "hs_test.h"
+#include "hs_validate.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *slurp(const char *path)
+{
+  char *t = NULL;
+  hs_error_t err;
+  hs_error_init(&err);
+  if (hs_file_read(path, 1 << 26, &t, NULL, &err) != HS_OK)
+    fprintf(stderr, "%s\n", err.msg);
+  return t;
+}
+
+static void test_real_gpt2(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_megatron_opts_t o;
+  hs_megatron_opts_init(&o);
+  hs_run_t r;
+  CHECK_MSG(hs_megatron_log_load(hs_test_data("import/megatron_gpt2_1gpu.log"), &o, &r, &err) ==
+                HS_OK, "%s", err.msg);
+  const hs_transformer_cfg_t *m = &r.model;
+  CHECK(m->layers == 12 && m->hidden == 768 && m->heads == 12 && m->kv_heads == 12);
+  CHECK(m->ffn == 3072 && m->vocab == 50304 && m->seq_len == 512 && m->max_positions == 512);
+  CHECK(m->dtype == HS_DTYPE_FP16 && m->tied_embeddings && m->bias && m->act == HS_ACT_GELU &&
+        m->norm == HS_NORM_LAYERNORM && m->head_dim == 0);
+  const hs_run_plan_t *p = &r.plan;
+  CHECK(p->tp == 1 && p->pp == 1 && p->dp == 1 && p->microbatch_size == 1 && p->global_batch == 16);
+  CHECK(p->chunks == 1 && p->recompute == HS_RECOMPUTE_NONE && !p->distributed_optimizer &&
+        !p->sequence_parallel);
+  CHECK(r.params_rank0 == 124082688.0);
+  /* the first logged line (iteration 10, 1147.6 ms) is warm-up */
+  CHECK_EQ_INT(r.measured.n_iterations, 4);
+  static const double ms[4] = {820.7, 821.8, 849.8, 904.5};
+  for (int i = 0; i < 4 && i < r.measured.n_iterations; i++)
+    CHECK_REL(r.measured.iteration_s[i], ms[i] / 1e3, 1e-12);
+  CHECK_REL(r.measured.iteration_time_s, (821.8 + 849.8) / 2e3, 1e-12);
+  CHECK_EQ_INT(r.n_tflops, 0);
+  /* hetsim counts the same parameters as Megatron */
+  hs_model_t model;
+  CHECK_MSG(hs_model_from_transformer(m, &model, &err) == HS_OK, "%s", err.msg);
+  hs_model_totals_t tot;
+  hs_model_totals(&model, 0, model.n_ops, &tot);
+  CHECK_MSG(tot.params == r.params_rank0, "hetsim %.0f, Megatron %.0f", tot.params, r.params_rank0);
+  hs_model_destroy(&model);
+  /* run.json round trip */
+  cJSON *j = hs_run_to_json(&r);
+  char *txt = j ? cJSON_PrintUnformatted(j) : NULL;
+  hs_run_t b;
+  CHECK_MSG(txt && hs_run_parse(txt, "run.json", &b, &err) == HS_OK, "%s", err.msg);
+  CHECK(b.model.layers == 12 && b.model.vocab == 50304 && b.model.dtype == HS_DTYPE_FP16 &&
+        b.model.max_positions == 512 && b.plan.global_batch == 16);
+  CHECK_EQ_INT(b.measured.n_iterations, 4);
+  CHECK(b.measured.n_iterations == 4 && b.measured.iteration_s[3] == r.measured.iteration_s[3]);
+  /* simulated on one A100 node; too small a cluster is refused */
+  hs_cluster_t c;
+  hs_cluster_init(&c);
+  hs_report_t rep;
+  CHECK(hs_cluster_load("dgx-a100-1node", &c, &err) == HS_OK);
+  CHECK_MSG(hs_run_simulate(&b, &c, &model, &rep, &err) == HS_OK, "%s", err.msg);
+  CHECK(rep.iteration_time_s > 0 && !rep.oom);
+  hs_report_destroy(&rep);
+  hs_model_destroy(&model);
+  b.plan.dp = 16;
+  hs_error_init(&err);
+  hs_status_t st = hs_run_simulate(&b, &c, &model, &rep, &err);
+  CHECK_EQ_INT(hs_status_exit_code(st), 2);
+  CHECK_CONTAINS(err.msg, "16 GPUs");
+  hs_cluster_destroy(&c);
+  hs_run_destroy(&b);
+  cJSON_free(txt);
+  hs_json_free(j);
+  hs_run_destroy(&r);
+}
+
+static void test_real_throughput_lines(void)
+{
+  /* the GPT-2 arguments with the Mixtral issue's iteration lines: TFLOP/s */
+  char *args = slurp(hs_test_data("import/megatron_gpt2_1gpu.log"));
+  char *its = slurp(hs_test_data("import/megatron_mixtral_iterations.log"));
+  CHECK(args && its);
+  if (!args || !its) {
+    free(args);
+    free(its);
+    return;
+  }
+  char *end = strstr(args, "training ...");
+  *end = '\0';
+  size_t n = strlen(args) + strlen(its) + 1;
+  char *txt = malloc(n);
+  snprintf(txt, n, "%s%s", args, its);
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_megatron_opts_t o;
+  hs_megatron_opts_init(&o);
+  o.skip = 0;
+  hs_run_t r;
+  CHECK_MSG(hs_megatron_log_parse(txt, "mixed.log", &o, &r, &err) == HS_OK, "%s", err.msg);
+  static const double ms[3] = {5444.9, 5533.8, 5718.6}, tf[3] = {239.8, 236.0, 228.4};
+  CHECK_EQ_INT(r.measured.n_iterations, 3);
+  CHECK_EQ_INT(r.n_tflops, 3);
+  for (int i = 0; i < 3 && i < r.n_tflops && i < r.measured.n_iterations; i++) {
+    CHECK_REL(r.measured.iteration_s[i], ms[i] / 1e3, 1e-12);
+    CHECK(r.tflops_per_gpu[i] == tf[i]);
+  }
+  hs_run_destroy(&r);
+  /* without the arguments block there is no model: the iterations alone
+   * are refused with what is missing */
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  hs_status_t st = hs_megatron_log_parse(its, "mixtral.log", &o, &r, &err);
+  CHECK_EQ_INT(hs_status_exit_code(st), 2);
+  CHECK_CONTAINS(err.msg, "mixtral.log: no Megatron-LM arguments block");
+  free(txt);
+  free(args);
+  free(its);
+}
+
+static void expect_bad(const char *text, const char *needle)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  hs_megatron_opts_t o;
+  hs_megatron_opts_init(&o);
+  hs_run_t r;
+  hs_status_t st = hs_megatron_log_parse(text, "train.log", &o, &r, &err);
+  CHECK_MSG(st != HS_OK, "accepted: %.60s", text);
+  CHECK_EQ_INT(hs_status_exit_code(st), 2);
+  CHECK_CONTAINS(err.msg, "train.log");
+  CHECK_CONTAINS(err.msg, needle);
+  hs_run_destroy(&r);
+}
+
+/* text with `from` replaced by `to` (once) */
+static char *subst(const char *text, const char *from, const char *to)
+{
+  const char *p = strstr(text, from);
+  CHECK(p != NULL);
+  if (!p)
+    return strdup(text);
+  size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
+  char *o = malloc(n);
+  snprintf(o, n, "%.*s%s%s", (int)(p - text), text, to, p + strlen(from));
+  return o;
+}
+
+static void test_malformed(void)
+{
+  char *t = slurp(hs_test_data("import/megatron_gpt2_1gpu.log"));
+  CHECK(t != NULL);
+  if (!t)
+    return;
+  char *b;
+  /* truncated inside the arguments block */
+  b = strdup(t);
+  *strstr(b, "  num_layers") = '\0';
+  expect_bad(b, "train.log:5: arguments block never ends");
+  free(b);
+  /* a required argument missing */
+  b = subst(t, "  num_layers ...................................... 12\n", "");
+  expect_bad(b, "train.log:5-42: arguments block: no num_layers");
+  free(b);
+  /* a value that is not a number */
+  b = subst(t, "hidden_size ..................................... 768", "hidden_size ..................................... 7x8");
+  expect_bad(b, "train.log:17: hidden_size: expected an integer");
+  free(b);
+  b = subst(t, "fp16 ............................................ True", "fp16 ............................................ yes");
+  expect_bad(b, "fp16: expected True or False");
+  free(b);
+  /* an iteration time that is not one */
+  b = subst(t, "(ms): 820.7", "(ms): fast");
+  expect_bad(b, "train.log:50: elapsed time per iteration (ms): expected a positive number, got \"fast\"");
+  free(b);
+  /* inconsistent sizes */
+  b = subst(t, "world_size ...................................... 1", "world_size ...................................... 8");
+  expect_bad(b, "world_size 8 is not tensor 1 x pipeline 1 x data 1");
+  free(b);
+  b = subst(t, "global_batch_size ............................... 16", "global_batch_size ............................... 0");
+  expect_bad(b, "global_batch_size: expected an integer in [1,");
+  free(b);
+  /* nothing measured */
+  b = strdup(t);
+  *strstr(b, "training ...") = '\0';
+  expect_bad(b, "0 iteration lines");
+  free(b);
+  expect_bad("", "no Megatron-LM arguments block");
+  free(t);
+}
+
+static void test_run_json_bad(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  hs_run_t r;
+  hs_status_t st = hs_run_parse("{\"model\": {\"name\": \"m\", \"transformer\": {\"layers\": 2, "
+                                "\"hidden\": 64, \"heads\": 4, \"vocab\": 100, \"seq_len\": 16}}, "
+                                "\"plan\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, \"microbatch_size\": 1, "
+                                "\"global_batch\": 4, \"recompute\": \"sometimes\"}, "
+                                "\"measured\": {\"iteration_time_s\": 1}}", "run.json", &r, &err);
+  CHECK_EQ_INT(hs_status_exit_code(st), 2);
+  CHECK_CONTAINS(err.msg, "run.json: plan.recompute");
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  st = hs_run_parse("{\"model\": {\"name\": \"m\", \"transformer\": {\"layers\": 2, "
+                    "\"hidden\": 64, \"heads\": 4, \"vocab\": 100, \"seq_len\": 16}}, "
+                    "\"plan\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, \"microbatch_size\": 1, "
+                    "\"global_batch\": 4}, \"measured\": {\"iteration_time_s\": -1}}", "run.json",
+                    &r, &err);
+  CHECK_EQ_INT(hs_status_exit_code(st), 2);
+  CHECK_CONTAINS(err.msg, "run.json (measured): iteration_time_s");
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  st = hs_run_parse("{\"plan\": {}}", "run.json", &r, &err);
+  CHECK_EQ_INT(hs_status_exit_code(st), 2);
+  CHECK_CONTAINS(err.msg, "run.json: model");
+}
+
+int main(void)
+{
+  HS_RUN(test_real_gpt2);
+  HS_RUN(test_real_throughput_lines);
+  HS_RUN(test_malformed);
+  HS_RUN(test_run_json_bad);
+  HS_TEST_END();
+}

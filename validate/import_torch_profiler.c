@@ -1,0 +1,413 @@
+/*
+ * import_torch_profiler.c - from a PyTorch profiler trace (read by
+ * import_torch_profiler_json.c) to calibration points and a measured run.
+ *
+ * Steps: the "ProfilerStep#N" annotations, in time order; on a GPU trace the
+ * step's window is its GPU annotation when there is one (the kernels run
+ * behind the CPU). Per step, on the step's window:
+ *   compute       union of the compute intervals (GPU: non-NCCL kernels,
+ *                 memcpy and memset; CPU trace: the CPU ops of the step's
+ *                 thread that are not communication)
+ *   comm          union of the communication intervals (NCCL kernels; on a
+ *                 CPU trace, c10d/nccl/gloo ops)
+ *   exposed comm  |comm \ compute| = |comm U compute| - |compute|
+ *   idle          step - |comm U compute|
+ * The run's values are medians over the steps; iterations_s lists every
+ * step's duration.
+ *
+ * Points (one per op occurrence inside a step):
+ *   gemm  aten::mm A[m,k] B[k,n]; aten::addmm (C, A[m,k], B[k,n]); aten::bmm
+ *         and aten::baddbmm with batch b (m is b*m: flops 2 b m n k)
+ *   mem   elementwise and normalisation ops of mem_ops[]; bytes = the tensor
+ *         inputs read plus the largest written (fill_/zero_: written only;
+ *         copy_: source read, destination written), as the CPU
+ *         microbenchmarks count traffic
+ *   allreduce / p2p  NCCL kernels (AllReduce / SendRecv) with the size of
+ *         the c10d op that launched them (same External id)
+ * A point's time is the sum of its kernels' durations (same External id) on
+ * a GPU trace, the op's own duration on a CPU trace. Ops nested in another
+ * op of the same kind of point on the same thread are skipped so that
+ * nothing counts twice. O(events x (steps + NCCL kernels) + events log events).
+ */
+#include "validate_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const mem_ops[] = {
+    "aten::add",          "aten::add_",         "aten::mul",          "aten::mul_",
+    "aten::sub",          "aten::div",          "aten::gelu",         "aten::gelu_backward",
+    "aten::relu",         "aten::threshold_backward", "aten::silu",   "aten::silu_backward",
+    "aten::native_layer_norm", "aten::native_layer_norm_backward",     "aten::_log_softmax",
+    "aten::_log_softmax_backward_data", "aten::_softmax", "aten::_softmax_backward_data",
+    "aten::copy_",        "aten::fill_",        "aten::zero_",        "aten::native_dropout",
+    NULL};
+
+static bool is_mem_op(const char *n)
+{
+  for (int i = 0; mem_ops[i]; i++)
+    if (strcmp(n, mem_ops[i]) == 0)
+      return true;
+  return false;
+}
+
+static bool is_gemm_op(const char *n)
+{
+  return strcmp(n, "aten::mm") == 0 || strcmp(n, "aten::addmm") == 0 ||
+         strcmp(n, "aten::bmm") == 0 || strcmp(n, "aten::baddbmm") == 0;
+}
+
+static bool is_nccl_kernel(const hs_tp_event_t *e)
+{
+  return e->kind == HS_TPE_KERNEL && (strstr(e->name, "nccl") || strstr(e->name, "NCCL"));
+}
+
+static bool is_comm_op(const hs_tp_event_t *e)
+{
+  return e->kind == HS_TPE_CPU_OP && (strncmp(e->name, "nccl:", 5) == 0 ||
+                                      strncmp(e->name, "c10d::", 6) == 0 ||
+                                      strstr(e->name, "gloo") != NULL ||
+                                      strcmp(e->name, "record_param_comms") == 0);
+}
+
+typedef struct ival {
+  double a, b;
+} ival_t;
+
+static int cmp_ival(const void *x, const void *y)
+{
+  const ival_t *p = x, *q = y;
+  return (p->a > q->a) - (p->a < q->a);
+}
+
+/* Length of the union of v[0..n) clipped to [lo, hi]; sorts v. */
+static double union_len(ival_t *v, size_t n, double lo, double hi)
+{
+  qsort(v, n, sizeof *v, cmp_ival);
+  double total = 0, ca = 0, cb = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    double a = fmax(v[i].a, lo), b = fmin(v[i].b, hi);
+    if (b <= a)
+      continue;
+    if (a > cb) {
+      if (cb > ca)
+        total += cb - ca;
+      ca = a;
+      cb = b;
+    } else if (b > cb) {
+      cb = b;
+    }
+  }
+  if (cb > ca)
+    total += cb - ca;
+  return total;
+}
+
+static int cmp_step(const void *x, const void *y)
+{
+  const hs_tp_event_t *const *p = x, *const *q = y;
+  return ((*p)->ts_us > (*q)->ts_us) - ((*p)->ts_us < (*q)->ts_us);
+}
+
+/* Sort key of the nesting test: (tid, ts, longer first, index). */
+typedef struct okey {
+  int64_t tid;
+  double ts, dur;
+  int32_t idx;
+} okey_t;
+
+static int cmp_okey(const void *x, const void *y)
+{
+  const okey_t *p = x, *q = y;
+  if (p->tid != q->tid)
+    return p->tid < q->tid ? -1 : 1;
+  if (p->ts != q->ts)
+    return p->ts < q->ts ? -1 : 1;
+  if (p->dur != q->dur)
+    return p->dur > q->dur ? -1 : 1;
+  return (p->idx > q->idx) - (p->idx < q->idx);
+}
+
+/* Seconds of the kernels launched by op `e` (same External id); a CPU trace
+ * times the op itself. kt: kernel events sorted by ext_id. */
+static double op_seconds(const hs_tp_event_t *e, bool gpu, const hs_tp_event_t *const *kt,
+                         int32_t nk)
+{
+  if (!gpu)
+    return e->dur_us * 1e-6;
+  if (e->ext_id < 0)
+    return 0.0;
+  int32_t lo = 0, hi = nk;
+  while (lo < hi) {
+    int32_t mid = (lo + hi) / 2;
+    if (kt[mid]->ext_id < e->ext_id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  double s = 0;
+  for (int32_t i = lo; i < nk && kt[i]->ext_id == e->ext_id; i++)
+    s += kt[i]->dur_us * 1e-6;
+  return s;
+}
+
+static int cmp_ext(const void *x, const void *y)
+{
+  const hs_tp_event_t *const *p = x, *const *q = y;
+  if ((*p)->ext_id != (*q)->ext_id)
+    return (*p)->ext_id < (*q)->ext_id ? -1 : 1;
+  return ((*p)->ts_us > (*q)->ts_us) - ((*p)->ts_us < (*q)->ts_us);
+}
+
+static hs_dtype_t dtype_of(const char *t)
+{
+  if (strcmp(t, "c10::Half") == 0 || strcmp(t, "Half") == 0)
+    return HS_DTYPE_FP16;
+  if (strcmp(t, "c10::BFloat16") == 0 || strcmp(t, "BFloat16") == 0)
+    return HS_DTYPE_BF16;
+  if (strncmp(t, "c10::Float8", 11) == 0)
+    return HS_DTYPE_FP8;
+  return HS_DTYPE_FP32;
+}
+
+/* GEMM shape of op e: false when the dims are not those of a GEMM. */
+static bool gemm_shape(const hs_tp_event_t *e, int64_t *m, int64_t *n, int64_t *k, double *flops)
+{
+  int a = strcmp(e->name, "aten::addmm") == 0 || strcmp(e->name, "aten::baddbmm") == 0 ? 1 : 0;
+  bool batched = strstr(e->name, "bmm") != NULL;
+  if (e->n_inputs < a + 2)
+    return false;
+  const int64_t *A = e->dims[a], *B = e->dims[a + 1];
+  int ra = e->rank[a], rb = e->rank[a + 1];
+  if (!batched && ra == 2 && rb == 2 && A[1] == B[0]) {
+    *m = A[0];
+    *k = A[1];
+    *n = B[1];
+  } else if (batched && ra == 3 && rb == 3 && A[0] == B[0] && A[2] == B[1]) {
+    *m = A[0] * A[1];
+    *k = A[2];
+    *n = B[2];
+  } else {
+    return false;
+  }
+  if (*m <= 0 || *n <= 0 || *k <= 0)
+    return false;
+  *flops = 2.0 * (double)*m * (double)*n * (double)*k;
+  return true;
+}
+
+static double mem_bytes(const hs_tp_event_t *e)
+{
+  double sum = 0, big = 0;
+  for (int i = 0; i < e->n_inputs; i++) {
+    double b = e->numel[i] * e->elsize[i];
+    sum += b;
+    big = fmax(big, b);
+  }
+  if (strcmp(e->name, "aten::fill_") == 0 || strcmp(e->name, "aten::zero_") == 0)
+    return e->n_inputs ? e->numel[0] * e->elsize[0] : 0.0;
+  if (strcmp(e->name, "aten::copy_") == 0)
+    return sum;
+  return sum + big;
+}
+
+hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_t *ms,
+                                     hs_measured_t *meas, hs_tp_summary_t *sum, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  const hs_tp_event_t **steps = NULL, **gsteps = NULL, **kt = NULL;
+  okey_t *order = NULL;
+  uint8_t *skip = NULL;
+  ival_t *comp = NULL, *comm = NULL, *both = NULL;
+  double *c_s = NULL, *x_s = NULL, *i_s = NULL;
+  hs_measured_init(meas);
+  memset(sum, 0, sizeof *sum);
+  int32_t n_steps = 0, n_gsteps = 0, nk = 0;
+  steps = hs_calloc((size_t)t->n + 1, sizeof *steps);
+  gsteps = hs_calloc((size_t)t->n + 1, sizeof *gsteps);
+  kt = hs_calloc((size_t)t->n + 1, sizeof *kt);
+  order = hs_calloc((size_t)t->n + 1, sizeof *order);
+  skip = hs_calloc((size_t)t->n + 1, 1);
+  comp = hs_calloc((size_t)t->n + 1, sizeof *comp);
+  comm = hs_calloc((size_t)t->n + 1, sizeof *comm);
+  both = hs_calloc((size_t)t->n + 1, sizeof *both);
+  if (!steps || !gsteps || !kt || !order || !skip || !comp || !comm || !both)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  for (int32_t i = 0; i < t->n; i++) {
+    const hs_tp_event_t *e = &t->ev[i];
+    if (e->kind == HS_TPE_STEP)
+      steps[n_steps++] = e;
+    else if (e->kind == HS_TPE_GPU_STEP)
+      gsteps[n_gsteps++] = e;
+    else if (e->kind == HS_TPE_KERNEL)
+      kt[nk++] = e;
+  }
+  if (n_steps == 0)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: no ProfilerStep#N annotation: record with "
+                         "torch.profiler.profile(schedule=...) and call prof.step() once per "
+                         "training step", t->file));
+  qsort(steps, (size_t)n_steps, sizeof *steps, cmp_step);
+  qsort(gsteps, (size_t)n_gsteps, sizeof *gsteps, cmp_step);
+  qsort(kt, (size_t)nk, sizeof *kt, cmp_ext);
+  sum->n_steps = n_steps;
+  sum->gpu = nk > 0;
+  bool gpu = nk > 0;
+  /* nesting: an op inside another op of the same point class, same thread */
+  for (int32_t i = 0; i < t->n; i++)
+    order[i] = (okey_t){t->ev[i].tid, t->ev[i].ts_us, t->ev[i].dur_us, i};
+  qsort(order, (size_t)t->n, sizeof *order, cmp_okey);
+  for (int cls = 0; cls < 2; cls++) {
+    int64_t tid = INT64_MIN;
+    double open_end = -INFINITY;
+    for (int32_t q = 0; q < t->n; q++) {
+      const hs_tp_event_t *e = &t->ev[order[q].idx];
+      if (e->kind != HS_TPE_CPU_OP || !(cls ? is_mem_op(e->name) : is_gemm_op(e->name)))
+        continue;
+      if (e->tid != tid) {
+        tid = e->tid;
+        open_end = -INFINITY;
+      }
+      if (e->ts_us + e->dur_us <= open_end) {
+        skip[order[q].idx] = 1;
+        continue;
+      }
+      open_end = e->ts_us + e->dur_us;
+    }
+  }
+  /* points, in file order, inside the steps */
+  for (int32_t i = 0; i < t->n; i++) {
+    const hs_tp_event_t *e = &t->ev[i];
+    if (skip[i] || (e->kind != HS_TPE_CPU_OP && e->kind != HS_TPE_KERNEL))
+      continue;
+    bool in_step = false;
+    for (int32_t s = 0; s < n_steps && !in_step; s++)
+      in_step = e->ts_us >= steps[s]->ts_us && e->ts_us < steps[s]->ts_us + steps[s]->dur_us;
+    for (int32_t s = 0; s < n_gsteps && !in_step; s++)
+      in_step = e->ts_us >= gsteps[s]->ts_us && e->ts_us < gsteps[s]->ts_us + gsteps[s]->dur_us;
+    if (!in_step)
+      continue;
+    hs_mb_point_t p;
+    memset(&p, 0, sizeof p);
+    if (e->kind == HS_TPE_CPU_OP && is_gemm_op(e->name)) {
+      if (e->n_inputs == 0) {
+        sum->n_gemm_no_shape++;
+        continue;
+      }
+      if (!gemm_shape(e, &p.m, &p.n, &p.k, &p.flops))
+        continue;
+      p.kind = HS_MB_GEMM;
+      p.dtype = dtype_of(e->type0);
+      p.s = op_seconds(e, gpu, kt, nk);
+      if (!(p.s > 0))
+        continue;
+      if (hs_measurements_add(ms, &p) != HS_OK)
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+      sum->n_gemm++;
+    } else if (e->kind == HS_TPE_CPU_OP && is_mem_op(e->name)) {
+      p.kind = HS_MB_MEM;
+      p.bytes = mem_bytes(e);
+      p.s = op_seconds(e, gpu, kt, nk);
+      if (!(p.bytes > 0) || !(p.s > 0))
+        continue;
+      if (hs_measurements_add(ms, &p) != HS_OK)
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+      sum->n_mem++;
+    } else if (is_nccl_kernel(e)) {
+      sum->n_comm_kernels++;
+      bool ar = strstr(e->name, "AllReduce") != NULL, sr = strstr(e->name, "SendRecv") != NULL;
+      if (!ar && !sr)
+        continue;
+      /* the c10d op with the same External id gives the message size */
+      const hs_tp_event_t *op = NULL;
+      for (int32_t q = 0; q < t->n && !op && e->ext_id >= 0; q++)
+        if (t->ev[q].kind == HS_TPE_CPU_OP && t->ev[q].ext_id == e->ext_id &&
+            t->ev[q].comm_nelems > 0 && t->ev[q].comm_elsize > 0)
+          op = &t->ev[q];
+      if (!op)
+        continue;
+      p.kind = ar ? HS_MB_ALLREDUCE : HS_MB_P2P;
+      p.bytes = op->comm_nelems * op->comm_elsize;
+      p.ranks = op->comm_group;
+      p.s = e->dur_us * 1e-6;
+      if (!(p.s > 0))
+        continue;
+      if (hs_measurements_add(ms, &p) != HS_OK)
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+      sum->n_comm_points++;
+    }
+  }
+  /* the run */
+  meas->iteration_s = hs_calloc((size_t)n_steps, sizeof *meas->iteration_s);
+  c_s = hs_calloc((size_t)n_steps, sizeof *c_s);
+  x_s = hs_calloc((size_t)n_steps, sizeof *x_s);
+  i_s = hs_calloc((size_t)n_steps, sizeof *i_s);
+  if (!meas->iteration_s || !c_s || !x_s || !i_s)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  for (int32_t s = 0; s < n_steps; s++) {
+    const hs_tp_event_t *w = steps[s];
+    if (gpu && s < n_gsteps)
+      w = gsteps[s];
+    double lo = w->ts_us, hi = w->ts_us + w->dur_us;
+    size_t nc = 0, nm = 0;
+    for (int32_t i = 0; i < t->n; i++) {
+      const hs_tp_event_t *e = &t->ev[i];
+      if (e->ts_us + e->dur_us <= lo || e->ts_us >= hi)
+        continue;
+      ival_t v = {e->ts_us, e->ts_us + e->dur_us};
+      if (gpu) {
+        if (is_nccl_kernel(e))
+          comm[nm++] = v;
+        else if (e->kind == HS_TPE_KERNEL || e->kind == HS_TPE_MEMCPY)
+          comp[nc++] = v;
+      } else if (e->kind == HS_TPE_CPU_OP && e->tid == steps[s]->tid) {
+        if (is_comm_op(e))
+          comm[nm++] = v;
+        else
+          comp[nc++] = v;
+      }
+    }
+    memcpy(both, comp, nc * sizeof *both);
+    memcpy(both + nc, comm, nm * sizeof *both);
+    double step_s = w->dur_us * 1e-6; /* not hi - lo: ts is large, its difference loses digits */
+    double uc = union_len(comp, nc, lo, hi) * 1e-6;
+    double ub = union_len(both, nc + nm, lo, hi) * 1e-6;
+    meas->iteration_s[s] = step_s;
+    c_s[s] = uc;
+    x_s[s] = ub - uc;
+    i_s[s] = fmax(step_s - ub, 0.0);
+  }
+  meas->n_iterations = n_steps;
+  hs_spread_t sp;
+  if (hs_spread_of(meas->iteration_s, (size_t)n_steps, &sp) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  meas->iteration_time_s = sp.median;
+  meas->has_breakdown = true;
+  meas->compute_s = hs__median_inplace(c_s, (size_t)n_steps);
+  meas->comm_exposed_s = hs__median_inplace(x_s, (size_t)n_steps);
+  meas->idle_s = hs__median_inplace(i_s, (size_t)n_steps);
+  hs_strlcpy(meas->backend, "torch-profiler", sizeof meas->backend);
+  hs_strlcpy(meas->device, t->device, sizeof meas->device);
+  hs_strlcpy(meas->mode, "rank", sizeof meas->mode);
+  snprintf(meas->plan_summary, sizeof meas->plan_summary, "%.200s: one rank's steps", t->file);
+  if (!ms->device[0])
+    hs_strlcpy(ms->device, t->device, sizeof ms->device);
+  if (!ms->backend[0])
+    hs_strlcpy(ms->backend, gpu ? "torch-profiler (cuda)" : "torch-profiler (cpu)",
+               sizeof ms->backend);
+cleanup:
+  free(steps);
+  free(gsteps);
+  free(kt);
+  free(order);
+  free(skip);
+  free(comp);
+  free(comm);
+  free(both);
+  free(c_s);
+  free(x_s);
+  free(i_s);
+  if (st != HS_OK)
+    hs_measured_destroy(meas);
+  return st;
+}
