@@ -31,6 +31,7 @@ int hs_cmd_simulate(int argc, char **argv)
       {"o", true, "write the JSON report to this file"},
       {"trace", true, "write a Chrome/Perfetto trace JSON"},
       {"trace-devices", true, "only trace devices below this id"},
+      {"trace-detail", true, "stage|device|kernel: what the trace shows (default stage)"},
       {NULL},
   };
   const char *pos[1];
@@ -40,7 +41,8 @@ int hs_cmd_simulate(int argc, char **argv)
                         "         (--plan plan.json | --tp T --pp P [--dp D] [--microbatch-size B])\n"
                         "         [--global-batch G] [--schedule S] [--chunks V] [--recompute R]\n"
                         "         [--seq-len S] [--profile profile.json]\n"
-                        "         [--json] [-o report.json] [--trace trace.json]");
+                        "         [--json] [-o report.json] [--trace trace.json]\n"
+                        "         [--trace-detail stage|device|kernel] [--trace-devices N]");
   if (rc)
     return rc < 0 ? 0 : rc;
   const hs_opt_t *om = hs_cli_opt(opts, "model"), *oc = hs_cli_opt(opts, "cluster");
@@ -124,6 +126,13 @@ int hs_cmd_simulate(int argc, char **argv)
   if ((rc = hs_cli_int(opts, "trace-devices", 0, 0, 1 << 30, &td)))
     goto out;
   so.trace_max_devices = (int32_t)td;
+  const hs_opt_t *otd = hs_cli_opt(opts, "trace-detail");
+  if (otd && hs_trace_detail_parse(otd->value, &so.trace_detail) != HS_OK) {
+    fprintf(stderr, "hetsim simulate: --trace-detail: must be stage, device or kernel, got \"%s\"\n",
+            otd->value);
+    rc = 2;
+    goto out;
+  }
   if ((st = hs_simulate(&m, &c, &plan, &so, &rep, &err)) != HS_OK)
     goto fail;
   const hs_opt_t *oo = hs_cli_opt(opts, "o");

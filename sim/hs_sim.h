@@ -185,8 +185,18 @@ hs_status_t hs_profile_parse(const char *text, const char *file, hs_cluster_t *c
 
 /* ---- simulation ----------------------------------------------------------- */
 
+/* How much a trace shows (docs/simulator.md, "Traces"): stage = one
+ * representative device per pipeline stage, identical DP replicas folded;
+ * device = every device, one slice per schedule item; kernel = device plus
+ * compute segments, TP collectives and link flows. */
+typedef enum { HS_TRACE_STAGE, HS_TRACE_DEVICE, HS_TRACE_KERNEL } hs_trace_detail_t;
+const char *hs_trace_detail_name(hs_trace_detail_t d);
+/* "stage", "device" or "kernel"; HS_ENOTFOUND otherwise. */
+hs_status_t hs_trace_detail_parse(const char *s, hs_trace_detail_t *out);
+
 typedef struct hs_sim_opts {
   const char *trace_path;     /* write a Chrome trace JSON when not NULL */
+  hs_trace_detail_t trace_detail; /* default HS_TRACE_STAGE */
   bool trace_links;           /* add one track per busy link (default true) */
   int32_t trace_max_devices;  /* limit device tracks (0 = all) */
   bool verbose;
@@ -207,6 +217,15 @@ typedef struct hs_stage_report {
   double peak_memory_bytes;   /* max over the stage's devices */
   double mem_capacity_bytes;
   double params;              /* per device of replica 0 */
+  /* Where the iteration went on replica 0's first device: a partition of
+   * [0, iteration_time_s], so the seven add up to it. compute excludes the
+   * recomputed forwards (recompute) and the optimizer step; tp = blocked on
+   * TP/SPMD collectives; pp = blocked on its own sends, or waiting for input
+   * while that input was on the wire; dp = waiting for gradient buckets after
+   * the last backward; bubble = every other wait (pipeline fill and drain,
+   * slower stages, the end of the iteration). */
+  double time_compute_s, time_recompute_s, time_tp_comm_s, time_pp_comm_s, time_dp_comm_s,
+      time_bubble_s, time_optimizer_s;
 } hs_stage_report_t;
 
 typedef struct hs_link_report {

@@ -56,6 +56,16 @@ cJSON *hs_report_to_json(const hs_report_t *r)
     cJSON_AddNumberToObject(o, "peak_memory_bytes", s->peak_memory_bytes);
     cJSON_AddNumberToObject(o, "memory_capacity_bytes", s->mem_capacity_bytes);
     cJSON_AddNumberToObject(o, "params_per_device", s->params);
+    cJSON *tb = cJSON_AddObjectToObject(o, "time_breakdown_s");
+    if (tb) {
+      cJSON_AddNumberToObject(tb, "compute", s->time_compute_s);
+      cJSON_AddNumberToObject(tb, "recompute", s->time_recompute_s);
+      cJSON_AddNumberToObject(tb, "tp_comm", s->time_tp_comm_s);
+      cJSON_AddNumberToObject(tb, "pp_comm", s->time_pp_comm_s);
+      cJSON_AddNumberToObject(tb, "dp_comm", s->time_dp_comm_s);
+      cJSON_AddNumberToObject(tb, "bubble", s->time_bubble_s);
+      cJSON_AddNumberToObject(tb, "optimizer", s->time_optimizer_s);
+    }
   }
   cJSON *ls = cJSON_AddArrayToObject(j, "links");
   for (int32_t k = 0; ls && k < r->n_links; k++) {

@@ -13,6 +13,7 @@ py=/usr/bin/python3
 
 "$bin" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 --pp 2 --dp 2 --global-batch 16 \
   --trace "$tmp/trace.json" >/dev/null || die "simulate --trace failed"
+$py "$(dirname "$0")/../trace_check.py" "$tmp/trace.json" || die "trace_check trace.json"
 "$bin" export "$tmp/trace.json" --svg "$tmp/timeline.svg" 2>"$tmp/err" || die "export --svg failed: $(cat "$tmp/err")"
 "$bin" export "$tmp/trace.json" --svg "$tmp/again.svg" 2>/dev/null
 cmp -s "$tmp/timeline.svg" "$tmp/again.svg" || die "SVG bytes differ between two exports"
