@@ -203,6 +203,15 @@ typedef struct hs_sim_opts {
 } hs_sim_opts_t;
 void hs_sim_opts_init(hs_sim_opts_t *o);
 
+/* The parts of one device's peak memory (bytes); they add up to it. */
+typedef struct hs_mem_parts {
+  double weights_bytes;       /* bf16/fp16 weights held (TP shard, tied copies) */
+  double gradients_bytes;     /* their gradients */
+  double optimizer_bytes;     /* fp32 master weights and Adam moments (ZeRO-1: sharded) */
+  double activations_bytes;   /* saved activations of the microbatches in flight at the peak */
+  double workspace_bytes;     /* full recomputation: one block's activations recomputed at once */
+} hs_mem_parts_t;
+
 typedef struct hs_stage_report {
   int32_t pipeline, stage;
   int32_t op_first, op_last;
@@ -226,6 +235,14 @@ typedef struct hs_stage_report {
    * slower stages, the end of the iteration). */
   double time_compute_s, time_recompute_s, time_tp_comm_s, time_pp_comm_s, time_dp_comm_s,
       time_bubble_s, time_optimizer_s;
+  /* Peak memory of the stage's device with the largest peak: its parts add
+   * up to peak_memory_bytes. */
+  hs_mem_parts_t mem;
+  /* Transformer blocks in the stage [layer_first, layer_last] (-1: none),
+   * and whether it holds ops before the blocks (embedding) or after them
+   * (final norm, LM head, loss). */
+  int32_t layer_first, layer_last;
+  bool has_embedding, has_head;
 } hs_stage_report_t;
 
 typedef struct hs_link_report {
@@ -276,6 +293,11 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
  * (used by planners and by hs_simulate). out has c->n_devices entries. */
 hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
                                  double *out, hs_error_t *err);
+
+/* hs_memory_per_device with the parts (parts: NULL or c->n_devices entries,
+ * zero for unused devices). Same complexity. */
+hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
+                                double *out, hs_mem_parts_t *parts, hs_error_t *err);
 
 struct cJSON *hs_report_to_json(const hs_report_t *r);
 void hs_report_print(const hs_report_t *r, FILE *out);

@@ -93,6 +93,12 @@ static bool tied_copy(const hs_model_t *m, const hs_plan_t *plan, int32_t v, int
 hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
                                  double *out, hs_error_t *err)
 {
+  return hs_memory_breakdown(m, c, plan, out, NULL, err);
+}
+
+hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
+                                double *out, hs_mem_parts_t *parts, hs_error_t *err)
+{
   hs_status_t st = HS_OK;
   int32_t *holders = NULL;
   uint8_t *split = NULL; /* HAP SPMD: op's parameters are split over its stage */
@@ -100,6 +106,8 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
   int32_t *inflight = NULL;
   hs_sched_item_t *order = NULL;
   memset(out, 0, sizeof(double) * c->n_devices);
+  if (parts)
+    memset(parts, 0, sizeof *parts * c->n_devices);
   int32_t v = plan->chunks > 0 ? plan->chunks : 1;
   const hs_schedule_t *sc = hs_schedule_find(plan->schedule);
   if (!sc)
@@ -139,7 +147,7 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
       for (int32_t q = 0; q < pl->stages[r].n_replicas; q++) {
         const hs_plan_replica_t *rp = &pl->stages[r].replicas[q];
         int32_t tp = rp->n_devices;
-        double state = 0.0;
+        double state = 0.0, state_opt = 0.0;
         double transient = 0.0;
         for (int32_t ch = 0; ch < v; ch++) {
           const hs_plan_stage_t *stg = &pl->stages[ch * ranks + r];
@@ -157,6 +165,7 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
               p += (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->tied_params
                                                                : o->tied_params / tp;
             state += p * (4.0 + opt);
+            state_opt += p * opt;
           }
           double saved, tr;
           stage_act(m, stg, tp, &saved, &tr);
@@ -182,8 +191,12 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
         }
         double total = state + peak_act + transient;
         for (int32_t d = 0; d < rp->n_devices; d++)
-          if (rp->devices[d] >= 0 && (size_t)rp->devices[d] < c->n_devices)
+          if (rp->devices[d] >= 0 && (size_t)rp->devices[d] < c->n_devices) {
             out[rp->devices[d]] = total;
+            if (parts) /* state = 2 B weights + 2 B gradients + optimizer per parameter */
+              parts[rp->devices[d]] = (hs_mem_parts_t){(state - state_opt) / 2, (state - state_opt) / 2,
+                                                       state_opt, peak_act, transient};
+          }
       }
     }
   }

@@ -612,7 +612,8 @@ static double seg_colls_s(const sim_t *s, const hs_exec_t *ex, const hs_tmpl_t *
   return sum;
 }
 
-static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
+static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
+                               const hs_mem_parts_t *parts)
 {
   const hs_plan_t *plan = s->plan;
   const hs_cluster_t *c = s->cluster;
@@ -710,6 +711,12 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
         r->oom_devices[r->n_oom_devices++] = (int32_t)d;
   }
   free(used);
+  int32_t first_block = (int32_t)s->model->n_ops;
+  for (int32_t op = 0; op < (int32_t)s->model->n_ops; op++)
+    if (s->model->ops[op].layer >= 0) {
+      first_block = op;
+      break;
+    }
   /* stages: replica 0 of every stage of every pipeline */
   int32_t ns = 0;
   for (int32_t i = 0; i < plan->n_pipelines; i++)
@@ -751,10 +758,29 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
       sr->idle_s = hs_time_to_s(xr->idle_ns);
       sr->mem_capacity_bytes = ex->gpu->mem_bytes;
       double pm = 0.0;
+      int32_t pd = ex->devices[0];
       for (int32_t q = 0; q < stg->n_replicas; q++)
         for (int32_t d = 0; d < stg->replicas[q].n_devices; d++)
-          pm = fmax(pm, mem[stg->replicas[q].devices[d]]);
+          if (mem[stg->replicas[q].devices[d]] > pm) {
+            pm = mem[stg->replicas[q].devices[d]];
+            pd = stg->replicas[q].devices[d];
+          }
       sr->peak_memory_bytes = pm;
+      sr->mem = parts[pd];
+      sr->layer_first = sr->layer_last = -1;
+      for (int32_t op = stg->op_first; op < stg->op_last; op++) {
+        int32_t l = s->model->ops[op].layer;
+        if (l < 0) { /* outside the blocks: before the first one or after */
+          if (op < first_block)
+            sr->has_embedding = true;
+          else
+            sr->has_head = true;
+          continue;
+        }
+        if (sr->layer_first < 0)
+          sr->layer_first = l;
+        sr->layer_last = l;
+      }
       sr->params = ex->params_per_device;
       /* the executor's states partition [0, t_end]; after it, it waits */
       hs_time_t bubble = xr->wait_in_ns - xr->pp_wait_ns + (t_end - xr->t_end);
@@ -801,6 +827,7 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
   hs_status_t st = HS_OK;
   sim_t s = {0};
   double *mem = NULL;
+  hs_mem_parts_t *parts = NULL;
   hs_sim_opts_t defaults;
   if (!opts) {
     hs_sim_opts_init(&defaults);
@@ -815,7 +842,10 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
   mem = hs_calloc(c->n_devices, sizeof(double));
   if (!mem)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  HS_CHECK(hs_memory_per_device(m, c, plan, mem, err));
+  parts = hs_calloc(c->n_devices, sizeof *parts);
+  if (!parts)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  HS_CHECK(hs_memory_breakdown(m, c, plan, mem, parts, err));
   HS_CHECK(hs_topology_new(c, &s.topo, err));
   HS_CHECK(hs__lower(m, c, s.topo, plan, &s.low, err));
   if (hs_engine_init(&s.eng, NULL) != HS_OK)
@@ -903,12 +933,13 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
                          "simulated iteration exceeds 100 years (%.3g s): the model's sizes or "
                          "the cluster's bandwidths are outside the supported range",
                          hs_time_to_s(s.eng.now)));
-  if (fill_report(&s, report, mem) != HS_OK)
+  if (fill_report(&s, report, mem, parts) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory filling the report"));
   if (s.trace)
     HS_CHECK(hs_trace_write(s.trace, s.topo, hs_net_link_stats(s.net), opts->trace_path, err));
 cleanup:
   free(mem);
+  free(parts);
   sim_destroy(&s);
   if (st != HS_OK)
     hs_report_destroy(report);

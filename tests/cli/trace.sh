@@ -121,7 +121,8 @@ for name in ("grid", "hetero"):
             bad(f"{name}: link {l['link']} counters average {mean}, report says {l['utilisation']}")
             break
 
-# time breakdown: a partition of the iteration on every stage
+# time breakdown: a partition of the iteration on every stage; memory
+# breakdown: the parts add up to the stage's peak
 want = ("compute", "recompute", "tp_comm", "pp_comm", "dp_comm", "bubble", "optimizer")
 for name in ("grid", "interleaved", "full", "selective", "hetero", "hap"):
     rep = json.load(open(f"{tmp}/{name}-stage.report.json"))
@@ -134,6 +135,13 @@ for name in ("grid", "interleaved", "full", "selective", "hetero", "hap"):
             bad(f"{name} stage {st['stage']}: breakdown sums to {sum(tb.values())}, iteration {T}")
         if (tb["recompute"] > 0) != (name in ("full", "selective")):
             bad(f"{name}: recompute {tb['recompute']}")
+        mb = st["memory_breakdown_bytes"]
+        if set(mb) != {"weights", "gradients", "optimizer", "activations", "workspace"}:
+            bad(f"{name}: memory breakdown keys {sorted(mb)}")
+        elif abs(sum(mb.values()) - st["peak_memory_bytes"]) > 1e-9 * st["peak_memory_bytes"]:
+            bad(f"{name} stage {st['stage']}: memory parts sum to {sum(mb.values())}, peak {st['peak_memory_bytes']}")
+        if (mb["workspace"] > 0) != (name == "full"):
+            bad(f"{name}: workspace {mb['workspace']}")
 sys.exit(0 if ok else 1)
 PY
 
@@ -150,8 +158,14 @@ ok = abs(tb["recompute"] - m * s["fwd_s"]) < 1e-8 * m
 ok &= abs(tb["compute"] + tb["recompute"] - m * (s["fwd_s"] + s["bwd_s"])) < 1e-8 * m
 ok &= tb["tp_comm"] == tb["pp_comm"] == tb["dp_comm"] == tb["bubble"] == 0
 ok &= abs(sum(tb.values()) - r["iteration_time_s"]) < 1e-9
+# memory: 2 B weights + 2 B gradients + 12 B fp32 master and Adam moments
+# per parameter (Megatron's mixed precision), without ZeRO on one GPU
+mb = s["memory_breakdown_bytes"]; P = s["params_per_device"]
+ok &= abs(mb["weights"] - 2 * P) < 1e-6 * P and abs(mb["gradients"] - 2 * P) < 1e-6 * P
+ok &= abs(mb["optimizer"] - 12 * P) < 1e-6 * P
+ok &= s["layers"] == [0, 23] and s["embedding"] and s["head"]
 if not ok:
-    print("FAIL: one-GPU breakdown", tb, s["fwd_s"], s["bwd_s"], r["iteration_time_s"], file=sys.stderr)
+    print("FAIL: one-GPU breakdown", tb, mb, P, s["layers"], s["fwd_s"], s["bwd_s"], r["iteration_time_s"], file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
 
