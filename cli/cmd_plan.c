@@ -214,6 +214,8 @@ typedef struct row {
   double iter_s, tokens_s, mfu, mem_ratio, peak_bytes, cap_bytes, usd_mtok, search_s;
   uint64_t candidates;
   char summary[256];
+  double time_s[HS_TIME_PARTS];   /* hs_report_time_parts */
+  double mem_bytes[HS_MEM_PARTS]; /* hs_report_mem_parts */
 } row_t;
 
 static void csv_field(FILE *f, const char *s)
@@ -365,6 +367,8 @@ int hs_cmd_compare(int argc, char **argv)
                         : 0.0;
     r->search_s = stats.search_s;
     r->candidates = stats.candidates;
+    hs_report_time_parts(&rep, r->time_s);
+    hs_report_mem_parts(&rep, r->mem_bytes);
     hs_plan_summary(&plan, r->summary, sizeof r->summary);
     if (strcmp(t->name, "megatron") == 0)
       megatron_s = r->iter_s;
@@ -394,6 +398,16 @@ int hs_cmd_compare(int argc, char **argv)
         cJSON_AddNumberToObject(o, "mfu", r->mfu);
         cJSON_AddNumberToObject(o, "peak_memory_bytes", r->peak_bytes);
         cJSON_AddNumberToObject(o, "memory_capacity_bytes", r->cap_bytes);
+        cJSON_AddNumberToObject(o, "peak_memory_fraction", r->mem_ratio);
+        char key[48];
+        for (int k = 0; k < HS_TIME_PARTS; k++) {
+          snprintf(key, sizeof key, "time_%s_s", hs_time_part_keys[k]);
+          cJSON_AddNumberToObject(o, key, r->time_s[k]);
+        }
+        for (int k = 0; k < HS_MEM_PARTS; k++) {
+          snprintf(key, sizeof key, "mem_%s_bytes", hs_mem_part_keys[k]);
+          cJSON_AddNumberToObject(o, key, r->mem_bytes[k]);
+        }
         cJSON_AddNumberToObject(o, "usd_per_million_tokens", r->usd_mtok);
         cJSON_AddNumberToObject(o, "search_s", r->search_s);
         cJSON_AddNumberToObject(o, "candidates", (double)r->candidates);
@@ -410,10 +424,16 @@ int hs_cmd_compare(int argc, char **argv)
     goto out;
   }
   bool csv = strcmp(fmt, "csv") == 0;
-  if (csv)
+  if (csv) {
+    /* the JSON rows' keys, in this order */
     printf("strategy,iteration_s,tokens_per_s,speedup_vs_megatron,mfu,peak_memory_fraction,"
-           "usd_per_million_tokens,search_s,plan\n");
-  else
+           "usd_per_million_tokens,search_s,plan,peak_memory_bytes,memory_capacity_bytes,candidates");
+    for (int k = 0; k < HS_TIME_PARTS; k++)
+      printf(",time_%s_s", hs_time_part_keys[k]);
+    for (int k = 0; k < HS_MEM_PARTS; k++)
+      printf(",mem_%s_bytes", hs_mem_part_keys[k]);
+    putchar('\n');
+  } else
     printf("%s on %s (%zu GPUs)%s%s\n%-14s %10s %12s %8s %6s %8s %9s %9s  %s\n", m.name, c.name,
            c.n_devices, scn ? ", scenario " : "", scn ? scn->name : "", "strategy", "iter s",
            "tokens/s", "speedup", "MFU", "mem", "$/Mtok", "search s", "plan");
@@ -427,11 +447,19 @@ int hs_cmd_compare(int argc, char **argv)
           printf("%.4f", megatron_s / r->iter_s);
         printf(",%.4f,%.4f,%.4g,%.4g,", r->mfu, r->mem_ratio, r->usd_mtok, r->search_s);
         csv_field(stdout, r->summary);
+        printf(",%.17g,%.17g,%llu", r->peak_bytes, r->cap_bytes, (unsigned long long)r->candidates);
+        for (int k = 0; k < HS_TIME_PARTS; k++)
+          printf(",%.9g", r->time_s[k]);
+        for (int k = 0; k < HS_MEM_PARTS; k++)
+          printf(",%.17g", r->mem_bytes[k]);
       } else {
         printf(",,,,,,,,");
         char why[340];
         snprintf(why, sizeof why, "n/a: %s", r->why);
         csv_field(stdout, why);
+        printf(",,,");
+        for (int k = 0; k < HS_TIME_PARTS + HS_MEM_PARTS; k++)
+          putchar(',');
       }
       putchar('\n');
       continue;

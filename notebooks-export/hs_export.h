@@ -124,6 +124,8 @@ typedef struct hs_eval {
   int32_t unpriced_gpus[HS_PRICE__COUNT];
   char plan[256];
   double search_s;
+  double time_s[HS_TIME_PARTS];     /* hs_report_time_parts: add up to iteration_s */
+  double mem_bytes[HS_MEM_PARTS];   /* hs_report_mem_parts: parts of the stage closest to capacity */
 } hs_eval_t;
 
 /* Prices of the whole cluster (every device) under each price model. O(devices). */

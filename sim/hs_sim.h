@@ -299,6 +299,23 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
 hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
                                 double *out, hs_mem_parts_t *parts, hs_error_t *err);
 
+/* Breakdowns as arrays (breakdown.c), in the order of their keys:
+ * hs_time_part_keys = compute, recompute, tp_comm, pp_comm, dp_comm, bubble,
+ * optimizer (seconds); hs_mem_part_keys = weights, gradients, optimizer,
+ * activations, workspace (bytes). O(1) per stage. */
+#define HS_TIME_PARTS 7
+#define HS_MEM_PARTS 5
+extern const char *const hs_time_part_keys[HS_TIME_PARTS];
+extern const char *const hs_mem_part_keys[HS_MEM_PARTS];
+void hs_stage_time_parts(const hs_stage_report_t *s, double out_s[HS_TIME_PARTS]);
+void hs_stage_mem_parts(const hs_stage_report_t *s, double out_bytes[HS_MEM_PARTS]);
+/* One row for tables: the time parts averaged over all stages (they still
+ * add up to the iteration time), and the memory parts of the stage closest
+ * to its capacity (largest peak / capacity; they add up to its peak).
+ * O(stages). */
+void hs_report_time_parts(const hs_report_t *r, double out_s[HS_TIME_PARTS]);
+void hs_report_mem_parts(const hs_report_t *r, double out_bytes[HS_MEM_PARTS]);
+
 struct cJSON *hs_report_to_json(const hs_report_t *r);
 void hs_report_print(const hs_report_t *r, FILE *out);
 

@@ -37,6 +37,8 @@ tidy = list(csv.DictReader(open(sys.argv[3])))
 metrics = ["n_gpus_used", "global_batch", "iteration_s", "tokens_per_s", "mfu", "peak_memory_fraction",
            "usd_per_hour", "unpriced_gpus", "usd_per_iteration", "usd_per_million_tokens", "train_tokens",
            "time_to_train_h", "cost_to_train_usd", "search_s"]
+metrics += ["time_%s_s" % k for k in ("compute", "recompute", "tp_comm", "pp_comm", "dp_comm", "bubble", "optimizer")]
+metrics += ["mem_%s_bytes" % k for k in ("weights", "gradients", "optimizer", "activations", "workspace")]
 want = sum(1 for r in rows for m in metrics if r[m] != "")
 ok &= len(tidy) == want and {t["metric"] for t in tidy} <= set(metrics)
 if not ok:
