@@ -5,7 +5,10 @@
  * order; writing sorts them per track and lays them out:
  *
  *   pid = device id (process "P<i> stage <k> ... dev N (GPU)"), sorted by
- *   (pipeline, stage, replica, TP rank):
+ *   sort index 10 + group x 1e9 + stage x 1e6 + member, where group is the
+ *   first pipeline with the same structure and member counts the devices of
+ *   (group, stage) in plan order (0: replica 0, TP rank 0 of the group's
+ *   first pipeline, the stage's representative; export --svg relies on it):
  *     tid 0  "compute": one slice per schedule item (fwd/bwd mbK, cat compute)
  *            with a nested "recompute" child where the backward recomputes,
  *            at kernel detail the compute segments nested inside, the
@@ -90,6 +93,8 @@ typedef struct flowrec {
 typedef struct devinfo {
   int32_t pipeline, stage, replica, tp_rank; /* -1: unused by the plan */
   int32_t folded;       /* stage detail: device groups this one stands for */
+  int32_t group;        /* first pipeline with the same structure */
+  int32_t member;       /* rank among the devices of (group, stage); 0 = representative */
 } devinfo_t;
 
 struct hs_trace {
@@ -149,8 +154,17 @@ hs_status_t hs_trace_new(const hs_model_t *m, const hs_cluster_t *c, const hs_pl
     return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
   }
   for (size_t d = 0; d < c->n_devices; d++)
-    t->dev[d] = (devinfo_t){-1, -1, -1, -1, 0};
+    t->dev[d] = (devinfo_t){-1, -1, -1, -1, 0, -1, 0};
   int32_t v = plan->chunks > 0 ? plan->chunks : 1;
+  /* members per (pipeline group, stage rank) */
+  int32_t max_ranks = 1;
+  for (int32_t i = 0; i < plan->n_pipelines; i++)
+    max_ranks = HS_MAX(max_ranks, plan->pipelines[i].n_stages / v);
+  int32_t *members = hs_calloc((size_t)plan->n_pipelines * (size_t)max_ranks + 1, sizeof *members);
+  if (!members) {
+    hs_trace_free(t);
+    return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
+  }
   for (int32_t i = 0; i < plan->n_pipelines; i++) {
     const hs_plan_pipeline_t *pl = &plan->pipelines[i];
     int32_t ranks = pl->n_stages / v;
@@ -166,7 +180,8 @@ hs_status_t hs_trace_new(const hs_model_t *m, const hs_cluster_t *c, const hs_pl
           int32_t d = rp->devices[r];
           if (d < 0 || (size_t)d >= c->n_devices)
             continue;
-          t->dev[d] = (devinfo_t){i, k, q, r, 0};
+          int32_t g = fold_into < 0 ? i : fold_into;
+          t->dev[d] = (devinfo_t){i, k, q, r, 0, g, members[(size_t)g * max_ranks + k]++};
           if (opts->trace_detail != HS_TRACE_STAGE) {
             t->shown[d] = opts->trace_max_devices <= 0 || d < opts->trace_max_devices;
             t->dev[d].folded = 1;
@@ -186,6 +201,7 @@ hs_status_t hs_trace_new(const hs_model_t *m, const hs_cluster_t *c, const hs_pl
       }
     }
   }
+  free(members);
   *out = t;
   return HS_OK;
 }
@@ -609,8 +625,7 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
     fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":\"%s\"}}", d, name);
     sep(&w);
     fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%zu,\"args\":{\"sort_index\":%lld}}",
-            d, 10 + (long long)di->pipeline * 1000000 + (long long)di->stage * 10000 +
-                   (long long)di->replica * 100 + di->tp_rank);
+            d, 10 + (long long)di->group * 1000000000 + (long long)di->stage * 1000000 + di->member);
     static const char *const fixed[] = {"compute", "tp-comm", "dp-comm"};
     for (int k = 0; k < 3; k++) {
       if (k == TID_TP && t->detail != HS_TRACE_KERNEL)
@@ -649,7 +664,7 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
     fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"links (%s)\"}}", pid_o,
             t->detail == HS_TRACE_STAGE ? "the 8 busiest" : "all busy");
     sep(&w);
-    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":2000000000}}", pid_o);
+    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":4000000000000000}}", pid_o);
     int32_t tid = 0;
     for (int32_t k = 0; k < nshow; k++) {
       int32_t l = lorder[k].link;
