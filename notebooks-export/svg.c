@@ -188,6 +188,11 @@ static double tick_step(double span_units)
 
 /* ---- rows ------------------------------------------------------------------------ */
 
+/* A slice nests in the previous one when it starts before that one ends;
+ * traces print ns with 3 decimals of us, so sums of ts and dur carry
+ * rounding: half a nanosecond of slack. */
+#define NEST_EPS_US 5e-4
+
 typedef enum { ROW_GENERIC, ROW_COMPUTE, ROW_COMM, ROW_LINK } row_kind_t;
 
 typedef struct row {
@@ -302,7 +307,7 @@ static double *busy_of(const ctx_t *x, int64_t pid, size_t *n)
   for (size_t k = lo; k < hi; k++) {
     const hs_tspan_t *s = x->sp[k];
     double a = s->ts_us, b = s->ts_us + s->dur_us;
-    if (a < end) /* nested */
+    if (a < end - NEST_EPS_US) /* nested */
       continue;
     end = b;
     if (hs_span_classify(s, NULL, "compute") == HS_SPAN_IDLE || b <= a)
@@ -329,7 +334,7 @@ static void fill_compute(ctx_t *x, canvas_t *cv, int64_t pid)
     const hs_tspan_t *s = x->sp[k];
     double a = s->ts_us, b = s->ts_us + s->dur_us;
     hs_span_class_t c = hs_span_classify(s, pname, "compute");
-    if (a < end) { /* nested: only recompute is drawn, taken from its parent */
+    if (a < end - NEST_EPS_US) { /* nested: only recompute is drawn, taken from its parent */
       if (c == HS_SPAN_RECOMPUTE) {
         occ_add(cv, HS_SPAN_RECOMPUTE, a, b, 1.0);
         occ_add(cv, parent, a, b, -1.0);
@@ -392,7 +397,7 @@ static void fill_generic(ctx_t *x, canvas_t *cv, int64_t pid, int64_t tid)
   for (size_t k = lo; k < hi; k++) {
     const hs_tspan_t *s = x->sp[k];
     double a = s->ts_us, b = s->ts_us + s->dur_us;
-    if (a < end) /* nested: the parent already covers it */
+    if (a < end - NEST_EPS_US) /* nested: the parent already covers it */
       continue;
     end = b;
     hs_span_class_t c = hs_span_classify(s, pname, tname);
