@@ -146,7 +146,7 @@ int hs_cmd_plan(int argc, char **argv)
     hs_json_free(j);
   }
   char summary[256];
-  hs_plan_summary(&plan, summary, sizeof summary);
+  hs_plan_describe(&plan, &m, summary, sizeof summary);
   if (json) {
     cJSON *j = cJSON_CreateObject();
     cJSON *jp = hs_plan_to_json(&plan), *jr = hs_report_to_json(&rep);
@@ -369,7 +369,7 @@ int hs_cmd_compare(int argc, char **argv)
     r->candidates = stats.candidates;
     hs_report_time_parts(&rep, r->time_s);
     hs_report_mem_parts(&rep, r->mem_bytes);
-    hs_plan_summary(&plan, r->summary, sizeof r->summary);
+    hs_plan_describe(&plan, &m, r->summary, sizeof r->summary);
     if (strcmp(t->name, "megatron") == 0)
       megatron_s = r->iter_s;
     hs_plan_destroy(&plan);

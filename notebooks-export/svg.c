@@ -472,24 +472,20 @@ static void row_label(FILE *f, const ctx_t *x, const row_t *r, double y)
     xml_text(f, x->cn[r->counter0]->name);
     fputs(pname && strcmp(pname, "cross-site links") == 0 ? " (cross-site)" : "", f);
     break;
-  case ROW_COMPUTE: { /* sim/trace.c's "stage 2 (layers 8-13) dev 16 GPU tpN, ..." in two lines */
-    const char *dev = pname ? strstr(pname, " dev ") : NULL;
+  case ROW_COMPUTE: { /* sim/trace.c's "dev 16 GPU tp4: stage 2 (layers 8-13), ...": the plan part */
+    const char *colon = pname ? strstr(pname, ": ") : NULL;
     if (!pname)
       fprintf(f, "pid %lld", (long long)r->pid);
-    else if (dev)
-      fprintf(f, "%.*s: compute", (int)(dev - pname), pname);
     else
-      xml_text(f, pname);
+      xml_text(f, colon ? colon + 2 : pname);
     break;
   }
-  case ROW_COMM: {
-    const char *dev = pname ? strstr(pname, " dev ") : NULL;
-    if (dev) {
-      xml_text(f, dev + 1);
-      fputs(": comm", f);
-    } else {
+  case ROW_COMM: { /* ... and the device part */
+    const char *colon = pname ? strstr(pname, ": ") : NULL;
+    if (colon)
+      fprintf(f, "%.*s: comm", (int)(colon - pname), pname);
+    else
       fputs("communication", f);
-    }
     break;
   }
   default: {

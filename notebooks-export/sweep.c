@@ -225,7 +225,7 @@ hs_status_t hs_eval_run(const hs_model_t *m, const hs_cluster_t *c, const char *
     if (x > out->peak_memory_fraction)
       out->peak_memory_fraction = x;
   }
-  hs_plan_summary(&plan, out->plan, sizeof out->plan);
+  hs_plan_describe(&plan, m, out->plan, sizeof out->plan);
   hs_report_time_parts(&rep, out->time_s);
   hs_report_mem_parts(&rep, out->mem_bytes);
 out:

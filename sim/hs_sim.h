@@ -127,7 +127,11 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
 hs_status_t hs_plan_parse(const char *text, const char *file, hs_plan_t *out, hs_error_t *err);
 hs_status_t hs_plan_load(const char *path, hs_plan_t *out, hs_error_t *err);
 struct cJSON *hs_plan_to_json(const hs_plan_t *p);
-/* Short human form: "pp4 [tp8 x1 | tp8 x1 | ...] mb=1x192 1f1b". */
+/* One line in Megatron-LM terms (sim/plan_summary.c): "tp2 pp4 dp8 mbs 1 x
+ * 64 microbatches 1f1b, layers emb+0-5|6-11|12-17|18-23+head"; with m NULL
+ * the stages are op ranges ("ops 0-40|41-80"). O(stages x replicas + ops). */
+void hs_plan_describe(const hs_plan_t *p, const hs_model_t *m, char *buf, size_t n);
+/* hs_plan_describe without the model. */
 void hs_plan_summary(const hs_plan_t *p, char *buf, size_t n);
 
 /* ---- schedules ----------------------------------------------------------- */

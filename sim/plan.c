@@ -605,41 +605,4 @@ cleanup:
   return st;
 }
 
-void hs_plan_summary(const hs_plan_t *p, char *buf, size_t n)
-{
-  size_t off = 0;
-  buf[0] = '\0';
-#define PUT(...)                                                    \
-  do {                                                              \
-    if (off < n) {                                                  \
-      int k = snprintf(buf + off, n - off, __VA_ARGS__);            \
-      if (k > 0)                                                    \
-        off += (size_t)k;                                           \
-    }                                                               \
-  } while (0)
-  if (p->n_pipelines <= 0) {
-    PUT("(empty plan)");
-    return;
-  }
-  /* Count identical pipelines (same stage cuts and TP degrees) as one group. */
-  const hs_plan_pipeline_t *pl = &p->pipelines[0];
-  int32_t tp = pl->stages[0].replicas[0].n_devices;
-  int32_t reps = pl->stages[0].n_replicas;
-  PUT("dp%d pp%d tp%d", p->n_pipelines * reps, pl->n_stages / HS_MAX(p->chunks, 1), tp);
-  if (p->chunks > 1)
-    PUT(" v%d", p->chunks);
-  PUT(" mb=%dx%d %s", pl->microbatch_size, pl->n_microbatches, p->schedule);
-  bool asym = false;
-  for (int32_t i = 1; i < p->n_pipelines && !asym; i++)
-    asym = p->pipelines[i].n_stages != pl->n_stages;
-  for (int32_t s = 0; s < pl->n_stages && !asym; s++)
-    asym = pl->stages[s].n_replicas != reps || pl->stages[s].replicas[0].n_devices != tp;
-  if (asym)
-    PUT(" (asymmetric)");
-  if (p->n_pipelines == 1 && pl->n_stages <= 16) {
-    PUT(" cuts=");
-    for (int32_t s = 0; s < pl->n_stages; s++)
-      PUT("%s%d", s ? "," : "", pl->stages[s].op_last);
-  }
-#undef PUT
-}
+void hs_plan_summary(const hs_plan_t *p, char *buf, size_t n) { hs_plan_describe(p, NULL, buf, n); }

@@ -817,7 +817,7 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
   qsort(r->links, (size_t)r->n_links, sizeof *r->links, cmp_link_report);
   r->events = s->eng.n_fired;
   r->flows = s->n_flows;
-  hs_plan_summary(plan, r->plan_summary, sizeof r->plan_summary);
+  hs_plan_describe(plan, s->model, r->plan_summary, sizeof r->plan_summary);
   return HS_OK;
 }
 

@@ -4,7 +4,7 @@
  * Recording appends small records in the simulator's (deterministic) event
  * order; writing sorts them per track and lays them out:
  *
- *   pid = device id (process "P<i> stage <k> ... dev N (GPU)"), sorted by
+ *   pid = device id (process "dev N GPU tpT: [P<i>] stage <k> (layers ..)"), sorted by
  *   sort index 10 + group x 1e9 + stage x 1e6 + member, where group is the
  *   first pipeline with the same structure and member counts the devices of
  *   (group, stage) in plan order (0: replica 0, TP rank 0 of the group's
@@ -508,24 +508,28 @@ static void process_name(const hs_trace_t *t, int32_t d, char *buf, size_t n)
   else
     snprintf(layers, sizeof layers, "ops %d-%d", stg->op_first, stg->op_last - 1);
   int32_t v = t->plan->chunks > 1 ? t->plan->chunks : 1;
-  int len = 0;
+  /* "dev 16 H100 tp4: stage 2 (layers 8-13), stands for 2 DP replicas":
+   * the device first (validate's merged traces match on "dev N"), then
+   * where it sits in the plan */
+  int len = snprintf(buf, n, "dev %d %s tp%d: ", d, hs_cluster_gpu(c, d)->name,
+                     stg->replicas[di->replica].n_devices);
+  if (len < 0 || (size_t)len >= n)
+    return;
   if (t->plan->n_pipelines > 1)
-    len = snprintf(buf, n, "P%d ", di->pipeline);
+    len += snprintf(buf + len, n - (size_t)len, "P%d ", di->pipeline);
+  if (len < 0 || (size_t)len >= n)
+    return;
   if (v > 1)
     len += snprintf(buf + len, n - (size_t)len, "pp rank %d (%d chunks, chunk 0 %s)", di->stage, v, layers);
   else
     len += snprintf(buf + len, n - (size_t)len, "stage %d (%s)", di->stage, layers);
   if (len < 0 || (size_t)len >= n)
     return;
-  len += snprintf(buf + len, n - (size_t)len, " dev %d %s tp%d", d, hs_cluster_gpu(c, d)->name,
-                  stg->replicas[di->replica].n_devices);
-  if (len < 0 || (size_t)len >= n)
-    return;
   if (t->detail == HS_TRACE_STAGE)
     snprintf(buf + len, n - (size_t)len, ", stands for %d DP replica%s", di->folded,
              di->folded == 1 ? "" : "s");
   else
-    snprintf(buf + len, n - (size_t)len, " replica %d tp rank %d", di->replica, di->tp_rank);
+    snprintf(buf + len, n - (size_t)len, ", replica %d tp rank %d", di->replica, di->tp_rank);
 }
 
 static void counters(writer_t *w, const hs_trace_t *t, const hs_link_t *lk, int32_t l, int32_t pid,

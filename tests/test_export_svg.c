@@ -118,13 +118,13 @@ static void test_stages(void)
   char *t = calloc(1, 1 << 16);
   size_t n = 0;
   n += (size_t)sprintf(t + n, "{\"traceEvents\":[\n"
-       "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"stage 0 (layers 0-1) dev 0 A100 tp1\"}},\n"
+       "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"dev 0 A100 tp1: stage 0 (layers 0-1)\"}},\n"
        "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":0,\"args\":{\"sort_index\":10}},\n"
        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"compute\"}},\n"
-       "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"stage 0 dev 1 A100 replica 1\"}},\n"
+       "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"dev 1 A100 tp1: stage 0, replica 1\"}},\n"
        "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":1,\"args\":{\"sort_index\":11}},\n"
        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"compute\"}},\n"
-       "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"args\":{\"name\":\"stage 1 (layers 2-3) dev 2 A100 tp1\"}},\n"
+       "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"args\":{\"name\":\"dev 2 A100 tp1: stage 1 (layers 2-3)\"}},\n"
        "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":2,\"args\":{\"sort_index\":1000010}},\n"
        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":2,\"tid\":0,\"args\":{\"name\":\"compute\"}},\n"
        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":3,\"args\":{\"name\":\"links (all busy)\"}},\n"
@@ -147,8 +147,8 @@ static void test_stages(void)
   CHECK_EQ_INT(rows, 6);
   CHECK(svg && strstr(svg, "data-pid=\"1\"") == NULL); /* replica folded */
   CHECK(svg && strstr(svg, "1 replicas and TP ranks folded") != NULL);
-  const char *xs = strstr(svg, "east-&gt;west"), *nv = strstr(svg, "nvlink"), *s0 = strstr(svg, "stage 0 (layers 0-1): compute"),
-             *s1 = strstr(svg, "stage 1 (layers 2-3): compute");
+  const char *xs = strstr(svg, "east-&gt;west"), *nv = strstr(svg, "nvlink"), *s0 = strstr(svg, ">stage 0 (layers 0-1)</text>"),
+             *s1 = strstr(svg, ">stage 1 (layers 2-3)</text>");
   CHECK(xs && nv && s0 && s1 && xs < nv && nv < s0 && s0 < s1); /* cross-site link first, then stages */
   /* collectives: 1 us in every 10 us is a tenth of each pixel's time (a
    * pixel is ~1 us here, so bars alternate), never the row's full height */
