@@ -120,6 +120,7 @@ struct cJSON *hs_elastic_result_to_json(const hs_elastic_result_t *r, const hs_c
   if (!j)
     return NULL;
   bool ok = true;
+  ok = ok && cJSON_AddNumberToObject(j, "schema_version", HS_SCHEMA_VERSION);
   ok = ok && cJSON_AddStringToObject(j, "cluster", c->name);
   ok = ok && cJSON_AddStringToObject(j, "strategy", r->strategy);
   ok = ok && cJSON_AddStringToObject(j, "recovery", hs_recovery_name(r->recovery));

@@ -271,6 +271,7 @@ typedef struct hs_report {
   double cost_usd_per_iteration;
   double cost_usd_per_million_tokens;
   double usd_per_hour;
+  int32_t n_unpriced_devices; /* used GPUs without a catalog price: costs are then unknown */
   int64_t global_batch;
   int64_t tokens_per_iteration;
   int32_t n_devices;
@@ -320,6 +321,9 @@ void hs_stage_mem_parts(const hs_stage_report_t *s, double out_bytes[HS_MEM_PART
 void hs_report_time_parts(const hs_report_t *r, double out_s[HS_TIME_PARTS]);
 void hs_report_mem_parts(const hs_report_t *r, double out_bytes[HS_MEM_PARTS]);
 
+/* Version of the JSON outputs' layout (docs/schemas.md); bumped when a key
+ * changes meaning or goes away. */
+#define HS_SCHEMA_VERSION 1
 struct cJSON *hs_report_to_json(const hs_report_t *r);
 void hs_report_print(const hs_report_t *r, FILE *out);
 

@@ -25,6 +25,7 @@ cJSON *hs_report_to_json(const hs_report_t *r)
   cJSON *j = cJSON_CreateObject();
   if (!j)
     return NULL;
+  cJSON_AddNumberToObject(j, "schema_version", HS_SCHEMA_VERSION);
   cJSON_AddStringToObject(j, "plan", r->plan_summary);
   cJSON_AddNumberToObject(j, "iteration_time_s", r->iteration_time_s);
   cJSON_AddNumberToObject(j, "samples_per_s", r->samples_per_s);
@@ -38,9 +39,17 @@ cJSON *hs_report_to_json(const hs_report_t *r)
   hs_json_add(j, "oom_devices", r->n_oom_devices > 0
                                     ? cJSON_CreateIntArray(r->oom_devices, r->n_oom_devices)
                                     : cJSON_CreateArray());
-  cJSON_AddNumberToObject(j, "cost_usd_per_iteration", r->cost_usd_per_iteration);
-  cJSON_AddNumberToObject(j, "cost_usd_per_million_tokens", r->cost_usd_per_million_tokens);
-  cJSON_AddNumberToObject(j, "usd_per_hour", r->usd_per_hour);
+  /* unpriced GPUs: the costs are unknown, not 0 or a partial sum */
+  if (r->n_unpriced_devices > 0) {
+    cJSON_AddNullToObject(j, "cost_usd_per_iteration");
+    cJSON_AddNullToObject(j, "cost_usd_per_million_tokens");
+    cJSON_AddNullToObject(j, "usd_per_hour");
+  } else {
+    cJSON_AddNumberToObject(j, "cost_usd_per_iteration", r->cost_usd_per_iteration);
+    cJSON_AddNumberToObject(j, "cost_usd_per_million_tokens", r->cost_usd_per_million_tokens);
+    cJSON_AddNumberToObject(j, "usd_per_hour", r->usd_per_hour);
+  }
+  cJSON_AddNumberToObject(j, "unpriced_gpus", r->n_unpriced_devices);
   cJSON_AddNumberToObject(j, "global_batch", (double)r->global_batch);
   cJSON_AddNumberToObject(j, "tokens_per_iteration", (double)r->tokens_per_iteration);
   cJSON_AddNumberToObject(j, "n_devices", r->n_devices);
@@ -124,8 +133,12 @@ void hs_report_print(const hs_report_t *r, FILE *out)
       fprintf(out, "%s%d", k ? "," : "", r->oom_devices[k]);
     fprintf(out, "%s\n", r->n_oom_devices > 16 ? ",..." : "");
   }
-  fprintf(out, "cost            $%.4f per iteration   $%.3f per million tokens   ($%.2f/h, %d GPUs)\n",
-          r->cost_usd_per_iteration, r->cost_usd_per_million_tokens, r->usd_per_hour, r->n_devices);
+  if (r->n_unpriced_devices > 0)
+    fprintf(out, "cost            unpriced: %d of the plan's %d GPUs have no price in clusters/gpus.json\n",
+            r->n_unpriced_devices, r->n_devices);
+  else
+    fprintf(out, "cost            $%.4f per iteration   $%.3f per million tokens   ($%.2f/h, %d GPUs)\n",
+            r->cost_usd_per_iteration, r->cost_usd_per_million_tokens, r->usd_per_hour, r->n_devices);
   fprintf(out, "\nstages (replica 0 of each; per microbatch)\n");
   fprintf(out, "%-4s %-5s %-16s %-16s %4s %4s %9s %9s\n", "pipe", "stage", "layers", "gpu", "tp",
           "dp", "fwd ms", "bwd ms");

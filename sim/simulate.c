@@ -662,6 +662,8 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
     peak += hs_gpu_peak_flops(g, plan->precision);
     bool spot = c->nodes[c->devices[d].node].spot;
     usd_h += (spot && g->price_spot_usd_h > 0) ? g->price_spot_usd_h : g->price_ondemand_usd_h;
+    if (!(g->price_ondemand_usd_h > 0) && !(spot && g->price_spot_usd_h > 0))
+      r->n_unpriced_devices++;
   }
   int32_t ng = r->n_devices > 0 ? r->n_devices : 1;
   r->tflops_per_gpu = T > 0 ? fl.fwd_bwd / T / ng / 1e12 : 0.0;
