@@ -73,7 +73,13 @@ nbclient.NotebookClient(nb, kernel_name="python3", timeout=600).execute()  # rai
 errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
 images = sum(1 for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {}))
 print(f"{len(nb.cells)} cells, {images} figures, {len(errors)} errors")
-sys.exit(1 if errors or images < 4 else 0)
+titles = ' '.join(str(o.get('text', '')) + str(o.get('data', {}).get('text/plain', ''))
+                 for c in nb.cells for o in c.get('outputs', []))
+# the breakdown, memory, heatmap and bandwidth cells draw (no "no ..." fallbacks)
+fallbacks = [m for m in ('no successful rows with a time breakdown', 'no successful rows with a memory',
+                         'fewer than two inputs vary', 'does not vary in this sweep') if m in titles]
+print(f"fallbacks: {fallbacks}")
+sys.exit(1 if errors or images < 8 or fallbacks else 0)
 PY
   )
 }
