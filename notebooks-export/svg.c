@@ -349,10 +349,12 @@ static void fill_compute(ctx_t *x, canvas_t *cv, int64_t pid)
   }
 }
 
-static void fill_comm(ctx_t *x, canvas_t *cv, int64_t pid)
+static bool fill_comm(ctx_t *x, canvas_t *cv, int64_t pid)
 {
   size_t lo, hi, nb = 0;
   double *busy = busy_of(x, pid, &nb);
+  if (!busy)
+    return false;
   span_range(x, pid, -1, &lo, &hi);
   const char *pname = label_of(x->d, pid, 0, false);
   for (size_t k = lo; k < hi; k++) {
@@ -366,13 +368,13 @@ static void fill_comm(ctx_t *x, canvas_t *cv, int64_t pid)
     size_t i = 0, j = nb;
     while (i < j) {
       size_t m = (i + j) / 2;
-      if (busy && busy[2 * m + 1] <= a)
+      if (busy[2 * m + 1] <= a)
         i = m + 1;
       else
         j = m;
     }
     double t = a;
-    for (; busy && i < nb && busy[2 * i] < b; i++) {
+    for (; i < nb && busy[2 * i] < b; i++) {
       double ba = fmax(busy[2 * i], a), bb = fmin(busy[2 * i + 1], b);
       if (ba > t)
         occ_add(cv, c, t, ba, 1.0);
@@ -386,6 +388,7 @@ static void fill_comm(ctx_t *x, canvas_t *cv, int64_t pid)
       occ_add(cv, c, t, b, 1.0);
   }
   free(busy);
+  return true;
 }
 
 static void fill_generic(ctx_t *x, canvas_t *cv, int64_t pid, int64_t tid)
@@ -624,7 +627,10 @@ hs_status_t hs_trace_svg_render(const hs_trace_doc_t *d, const hs_svg_opts_t *o,
     memset(cv.occ, 0, sizeof(float) * 2 * HS_SPAN__COUNT * NCOLS);
     switch (rw->kind) {
     case ROW_COMPUTE: fill_compute(&x, &cv, rw->pid); break;
-    case ROW_COMM: fill_comm(&x, &cv, rw->pid); break;
+    case ROW_COMM:
+      if (!fill_comm(&x, &cv, rw->pid))
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory drawing the timeline"));
+      break;
     case ROW_LINK: fill_link(&x, &cv, rw); break;
     default: fill_generic(&x, &cv, rw->pid, rw->tid);
     }
