@@ -254,6 +254,7 @@ typedef struct hs_link_report {
   char label[48];
   double bytes;
   double utilisation;         /* bytes / (capacity x iteration time) */
+  bool cross_site;            /* a direction of an inter-site link */
 } hs_link_report_t;
 
 typedef struct hs_report {

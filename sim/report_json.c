@@ -111,6 +111,7 @@ cJSON *hs_report_to_json(const hs_report_t *r)
     cJSON_AddStringToObject(o, "link", r->links[k].label);
     cJSON_AddNumberToObject(o, "bytes", r->links[k].bytes);
     cJSON_AddNumberToObject(o, "utilisation", r->links[k].utilisation);
+    cJSON_AddBoolToObject(o, "cross_site", r->links[k].cross_site);
   }
   return hs_json_finish(j);
 }
@@ -180,9 +181,18 @@ void hs_report_print(const hs_report_t *r, FILE *out)
   if (shown < r->n_stages)
     fprintf(out, "(%d more stages of other pipelines: see --json)\n", r->n_stages - shown);
   if (r->n_links > 0) {
-    fprintf(out, "\nbusiest links\n");
-    for (int32_t k = 0; k < r->n_links && k < 5; k++)
-      fprintf(out, "  %-28s %12s  %5.1f%% utilised\n", r->links[k].label,
-              hs_fmt_bytes(r->links[k].bytes, b1, sizeof b1), 100.0 * r->links[k].utilisation);
+    /* the cross-site links first (they are what heterogeneous plans fight
+     * over), then the busiest others, 5 lines in all */
+    fprintf(out, "\nbusiest links (cross-site first)\n");
+    int shown_links = 0;
+    for (int pass = 0; pass < 2; pass++)
+      for (int32_t k = 0; k < r->n_links && shown_links < 5; k++)
+        if (r->links[k].cross_site == (pass == 0)) {
+          fprintf(out, "  %-28s %12s  %5.1f%% utilised%s\n", r->links[k].label,
+                  hs_fmt_bytes(r->links[k].bytes, b1, sizeof b1), 100.0 * r->links[k].utilisation,
+                  r->links[k].cross_site ? "  (cross-site)" : "");
+          shown_links++;
+        }
   }
+
 }

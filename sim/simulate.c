@@ -813,6 +813,7 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
     lr->link = (int32_t)l;
     hs_strlcpy(lr->label, links[l].label, sizeof lr->label);
     lr->bytes = ls[l].bytes;
+    lr->cross_site = links[l].kind == HS_LINK_XSITE;
     double cap = links[l].GBps * HS_GB * T;
     lr->utilisation = (cap > 0 && isfinite(cap)) ? lr->bytes / cap : 0.0;
   }

@@ -176,6 +176,13 @@ $py "$check" --cats "$cats" --max-bytes 4000000 "$tmp/big.json" || die "1024-GPU
 n=$(grep -c '"process_name".*stage [0-7] (' "$tmp/big.json")
 [ "$n" -eq 8 ] || die "1024-GPU stage trace has $n stage processes, want 8"
 
+# the report lists the cross-site links first (two-site plan), flagged in JSON
+"$bin" simulate --model gpt3-1.3b --cluster a100-v100-two-sites --plan "$D/plans/two-site-hetero.json" \
+  >"$tmp/h.txt" 2>&1 || die "two-site text report"
+awk '/^busiest links/ { on = 1; next } on && NF { print; exit }' "$tmp/h.txt" | grep -q '(cross-site)' \
+  || die "first busiest link is not the cross-site one: $(grep -A3 '^busiest' "$tmp/h.txt")"
+grep -q '"cross_site":	true' "$tmp/hetero-stage.report.json" || die "no cross_site link in the JSON report"
+
 # bad input
 "$bin" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 8 --trace "$tmp/x.json" --trace-detail op \
   >/dev/null 2>"$tmp/err"
