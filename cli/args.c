@@ -1,5 +1,10 @@
 /*
  * args.c - option parsing shared by the subcommands.
+ *
+ * Megatron-LM's flag names are accepted where they mean the same as a
+ * hetsim option the subcommand has (aliases below, docs in README); an
+ * unknown option gets a "did you mean" from the subcommand's options and
+ * those aliases (common/suggest.c).
  */
 #include "cli.h"
 
@@ -7,6 +12,62 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Megatron-LM flag -> hetsim option of the same meaning. */
+static const struct {
+  const char *megatron, *hetsim;
+} aliases[] = {
+    {"tensor-model-parallel-size", "tp"},
+    {"pipeline-model-parallel-size", "pp"},
+    {"micro-batch-size", "microbatch-size"},
+    {"global-batch-size", "global-batch"},
+    {"seq-length", "seq-len"},
+    {"recompute-granularity", "recompute"},         /* full | selective, as Megatron's */
+    {"virtual-pipeline-model-parallel-size", "chunks"}, /* model chunks per device */
+};
+
+/* Megatron-LM flags that look like a hetsim option but mean something else. */
+static const struct {
+  const char *megatron, *hint;
+} not_aliases[] = {
+    {"num-layers-per-virtual-pipeline-stage",
+     "hetsim counts model chunks per device instead: --chunks V with V = layers / (pp x this), "
+     "and --schedule interleaved-1f1b"},
+    {"data-parallel-size", "Megatron derives DP from the world size; hetsim takes --dp"},
+};
+
+static hs_opt_t *find_opt(hs_opt_t *opts, const char *name, size_t len)
+{
+  for (hs_opt_t *k = opts; k && k->name; k++)
+    if (strlen(k->name) == len && strncmp(k->name, name, len) == 0)
+      return k;
+  return NULL;
+}
+
+static void unknown_option(const char *arg, const char *name, size_t len, hs_opt_t *opts)
+{
+  char q[128];
+  snprintf(q, sizeof q, "%.*s", (int)HS_MIN(len, sizeof q - 1), name);
+  for (size_t i = 0; i < HS_ARRAY_LEN(not_aliases); i++)
+    if (strcmp(q, not_aliases[i].megatron) == 0) {
+      fprintf(stderr, "hetsim: unknown option '%s': %s\n", arg, not_aliases[i].hint);
+      return;
+    }
+  const char *names[96];
+  char dashed[96][72];
+  size_t n = 0;
+  for (hs_opt_t *k = opts; k && k->name && n < 96; k++, n++)
+    snprintf(dashed[n], sizeof dashed[n], "%s%s", strlen(k->name) == 1 ? "-" : "--", k->name);
+  for (size_t i = 0; i < HS_ARRAY_LEN(aliases) && n < 96; i++)
+    if (find_opt(opts, aliases[i].hetsim, strlen(aliases[i].hetsim)))
+      snprintf(dashed[n++], sizeof dashed[0], "--%s", aliases[i].megatron);
+  for (size_t i = 0; i < n; i++)
+    names[i] = dashed[i];
+  char hint[256], full[140];
+  snprintf(full, sizeof full, "--%s", q);
+  hs_suggest_names(full, names, n, hint, sizeof hint);
+  fprintf(stderr, "hetsim: unknown option '%s'%s (see --help)\n", arg, hint);
+}
 
 static void print_usage(const char *usage, const hs_opt_t *opts)
 {
@@ -19,6 +80,15 @@ static void print_usage(const char *usage, const hs_opt_t *opts)
              o->takes_value ? " VALUE" : "");
     printf("  %-26s %s\n", left, o->help);
   }
+  bool any = false;
+  for (size_t i = 0; i < HS_ARRAY_LEN(aliases); i++)
+    for (const hs_opt_t *o = opts; o && o->name; o++)
+      if (strcmp(o->name, aliases[i].hetsim) == 0) {
+        if (!any)
+          printf("\nMegatron-LM names accepted:\n");
+        any = true;
+        printf("  --%-36s = --%s\n", aliases[i].megatron, aliases[i].hetsim);
+      }
 }
 
 int hs_cli_parse(int argc, char **argv, hs_opt_t *opts, const char **pos, int max_pos, int *n_pos,
@@ -35,12 +105,12 @@ int hs_cli_parse(int argc, char **argv, hs_opt_t *opts, const char **pos, int ma
       const char *name = a + (a[1] == '-' ? 2 : 1);
       const char *eq = strchr(name, '=');
       size_t len = eq ? (size_t)(eq - name) : strlen(name);
-      hs_opt_t *o = NULL;
-      for (hs_opt_t *k = opts; k && k->name; k++)
-        if (strlen(k->name) == len && strncmp(k->name, name, len) == 0)
-          o = k;
+      hs_opt_t *o = find_opt(opts, name, len);
+      for (size_t k = 0; !o && k < HS_ARRAY_LEN(aliases); k++)
+        if (strlen(aliases[k].megatron) == len && strncmp(aliases[k].megatron, name, len) == 0)
+          o = find_opt(opts, aliases[k].hetsim, strlen(aliases[k].hetsim));
       if (!o) {
-        fprintf(stderr, "hetsim: unknown option '%s' (see --help)\n", a);
+        unknown_option(a, name, len, opts);
         return 2;
       }
       o->set = true;

@@ -41,7 +41,7 @@ static void csv_reference(const char *csv, const char *notebook, char *out, size
     hs_strlcpy(out, csv, n);
 }
 
-static int export_svg(const char *in, const char *out, const char *title)
+static int export_svg(const char *in, const char *out, const char *title, bool all_devices)
 {
   hs_trace_doc_t d;
   hs_error_t err;
@@ -63,7 +63,8 @@ static int export_svg(const char *in, const char *out, const char *title)
     goto out;
   }
   size_t rows = 0;
-  st = hs_trace_svg_write(&d, title ? title : hs_basename(in), f, &rows, &err);
+  hs_svg_opts_t so = {title ? title : hs_basename(in), all_devices};
+  st = hs_trace_svg_render(&d, &so, f, &rows, &err);
   int bad = f != stdout ? fclose(f) : fflush(f);
   if (st == HS_OK && bad)
     st = hs_error_set(&err, HS_EIO, "%s: write error", out);
@@ -85,8 +86,9 @@ int hs_cmd_export(int argc, char **argv)
       {"baseline", true, "strategy the notebook's speedups are relative to (default megatron)"},
       {"json", true, "write the table as a JSON array of row objects"},
       {"tidy", true, "write the table in long form: id columns, metric, value"},
-      {"svg", true, "input is a Chrome trace: write an SVG Gantt chart"},
+      {"svg", true, "input is a Chrome trace: write an SVG timeline"},
       {"title", true, "SVG title (default: the trace's file name)"},
+      {"all-devices", false, "SVG: draw every device, not one per pipeline stage"},
       {NULL},
   };
   const char *pos[1];
@@ -94,7 +96,7 @@ int hs_cmd_export(int argc, char **argv)
   int rc = hs_cli_parse(argc, argv, opts, pos, 1, &npos,
                         "usage: hetsim export results.csv [--notebook analysis.ipynb] [--json out.json]\n"
                         "         [--tidy tidy.csv] [--baseline STRATEGY]\n"
-                        "       hetsim export trace.json --svg timeline.svg [--title T]\n"
+                        "       hetsim export trace.json --svg timeline.svg [--title T] [--all-devices]\n"
                         "Formats and colours: docs/export.md.");
   if (rc)
     return rc < 0 ? 0 : rc;
@@ -110,7 +112,7 @@ int hs_cmd_export(int argc, char **argv)
       fprintf(stderr, "hetsim export: --svg takes a trace; --notebook, --json and --tidy take a CSV\n");
       return 2;
     }
-    return export_svg(pos[0], osvg->value, oti ? oti->value : NULL);
+    return export_svg(pos[0], osvg->value, oti ? oti->value : NULL, hs_cli_opt(opts, "all-devices") != NULL);
   }
   if (!onb && !ojs && !otd) {
     fprintf(stderr, "hetsim export: nothing to do: give --notebook, --json, --tidy or --svg\n");

@@ -151,7 +151,7 @@ int hs_cmd_plan(int argc, char **argv)
     hs_json_free(j);
   }
   char summary[256];
-  hs_plan_summary(&plan, summary, sizeof summary);
+  hs_plan_describe(&plan, &m, summary, sizeof summary);
   if (json) {
     cJSON *j = cJSON_CreateObject();
     cJSON *jp = hs_plan_to_json(&plan), *jr = hs_report_to_json(&rep);
@@ -228,6 +228,9 @@ typedef struct row {
   double iter_s, tokens_s, mfu, mem_ratio, peak_bytes, cap_bytes, usd_mtok, search_s;
   uint64_t candidates;
   char summary[256];
+  int32_t unpriced;               /* GPUs charged that have no price: $/Mtok unknown */
+  double time_s[HS_TIME_PARTS];   /* hs_report_time_parts */
+  double mem_bytes[HS_MEM_PARTS]; /* hs_report_mem_parts */
 } row_t;
 
 static void csv_field(FILE *f, const char *s)
@@ -375,6 +378,7 @@ int hs_cmd_compare(int argc, char **argv)
     r->mfu = rep.mfu;
     r->mem_ratio = mem_ratio(&rep, &c, &r->peak_bytes, &r->cap_bytes);
     r->usd_mtok = rep.cost_usd_per_million_tokens;
+    r->unpriced = charge_cluster ? tot.n_unpriced_devices : rep.n_unpriced_devices;
     if (charge_cluster) /* the whole cluster's rent over this plan's tokens */
       r->usd_mtok = rep.tokens_per_iteration > 0
                         ? tot.usd_per_hour * rep.iteration_time_s / 3600.0 /
@@ -382,7 +386,9 @@ int hs_cmd_compare(int argc, char **argv)
                         : 0.0;
     r->search_s = stats.search_s;
     r->candidates = stats.candidates;
-    hs_plan_summary(&plan, r->summary, sizeof r->summary);
+    hs_report_time_parts(&rep, r->time_s);
+    hs_report_mem_parts(&rep, r->mem_bytes);
+    hs_plan_describe(&plan, &m, r->summary, sizeof r->summary);
     if (strcmp(t->name, "megatron") == 0)
       megatron_s = r->iter_s;
     hs_plan_destroy(&plan);
@@ -392,6 +398,7 @@ int hs_cmd_compare(int argc, char **argv)
     cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "rows");
     cJSON_AddStringToObject(j, "model", m.name);
     cJSON_AddStringToObject(j, "cluster", c.name);
+    cJSON_AddNumberToObject(j, "schema_version", HS_SCHEMA_VERSION);
     cJSON_AddNumberToObject(j, "unpriced_gpus", tot.n_unpriced_devices);
     cJSON_AddStringToObject(j, "charge", charge_cluster ? "cluster" : "used");
     bool any_ok = false;
@@ -419,7 +426,21 @@ int hs_cmd_compare(int argc, char **argv)
         cJSON_AddNumberToObject(o, "mfu", r->mfu);
         cJSON_AddNumberToObject(o, "peak_memory_bytes", r->peak_bytes);
         cJSON_AddNumberToObject(o, "memory_capacity_bytes", r->cap_bytes);
-        cJSON_AddNumberToObject(o, "usd_per_million_tokens", r->usd_mtok);
+        cJSON_AddNumberToObject(o, "peak_memory_fraction", r->mem_ratio);
+        char key[48];
+        for (int k = 0; k < HS_TIME_PARTS; k++) {
+          snprintf(key, sizeof key, "time_%s_s", hs_time_part_keys[k]);
+          cJSON_AddNumberToObject(o, key, r->time_s[k]);
+        }
+        for (int k = 0; k < HS_MEM_PARTS; k++) {
+          snprintf(key, sizeof key, "mem_%s_bytes", hs_mem_part_keys[k]);
+          cJSON_AddNumberToObject(o, key, r->mem_bytes[k]);
+        }
+        if (r->unpriced > 0) /* unknown, not $0 or a partial sum */
+          cJSON_AddNullToObject(o, "usd_per_million_tokens");
+        else
+          cJSON_AddNumberToObject(o, "usd_per_million_tokens", r->usd_mtok);
+        cJSON_AddNumberToObject(o, "unpriced_gpus", r->unpriced);
         cJSON_AddNumberToObject(o, "search_s", r->search_s);
         cJSON_AddNumberToObject(o, "candidates", (double)r->candidates);
         cJSON_AddStringToObject(o, "plan", r->summary);
@@ -435,10 +456,17 @@ int hs_cmd_compare(int argc, char **argv)
     goto verdict;
   }
   bool csv = strcmp(fmt, "csv") == 0;
-  if (csv)
+  if (csv) {
+    /* the JSON rows' keys, in this order */
     printf("strategy,iteration_s,tokens_per_s,speedup_vs_megatron,mfu,peak_memory_fraction,"
-           "usd_per_million_tokens,search_s,plan\n");
-  else
+           "usd_per_million_tokens,search_s,plan,peak_memory_bytes,memory_capacity_bytes,candidates,"
+           "unpriced_gpus");
+    for (int k = 0; k < HS_TIME_PARTS; k++)
+      printf(",time_%s_s", hs_time_part_keys[k]);
+    for (int k = 0; k < HS_MEM_PARTS; k++)
+      printf(",mem_%s_bytes", hs_mem_part_keys[k]);
+    putchar('\n');
+  } else
     printf("%s on %s (%zu GPUs)%s%s\n%-14s %10s %12s %8s %6s %8s %9s %9s  %s\n", m.name, c.name,
            c.n_devices, scn ? ", scenario " : "", scn ? scn->name : "", "strategy", "iter s",
            "tokens/s", "speedup", "MFU", "mem", "$/Mtok", "search s", "plan");
@@ -450,13 +478,25 @@ int hs_cmd_compare(int argc, char **argv)
         printf(",%.6g,%.6g,", r->iter_s, r->tokens_s);
         if (megatron_s > 0)
           printf("%.4f", megatron_s / r->iter_s);
-        printf(",%.4f,%.4f,%.4g,%.4g,", r->mfu, r->mem_ratio, r->usd_mtok, r->search_s);
+        printf(",%.4f,%.4f,", r->mfu, r->mem_ratio);
+        if (r->unpriced == 0)
+          printf("%.4g", r->usd_mtok);
+        printf(",%.4g,", r->search_s);
         csv_field(stdout, r->summary);
+        printf(",%.17g,%.17g,%llu,%d", r->peak_bytes, r->cap_bytes, (unsigned long long)r->candidates,
+               r->unpriced);
+        for (int k = 0; k < HS_TIME_PARTS; k++)
+          printf(",%.9g", r->time_s[k]);
+        for (int k = 0; k < HS_MEM_PARTS; k++)
+          printf(",%.17g", r->mem_bytes[k]);
       } else {
         printf(",,,,,,,,");
         char why[340];
         snprintf(why, sizeof why, "n/a: %s", r->why);
         csv_field(stdout, why);
+        printf(",,,,");
+        for (int k = 0; k < HS_TIME_PARTS + HS_MEM_PARTS; k++)
+          putchar(',');
       }
       putchar('\n');
       continue;
@@ -468,9 +508,11 @@ int hs_cmd_compare(int argc, char **argv)
     char sp[16] = "-";
     if (megatron_s > 0)
       snprintf(sp, sizeof sp, "%.2fx", megatron_s / r->iter_s);
-    printf("%-14s %10.4f %12.0f %8s %5.1f%% %7.0f%% %9.3f %9.3f  %s\n", r->strategy, r->iter_s,
-           r->tokens_s, sp, r->mfu * 100.0, r->mem_ratio * 100.0, r->usd_mtok, r->search_s,
-           r->summary);
+    char usd[24] = "unpriced";
+    if (r->unpriced == 0)
+      snprintf(usd, sizeof usd, "%.3f", r->usd_mtok);
+    printf("%-14s %10.4f %12.0f %8s %5.1f%% %7.0f%% %9s %9.3f  %s\n", r->strategy, r->iter_s,
+           r->tokens_s, sp, r->mfu * 100.0, r->mem_ratio * 100.0, usd, r->search_s, r->summary);
   }
   if (strcmp(fmt, "table") == 0) {
     hs_cluster_print_calibration(&c, "", stdout);
@@ -482,8 +524,8 @@ int hs_cmd_compare(int argc, char **argv)
       printf("($/Mtok: rent of the GPUs each plan uses, at their catalog price; --charge "
              "cluster charges the whole cluster, as `hetsim sweep` does)\n");
     if (tot.n_unpriced_devices > 0)
-      printf("($/Mtok counts priced GPUs only: %d of the cluster's %zu GPUs have no known price in "
-             "clusters/gpus.json)\n",
+      printf("($/Mtok is \"unpriced\" for a plan that uses any of the cluster's %d GPUs (of %zu) with no "
+             "known price in clusters/gpus.json)\n",
              tot.n_unpriced_devices, c.n_devices);
   }
 verdict:

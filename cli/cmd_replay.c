@@ -109,7 +109,7 @@ int hs_cmd_replay(int argc, char **argv)
   }
   hs_strlcpy(meas.model, m.name, sizeof meas.model);
   hs_strlcpy(meas.cluster, c.name, sizeof meas.cluster);
-  hs_plan_summary(&plan, meas.plan_summary, sizeof meas.plan_summary);
+  hs_plan_describe(&plan, &m, meas.plan_summary, sizeof meas.plan_summary);
   const hs_opt_t *oo = hs_cli_opt(opts, "o");
   bool json = hs_cli_opt(opts, "json") != NULL;
   if (oo || json) {

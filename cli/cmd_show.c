@@ -50,13 +50,14 @@ int hs_cmd_list(int argc, char **argv)
     hs_gpu_catalog_init(&cat);
     if ((st = hs_gpu_catalog_load(NULL, &cat, &err)) != HS_OK)
       return hs_cli_fail(&err, st);
-    printf("%-22s %9s %9s %8s %9s %9s %9s  %s\n", "gpu", "bf16 TF/s", "fp16 TF/s", "mem GB", "HBM GB/s",
+    printf("%-22s %9s %9s %8s %9s %9s %9s  %s\n", "gpu", "bf16 TF/s", "fp16 TF/s", "mem GiB", "HBM GB/s",
            "$/h", "spot $/h", "profile");
     for (size_t i = 0; i < cat.n; i++) {
       const hs_gpu_t *g = &cat.gpus[i];
       printf("%-22s %9.1f %9.1f %8.1f %9.0f %9.3f %9.3f  %s\n", g->name,
              g->peak_flops[HS_DTYPE_BF16] / 1e12, g->peak_flops[HS_DTYPE_FP16] / 1e12,
-             g->mem_bytes / 1e9, g->mem_bw_GBps, g->price_ondemand_usd_h, g->price_spot_usd_h,
+             g->mem_bytes / (1024.0 * 1024.0 * 1024.0), /* the catalog's memory_GiB */
+             g->mem_bw_GBps, g->price_ondemand_usd_h, g->price_spot_usd_h,
              g->calibrated ? "calibrated" : "uncalibrated");
     }
     hs_gpu_catalog_destroy(&cat);

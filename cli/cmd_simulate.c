@@ -32,6 +32,7 @@ int hs_cmd_simulate(int argc, char **argv)
       {"o", true, "write the JSON report to this file"},
       {"trace", true, "write a Chrome/Perfetto trace JSON"},
       {"trace-devices", true, "only trace devices below this id"},
+      {"trace-detail", true, "stage|device|kernel: what the trace shows (default stage)"},
       {NULL},
   };
   const char *pos[1];
@@ -45,6 +46,7 @@ int hs_cmd_simulate(int argc, char **argv)
                         "         [--precision bf16|fp16|fp8|fp32] [--tp-comm-overlap]\n"
                         "         [--seq-len S] [--profile profile.json]\n"
                         "         [--json] [-o report.json] [--trace trace.json]\n"
+                        "         [--trace-detail stage|device|kernel] [--trace-devices N]\n"
                         "exit: 0 ok, 2 bad input, 3 simulated but infeasible (out of memory)");
   if (rc)
     return rc < 0 ? 0 : rc;
@@ -143,6 +145,13 @@ int hs_cmd_simulate(int argc, char **argv)
   if ((rc = hs_cli_int(opts, "trace-devices", 0, 0, 1 << 30, &td)))
     goto out;
   so.trace_max_devices = (int32_t)td;
+  const hs_opt_t *otd = hs_cli_opt(opts, "trace-detail");
+  if (otd && hs_trace_detail_parse(otd->value, &so.trace_detail) != HS_OK) {
+    fprintf(stderr, "hetsim simulate: --trace-detail: must be stage, device or kernel, got \"%s\"\n",
+            otd->value);
+    rc = 2;
+    goto out;
+  }
   if ((st = hs_simulate(&m, &c, &plan, &so, &rep, &err)) != HS_OK)
     goto fail;
   const hs_opt_t *oo = hs_cli_opt(opts, "o");

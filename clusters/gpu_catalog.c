@@ -70,54 +70,18 @@ hs_status_t hs__gpu_catalog_copy(const hs_gpu_catalog_t *src, hs_gpu_catalog_t *
   return HS_OK;
 }
 
-/* Case-insensitive Levenshtein distance of a[0..na) and b[0..nb), names are
- * at most HS_NAME_MAX bytes so two rows on the stack suffice. */
-static int edit_distance(const char *a, size_t na, const char *b, size_t nb)
-{
-  int prev[HS_NAME_MAX + 1], cur[HS_NAME_MAX + 1];
-  na = HS_MIN(na, (size_t)HS_NAME_MAX);
-  nb = HS_MIN(nb, (size_t)HS_NAME_MAX);
-  for (size_t j = 0; j <= nb; j++)
-    prev[j] = (int)j;
-  for (size_t i = 1; i <= na; i++) {
-    cur[0] = (int)i;
-    for (size_t j = 1; j <= nb; j++) {
-      int sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-      int del = prev[j] + 1, ins = cur[j - 1] + 1;
-      cur[j] = HS_MIN(sub, HS_MIN(del, ins));
-    }
-    memcpy(prev, cur, sizeof(int) * (nb + 1));
-  }
-  return prev[nb];
-}
 
 void hs__gpu_suggest(const hs_gpu_catalog_t *c, const char *name, char *buf, size_t n)
 {
-  /* Score = distance to the whole name, or to the name's prefix of the same
-   * length ("A1OO" is 2 edits from the "A100" of "A100-SXM4-80GB"). */
-  size_t len = strlen(name);
-  int best = 1 << 30;
-  for (size_t i = 0; i < c->n; i++) {
-    const char *g = c->gpus[i].name;
-    size_t gl = strlen(g);
-    int d = HS_MIN(edit_distance(name, len, g, gl), edit_distance(name, len, g, HS_MIN(len, gl)));
-    best = HS_MIN(best, d);
-  }
+  /* hs_suggest_names ranks: all tokens ("A100-40GB" -> the A100 40 GB
+   * entries), prefix, then edit distance ("A1OO" is 2 edits from the
+   * "A100" of "A100-SXM4-80GB") */
+  const char **names = hs_calloc(c->n + 1, sizeof *names);
   buf[0] = '\0';
-  int limit = len <= 4 ? 2 : (int)(len / 3);
-  if (c->n == 0 || best > limit || len == 0)
-    return;
-  size_t used = (size_t)snprintf(buf, n, " (did you mean ");
-  int shown = 0;
-  for (size_t i = 0; i < c->n && shown < 4 && used < n; i++) {
-    const char *g = c->gpus[i].name;
-    size_t gl = strlen(g);
-    int d = HS_MIN(edit_distance(name, len, g, gl), edit_distance(name, len, g, HS_MIN(len, gl)));
-    if (d != best)
-      continue;
-    used += (size_t)snprintf(buf + used, n - used, "%s\"%s\"", shown ? ", " : "", g);
-    shown++;
-  }
-  if (used < n)
-    snprintf(buf + used, n - used, "?)");
+  if (!names)
+    return; /* a suggestion is a courtesy: none when out of memory */
+  for (size_t i = 0; i < c->n; i++)
+    names[i] = c->gpus[i].name;
+  hs_suggest_names(name, names, c->n, buf, n);
+  free(names);
 }

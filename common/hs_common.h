@@ -153,6 +153,10 @@ const char *hs_data_dir(void);
 const char *hs_basename(const char *path);
 /* True when `s` ends with `suffix`. */
 bool hs_str_endswith(const char *s, const char *suffix);
+/* " (did you mean "a", "b"?)" naming up to 4 of `names` that the mistyped
+ * `query` probably meant (token subset, prefix, then edit distance: see
+ * common/suggest.c), or "" when none is close. O(n x len^2). */
+void hs_suggest_names(const char *query, const char *const *names, size_t n, char *buf, size_t bufn);
 
 /* Formats a byte count as "12.3 GB"/"512 MB" into buf. Returns buf. */
 char *hs_fmt_bytes(double bytes, char *buf, size_t n);

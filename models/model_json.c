@@ -325,9 +325,18 @@ hs_status_t hs_model_load(const char *spec, int64_t seq_len_override, hs_model_t
     if (!hs_strlcpy(path, spec, sizeof path))
       return hs_error_set(err, HS_ELIMIT, "model path too long: \"%.60s...\"", spec);
   } else if (looks_like_name) {
+    char hint[256] = "";
+    char **names = NULL;
+    size_t nn = 0;
+    hs_error_t lerr;
+    hs_error_init(&lerr);
+    lerr.warn_fp = NULL;
+    if (hs_model_catalog_list(&names, &nn, &lerr) == HS_OK)
+      hs_suggest_names(spec, (const char *const *)names, nn, hint, sizeof hint);
+    hs_model_catalog_free(names, nn);
     return hs_error_set(err, HS_ENOTFOUND,
-                        "model \"%s\": not a catalog name (see `hetsim list models`) nor a file",
-                        spec);
+                        "model \"%s\": not a catalog name (see `hetsim list models`) nor a file%s",
+                        spec, hint);
   } else {
     return hs_error_set(err, HS_ENOTFOUND, "%s: no such model file", spec);
   }

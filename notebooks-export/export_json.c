@@ -4,9 +4,13 @@
  * the same bytes).
  *
  * The notebook's code reads the sweep CSV (docs/sweep.md columns) with
- * pandas and draws four figures with matplotlib: strategy comparison,
- * speedup over a baseline strategy, throughput against $/M tokens with the
- * Pareto front, and scaling with cluster size. Each cell tolerates empty
+ * pandas and draws its figures with matplotlib: strategy comparison,
+ * speedup over a baseline strategy, throughput against $/M tokens with a
+ * Pareto front per price model, scaling with cluster size (every point and
+ * the best with at most N GPUs: monotone, never a maximum across mixes
+ * that zig-zags), the time breakdown per strategy, memory against device
+ * capacity, a heatmap over the two inputs that vary most and throughput
+ * against cross-site bandwidth. Each cell tolerates empty
  * selections (a sweep where every point failed still executes cleanly), so
  * that CI can execute every generated notebook and fail on any cell error.
  */
@@ -64,7 +68,9 @@ static const char *const code_load[] = {
     "import math\n",
     "import matplotlib\n",
     "import matplotlib.pyplot as plt\n",
+    "import numpy as np\n",
     "import pandas as pd\n",
+    "plt.rcParams.update({'figure.dpi': 100, 'font.size': 9})\n",
     "\n",
     "CSV = %CSV%\n",
     "BASELINE = %BASELINE%\n",
@@ -149,7 +155,8 @@ static const char *const code_speedup[] = {
 static const char *const md_pareto[] = {
     "## Throughput against cost\n",
     "\n",
-    "Every successful, priced row as a point; the Pareto front (no other point is both faster "
+    "Every successful, priced row as a point, one panel per price model (on-demand and spot "
+    "are different purchases); the Pareto front of each (no other point is both faster "
     "and cheaper per token) is the line.",
     NULL};
 
@@ -164,21 +171,26 @@ static const char *const code_pareto[] = {
     "            keep.append(i)\n",
     "    return frame.loc[keep]\n",
     "if len(priced):\n",
-    "    front = pareto(priced)\n",
-    "    fig, ax = plt.subplots(figsize=(8, 5))\n",
-    "    for (s, p), g in priced.groupby(['strategy', 'price_model']):\n",
-    "        ax.scatter(g['tokens_per_s'], g['usd_per_million_tokens'], label=f'{s} ({p})', "
-    "alpha=0.7)\n",
-    "    f = front.sort_values('tokens_per_s')\n",
-    "    ax.plot(f['tokens_per_s'], f['usd_per_million_tokens'], color='black', "
-    "drawstyle='steps-post', label='Pareto front')\n",
-    "    ax.set_xlabel('tokens/s')\n",
-    "    ax.set_ylabel('$ per million tokens')\n",
-    "    ax.legend(fontsize='small')\n",
+    "    models = list(dict.fromkeys(priced['price_model']))\n",
+    "    fig, axs = plt.subplots(1, len(models), figsize=(7 * len(models), 5), squeeze=False)\n",
+    "    fronts = []\n",
+    "    for ax, pm in zip(axs[0], models):\n",
+    "        p = priced[priced['price_model'] == pm]\n",
+    "        front = pareto(p)\n",
+    "        fronts.append(front)\n",
+    "        for s, g in p.groupby('strategy'):\n",
+    "            ax.scatter(g['tokens_per_s'], g['usd_per_million_tokens'], label=s, alpha=0.7)\n",
+    "        f = front.sort_values('tokens_per_s')\n",
+    "        ax.plot(f['tokens_per_s'], f['usd_per_million_tokens'], color='black',\n",
+    "                drawstyle='steps-post', label='Pareto front')\n",
+    "        ax.set_xlabel('tokens/s')\n",
+    "        ax.set_ylabel('$ per million tokens')\n",
+    "        ax.set_title(f'Throughput against cost, {pm} prices')\n",
+    "        ax.legend(fontsize='small')\n",
     "    plt.tight_layout()\n",
     "    plt.show()\n",
-    "    display(front[['config', 'strategy', 'price_model', 'tokens_per_s', 'usd_per_million_tokens', "
-    "'usd_per_hour', 'plan']])\n",
+    "    display(pd.concat(fronts)[['config', 'strategy', 'price_model', 'tokens_per_s',\n",
+    "                               'usd_per_million_tokens', 'usd_per_hour', 'plan']])\n",
     "else:\n",
     "    print('no priced successful rows')",
     NULL};
@@ -186,24 +198,155 @@ static const char *const code_pareto[] = {
 static const char *const md_scaling[] = {
     "## Scaling with cluster size\n",
     "\n",
-    "Best throughput of each strategy at each cluster size (GPUs in the cluster).",
+    "Every configuration's throughput (dots) and, per strategy, the best that any cluster of "
+    "at most N GPUs in the sweep reaches (the line; a maximum over different GPU mixes at "
+    "one size would zig-zag).",
     NULL};
 
 static const char *const code_scaling[] = {
     "if len(one):\n",
-    "    sc = one.groupby(['strategy', 'n_gpus'])['tokens_per_s'].max().reset_index()\n",
-    "    fig, ax = plt.subplots(figsize=(8, 5))\n",
-    "    for s, g in sc.groupby('strategy'):\n",
-    "        g = g.sort_values('n_gpus')\n",
-    "        ax.plot(g['n_gpus'], g['tokens_per_s'], marker='o', label=s)\n",
+    "    fig, ax = plt.subplots(figsize=(9, 5))\n",
+    "    styles = ['-', '--', ':', '-.']\n",
+    "    for k, (s, g) in enumerate(one.groupby('strategy')):\n",
+    "        colour = f'C{k}'\n",
+    "        ax.scatter(g['n_gpus'], g['tokens_per_s'], color=colour, alpha=0.35, s=18)\n",
+    "        env = g.groupby('n_gpus')['tokens_per_s'].max().sort_index().cummax()\n",
+    "        ax.plot(env.index, env.values, marker='o', color=colour, linestyle=styles[k % 4],\n",
+    "                label=f'{s}: best with at most N GPUs')\n",
     "    ax.set_xlabel('GPUs in the cluster')\n",
     "    ax.set_ylabel('tokens/s')\n",
+    "    ax.set_title('Scaling: every configuration (dots) and the best any mix of at most N GPUs reaches')\n",
     "    ax.legend(fontsize='small')\n",
     "    plt.tight_layout()\n",
     "    plt.show()\n",
-    "    display(sc.pivot(index='n_gpus', columns='strategy', values='tokens_per_s'))\n",
+    "    display(one.pivot_table(index='n_gpus', columns='strategy', values='tokens_per_s', aggfunc='max'))\n",
     "else:\n",
     "    print('no successful rows')",
+    NULL};
+
+static const char *const md_breakdown[] = {
+    "## Where the time goes\n",
+    "\n",
+    "Per strategy, the iteration split into compute, recomputation, exposed TP / PP / DP communication, pipeline bubble and optimizer (`time_*_s` columns: the per-stage breakdowns averaged over stages, so each bar is the iteration time), on the configuration (of those at least three strategies ran) where they differ most.",
+    NULL};
+
+static const char *const code_breakdown[] = {
+    "TIME = ['time_compute_s', 'time_recompute_s', 'time_tp_comm_s', 'time_pp_comm_s', 'time_dp_comm_s',\n",
+    "        'time_bubble_s', 'time_optimizer_s']\n",
+    "def widest_config(frame):\n",
+    "    # of the configurations at least min(3, most) strategies ran, the one where\n",
+    "    # they differ most (slowest / fastest iteration); ties: the name\n",
+    "    n = frame.groupby('config').agg(s=('strategy', 'nunique'), hi=('iteration_s', 'max'),\n",
+    "                                    lo=('iteration_s', 'min')).reset_index()\n",
+    "    n = n[n['s'] >= min(3, n['s'].max())].assign(r=lambda x: x['hi'] / x['lo'])\n",
+    "    return n.sort_values(['r', 'config'], ascending=[False, True])['config'].iloc[0]\n",
+    "if len(one) and all(c in one for c in TIME):\n",
+    "    cfg = widest_config(one)\n",
+    "    b = one[one['config'] == cfg].groupby('strategy')[TIME].mean()\n",
+    "    b.columns = [c[5:-2].replace('_', ' ') for c in TIME]\n",
+    "    ax = b.plot.barh(stacked=True, figsize=(10, 0.6 * len(b) + 2))\n",
+    "    ax.set_xlabel('seconds per iteration')\n",
+    "    ax.set_ylabel('')\n",
+    "    ax.set_title(f'Iteration time breakdown: {cfg}')\n",
+    "    ax.legend(loc='upper left', bbox_to_anchor=(1.0, 1.0), fontsize='small')\n",
+    "    plt.tight_layout()\n",
+    "    plt.show()\n",
+    "    display(b)\n",
+    "else:\n",
+    "    print('no successful rows with a time breakdown')",
+    NULL};
+
+static const char *const md_memory[] = {
+    "## Memory against device capacity\n",
+    "\n",
+    "Peak memory of the stage closest to its capacity, split into weights, gradients, optimizer state, activations and recomputation workspace (`mem_*_bytes`), against that device's capacity (the black tick: peak / `peak_memory_fraction`).",
+    NULL};
+
+static const char *const code_memory[] = {
+    "MEM = ['mem_weights_bytes', 'mem_gradients_bytes', 'mem_optimizer_bytes', 'mem_activations_bytes',\n",
+    "       'mem_workspace_bytes']\n",
+    "if len(one) and all(c in one for c in MEM):\n",
+    "    cfg = widest_config(one)\n",
+    "    sel = one[one['config'] == cfg].groupby('strategy')[MEM + ['peak_memory_fraction']].mean()\n",
+    "    gb = sel[MEM] / 1e9\n",
+    "    gb.columns = [c[4:-6] for c in MEM]\n",
+    "    ax = gb.plot.barh(stacked=True, figsize=(10, 0.6 * len(gb) + 2))\n",
+    "    cap = gb.sum(axis=1) / sel['peak_memory_fraction']\n",
+    "    for i, c in enumerate(cap):\n",
+    "        ax.plot([c, c], [i - 0.4, i + 0.4], color='black', linewidth=2)\n",
+    "    ax.set_xlabel('GB (10^9 bytes) on the fullest device; black: its capacity')\n",
+    "    ax.set_ylabel('')\n",
+    "    ax.set_title(f'Memory breakdown: {cfg}')\n",
+    "    ax.legend(loc='upper left', bbox_to_anchor=(1.0, 1.0), fontsize='small')\n",
+    "    plt.tight_layout()\n",
+    "    plt.show()\n",
+    "else:\n",
+    "    print('no successful rows with a memory breakdown')",
+    NULL};
+
+static const char *const md_heatmap[] = {
+    "## Heatmap over the sweep's two main axes\n",
+    "\n",
+    "Best tokens/s over strategies for each pair of values of the two inputs that vary most.",
+    NULL};
+
+static const char *const code_heatmap[] = {
+    "axes = sorted([k for k in KEYS if ok[k].nunique() > 1], key=lambda k: -ok[k].nunique())[:2] if len(ok) else []\n",
+    "if len(axes) == 1:\n",
+    "    axes.append('strategy')\n",
+    "if len(axes) == 2:\n",
+    "    # absent values (a single-site cluster has no cross-site link) read as '-'\n",
+    "    lab = one.assign(**{a: one[a].map(lambda v: '-' if pd.isna(v) else (f'{v:g}' if isinstance(v, float) else str(v)))\n",
+    "                        for a in axes})\n",
+    "    h = lab.pivot_table(index=axes[0], columns=axes[1], values='tokens_per_s', aggfunc='max')\n",
+    "    fig, ax = plt.subplots(figsize=(min(2 + 1.4 * h.shape[1], 14), min(1.5 + 0.45 * h.shape[0], 12)))\n",
+    "    im = ax.imshow(h.values, aspect='auto', cmap='viridis')\n",
+    "    ax.set_xticks(range(h.shape[1]))\n",
+    "    ax.set_xticklabels([str(c) for c in h.columns], rotation=30, ha='right', fontsize='small')\n",
+    "    ax.set_yticks(range(h.shape[0]))\n",
+    "    ax.set_yticklabels([str(i) for i in h.index], fontsize='small')\n",
+    "    for (i, j), v in np.ndenumerate(h.values):\n",
+    "        if not np.isnan(v):\n",
+    "            ax.text(j, i, f'{v:.0f}', ha='center', va='center', color='white', fontsize='x-small')\n",
+    "    ax.set_xlabel(axes[1])\n",
+    "    ax.set_ylabel(axes[0])\n",
+    "    ax.set_title('Best tokens/s over strategies' if axes[1] != 'strategy' else 'tokens/s')\n",
+    "    fig.colorbar(im, ax=ax, label='tokens/s')\n",
+    "    plt.tight_layout()\n",
+    "    plt.show()\n",
+    "else:\n",
+    "    print('fewer than two inputs vary: no heatmap')",
+    NULL};
+
+static const char *const md_bandwidth[] = {
+    "## Throughput against the cross-site link bandwidth\n",
+    "\n",
+    "Tokens/s of each strategy as the inter-site bandwidth changes, one line per strategy and cluster (other inputs at their first value).",
+    NULL};
+
+static const char *const code_bandwidth[] = {
+    "if len(one) and one['intersite_GBps'].nunique() > 1:\n",
+    "    fig, ax = plt.subplots(figsize=(9, 5))\n",
+    "    rest = [k for k in VARY if k not in ('intersite_GBps', 'cluster')]\n",
+    "    sub = one.dropna(subset=['intersite_GBps'])\n",
+    "    for k in rest:\n",
+    "        if len(sub):\n",
+    "            v = sub[k].iloc[0]\n",
+    "            sub = sub[sub[k].isna()] if pd.isna(v) else sub[sub[k] == v]\n",
+    "    styles = ['-', '--', ':', '-.']\n",
+    "    for k, ((c, s), g) in enumerate(sub.groupby(['cluster', 'strategy'])):\n",
+    "        g = g.sort_values('intersite_GBps')\n",
+    "        ax.plot(g['intersite_GBps'], g['tokens_per_s'], marker='o', linestyle=styles[k % 4],\n",
+    "                label=f'{s}, {c}')\n",
+    "    ax.set_xscale('log')\n",
+    "    ax.set_xlabel('cross-site link GB/s (per direction)')\n",
+    "    ax.set_ylabel('tokens/s')\n",
+    "    ax.set_title('Throughput against cross-site bandwidth')\n",
+    "    ax.legend(loc='upper left', bbox_to_anchor=(1.0, 1.0), fontsize='x-small')\n",
+    "    plt.tight_layout()\n",
+    "    plt.show()\n",
+    "else:\n",
+    "    print('the cross-site bandwidth does not vary in this sweep')",
     NULL};
 
 /* Python string literal of s (JSON escaping is a valid Python literal for
@@ -283,6 +426,14 @@ hs_status_t hs_notebook_write(const char *csv_ref, const char *baseline, const c
   ok = ok && add_cell(cells, id++, true, code_pareto, csv_ref, baseline);
   ok = ok && add_cell(cells, id++, false, md_scaling, csv_ref, baseline);
   ok = ok && add_cell(cells, id++, true, code_scaling, csv_ref, baseline);
+  ok = ok && add_cell(cells, id++, false, md_breakdown, csv_ref, baseline);
+  ok = ok && add_cell(cells, id++, true, code_breakdown, csv_ref, baseline);
+  ok = ok && add_cell(cells, id++, false, md_memory, csv_ref, baseline);
+  ok = ok && add_cell(cells, id++, true, code_memory, csv_ref, baseline);
+  ok = ok && add_cell(cells, id++, false, md_heatmap, csv_ref, baseline);
+  ok = ok && add_cell(cells, id++, true, code_heatmap, csv_ref, baseline);
+  ok = ok && add_cell(cells, id++, false, md_bandwidth, csv_ref, baseline);
+  ok = ok && add_cell(cells, id++, true, code_bandwidth, csv_ref, baseline);
   if (ok) {
     cJSON *meta = cJSON_AddObjectToObject(nb, "metadata");
     cJSON *ks = meta ? cJSON_AddObjectToObject(meta, "kernelspec") : NULL;

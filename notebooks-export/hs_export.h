@@ -137,6 +137,8 @@ typedef struct hs_eval {
   int32_t unpriced_gpus[HS_PRICE__COUNT];
   char plan[256];
   double search_s;
+  double time_s[HS_TIME_PARTS];     /* hs_report_time_parts: add up to iteration_s */
+  double mem_bytes[HS_MEM_PARTS];   /* hs_report_mem_parts: parts of the stage closest to capacity */
 } hs_eval_t;
 
 /* Prices of the whole cluster (every device) under each price model. O(devices). */
@@ -308,17 +310,29 @@ typedef struct hs_tspan {
   char cat[32];
 } hs_tspan_t;
 
+/* One counter ("C") sample: its first numeric arg. */
+typedef struct hs_tcounter {
+  int64_t pid;
+  double ts_us, value;
+  char name[64];
+} hs_tcounter_t;
+
 typedef struct hs_trace_doc {
   hs_tspan_t *spans; size_t n_spans;
   /* process_name / thread_name metadata */
   struct hs_trace_label { int64_t pid, tid; bool thread; char name[96]; } *labels;
   size_t n_labels;
+  hs_tcounter_t *counters; size_t n_counters;
+  /* process_sort_index metadata */
+  struct hs_trace_sort { int64_t pid, index; } *sorts;
+  size_t n_sorts;
 } hs_trace_doc_t;
 
 void hs_trace_doc_init(hs_trace_doc_t *d);
 void hs_trace_doc_destroy(hs_trace_doc_t *d);
 /* Parses a Chrome trace ({"traceEvents": [...]} or a bare array). Keeps "X"
- * events and process/thread names; other phases are skipped. An X event
+ * events, counters with a numeric arg, process/thread names and process
+ * sort indexes; other phases are skipped. An X event
  * without numeric pid, tid, ts, dur (dur >= 0) is an error naming
  * traceEvents[i]. */
 hs_status_t hs_trace_doc_parse(const char *text, const char *file, hs_trace_doc_t *out,
@@ -328,8 +342,9 @@ hs_status_t hs_trace_doc_load(const char *path, hs_trace_doc_t *out, hs_error_t 
 /* Colour classes of spans (docs/export.md). */
 typedef enum {
   HS_SPAN_FORWARD, HS_SPAN_BACKWARD, HS_SPAN_RECOMPUTE, HS_SPAN_COLLECTIVE, HS_SPAN_P2P,
-  HS_SPAN_OPTIMIZER, HS_SPAN_LINK, HS_SPAN_FAILURE, HS_SPAN_RECOVERY, HS_SPAN_CHECKPOINT,
-  HS_SPAN_IDLE, HS_SPAN_OTHER, HS_SPAN__COUNT
+  HS_SPAN_DP, HS_SPAN_OPTIMIZER, HS_SPAN_LINK, HS_SPAN_TRAIN, HS_SPAN_LOST, HS_SPAN_FAILURE,
+  HS_SPAN_RECOVERY, HS_SPAN_CHECKPOINT, HS_SPAN_REPLAN, HS_SPAN_UP, HS_SPAN_IDLE, HS_SPAN_OTHER,
+  HS_SPAN__COUNT
 } hs_span_class_t;
 /* From `cat` when it names a class (forward, backward, recompute, collective,
  * p2p, optimizer, link, failure, recovery, checkpoint, idle), else from the
@@ -340,9 +355,23 @@ hs_span_class_t hs_span_classify(const hs_tspan_t *s, const char *process_name,
 const char *hs_span_class_name(hs_span_class_t k);
 const char *hs_span_class_colour(hs_span_class_t k);
 
-/* Renders the Gantt chart: one row per (pid, tid) with X events, sorted by
- * pid then tid; idle time is the row background. Deterministic. Returns the
- * number of rows through *n_rows when not NULL. O(spans log spans). */
+/* Renders the timeline (docs/export.md, "SVG timeline"). A simulator
+ * trace (processes with a "compute" thread) gives, per device process in
+ * sort-index order, a compute row and a communication row (exposed and
+ * hidden-under-compute shades), only replica 0 / TP rank 0 devices unless
+ * all_devices, after one row per link counter (cross-site first, at most 4
+ * others); any other trace one row per (pid, tid) with X events, by sort
+ * index, pid, tid. Each row draws, per pixel column, the fraction of the
+ * column each class occupies (stacked), so short spans never merge into a
+ * solid bar. Deterministic. Returns the number of rows through *n_rows when
+ * not NULL. O(spans log spans + rows x width). */
+typedef struct hs_svg_opts {
+  const char *title;
+  bool all_devices;
+} hs_svg_opts_t;
+hs_status_t hs_trace_svg_render(const hs_trace_doc_t *d, const hs_svg_opts_t *o, FILE *f,
+                                size_t *n_rows, hs_error_t *err);
+/* hs_trace_svg_render with a title and default options. */
 hs_status_t hs_trace_svg_write(const hs_trace_doc_t *d, const char *title, FILE *f,
                                size_t *n_rows, hs_error_t *err);
 

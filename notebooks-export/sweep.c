@@ -261,7 +261,9 @@ hs_status_t hs_eval_run(const hs_model_t *m, const hs_cluster_t *c, const char *
     if (x > out->peak_memory_fraction)
       out->peak_memory_fraction = x;
   }
-  hs_plan_summary(&plan, out->plan, sizeof out->plan);
+  hs_plan_describe(&plan, m, out->plan, sizeof out->plan);
+  hs_report_time_parts(&rep, out->time_s);
+  hs_report_mem_parts(&rep, out->mem_bytes);
 out:
   hs_plan_destroy(&plan);
   hs_report_destroy(&rep);
@@ -270,12 +272,19 @@ out:
 
 /* ---- rows ------------------------------------------------------------------ */
 
+/* hs_report_time_parts / hs_report_mem_parts, in their key order */
+#define BREAKDOWN_COLS                                                                      \
+  "time_compute_s,time_recompute_s,time_tp_comm_s,time_pp_comm_s,time_dp_comm_s,"           \
+  "time_bubble_s,time_optimizer_s,mem_weights_bytes,mem_gradients_bytes,mem_optimizer_bytes," \
+  "mem_activations_bytes,mem_workspace_bytes,"
+#define N_BREAKDOWN_COLS (HS_TIME_PARTS + HS_MEM_PARTS)
+
 #define HEADER                                                                                  \
   "point,cluster,nic_GBps,intersite_GBps,intersite_latency_us,model,global_batch_spec,strategy," \
   "price_model,status,n_gpus,gpu_types,n_gpus_used,global_batch,tokens_per_iteration,"           \
   "iteration_s,tokens_per_s,mfu,"                                                                \
   "peak_memory_fraction,usd_per_hour,unpriced_gpus,usd_per_iteration,usd_per_million_tokens,"  \
-  "train_tokens,time_to_train_h,cost_to_train_usd,plan,search_s,error\n"
+  "train_tokens,time_to_train_h,cost_to_train_usd,plan," BREAKDOWN_COLS "search_s,error\n"
 
 const char *hs_sweep_csv_header(void) { return HEADER; }
 
@@ -380,6 +389,8 @@ static void row_results(sbuf_t *b, const hs_sweep_spec_t *s, const hs_eval_t *e,
     sb_printf(b, ",,,,,%.6g,%d,,,%.6g,,,", e->usd_per_hour[pm], e->unpriced_gpus[pm], s->train_tokens);
     if (e->ok)
       sb_field(b, e->plan);
+    for (int k = 0; k < N_BREAKDOWN_COLS; k++)
+      sb_printf(b, ",");
   } else {
     double usd_h = e->usd_per_hour[pm];
     bool priced = usd_h > 0;
@@ -401,6 +412,10 @@ static void row_results(sbuf_t *b, const hs_sweep_spec_t *s, const hs_eval_t *e,
     sb_num(b, train_h * usd_h, !priced);
     sb_printf(b, ",");
     sb_field(b, e->plan);
+    for (int k = 0; k < HS_TIME_PARTS; k++)
+      sb_num(b, e->time_s[k], false);
+    for (int k = 0; k < HS_MEM_PARTS; k++)
+      sb_num(b, e->mem_bytes[k], false);
   }
   sb_num(b, e->search_s, (flags & HS_SWEEP_NO_TIMINGS) != 0);
   sb_printf(b, ",");

@@ -1,8 +1,9 @@
 /*
  * trace_json.c - reads a Chrome trace (the simulator's --trace output, the
- * elastic timelines, or any tool's) for the SVG Gantt chart: complete ("X")
- * events and the process_name / thread_name metadata. Other phases (B/E
- * pairs, counters, instants) are skipped: the chart draws spans.
+ * elastic timelines, or any tool's) for the SVG timeline: complete ("X")
+ * events, counters ("C", first numeric arg), and the process_name /
+ * thread_name / process_sort_index metadata. Other phases (B/E pairs,
+ * instants, flows) are skipped: the chart draws spans and counters.
  */
 #include "hs_export.h"
 #include "hs_json.h"
@@ -22,6 +23,8 @@ void hs_trace_doc_destroy(hs_trace_doc_t *d)
     return;
   free(d->spans);
   free(d->labels);
+  free(d->counters);
+  free(d->sorts);
   memset(d, 0, sizeof *d);
 }
 
@@ -50,7 +53,7 @@ hs_status_t hs_trace_doc_parse(const char *text, const char *file, hs_trace_doc_
 {
   hs_status_t st = HS_OK;
   cJSON *root = NULL;
-  size_t scap = 0, lcap = 0;
+  size_t scap = 0, lcap = 0, ccap = 0, ocap = 0;
   if (!file)
     file = "trace";
   hs_trace_doc_destroy(out);
@@ -76,6 +79,19 @@ hs_status_t hs_trace_doc_parse(const char *text, const char *file, hs_trace_doc_
     if (strcmp(ph->valuestring, "M") == 0) {
       bool thread = cJSON_IsString(name) && strcmp(name->valuestring, "thread_name") == 0;
       bool process = cJSON_IsString(name) && strcmp(name->valuestring, "process_name") == 0;
+      if (cJSON_IsString(name) && strcmp(name->valuestring, "process_sort_index") == 0) {
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+        const cJSON *ix = cJSON_IsObject(args) ? cJSON_GetObjectItemCaseSensitive(args, "sort_index") : NULL;
+        int64_t pid;
+        if (!get_id(e, "pid", &pid) || !cJSON_IsNumber(ix) || !isfinite(ix->valuedouble) ||
+            fabs(ix->valuedouble) > 9e15)
+          HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: traceEvents[%d]: process_sort_index needs an integer pid and a "
+                               "numeric args.sort_index", file, i));
+        if (hs_reserve((void **)&out->sorts, &ocap, out->n_sorts + 1, sizeof *out->sorts) != HS_OK)
+          HS_FAIL(hs_error_set(err, HS_ENOMEM, "%s: out of memory", file));
+        out->sorts[out->n_sorts++] = (struct hs_trace_sort){pid, (int64_t)ix->valuedouble};
+        continue;
+      }
       if (!thread && !process)
         continue;
       const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
@@ -92,6 +108,28 @@ hs_status_t hs_trace_doc_parse(const char *text, const char *file, hs_trace_doc_
       l->tid = thread ? tid : 0;
       l->thread = thread;
       copy_str(l->name, sizeof l->name, lab);
+      continue;
+    }
+    if (strcmp(ph->valuestring, "C") == 0) {
+      /* a counter: its first numeric arg; others are skipped, as Perfetto's
+       * tracks show them separately */
+      const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+      const cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "ts");
+      const cJSON *v = NULL;
+      for (const cJSON *a = cJSON_IsObject(args) ? args->child : NULL; a && !v; a = a->next)
+        if (cJSON_IsNumber(a) && isfinite(a->valuedouble))
+          v = a;
+      hs_tcounter_t cn;
+      memset(&cn, 0, sizeof cn);
+      if (!v || !get_id(e, "pid", &cn.pid) || !cJSON_IsNumber(ts) || !isfinite(ts->valuedouble) ||
+          fabs(ts->valuedouble) > 1e15)
+        continue;
+      cn.ts_us = ts->valuedouble;
+      cn.value = v->valuedouble;
+      copy_str(cn.name, sizeof cn.name, name);
+      if (hs_reserve((void **)&out->counters, &ccap, out->n_counters + 1, sizeof *out->counters) != HS_OK)
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "%s: out of memory", file));
+      out->counters[out->n_counters++] = cn;
       continue;
     }
     if (strcmp(ph->valuestring, "X") != 0)

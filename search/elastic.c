@@ -340,7 +340,7 @@ static hs_status_t planner_get(hs_elastic_planner_t *p, const uint8_t *alive, pe
     e->iteration_s = rep.iteration_time_s;
     e->global_batch = rep.global_batch;
     e->n_devices = hs_plan_n_devices(&plan);
-    hs_plan_summary(&plan, e->summary, sizeof e->summary);
+    hs_plan_describe(&plan, p->m, e->summary, sizeof e->summary);
     HS_CHECK(hs_elastic_layout_from_plan(p->m, &plan, dev_map, &e->layout, err));
     for (size_t k = 0; k < e->layout.n; k++)
       e->node_used[p->c->devices[e->layout.dev[k]].node] = 1;

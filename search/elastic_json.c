@@ -120,6 +120,7 @@ struct cJSON *hs_elastic_result_to_json(const hs_elastic_result_t *r, const hs_c
   if (!j)
     return NULL;
   bool ok = true;
+  ok = ok && cJSON_AddNumberToObject(j, "schema_version", HS_SCHEMA_VERSION);
   ok = ok && cJSON_AddStringToObject(j, "cluster", c->name);
   ok = ok && cJSON_AddStringToObject(j, "strategy", r->strategy);
   ok = ok && cJSON_AddStringToObject(j, "recovery", hs_recovery_name(r->recovery));
@@ -227,7 +228,8 @@ hs_status_t hs_elastic_timeline_write_json(const hs_elastic_result_t *r, const h
             c->nodes[n].spot ? ", spot" : "");
   for (size_t s = 0; s < r->n_segments; s++) {
     const hs_elastic_segment_t *sg = &r->segments[s];
-    fprintf(f, ",\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"%s\",\"ts\":",
+    fprintf(f, ",\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"%s\",\"cat\":\"%s\",\"ts\":",
+            hs_elastic_phase_name((hs_elastic_phase_t)sg->phase),
             hs_elastic_phase_name((hs_elastic_phase_t)sg->phase));
     ts_us(f, sg->t0);
     fputs(",\"dur\":", f);
@@ -237,7 +239,7 @@ hs_status_t hs_elastic_timeline_write_json(const hs_elastic_result_t *r, const h
   for (size_t k = 0; k < r->n_recoveries; k++) {
     const hs_elastic_recovery_t *v = &r->recoveries[k];
     hs_time_t t1 = v->t_ns + hs_time_from_s(v->replan_s + v->recovery_s);
-    fprintf(f, ",\n{\"ph\":\"X\",\"pid\":0,\"tid\":1,\"name\":\"recovery %zu (%s)\",\"ts\":", k,
+    fprintf(f, ",\n{\"ph\":\"X\",\"pid\":0,\"tid\":1,\"name\":\"recovery %zu (%s)\",\"cat\":\"recover\",\"ts\":", k,
             v->kind == HS_ELASTIC_PREEMPT ? "preempt" : "replace");
     ts_us(f, v->t_ns);
     fputs(",\"dur\":", f);
@@ -257,7 +259,7 @@ hs_status_t hs_elastic_timeline_write_json(const hs_elastic_result_t *r, const h
       hs_time_t te = last ? H : r->events[e].t_ns;
       if ((last && up) || (!last && r->events[e].kind == HS_ELASTIC_PREEMPT && up)) {
         if (te > since) {
-          fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%zu,\"name\":\"up\",\"ts\":", n);
+          fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%zu,\"name\":\"up\",\"cat\":\"node-up\",\"ts\":", n);
           ts_us(f, since);
           fputs(",\"dur\":", f);
           ts_us(f, te - since);

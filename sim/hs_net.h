@@ -134,6 +134,11 @@ hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f);
 const hs_link_stats_t *hs_net_link_stats(const hs_net_t *net);
 /* Brings busy_ns of busy links up to the current time. O(links). */
 void hs_net_sync_stats(hs_net_t *net);
+/* Observer called from every flow's completion (before the flow's own
+ * `done`), for traces: it sees the flow's hops, bytes, t_start and t_end and
+ * must not start or stop flows. NULL removes it. O(1). */
+typedef void (*hs_net_observer_fn)(void *ctx, const hs_flow_t *f);
+void hs_net_set_observer(hs_net_t *net, hs_net_observer_fn fn, void *ctx);
 hs_engine_t *hs_net_engine(hs_net_t *net);
 const hs_topology_t *hs_net_topology(const hs_net_t *net); /* NULL for hs_net_new_links */
 size_t hs_net_n_links(const hs_net_t *net);

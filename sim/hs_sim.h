@@ -198,7 +198,11 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
 hs_status_t hs_plan_parse(const char *text, const char *file, hs_plan_t *out, hs_error_t *err);
 hs_status_t hs_plan_load(const char *path, hs_plan_t *out, hs_error_t *err);
 struct cJSON *hs_plan_to_json(const hs_plan_t *p);
-/* Short human form: "pp4 [tp8 x1 | tp8 x1 | ...] mb=1x192 1f1b". */
+/* One line in Megatron-LM terms (sim/plan_summary.c): "tp2 pp4 dp8 mbs 1 x
+ * 64 microbatches 1f1b, layers emb+0-5|6-11|12-17|18-23+head"; with m NULL
+ * the stages are op ranges ("ops 0-40|41-80"). O(stages x replicas + ops). */
+void hs_plan_describe(const hs_plan_t *p, const hs_model_t *m, char *buf, size_t n);
+/* hs_plan_describe without the model. */
 void hs_plan_summary(const hs_plan_t *p, char *buf, size_t n);
 
 /* ---- schedules ----------------------------------------------------------- */
@@ -256,13 +260,33 @@ hs_status_t hs_profile_parse(const char *text, const char *file, hs_cluster_t *c
 
 /* ---- simulation ----------------------------------------------------------- */
 
+/* How much a trace shows (docs/simulator.md, "Traces"): stage = one
+ * representative device per pipeline stage, identical DP replicas folded;
+ * device = every device, one slice per schedule item; kernel = device plus
+ * compute segments, TP collectives and link flows. */
+typedef enum { HS_TRACE_STAGE, HS_TRACE_DEVICE, HS_TRACE_KERNEL } hs_trace_detail_t;
+const char *hs_trace_detail_name(hs_trace_detail_t d);
+/* "stage", "device" or "kernel"; HS_ENOTFOUND otherwise. */
+hs_status_t hs_trace_detail_parse(const char *s, hs_trace_detail_t *out);
+
 typedef struct hs_sim_opts {
   const char *trace_path;     /* write a Chrome trace JSON when not NULL */
+  hs_trace_detail_t trace_detail; /* default HS_TRACE_STAGE */
   bool trace_links;           /* add one track per busy link (default true) */
   int32_t trace_max_devices;  /* limit device tracks (0 = all) */
   bool verbose;
 } hs_sim_opts_t;
 void hs_sim_opts_init(hs_sim_opts_t *o);
+
+/* The parts of one device's peak memory (bytes); they add up to it. */
+typedef struct hs_mem_parts {
+  double weights_bytes;       /* bf16/fp16 weights held (TP shard, tied copies) */
+  double gradients_bytes;     /* their gradients */
+  double optimizer_bytes;     /* fp32 master weights and Adam moments (ZeRO-1: sharded) */
+  double activations_bytes;   /* saved activations of the microbatches in flight at the peak */
+  double workspace_bytes;     /* full recomputation: one block's activations recomputed at once;
+                                 ZeRO-3: the gathered block in use and the prefetched next one */
+} hs_mem_parts_t;
 
 typedef struct hs_stage_report {
   int32_t pipeline, stage;
@@ -278,6 +302,23 @@ typedef struct hs_stage_report {
   double peak_memory_bytes;   /* max over the stage's devices */
   double mem_capacity_bytes;
   double params;              /* per device of replica 0 */
+  /* Where the iteration went on replica 0's first device: a partition of
+   * [0, iteration_time_s], so the seven add up to it. compute excludes the
+   * recomputed forwards (recompute) and the optimizer step; tp = blocked on
+   * TP/SPMD collectives; pp = blocked on its own sends, or waiting for input
+   * while that input was on the wire; dp = waiting for gradient buckets after
+   * the last backward; bubble = every other wait (pipeline fill and drain,
+   * slower stages, the end of the iteration). */
+  double time_compute_s, time_recompute_s, time_tp_comm_s, time_pp_comm_s, time_dp_comm_s,
+      time_bubble_s, time_optimizer_s;
+  /* Peak memory of the stage's device with the largest peak: its parts add
+   * up to peak_memory_bytes. */
+  hs_mem_parts_t mem;
+  /* Transformer blocks in the stage [layer_first, layer_last] (-1: none),
+   * and whether it holds ops before the blocks (embedding) or after them
+   * (final norm, LM head, loss). */
+  int32_t layer_first, layer_last;
+  bool has_embedding, has_head;
 } hs_stage_report_t;
 
 typedef struct hs_link_report {
@@ -285,6 +326,7 @@ typedef struct hs_link_report {
   char label[48];
   double bytes;
   double utilisation;         /* bytes / (capacity x iteration time) */
+  bool cross_site;            /* a direction of an inter-site link */
 } hs_link_report_t;
 
 typedef struct hs_report {
@@ -302,6 +344,7 @@ typedef struct hs_report {
   double cost_usd_per_iteration;
   double cost_usd_per_million_tokens;
   double usd_per_hour;
+  int32_t n_unpriced_devices; /* used GPUs without a catalog price: costs are then unknown */
   int64_t global_batch;
   int64_t tokens_per_iteration;
   int32_t n_devices;
@@ -329,6 +372,31 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
 hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
                                  double *out, hs_error_t *err);
 
+/* hs_memory_per_device with the parts (parts: NULL or c->n_devices entries,
+ * zero for unused devices). Same complexity. */
+hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
+                                double *out, hs_mem_parts_t *parts, hs_error_t *err);
+
+/* Breakdowns as arrays (breakdown.c), in the order of their keys:
+ * hs_time_part_keys = compute, recompute, tp_comm, pp_comm, dp_comm, bubble,
+ * optimizer (seconds); hs_mem_part_keys = weights, gradients, optimizer,
+ * activations, workspace (bytes). O(1) per stage. */
+#define HS_TIME_PARTS 7
+#define HS_MEM_PARTS 5
+extern const char *const hs_time_part_keys[HS_TIME_PARTS];
+extern const char *const hs_mem_part_keys[HS_MEM_PARTS];
+void hs_stage_time_parts(const hs_stage_report_t *s, double out_s[HS_TIME_PARTS]);
+void hs_stage_mem_parts(const hs_stage_report_t *s, double out_bytes[HS_MEM_PARTS]);
+/* One row for tables: the time parts averaged over all stages (they still
+ * add up to the iteration time), and the memory parts of the stage closest
+ * to its capacity (largest peak / capacity; they add up to its peak).
+ * O(stages). */
+void hs_report_time_parts(const hs_report_t *r, double out_s[HS_TIME_PARTS]);
+void hs_report_mem_parts(const hs_report_t *r, double out_bytes[HS_MEM_PARTS]);
+
+/* Version of the JSON outputs' layout (docs/schemas.md); bumped when a key
+ * changes meaning or goes away. */
+#define HS_SCHEMA_VERSION 1
 struct cJSON *hs_report_to_json(const hs_report_t *r);
 /* One line saying why a report's plan cannot run ("out of memory on 8
  * devices: peak 93.1 GB against 80.0 GB of device memory"); for reports with

@@ -99,6 +99,12 @@ static bool tied_copy(const hs_model_t *m, const hs_plan_t *plan, int32_t v, int
 hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
                                  double *out, hs_error_t *err)
 {
+  return hs_memory_breakdown(m, c, plan, out, NULL, err);
+}
+
+hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
+                                double *out, hs_mem_parts_t *parts, hs_error_t *err)
+{
   hs_status_t st = HS_OK;
   int32_t *holders = NULL;
   uint8_t *split = NULL; /* HAP SPMD: op's parameters are split over its stage */
@@ -106,6 +112,8 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
   int32_t *inflight = NULL;
   hs_sched_item_t *order = NULL;
   memset(out, 0, sizeof(double) * c->n_devices);
+  if (parts)
+    memset(parts, 0, sizeof *parts * c->n_devices);
   int32_t v = plan->chunks > 0 ? plan->chunks : 1;
   const hs_schedule_t *sc = hs_schedule_find(plan->schedule);
   if (!sc)
@@ -145,7 +153,7 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
       for (int32_t q = 0; q < pl->stages[r].n_replicas; q++) {
         const hs_plan_replica_t *rp = &pl->stages[r].replicas[q];
         int32_t tp = rp->n_devices;
-        double state = 0.0;
+        double state = 0.0, state_w = 0.0, state_opt = 0.0;
         double transient = 0.0;
         double layer_p = 0.0, max_layer_p = 0.0; /* ZeRO-3: largest block's parameters */
         int32_t zs = hs_plan_zero_stage(plan);
@@ -172,6 +180,8 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
               p += (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->tied_params
                                                                : o->tied_params / tp;
             state += p * (weight + grad + opt);
+            state_w += p * weight;
+            state_opt += p * opt;
             if (zs >= 3 && holders[op] > 1) {
               if (op > stg->op_first && m->ops[op - 1].layer != o->layer)
                 layer_p = 0.0;
@@ -203,11 +213,15 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
         }
         /* ZeRO-3 / FSDP: the block in use and the prefetched next one are
          * gathered in full (2-byte weights) */
-        double total = state + peak_act + transient +
-                       2.0 * hs_precision_state_bytes(plan->precision).weight * max_layer_p;
+        double gathered = 2.0 * hs_precision_state_bytes(plan->precision).weight * max_layer_p;
+        double total = state + peak_act + transient + gathered;
         for (int32_t d = 0; d < rp->n_devices; d++)
-          if (rp->devices[d] >= 0 && (size_t)rp->devices[d] < c->n_devices)
+          if (rp->devices[d] >= 0 && (size_t)rp->devices[d] < c->n_devices) {
             out[rp->devices[d]] = total;
+            if (parts) /* ZeRO-3's gathered blocks count as workspace */
+              parts[rp->devices[d]] = (hs_mem_parts_t){state_w, state - state_w - state_opt, state_opt,
+                                                       peak_act, transient + gathered};
+          }
       }
     }
   }

@@ -366,8 +366,16 @@ static void flow_complete(hs_engine_t *eng, hs_event_t *ev)
   f->rate_Bps = 0.0;
   if (net->n_dirty && !hs_event_pending(&net->upd_ev))
     hs_engine_fail(eng, hs_engine_schedule(eng, &net->upd_ev, eng->now, HS_NET_PRIO_RATES));
+  if (net->observer)
+    net->observer(net->observer_ctx, f);
   if (f->done)
     f->done(net, f);
+}
+
+void hs_net_set_observer(hs_net_t *net, hs_net_observer_fn fn, void *ctx)
+{
+  net->observer = fn;
+  net->observer_ctx = ctx;
 }
 
 /* Re-solves one component: the flows connected to comp_links[0..nl) (the

@@ -127,6 +127,8 @@ struct hs_net {
   hs_coll_builder_t builder;
   hs_coll_t **colls;          /* live collectives (swap-remove by c->slot) */
   size_t n_colls, cap_colls;
+  hs_net_observer_fn observer; /* traces; NULL = none */
+  void *observer_ctx;
 };
 
 /* Shared constructor tail: links (borrowed or owned) are set; builds the rest. */

@@ -13,12 +13,25 @@
 
 #include <cjson/cJSON.h>
 
+/* "emb+0-7", "8-15", "24-31+head": the stage's transformer blocks as a
+ * range, with what it holds outside them. */
+static void layers_str(const hs_stage_report_t *s, char *buf, size_t n)
+{
+  if (s->layer_first < 0)
+    snprintf(buf, n, "%s%s%s", s->has_embedding ? "emb" : "", s->has_embedding && s->has_head ? "+" : "",
+             s->has_head ? "head" : (s->has_embedding ? "" : "-"));
+  else
+    snprintf(buf, n, "%s%d-%d%s", s->has_embedding ? "emb+" : "", s->layer_first, s->layer_last,
+             s->has_head ? "+head" : "");
+}
+
 cJSON *hs_report_to_json(const hs_report_t *r)
 {
   hs_json_oom_clear();
   cJSON *j = cJSON_CreateObject();
   if (!j)
     return NULL;
+  cJSON_AddNumberToObject(j, "schema_version", HS_SCHEMA_VERSION);
   cJSON_AddStringToObject(j, "plan", r->plan_summary);
   cJSON_AddBoolToObject(j, "feasible", !r->oom);
   if (r->oom) {
@@ -42,10 +55,21 @@ cJSON *hs_report_to_json(const hs_report_t *r)
   hs_json_add(j, "oom_devices", r->n_oom_devices > 0
                                     ? cJSON_CreateIntArray(r->oom_devices, r->n_oom_devices)
                                     : cJSON_CreateArray());
-  ACHIEVABLE("cost_usd_per_iteration", r->cost_usd_per_iteration);
-  ACHIEVABLE("cost_usd_per_million_tokens", r->cost_usd_per_million_tokens);
+  /* unpriced GPUs: the costs are unknown, not 0 or a partial sum; an
+   * infeasible plan has no achievable cost */
+  if (r->n_unpriced_devices > 0 || r->oom) {
+    cJSON_AddNullToObject(j, "cost_usd_per_iteration");
+    cJSON_AddNullToObject(j, "cost_usd_per_million_tokens");
+  } else {
+    cJSON_AddNumberToObject(j, "cost_usd_per_iteration", r->cost_usd_per_iteration);
+    cJSON_AddNumberToObject(j, "cost_usd_per_million_tokens", r->cost_usd_per_million_tokens);
+  }
 #undef ACHIEVABLE
-  cJSON_AddNumberToObject(j, "usd_per_hour", r->usd_per_hour);
+  if (r->n_unpriced_devices > 0)
+    cJSON_AddNullToObject(j, "usd_per_hour");
+  else
+    cJSON_AddNumberToObject(j, "usd_per_hour", r->usd_per_hour);
+  cJSON_AddNumberToObject(j, "unpriced_gpus", r->n_unpriced_devices);
   cJSON_AddNumberToObject(j, "global_batch", (double)r->global_batch);
   cJSON_AddNumberToObject(j, "tokens_per_iteration", (double)r->tokens_per_iteration);
   cJSON_AddNumberToObject(j, "n_devices", r->n_devices);
@@ -60,6 +84,14 @@ cJSON *hs_report_to_json(const hs_report_t *r)
     cJSON_AddNumberToObject(o, "stage", s->stage);
     int ops[2] = {s->op_first, s->op_last};
     hs_json_add(o, "ops", cJSON_CreateIntArray(ops, 2));
+    if (s->layer_first >= 0) {
+      int ls[2] = {s->layer_first, s->layer_last};
+      hs_json_add(o, "layers", cJSON_CreateIntArray(ls, 2));
+    } else {
+      cJSON_AddNullToObject(o, "layers");
+    }
+    cJSON_AddBoolToObject(o, "embedding", s->has_embedding);
+    cJSON_AddBoolToObject(o, "head", s->has_head);
     cJSON_AddStringToObject(o, "gpu", s->gpu);
     cJSON_AddNumberToObject(o, "devices", s->n_devices);
     cJSON_AddNumberToObject(o, "first_device", s->first_device);
@@ -73,6 +105,24 @@ cJSON *hs_report_to_json(const hs_report_t *r)
     cJSON_AddNumberToObject(o, "peak_memory_bytes", s->peak_memory_bytes);
     cJSON_AddNumberToObject(o, "memory_capacity_bytes", s->mem_capacity_bytes);
     cJSON_AddNumberToObject(o, "params_per_device", s->params);
+    cJSON *tb = cJSON_AddObjectToObject(o, "time_breakdown_s");
+    if (tb) {
+      cJSON_AddNumberToObject(tb, "compute", s->time_compute_s);
+      cJSON_AddNumberToObject(tb, "recompute", s->time_recompute_s);
+      cJSON_AddNumberToObject(tb, "tp_comm", s->time_tp_comm_s);
+      cJSON_AddNumberToObject(tb, "pp_comm", s->time_pp_comm_s);
+      cJSON_AddNumberToObject(tb, "dp_comm", s->time_dp_comm_s);
+      cJSON_AddNumberToObject(tb, "bubble", s->time_bubble_s);
+      cJSON_AddNumberToObject(tb, "optimizer", s->time_optimizer_s);
+    }
+    cJSON *mb = cJSON_AddObjectToObject(o, "memory_breakdown_bytes");
+    if (mb) {
+      cJSON_AddNumberToObject(mb, "weights", s->mem.weights_bytes);
+      cJSON_AddNumberToObject(mb, "gradients", s->mem.gradients_bytes);
+      cJSON_AddNumberToObject(mb, "optimizer", s->mem.optimizer_bytes);
+      cJSON_AddNumberToObject(mb, "activations", s->mem.activations_bytes);
+      cJSON_AddNumberToObject(mb, "workspace", s->mem.workspace_bytes);
+    }
   }
   cJSON *ls = cJSON_AddArrayToObject(j, "links");
   for (int32_t k = 0; ls && k < r->n_links; k++) {
@@ -81,6 +131,7 @@ cJSON *hs_report_to_json(const hs_report_t *r)
     cJSON_AddStringToObject(o, "link", r->links[k].label);
     cJSON_AddNumberToObject(o, "bytes", r->links[k].bytes);
     cJSON_AddNumberToObject(o, "utilisation", r->links[k].utilisation);
+    cJSON_AddBoolToObject(o, "cross_site", r->links[k].cross_site);
   }
   return hs_json_finish(j);
 }
@@ -104,7 +155,7 @@ void hs_report_infeasible_reason(const hs_report_t *r, char *buf, size_t n)
 
 void hs_report_print(const hs_report_t *r, FILE *out)
 {
-  char b1[32], b2[32];
+  char b1[32];
   fprintf(out, "plan            %s\n", r->plan_summary);
   if (r->oom) {
     char why[160];
@@ -129,30 +180,67 @@ void hs_report_print(const hs_report_t *r, FILE *out)
       fprintf(out, "%s%d", k ? "," : "", r->oom_devices[k]);
     fprintf(out, "%s\n", r->n_oom_devices > 16 ? ",..." : "");
   }
-  if (!r->oom)
+  if (r->oom) {
+    /* infeasible: no cost */
+  } else if (r->n_unpriced_devices > 0)
+    fprintf(out, "cost            unpriced: %d of the plan's %d GPUs have no price in clusters/gpus.json\n",
+            r->n_unpriced_devices, r->n_devices);
+  else
     fprintf(out, "cost            $%.4f per iteration   $%.3f per million tokens   ($%.2f/h, %d GPUs)\n",
             r->cost_usd_per_iteration, r->cost_usd_per_million_tokens, r->usd_per_hour, r->n_devices);
-  fprintf(out, "\n%-4s %-5s %-12s %-16s %4s %4s %9s %9s %9s %9s %9s %10s\n", "pipe", "stage", "ops",
-          "gpu", "tp", "reps", "fwd ms", "bwd ms", "busy s", "comm s", "idle s", "peak mem");
+  fprintf(out, "\nstages (replica 0 of each; per microbatch)\n");
+  fprintf(out, "%-4s %-5s %-16s %-16s %4s %4s %9s %9s\n", "pipe", "stage", "layers", "gpu", "tp",
+          "dp", "fwd ms", "bwd ms");
   int32_t shown = 0;
   for (int32_t k = 0; k < r->n_stages; k++) {
     const hs_stage_report_t *s = &r->stages[k];
     if (s->pipeline > 0 && r->n_stages > 32)
       continue; /* large plans: the first pipeline is representative */
-    char ops[24];
-    snprintf(ops, sizeof ops, "%d-%d", s->op_first, s->op_last - 1);
-    fprintf(out, "%-4d %-5d %-12s %-16.16s %4d %4d %9.3f %9.3f %9.4f %9.4f %9.4f %10s\n", s->pipeline,
-            s->stage, ops, s->gpu, s->tp, s->n_replicas, 1e3 * s->fwd_s, 1e3 * s->bwd_s,
-            s->compute_s, s->comm_exposed_s, s->idle_s,
-            hs_fmt_bytes(s->peak_memory_bytes, b2, sizeof b2));
+    char lay[40];
+    layers_str(s, lay, sizeof lay);
+    fprintf(out, "%-4d %-5d %-16s %-16.16s %4d %4d %9.3f %9.3f\n", s->pipeline, s->stage, lay, s->gpu,
+            s->tp, s->n_replicas, 1e3 * s->fwd_s, 1e3 * s->bwd_s);
     shown++;
+  }
+  fprintf(out, "\ntime per stage (s; each row adds up to the iteration)\n");
+  fprintf(out, "%-4s %-5s %9s %9s %9s %9s %9s %9s %9s\n", "pipe", "stage", "compute", "recompute",
+          "tp-comm", "pp-comm", "dp-comm", "bubble", "optimizer");
+  for (int32_t k = 0; k < r->n_stages; k++) {
+    const hs_stage_report_t *s = &r->stages[k];
+    if (s->pipeline > 0 && r->n_stages > 32)
+      continue;
+    fprintf(out, "%-4d %-5d %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f\n", s->pipeline, s->stage,
+            s->time_compute_s, s->time_recompute_s, s->time_tp_comm_s, s->time_pp_comm_s,
+            s->time_dp_comm_s, s->time_bubble_s, s->time_optimizer_s);
+  }
+  fprintf(out, "\nmemory per stage (GB = 1e9 bytes; its device with the largest peak)\n");
+  fprintf(out, "%-4s %-5s %9s %9s %9s %11s %9s %9s %9s\n", "pipe", "stage", "weights", "grads",
+          "optimizer", "activations", "workspace", "peak", "capacity");
+  for (int32_t k = 0; k < r->n_stages; k++) {
+    const hs_stage_report_t *s = &r->stages[k];
+    if (s->pipeline > 0 && r->n_stages > 32)
+      continue;
+    fprintf(out, "%-4d %-5d %9.2f %9.2f %9.2f %11.2f %9.2f %9.2f %9.2f%s\n", s->pipeline, s->stage,
+            s->mem.weights_bytes / HS_GB, s->mem.gradients_bytes / HS_GB,
+            s->mem.optimizer_bytes / HS_GB, s->mem.activations_bytes / HS_GB,
+            s->mem.workspace_bytes / HS_GB, s->peak_memory_bytes / HS_GB,
+            s->mem_capacity_bytes / HS_GB, s->peak_memory_bytes > s->mem_capacity_bytes ? "  OOM" : "");
   }
   if (shown < r->n_stages)
     fprintf(out, "(%d more stages of other pipelines: see --json)\n", r->n_stages - shown);
   if (r->n_links > 0) {
-    fprintf(out, "\nbusiest links\n");
-    for (int32_t k = 0; k < r->n_links && k < 5; k++)
-      fprintf(out, "  %-28s %12s  %5.1f%% utilised\n", r->links[k].label,
-              hs_fmt_bytes(r->links[k].bytes, b1, sizeof b1), 100.0 * r->links[k].utilisation);
+    /* the cross-site links first (they are what heterogeneous plans fight
+     * over), then the busiest others, 5 lines in all */
+    fprintf(out, "\nbusiest links (cross-site first)\n");
+    int shown_links = 0;
+    for (int pass = 0; pass < 2; pass++)
+      for (int32_t k = 0; k < r->n_links && shown_links < 5; k++)
+        if (r->links[k].cross_site == (pass == 0)) {
+          fprintf(out, "  %-28s %12s  %5.1f%% utilised%s\n", r->links[k].label,
+                  hs_fmt_bytes(r->links[k].bytes, b1, sizeof b1), 100.0 * r->links[k].utilisation,
+                  r->links[k].cross_site ? "  (cross-site)" : "");
+          shown_links++;
+        }
   }
+
 }

@@ -43,6 +43,7 @@ typedef struct send {
   int32_t mb;
   int32_t phase;        /* phase at the receiver */
   bool sync;
+  hs_time_t t_post;     /* when the sender posted it */
   struct send *next_free;
 } send_t;
 
@@ -67,6 +68,16 @@ typedef struct xrun {
   hs_time_t t_state;    /* when the current wait/compute began */
   hs_time_t busy_ns, comm_ns, idle_ns, send_wait_ns;
   hs_time_t t_compute_done, t_end;
+  /* time breakdown (breakdown.c's partition of the iteration) */
+  hs_time_t wait_in_ns;   /* waiting for pipeline input */
+  hs_time_t pp_wait_ns;   /* ... of it while the awaited piece was on the wire */
+  hs_time_t dp_wait_ns;   /* compute done, waiting for gradient buckets */
+  hs_time_t opt_ns;       /* optimizer step */
+  hs_time_t recomp_ns;    /* recomputed forwards */
+  hs_time_t *rc_item_ns;  /* per chunk: recompute compute of one backward item */
+  hs_time_t t_post_in;    /* post time of the last piece that arrived */
+  /* the current item, for traces and recompute accounting */
+  hs_time_t t_item, item_cum_ns, item_rc_ns, rc_end;
 } xrun_t;
 
 typedef struct brun {
@@ -138,14 +149,14 @@ static void send_arrived(sim_t *s, send_t *sd)
   const hs_exec_t *dx = &s->low.execs[pc->dst];
   dst->need[need_idx(dx, sd->mb, pc->dst_chunk, sd->phase)]--;
   xrun_t *src = &s->x[pc->src];
+  dst->t_post_in = sd->t_post;
   if (s->trace)
     hs_trace_send(s->trace, s->low.execs[pc->src].devices[0], s->low.execs[pc->dst].devices[0],
-                  sd->phase == HS_PHASE_FWD ? "act" : "grad", sd->mb, sd->flow.t_start,
-                  s->eng.now, pc->total_bytes);
+                  sd->phase == HS_PHASE_FWD, sd->mb, sd->t_post, s->eng.now, pc->total_bytes);
   if (s->trace)
     for (int32_t k = 0; k < pc->n_hops; k++)
-      hs_trace_link_span(s->trace, pc->hops[k].link, sd->phase == HS_PHASE_FWD ? "act" : "grad",
-                         sd->flow.t_start, s->eng.now, pc->bytes * pc->hops[k].weight);
+      hs_trace_link_span(s->trace, pc->hops[k].link, sd->phase == HS_PHASE_FWD, sd->flow.t_start,
+                         s->eng.now, pc->bytes * pc->hops[k].weight);
   bool was_sync = sd->sync;
   sd->next_free = s->free_sends;
   s->free_sends = sd;
@@ -203,6 +214,7 @@ static void post_sends(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_sched
     sd->phase = it->phase;
     sd->sync = sync;
     sd->sim = s;
+    sd->t_post = s->eng.now;
     if (sync)
       xr->sends_pending++;
     hs_event_init(&sd->ev, send_latency_done);
@@ -279,8 +291,7 @@ static void bucket_coll_done(hs_coll_t *c)
   const hs_bucket_t *bk = &s->low.buckets[br->id];
   if (s->trace)
     for (int32_t k = 0; k < bk->n_holders; k++)
-      hs_trace_comm(s->trace, &s->low.execs[bk->holders[k]], "grad-allreduce", -1, br->t_start,
-                    s->eng.now, bk->bytes);
+      hs_trace_dp(s->trace, &s->low.execs[bk->holders[k]], br->t_start, s->eng.now, bk->bytes);
   for (int32_t k = 0; k < bk->n_holders; k++) {
     xrun_t *xr = &s->x[bk->holders[k]];
     xr->bucket_head++;
@@ -300,6 +311,7 @@ static void x_try_finish(sim_t *s, xrun_t *xr)
     return;
   xr->state = X_OPTIMIZER;
   xr->t_state = s->eng.now;
+  xr->dp_wait_ns = s->eng.now - xr->t_compute_done;
   if (hs_engine_after(&s->eng, &xr->ev, hs_time_from_s(ex->optimizer_ns_d), 0) != HS_OK)
     fail(s, HS_ENOMEM, "scheduling the optimizer");
 }
@@ -312,15 +324,15 @@ static void x_coll_done(hs_coll_t *c)
   sim_t *s = xr->sim;
   if (xr->ov_phase == 2 && --xr->ov_pending > 0) {
     if (s->trace)
-      hs_trace_comm(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), xr->pc, c->t_start,
-                    s->eng.now, c->bytes);
+      hs_trace_tp(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), c->t_start, s->eng.now,
+                  c->bytes);
     return; /* the GEMM it overlaps is still running */
   }
   xr->ov_phase = 0;
   xr->comm_ns += s->eng.now - xr->t_state;
   if (s->trace)
-    hs_trace_comm(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), xr->pc, xr->t_state,
-                  s->eng.now, c->bytes);
+    hs_trace_tp(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), xr->t_state, s->eng.now,
+                c->bytes);
   xr->state = X_READY;
   xr->seg++;
   x_advance(s, xr);
@@ -336,8 +348,8 @@ static void group_coll_done(hs_coll_t *c)
     xrun_t *xr = &s->x[g->execs[k]];
     xr->comm_ns += s->eng.now - xr->t_state;
     if (s->trace)
-      hs_trace_comm(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), xr->pc, xr->t_state,
-                    s->eng.now, c->bytes);
+      hs_trace_tp(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), xr->t_state, s->eng.now,
+                  c->bytes);
   }
   /* release in member order (deterministic); a member cannot reach the
    * next group collective before an engine event, so gr is free again */
@@ -420,8 +432,9 @@ static void x_event(hs_engine_t *eng, hs_event_t *ev)
   const hs_exec_t *ex = &s->low.execs[xr->id];
   if (xr->state == X_OPTIMIZER) {
     xr->busy_ns += eng->now - xr->t_state;
+    xr->opt_ns += eng->now - xr->t_state;
     if (s->trace)
-      hs_trace_compute(s->trace, ex, "optimizer", -1, -1, xr->t_state, eng->now);
+      hs_trace_optimizer(s->trace, ex, xr->t_state, eng->now);
     xr->state = X_DONE;
     xr->t_end = eng->now;
     return;
@@ -431,9 +444,19 @@ static void x_event(hs_engine_t *eng, hs_event_t *ev)
   const hs_tmpl_t *tm = item_tmpl(ex, xr, it);
   const hs_seg_t *sg = &tm->segs[xr->seg];
   xr->busy_ns += eng->now - xr->t_state;
-  if (s->trace)
-    hs_trace_compute(s->trace, ex, it->phase == HS_PHASE_FWD ? "fwd" : "bwd", it->mb, it->chunk,
-                     xr->t_state, eng->now);
+  /* the backward's leading compute is its recomputed forward */
+  hs_time_t dur = eng->now - xr->t_state;
+  hs_time_t rc = HS_MIN(HS_MAX(xr->item_rc_ns - xr->item_cum_ns, 0), dur);
+  xr->item_cum_ns += dur;
+  xr->recomp_ns += rc;
+  if (rc > 0)
+    xr->rc_end = xr->t_state + rc;
+  if (s->trace) {
+    if (rc > 0)
+      hs_trace_segment(s->trace, ex, true, xr->t_state, xr->t_state + rc);
+    if (dur > rc)
+      hs_trace_segment(s->trace, ex, false, xr->t_state + rc, eng->now);
+  }
   if (xr->ov_phase == 1) {
     /* tp_comm_overlap: the GEMM next to the collective and the collective
      * run together; the segment ends when both have */
@@ -482,6 +505,10 @@ static void x_advance(sim_t *s, xrun_t *xr)
       hs_time_t waited = s->eng.now - xr->t_state;
       if (xr->state == X_WAIT_SEND)
         xr->send_wait_ns += waited;
+      if (xr->state == X_WAIT_INPUT) {
+        xr->wait_in_ns += waited;
+        xr->pp_wait_ns += s->eng.now - HS_MAX(xr->t_state, HS_MIN(xr->t_post_in, s->eng.now));
+      }
       xr->state = X_READY;
     }
     if (xr->state != X_READY)
@@ -504,6 +531,8 @@ static void x_advance(sim_t *s, xrun_t *xr)
     const hs_tmpl_t *tm = item_tmpl(ex, xr, it);
     if (xr->seg >= tm->n) {
       /* item complete */
+      if (s->trace)
+        hs_trace_item(s->trace, ex, it->phase, it->mb, it->chunk, xr->t_item, s->eng.now, xr->rc_end);
       if (it->phase == HS_PHASE_BWD)
         xr->bwd_done[it->chunk]++;
       post_sends(s, xr, ex, it);
@@ -524,6 +553,12 @@ static void x_advance(sim_t *s, xrun_t *xr)
         return;
       }
     }
+    if (xr->seg == 0) {
+      xr->t_item = s->eng.now;
+      xr->item_cum_ns = 0;
+      xr->rc_end = 0;
+      xr->item_rc_ns = it->phase == HS_PHASE_BWD ? xr->rc_item_ns[it->chunk] : 0;
+    }
     const hs_seg_t *sg = &tm->segs[xr->seg];
     hs_time_t d = sg->compute_ns;
     if (sg->ov_ns > 0 && sg->coll_bytes > 0.0 && sg->group < 0 && ex->tp > 1) {
@@ -540,6 +575,28 @@ static void x_advance(sim_t *s, xrun_t *xr)
 
 /* ---- setup and report ------------------------------------------------------------ */
 
+/* Compute time of the forward that one backward item of chunk ch recomputes
+ * (lower.c prepends it to the backward template): the whole forward template
+ * under full recomputation, the attention cores under selective. */
+static hs_time_t recompute_item_ns(const sim_t *s, const hs_exec_t *ex, int32_t ch)
+{
+  const hs_plan_pipeline_t *pl = &s->plan->pipelines[ex->pipeline];
+  int32_t ranks = pl->n_stages / ex->v;
+  const hs_plan_stage_t *stg = &pl->stages[ch * ranks + ex->rank];
+  hs_time_t ns = 0;
+  if (stg->recompute == HS_RECOMPUTE_FULL) {
+    ns = ex->tmpl[ch * 2 + HS_PHASE_FWD].compute_ns;
+  } else if (stg->recompute == HS_RECOMPUTE_SELECTIVE) {
+    double sec = 0.0;
+    for (int32_t i = stg->op_first; i < stg->op_last; i++)
+      if (s->model->ops[i].kind == HS_OP_ATTENTION)
+        sec += hs_compute_op_s(ex->gpu, s->plan->precision, &s->model->ops[i], ex->samples, ex->tp,
+                               HS_PHASE_FWD);
+    ns = hs_time_from_s(sec);
+  }
+  return HS_MIN(ns, ex->tmpl[ch * 2 + HS_PHASE_BWD].compute_ns);
+}
+
 static void sim_destroy(sim_t *s)
 {
   /* On an error path events are still queued. The network goes first (it
@@ -554,6 +611,7 @@ static void sim_destroy(sim_t *s)
       free(s->x[e].need);
       free(s->x[e].bwd_done);
       free(s->x[e].final_low);
+      free(s->x[e].rc_item_ns);
     }
   free(s->x);
   if (s->b)
@@ -619,7 +677,8 @@ static double seg_colls_s(const sim_t *s, const hs_exec_t *ex, const hs_tmpl_t *
   return sum;
 }
 
-static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
+static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
+                               const hs_mem_parts_t *parts)
 {
   const hs_plan_t *plan = s->plan;
   const hs_cluster_t *c = s->cluster;
@@ -673,6 +732,8 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
     peak += hs_gpu_peak_flops(g, plan->precision);
     bool spot = c->nodes[c->devices[d].node].spot;
     usd_h += (spot && g->price_spot_usd_h > 0) ? g->price_spot_usd_h : g->price_ondemand_usd_h;
+    if (!(g->price_ondemand_usd_h > 0) && !(spot && g->price_spot_usd_h > 0))
+      r->n_unpriced_devices++;
   }
   int32_t ng = r->n_devices > 0 ? r->n_devices : 1;
   r->tflops_per_gpu = T > 0 ? fl.fwd_bwd / T / ng / 1e12 : 0.0;
@@ -722,6 +783,12 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
         r->oom_devices[r->n_oom_devices++] = (int32_t)d;
   }
   free(used);
+  int32_t first_block = (int32_t)s->model->n_ops;
+  for (int32_t op = 0; op < (int32_t)s->model->n_ops; op++)
+    if (s->model->ops[op].layer >= 0) {
+      first_block = op;
+      break;
+    }
   /* stages: replica 0 of every stage of every pipeline */
   int32_t ns = 0;
   for (int32_t i = 0; i < plan->n_pipelines; i++)
@@ -763,11 +830,39 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
       sr->idle_s = hs_time_to_s(xr->idle_ns);
       sr->mem_capacity_bytes = ex->gpu->mem_bytes;
       double pm = 0.0;
+      int32_t pd = ex->devices[0];
       for (int32_t q = 0; q < stg->n_replicas; q++)
         for (int32_t d = 0; d < stg->replicas[q].n_devices; d++)
-          pm = fmax(pm, mem[stg->replicas[q].devices[d]]);
+          if (mem[stg->replicas[q].devices[d]] > pm) {
+            pm = mem[stg->replicas[q].devices[d]];
+            pd = stg->replicas[q].devices[d];
+          }
       sr->peak_memory_bytes = pm;
+      sr->mem = parts[pd];
+      sr->layer_first = sr->layer_last = -1;
+      for (int32_t op = stg->op_first; op < stg->op_last; op++) {
+        int32_t l = s->model->ops[op].layer;
+        if (l < 0) { /* outside the blocks: before the first one or after */
+          if (op < first_block)
+            sr->has_embedding = true;
+          else
+            sr->has_head = true;
+          continue;
+        }
+        if (sr->layer_first < 0)
+          sr->layer_first = l;
+        sr->layer_last = l;
+      }
       sr->params = ex->params_per_device;
+      /* the executor's states partition [0, t_end]; after it, it waits */
+      hs_time_t bubble = xr->wait_in_ns - xr->pp_wait_ns + (t_end - xr->t_end);
+      sr->time_compute_s = hs_time_to_s(xr->busy_ns - xr->opt_ns - xr->recomp_ns);
+      sr->time_recompute_s = hs_time_to_s(xr->recomp_ns);
+      sr->time_tp_comm_s = hs_time_to_s(xr->comm_ns);
+      sr->time_pp_comm_s = hs_time_to_s(xr->send_wait_ns + xr->pp_wait_ns);
+      sr->time_dp_comm_s = hs_time_to_s(xr->dp_wait_ns);
+      sr->time_bubble_s = hs_time_to_s(bubble);
+      sr->time_optimizer_s = hs_time_to_s(xr->opt_ns);
     }
   }
   /* links */
@@ -788,13 +883,14 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem)
     lr->link = (int32_t)l;
     hs_strlcpy(lr->label, links[l].label, sizeof lr->label);
     lr->bytes = ls[l].bytes;
+    lr->cross_site = links[l].kind == HS_LINK_XSITE;
     double cap = links[l].GBps * HS_GB * T;
     lr->utilisation = (cap > 0 && isfinite(cap)) ? lr->bytes / cap : 0.0;
   }
   qsort(r->links, (size_t)r->n_links, sizeof *r->links, cmp_link_report);
   r->events = s->eng.n_fired;
   r->flows = s->n_flows;
-  hs_plan_summary(plan, r->plan_summary, sizeof r->plan_summary);
+  hs_plan_describe(plan, s->model, r->plan_summary, sizeof r->plan_summary);
   return HS_OK;
 }
 
@@ -804,6 +900,7 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
   hs_status_t st = HS_OK;
   sim_t s = {0};
   double *mem = NULL;
+  hs_mem_parts_t *parts = NULL;
   hs_sim_opts_t defaults;
   if (!opts) {
     hs_sim_opts_init(&defaults);
@@ -818,7 +915,10 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
   mem = hs_calloc(c->n_devices, sizeof(double));
   if (!mem)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  HS_CHECK(hs_memory_per_device(m, c, plan, mem, err));
+  parts = hs_calloc(c->n_devices, sizeof *parts);
+  if (!parts)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  HS_CHECK(hs_memory_breakdown(m, c, plan, mem, parts, err));
   HS_CHECK(hs_topology_new(c, &s.topo, err));
   HS_CHECK(hs__lower(m, c, s.topo, plan, &s.low, err));
   if (hs_engine_init(&s.eng, NULL) != HS_OK)
@@ -827,7 +927,8 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
   if (hs_net_new(&s.eng, s.topo, &s.net) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory creating the network"));
   if (opts->trace_path) {
-    HS_CHECK(hs_trace_new(c, opts, &s.trace, err));
+    HS_CHECK(hs_trace_new(m, c, plan, &s.low, opts, &s.trace, err));
+    hs_net_set_observer(s.net, hs_trace_flow_done, s.trace);
   }
   s.x = hs_calloc((size_t)s.low.n_execs, sizeof *s.x);
   s.b = hs_calloc((size_t)s.low.n_buckets + 1, sizeof *s.b);
@@ -858,14 +959,17 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
     xr->need = hs_calloc(nn, sizeof(int32_t));
     xr->bwd_done = hs_calloc((size_t)ex->v, sizeof(int32_t));
     xr->final_low = hs_calloc((size_t)ex->v, sizeof(int32_t));
-    if (!xr->need || !xr->bwd_done || !xr->final_low)
+    xr->rc_item_ns = hs_calloc((size_t)ex->v, sizeof(hs_time_t));
+    if (!xr->need || !xr->bwd_done || !xr->final_low || !xr->rc_item_ns)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
     for (int32_t mb = 0; mb < ex->m; mb++)
       for (int32_t ch = 0; ch < ex->v; ch++)
         for (int32_t ph = 0; ph < 2; ph++)
           xr->need[need_idx(ex, mb, ch, ph)] = ex->in_count[ch * 2 + ph];
-    for (int32_t ch = 0; ch < ex->v; ch++)
+    for (int32_t ch = 0; ch < ex->v; ch++) {
       xr->final_low[ch] = INT32_MAX;
+      xr->rc_item_ns[ch] = recompute_item_ns(&s, ex, ch);
+    }
   }
   for (int32_t g = 0; g < s.low.n_groups; g++) {
     s.g[g].sim = &s;
@@ -902,12 +1006,13 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
                          "simulated iteration exceeds 100 years (%.3g s): the model's sizes or "
                          "the cluster's bandwidths are outside the supported range",
                          hs_time_to_s(s.eng.now)));
-  if (fill_report(&s, report, mem) != HS_OK)
+  if (fill_report(&s, report, mem, parts) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory filling the report"));
   if (s.trace)
     HS_CHECK(hs_trace_write(s.trace, s.topo, hs_net_link_stats(s.net), opts->trace_path, err));
 cleanup:
   free(mem);
+  free(parts);
   sim_destroy(&s);
   if (st != HS_OK)
     hs_report_destroy(report);

@@ -1,43 +1,207 @@
 /*
- * trace.c - Chrome trace writer. Spans are appended to one array as the run
- * goes (deterministic order) and written at the end; the JSON is printed
- * directly (it is a flat list of small objects, and traces can be large).
+ * trace.c - Chrome trace writer (trace.h has the file's invariants).
  *
- * Layout: pid = device id (named "dev N (GPU)"), tid 0 = compute stream,
- * tid 1 = collectives (TP blocking collectives and gradient buckets), tid 2 =
- * pipeline p2p; pid = n_devices holds one tid per busy link.
+ * Recording appends small records in the simulator's (deterministic) event
+ * order; writing sorts them per track and lays them out:
+ *
+ *   pid = device id (process "dev N GPU tpT: [P<i>] stage <k> (layers ..)"), sorted by
+ *   sort index 10 + group x 1e9 + stage x 1e6 + member, where group is the
+ *   first pipeline with the same structure and member counts the devices of
+ *   (group, stage) in plan order (0: replica 0, TP rank 0 of the group's
+ *   first pipeline, the stage's representative; export --svg relies on it):
+ *     tid 0  "compute": one slice per schedule item (fwd/bwd mbK, cat compute)
+ *            with a nested "recompute" child where the backward recomputes,
+ *            at kernel detail the compute segments nested inside, the
+ *            optimizer step, and "idle" slices filling every gap up to the
+ *            end of the iteration, so the track covers [0, T] exactly;
+ *     tid 1  "tp-comm": blocking TP/SPMD collectives (kernel detail);
+ *     tid 2  "dp-comm": gradient bucket all-reduces (sequential per device);
+ *     tid 100+k "pp send k", 200+k "pp recv k": pipeline transfers, greedily
+ *            packed into lanes so slices of one lane never overlap.
+ *   pid = n_devices: "cross-site links", pid = n_devices + 1: "links", each
+ *   with one utilisation counter per link (bytes moved per bin / capacity x
+ *   bin width, a flow's bytes spread evenly over its lifetime: bin sums
+ *   equal the link's byte count) and, at kernel detail, lanes of pipeline
+ *   flows.
+ *
+ * Detail levels: stage = one representative device (replica 0, TP rank 0)
+ * per stage of each distinct pipeline (pipelines with the same stage cuts,
+ * GPUs and TP are folded into the first) and, of the links, the cross-site
+ * ones plus the 8 busiest; device = every device below trace_max_devices and
+ * every busy link; kernel = device plus segments, TP collectives and link
+ * flow lanes. A 1024-GPU Megatron run at stage detail has p processes.
  */
 #include "trace.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+const char *const hs_trace_cats[] = {"compute", "recompute", "tp-comm", "pp-comm", "dp-comm",
+                                     "optimizer", "idle", NULL};
+
+const char *hs_trace_detail_name(hs_trace_detail_t d)
+{
+  switch (d) {
+  case HS_TRACE_STAGE: return "stage";
+  case HS_TRACE_DEVICE: return "device";
+  case HS_TRACE_KERNEL: return "kernel";
+  }
+  return "?";
+}
+
+hs_status_t hs_trace_detail_parse(const char *s, hs_trace_detail_t *out)
+{
+  for (int d = HS_TRACE_STAGE; d <= HS_TRACE_KERNEL; d++)
+    if (s && strcmp(s, hs_trace_detail_name((hs_trace_detail_t)d)) == 0) {
+      *out = (hs_trace_detail_t)d;
+      return HS_OK;
+    }
+  return HS_ENOTFOUND;
+}
+
+typedef enum { K_ITEM, K_SEG, K_RECOMP, K_OPT, K_TP, K_DP, K_SEND, K_RECV, K_LINK } kind_t;
+
+#define TID_COMPUTE 0
+#define TID_TP 1
+#define TID_DP 2
+#define TID_SEND 100
+#define TID_RECV 200
+#define LINK_BINS 200
+#define STAGE_LINKS 8
+
 typedef struct span {
-  int32_t pid, tid;
-  int32_t mb, chunk;
-  const char *name;   /* static strings only */
+  int32_t pid;          /* device, or link id for K_LINK */
+  int16_t kind;
+  int8_t phase;         /* items: hs_phase_t; sends: 1 = activations */
+  int8_t pad;
+  int32_t mb, chunk;    /* -1 = none */
+  int32_t peer;         /* sends: the other device */
+  int32_t tid;          /* set when writing */
+  const char *name;     /* static strings only */
   hs_time_t t0, t1;
   double bytes;
+  uint64_t flow;        /* sends: arrow id (1-based), 0 = none */
 } span_t;
 
+typedef struct flowrec {
+  int32_t link;
+  hs_time_t t0, t1;
+  double bytes;
+} flowrec_t;
+
+typedef struct devinfo {
+  int32_t pipeline, stage, replica, tp_rank; /* -1: unused by the plan */
+  int32_t folded;       /* stage detail: device groups this one stands for */
+  int32_t group;        /* first pipeline with the same structure */
+  int32_t member;       /* rank among the devices of (group, stage); 0 = representative */
+} devinfo_t;
+
 struct hs_trace {
+  const hs_model_t *m;
   const hs_cluster_t *c;
+  const hs_plan_t *plan;
+  hs_trace_detail_t detail;
   span_t *spans;
   size_t n, cap;
-  int32_t max_devices;
+  flowrec_t *flows;
+  size_t n_flows, cap_flows;
+  devinfo_t *dev;
+  uint8_t *shown;
+  uint64_t next_flow;
   bool links;
   bool oom;
 };
 
-hs_status_t hs_trace_new(const hs_cluster_t *c, const hs_sim_opts_t *opts, hs_trace_t **out,
+/* Pipelines i and j have the same stage cuts, TP degrees and GPU types. */
+static bool same_pipeline(const hs_cluster_t *c, const hs_plan_pipeline_t *a,
+                          const hs_plan_pipeline_t *b)
+{
+  if (a->n_stages != b->n_stages || a->microbatch_size != b->microbatch_size ||
+      a->n_microbatches != b->n_microbatches)
+    return false;
+  for (int32_t k = 0; k < a->n_stages; k++) {
+    const hs_plan_stage_t *x = &a->stages[k], *y = &b->stages[k];
+    if (x->op_first != y->op_first || x->op_last != y->op_last || x->n_replicas != y->n_replicas)
+      return false;
+    for (int32_t q = 0; q < x->n_replicas; q++) {
+      const hs_plan_replica_t *rx = &x->replicas[q], *ry = &y->replicas[q];
+      if (rx->n_devices != ry->n_devices || rx->n_devices < 1 || rx->share != ry->share ||
+          hs_cluster_gpu(c, rx->devices[0]) != hs_cluster_gpu(c, ry->devices[0]))
+        return false;
+    }
+  }
+  return true;
+}
+
+hs_status_t hs_trace_new(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
+                         const hs_lowered_t *low, const hs_sim_opts_t *opts, hs_trace_t **out,
                          hs_error_t *err)
 {
+  (void)low;
   hs_trace_t *t = hs_calloc(1, sizeof *t);
   if (!t)
     return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
+  t->m = m;
   t->c = c;
-  t->max_devices = opts->trace_max_devices > 0 ? opts->trace_max_devices : (int32_t)c->n_devices;
+  t->plan = plan;
+  t->detail = opts->trace_detail;
   t->links = opts->trace_links;
+  t->dev = hs_calloc(c->n_devices + 1, sizeof *t->dev);
+  t->shown = hs_calloc(c->n_devices + 1, 1);
+  if (!t->dev || !t->shown) {
+    hs_trace_free(t);
+    return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
+  }
+  for (size_t d = 0; d < c->n_devices; d++)
+    t->dev[d] = (devinfo_t){-1, -1, -1, -1, 0, -1, 0};
+  int32_t v = plan->chunks > 0 ? plan->chunks : 1;
+  /* members per (pipeline group, stage rank) */
+  int32_t max_ranks = 1;
+  for (int32_t i = 0; i < plan->n_pipelines; i++)
+    max_ranks = HS_MAX(max_ranks, plan->pipelines[i].n_stages / v);
+  int32_t *members = hs_calloc((size_t)plan->n_pipelines * (size_t)max_ranks + 1, sizeof *members);
+  if (!members) {
+    hs_trace_free(t);
+    return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
+  }
+  for (int32_t i = 0; i < plan->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
+    int32_t ranks = pl->n_stages / v;
+    int32_t fold_into = -1;
+    for (int32_t j = 0; j < i && fold_into < 0; j++)
+      if (same_pipeline(c, &plan->pipelines[j], pl))
+        fold_into = j;
+    for (int32_t k = 0; k < ranks; k++) {
+      const hs_plan_stage_t *stg = &pl->stages[k];
+      for (int32_t q = 0; q < stg->n_replicas; q++) {
+        const hs_plan_replica_t *rp = &stg->replicas[q];
+        for (int32_t r = 0; r < rp->n_devices; r++) {
+          int32_t d = rp->devices[r];
+          if (d < 0 || (size_t)d >= c->n_devices)
+            continue;
+          int32_t g = fold_into < 0 ? i : fold_into;
+          t->dev[d] = (devinfo_t){i, k, q, r, 0, g, members[(size_t)g * max_ranks + k]++};
+          if (opts->trace_detail != HS_TRACE_STAGE) {
+            t->shown[d] = opts->trace_max_devices <= 0 || d < opts->trace_max_devices;
+            t->dev[d].folded = 1;
+          }
+        }
+      }
+      if (opts->trace_detail == HS_TRACE_STAGE && stg->n_replicas > 0 &&
+          stg->replicas[0].n_devices > 0) {
+        int32_t rep = stg->replicas[0].devices[0];
+        if (fold_into < 0) {
+          t->shown[rep] = 1;
+          t->dev[rep].folded += stg->n_replicas;
+        } else {
+          int32_t host = plan->pipelines[fold_into].stages[k].replicas[0].devices[0];
+          t->dev[host].folded += stg->n_replicas;
+        }
+      }
+    }
+  }
+  free(members);
   *out = t;
   return HS_OK;
 }
@@ -47,127 +211,525 @@ void hs_trace_free(hs_trace_t *t)
   if (!t)
     return;
   free(t->spans);
+  free(t->flows);
+  free(t->dev);
+  free(t->shown);
   free(t);
 }
 
-static void add(hs_trace_t *t, int32_t pid, int32_t tid, const char *name, int32_t mb, int32_t chunk,
-                hs_time_t t0, hs_time_t t1, double bytes)
+static span_t *add(hs_trace_t *t, int32_t pid, kind_t kind, const char *name, hs_time_t t0,
+                   hs_time_t t1)
 {
   if (t->oom)
-    return;
+    return NULL;
   if (hs_reserve((void **)&t->spans, &t->cap, t->n + 1, sizeof *t->spans) != HS_OK) {
     t->oom = true;
-    return;
+    return NULL;
   }
-  t->spans[t->n++] = (span_t){pid, tid, mb, chunk, name, t0, t1, bytes};
+  span_t *s = &t->spans[t->n++];
+  *s = (span_t){.pid = pid, .kind = (int16_t)kind, .mb = -1, .chunk = -1, .peer = -1,
+                .name = name, .t0 = t0, .t1 = t1};
+  return s;
 }
 
-void hs_trace_compute(hs_trace_t *t, const hs_exec_t *ex, const char *name, int32_t mb,
-                      int32_t chunk, hs_time_t t0, hs_time_t t1)
+static bool shown(const hs_trace_t *t, int32_t d)
+{
+  return d >= 0 && (size_t)d < t->c->n_devices && t->shown[d];
+}
+
+void hs_trace_item(hs_trace_t *t, const hs_exec_t *ex, int32_t phase, int32_t mb, int32_t chunk,
+                   hs_time_t t0, hs_time_t t1, hs_time_t rc_end)
+{
+  for (int32_t d = 0; d < ex->tp; d++) {
+    if (!shown(t, ex->devices[d]))
+      continue;
+    span_t *s = add(t, ex->devices[d], K_ITEM, phase == HS_PHASE_FWD ? "fwd" : "bwd", t0, t1);
+    if (!s)
+      return;
+    s->phase = (int8_t)phase;
+    s->mb = mb;
+    s->chunk = chunk;
+    /* at kernel detail the recomputed segments show it */
+    if (rc_end > t0 && t->detail != HS_TRACE_KERNEL)
+      add(t, ex->devices[d], K_RECOMP, "recompute", t0, HS_MIN(rc_end, t1));
+  }
+}
+
+void hs_trace_segment(hs_trace_t *t, const hs_exec_t *ex, bool recompute, hs_time_t t0,
+                      hs_time_t t1)
+{
+  if (t->detail != HS_TRACE_KERNEL)
+    return;
+  for (int32_t d = 0; d < ex->tp; d++)
+    if (shown(t, ex->devices[d]))
+      add(t, ex->devices[d], recompute ? K_RECOMP : K_SEG, recompute ? "recompute" : "kernels", t0, t1);
+}
+
+void hs_trace_optimizer(hs_trace_t *t, const hs_exec_t *ex, hs_time_t t0, hs_time_t t1)
 {
   for (int32_t d = 0; d < ex->tp; d++)
-    if (ex->devices[d] < t->max_devices)
-      add(t, ex->devices[d], 0, name, mb, chunk, t0, t1, 0.0);
+    if (shown(t, ex->devices[d]))
+      add(t, ex->devices[d], K_OPT, "optimizer", t0, t1);
 }
 
-void hs_trace_comm(hs_trace_t *t, const hs_exec_t *ex, const char *name, int32_t item, hs_time_t t0,
-                   hs_time_t t1, double bytes)
+void hs_trace_tp(hs_trace_t *t, const hs_exec_t *ex, const char *name, hs_time_t t0, hs_time_t t1,
+                 double bytes)
+{
+  if (t->detail != HS_TRACE_KERNEL)
+    return;
+  for (int32_t d = 0; d < ex->tp; d++)
+    if (shown(t, ex->devices[d])) {
+      span_t *s = add(t, ex->devices[d], K_TP, name, t0, t1);
+      if (s)
+        s->bytes = bytes;
+    }
+}
+
+void hs_trace_dp(hs_trace_t *t, const hs_exec_t *ex, hs_time_t t0, hs_time_t t1, double bytes)
 {
   for (int32_t d = 0; d < ex->tp; d++)
-    if (ex->devices[d] < t->max_devices)
-      add(t, ex->devices[d], 1, name, -1, -1, t0, t1, bytes);
+    if (shown(t, ex->devices[d])) {
+      span_t *s = add(t, ex->devices[d], K_DP, "grad all-reduce", t0, t1);
+      if (s)
+        s->bytes = bytes;
+    }
 }
 
-void hs_trace_send(hs_trace_t *t, int32_t dev_a, int32_t dev_b, const char *what, int32_t mb,
+void hs_trace_send(hs_trace_t *t, int32_t dev_a, int32_t dev_b, bool fwd, int32_t mb,
                    hs_time_t t0, hs_time_t t1, double bytes)
 {
-  if (dev_a < t->max_devices)
-    add(t, dev_a, 2, what, mb, -1, t0, t1, bytes);
-  if (dev_b < t->max_devices)
-    add(t, dev_b, 2, what, mb, -1, t0, t1, bytes);
+  bool a = shown(t, dev_a), b = shown(t, dev_b);
+  /* an arrow needs both ends and a slice long enough to bind to */
+  uint64_t id = (a && b && t1 - t0 >= 2) ? ++t->next_flow : 0;
+  const char *what = fwd ? "act" : "grad";
+  if (a) {
+    span_t *s = add(t, dev_a, K_SEND, what, t0, t1);
+    if (s)
+      *s = (span_t){.pid = dev_a, .kind = K_SEND, .phase = fwd, .mb = mb, .chunk = -1,
+                    .peer = dev_b, .name = what, .t0 = t0, .t1 = t1, .bytes = bytes, .flow = id};
+  }
+  if (b) {
+    span_t *s = add(t, dev_b, K_RECV, what, t0, t1);
+    if (s)
+      *s = (span_t){.pid = dev_b, .kind = K_RECV, .phase = fwd, .mb = mb, .chunk = -1,
+                    .peer = dev_a, .name = what, .t0 = t0, .t1 = t1, .bytes = bytes, .flow = id};
+  }
 }
 
-void hs_trace_link_span(hs_trace_t *t, int32_t link, const char *what, hs_time_t t0, hs_time_t t1,
+void hs_trace_link_span(hs_trace_t *t, int32_t link, bool fwd, hs_time_t t0, hs_time_t t1,
                         double bytes)
 {
-  if (t->links)
-    add(t, (int32_t)t->c->n_devices, link, what, -1, -1, t0, t1, bytes);
+  if (!t->links || t->detail != HS_TRACE_KERNEL)
+    return;
+  span_t *s = add(t, link, K_LINK, fwd ? "act" : "grad", t0, t1);
+  if (s)
+    s->bytes = bytes;
 }
 
-static void ts(FILE *f, hs_time_t ns) { fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000)); }
+void hs_trace_flow_done(void *ctx, const hs_flow_t *f)
+{
+  hs_trace_t *t = ctx;
+  if (t->oom || !t->links)
+    return;
+  for (int32_t h = 0; h < f->n_hops; h++) {
+    if (hs_reserve((void **)&t->flows, &t->cap_flows, t->n_flows + 1, sizeof *t->flows) != HS_OK) {
+      t->oom = true;
+      return;
+    }
+    t->flows[t->n_flows++] =
+        (flowrec_t){f->hops[h].link, f->t_start, f->t_end, f->bytes * (double)f->hops[h].weight};
+  }
+}
+
+/* ---- writing ------------------------------------------------------------------ */
+
+static int track_rank(const span_t *s)
+{
+  switch (s->kind) {
+  case K_ITEM: case K_OPT: return 0; /* top level of the compute track */
+  case K_SEG: case K_RECOMP: return 1;
+  default: return 2;
+  }
+}
+
+/* Which track group a span belongs to on its device (or link). */
+static int group_of(const span_t *s)
+{
+  return (s->kind == K_RECOMP || s->kind == K_SEG || s->kind == K_OPT) ? K_ITEM : s->kind;
+}
+
+/* Sort key: track group, then start, then longer first (parents before
+ * children), then recording order (stable, deterministic). */
+static int cmp_span(const void *pa, const void *pb)
+{
+  const span_t *a = *(const span_t *const *)pa, *b = *(const span_t *const *)pb;
+  int ga = a->kind == K_LINK, gb = b->kind == K_LINK;
+  if (ga != gb)
+    return ga - gb;
+  if (a->pid != b->pid)
+    return a->pid < b->pid ? -1 : 1;
+  int ka = group_of(a), kb = group_of(b);
+  if (ka != kb)
+    return ka - kb;
+  if (a->t0 != b->t0)
+    return a->t0 < b->t0 ? -1 : 1;
+  if (a->t1 != b->t1)
+    return a->t1 > b->t1 ? -1 : 1;
+  int ra = track_rank(a), rb = track_rank(b);
+  if (ra != rb)
+    return ra - rb;
+  return a < b ? -1 : (a > b);
+}
+
+static void ts(FILE *f, hs_time_t ns)
+{
+  fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+}
+
+static const char *cat_of(const span_t *s)
+{
+  switch (s->kind) {
+  case K_ITEM: case K_SEG: return "compute";
+  case K_RECOMP: return "recompute";
+  case K_OPT: return "optimizer";
+  case K_TP: return "tp-comm";
+  case K_DP: return "dp-comm";
+  default: return "pp-comm";
+  }
+}
+
+typedef struct writer {
+  FILE *f;
+  bool first;
+} writer_t;
+
+static void sep(writer_t *w)
+{
+  if (!w->first)
+    fputs(",\n", w->f);
+  w->first = false;
+}
+
+static void slice(writer_t *w, int32_t pid, int32_t tid, const char *cat, hs_time_t t0,
+                  hs_time_t t1)
+{
+  sep(w);
+  fprintf(w->f, "{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":", cat, pid, tid);
+  ts(w->f, t0);
+  fputs(",\"dur\":", w->f);
+  ts(w->f, t1 - t0);
+}
+
+static void write_span(writer_t *w, const span_t *s)
+{
+  FILE *f = w->f;
+  slice(w, s->pid, s->tid, cat_of(s), s->t0, s->t1);
+  fputs(",\"name\":\"", f);
+  switch (s->kind) {
+  case K_ITEM:
+    fprintf(f, "%s mb%d", s->name, s->mb);
+    if (s->chunk > 0)
+      fprintf(f, " c%d", s->chunk);
+    break;
+  case K_SEND: fprintf(f, "send %s mb%d to dev %d", s->name, s->mb, s->peer); break;
+  case K_RECV: fprintf(f, "recv %s mb%d from dev %d", s->name, s->mb, s->peer); break;
+  default: fputs(s->name, f);
+  }
+  fputc('"', f);
+  if (s->bytes > 0)
+    fprintf(f, ",\"args\":{\"bytes\":%.17g}", s->bytes);
+  fputc('}', f);
+  if (s->flow && s->t1 - s->t0 >= 2) {
+    /* bound to the enclosing slice: inside it, on its track */
+    sep(w);
+    fprintf(f, "{\"ph\":\"%s\",\"cat\":\"pp-comm\",\"name\":\"p2p\",\"id\":%llu,\"pid\":%d,\"tid\":%d,"
+               "%s\"ts\":",
+            s->kind == K_SEND ? "s" : "f", (unsigned long long)s->flow, s->pid, s->tid,
+            s->kind == K_SEND ? "" : "\"bp\":\"e\",");
+    ts(f, s->t0 + (s->t1 - s->t0) / 2);
+    fputc('}', f);
+  }
+}
+
+/* Greedy lane packing of spans [lo, hi) (sorted by start): each takes the
+ * lowest lane free at its start. Writes tid = base + lane; returns lanes. */
+static int32_t pack_lanes(span_t **v, size_t lo, size_t hi, int32_t base, hs_time_t *lane_end,
+                          int32_t max_lanes)
+{
+  int32_t n = 0;
+  for (size_t k = lo; k < hi; k++) {
+    int32_t l = 0;
+    while (l < n && lane_end[l] > v[k]->t0)
+      l++;
+    if (l == n) {
+      if (n < max_lanes)
+        n++;
+      else
+        l = n - 1; /* cannot happen with max_lanes >= spans; keeps the index valid */
+    }
+    lane_end[l] = v[k]->t1;
+    v[k]->tid = base + l;
+  }
+  return n;
+}
+
+typedef struct link_key {
+  double bytes;
+  int32_t link;
+} link_key_t;
+
+/* Busiest first, then by id. */
+static int cmp_link_key(const void *pa, const void *pb)
+{
+  const link_key_t *a = pa, *b = pb;
+  if (a->bytes != b->bytes)
+    return a->bytes > b->bytes ? -1 : 1;
+  return a->link - b->link;
+}
+
+/* Label of a device's process: where it sits in the plan, in Megatron
+ * terms, and what it stands for at stage detail. */
+static void process_name(const hs_trace_t *t, int32_t d, char *buf, size_t n)
+{
+  const hs_cluster_t *c = t->c;
+  const devinfo_t *di = &t->dev[d];
+  const hs_plan_pipeline_t *pl = &t->plan->pipelines[di->pipeline];
+  const hs_plan_stage_t *stg = &pl->stages[di->stage];
+  int32_t lf = -1, ll = -1;
+  for (int32_t op = stg->op_first; op < stg->op_last; op++)
+    if (t->m->ops[op].layer >= 0) {
+      if (lf < 0)
+        lf = t->m->ops[op].layer;
+      ll = t->m->ops[op].layer;
+    }
+  char layers[48];
+  if (lf >= 0)
+    snprintf(layers, sizeof layers, "layers %d-%d", lf, ll);
+  else
+    snprintf(layers, sizeof layers, "ops %d-%d", stg->op_first, stg->op_last - 1);
+  int32_t v = t->plan->chunks > 1 ? t->plan->chunks : 1;
+  /* "dev 16 H100 tp4: stage 2 (layers 8-13), stands for 2 DP replicas":
+   * the device first (validate's merged traces match on "dev N"), then
+   * where it sits in the plan */
+  int len = snprintf(buf, n, "dev %d %s tp%d: ", d, hs_cluster_gpu(c, d)->name,
+                     stg->replicas[di->replica].n_devices);
+  if (len < 0 || (size_t)len >= n)
+    return;
+  if (t->plan->n_pipelines > 1)
+    len += snprintf(buf + len, n - (size_t)len, "P%d ", di->pipeline);
+  if (len < 0 || (size_t)len >= n)
+    return;
+  if (v > 1)
+    len += snprintf(buf + len, n - (size_t)len, "pp rank %d (%d chunks, chunk 0 %s)", di->stage, v, layers);
+  else
+    len += snprintf(buf + len, n - (size_t)len, "stage %d (%s)", di->stage, layers);
+  if (len < 0 || (size_t)len >= n)
+    return;
+  if (t->detail == HS_TRACE_STAGE)
+    snprintf(buf + len, n - (size_t)len, ", stands for %d DP replica%s", di->folded,
+             di->folded == 1 ? "" : "s");
+  else
+    snprintf(buf + len, n - (size_t)len, ", replica %d tp rank %d", di->replica, di->tp_rank);
+}
+
+static void counters(writer_t *w, const hs_trace_t *t, const hs_link_t *lk, int32_t l, int32_t pid,
+                     hs_time_t T, double *bins)
+{
+  memset(bins, 0, sizeof(double) * LINK_BINS);
+  double width = (double)T / LINK_BINS;
+  for (size_t k = 0; k < t->n_flows; k++) {
+    const flowrec_t *r = &t->flows[k];
+    if (r->link != l)
+      continue;
+    if (r->t1 <= r->t0) {
+      int32_t b = (int32_t)((double)r->t0 / width);
+      bins[HS_MIN(HS_MAX(b, 0), LINK_BINS - 1)] += r->bytes;
+      continue;
+    }
+    double rate = r->bytes / (double)(r->t1 - r->t0);
+    int32_t b0 = (int32_t)((double)r->t0 / width), b1 = (int32_t)((double)r->t1 / width);
+    b0 = HS_MIN(HS_MAX(b0, 0), LINK_BINS - 1);
+    b1 = HS_MIN(HS_MAX(b1, 0), LINK_BINS - 1);
+    for (int32_t b = b0; b <= b1; b++) {
+      double lo = fmax((double)r->t0, b * width), hi = fmin((double)r->t1, (b + 1) * width);
+      if (b == LINK_BINS - 1)
+        hi = (double)r->t1;
+      if (hi > lo)
+        bins[b] += rate * (hi - lo);
+    }
+  }
+  double cap_per_bin = lk->GBps * HS_GB * width * 1e-9;
+  for (int32_t b = 0; b <= LINK_BINS; b++) {
+    double u = b < LINK_BINS && cap_per_bin > 0 && isfinite(cap_per_bin) ? bins[b] / cap_per_bin : 0.0;
+    sep(w);
+    fprintf(w->f, "{\"ph\":\"C\",\"cat\":\"link\",\"name\":\"%s\",\"pid\":%d,\"ts\":", lk->label, pid);
+    ts(w->f, b < LINK_BINS ? (hs_time_t)llround(b * width) : T);
+    fprintf(w->f, ",\"args\":{\"utilisation\":%.6g}}", u);
+  }
+}
 
 hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_link_stats_t *ls,
                            const char *path, hs_error_t *err)
 {
   if (t->oom)
     return hs_error_set(err, HS_ENOMEM, "%s: out of memory recording the trace", path);
-  FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-  if (!f)
-    return hs_error_set(err, HS_EIO, "%s: cannot open for writing", path);
+  hs_status_t st = HS_OK;
   const hs_cluster_t *c = t->c;
-  fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
-  bool first = true;
-#define SEP() (first ? (first = false, "") : ",\n")
-  /* device process and thread names, only for devices that appear */
-  uint8_t *seen = hs_calloc(c->n_devices + 1, 1);
-  if (!seen) {
-    if (f != stdout)
-      fclose(f);
-    return hs_error_set(err, HS_ENOMEM, "out of memory writing the trace");
-  }
-  for (size_t k = 0; k < t->n; k++)
-    if (t->spans[k].pid < (int32_t)c->n_devices)
-      seen[t->spans[k].pid] = 1;
-  static const char *const tnames[] = {"compute", "collectives", "p2p"};
-  for (size_t d = 0; d < c->n_devices; d++) {
-    if (!seen[d])
-      continue;
-    fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":\"dev %zu (%s, node %d)\"}}",
-            SEP(), d, d, hs_cluster_gpu(c, (int32_t)d)->name, c->devices[d].node);
-    fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%zu,\"args\":{\"sort_index\":%zu}}",
-            SEP(), d, d);
-    for (int k = 0; k < 3; k++)
-      fprintf(f, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
-              SEP(), d, k, tnames[k]);
-  }
-  free(seen);
-  const hs_link_t *links = hs_topology_links(topo);
   size_t nl = hs_topology_n_links(topo);
-  if (t->links) {
-    fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":\"links\"}}",
-            SEP(), c->n_devices);
-    for (size_t l = 0; l < nl; l++) {
-      if (ls[l].bytes <= 0)
+  const hs_link_t *links = hs_topology_links(topo);
+  span_t **v = hs_calloc(t->n + 1, sizeof *v);
+  hs_time_t *lane_end = hs_calloc(t->n + 1, sizeof *lane_end);
+  link_key_t *lorder = hs_calloc(nl + 1, sizeof *lorder);
+  int32_t *lanes = hs_calloc(nl + 1, sizeof *lanes);
+  int32_t *dev_lanes = hs_calloc(2 * c->n_devices + 2, sizeof *dev_lanes);
+  double *bins = hs_calloc(LINK_BINS + 1, sizeof *bins);
+  FILE *f = NULL;
+  if (!v || !lane_end || !lorder || !lanes || !dev_lanes || !bins)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory writing the trace"));
+  hs_time_t T = 0;
+  for (size_t k = 0; k < t->n; k++) {
+    v[k] = &t->spans[k];
+    T = HS_MAX(T, t->spans[k].t1);
+  }
+  for (size_t k = 0; k < t->n_flows; k++)
+    T = HS_MAX(T, t->flows[k].t1);
+  qsort(v, t->n, sizeof *v, cmp_span);
+  /* tids: fixed tracks, lanes for sends, receives and link flows */
+  for (size_t lo = 0; lo < t->n;) {
+    size_t hi = lo;
+    while (hi < t->n && v[hi]->pid == v[lo]->pid && group_of(v[hi]) == group_of(v[lo]))
+      hi++;
+    kind_t k = (kind_t)v[lo]->kind;
+    if (k == K_SEND)
+      dev_lanes[2 * v[lo]->pid] = pack_lanes(v, lo, hi, TID_SEND, lane_end, (int32_t)(hi - lo));
+    else if (k == K_RECV)
+      dev_lanes[2 * v[lo]->pid + 1] = pack_lanes(v, lo, hi, TID_RECV, lane_end, (int32_t)(hi - lo));
+    else if (k == K_LINK)
+      lanes[v[lo]->pid] = pack_lanes(v, lo, hi, 0, lane_end, (int32_t)(hi - lo));
+    else
+      for (size_t q = lo; q < hi; q++)
+        v[q]->tid = k == K_TP ? TID_TP : k == K_DP ? TID_DP : TID_COMPUTE;
+    lo = hi;
+  }
+  f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+  if (!f)
+    HS_FAIL(hs_error_set(err, HS_EIO, "%s: cannot open for writing", path));
+  writer_t w = {f, true};
+  fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"detail\":\"", f);
+  fputs(hs_trace_detail_name(t->detail), f);
+  fputs("\"},\"traceEvents\":[\n", f);
+  /* device processes in plan order */
+  for (size_t d = 0; d < c->n_devices; d++) {
+    if (!t->shown[d])
+      continue;
+    const devinfo_t *di = &t->dev[d];
+    char name[200];
+    process_name(t, (int32_t)d, name, sizeof name);
+    sep(&w);
+    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":\"%s\"}}", d, name);
+    sep(&w);
+    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%zu,\"args\":{\"sort_index\":%lld}}",
+            d, 10 + (long long)di->group * 1000000000 + (long long)di->stage * 1000000 + di->member);
+    static const char *const fixed[] = {"compute", "tp-comm", "dp-comm"};
+    for (int k = 0; k < 3; k++) {
+      if (k == TID_TP && t->detail != HS_TRACE_KERNEL)
         continue;
-      fprintf(f, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%zu,\"args\":{\"name\":\"%s (%.4g GB/s)\"}}",
-              SEP(), c->n_devices, l, links[l].label, links[l].GBps);
-      fprintf(f, "%s{\"ph\":\"C\",\"name\":\"%s bytes\",\"pid\":%zu,\"tid\":%zu,\"ts\":0,\"args\":{\"GB\":%.6g}}",
-              SEP(), links[l].label, c->n_devices, l, ls[l].bytes / HS_GB);
+      sep(&w);
+      fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
+              d, k, fixed[k]);
+    }
+    for (int32_t s = 0; s < 2; s++)
+      for (int32_t l = 0; l < dev_lanes[2 * d + s]; l++) {
+        sep(&w);
+        fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"pp %s %d\"}}",
+                d, (s ? TID_RECV : TID_SEND) + l, s ? "recv" : "send", l);
+      }
+  }
+  /* links: cross-site first; at stage detail only cross-site + the busiest */
+  int32_t nshow = 0;
+  if (t->links) {
+    for (size_t l = 0; l < nl; l++)
+      if (ls[l].bytes > 0)
+        lorder[nshow++] = (link_key_t){ls[l].bytes, (int32_t)l};
+    qsort(lorder, (size_t)nshow, sizeof *lorder, cmp_link_key);
+    int32_t kept = 0, others = 0;
+    for (int32_t k = 0; k < nshow; k++) {
+      bool xs = links[lorder[k].link].kind == HS_LINK_XSITE;
+      if (xs || t->detail != HS_TRACE_STAGE || others++ < STAGE_LINKS)
+        lorder[kept++] = lorder[k];
+    }
+    nshow = kept;
+    int32_t pid_x = (int32_t)c->n_devices, pid_o = pid_x + 1;
+    sep(&w);
+    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"cross-site links\"}}", pid_x);
+    sep(&w);
+    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":0}}", pid_x);
+    sep(&w);
+    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"links (%s)\"}}", pid_o,
+            t->detail == HS_TRACE_STAGE ? "the 8 busiest" : "all busy");
+    sep(&w);
+    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":4000000000000000}}", pid_o);
+    int32_t tid = 0;
+    for (int32_t k = 0; k < nshow; k++) {
+      int32_t l = lorder[k].link;
+      int32_t pid = links[l].kind == HS_LINK_XSITE ? pid_x : pid_o;
+      if (T > 0)
+        counters(&w, t, &links[l], l, pid, T, bins);
+      /* flow lanes of this link (kernel detail) */
+      int32_t base = tid;
+      for (int32_t ln = 0; ln < lanes[l]; ln++) {
+        sep(&w);
+        fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s (%.4g GB/s) flows %d\"}}",
+                pid, tid++, links[l].label, links[l].GBps, ln);
+      }
+      for (size_t q = 0; q < t->n; q++)
+        if (v[q]->kind == K_LINK && v[q]->pid == l) {
+          span_t tmp = *v[q];
+          tmp.pid = pid;
+          tmp.tid = base + v[q]->tid;
+          write_span(&w, &tmp);
+        }
     }
   }
-  for (size_t k = 0; k < t->n; k++) {
-    const span_t *s = &t->spans[k];
-    fprintf(f, "%s{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"name\":\"", SEP(), s->pid, s->tid);
-    if (s->mb >= 0 && s->chunk > 0)
-      fprintf(f, "%s mb%d c%d", s->name, s->mb, s->chunk);
-    else if (s->mb >= 0)
-      fprintf(f, "%s mb%d", s->name, s->mb);
-    else
-      fputs(s->name, f);
-    fputs("\",\"ts\":", f);
-    ts(f, s->t0);
-    fputs(",\"dur\":", f);
-    ts(f, s->t1 - s->t0);
-    if (s->bytes > 0)
-      fprintf(f, ",\"args\":{\"bytes\":%.17g}", s->bytes);
-    fputc('}', f);
+  /* device tracks: spans, then idle gaps of each compute track */
+  for (size_t lo = 0; lo < t->n;) {
+    if (v[lo]->kind == K_LINK) {
+      lo++;
+      continue;
+    }
+    size_t hi = lo;
+    hs_time_t end = 0;
+    bool compute = v[lo]->tid == TID_COMPUTE;
+    while (hi < t->n && v[hi]->pid == v[lo]->pid && v[hi]->kind != K_LINK &&
+           (v[hi]->tid == TID_COMPUTE) == compute) {
+      const span_t *s = v[hi];
+      if (compute && track_rank(s) == 0) {
+        if (s->t0 > end)
+          slice(&w, s->pid, TID_COMPUTE, "idle", end, s->t0), fputs(",\"name\":\"idle\"}", f);
+        end = HS_MAX(end, s->t1);
+      }
+      write_span(&w, s);
+      hi++;
+    }
+    if (compute && T > end)
+      slice(&w, v[lo]->pid, TID_COMPUTE, "idle", end, T), fputs(",\"name\":\"idle\"}", f);
+    lo = hi;
   }
-#undef SEP
   fputs("\n]}\n", f);
   int bad = ferror(f);
   if (f != stdout)
     bad |= fclose(f);
+  f = NULL;
   if (bad)
-    return hs_error_set(err, HS_EIO, "%s: write error", path);
-  return HS_OK;
+    HS_FAIL(hs_error_set(err, HS_EIO, "%s: write error", path));
+cleanup:
+  if (f && f != stdout)
+    fclose(f);
+  free(v);
+  free(lane_end);
+  free(lorder);
+  free(lanes);
+  free(dev_lanes);
+  free(bins);
+  return st;
 }

@@ -104,6 +104,20 @@ static bool is_achievable_key(const char *k)
   return false;
 }
 
+/* Nulls docs/schemas.md defines: costs when GPUs are unpriced (the object
+ * says how many), a stage's layers when it holds no transformer block. */
+static bool null_allowed(const cJSON *parent, const char *k)
+{
+  if (!k)
+    return false;
+  if (strcmp(k, "layers") == 0)
+    return true;
+  const cJSON *u = cJSON_GetObjectItemCaseSensitive(parent, "unpriced_gpus");
+  return cJSON_IsNumber(u) && u->valuedouble > 0 &&
+         (strcmp(k, "cost_usd_per_iteration") == 0 || strcmp(k, "cost_usd_per_million_tokens") == 0 ||
+          strcmp(k, "usd_per_hour") == 0);
+}
+
 static void walk(const cJSON *v, const char *where)
 {
   for (const cJSON *e = v->child; e; e = e->next) {
@@ -112,9 +126,10 @@ static void walk(const cJSON *v, const char *where)
       snprintf(path, sizeof path, "%s.%s", where, e->string);
     else
       snprintf(path, sizeof path, "%s[]", where);
-    if (cJSON_IsNull(e) && walk_infeasible && is_achievable_key(e->string)) {
+    if (cJSON_IsNull(e) && (null_allowed(v, e->string) ||
+                            (walk_infeasible && is_achievable_key(e->string))))
       continue;
-    } else if (cJSON_IsNull(e)) {
+    if (cJSON_IsNull(e)) {
       walk_bad++;
       fprintf(stderr, "  %s is null (NaN or infinity in the report)\n", path);
     } else if (cJSON_IsNumber(e)) {

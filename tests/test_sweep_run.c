@@ -118,7 +118,7 @@ static void test_row_values(void)
   CHECK_REL(num(&t, 0, "tokens_per_s"), rep.tokens_per_s, 1e-5);
   CHECK_REL(num(&t, 0, "global_batch"), 64, 0);
   char summary[256];
-  hs_plan_summary(&plan, summary, sizeof summary);
+  hs_plan_describe(&plan, &m, summary, sizeof summary);
   CHECK(strcmp(str(&t, 0, "plan"), summary) == 0);
   /* the cluster's rent from the catalog: 8 GPUs of one type */
   const hs_gpu_t *g = hs_cluster_gpu(&c, 0);

@@ -54,6 +54,8 @@ for k in iteration_time_s samples_per_s tokens_per_s tflops_per_gpu mfu bubble_f
 done
 has "$tmp/trace.json" '"traceEvents"'
 has "$tmp/trace.json" '"compute"'
+# Perfetto's rules (nesting per track, categories, flows): tests/trace_check.py
+if /usr/bin/python3 "$(dirname "$0")/../trace_check.py" "$tmp/trace.json"; then ok; else bad "trace_check trace.json"; fi
 expect 2 "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 3 --pp 2
 has "$tmp/err" "TP degree 3 does not divide the model's 16 attention heads"
 expect 2 "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 4 --pp 4

@@ -42,6 +42,7 @@ done
 cmp -s "$tmp/r1.json" "$tmp/r2.json" || die "same seed gave different JSON"
 cmp -s "$tmp/t1.json" "$tmp/t2.json" || die "same seed gave different timeline JSON"
 cmp -s "$tmp/t1.csv" "$tmp/t2.csv" || die "same seed gave different timeline CSV"
+/usr/bin/python3 "$(dirname "$0")/../trace_check.py" "$tmp/t1.json" || die "timeline breaks Perfetto's rules (trace_check)"
 "$bin" elastic "${common[@]}" --hours 4 --rates spot=2 --seed 6 --json >"$tmp/r3.json" 2>/dev/null
 cmp -s "$tmp/r1.json" "$tmp/r3.json" && die "another seed gave the same JSON"
 

@@ -37,6 +37,8 @@ tidy = list(csv.DictReader(open(sys.argv[3])))
 metrics = ["n_gpus_used", "global_batch", "tokens_per_iteration", "iteration_s", "tokens_per_s", "mfu", "peak_memory_fraction",
            "usd_per_hour", "unpriced_gpus", "usd_per_iteration", "usd_per_million_tokens", "train_tokens",
            "time_to_train_h", "cost_to_train_usd", "search_s"]
+metrics += ["time_%s_s" % k for k in ("compute", "recompute", "tp_comm", "pp_comm", "dp_comm", "bubble", "optimizer")]
+metrics += ["mem_%s_bytes" % k for k in ("weights", "gradients", "optimizer", "activations", "workspace")]
 want = sum(1 for r in rows for m in metrics if r[m] != "")
 ok &= len(tidy) == want and {t["metric"] for t in tidy} <= set(metrics)
 if not ok:
@@ -71,7 +73,13 @@ nbclient.NotebookClient(nb, kernel_name="python3", timeout=600).execute()  # rai
 errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
 images = sum(1 for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {}))
 print(f"{len(nb.cells)} cells, {images} figures, {len(errors)} errors")
-sys.exit(1 if errors or images < 4 else 0)
+titles = ' '.join(str(o.get('text', '')) + str(o.get('data', {}).get('text/plain', ''))
+                 for c in nb.cells for o in c.get('outputs', []))
+# the breakdown, memory, heatmap and bandwidth cells draw (no "no ..." fallbacks)
+fallbacks = [m for m in ('no successful rows with a time breakdown', 'no successful rows with a memory',
+                         'fewer than two inputs vary', 'does not vary in this sweep') if m in titles]
+print(f"fallbacks: {fallbacks}")
+sys.exit(1 if errors or images < 8 or fallbacks else 0)
 PY
   )
 }
