@@ -110,6 +110,10 @@ typedef struct hs_grid_opts {
   int32_t first_device;       /* offset into the cluster's devices */
 } hs_grid_opts_t;
 void hs_grid_opts_init(hs_grid_opts_t *o);
+/* The defaults of `hetsim simulate`'s grid shortcut, for fields left at 0:
+ * dp = every remaining device, n_devices / (tp x pp) (at least 1), then
+ * global_batch = dp x microbatch_size x pp x 4. O(1). */
+void hs_grid_opts_defaults(hs_grid_opts_t *o, const hs_cluster_t *c);
 hs_status_t hs_plan_grid(const hs_model_t *m, const hs_cluster_t *c, const hs_grid_opts_t *o,
                          hs_plan_t *out, hs_error_t *err);
 
@@ -259,6 +263,10 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
                                  double *out, hs_error_t *err);
 
 struct cJSON *hs_report_to_json(const hs_report_t *r);
+/* The report as `hetsim simulate --json` prints it: hs_report_to_json plus
+ * "model" and "cluster" names. NULL when out of memory. */
+struct cJSON *hs_report_to_json_named(const hs_report_t *r, const char *model,
+                                      const char *cluster);
 void hs_report_print(const hs_report_t *r, FILE *out);
 
 #endif /* HS_SIM_H */

@@ -112,3 +112,14 @@ void hs_report_print(const hs_report_t *r, FILE *out)
               hs_fmt_bytes(r->links[k].bytes, b1, sizeof b1), 100.0 * r->links[k].utilisation);
   }
 }
+
+cJSON *hs_report_to_json_named(const hs_report_t *r, const char *model, const char *cluster)
+{
+  cJSON *j = hs_report_to_json(r);
+  if (!j)
+    return NULL;
+  hs_json_oom_clear();
+  cJSON_AddStringToObject(j, "model", model);
+  cJSON_AddStringToObject(j, "cluster", cluster);
+  return hs_json_finish(j);
+}
