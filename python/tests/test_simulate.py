@@ -11,7 +11,7 @@ GRIDS = [
     # (model, cluster, options as Python keywords)
     ("gpt3-1.3b", "dgx-a100-1node", dict(tp=2, pp=2, dp=2, microbatch_size=4, global_batch=256)),
     ("gpt3-1.3b", "dgx-a100-1node", dict(tp=1, pp=4, schedule="gpipe", global_batch=64)),
-    ("gpt3-2.7b", "a100-v100-two-sites", dict(tp=2, pp=4, schedule="interleaved-1f1b", chunks=2,
+    ("gpt3-2.7b", "a100-v100-two-sites", dict(tp=2, pp=4, dp=2, schedule="interleaved-1f1b", chunks=2,
                                               recompute="full", global_batch=128)),
     ("llama2-7b", "dgx-h100-1node", dict(tp=8, seq_len=1024)),
     ("bert-base", "dgx-a100-1node", dict()),
