@@ -7,6 +7,7 @@
 #   BUILD_DIR   CMake build with hetsim and libhetsim.so (default build/;
 #               made by scripts/setup.sh when missing)
 #   HS_VENV     the virtual environment (default .venv/)
+# Arguments go to pytest (e.g. -k memory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -25,7 +26,7 @@ export HETSIM_CLI="$PWD/$BUILD_DIR/hetsim"
 
 # pytest exits 5 when it collected no test: the suite went missing, a failure
 set +e
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests "$@"
 rc=$?
 set -e
 if [ $rc -eq 5 ]; then
@@ -35,10 +36,30 @@ elif [ $rc -ne 0 ]; then
   exit $rc
 fi
 
+# A wheel built the same way installs into a fresh venv (no system site
+# packages, no source tree on its paths) and simulates from its own copy of
+# the catalogs: what another machine with the same Debian libraries gets.
+wdir=$(mktemp -d)
+trap 'rm -rf "$wdir"' EXIT
+HETSIM_CMAKE_BUILD_DIR="$BUILD_DIR" "$VENV/bin/pip" wheel -q --no-build-isolation --no-deps \
+  --disable-pip-version-check -w "$wdir/dist" ./python
+"$PY" -m venv "$wdir/venv"
+"$wdir/venv/bin/pip" install -q --no-deps --disable-pip-version-check "$wdir"/dist/hetsim-*.whl
+whl=$(ls "$wdir"/dist/hetsim-*.whl)
+(cd "$wdir" && env -u HETSIM_DATA -u HETSIM_LIB WHEEL="${whl##*/}" "$wdir/venv/bin/python" - <<'PY')
+import os, hetsim
+site = os.path.dirname(hetsim.__file__)
+assert hetsim.library_path().startswith(site), hetsim.library_path()
+assert os.environ["HETSIM_DATA"].startswith(site), os.environ["HETSIM_DATA"]
+r = hetsim.simulate("gpt3-1.3b", "dgx-a100-1node", tp=2, pp=2)
+print(f"test_python: {os.environ['WHEEL']} in a fresh venv: {r['plan']}: "
+      f"{r['iteration_time_s']:.6f} s per iteration")
+PY
+
 # The example notebook, on a kernel running the venv's Python (the Debian
 # kernelspec names /usr/bin/python3, which does not see the package).
 kdir=$(mktemp -d)
-trap 'rm -rf "$kdir"' EXIT
+trap 'rm -rf "$wdir" "$kdir"' EXIT
 mkdir -p "$kdir/kernels/hetsim-venv"
 cat >"$kdir/kernels/hetsim-venv/kernel.json" <<JSON
 {"argv": ["$PWD/$VENV/bin/python", "-Xfrozen_modules=off", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
