@@ -297,17 +297,17 @@ int hs_cmd_compare(int argc, char **argv)
       if (!r->ok) {
         cJSON_AddStringToObject(o, "reason", r->why);
       } else {
-        cJSON_AddNumberToObject(o, "iteration_s", r->iteration_s);
-        cJSON_AddNumberToObject(o, "tokens_per_s", r->tokens_per_s);
+        cJSON_AddNumberToObject(o, "iteration_s", r->iter_s);
+        cJSON_AddNumberToObject(o, "tokens_per_s", r->tokens_s);
         if (megatron_s > 0)
-          cJSON_AddNumberToObject(o, "speedup_vs_megatron", megatron_s / r->iteration_s);
+          cJSON_AddNumberToObject(o, "speedup_vs_megatron", megatron_s / r->iter_s);
         cJSON_AddNumberToObject(o, "mfu", r->mfu);
-        cJSON_AddNumberToObject(o, "peak_memory_bytes", r->peak_memory_bytes);
-        cJSON_AddNumberToObject(o, "memory_capacity_bytes", r->memory_capacity_bytes);
-        cJSON_AddNumberToObject(o, "usd_per_million_tokens", r->usd_per_million_tokens);
+        cJSON_AddNumberToObject(o, "peak_memory_bytes", r->peak_bytes);
+        cJSON_AddNumberToObject(o, "memory_capacity_bytes", r->cap_bytes);
+        cJSON_AddNumberToObject(o, "usd_per_million_tokens", r->usd_mtok);
         cJSON_AddNumberToObject(o, "search_s", r->search_s);
         cJSON_AddNumberToObject(o, "candidates", (double)r->candidates);
-        cJSON_AddStringToObject(o, "plan", r->plan);
+        cJSON_AddStringToObject(o, "plan", r->summary);
       }
       cJSON_AddItemToArray(arr, o);
     }
@@ -319,14 +319,14 @@ int hs_cmd_compare(int argc, char **argv)
       rc = hs_cli_fail(&err, st);
     goto out;
   }
-  if (strcmp(fmt, "csv") == 0) {
+  bool csv = strcmp(fmt, "csv") == 0;
+  if (csv)
     hs_compare_write_csv(rows, (size_t)n_names, megatron_s, stdout);
-    goto out;
-  }
-  printf("%s on %s (%zu GPUs)%s%s\n%-14s %10s %12s %8s %6s %8s %9s %9s  %s\n", m.name, c.name,
-         c.n_devices, scn ? ", scenario " : "", scn ? scn->name : "", "strategy", "iter s",
-         "tokens/s", "speedup", "MFU", "mem", "$/Mtok", "search s", "plan");
-  for (int i = 0; i < n_names; i++) {
+  else
+    printf("%s on %s (%zu GPUs)%s%s\n%-14s %10s %12s %8s %6s %8s %9s %9s  %s\n", m.name, c.name,
+           c.n_devices, scn ? ", scenario " : "", scn ? scn->name : "", "strategy", "iter s",
+           "tokens/s", "speedup", "MFU", "mem", "$/Mtok", "search s", "plan");
+  for (int i = 0; i < n_names && !csv; i++) {
     const hs_compare_row_t *r = &rows[i];
     if (!r->ok) {
       printf("%-14s n/a: %s\n", r->strategy, r->why);
@@ -334,10 +334,10 @@ int hs_cmd_compare(int argc, char **argv)
     }
     char sp[16] = "-";
     if (megatron_s > 0)
-      snprintf(sp, sizeof sp, "%.2fx", megatron_s / r->iteration_s);
-    printf("%-14s %10.4f %12.0f %8s %5.1f%% %7.0f%% %9.3f %9.3f  %s\n", r->strategy, r->iteration_s,
-           r->tokens_per_s, sp, r->mfu * 100.0, r->peak_memory_fraction * 100.0, r->usd_per_million_tokens, r->search_s,
-           r->plan);
+      snprintf(sp, sizeof sp, "%.2fx", megatron_s / r->iter_s);
+    printf("%-14s %10.4f %12.0f %8s %5.1f%% %7.0f%% %9.3f %9.3f  %s\n", r->strategy, r->iter_s,
+           r->tokens_s, sp, r->mfu * 100.0, r->mem_ratio * 100.0, r->usd_mtok, r->search_s,
+           r->summary);
   }
   if (strcmp(fmt, "table") == 0) {
     /* say what is charged: a plan that leaves GPUs idle pays for fewer */

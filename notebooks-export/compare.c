@@ -58,22 +58,22 @@ hs_status_t hs_compare_run(const hs_model_t *m, const hs_cluster_t *c, const cha
       continue;
     }
     r->ok = true;
-    r->iteration_s = rep.iteration_time_s;
-    r->tokens_per_s = rep.tokens_per_s;
+    r->iter_s = rep.iteration_time_s;
+    r->tokens_s = rep.tokens_per_s;
     r->mfu = rep.mfu;
-    r->peak_memory_fraction =
-        hs_report_peak_memory_fraction(&rep, c, &r->peak_memory_bytes, &r->memory_capacity_bytes);
-    r->usd_per_million_tokens = rep.cost_usd_per_million_tokens;
+    r->mem_ratio =
+        hs_report_peak_memory_fraction(&rep, c, &r->peak_bytes, &r->cap_bytes);
+    r->usd_mtok = rep.cost_usd_per_million_tokens;
     if (charge_cluster) /* the whole cluster's rent over this plan's tokens */
-      r->usd_per_million_tokens = rep.tokens_per_iteration > 0
+      r->usd_mtok = rep.tokens_per_iteration > 0
                                       ? tot.usd_per_hour * rep.iteration_time_s / 3600.0 /
                                             (double)rep.tokens_per_iteration * 1e6
                                       : 0.0;
     r->search_s = stats.search_s;
     r->candidates = stats.candidates;
-    hs_plan_summary(&plan, r->plan, sizeof r->plan);
+    hs_plan_summary(&plan, r->summary, sizeof r->summary);
     if (strcmp(t->name, "megatron") == 0)
-      *megatron_s = r->iteration_s;
+      *megatron_s = r->iter_s;
     hs_plan_destroy(&plan);
     hs_report_destroy(&rep);
   }
@@ -88,12 +88,12 @@ void hs_compare_write_csv(const hs_compare_row_t *rows, size_t n, double megatro
     const hs_compare_row_t *r = &rows[i];
     hs_csv_field(f, r->strategy);
     if (r->ok) {
-      fprintf(f, ",%.6g,%.6g,", r->iteration_s, r->tokens_per_s);
+      fprintf(f, ",%.6g,%.6g,", r->iter_s, r->tokens_s);
       if (megatron_s > 0)
-        fprintf(f, "%.4f", megatron_s / r->iteration_s);
-      fprintf(f, ",%.4f,%.4f,%.4g,%.4g,", r->mfu, r->peak_memory_fraction,
-              r->usd_per_million_tokens, r->search_s);
-      hs_csv_field(f, r->plan);
+        fprintf(f, "%.4f", megatron_s / r->iter_s);
+      fprintf(f, ",%.4f,%.4f,%.4g,%.4g,", r->mfu, r->mem_ratio,
+              r->usd_mtok, r->search_s);
+      hs_csv_field(f, r->summary);
     } else {
       fprintf(f, ",,,,,,,,");
       char why[340];

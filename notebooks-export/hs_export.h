@@ -340,13 +340,13 @@ typedef struct hs_compare_row {
   char strategy[48];
   bool ok;
   char why[320];
-  double iteration_s, tokens_per_s, mfu;
-  double peak_memory_fraction;      /* max over devices of peak / capacity */
-  double peak_memory_bytes, memory_capacity_bytes; /* of that device */
-  double usd_per_million_tokens;
+  double iter_s, tokens_s, mfu;    /* iteration seconds, tokens/s, MFU (0..1) */
+  double mem_ratio;                /* max over devices of peak memory / capacity */
+  double peak_bytes, cap_bytes;    /* that device's peak and capacity, bytes */
+  double usd_mtok;                 /* USD per million tokens */
   double search_s;
   uint64_t candidates;
-  char plan[256];                   /* hs_plan_summary */
+  char summary[256];               /* hs_plan_summary */
 } hs_compare_row_t;
 
 /* Max over devices of peak memory / capacity, with that device's peak and

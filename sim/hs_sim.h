@@ -251,6 +251,10 @@ typedef struct hs_report {
 
 void hs_report_init(hs_report_t *r);
 void hs_report_destroy(hs_report_t *r);
+/* The report as `hetsim simulate --json` prints it: hs_report_to_json (below) plus
+ * "model" and "cluster" names. NULL when out of memory. */
+struct cJSON *hs_report_to_json_named(const hs_report_t *r, const char *model,
+                                      const char *cluster);
 
 /* Simulates one training iteration of `plan` (validated first). Fills
  * `report` (caller destroys). Deterministic: same inputs, same bytes. */
@@ -263,10 +267,6 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
                                  double *out, hs_error_t *err);
 
 struct cJSON *hs_report_to_json(const hs_report_t *r);
-/* The report as `hetsim simulate --json` prints it: hs_report_to_json plus
- * "model" and "cluster" names. NULL when out of memory. */
-struct cJSON *hs_report_to_json_named(const hs_report_t *r, const char *model,
-                                      const char *cluster);
 void hs_report_print(const hs_report_t *r, FILE *out);
 
 #endif /* HS_SIM_H */
