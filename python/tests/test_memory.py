@@ -41,3 +41,22 @@ def test_ten_thousand_simulate_calls_keep_rss_flat():
     assert growth < 4 * 2**20, f"RSS grew by {growth / 2**20:.1f} MiB over 10,000 calls"
     m.close()
     c.close()
+
+
+def test_the_probe_sees_retained_reports():
+    """The RSS probe is sensitive enough for the bound above: holding 2,000
+    reports (C report, JSON text, dict) grows RSS well past it."""
+    m, c = hetsim.Model("bert-base"), hetsim.Cluster("dgx-a100-1node")
+    gc.collect()
+    before = rss_bytes()
+    kept = []
+    for _ in range(2000):
+        r = hetsim.simulate(m, c, tp=2, pp=2)
+        r["iteration_time_s"]
+        kept.append(r)
+    grown = rss_bytes() - before
+    assert grown > 4 * 2**20, f"holding 2,000 reports grew RSS by only {grown / 2**20:.1f} MiB"
+    for r in kept:
+        r.close()
+    m.close()
+    c.close()
