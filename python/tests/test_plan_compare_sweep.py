@@ -105,3 +105,16 @@ def test_sweep_with_timings_has_the_same_rows(cli, data):
     spec = data / "sweep" / "small.json"
     c = cli("sweep", spec, "--no-timings", "--quiet").stdout
     same_rows(hetsim.sweep_csv(spec), c)
+
+
+def test_sweep_default_global_batch_equals_cli(cli, tmp_path):
+    """A spec without global_batch takes the sweep's default batch, whatever
+    the CLI resolves it to: the in-process sweep must resolve it the same way."""
+    spec = {"name": "defaults", "clusters": ["dgx-a100-1node", {"A100-SXM4-40GB": 8,
+                                                                "V100-SXM2-16GB": 8}],
+            "models": ["gpt3-1.3b"], "strategies": ["megatron"], "price_models": ["on-demand"]}
+    path = tmp_path / "defaults.json"
+    path.write_text(json.dumps(spec))
+    c = cli("sweep", path, "--no-timings", "--quiet").stdout
+    assert hetsim.sweep_csv(path, no_timings=True) == c
+    assert hetsim.sweep_csv(spec, no_timings=True) == c
