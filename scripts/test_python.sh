@@ -7,6 +7,7 @@
 #   BUILD_DIR   CMake build with hetsim and libhetsim.so (default build/;
 #               made by scripts/setup.sh when missing)
 #   HS_VENV     the virtual environment (default .venv/)
+#   HS_SANITIZE=1  pytest against the ASan + UBSan libhetsim of build-asan/
 # Arguments go to pytest (e.g. -k memory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,20 @@ export HETSIM_CLI="$PWD/$BUILD_DIR/hetsim"
 
 # pytest exits 5 when it collected no test: the suite went missing, a failure
 set +e
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests "$@"
+if [ "${HS_SANITIZE:-0}" = "1" ]; then
+  # the ASan + UBSan libhetsim of build-asan/ loaded into Python (the runtime
+  # preloaded); memory errors in C fail the run. Leaks are LeakSanitizer's
+  # job in the C tests (Python itself does not free everything at exit), and
+  # the RSS test is left out: ASan's quarantine keeps freed memory resident.
+  asan_dir=${BUILD_DIR_ASAN:-build-asan}
+  [ -f "$asan_dir/libhetsim.so" ] || HS_SANITIZE=1 bash scripts/setup.sh
+  LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)" \
+    ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    HETSIM_LIB="$PWD/$asan_dir/libhetsim.so" \
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests -k "not memory" "$@"
+else
+  "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests "$@"
+fi
 rc=$?
 set -e
 if [ $rc -eq 5 ]; then
