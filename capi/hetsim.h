@@ -24,6 +24,10 @@
  *    are malloc'd: free them with hs_api_free. Handles are independent (a
  *    report does not point into its model), so they may be freed in any
  *    order; none is shared between threads by the library.
+ *  - Cost: loaders and parsers are O(input size); hs_api_simulate is one
+ *    hs_simulate (O(events log events)); hs_api_plan_search one planner run,
+ *    hs_api_compare_csv one per strategy, hs_api_sweep_csv one per sweep
+ *    job; texts are O(their length); accessors are O(1).
  *  - Results are the bytes the CLI prints: hs_api_report_json is
  *    `hetsim simulate --json`, hs_api_compare_csv is `hetsim compare
  *    --format csv`, hs_api_sweep_csv is `hetsim sweep` (sorted by point).
