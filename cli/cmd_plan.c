@@ -5,8 +5,8 @@
  */
 #include "cli.h"
 #include "hs_json.h"
+#include "hs_export.h"
 #include "hs_scenarios.h"
-#include "hs_search.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -59,23 +59,6 @@ static int load_inputs(const char *model, const char *cluster, hs_model_t *m, hs
   if (st == HS_OK)
     st = hs_cluster_load(cluster, c, &err);
   return st == HS_OK ? 0 : hs_cli_fail(&err, st);
-}
-
-/* Max over devices of peak memory / capacity. */
-static double mem_ratio(const hs_report_t *r, const hs_cluster_t *c, double *peak, double *cap)
-{
-  double best = 0.0;
-  *peak = *cap = 0.0;
-  for (int32_t d = 0; d < r->n_device_mem && (size_t)d < c->n_devices; d++) {
-    double capd = hs_cluster_gpu(c, d)->mem_bytes;
-    double x = capd > 0 ? r->device_peak_memory_bytes[d] / capd : 0.0;
-    if (x > best) {
-      best = x;
-      *peak = r->device_peak_memory_bytes[d];
-      *cap = capd;
-    }
-  }
-  return best;
 }
 
 int hs_cmd_plan(int argc, char **argv)
@@ -153,26 +136,11 @@ int hs_cmd_plan(int argc, char **argv)
   char summary[256];
   hs_plan_describe(&plan, &m, summary, sizeof summary);
   if (json) {
-    cJSON *j = cJSON_CreateObject();
-    cJSON *jp = hs_plan_to_json(&plan), *jr = hs_report_to_json(&rep);
-    if (!j || !jp || !jr) {
-      cJSON_Delete(j);
-      cJSON_Delete(jp);
-      cJSON_Delete(jr);
+    cJSON *j = hs_search_result_to_json(t->name, m.name, c.name, &stats, &plan, &rep);
+    if (!j) {
       rc = 1;
       goto out;
     }
-    cJSON_AddStringToObject(j, "strategy", t->name);
-    cJSON_AddStringToObject(j, "model", m.name);
-    cJSON_AddStringToObject(j, "cluster", c.name);
-    cJSON_AddNumberToObject(j, "search_s", stats.search_s);
-    cJSON_AddNumberToObject(j, "candidates", (double)stats.candidates);
-    cJSON_AddNumberToObject(j, "predicted_s", stats.predicted_s);
-    cJSON_AddBoolToObject(j, "optimal", stats.optimal);
-    cJSON_AddStringToObject(j, "note", stats.note);
-    cJSON_AddStringToObject(j, "summary", summary);
-    cJSON_AddItemToObject(j, "plan", jp);
-    cJSON_AddItemToObject(j, "report", jr);
     if ((st = hs_json_write_file(j, "-", &err)) != HS_OK)
       rc = hs_cli_fail(&err, st);
     else if (rep.oom)
@@ -181,7 +149,7 @@ int hs_cmd_plan(int argc, char **argv)
     goto out;
   }
   double peak, cap;
-  double ratio = mem_ratio(&rep, &c, &peak, &cap);
+  double ratio = hs_report_peak_memory_fraction(&rep, &c, &peak, &cap);
   char b1[32], b2[32];
   printf("strategy        %s   model %s   cluster %s (%zu GPUs)\n", t->name, m.name, c.name,
          c.n_devices);
@@ -220,34 +188,6 @@ out:
 }
 
 /* ---- compare --------------------------------------------------------------- */
-
-typedef struct row {
-  char strategy[48];
-  bool ok;
-  char why[320];
-  double iter_s, tokens_s, mfu, mem_ratio, peak_bytes, cap_bytes, usd_mtok, search_s;
-  uint64_t candidates;
-  char summary[256];
-  int32_t unpriced;               /* GPUs charged that have no price: $/Mtok unknown */
-  double time_s[HS_TIME_PARTS];   /* hs_report_time_parts */
-  double mem_bytes[HS_MEM_PARTS]; /* hs_report_mem_parts */
-} row_t;
-
-static void csv_field(FILE *f, const char *s)
-{
-  bool q = strpbrk(s, ",\"\n") != NULL;
-  if (!q) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"')
-      fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
 
 int hs_cmd_compare(int argc, char **argv)
 {
@@ -339,7 +279,7 @@ int hs_cmd_compare(int argc, char **argv)
   hs_cluster_t c;
   hs_model_init(&m);
   hs_cluster_init(&c);
-  row_t *rows = NULL;
+  hs_compare_row_t *rows = NULL;
   if ((rc = load_inputs(model, cluster, &m, &c)))
     goto out;
   if (scn && !hs_cli_opt(opts, "global-batch"))
@@ -352,47 +292,11 @@ int hs_cmd_compare(int argc, char **argv)
   double megatron_s = 0.0;
   hs_cluster_totals_t tot;
   hs_cluster_totals(&c, HS_DTYPE_BF16, &tot); /* for the priced-GPU note */
-  for (int i = 0; i < n_names; i++) {
-    row_t *r = &rows[i];
-    hs_strlcpy(r->strategy, names[i], sizeof r->strategy);
-    const hs_planner_type_t *t = hs_planner_find(names[i]);
-    if (!t) {
-      snprintf(r->why, sizeof r->why, "strategy not available in this build");
-      continue;
-    }
-    hs_plan_t plan;
-    hs_report_t rep;
-    hs_search_stats_t stats;
-    hs_error_t err;
-    hs_error_init(&err);
-    err.warn_fp = NULL;
-    hs_status_t st = hs_planner_run(t, &m, &c, &po, strcmp(fmt, "table") ? NULL : stderr, &plan,
-                                    &stats, &rep, &err);
-    if (st != HS_OK) {
-      snprintf(r->why, sizeof r->why, "%.300s", err.msg[0] ? err.msg : hs_status_message(st));
-      continue;
-    }
-    r->ok = true;
-    r->iter_s = rep.iteration_time_s;
-    r->tokens_s = rep.tokens_per_s;
-    r->mfu = rep.mfu;
-    r->mem_ratio = mem_ratio(&rep, &c, &r->peak_bytes, &r->cap_bytes);
-    r->usd_mtok = rep.cost_usd_per_million_tokens;
-    r->unpriced = charge_cluster ? tot.n_unpriced_devices : rep.n_unpriced_devices;
-    if (charge_cluster) /* the whole cluster's rent over this plan's tokens */
-      r->usd_mtok = rep.tokens_per_iteration > 0
-                        ? tot.usd_per_hour * rep.iteration_time_s / 3600.0 /
-                              (double)rep.tokens_per_iteration * 1e6
-                        : 0.0;
-    r->search_s = stats.search_s;
-    r->candidates = stats.candidates;
-    hs_report_time_parts(&rep, r->time_s);
-    hs_report_mem_parts(&rep, r->mem_bytes);
-    hs_plan_describe(&plan, &m, r->summary, sizeof r->summary);
-    if (strcmp(t->name, "megatron") == 0)
-      megatron_s = r->iter_s;
-    hs_plan_destroy(&plan);
-    hs_report_destroy(&rep);
+  if (hs_compare_run(&m, &c, names, (size_t)n_names, &po, charge_cluster,
+                     strcmp(fmt, "table") ? NULL : stderr, rows, &megatron_s) != HS_OK) {
+    fprintf(stderr, "hetsim: out of memory\n");
+    rc = 1;
+    goto out;
   }
   if (strcmp(fmt, "json") == 0) {
     cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "rows");
@@ -412,7 +316,7 @@ int hs_cmd_compare(int argc, char **argv)
     if (scn)
       cJSON_AddStringToObject(j, "scenario", scn->name);
     for (int i = 0; i < n_names; i++) {
-      const row_t *r = &rows[i];
+      const hs_compare_row_t *r = &rows[i];
       cJSON *o = cJSON_CreateObject();
       cJSON_AddStringToObject(o, "strategy", r->strategy);
       cJSON_AddBoolToObject(o, "ok", r->ok);
@@ -456,51 +360,14 @@ int hs_cmd_compare(int argc, char **argv)
     goto verdict;
   }
   bool csv = strcmp(fmt, "csv") == 0;
-  if (csv) {
-    /* the JSON rows' keys, in this order */
-    printf("strategy,iteration_s,tokens_per_s,speedup_vs_megatron,mfu,peak_memory_fraction,"
-           "usd_per_million_tokens,search_s,plan,peak_memory_bytes,memory_capacity_bytes,candidates,"
-           "unpriced_gpus");
-    for (int k = 0; k < HS_TIME_PARTS; k++)
-      printf(",time_%s_s", hs_time_part_keys[k]);
-    for (int k = 0; k < HS_MEM_PARTS; k++)
-      printf(",mem_%s_bytes", hs_mem_part_keys[k]);
-    putchar('\n');
-  } else
+  if (csv)
+    hs_compare_write_csv(rows, (size_t)n_names, megatron_s, stdout);
+  else
     printf("%s on %s (%zu GPUs)%s%s\n%-14s %10s %12s %8s %6s %8s %9s %9s  %s\n", m.name, c.name,
            c.n_devices, scn ? ", scenario " : "", scn ? scn->name : "", "strategy", "iter s",
            "tokens/s", "speedup", "MFU", "mem", "$/Mtok", "search s", "plan");
-  for (int i = 0; i < n_names; i++) {
-    const row_t *r = &rows[i];
-    if (csv) {
-      csv_field(stdout, r->strategy);
-      if (r->ok) {
-        printf(",%.6g,%.6g,", r->iter_s, r->tokens_s);
-        if (megatron_s > 0)
-          printf("%.4f", megatron_s / r->iter_s);
-        printf(",%.4f,%.4f,", r->mfu, r->mem_ratio);
-        if (r->unpriced == 0)
-          printf("%.4g", r->usd_mtok);
-        printf(",%.4g,", r->search_s);
-        csv_field(stdout, r->summary);
-        printf(",%.17g,%.17g,%llu,%d", r->peak_bytes, r->cap_bytes, (unsigned long long)r->candidates,
-               r->unpriced);
-        for (int k = 0; k < HS_TIME_PARTS; k++)
-          printf(",%.9g", r->time_s[k]);
-        for (int k = 0; k < HS_MEM_PARTS; k++)
-          printf(",%.17g", r->mem_bytes[k]);
-      } else {
-        printf(",,,,,,,,");
-        char why[340];
-        snprintf(why, sizeof why, "n/a: %s", r->why);
-        csv_field(stdout, why);
-        printf(",,,,");
-        for (int k = 0; k < HS_TIME_PARTS + HS_MEM_PARTS; k++)
-          putchar(',');
-      }
-      putchar('\n');
-      continue;
-    }
+  for (int i = 0; i < n_names && !csv; i++) {
+    const hs_compare_row_t *r = &rows[i];
     if (!r->ok) {
       printf("%-14s n/a: %s\n", r->strategy, r->why);
       continue;

@@ -99,17 +99,16 @@ int hs_cmd_simulate(int argc, char **argv)
     if ((rc = hs_cli_int(opts, "pp", 1, 1, 1 << 20, &v)))
       goto out;
     g.pp = (int32_t)v;
-    int64_t rest = (int64_t)c.n_devices / ((int64_t)g.tp * g.pp);
-    if ((rc = hs_cli_int(opts, "dp", rest > 0 ? rest : 1, 1, 1 << 20, &v)))
+    if ((rc = hs_cli_int(opts, "dp", 0, 1, 1 << 20, &v))) /* 0: hs_grid_opts_defaults */
       goto out;
     g.dp = (int32_t)v;
     if ((rc = hs_cli_int(opts, "microbatch-size", 1, 1, 1 << 20, &v)))
       goto out;
     g.microbatch_size = (int32_t)v;
-    if ((rc = hs_cli_int(opts, "global-batch", (int64_t)g.dp * g.microbatch_size * g.pp * 4, 1,
-                         INT64_C(1) << 40, &v)))
+    if ((rc = hs_cli_int(opts, "global-batch", 0, 1, INT64_C(1) << 40, &v)))
       goto out;
     g.global_batch = v;
+    hs_grid_opts_defaults(&g, &c);
     const hs_opt_t *os = hs_cli_opt(opts, "schedule");
     g.schedule = os ? os->value : "1f1b";
     if ((rc = hs_cli_int(opts, "chunks", 1, 1, 1024, &v)))
@@ -157,17 +156,11 @@ int hs_cmd_simulate(int argc, char **argv)
   const hs_opt_t *oo = hs_cli_opt(opts, "o");
   bool json = hs_cli_opt(opts, "json") != NULL;
   if (json || oo) {
-    cJSON *j = hs_report_to_json(&rep);
+    cJSON *j = hs_report_to_json_named(&rep, m.name, c.name);
     if (!j) {
       st = hs_error_set(&err, HS_ENOMEM, "out of memory");
       goto fail;
     }
-    cJSON_AddStringToObject(j, "model", m.name);
-    cJSON_AddStringToObject(j, "cluster", c.name);
-    cJSON *unc = cJSON_AddArrayToObject(j, "uncalibrated_gpus");
-    for (size_t g = 0; unc && g < c.gpus.n; g++)
-      if (!c.gpus.gpus[g].calibrated && hs_cluster_gpu_used(&c, (int32_t)g))
-        cJSON_AddItemToArray(unc, cJSON_CreateString(c.gpus.gpus[g].name));
     if (oo && (st = hs_json_write_file(j, oo->value, &err)) != HS_OK) {
       hs_json_free(j);
       goto fail;

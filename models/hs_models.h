@@ -212,6 +212,10 @@ hs_status_t hs_model_parse_json(const char *text, const char *file, int64_t seq_
                                 hs_model_t *out, hs_error_t *err);
 hs_status_t hs_model_parse_hf_config(const char *text, const char *file, int64_t seq_len_override,
                                      hs_model_t *out, hs_error_t *err);
+/* Either format from text, recognised as hs_model_load does (a HuggingFace
+ * config by "architectures"/"model_type"). O(text + layers). */
+hs_status_t hs_model_parse(const char *text, const char *file, int64_t seq_len_override,
+                           hs_model_t *out, hs_error_t *err);
 
 /* Catalog: models/catalog/<name>.json under hs_data_dir(). Fills names
  * (sorted by strcmp; caller frees each and the array with

@@ -296,6 +296,25 @@ hs_status_t hs_model_parse_json(const char *text, const char *file, int64_t seq_
                               hs__model_from_hetsim_json, out, err);
 }
 
+/* Either format, told apart as hs_model_load does. */
+static hs_status_t from_any_json(const cJSON *root, const char *file, const char *name,
+                                 int64_t seq_len_override, hs_model_t *out, hs_error_t *err)
+{
+  if (hs__hf_is_config(root))
+    return hs__model_from_hf_json(root, file, name, seq_len_override, out, err);
+  return hs__model_from_hetsim_json(root, file, name, seq_len_override, out, err);
+}
+
+hs_status_t hs_model_parse(const char *text, const char *file, int64_t seq_len_override,
+                           hs_model_t *out, hs_error_t *err)
+{
+  hs_model_init(out);
+  if (seq_len_override < 0)
+    return hs_error_set(err, HS_EINVAL, "%s: seq_len (override): must be positive, got %lld",
+                        file ? file : "model.json", (long long)seq_len_override);
+  return hs__model_parse_text(text, file, "model.json", seq_len_override, from_any_json, out, err);
+}
+
 static bool file_exists(const char *path)
 {
   FILE *f = fopen(path, "rb");

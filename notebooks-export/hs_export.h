@@ -375,4 +375,41 @@ hs_status_t hs_trace_svg_render(const hs_trace_doc_t *d, const hs_svg_opts_t *o,
 hs_status_t hs_trace_svg_write(const hs_trace_doc_t *d, const char *title, FILE *f,
                                size_t *n_rows, hs_error_t *err);
 
+/* ---- strategy comparison (`hetsim compare`) --------------------------------- */
+
+/* One strategy's row: ok with the simulated figures of its plan, or why not. */
+typedef struct hs_compare_row {
+  char strategy[48];
+  bool ok;
+  char why[320];
+  double iter_s, tokens_s, mfu;    /* iteration seconds, tokens/s, MFU (0..1) */
+  double mem_ratio;                /* max over devices of peak memory / capacity */
+  double peak_bytes, cap_bytes;    /* that device's peak and capacity, bytes */
+  double usd_mtok;                 /* USD per million tokens */
+  double search_s;
+  uint64_t candidates;
+  char summary[256];               /* hs_plan_describe, in Megatron-LM's terms */
+  int32_t unpriced;                /* GPUs charged that have no price: $/Mtok unknown */
+  double time_s[HS_TIME_PARTS];    /* hs_report_time_parts */
+  double mem_bytes[HS_MEM_PARTS];  /* hs_report_mem_parts */
+} hs_compare_row_t;
+
+/* Max over devices of peak memory / capacity, with that device's peak and
+ * capacity in *peak and *cap (bytes). O(devices). */
+double hs_report_peak_memory_fraction(const hs_report_t *r, const hs_cluster_t *c, double *peak,
+                                      double *cap);
+
+/* Plans `m` on `c` with each of strategies[0..n) (hs_planner_run; progress
+ * to `progress`, NULL = quiet) into rows[0..n) (caller-allocated). A name
+ * that is not a registered planner, or a search that fails, gives a row
+ * with ok false and the reason. $/Mtok charges the GPUs each plan uses, or
+ * with charge_cluster the whole cluster's rent. *megatron_s is megatron's
+ * iteration time when it is in the list and planned, else 0. Returns HS_OK
+ * (failed searches are rows, not errors). O(n) planner runs. */
+hs_status_t hs_compare_run(const hs_model_t *m, const hs_cluster_t *c, const char *const *strategies,
+                           size_t n, const hs_plan_opts_t *po, bool charge_cluster, FILE *progress,
+                           hs_compare_row_t *rows, double *megatron_s);
+/* The CSV of `hetsim compare --format csv`: header and one line per row. */
+void hs_compare_write_csv(const hs_compare_row_t *rows, size_t n, double megatron_s, FILE *f);
+
 #endif /* HS_EXPORT_H */

@@ -70,4 +70,12 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
                            const hs_plan_opts_t *o, FILE *progress, hs_plan_t *plan,
                            hs_search_stats_t *stats, hs_report_t *report, hs_error_t *err);
 
+/* One planner run as the JSON object `hetsim plan --json` prints: strategy,
+ * model, cluster, search statistics, plan summary, "plan" (hs_plan_to_json)
+ * and "report" (hs_report_to_json). NULL when out of memory; the caller
+ * frees it with hs_json_free. O(plan + report). */
+struct cJSON *hs_search_result_to_json(const char *strategy, const char *model,
+                                       const char *cluster, const hs_search_stats_t *stats,
+                                       const hs_plan_t *plan, const hs_report_t *report);
+
 #endif /* HS_SEARCH_H */

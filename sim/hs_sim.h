@@ -181,6 +181,10 @@ typedef struct hs_grid_opts {
   hs_practice_t practice;     /* copied into the plan */
 } hs_grid_opts_t;
 void hs_grid_opts_init(hs_grid_opts_t *o);
+/* The defaults of `hetsim simulate`'s grid shortcut, for fields left at 0:
+ * dp = every remaining device, n_devices / (tp x pp) (at least 1), then
+ * global_batch = dp x microbatch_size x pp x 4. O(1). */
+void hs_grid_opts_defaults(hs_grid_opts_t *o, const hs_cluster_t *c);
 hs_status_t hs_plan_grid(const hs_model_t *m, const hs_cluster_t *c, const hs_grid_opts_t *o,
                          hs_plan_t *out, hs_error_t *err);
 
@@ -345,6 +349,7 @@ typedef struct hs_report {
   double cost_usd_per_million_tokens;
   double usd_per_hour;
   int32_t n_unpriced_devices; /* used GPUs without a catalog price: costs are then unknown */
+  char uncalibrated_gpus[256]; /* the cluster's GPU types with no calibrated profile, comma-separated */
   int64_t global_batch;
   int64_t tokens_per_iteration;
   int32_t n_devices;
@@ -361,6 +366,10 @@ typedef struct hs_report {
 
 void hs_report_init(hs_report_t *r);
 void hs_report_destroy(hs_report_t *r);
+/* The report as `hetsim simulate --json` prints it: hs_report_to_json (below) plus
+ * "model" and "cluster" names. NULL when out of memory. */
+struct cJSON *hs_report_to_json_named(const hs_report_t *r, const char *model,
+                                      const char *cluster);
 
 /* Simulates one training iteration of `plan` (validated first). Fills
  * `report` (caller destroys). Deterministic: same inputs, same bytes. */

@@ -265,6 +265,16 @@ void hs_grid_opts_init(hs_grid_opts_t *o)
   hs_practice_init(&o->practice);
 }
 
+void hs_grid_opts_defaults(hs_grid_opts_t *o, const hs_cluster_t *c)
+{
+  if (o->dp <= 0 && o->tp > 0 && o->pp > 0) {
+    int64_t rest = (int64_t)c->n_devices / ((int64_t)o->tp * o->pp);
+    o->dp = rest > 0 ? (int32_t)HS_MIN(rest, (int64_t)INT32_MAX) : 1;
+  }
+  if (o->global_batch <= 0)
+    o->global_batch = (int64_t)o->dp * o->microbatch_size * o->pp * 4;
+}
+
 /* Splits ops into `n` stages: blocks evenly (the first `rem` stages get one
  * more block), ops outside blocks stay with their neighbours (embedding in
  * the first stage, final norm/head/loss in the last). Writes n+1 boundaries. */

@@ -12,6 +12,7 @@
 #include "hs_sim.h"
 
 #include <cjson/cJSON.h>
+#include <string.h>
 
 /* "emb+0-7", "8-15", "24-31+head": the stage's transformer blocks as a
  * range, with what it holds outside them. */
@@ -243,4 +244,25 @@ void hs_report_print(const hs_report_t *r, FILE *out)
         }
   }
 
+}
+
+cJSON *hs_report_to_json_named(const hs_report_t *r, const char *model, const char *cluster)
+{
+  cJSON *j = hs_report_to_json(r);
+  if (!j)
+    return NULL;
+  hs_json_oom_clear();
+  cJSON_AddStringToObject(j, "model", model);
+  cJSON_AddStringToObject(j, "cluster", cluster);
+  cJSON *unc = cJSON_AddArrayToObject(j, "uncalibrated_gpus");
+  char names[sizeof r->uncalibrated_gpus];
+  hs_strlcpy(names, r->uncalibrated_gpus, sizeof names);
+  for (char *t = names; unc && *t;) { /* comma-separated GPU names */
+    char *comma = strchr(t, ',');
+    if (comma)
+      *comma = '\0';
+    cJSON_AddItemToArray(unc, cJSON_CreateString(t));
+    t = comma ? comma + 1 : t + strlen(t);
+  }
+  return hs_json_finish(j);
 }

@@ -891,6 +891,12 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
   r->events = s->eng.n_fired;
   r->flows = s->n_flows;
   hs_plan_describe(plan, s->model, r->plan_summary, sizeof r->plan_summary);
+  size_t ul = 0;
+  for (size_t g = 0; g < s->cluster->gpus.n; g++) /* say which speeds are datasheet defaults */
+    if (!s->cluster->gpus.gpus[g].calibrated && hs_cluster_gpu_used(s->cluster, (int32_t)g) &&
+        ul + strlen(s->cluster->gpus.gpus[g].name) + 2 < sizeof r->uncalibrated_gpus)
+      ul += (size_t)snprintf(r->uncalibrated_gpus + ul, sizeof r->uncalibrated_gpus - ul, "%s%s",
+                             ul ? "," : "", s->cluster->gpus.gpus[g].name);
   return HS_OK;
 }
 

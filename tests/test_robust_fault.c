@@ -17,6 +17,7 @@
  * the message of every injected failure; HS_FAULT_N=n injects only at n
  * (with HS_FAULT_BACKTRACE=1: prints where that allocation is made).
  */
+#include "hetsim.h"
 #include "hs_elastic.h"
 #include "hs_export.h"
 #include "hs_fault.h"
@@ -122,6 +123,13 @@ static const char *ops_model =
     "  \"out_bytes\": 2048, \"saved_bytes\": 512, \"gemm_m\": 16, \"gemm_n\": 256, \"gemm_k\": 16,"
     "  \"tp_split\": \"column\", \"tp_allreduce_bwd\": true},"
     " {\"name\": \"loss\", \"kind\": \"loss\", \"layer\": -1, \"fwd_flops\": 100, \"out_bytes\": 4}]}";
+
+static const char *fixture_cluster_text =
+    "{\"name\": \"f\", \"sites\": [{\"name\": \"east\", \"nodes\": [{\"count\": 1,"
+    " \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 4}]},"
+    " {\"name\": \"west\", \"nodes\": [{\"count\": 2, \"gpu\": \"V100-SXM2-32GB\","
+    " \"gpus_per_node\": 2}]}],"
+    " \"links\": [{\"between\": [\"east\", \"west\"], \"GBps\": 1.25, \"latency_us\": 50}]}";
 
 static const char *profile_text =
     "{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"gemm_eff_max\": 0.78, \"gemm_half_flops\": 3.1e9,"
@@ -379,6 +387,29 @@ static hs_status_t sc_grid_simulate(hs_error_t *err)
   return st;
 }
 
+/* The flat C API (capi/hetsim.h) end to end: model and cluster from text, a
+ * grid plan, a simulation and its JSON text, every handle freed. */
+static hs_status_t sc_capi(hs_error_t *err)
+{
+  hs_api_error_t e;
+  hs_api_model_t *m = hs_api_model_parse(ops_model, "ops.json", 0, &e);
+  hs_api_cluster_t *c = m ? hs_api_cluster_parse(fixture_cluster_text, "fixture.json", NULL, &e) : NULL;
+  hs_api_plan_t *p = c ? hs_api_plan_grid(m, c, "{\"dp\": 2, \"global_batch\": 4}", &e) : NULL;
+  hs_api_report_t *r = p ? hs_api_simulate(m, c, p, NULL, &e) : NULL;
+  char *json = r ? hs_api_report_json(r, &e) : NULL;
+  if (json) {
+    free(sc_output);
+    sc_output = json;
+  }
+  hs_api_report_free(r);
+  hs_api_plan_free(p);
+  hs_api_cluster_free(c);
+  hs_api_model_free(m);
+  if (e.status != HS_OK)
+    return hs_error_set(err, (hs_status_t)e.status, "%s", e.message);
+  return HS_OK;
+}
+
 static hs_status_t sc_elastic_trace(hs_error_t *err)
 {
   hs_elastic_trace_t t;
@@ -428,7 +459,7 @@ static const struct {
     {"grid_simulate", sc_grid_simulate},
     {"sweep_spec", sc_sweep_spec},   {"measured", sc_measured},   {"measurements", sc_measurements},
     {"report_view", sc_report_view}, {"trace_doc", sc_trace_doc}, {"table", sc_table},
-    {"elastic_trace", sc_elastic_trace},
+    {"elastic_trace", sc_elastic_trace}, {"capi", sc_capi},
     {"nccl_tests", sc_nccl_tests},   {"megatron_log", sc_megatron_log}, {"run_json", sc_run_json},
     {"torch_trace", sc_torch_trace}, {"compare_runs", sc_compare_runs},
 };
@@ -517,12 +548,7 @@ static void run_scenarios(void)
   CHECK(hs_model_from_transformer(&cfg, &fx_model, &err) == HS_OK);
   CHECK_MSG(fx_model.n_ops == 44, "fixture model has %zu ops (the plan cuts at 22 of 44)",
             fx_model.n_ops);
-  CHECK(hs_cluster_parse("{\"name\": \"f\", \"sites\": [{\"name\": \"east\", \"nodes\": [{\"count\": 1,"
-                         " \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 4}]},"
-                         " {\"name\": \"west\", \"nodes\": [{\"count\": 2, \"gpu\": \"V100-SXM2-32GB\","
-                         " \"gpus_per_node\": 2}]}],"
-                         " \"links\": [{\"between\": [\"east\", \"west\"], \"GBps\": 1.25, \"latency_us\": 50}]}",
-                         "fixture.json", &fx_cluster, &err) == HS_OK);
+  CHECK(hs_cluster_parse(fixture_cluster_text, "fixture.json", &fx_cluster, &err) == HS_OK);
 
   const char *only = getenv("HS_FAULT_SCENARIO");
   fprintf(stderr, "allocation-failure injection %s\n",

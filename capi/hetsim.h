@@ -1,0 +1,160 @@
+/*
+ * hetsim.h - the flat C API of libhetsim.so: what the Python package (and any
+ * other language's foreign-function interface) calls, in-process.
+ *
+ * Why a folder of its own: the facade reaches every layer (models, clusters,
+ * sim, search, and notebooks-export for comparisons and sweeps), so it sits
+ * at the top of the link order beside cli/; like cli/ it holds no business
+ * logic, only handles, option decoding and result encoding. This header is
+ * the only one a binding needs: it includes no other hetsim header, and its
+ * types are opaque handles, fixed-size structs of plain C types, and
+ * NUL-terminated UTF-8 strings.
+ *
+ * Conventions:
+ *  - Every function that can fail takes a caller-owned hs_api_error_t (may be
+ *    NULL), returns NULL or a non-zero status on failure, and fills the error
+ *    with the library's message, which names the file, the field and the
+ *    value ("cluster.json: sites[1].nodes[0].gpu: unknown GPU \"A1OO\"").
+ *    Allocation failure is HS_ENOMEM ("out of memory"), never an abort.
+ *  - Options travel as one JSON object text (NULL or "" = all defaults);
+ *    keys are the CLI's flags in snake case ("microbatch_size" for
+ *    --microbatch-size); an unknown key is an error naming it.
+ *  - Handles come from _new/_load/_parse/_search functions and are freed by
+ *    the matching _free, which accepts NULL. Strings returned as `char *`
+ *    are malloc'd: free them with hs_api_free. Handles are independent (a
+ *    report does not point into its model), so they may be freed in any
+ *    order; none is shared between threads by the library.
+ *  - Cost: loaders and parsers are O(input size); hs_api_simulate is one
+ *    hs_simulate (O(events log events)); hs_api_plan_search one planner run,
+ *    hs_api_compare_csv one per strategy, hs_api_sweep_csv one per sweep
+ *    job; texts are O(their length); accessors are O(1).
+ *  - Results are the bytes the CLI prints: hs_api_report_json is
+ *    `hetsim simulate --json`, hs_api_compare_csv is `hetsim compare
+ *    --format csv`, hs_api_sweep_csv is `hetsim sweep` (sorted by point).
+ */
+#ifndef HETSIM_H
+#define HETSIM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped when a signature or a struct layout here changes. */
+#define HS_API_VERSION 1
+
+typedef struct hs_api_error {
+  int32_t status;     /* 0 = success, else an hs_status_t value (hs_common.h) */
+  int32_t exit_code;  /* what the hetsim CLI exits with for it: 2 bad input, 1 internal */
+  char name[32];      /* "HS_EINVAL" */
+  char message[1024]; /* one line naming file, field and value */
+} hs_api_error_t;
+
+typedef struct hs_api_model hs_api_model_t;
+typedef struct hs_api_cluster hs_api_cluster_t;
+typedef struct hs_api_plan hs_api_plan_t;
+typedef struct hs_api_report hs_api_report_t;
+
+/* HS_API_VERSION of the library actually loaded. */
+int32_t hs_api_version(void);
+/* Frees a string this API returned; NULL is a no-op. */
+void hs_api_free(void *p);
+
+/* ---- models ---------------------------------------------------------------- */
+
+/* `spec`: a catalog name, a hetsim model JSON path or a HuggingFace
+ * config.json path; seq_len > 0 replaces the sequence length. */
+hs_api_model_t *hs_api_model_load(const char *spec, int64_t seq_len, hs_api_error_t *err);
+/* The same from JSON text in either format (recognised as the loader
+ * does); `file` names it in messages and gives the model its name when
+ * the text has none ("model.json" -> "model"). */
+hs_api_model_t *hs_api_model_parse(const char *text, const char *file, int64_t seq_len,
+                                   hs_api_error_t *err);
+void hs_api_model_free(hs_api_model_t *m);
+/* Borrowed, valid while m lives. */
+const char *hs_api_model_name(const hs_api_model_t *m);
+/* `hetsim show model --json` output. */
+char *hs_api_model_json(const hs_api_model_t *m, hs_api_error_t *err);
+
+/* ---- clusters -------------------------------------------------------------- */
+
+/* `spec`: a catalog name or a cluster JSON path. `profile` (NULL = none): a
+ * calibrated device profile JSON applied as `--profile` does. */
+hs_api_cluster_t *hs_api_cluster_load(const char *spec, const char *profile, hs_api_error_t *err);
+hs_api_cluster_t *hs_api_cluster_parse(const char *text, const char *file, const char *profile,
+                                       hs_api_error_t *err);
+void hs_api_cluster_free(hs_api_cluster_t *c);
+const char *hs_api_cluster_name(const hs_api_cluster_t *c);
+int32_t hs_api_cluster_n_devices(const hs_api_cluster_t *c);
+/* `hetsim show cluster --json` output. */
+char *hs_api_cluster_json(const hs_api_cluster_t *c, hs_api_error_t *err);
+
+/* ---- plans ----------------------------------------------------------------- */
+
+/* The Megatron-style grid of `hetsim simulate --tp ...`. Options: tp, pp, dp
+ * (default: every remaining device), microbatch_size (1), global_batch
+ * (dp x microbatch_size x pp x 4), schedule ("1f1b"), chunks (1),
+ * recompute ("none"). */
+hs_api_plan_t *hs_api_plan_grid(const hs_api_model_t *m, const hs_api_cluster_t *c,
+                                const char *opts_json, hs_api_error_t *err);
+/* A plan file (`--plan plan.json`) or plan JSON text, validated against the
+ * model and cluster. */
+hs_api_plan_t *hs_api_plan_load(const char *path, const hs_api_model_t *m,
+                                const hs_api_cluster_t *c, hs_api_error_t *err);
+hs_api_plan_t *hs_api_plan_parse(const char *text, const char *file, const hs_api_model_t *m,
+                                 const hs_api_cluster_t *c, hs_api_error_t *err);
+/* `hetsim plan --strategy S`: the planner's best plan, already simulated.
+ * Options: global_batch, max_microbatch_size, max_devices, time_limit,
+ * mip_gap, no_recompute. A strategy that finds no plan is an error
+ * (HS_EINFEASIBLE with its reason). */
+hs_api_plan_t *hs_api_plan_search(const hs_api_model_t *m, const hs_api_cluster_t *c,
+                                  const char *strategy, const char *opts_json,
+                                  hs_api_error_t *err);
+void hs_api_plan_free(hs_api_plan_t *p);
+/* The plan file (docs/plan.md), as `hetsim plan -o plan.json` writes it. */
+char *hs_api_plan_json(const hs_api_plan_t *p, hs_api_error_t *err);
+/* "pp4 [tp8 x1 | ...] mb=1x192 1f1b"; borrowed, valid while p lives. */
+const char *hs_api_plan_summary(const hs_api_plan_t *p);
+/* For a searched plan: `hetsim plan --json` (stats, plan and report);
+ * HS_EINVAL for a grid or loaded plan. */
+char *hs_api_plan_result_json(const hs_api_plan_t *p, hs_api_error_t *err);
+
+/* ---- simulation ------------------------------------------------------------ */
+
+/* One simulated iteration. Options: trace (path of a Chrome trace JSON to
+ * write), trace_devices (trace only devices below this id; 0 = all). */
+hs_api_report_t *hs_api_simulate(const hs_api_model_t *m, const hs_api_cluster_t *c,
+                                 const hs_api_plan_t *p, const char *opts_json,
+                                 hs_api_error_t *err);
+void hs_api_report_free(hs_api_report_t *r);
+/* `hetsim simulate --json` output, byte for byte (with the final newline). */
+char *hs_api_report_json(const hs_api_report_t *r, hs_api_error_t *err);
+/* The text report `hetsim simulate` prints. */
+char *hs_api_report_text(const hs_api_report_t *r, hs_api_error_t *err);
+/* Fast scalar reads, no JSON: iteration time (s), tokens/s, and whether a
+ * device ran out of memory. */
+double hs_api_report_iteration_time_s(const hs_api_report_t *r);
+double hs_api_report_tokens_per_s(const hs_api_report_t *r);
+int32_t hs_api_report_oom(const hs_api_report_t *r);
+
+/* ---- tables ---------------------------------------------------------------- */
+
+/* `hetsim compare --format csv`. m and c may be NULL when the options name a
+ * "scenario" (its model and cluster are used). Options: strategies (comma
+ * list or array; default all, or the scenario's), scenario, charge ("used"
+ * or "cluster"), and the plan search options above. */
+char *hs_api_compare_csv(const hs_api_model_t *m, const hs_api_cluster_t *c,
+                         const char *opts_json, hs_api_error_t *err);
+/* `hetsim sweep SPEC` output (header, rows by point) for spec JSON text;
+ * `file` names it in messages and relative paths in it are relative to the
+ * working directory. Options: no_timings (bool), workers (processes,
+ * default 1). */
+char *hs_api_sweep_csv(const char *spec_text, const char *file, const char *opts_json,
+                       hs_api_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HETSIM_H */

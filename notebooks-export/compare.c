@@ -1,0 +1,126 @@
+/*
+ * compare.c - the strategy comparison behind `hetsim compare` and the Python
+ * package's compare(): every strategy planned on one model and cluster, one
+ * row each, and the CSV of those rows.
+ *
+ * Invariants: a row is either ok (the figures of the plan hs_planner_run
+ * simulated) or carries the reason in `why`; a failed search is a row, never
+ * an error of the comparison. The CSV bytes are a function of the rows only.
+ */
+#include "hs_export.h"
+
+#include <string.h>
+
+double hs_report_peak_memory_fraction(const hs_report_t *r, const hs_cluster_t *c, double *peak,
+                                      double *cap)
+{
+  double best = 0.0;
+  *peak = *cap = 0.0;
+  for (int32_t d = 0; d < r->n_device_mem && (size_t)d < c->n_devices; d++) {
+    double capd = hs_cluster_gpu(c, d)->mem_bytes;
+    double x = capd > 0 ? r->device_peak_memory_bytes[d] / capd : 0.0;
+    if (x > best) {
+      best = x;
+      *peak = r->device_peak_memory_bytes[d];
+      *cap = capd;
+    }
+  }
+  return best;
+}
+
+hs_status_t hs_compare_run(const hs_model_t *m, const hs_cluster_t *c, const char *const *strategies,
+                           size_t n, const hs_plan_opts_t *po, bool charge_cluster, FILE *progress,
+                           hs_compare_row_t *rows, double *megatron_s)
+{
+  *megatron_s = 0.0;
+  hs_cluster_totals_t tot;
+  hs_cluster_totals(c, HS_DTYPE_BF16, &tot);
+  for (size_t i = 0; i < n; i++) {
+    hs_compare_row_t *r = &rows[i];
+    memset(r, 0, sizeof *r);
+    hs_strlcpy(r->strategy, strategies[i], sizeof r->strategy);
+    const hs_planner_type_t *t = hs_planner_find(strategies[i]);
+    if (!t) {
+      snprintf(r->why, sizeof r->why, "strategy not available in this build");
+      continue;
+    }
+    hs_plan_t plan;
+    hs_report_t rep;
+    hs_search_stats_t stats;
+    hs_error_t err;
+    hs_error_init(&err);
+    err.warn_fp = NULL;
+    hs_status_t st = hs_planner_run(t, m, c, po, progress, &plan, &stats, &rep, &err);
+    if (st != HS_OK) {
+      if (st == HS_ENOMEM)
+        return HS_ENOMEM;
+      snprintf(r->why, sizeof r->why, "%.300s", err.msg[0] ? err.msg : hs_status_message(st));
+      continue;
+    }
+    r->ok = true;
+    r->iter_s = rep.iteration_time_s;
+    r->tokens_s = rep.tokens_per_s;
+    r->mfu = rep.mfu;
+    r->mem_ratio =
+        hs_report_peak_memory_fraction(&rep, c, &r->peak_bytes, &r->cap_bytes);
+    r->usd_mtok = rep.cost_usd_per_million_tokens;
+    r->unpriced = charge_cluster ? tot.n_unpriced_devices : rep.n_unpriced_devices;
+    if (charge_cluster) /* the whole cluster's rent over this plan's tokens */
+      r->usd_mtok = rep.tokens_per_iteration > 0
+                                      ? tot.usd_per_hour * rep.iteration_time_s / 3600.0 /
+                                            (double)rep.tokens_per_iteration * 1e6
+                                      : 0.0;
+    r->search_s = stats.search_s;
+    r->candidates = stats.candidates;
+    hs_report_time_parts(&rep, r->time_s);
+    hs_report_mem_parts(&rep, r->mem_bytes);
+    hs_plan_describe(&plan, m, r->summary, sizeof r->summary);
+    if (strcmp(t->name, "megatron") == 0)
+      *megatron_s = r->iter_s;
+    hs_plan_destroy(&plan);
+    hs_report_destroy(&rep);
+  }
+  return HS_OK;
+}
+
+void hs_compare_write_csv(const hs_compare_row_t *rows, size_t n, double megatron_s, FILE *f)
+{
+  /* the JSON rows' keys, in this order */
+  fprintf(f, "strategy,iteration_s,tokens_per_s,speedup_vs_megatron,mfu,peak_memory_fraction,"
+             "usd_per_million_tokens,search_s,plan,peak_memory_bytes,memory_capacity_bytes,candidates,"
+             "unpriced_gpus");
+  for (int k = 0; k < HS_TIME_PARTS; k++)
+    fprintf(f, ",time_%s_s", hs_time_part_keys[k]);
+  for (int k = 0; k < HS_MEM_PARTS; k++)
+    fprintf(f, ",mem_%s_bytes", hs_mem_part_keys[k]);
+  fputc('\n', f);
+  for (size_t i = 0; i < n; i++) {
+    const hs_compare_row_t *r = &rows[i];
+    hs_csv_field(f, r->strategy);
+    if (r->ok) {
+      fprintf(f, ",%.6g,%.6g,", r->iter_s, r->tokens_s);
+      if (megatron_s > 0)
+        fprintf(f, "%.4f", megatron_s / r->iter_s);
+      fprintf(f, ",%.4f,%.4f,", r->mfu, r->mem_ratio);
+      if (r->unpriced == 0) /* unknown, not $0 or a partial sum */
+        fprintf(f, "%.4g", r->usd_mtok);
+      fprintf(f, ",%.4g,", r->search_s);
+      hs_csv_field(f, r->summary);
+      fprintf(f, ",%.17g,%.17g,%llu,%d", r->peak_bytes, r->cap_bytes,
+              (unsigned long long)r->candidates, r->unpriced);
+      for (int k = 0; k < HS_TIME_PARTS; k++)
+        fprintf(f, ",%.9g", r->time_s[k]);
+      for (int k = 0; k < HS_MEM_PARTS; k++)
+        fprintf(f, ",%.17g", r->mem_bytes[k]);
+    } else {
+      fprintf(f, ",,,,,,,,");
+      char why[340];
+      snprintf(why, sizeof why, "n/a: %s", r->why);
+      hs_csv_field(f, why);
+      fprintf(f, ",,,,");
+      for (int k = 0; k < HS_TIME_PARTS + HS_MEM_PARTS; k++)
+        fputc(',', f);
+    }
+    fputc('\n', f);
+  }
+}

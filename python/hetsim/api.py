@@ -1,0 +1,489 @@
+"""hetsim from Python, in-process: a thin, typed layer over libhetsim.so's flat
+C API (capi/hetsim.h). Every figure comes from the C library; this module
+only converts arguments, owns handles and raises errors.
+
+Ownership: Model, Cluster, Plan and Report each own one C handle. close()
+(or leaving a ``with`` block) frees it at once; __del__ frees it otherwise.
+Closing twice is harmless; using a closed object raises ValueError.
+"""
+from __future__ import annotations
+
+import ctypes
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+
+from . import _lib
+from ._lib import ErrorRecord, lib, take_string
+
+if TYPE_CHECKING:  # pandas is imported only by the functions returning frames
+    import pandas
+
+PathLike = Union[str, "os.PathLike[str]"]
+ModelLike = Union["Model", PathLike, Mapping[str, Any]]
+ClusterLike = Union["Cluster", PathLike, Mapping[str, Any]]
+
+
+class HetsimError(Exception):
+    """A failure reported by the C library, with its message (which names the
+    file, the field and the value), its status name (``"HS_EINVAL"``) and the
+    exit code the hetsim CLI would give (2 bad input, 1 internal)."""
+
+    def __init__(self, message: str, status: int, name: str, exit_code: int):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.name = name
+        self.exit_code = exit_code
+
+
+class InputError(HetsimError, ValueError):
+    """Bad input: the CLI exits with code 2 for these."""
+
+
+class InfeasibleError(InputError):
+    """No feasible plan (HS_EINFEASIBLE): the strategy found nothing that fits."""
+
+
+def _raise(err: ErrorRecord) -> None:
+    msg = err.message.decode("utf-8", "replace")
+    name = err.name.decode("ascii", "replace")
+    if name == "HS_EINFEASIBLE":
+        cls: type[HetsimError] = InfeasibleError
+    elif name == "HS_ENOMEM":
+        raise MemoryError(msg)
+    elif err.exit_code == 2:
+        cls = InputError
+    else:
+        cls = HetsimError
+    raise cls(msg, err.status, name, err.exit_code)
+
+
+def _call(fn, *args):
+    """Calls a C API function whose last argument is the error record."""
+    err = ErrorRecord()
+    out = fn(*args, ctypes.byref(err))
+    if err.status != 0:
+        _raise(err)
+    return out
+
+
+def _enc(s: Optional[str]) -> Optional[bytes]:
+    return None if s is None else s.encode("utf-8")
+
+
+def _opts(**kw: Any) -> bytes:
+    """Options object for the C API: None means not given."""
+    return json.dumps({k: v for k, v in kw.items() if v is not None}).encode("utf-8")
+
+
+class _Handle:
+    _free = None  # the C destructor
+
+    def __init__(self) -> None:
+        self._h: Optional[int] = None
+
+    @property
+    def handle(self) -> int:
+        if not self._h:
+            raise ValueError(f"{type(self).__name__} is closed")
+        return self._h
+
+    def close(self) -> None:
+        """Frees the C object now (idempotent)."""
+        h, self._h = self._h, None
+        if h:
+            type(self)._free(h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone
+            pass
+
+
+class Model(_Handle):
+    """A DNN model: a catalog name (``"gpt3-1.3b"``), a hetsim model JSON path,
+    a HuggingFace ``config.json`` path, or a dict in either format.
+
+    ``seq_len`` replaces the model's sequence length (``--seq-len``)."""
+
+    _free = lib.hs_api_model_free
+
+    def __init__(self, source: ModelLike, *, seq_len: Optional[int] = None,
+                 name: Optional[str] = None):
+        super().__init__()
+        if isinstance(source, Model):
+            source = source._source
+        self._source = source
+        self.seq_len = seq_len
+        sl = int(seq_len or 0)
+        if isinstance(source, Mapping):
+            text = json.dumps(source)
+            file = f"{name or source.get('name') or 'model'}.json"
+            self._h = _call(lib.hs_api_model_parse, _enc(text), _enc(file), sl)
+        else:
+            self._h = _call(lib.hs_api_model_load, _enc(os.fspath(source)), sl)
+
+    @property
+    def name(self) -> str:
+        return lib.hs_api_model_name(self.handle).decode("utf-8")
+
+    def to_dict(self) -> dict:
+        """What ``hetsim show model --json`` prints."""
+        return json.loads(take_string(_call(lib.hs_api_model_json, self.handle)))
+
+    def with_seq_len(self, seq_len: Optional[int]) -> "Model":
+        """The same model source loaded with another sequence length."""
+        return Model(self._source, seq_len=seq_len)
+
+    def __repr__(self) -> str:
+        return f"Model({self.name!r})" if self._h else "Model(<closed>)"
+
+
+class Cluster(_Handle):
+    """A cluster: a catalog name, a cluster JSON path, or a dict. ``profile`` is
+    a calibrated device profile JSON applied as ``--profile`` does."""
+
+    _free = lib.hs_api_cluster_free
+
+    def __init__(self, source: ClusterLike, *, profile: Optional[PathLike] = None,
+                 name: Optional[str] = None):
+        super().__init__()
+        if isinstance(source, Cluster):
+            source, profile = source._source, profile or source._profile
+        self._source, self._profile = source, profile
+        prof = _enc(os.fspath(profile)) if profile is not None else None
+        if isinstance(source, Mapping):
+            text = json.dumps(source)
+            file = f"{name or source.get('name') or 'cluster'}.json"
+            self._h = _call(lib.hs_api_cluster_parse, _enc(text), _enc(file), prof)
+        else:
+            self._h = _call(lib.hs_api_cluster_load, _enc(os.fspath(source)), prof)
+
+    @property
+    def name(self) -> str:
+        return lib.hs_api_cluster_name(self.handle).decode("utf-8")
+
+    @property
+    def n_devices(self) -> int:
+        return int(lib.hs_api_cluster_n_devices(self.handle))
+
+    def to_dict(self) -> dict:
+        """What ``hetsim show cluster --json`` prints."""
+        return json.loads(take_string(_call(lib.hs_api_cluster_json, self.handle)))
+
+    def __repr__(self) -> str:
+        return f"Cluster({self.name!r})" if self._h else "Cluster(<closed>)"
+
+
+class Report(_Handle, Mapping):
+    """One simulated iteration. Reads like the JSON report of
+    ``hetsim simulate --json``: ``report["iteration_time_s"]``,
+    ``report["stages"]``; ``json_text`` is that output byte for byte."""
+
+    _free = lib.hs_api_report_free
+
+    def __init__(self, handle: int, trace: Optional[dict] = None):
+        super().__init__()
+        self._h = handle
+        self._dict: Optional[dict] = None
+        self._json: Optional[str] = None
+        self._trace = trace
+
+    @property
+    def json_text(self) -> str:
+        """``hetsim simulate --json`` output for the same inputs, with its newline."""
+        if self._json is None:
+            self._json = take_string(_call(lib.hs_api_report_json, self.handle))
+        return self._json
+
+    def to_dict(self) -> dict:
+        if self._dict is None:
+            self._dict = json.loads(self.json_text)
+        return self._dict
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+    @property
+    def iteration_time_s(self) -> float:
+        """Seconds per iteration, read from C without building the JSON."""
+        return float(lib.hs_api_report_iteration_time_s(self.handle))
+
+    @property
+    def tokens_per_s(self) -> float:
+        return float(lib.hs_api_report_tokens_per_s(self.handle))
+
+    @property
+    def oom(self) -> bool:
+        return bool(lib.hs_api_report_oom(self.handle))
+
+    def text(self) -> str:
+        """The text report ``hetsim simulate`` prints (after its first line)."""
+        return take_string(_call(lib.hs_api_report_text, self.handle))
+
+    def breakdown(self) -> "pandas.DataFrame":
+        """Per-stage breakdown (the report's ``stages``): one row per stage with
+        devices, op range, fwd_s/bwd_s per microbatch, compute_s,
+        comm_exposed_s, idle_s and peak_memory_bytes."""
+        import pandas as pd
+
+        return pd.DataFrame(self["stages"])
+
+    def trace(self) -> dict:
+        """The Chrome/Perfetto trace of this run (``--trace``), as a dict.
+        Available when simulate() was called with ``trace=True`` or a path."""
+        if self._trace is None:
+            raise ValueError("no trace: call simulate(..., trace=True) (or trace='file.json')")
+        return self._trace
+
+    def __repr__(self) -> str:
+        if not self._h:
+            return "Report(<closed>)"
+        return f"Report(iteration_time_s={self.iteration_time_s!r})"
+
+
+class Plan(_Handle):
+    """A parallel plan (docs/plan.md): from the grid shortcut, a strategy search
+    (plan()), a plan file or a dict. ``to_dict()`` is the plan file."""
+
+    _free = lib.hs_api_plan_free
+
+    def __init__(self, handle: int):
+        super().__init__()
+        self._h = handle
+
+    @classmethod
+    def grid(cls, model: "Model", cluster: "Cluster", *, tp: Optional[int] = None,
+             pp: Optional[int] = None, dp: Optional[int] = None,
+             microbatch_size: Optional[int] = None, global_batch: Optional[int] = None,
+             schedule: Optional[str] = None, chunks: Optional[int] = None,
+             recompute: Optional[str] = None) -> "Plan":
+        """The Megatron-style grid of ``hetsim simulate --tp T --pp P ...``
+        (same defaults: dp = every remaining device, global batch =
+        dp x microbatch size x pp x 4, schedule 1f1b)."""
+        opts = _opts(tp=tp, pp=pp, dp=dp, microbatch_size=microbatch_size,
+                     global_batch=global_batch, schedule=schedule, chunks=chunks,
+                     recompute=recompute)
+        return cls(_call(lib.hs_api_plan_grid, model.handle, cluster.handle, opts))
+
+    @classmethod
+    def load(cls, source: Union[PathLike, Mapping[str, Any]], model: "Model",
+             cluster: "Cluster") -> "Plan":
+        """A plan file or dict, validated against model and cluster."""
+        if isinstance(source, Mapping):
+            return cls(_call(lib.hs_api_plan_parse, _enc(json.dumps(source)), b"plan.json",
+                             model.handle, cluster.handle))
+        return cls(_call(lib.hs_api_plan_load, _enc(os.fspath(source)), model.handle,
+                         cluster.handle))
+
+    @property
+    def summary(self) -> str:
+        """``"pp4 [tp8 x1 | ...] mb=1x192 1f1b"``."""
+        return lib.hs_api_plan_summary(self.handle).decode("utf-8")
+
+    def to_dict(self) -> dict:
+        return json.loads(self.json_text())
+
+    def json_text(self) -> str:
+        """The plan file as ``hetsim plan -o plan.json`` writes it."""
+        return take_string(_call(lib.hs_api_plan_json, self.handle))
+
+    def save(self, path: PathLike) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.json_text())
+
+    def result(self) -> dict:
+        """For a plan from plan(): what ``hetsim plan --json`` prints (strategy,
+        search_s, candidates, predicted_s, optimal, note, summary, plan and
+        the simulated report)."""
+        return json.loads(take_string(_call(lib.hs_api_plan_result_json, self.handle)))
+
+    def __repr__(self) -> str:
+        return f"Plan({self.summary!r})" if self._h else "Plan(<closed>)"
+
+
+def _as_model(m: ModelLike, seq_len: Optional[int]) -> tuple["Model", bool]:
+    """(model, owned): a Model to use, and whether this call made it."""
+    if isinstance(m, Model) and (seq_len is None or seq_len == m.seq_len):
+        return m, False
+    if isinstance(m, Model):
+        return m.with_seq_len(seq_len), True
+    return Model(m, seq_len=seq_len), True
+
+
+def _as_cluster(c: ClusterLike, profile: Optional[PathLike]) -> tuple["Cluster", bool]:
+    if isinstance(c, Cluster) and profile is None:
+        return c, False
+    return Cluster(c, profile=profile), True
+
+
+def simulate(model: ModelLike, cluster: ClusterLike,
+             plan: Union["Plan", PathLike, Mapping[str, Any], None] = None, *,
+             tp: Optional[int] = None, pp: Optional[int] = None, dp: Optional[int] = None,
+             microbatch_size: Optional[int] = None, global_batch: Optional[int] = None,
+             schedule: Optional[str] = None, chunks: Optional[int] = None,
+             recompute: Optional[str] = None, seq_len: Optional[int] = None,
+             profile: Optional[PathLike] = None,
+             trace: Union[bool, PathLike, None] = None,
+             trace_devices: Optional[int] = None) -> Report:
+    """Simulates one training iteration, as ``hetsim simulate`` does.
+
+    ``plan`` is a Plan, a plan file or a dict; without it the grid options
+    (``tp``, ``pp``, ``dp``, ``microbatch_size``, ``global_batch``,
+    ``schedule``, ``chunks``, ``recompute``) make the plan, with the CLI's
+    defaults. ``seq_len`` and ``profile`` are ``--seq-len`` and
+    ``--profile``. ``trace=True`` keeps the Chrome trace in the report
+    (Report.trace()); a path writes it there too. Raises InputError with the
+    C message for bad input."""
+    grid = dict(tp=tp, pp=pp, dp=dp, microbatch_size=microbatch_size,
+                global_batch=global_batch, schedule=schedule, chunks=chunks,
+                recompute=recompute)
+    if plan is not None and any(grid[k] is not None for k in ("tp", "pp", "dp")):
+        raise InputError("simulate: give either plan or tp/pp/dp, not both", 1, "HS_EINVAL", 2)
+    m, own_m = _as_model(model, seq_len)
+    c, own_c = _as_cluster(cluster, profile)
+    p, own_p = None, False
+    tmp = None
+    try:
+        if isinstance(plan, Plan):
+            p = plan
+        elif plan is not None:
+            p, own_p = Plan.load(plan, m, c), True
+        else:
+            p, own_p = Plan.grid(m, c, **grid), True
+        trace_path = None
+        if trace is True:
+            fd, tmp = tempfile.mkstemp(prefix="hetsim-trace-", suffix=".json")
+            os.close(fd)
+            trace_path = tmp
+        elif trace:
+            trace_path = os.fspath(trace)
+        opts = _opts(trace=trace_path, trace_devices=trace_devices)
+        h = _call(lib.hs_api_simulate, m.handle, c.handle, p.handle, opts)
+        tr = None
+        if trace_path:
+            with open(trace_path, encoding="utf-8") as f:
+                tr = json.load(f)
+        return Report(h, tr)
+    finally:
+        if tmp:
+            os.unlink(tmp)
+        if own_p:
+            p.close()
+        if own_c:
+            c.close()
+        if own_m:
+            m.close()
+
+
+def plan(model: ModelLike, cluster: ClusterLike, strategy: str, *,
+         global_batch: Optional[int] = None, max_microbatch_size: Optional[int] = None,
+         max_devices: Optional[int] = None, time_limit: Optional[float] = None,
+         mip_gap: Optional[float] = None, no_recompute: Optional[bool] = None) -> Plan:
+    """Searches a plan with ``strategy`` (``hetsim list strategies``), as
+    ``hetsim plan`` does; the plan is already simulated (Plan.result()).
+    Raises InfeasibleError when the strategy finds no plan."""
+    m, own_m = _as_model(model, None)
+    c, own_c = _as_cluster(cluster, None)
+    try:
+        opts = _opts(global_batch=global_batch, max_microbatch_size=max_microbatch_size,
+                     max_devices=max_devices, time_limit=time_limit, mip_gap=mip_gap,
+                     no_recompute=no_recompute)
+        return Plan(_call(lib.hs_api_plan_search, m.handle, c.handle, _enc(strategy), opts))
+    finally:
+        if own_c:
+            c.close()
+        if own_m:
+            m.close()
+
+
+def compare_csv(model: Optional[ModelLike] = None, cluster: Optional[ClusterLike] = None,
+                strategies: Union[str, Sequence[str], None] = None, *,
+                scenario: Optional[str] = None, charge: Optional[str] = None,
+                global_batch: Optional[int] = None, max_microbatch_size: Optional[int] = None,
+                max_devices: Optional[int] = None, time_limit: Optional[float] = None,
+                mip_gap: Optional[float] = None, no_recompute: Optional[bool] = None) -> str:
+    """``hetsim compare --format csv`` output (see compare())."""
+    if isinstance(strategies, (list, tuple)):
+        strategies = list(strategies)
+    m = c = None
+    own_m = own_c = False
+    try:
+        if model is not None:
+            m, own_m = _as_model(model, None)
+        if cluster is not None:
+            c, own_c = _as_cluster(cluster, None)
+        opts = _opts(strategies=strategies, scenario=scenario, charge=charge,
+                     global_batch=global_batch, max_microbatch_size=max_microbatch_size,
+                     max_devices=max_devices, time_limit=time_limit, mip_gap=mip_gap,
+                     no_recompute=no_recompute)
+        return take_string(_call(lib.hs_api_compare_csv, m.handle if m else None,
+                                 c.handle if c else None, opts))
+    finally:
+        if own_c:
+            c.close()
+        if own_m:
+            m.close()
+
+
+def compare(model: Optional[ModelLike] = None, cluster: Optional[ClusterLike] = None,
+            strategies: Union[str, Sequence[str], None] = None, **options: Any) -> "pandas.DataFrame":
+    """Every strategy (or those given) planned on one model and cluster, or a
+    named ``scenario`` (``hetsim list scenarios``), as ``hetsim compare``.
+    Returns a DataFrame with the CSV's columns: strategy, iteration_s,
+    tokens_per_s, speedup_vs_megatron, mfu, peak_memory_fraction,
+    usd_per_million_tokens, search_s, plan. Options: scenario, charge
+    ("used" or "cluster"), global_batch, max_microbatch_size, max_devices,
+    time_limit, mip_gap, no_recompute."""
+    import pandas as pd
+
+    return pd.read_csv(io.StringIO(compare_csv(model, cluster, strategies, **options)))
+
+
+def _spec_text(spec: Union[PathLike, Mapping[str, Any]]) -> tuple[str, str]:
+    if isinstance(spec, Mapping):
+        return json.dumps(spec), f"{spec.get('name') or 'spec'}.json"
+    path = os.fspath(spec)
+    with open(path, encoding="utf-8") as f:
+        return f.read(), os.path.basename(path)
+
+
+def sweep_csv(spec: Union[PathLike, Mapping[str, Any]], *, no_timings: bool = False,
+              workers: int = 1) -> str:
+    """``hetsim sweep SPEC`` output (header and rows by point; see sweep())."""
+    text, file = _spec_text(spec)
+    opts = _opts(no_timings=no_timings or None, workers=workers)
+    return take_string(_call(lib.hs_api_sweep_csv, _enc(text), _enc(file), opts))
+
+
+def sweep(spec: Union[PathLike, Mapping[str, Any]], *, no_timings: bool = False,
+          workers: int = 1) -> "pandas.DataFrame":
+    """Runs a what-if grid (docs/sweep.md) from a spec file or dict, as
+    ``hetsim sweep``; one DataFrame row per CSV row, same columns. Relative
+    paths in the spec are relative to the working directory. ``workers`` > 1
+    forks worker processes as ``-j`` does."""
+    import pandas as pd
+
+    return pd.read_csv(io.StringIO(sweep_csv(spec, no_timings=no_timings, workers=workers)))
+
+
+def library_path() -> str:
+    """The libhetsim.so this package loaded."""
+    return os.environ.get("HETSIM_LIB") or str(_lib._here / "libhetsim.so")

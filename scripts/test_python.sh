@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The Python package (python/, docs/python.md): a virtual environment over
+# Debian's Python (its pip refuses system-wide installs, PEP 668; the venv
+# sees Debian's pandas, pytest, nbclient), the package installed from this
+# tree, pytest against the CLI in $BUILD_DIR, and the example notebook
+# executed headless. Idempotent: a second run reuses the venv and the build.
+#   BUILD_DIR   CMake build with hetsim and libhetsim.so (default build/;
+#               made by scripts/setup.sh when missing)
+#   HS_VENV     the virtual environment (default .venv/)
+#   HS_SANITIZE=1  pytest against the ASan + UBSan libhetsim of build-asan/
+# Arguments go to pytest (e.g. -k memory).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+VENV=${HS_VENV:-.venv}
+PY=/usr/bin/python3   # Debian's, not a pyenv or conda one earlier in PATH
+
+if [ ! -x "$BUILD_DIR/hetsim" ] || [ ! -f "$BUILD_DIR/libhetsim.so" ]; then
+  BUILD_DIR=$BUILD_DIR bash scripts/setup.sh
+fi
+[ -x "$VENV/bin/python" ] || "$PY" -m venv --system-site-packages "$VENV"
+# --no-build-isolation: build with Debian's setuptools/wheel (no download);
+# HETSIM_CMAKE_BUILD_DIR: reuse the project's build instead of a second one
+HETSIM_CMAKE_BUILD_DIR="$BUILD_DIR" "$VENV/bin/pip" install -q --no-build-isolation --no-deps \
+  --disable-pip-version-check ./python
+export HETSIM_CLI="$PWD/$BUILD_DIR/hetsim"
+
+# pytest exits 5 when it collected no test: the suite went missing, a failure
+set +e
+if [ "${HS_SANITIZE:-0}" = "1" ]; then
+  # the ASan + UBSan libhetsim of build-asan/ loaded into Python (the runtime
+  # preloaded); memory errors in C fail the run. Leaks are LeakSanitizer's
+  # job in the C tests (Python itself does not free everything at exit), and
+  # the RSS test is left out: ASan's quarantine keeps freed memory resident.
+  asan_dir=${BUILD_DIR_ASAN:-build-asan}
+  [ -f "$asan_dir/libhetsim.so" ] || HS_SANITIZE=1 bash scripts/setup.sh
+  LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)" \
+    ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    HETSIM_LIB="$PWD/$asan_dir/libhetsim.so" \
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests -k "not memory" "$@"
+else
+  "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests "$@"
+fi
+rc=$?
+set -e
+if [ $rc -eq 5 ]; then
+  echo "test_python: pytest collected no tests in python/tests" >&2
+  exit 1
+elif [ $rc -ne 0 ]; then
+  exit $rc
+fi
+
+# A wheel built the same way installs into a fresh venv (no system site
+# packages, no source tree on its paths) and simulates from its own copy of
+# the catalogs: what another machine with the same Debian libraries gets.
+wdir=$(mktemp -d)
+trap 'rm -rf "$wdir"' EXIT
+HETSIM_CMAKE_BUILD_DIR="$BUILD_DIR" "$VENV/bin/pip" wheel -q --no-build-isolation --no-deps \
+  --disable-pip-version-check -w "$wdir/dist" ./python
+"$PY" -m venv "$wdir/venv"
+"$wdir/venv/bin/pip" install -q --no-deps --disable-pip-version-check "$wdir"/dist/hetsim-*.whl
+whl=$(ls "$wdir"/dist/hetsim-*.whl)
+(cd "$wdir" && env -u HETSIM_DATA -u HETSIM_LIB WHEEL="${whl##*/}" "$wdir/venv/bin/python" - <<'PY')
+import os, hetsim
+site = os.path.dirname(hetsim.__file__)
+assert hetsim.library_path().startswith(site), hetsim.library_path()
+assert os.environ["HETSIM_DATA"].startswith(site), os.environ["HETSIM_DATA"]
+r = hetsim.simulate("gpt3-1.3b", "dgx-a100-1node", tp=2, pp=2)
+print(f"test_python: {os.environ['WHEEL']} in a fresh venv: {r['plan']}: "
+      f"{r['iteration_time_s']:.6f} s per iteration")
+PY
+
+# The example notebook, on a kernel running the venv's Python (the Debian
+# kernelspec names /usr/bin/python3, which does not see the package).
+kdir=$(mktemp -d)
+trap 'rm -rf "$wdir" "$kdir"' EXIT
+mkdir -p "$kdir/kernels/hetsim-venv"
+cat >"$kdir/kernels/hetsim-venv/kernel.json" <<JSON
+{"argv": ["$PWD/$VENV/bin/python", "-Xfrozen_modules=off", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+ "display_name": "hetsim venv", "language": "python"}
+JSON
+JUPYTER_PATH="$kdir" "$VENV/bin/python" - notebooks-export/examples/python-quickstart.ipynb <<'PY'
+import sys
+import nbformat
+from nbclient import NotebookClient
+
+path = sys.argv[1]
+nb = nbformat.read(path, as_version=4)
+NotebookClient(nb, timeout=600, kernel_name="hetsim-venv",
+               resources={"metadata": {"path": "."}}).execute()
+errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+          if o.get("output_type") == "error"]
+figures = sum(1 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if "image/png" in o.get("data", {}))
+print(f"test_python: {path}: {len(nb.cells)} cells executed, {figures} figures, {len(errors)} errors")
+sys.exit(1 if errors or figures < 2 else 0)
+PY
