@@ -551,6 +551,7 @@ char *hs_api_sweep_csv(const char *spec_text, const char *file, const char *opts
   if (!spec_text)
     HS_FAIL(hs_error_set(&e, HS_EINVAL, "%s: no text to parse", file));
   HS_CHECK(hs_sweep_spec_parse(spec_text, file, &spec, &e));
+  HS_CHECK(hs_sweep_spec_resolve(&spec, &e)); /* one global batch, as `hetsim sweep` */
   if (!buf_add(&b, hs_sweep_csv_header()))
     HS_FAIL(hs_error_set(&e, HS_ENOMEM, "out of memory"));
   st = hs_sweep_run(&spec, spec.jobs, spec.n_jobs, so.workers,

@@ -36,8 +36,10 @@ typedef struct group {
   int spot; /* -1: not said, follow the site */
 } group_t;
 
+/* "uncalibrated_gpus" is what `show cluster --json` reports; read back, it
+ * is ignored (the catalog decides) */
 static const char *const top_known[] = {"name", "description", "source", "sites", "links",
-                                        "spot", "gpus", NULL};
+                                        "spot", "gpus", "uncalibrated_gpus", NULL};
 static const char *const site_known[] = {"name", "nodes", "fabric", NULL};
 static const char *const group_known[] = {"count", "gpu", "gpus_per_node", "intra_node", "nic",
                                           "spot", NULL};

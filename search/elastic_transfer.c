@@ -45,6 +45,9 @@ void hs_elastic_cfg_init(hs_elastic_cfg_t *cfg)
   memset(cfg, 0, sizeof *cfg);
   cfg->strategy = "hapt";
   hs_plan_opts_init(&cfg->plan);
+  /* the surviving nodes are the elastic run's subset already; its recovery
+   * model charges every device the plan is given (docs/elastic.md) */
+  cfg->plan.device_subsets = false;
   cfg->recovery = HS_RECOVERY_LOCAL_FIRST;
   cfg->hours = 24.0;
   cfg->checkpoint_interval_s = 1800.0;

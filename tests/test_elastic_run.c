@@ -68,6 +68,7 @@ static void test_no_preemption_goodput(void)
     hs_plan_opts_t po;
     hs_plan_opts_init(&po);
     po.global_batch = 48;
+    po.device_subsets = false; /* as elastic plans (hs_elastic_cfg_init) */
     hs_plan_t plan;
     hs_report_t rep;
     hs_search_stats_t stats;

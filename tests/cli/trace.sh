@@ -171,7 +171,7 @@ PY
 
 # 1024 GPUs at stage detail: a few hundred kB, every one of the 8 stages
 "$bin" simulate --model llama3-70b --cluster dgx-h100-128nodes --tp 8 --pp 8 --dp 16 --global-batch 1024 \
-  --trace "$tmp/big.json" >/dev/null 2>"$tmp/err" || die "1024-GPU run: $(cat "$tmp/err")"
+  --recompute full --trace "$tmp/big.json" >/dev/null 2>"$tmp/err" || die "1024-GPU run: $(cat "$tmp/err")"
 $py "$check" --cats "$cats" --max-bytes 4000000 "$tmp/big.json" || die "1024-GPU trace_check"
 n=$(grep -c '"process_name".*stage [0-7] (' "$tmp/big.json")
 [ "$n" -eq 8 ] || die "1024-GPU stage trace has $n stage processes, want 8"
