@@ -460,6 +460,7 @@ int hs_cmd_whatif(int argc, char **argv)
   if (!strcmp(fmt, "json")) {
     cJSON *root = cJSON_CreateObject(), *arr = NULL, *pr = NULL;
     if (root) {
+      cJSON_AddNumberToObject(root, "schema_version", HS_SCHEMA_VERSION);
       cJSON_AddStringToObject(root, "model", m.name);
       cJSON_AddStringToObject(root, "base", oc && !replace ? base.name : "");
       cJSON_AddNumberToObject(root, "budget_usd_per_hour", budget);
