@@ -29,6 +29,7 @@ typedef struct hs_progress {
   double quiet_s;        /* nothing before this much time has passed */
   int last_tenth;
   bool shown;            /* something was written */
+  bool final_shown;      /* the last line written said 100% (or ended the redrawn line) */
 } hs_progress_t;
 
 /* Monotonic clock in seconds. */

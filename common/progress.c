@@ -69,6 +69,7 @@ static void print(hs_progress_t *p, double now, bool last)
   fflush(p->f);
   p->last_s = now;
   p->shown = true;
+  p->final_shown = last || (p->fraction >= 1.0 && !p->tty);
 }
 
 static void maybe_print(hs_progress_t *p)
@@ -102,7 +103,7 @@ void hs_progress_set_fraction(hs_progress_t *p, double fraction)
 
 void hs_progress_finish(hs_progress_t *p, bool always)
 {
-  if (!p->f || (!p->shown && !always))
+  if (!p->f || (!p->shown && !always) || p->final_shown)
     return;
   print(p, hs_now_s(), true);
 }
