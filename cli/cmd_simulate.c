@@ -173,7 +173,6 @@ int hs_cmd_simulate(int argc, char **argv)
   }
   if (!json) {
     printf("model           %s   cluster %s\n", m.name, c.name);
-    hs_cluster_print_calibration(&c, "", stdout);
     hs_report_print(&rep, stdout);
   }
   /* simulated, but the plan cannot run: a script must not take it as a result */

@@ -350,6 +350,7 @@ typedef struct hs_report {
   double usd_per_hour;
   int32_t n_unpriced_devices; /* used GPUs without a catalog price: costs are then unknown */
   char uncalibrated_gpus[256]; /* the cluster's GPU types with no calibrated profile, comma-separated */
+  char device_profiles[512];   /* "H100-SXM5-80GB calibrated; A100-SXM4-80GB uncalibrated" */
   int64_t global_batch;
   int64_t tokens_per_iteration;
   int32_t n_devices;

@@ -134,6 +134,16 @@ cJSON *hs_report_to_json(const hs_report_t *r)
     cJSON_AddNumberToObject(o, "utilisation", r->links[k].utilisation);
     cJSON_AddBoolToObject(o, "cross_site", r->links[k].cross_site);
   }
+  cJSON *unc = cJSON_AddArrayToObject(j, "uncalibrated_gpus");
+  char names[sizeof r->uncalibrated_gpus];
+  hs_strlcpy(names, r->uncalibrated_gpus, sizeof names);
+  for (char *t = names; unc && *t;) { /* comma-separated GPU names */
+    char *comma = strchr(t, ',');
+    if (comma)
+      *comma = '\0';
+    cJSON_AddItemToArray(unc, cJSON_CreateString(t));
+    t = comma ? comma + 1 : t + strlen(t);
+  }
   return hs_json_finish(j);
 }
 
@@ -157,6 +167,11 @@ void hs_report_infeasible_reason(const hs_report_t *r, char *buf, size_t n)
 void hs_report_print(const hs_report_t *r, FILE *out)
 {
   char b1[32];
+  if (r->device_profiles[0]) /* as hs_cluster_print_calibration says it */
+    fprintf(out, "device profiles: %s%s\n", r->device_profiles,
+            r->uncalibrated_gpus[0] ? " (uncalibrated = datasheet defaults for gemm_eff_max, "
+                                      "gemm_half_flops, mem_eff and launch_us: no published points "
+                                      "in clusters/calibration/)" : "");
   fprintf(out, "plan            %s\n", r->plan_summary);
   if (r->oom) {
     char why[160];
@@ -254,15 +269,5 @@ cJSON *hs_report_to_json_named(const hs_report_t *r, const char *model, const ch
   hs_json_oom_clear();
   cJSON_AddStringToObject(j, "model", model);
   cJSON_AddStringToObject(j, "cluster", cluster);
-  cJSON *unc = cJSON_AddArrayToObject(j, "uncalibrated_gpus");
-  char names[sizeof r->uncalibrated_gpus];
-  hs_strlcpy(names, r->uncalibrated_gpus, sizeof names);
-  for (char *t = names; unc && *t;) { /* comma-separated GPU names */
-    char *comma = strchr(t, ',');
-    if (comma)
-      *comma = '\0';
-    cJSON_AddItemToArray(unc, cJSON_CreateString(t));
-    t = comma ? comma + 1 : t + strlen(t);
-  }
   return hs_json_finish(j);
 }

@@ -891,12 +891,18 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
   r->events = s->eng.n_fired;
   r->flows = s->n_flows;
   hs_plan_describe(plan, s->model, r->plan_summary, sizeof r->plan_summary);
-  size_t ul = 0;
-  for (size_t g = 0; g < s->cluster->gpus.n; g++) /* say which speeds are datasheet defaults */
-    if (!s->cluster->gpus.gpus[g].calibrated && hs_cluster_gpu_used(s->cluster, (int32_t)g) &&
-        ul + strlen(s->cluster->gpus.gpus[g].name) + 2 < sizeof r->uncalibrated_gpus)
+  size_t ul = 0, pl = 0;
+  for (size_t g = 0; g < s->cluster->gpus.n; g++) { /* say which speeds are datasheet defaults */
+    const hs_gpu_t *gpu = &s->cluster->gpus.gpus[g];
+    if (!hs_cluster_gpu_used(s->cluster, (int32_t)g))
+      continue;
+    if (pl + strlen(gpu->name) + 16 < sizeof r->device_profiles)
+      pl += (size_t)snprintf(r->device_profiles + pl, sizeof r->device_profiles - pl, "%s%s %s",
+                             pl ? "; " : "", gpu->name, gpu->calibrated ? "calibrated" : "uncalibrated");
+    if (!gpu->calibrated && ul + strlen(gpu->name) + 2 < sizeof r->uncalibrated_gpus)
       ul += (size_t)snprintf(r->uncalibrated_gpus + ul, sizeof r->uncalibrated_gpus - ul, "%s%s",
-                             ul ? "," : "", s->cluster->gpus.gpus[g].name);
+                             ul ? "," : "", gpu->name);
+  }
   return HS_OK;
 }
 
