@@ -20,6 +20,18 @@
 
 #define MAX_FILES 64
 
+/* Writes j (NULL: out of memory) to -o FILE and/or stdout (--json), frees it. */
+static hs_status_t write_json(cJSON *j, const hs_opt_t *oo, bool json, hs_error_t *err)
+{
+  hs_status_t st = j ? HS_OK : hs_error_set(err, HS_ENOMEM, "out of memory");
+  if (st == HS_OK && oo)
+    st = hs_json_write_file(j, oo->value, err);
+  if (st == HS_OK && json)
+    st = hs_json_write_file(j, "-", err);
+  hs_json_free(j);
+  return st;
+}
+
 static int import_nccl_tests(int argc, char **argv)
 {
   hs_opt_t opts[] = {
@@ -111,16 +123,8 @@ static int import_nccl_tests(int argc, char **argv)
   }
   bool json = hs_cli_opt(opts, "json") != NULL;
   const hs_opt_t *oo = hs_cli_opt(opts, "o");
-  if (oo || json) {
-    cJSON *j = hs_nt_import_to_json(&im);
-    if (!j)
-      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
-    if (st == HS_OK && oo)
-      st = hs_json_write_file(j, oo->value, &err);
-    if (st == HS_OK && json)
-      st = hs_json_write_file(j, "-", &err);
-    hs_json_free(j);
-  }
+  if (oo || json)
+    st = write_json(hs_nt_import_to_json(&im), oo, json, &err);
   if (st == HS_OK && !json)
     hs_nt_import_print(&im, stdout);
   hs_nt_import_destroy(&im);
@@ -161,16 +165,8 @@ static int import_megatron_log(int argc, char **argv)
     return hs_cli_fail(&err, st);
   bool json = hs_cli_opt(opts, "json") != NULL;
   const hs_opt_t *oo = hs_cli_opt(opts, "o");
-  if (oo || json) {
-    cJSON *j = hs_run_to_json(&run);
-    if (!j)
-      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
-    if (st == HS_OK && oo)
-      st = hs_json_write_file(j, oo->value, &err);
-    if (st == HS_OK && json)
-      st = hs_json_write_file(j, "-", &err);
-    hs_json_free(j);
-  }
+  if (oo || json)
+    st = write_json(hs_run_to_json(&run), oo, json, &err);
   if (st == HS_OK && !json) {
     const hs_transformer_cfg_t *m = &run.model;
     const hs_run_plan_t *p = &run.plan;
@@ -257,16 +253,8 @@ static int import_torch_profiler(int argc, char **argv)
                   "give no points", tr.file, sum.n_gemm_no_shape);
   bool json = hs_cli_opt(opts, "json") != NULL;
   const hs_opt_t *oo = hs_cli_opt(opts, "o");
-  if (oo || json) {
-    cJSON *j = hs_measured_to_json(&meas);
-    if (!j)
-      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
-    if (st == HS_OK && oo)
-      st = hs_json_write_file(j, oo->value, &err);
-    if (st == HS_OK && json)
-      st = hs_json_write_file(j, "-", &err);
-    hs_json_free(j);
-  }
+  if (oo || json)
+    st = write_json(hs_measured_to_json(&meas), oo, json, &err);
   if (st == HS_OK && omo) {
     cJSON *j = hs_measurements_to_json(&ms);
     if (!j)

@@ -37,12 +37,9 @@ static void test_pipeline_loop(void)
   world_t w;
   world_load(&w, "validate/pipeline2.json");
   hs_error_t err;
-  hs_error_init(&err);
-  hs_replay_opts_t ro;
-  hs_replay_opts_init(&ro);
-  ro.iterations = 7;
   hs_measured_t meas;
-  CHECK_MSG(hs_replay_cpu(w.tg, &w.m, &ro, &meas, &err) == HS_OK, "%s", err.msg);
+  CHECK_MSG(fixture_replay(&w, 7, -1, &meas, &err) == HS_OK, "%s",
+            err.msg);
   CHECK_EQ_INT(meas.n_iterations, 7);
   CHECK(meas.iteration_time_s > 0 && isfinite(meas.iteration_time_s));
   hs_report_view_t v;
@@ -117,12 +114,9 @@ static void test_single_device(void)
   world_t w;
   world_load(&w, "validate/single.json");
   hs_error_t err;
-  hs_error_init(&err);
-  hs_replay_opts_t ro;
-  hs_replay_opts_init(&ro);
-  ro.iterations = 3;
   hs_measured_t meas;
-  CHECK_MSG(hs_replay_cpu(w.tg, &w.m, &ro, &meas, &err) == HS_OK, "%s", err.msg);
+  CHECK_MSG(fixture_replay(&w, 3, -1, &meas, &err) == HS_OK, "%s",
+            err.msg);
   int32_t opt = 0, items = 0;
   for (int32_t i = 0; i < meas.n_tasks; i++) {
     CHECK_EQ_INT(meas.tasks[i].device, 0);
@@ -144,13 +138,9 @@ static void test_stage_isolation(void)
   world_load(&w, "validate/pipeline2.json");
   for (int32_t s = 0; s < 2; s++) {
     hs_error_t err;
-    hs_error_init(&err);
-    hs_replay_opts_t ro;
-    hs_replay_opts_init(&ro);
-    ro.only_stage = s;
-    ro.iterations = 2;
     hs_measured_t meas;
-    CHECK_MSG(hs_replay_cpu(w.tg, &w.m, &ro, &meas, &err) == HS_OK, "%s", err.msg);
+    CHECK_MSG(fixture_replay(&w, 2, s, &meas, &err) == HS_OK, "%s",
+              err.msg);
     CHECK_EQ_INT(meas.n_stages, 1);
     CHECK_EQ_INT(meas.stages[0].stage, s);
     CHECK(strcmp(meas.mode, s ? "stage 1" : "stage 0") == 0);
@@ -178,12 +168,9 @@ static void test_parallel_shapes(void)
     world_t w;
     world_load(&w, g_parallel_plans[k]);
     hs_error_t err;
-    hs_error_init(&err);
-    hs_replay_opts_t ro;
-    hs_replay_opts_init(&ro);
-    ro.iterations = 2;
     hs_measured_t meas;
-    CHECK_MSG(hs_replay_cpu(w.tg, &w.m, &ro, &meas, &err) == HS_OK, "%s", err.msg);
+    CHECK_MSG(fixture_replay(&w, 2, -1, &meas, &err) == HS_OK, "%s",
+              err.msg);
     int32_t want_coll, want_bucket, want_items;
     expected_tasks(w.tg, &want_coll, &want_bucket, &want_items);
     int32_t coll = 0, bucket = 0, items = 0;

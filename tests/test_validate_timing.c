@@ -66,12 +66,9 @@ static void test_pipeline(void)
   world_t w;
   world_load(&w, "validate/pipeline2.json");
   hs_error_t err;
-  hs_error_init(&err);
-  hs_replay_opts_t ro;
-  hs_replay_opts_init(&ro);
-  ro.iterations = 7;
   hs_measured_t meas;
-  CHECK_MSG(hs_replay_cpu(w.tg, &w.m, &ro, &meas, &err) == HS_OK, "%s", err.msg);
+  CHECK_MSG(fixture_replay(&w, 7, -1, &meas, &err) == HS_OK, "%s",
+            err.msg);
   hs_report_view_t v;
   view_of(&w.rep, &v);
   hs_comparison_t cmp;
@@ -95,12 +92,9 @@ static void test_single_device(void)
   world_t w;
   world_load(&w, "validate/single.json");
   hs_error_t err;
-  hs_error_init(&err);
-  hs_replay_opts_t ro;
-  hs_replay_opts_init(&ro);
-  ro.iterations = 5;
   hs_measured_t meas;
-  CHECK_MSG(hs_replay_cpu(w.tg, &w.m, &ro, &meas, &err) == HS_OK, "%s", err.msg);
+  CHECK_MSG(fixture_replay(&w, 5, -1, &meas, &err) == HS_OK, "%s",
+            err.msg);
   double rel = rel_err(w.rep.iteration_time_s, meas.iteration_time_s);
   fprintf(stderr, "  single device: predicted %.6g s measured %.6g s (%+.1f%%)\n",
           w.rep.iteration_time_s, meas.iteration_time_s, 100 * rel);
@@ -120,12 +114,9 @@ static void test_stage_isolation(void)
   world_load(&w, "validate/pipeline2.json");
   for (int32_t s = 0; s < 2; s++) {
     hs_error_t err;
-    hs_error_init(&err);
-    hs_replay_opts_t ro;
-    hs_replay_opts_init(&ro);
-    ro.only_stage = s;
     hs_measured_t meas;
-    CHECK_MSG(hs_replay_cpu(w.tg, &w.m, &ro, &meas, &err) == HS_OK, "%s", err.msg);
+    CHECK_MSG(fixture_replay(&w, 0, s, &meas, &err) == HS_OK, "%s",
+              err.msg);
     fprintf(stderr, "  stage %d alone: fwd %+.1f%% bwd %+.1f%%\n", s,
             100 * rel_err(w.rep.stages[s].fwd_s, meas.stages[0].fwd_s),
             100 * rel_err(w.rep.stages[s].bwd_s, meas.stages[0].bwd_s));
@@ -143,11 +134,9 @@ static void test_parallel_shapes(void)
     world_t w;
     world_load(&w, g_parallel_plans[k]);
     hs_error_t err;
-    hs_error_init(&err);
-    hs_replay_opts_t ro;
-    hs_replay_opts_init(&ro);
     hs_measured_t meas;
-    CHECK_MSG(hs_replay_cpu(w.tg, &w.m, &ro, &meas, &err) == HS_OK, "%s", err.msg);
+    CHECK_MSG(fixture_replay(&w, 0, -1, &meas, &err) == HS_OK, "%s",
+              err.msg);
     double rel = rel_err(w.rep.iteration_time_s, meas.iteration_time_s);
     fprintf(stderr, "  %-28s predicted %.6g s measured %.6g s (%+.1f%%)\n", g_parallel_plans[k],
             w.rep.iteration_time_s, meas.iteration_time_s, 100 * rel);

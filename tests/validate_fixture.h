@@ -75,6 +75,21 @@ static void world_free(world_t *w)
   hs_model_destroy(&w->m);
 }
 
+/* Replays w on the CPU backend: `iterations` (0 = the default), only one
+ * stage when only_stage >= 0. */
+static inline hs_status_t fixture_replay(const world_t *w, int32_t iterations, int32_t only_stage,
+                                         hs_measured_t *meas, hs_error_t *err)
+{
+  hs_error_init(err);
+  hs_replay_opts_t ro;
+  hs_replay_opts_init(&ro);
+  if (iterations > 0)
+    ro.iterations = iterations;
+  if (only_stage >= 0)
+    ro.only_stage = only_stage;
+  return hs_replay_cpu(w->tg, &w->m, &ro, meas, err);
+}
+
 static void view_of(const hs_report_t *r, hs_report_view_t *v)
 {
   hs_report_view_init(v);
