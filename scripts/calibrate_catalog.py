@@ -6,7 +6,11 @@ Usage: scripts/calibrate_catalog.py [path/to/hetsim]   (default build/hetsim)
 
 Each calibration file holds published kernel-level points (GEMM, memory)
 with their sources; its "applies" list names the parameters the catalog
-takes (default all four). The entry gets "calibrated": true and a
+takes (default all four) and must include gemm_eff_max: the GEMM rate is
+what sets the speed ratio between GPU types, so a file without it marks
+nothing calibrated. "gemm_fit"/"mem_fit": "max" says the points are
+best-achievable rates (e.g. a maximum-achievable-matmul figure) rather than
+a sweep of sizes. The entry gets "calibrated": true and a
 "calibration_source" naming the file, its sources and the retrieval date.
 GPUs without a file keep "calibrated": false. tests/test_calibration_catalog.c
 refits the same files and fails when the catalog differs from the fit, so
@@ -44,14 +48,19 @@ def main():
             with open(out) as f:
                 prof = json.load(f)["gpus"][0]
         applies = meas.get("applies", PARAMS)
+        if "gemm_eff_max" not in applies:
+            sys.exit(f"{fn}: applies must include gemm_eff_max (got {applies})")
         for p in applies:
             gpu[p] = prof[p]
         refs = "; ".join(f"{s['ref']} ({s['date']})" for s in meas.get("sources", []))
         kept = [p for p in PARAMS if p not in applies]
         gpu["calibrated"] = True
+        how = "; ".join(f"{k} \"max\" (best-achievable rate over peak)"
+                        for k in ("gemm_fit", "mem_fit") if meas.get(k) == "max")
         gpu["calibration_source"] = (
             f"clusters/calibration/{fn} (retrieved {meas.get('retrieved', '?')}): "
-            f"{', '.join(applies)} fitted by hetsim calibrate on {refs}"
+            f"{', '.join(applies)} fitted by hetsim calibrate"
+            + (f" ({how})" if how else "") + f" on {refs}"
             + (f"; {', '.join(kept)} kept at the default (see the file's description)" if kept else ""))
         print(f"{meas['gpu']}: " + ", ".join(f"{p} {prof[p]:.4g}" for p in applies))
     with open(cat_path, "w") as f:

@@ -1,19 +1,35 @@
 /*
  * test_calibration_catalog.c - the GPU catalog's calibrated figures are the
- * fit of the published points kept in clusters/calibration/, and only those.
+ * fit of the published points kept in clusters/calibration/, and only those;
+ * the fitted figures reproduce the stored measurements and agree with
+ * published figures the fit never saw.
  *
- * For every clusters/calibration/<GPU>.json: refit with hs_calibrate_fit
- * (bf16 GEMMs, as scripts/calibrate_catalog.py runs `hetsim calibrate`) and
- * check that the catalog entry says "calibrated" and holds the fitted value
- * of each parameter the file "applies" (relative 1e-9: the script writes
- * the fit's doubles). Every catalog entry that says calibrated must have a
- * file, so no figure is marked calibrated without its points. Each file
- * names a source (repo@commit path or URL, date) for every point.
+ * - For every clusters/calibration/<GPU>.json: refit with hs_calibrate_fit
+ *   (bf16 GEMMs, as scripts/calibrate_catalog.py runs `hetsim calibrate`)
+ *   and check that the catalog entry says "calibrated" and holds the fitted
+ *   value of each parameter the file "applies" (relative 1e-9: the script
+ *   writes the fit's doubles). "applies" must include gemm_eff_max. Every
+ *   catalog entry that says calibrated must have a file. Each file names a
+ *   source (repo@commit path or URL, date) for every point.
+ * - Independently of the fitting code, the catalog's figures put into the
+ *   compute model's formulas (docs/clusters.md) reproduce the stored
+ *   points: a "line" GEMM sweep within a median 10% and a worst 40% per
+ *   point (H100: 6.0% and 33%, the worst a 512x256x4096 GEMM that a model
+ *   in FLOPs alone cannot tell from a square one); a "max" figure exactly
+ *   (the catalog's peak x efficiency is the best rate of the points).
+ * - Cross-GPU ratios against the published maximum-achievable-matmul
+ *   (MAMF) figures: the A100's and MI300X's efficiencies come from MAMF,
+ *   the H100's from OpenXLA's GEMM table; the asymptotic rates must stand in
+ *   the ratio of the MAMF figures within 2% (the H100's MAMF, 794.5
+ *   TFLOP/s, is not in any fit).
+ * - Bad input for the "gemm_fit"/"mem_fit" fields and the fits they select.
  */
 #include "hs_test.h"
 #include "hs_validate.h"
 
+#include <cjson/cJSON.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +38,50 @@
 static int cmp_str(const void *a, const void *b)
 {
   return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The stored points against the catalog entry g through the model's own
+ * formulas (written out here, not taken from validate/ or sim/). */
+static void check_points_reproduced(const hs_measurements_t *ms, const hs_gpu_t *g, const char *file)
+{
+  uint32_t a = ms->applies ? ms->applies : HS_FIT_ALL;
+  double peak = g->peak_flops[HS_DTYPE_BF16];
+  double rel[4096];
+  int n = 0;
+  double best_gemm = 0, best_mem = 0;
+  for (int32_t i = 0; i < ms->n; i++) {
+    const hs_mb_point_t *p = &ms->p[i];
+    if (p->kind == HS_MB_GEMM && p->dtype == HS_DTYPE_BF16) {
+      best_gemm = fmax(best_gemm, p->flops / p->s);
+      if (!ms->gemm_fit_max && n < 4096) {
+        double t = g->launch_us * 1e-6 + (p->flops + g->gemm_half_flops) / (peak * g->gemm_eff_max);
+        rel[n++] = fabs(t - p->s) / p->s;
+      }
+    } else if (p->kind == HS_MB_MEM) {
+      best_mem = fmax(best_mem, p->bytes / p->s);
+    }
+  }
+  if (ms->gemm_fit_max) {
+    /* the asymptote is the best published rate */
+    CHECK_MSG(best_gemm > 0, "%s: no bf16 GEMM point", file);
+    CHECK_REL(peak * g->gemm_eff_max, best_gemm, 1e-9);
+  } else if (a & HS_FIT_GEMM_HALF_FLOPS) {
+    CHECK_MSG(n >= 2, "%s: a GEMM line needs >= 2 points", file);
+    qsort(rel, (size_t)n, sizeof *rel, cmp_dbl);
+    double med = (n % 2) ? rel[n / 2] : 0.5 * (rel[n / 2 - 1] + rel[n / 2]);
+    CHECK_MSG(med <= 0.10, "%s: GEMM median error %.1f%% > 10%%", file, 100 * med);
+    CHECK_MSG(rel[n - 1] <= 0.40, "%s: GEMM worst error %.1f%% > 40%%", file, 100 * rel[n - 1]);
+    fprintf(stderr, "  %s: %d GEMMs reproduced, median %.1f%%, worst %.1f%%\n", g->name, n,
+            100 * med, 100 * rel[n - 1]);
+  }
+  if (ms->mem_fit_max && (a & HS_FIT_MEM_EFF))
+    CHECK_REL(g->mem_bw_GBps * 1e9 * g->mem_eff, best_mem, 1e-9);
 }
 
 static void test_catalog_matches_fit(void)
@@ -45,7 +105,7 @@ static void test_catalog_matches_fit(void)
   if (d)
     closedir(d);
   qsort(names, (size_t)nf, sizeof *names, cmp_str);
-  CHECK(nf >= 1);
+  CHECK(nf >= 5); /* A100 SXM4 40/80 GB, H100, H200 (derived), MI300X */
   bool fitted[256] = {false};
   for (int i = 0; i < nf; i++) {
     char path[1400];
@@ -60,14 +120,20 @@ static void test_catalog_matches_fit(void)
     CHECK(ms.n_sources >= 1 && ms.retrieved[0]);
     for (int32_t p = 0; p < ms.n; p++)
       CHECK_MSG(ms.p[p].source > 0, "%s: points[%d] has no source", names[i], p);
+    uint32_t a = ms.applies ? ms.applies : HS_FIT_ALL;
+    CHECK_MSG(a & HS_FIT_GEMM_EFF_MAX, "%s: applies lacks gemm_eff_max", names[i]);
     CHECK_MSG(hs_calibrate_fit(&ms, HS_DTYPE_BF16, &fit, &err) == HS_OK, "%s: %s", names[i], err.msg);
     CHECK(!fit.clamped);
+    CHECK_MSG((a & fit.fitted) == a, "%s: applies names a parameter the points do not determine",
+              names[i]);
     const hs_gpu_t *g = hs_gpu_catalog_find(&cat, ms.gpu);
     CHECK_MSG(g != NULL, "%s: %s not in the catalog", names[i], ms.gpu);
     if (g) {
-      uint32_t a = ms.applies ? ms.applies : HS_FIT_ALL;
       fitted[g - cat.gpus] = true;
       CHECK_MSG(g->calibrated, "%s is fitted by %s but not marked calibrated", g->name, names[i]);
+      /* the file's peaks are the catalog's: the efficiencies are relative to them */
+      CHECK_REL(ms.peak_flops[HS_DTYPE_BF16], g->peak_flops[HS_DTYPE_BF16], 1e-12);
+      CHECK_REL(ms.mem_bw_GBps, g->mem_bw_GBps, 1e-12);
       if (a & HS_FIT_GEMM_EFF_MAX)
         CHECK_REL(g->gemm_eff_max, fit.gemm_eff_max, 1e-9);
       if (a & HS_FIT_GEMM_HALF_FLOPS)
@@ -76,10 +142,11 @@ static void test_catalog_matches_fit(void)
         CHECK_REL(g->mem_eff, fit.mem_eff, 1e-9);
       if (a & HS_FIT_LAUNCH_US)
         CHECK_REL(g->launch_us, fit.launch_us, 1e-9);
+      check_points_reproduced(&ms, g, names[i]);
       fprintf(stderr, "  %s: gemm_eff_max %.4f gemm_half_flops %.4g mem_eff %.3f launch_us %.3f "
-              "(gemm median |err| %.1f%%, mem %.1f%%)\n", g->name, fit.gemm_eff_max,
-              fit.gemm_half_flops, fit.mem_eff, fit.launch_us, 100 * fit.gemm_median_rel_err,
-              100 * fit.mem_median_rel_err);
+              "(gemm %s, %d points; mem %s, %d points)\n", g->name, g->gemm_eff_max,
+              g->gemm_half_flops, g->mem_eff, g->launch_us, ms.gemm_fit_max ? "max" : "line",
+              fit.n_gemm, ms.mem_fit_max ? "max" : "line", fit.n_mem);
     }
     hs_measurements_destroy(&ms);
     free(names[i]);
@@ -90,8 +157,164 @@ static void test_catalog_matches_fit(void)
   hs_gpu_catalog_destroy(&cat);
 }
 
+/* Asymptotic bf16 GEMM rate of a catalog entry, FLOP/s. */
+static double asymptote(const hs_gpu_catalog_t *cat, const char *name)
+{
+  const hs_gpu_t *g = hs_gpu_catalog_find(cat, name);
+  CHECK_MSG(g != NULL && g->calibrated, "%s missing or not calibrated", name);
+  return g ? g->peak_flops[HS_DTYPE_BF16] * g->gemm_eff_max : 0;
+}
+
+/* Published maximum achievable matmul FLOPS, bf16, TFLOP/s: stas00/ml-engineering
+ * @b9e29720 compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS
+ * comparison table" (v2 runs): A100 SXM 271.2, H100 SXM 794.5, MI300X 668.4. */
+#define MAMF_A100 271.2e12
+#define MAMF_H100 794.5e12
+#define MAMF_MI300X 668.4e12
+
+static void test_ratios_match_published(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_gpu_catalog_t cat;
+  memset(&cat, 0, sizeof cat);
+  CHECK(hs_gpu_catalog_load(NULL, &cat, &err) == HS_OK);
+  double a100 = asymptote(&cat, "A100-SXM4-80GB"), h100 = asymptote(&cat, "H100-SXM5-80GB");
+  double mi300x = asymptote(&cat, "MI300X-192GB");
+  /* H100 from OpenXLA's sweep, the others from MAMF: their ratio is the MAMF ratio */
+  CHECK_REL(a100 / h100, MAMF_A100 / MAMF_H100, 0.02);
+  CHECK_REL(mi300x / h100, MAMF_MI300X / MAMF_H100, 0.02);
+  CHECK_REL(h100, MAMF_H100, 0.02);
+  /* the two SXM4 A100s share one compute figure; H200 is derived from H100 */
+  CHECK_REL(asymptote(&cat, "A100-SXM4-40GB"), a100, 1e-12);
+  const hs_gpu_t *h = hs_gpu_catalog_find(&cat, "H100-SXM5-80GB");
+  const hs_gpu_t *h2 = hs_gpu_catalog_find(&cat, "H200-SXM-141GB");
+  CHECK(h && h2);
+  if (h && h2) {
+    CHECK_REL(h2->gemm_eff_max, h->gemm_eff_max, 1e-12);
+    CHECK_REL(h2->gemm_half_flops, h->gemm_half_flops, 1e-12);
+    CHECK_REL(h2->launch_us, h->launch_us, 1e-12);
+  }
+  /* GPUs without published GEMM figures stay on the defaults, said so */
+  static const char *const unc[] = {"V100-SXM2-32GB", "T4-16GB", "L4-24GB", "L40S-48GB", "A10G-24GB",
+                                    "P100-PCIe-16GB", "MI250X-128GB", "A100-PCIe-80GB"};
+  for (size_t i = 0; i < HS_ARRAY_LEN(unc); i++) {
+    const hs_gpu_t *g = hs_gpu_catalog_find(&cat, unc[i]);
+    CHECK_MSG(g && !g->calibrated, "%s should be uncalibrated", unc[i]);
+  }
+  fprintf(stderr, "  asymptotes: A100 %.1f, H100 %.1f, MI300X %.1f TFLOP/s; A100:H100 %.4f (MAMF %.4f)\n",
+          a100 / 1e12, h100 / 1e12, mi300x / 1e12, a100 / h100, MAMF_A100 / MAMF_H100);
+  hs_gpu_catalog_destroy(&cat);
+}
+
+/* A minimal published file; `extra` is spliced in after "retrieved". */
+static hs_status_t parse_with(const char *extra, const char *points, hs_measurements_t *ms,
+                              hs_error_t *err)
+{
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{\"gpu\": \"A100-SXM4-40GB\", \"backend\": \"published\", \"retrieved\": \"2026-11-24\", %s"
+           " \"sources\": [{\"id\": \"s\", \"ref\": \"example/repo@0 f.md\", \"date\": \"2025\"}],"
+           " \"peak_tflops\": {\"bf16\": 312}, \"mem_bw_GBps\": 1555, \"points\": [%s]}",
+           extra, points);
+  hs_error_init(err);
+  return hs_measurements_parse(text, "cal.json", ms, err);
+}
+
+#define GEMM_PT "{\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 1024, \"n\": 1024, \"k\": 1024, \"s\": 1e-5, \"source\": \"s\"}"
+#define GEMM_PT2 "{\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 2048, \"n\": 1024, \"k\": 1024, \"s\": 1.5e-5, \"source\": \"s\"}"
+#define MEM_PT "{\"kind\": \"mem\", \"bytes\": 1e9, \"s\": 1e-3, \"source\": \"s\"}"
+
+static void expect_bad(const char *extra, const char *points, const char *needle)
+{
+  hs_measurements_t ms;
+  hs_error_t err;
+  hs_status_t st = parse_with(extra, points, &ms, &err);
+  if (st == HS_OK) { /* the loader accepted it: the fit must refuse */
+    hs_fit_t f;
+    hs_error_init(&err);
+    st = hs_calibrate_fit(&ms, HS_DTYPE_BF16, &f, &err);
+    hs_measurements_destroy(&ms);
+  }
+  CHECK_MSG(st == HS_EINVAL, "accepted: %s", extra);
+  CHECK_CONTAINS(err.msg, needle);
+}
+
+static void test_fit_fields_bad_input(void)
+{
+  expect_bad("\"gemm_fit\": \"median\",", GEMM_PT "," MEM_PT, "cal.json: gemm_fit: must be \"line\" or \"max\", got \"median\"");
+  expect_bad("\"mem_fit\": 3,", GEMM_PT "," MEM_PT, "mem_fit");
+  expect_bad("\"gemm_fit\": \"max\",", GEMM_PT "," MEM_PT, "cal.json: gemm_fit: \"max\" needs \"applies\"");
+  expect_bad("\"mem_fit\": \"max\", \"applies\": [\"gemm_eff_max\", \"launch_us\"],", GEMM_PT "," GEMM_PT2 "," MEM_PT,
+             "cal.json: applies: launch_us is not determined by mem_fit \"max\"");
+  expect_bad("\"gemm_fit\": \"max\", \"applies\": [\"gemm_eff_max\", \"gemm_half_flops\"],", GEMM_PT "," MEM_PT,
+             "cal.json: applies: gemm_half_flops is not determined by gemm_fit \"max\"");
+  /* a "max" fit needs a point of its kind; a line still needs two sizes */
+  expect_bad("\"gemm_fit\": \"max\", \"mem_fit\": \"max\", \"applies\": [\"gemm_eff_max\", \"mem_eff\"],",
+             GEMM_PT, "calibrate: mem: \"max\" needs at least 1 point, got 0");
+  expect_bad("\"gemm_fit\": \"max\", \"mem_fit\": \"max\", \"applies\": [\"gemm_eff_max\", \"mem_eff\"],", MEM_PT,
+             "calibrate: gemm: \"max\" needs at least 1 point, got 0");
+  expect_bad("\"gemm_fit\": \"max\", \"applies\": [\"gemm_eff_max\", \"mem_eff\"],", GEMM_PT,
+             "calibrate: mem: need at least 2 points");
+  /* a best rate above the peak is clamped, not taken: 2 PFLOP/s on 312 TFLOP/s */
+  hs_measurements_t ms;
+  hs_error_t err;
+  CHECK(parse_with("\"gemm_fit\": \"max\", \"applies\": [\"gemm_eff_max\"],",
+                   "{\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 1024, \"n\": 1024, \"k\": 1024, "
+                   "\"s\": 1e-6, \"source\": \"s\"}", &ms, &err) == HS_OK);
+  hs_fit_t f;
+  CHECK(hs_calibrate_fit(&ms, HS_DTYPE_BF16, &f, &err) == HS_OK);
+  CHECK(f.clamped && f.gemm_eff_max == 1.0);
+  hs_measurements_destroy(&ms);
+}
+
+/* A "max" fit: the efficiency is best rate / peak (closed form), the size
+ * terms are undetermined, left out of the profile, and the fields survive a
+ * write/read round trip. */
+static void test_max_fit(void)
+{
+  hs_measurements_t ms, back;
+  hs_error_t err;
+  CHECK(parse_with("\"gemm_fit\": \"max\", \"mem_fit\": \"max\", \"applies\": [\"gemm_eff_max\", \"mem_eff\"],",
+                   GEMM_PT "," GEMM_PT2 "," MEM_PT, &ms, &err) == HS_OK);
+  CHECK(ms.gemm_fit_max && ms.mem_fit_max);
+  hs_fit_t f;
+  CHECK(hs_calibrate_fit(&ms, HS_DTYPE_BF16, &f, &err) == HS_OK);
+  double r1 = 2.0 * 1024 * 1024 * 1024 / 1e-5, r2 = 2.0 * 2048 * 1024 * 1024 / 1.5e-5;
+  CHECK_REL(f.gemm_eff_max, fmax(r1, r2) / 312e12, 1e-12);
+  CHECK_REL(f.mem_eff, 1e9 / 1e-3 / 1555e9, 1e-12);
+  CHECK(f.fitted == (HS_FIT_GEMM_EFF_MAX | HS_FIT_MEM_EFF));
+  CHECK(f.n_gemm == 2 && f.n_mem == 1);
+  cJSON *prof = hs_profile_to_json(&ms, &f);
+  CHECK(prof != NULL);
+  const cJSON *g = prof ? cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(prof, "gpus"), 0) : NULL;
+  CHECK(g && cJSON_GetObjectItemCaseSensitive(g, "gemm_eff_max"));
+  CHECK(g && cJSON_GetObjectItemCaseSensitive(g, "mem_eff"));
+  CHECK(g && !cJSON_GetObjectItemCaseSensitive(g, "gemm_half_flops"));
+  CHECK(g && !cJSON_GetObjectItemCaseSensitive(g, "launch_us"));
+  cJSON_Delete(prof);
+  cJSON *j = hs_measurements_to_json(&ms);
+  char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+  CHECK(text != NULL);
+  if (text) {
+    CHECK(hs_measurements_parse(text, "back.json", &back, &err) == HS_OK);
+    CHECK(back.gemm_fit_max && back.mem_fit_max && back.applies == ms.applies);
+    hs_measurements_destroy(&back);
+  }
+  free(text);
+  cJSON_Delete(j);
+  /* "line" is the default and the same as leaving the field out */
+  hs_measurements_destroy(&ms);
+  CHECK(parse_with("\"gemm_fit\": \"line\",", GEMM_PT "," GEMM_PT2 "," MEM_PT, &ms, &err) == HS_OK);
+  CHECK(!ms.gemm_fit_max && !ms.mem_fit_max);
+  hs_measurements_destroy(&ms);
+}
+
 int main(void)
 {
   HS_RUN(test_catalog_matches_fit);
+  HS_RUN(test_ratios_match_published);
+  HS_RUN(test_fit_fields_bad_input);
+  HS_RUN(test_max_fit);
   return hs_test_failures ? 1 : 0;
 }

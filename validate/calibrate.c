@@ -12,6 +12,15 @@
  * (slope) and half (intercept minus launch, over the slope). Links follow
  * alpha-beta, t = alpha + B / beta, fitted the same way on the p2p points.
  *
+ * A file may say its points are best-achievable rates instead of a sweep
+ * ("gemm_fit": "max", "mem_fit": "max"; hs_measurements_t): then the
+ * efficiency is the largest rate over the points divided by the peak (the
+ * model's asymptote is the maximum achievable rate, e.g. a published
+ * maximum-achievable-matmul figure), and the size terms it cannot tell
+ * (gemm_half_flops; launch_us when the memory fit is "max") are left out of
+ * hs_fit_t.fitted. A GEMM line fitted beside a "max" memory fit has no
+ * launch to subtract, so its intercept goes to gemm_half_flops entirely.
+ *
  * Parameters are clamped to what the profile loader accepts (0 < eff <= 1,
  * launch >= 0, half >= 0); a clamp is reported in the fit (clamped) and as a
  * warning, because it means the catalog peak is wrong for this device.
@@ -69,6 +78,49 @@ static int cmp_double(const void *x, const void *y)
   return (a > b) - (a < b);
 }
 
+/* R^2, median and largest relative error of the line out->a + out->b x
+ * against the n points (rel: n scratch doubles). */
+static void line_quality(const double *x, const double *t, int32_t n, double *rel,
+                         hs_line_fit_t *out)
+{
+  double mean = 0.0, ss_tot = 0.0, ss_res = 0.0;
+  out->max_rel = 0.0;
+  for (int32_t i = 0; i < n; i++)
+    mean += t[i] / n;
+  for (int32_t i = 0; i < n; i++) {
+    double f = out->a + out->b * x[i];
+    ss_res += (t[i] - f) * (t[i] - f);
+    ss_tot += (t[i] - mean) * (t[i] - mean);
+    rel[i] = fabs(f - t[i]) / t[i];
+    out->max_rel = fmax(out->max_rel, rel[i]);
+  }
+  out->r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
+  qsort(rel, (size_t)n, sizeof *rel, cmp_double);
+  out->med_rel = (n % 2) ? rel[n / 2] : 0.5 * (rel[n / 2 - 1] + rel[n / 2]);
+}
+
+/* "max" fit: the line through the origin at the best rate x/t over the
+ * points (t = x / best), rel: n scratch doubles. */
+static hs_status_t fit_max(const double *x, const double *t, int32_t n, double *rel,
+                           const char *what, hs_line_fit_t *out, hs_error_t *err)
+{
+  memset(out, 0, sizeof *out);
+  if (n < 1)
+    return hs_error_set(err, HS_EINVAL, "%s: \"max\" needs at least 1 point, got 0", what);
+  double best = 0.0;
+  for (int32_t i = 0; i < n; i++) {
+    if (!(t[i] > 0) || !isfinite(t[i]) || !(x[i] > 0) || !isfinite(x[i]))
+      return hs_error_set(err, HS_EINVAL, "%s point %d: time %g s and size %g must be "
+                          "positive and finite", what, i, t[i], x[i]);
+    best = fmax(best, x[i] / t[i]);
+  }
+  out->a = 0.0;
+  out->b = 1.0 / best;
+  out->n = n;
+  line_quality(x, t, n, rel, out);
+  return HS_OK;
+}
+
 hs_status_t hs__fit_line(const double *x, const double *t, int32_t n, const char *what,
                          hs_line_fit_t *out, hs_error_t *err)
 {
@@ -110,19 +162,7 @@ hs_status_t hs__fit_line(const double *x, const double *t, int32_t n, const char
   out->a = gsl_vector_get(c, 0);
   out->b = gsl_vector_get(c, 1);
   out->n = n;
-  double mean = 0.0, ss_tot = 0.0, ss_res = 0.0;
-  for (int32_t i = 0; i < n; i++)
-    mean += t[i] / n;
-  for (int32_t i = 0; i < n; i++) {
-    double f = out->a + out->b * x[i];
-    ss_res += (t[i] - f) * (t[i] - f);
-    ss_tot += (t[i] - mean) * (t[i] - mean);
-    rel[i] = fabs(f - t[i]) / t[i];
-    out->max_rel = fmax(out->max_rel, rel[i]);
-  }
-  out->r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
-  qsort(rel, (size_t)n, sizeof *rel, cmp_double);
-  out->med_rel = (n % 2) ? rel[n / 2] : 0.5 * (rel[n / 2 - 1] + rel[n / 2]);
+  line_quality(x, t, n, rel, out);
 cleanup:
   gsl_matrix_free(X);
   gsl_matrix_free(cov);
@@ -154,52 +194,74 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
                              hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  double *x = NULL, *t = NULL;
+  double *x = NULL, *t = NULL, *rel = NULL;
   memset(out, 0, sizeof *out);
   out->dtype = dt;
   x = hs_calloc((size_t)ms->n + 1, sizeof *x);
   t = hs_calloc((size_t)ms->n + 1, sizeof *t);
-  if (!x || !t)
+  rel = hs_calloc((size_t)ms->n + 1, sizeof *rel);
+  if (!x || !t || !rel)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   if (!(ms->mem_bw_GBps > 0))
     HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: mem_bw_GBps of %s must be positive, got %g",
                          ms->gpu, ms->mem_bw_GBps));
   hs_line_fit_t mem, gemm;
+  memset(&mem, 0, sizeof mem);
   int32_t n = collect(ms, HS_MB_MEM, -1, x, t);
-  HS_CHECK(hs__fit_line(x, t, n, "calibrate: mem", &mem, err));
-  out->n_mem = n;
-  out->launch_us = mem.a * 1e6;
-  if (out->launch_us < 0) {
-    hs_error_warn(err, "calibrate: memory intercept %.3g us is negative; launch set to 0", out->launch_us);
-    out->launch_us = 0;
-    out->clamped = true;
+  /* published GEMM figures without any memory figure: the memory terms stay
+   * undetermined when the catalog takes neither of them */
+  bool skip_mem = n == 0 && ms->applies && !(ms->applies & (HS_FIT_MEM_EFF | HS_FIT_LAUNCH_US));
+  if (skip_mem) {
+    /* nothing: mem_eff and launch_us stay 0 and out of out->fitted */
+  } else if (ms->mem_fit_max) {
+    HS_CHECK(fit_max(x, t, n, rel, "calibrate: mem", &mem, err));
+    out->fitted |= HS_FIT_MEM_EFF;
+  } else {
+    HS_CHECK(hs__fit_line(x, t, n, "calibrate: mem", &mem, err));
+    out->fitted |= HS_FIT_MEM_EFF | HS_FIT_LAUNCH_US;
   }
-  if (!(mem.b > 0))
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: mem: time does not grow with bytes "
-                         "(slope %g s/B); the points cannot be fitted", mem.b));
-  out->mem_eff = 1.0 / (mem.b * ms->mem_bw_GBps * HS_GB);
-  if (out->mem_eff > 1.0) {
-    hs_error_warn(err, "calibrate: measured bandwidth %.3g GB/s exceeds %s's mem_bw_GBps %.3g; "
-                  "mem_eff clamped to 1", 1.0 / mem.b / HS_GB, ms->gpu, ms->mem_bw_GBps);
-    out->mem_eff = 1.0;
-    out->clamped = true;
+  if (!skip_mem) {
+    out->n_mem = n;
+    out->launch_us = mem.a * 1e6;
+    if (out->launch_us < 0) {
+      hs_error_warn(err, "calibrate: memory intercept %.3g us is negative; launch set to 0", out->launch_us);
+      out->launch_us = 0;
+      out->clamped = true;
+    }
+    if (!(mem.b > 0))
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: mem: time does not grow with bytes "
+                           "(slope %g s/B); the points cannot be fitted", mem.b));
+    out->mem_eff = 1.0 / (mem.b * ms->mem_bw_GBps * HS_GB);
+    if (out->mem_eff > 1.0) {
+      hs_error_warn(err, "calibrate: measured bandwidth %.3g GB/s exceeds %s's mem_bw_GBps %.3g; "
+                    "mem_eff clamped to 1", 1.0 / mem.b / HS_GB, ms->gpu, ms->mem_bw_GBps);
+      out->mem_eff = 1.0;
+      out->clamped = true;
+    }
+    if (out->mem_eff < HS_EFF_MIN)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: measured bandwidth %.3g GB/s is below %g of "
+                           "%s's mem_bw_GBps %.3g: the measurements are not of this GPU",
+                           1.0 / mem.b / HS_GB, HS_EFF_MIN, ms->gpu, ms->mem_bw_GBps));
+    out->mem_r2 = mem.r2;
+    out->mem_median_rel_err = mem.med_rel;
+    out->mem_max_rel_err = mem.max_rel;
   }
-  if (out->mem_eff < HS_EFF_MIN)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: measured bandwidth %.3g GB/s is below %g of "
-                         "%s's mem_bw_GBps %.3g: the measurements are not of this GPU",
-                         1.0 / mem.b / HS_GB, HS_EFF_MIN, ms->gpu, ms->mem_bw_GBps));
-  out->mem_r2 = mem.r2;
-  out->mem_median_rel_err = mem.med_rel;
-  out->mem_max_rel_err = mem.max_rel;
 
+  int32_t need = ms->gemm_fit_max ? 1 : 2;
   n = collect(ms, HS_MB_GEMM, (int)dt, x, t);
-  if (n < 2) {
+  if (n < need) {
     /* no GEMM at the requested dtype: use the dtype that has points */
-    for (int d = 0; d < HS_DTYPE__COUNT && n < 2; d++)
-      if ((n = collect(ms, HS_MB_GEMM, d, x, t)) >= 2)
+    for (int d = 0; d < HS_DTYPE__COUNT && n < need; d++)
+      if ((n = collect(ms, HS_MB_GEMM, d, x, t)) >= need)
         out->dtype = (hs_dtype_t)d;
   }
-  HS_CHECK(hs__fit_line(x, t, n, "calibrate: gemm", &gemm, err));
+  if (ms->gemm_fit_max) {
+    HS_CHECK(fit_max(x, t, n, rel, "calibrate: gemm", &gemm, err));
+    out->fitted |= HS_FIT_GEMM_EFF_MAX;
+  } else {
+    HS_CHECK(hs__fit_line(x, t, n, "calibrate: gemm", &gemm, err));
+    out->fitted |= HS_FIT_GEMM_EFF_MAX | HS_FIT_GEMM_HALF_FLOPS;
+  }
   out->n_gemm = n;
   double peak = ms->peak_flops[out->dtype];
   if (!(peak > 0))
@@ -220,7 +282,7 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: measured %.3g FLOP/s is below %g of %s's %s "
                          "peak %.3g: the measurements are not of this GPU", 1.0 / gemm.b,
                          HS_EFF_MIN, ms->gpu, hs_dtype_name(out->dtype), peak));
-  out->gemm_half_flops = (gemm.a - out->launch_us * 1e-6) / gemm.b;
+  out->gemm_half_flops = ms->gemm_fit_max ? 0.0 : (gemm.a - out->launch_us * 1e-6) / gemm.b;
   if (out->gemm_half_flops < 0) {
     out->gemm_half_flops = 0;
     out->clamped = true;
@@ -242,5 +304,6 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
 cleanup:
   free(x);
   free(t);
+  free(rel);
   return st;
 }

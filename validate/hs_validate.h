@@ -178,6 +178,14 @@ typedef struct hs_measurements {
   int32_t n_sources;
   char retrieved[16];     /* when published points were read (YYYY-MM-DD); "" = measured here */
   uint32_t applies;       /* HS_FIT_* bits the GPU catalog takes from this fit; 0 = all */
+  /* How the points determine the model ("gemm_fit"/"mem_fit" in the file):
+   * false = a sweep of sizes, fitted as a line (launch and slope); true =
+   * "max": the points are best-achievable rates (e.g. a maximum-achievable
+   * matmul figure, a peak copy bandwidth), and the largest rate / peak is
+   * the asymptotic efficiency (gemm_eff_max, mem_eff) while the size terms
+   * (gemm_half_flops; launch_us for memory) stay undetermined. */
+  bool gemm_fit_max;
+  bool mem_fit_max;
 } hs_measurements_t;
 
 /* Fitted parameters, as bits of hs_measurements_t.applies ("applies":
@@ -234,11 +242,14 @@ typedef struct hs_fit {
   double p2p_latency_us, p2p_GBps;
   double p2p_median_rel_err;
   bool clamped;           /* a parameter hit its bound (see warnings) */
+  uint32_t fitted;        /* HS_FIT_* bits the points determined (a "max" fit leaves the
+                           * size terms out; they are 0 here and absent from the profile) */
 } hs_fit_t;
 
 /* Fits the profile of `ms` at GEMM dtype `dt` (falls back to any GEMM dtype
- * present when none at dt). Needs >= 2 GEMM and >= 2 memory points of
- * distinct sizes; fewer is HS_EINVAL naming the kind. O(points). */
+ * present when none at dt). A line fit needs >= 2 points of distinct sizes
+ * of its kind, a "max" fit >= 1; fewer is HS_EINVAL naming the kind.
+ * O(points). */
 hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_t *out,
                              hs_error_t *err);
 /* Profile JSON that hs_profile_apply_file reads, with the fit quality under

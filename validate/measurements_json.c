@@ -17,7 +17,11 @@
  * "YYYY-MM-DD", and "source": "<id>" per point, which must name an entry of
  * "sources" (ids unique). "applies": ["gemm_eff_max", "gemm_half_flops",
  * "mem_eff", "launch_us"] names the fitted parameters the GPU catalog takes
- * (default all). Files the microbenchmarks write carry none of these.
+ * (default all). "gemm_fit" / "mem_fit": "line" (default: a sweep of sizes)
+ * or "max" (the points are best-achievable rates; only the efficiency is
+ * determined, so "applies" must be given and must not name gemm_half_flops,
+ * or launch_us when "mem_fit" is "max"). Files the microbenchmarks write
+ * carry none of these.
  */
 #include "hs_json.h"
 #include "hs_validate.h"
@@ -59,6 +63,10 @@ cJSON *hs_measurements_to_json(const hs_measurements_t *m)
   cJSON_AddNumberToObject(j, "mem_bw_GBps", m->mem_bw_GBps);
   if (m->retrieved[0])
     cJSON_AddStringToObject(j, "retrieved", m->retrieved);
+  if (m->gemm_fit_max)
+    cJSON_AddStringToObject(j, "gemm_fit", "max");
+  if (m->mem_fit_max)
+    cJSON_AddStringToObject(j, "mem_fit", "max");
   static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us"};
   cJSON *aa = m->applies ? cJSON_AddArrayToObject(j, "applies") : NULL;
   for (unsigned q = 0; aa && q < HS_ARRAY_LEN(fit_names); q++)
@@ -106,7 +114,8 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
                                   hs_error_t *err)
 {
   static const char *const known[] = {"gpu", "backend", "device", "peak_tflops", "mem_bw_GBps",
-                                      "points", "description", "sources", "retrieved", "applies", NULL};
+                                      "points", "description", "sources", "retrieved", "applies",
+                                      "gemm_fit", "mem_fit", NULL};
   static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us"};
   static const char *const kpt[] = {"kind", "dtype", "m", "n", "k", "flops", "bytes", "ranks", "s",
                                     "source", NULL};
@@ -153,6 +162,28 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
   }
   if (aarr && !out->applies)
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies: empty (leave it out for all parameters)", file));
+  for (int q = 0; q < 2; q++) {
+    const char *key = q ? "mem_fit" : "gemm_fit";
+    char how[16];
+    HS_CHECK(hs_json_string(&r, j, "", key, false, "line", how, sizeof how));
+    if (strcmp(how, "line") != 0 && strcmp(how, "max") != 0)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s: must be \"line\" or \"max\", got \"%s\"", file,
+                           key, how));
+    bool max = strcmp(how, "max") == 0;
+    /* a "max" fit determines the efficiency only: the catalog may not take the
+     * size term it leaves undetermined */
+    uint32_t undetermined = q ? HS_FIT_LAUNCH_US : HS_FIT_GEMM_HALF_FLOPS;
+    if (max && !out->applies)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s: \"max\" needs \"applies\" (it determines %s "
+                           "only)", file, key, q ? "mem_eff" : "gemm_eff_max"));
+    if (max && (out->applies & undetermined))
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies: %s is not determined by %s \"max\"", file,
+                           fit_names[q ? 3 : 1], key));
+    if (q)
+      out->mem_fit_max = max;
+    else
+      out->gemm_fit_max = max;
+  }
   const cJSON *sarr = NULL;
   int ns = 0;
   HS_CHECK(hs_json_array(&r, j, "", "sources", false, &sarr, &ns));
@@ -266,10 +297,15 @@ cJSON *hs_profile_to_json(const hs_measurements_t *ms, const hs_fit_t *f)
   }
   cJSON_AddItemToArray(arr, g);
   cJSON_AddStringToObject(g, "name", ms->gpu);
+  /* a "max" fit leaves size terms undetermined: the profile omits them and
+   * the catalog's values stay (every profile field is optional) */
   cJSON_AddNumberToObject(g, "gemm_eff_max", f->gemm_eff_max);
-  cJSON_AddNumberToObject(g, "gemm_half_flops", f->gemm_half_flops);
-  cJSON_AddNumberToObject(g, "mem_eff", f->mem_eff);
-  cJSON_AddNumberToObject(g, "launch_us", f->launch_us);
+  if (f->fitted & HS_FIT_GEMM_HALF_FLOPS)
+    cJSON_AddNumberToObject(g, "gemm_half_flops", f->gemm_half_flops);
+  if (f->fitted & HS_FIT_MEM_EFF)
+    cJSON_AddNumberToObject(g, "mem_eff", f->mem_eff);
+  if (f->fitted & HS_FIT_LAUNCH_US)
+    cJSON_AddNumberToObject(g, "launch_us", f->launch_us);
   cJSON *fit = cJSON_AddObjectToObject(g, "fit");
   if (fit) {
     cJSON_AddStringToObject(fit, "gemm_dtype", hs_dtype_name(f->dtype));

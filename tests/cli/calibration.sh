@@ -22,23 +22,42 @@ cat=$(jq '.gpus[] | select(.name == "H100-SXM5-80GB") | .gemm_eff_max' "$src/clu
 awk -v a="$fit" -v b="$cat" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-9 * b) }' \
   || die "catalog gemm_eff_max $cat is not the fit $fit"
 
+# a best-achievable-rate file ("max" fits): the profile holds the two
+# efficiencies and leaves the size terms out; the catalog holds the fit
+"$bin" calibrate "$src/clusters/calibration/A100-SXM4-40GB.json" -o "$tmp/a.json" >/dev/null 2>"$tmp/err" \
+  || die "calibrate A100: $(cat "$tmp/err")"
+jq -e '.gpus[0] | has("gemm_half_flops") or has("launch_us") | not' "$tmp/a.json" >/dev/null \
+  || die "max fit profile carries undetermined size terms: $(cat "$tmp/a.json")"
+fit=$(jq '.gpus[0].mem_eff' "$tmp/a.json")
+cat=$(jq '.gpus[] | select(.name == "A100-SXM4-40GB") | .mem_eff' "$src/clusters/gpus.json")
+awk -v a="$fit" -v b="$cat" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-9 * b) }' \
+  || die "catalog A100-40GB mem_eff $cat is not the fit $fit"
+jq '.gemm_fit = "best"' "$src/clusters/calibration/A100-SXM4-40GB.json" >"$tmp/badfit.json"
+"$bin" calibrate "$tmp/badfit.json" -o "$tmp/x.json" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] || die "bad gemm_fit: exit $rc"
+grep -q 'badfit.json: gemm_fit: must be "line" or "max", got "best"' "$tmp/err" || die "bad gemm_fit message: $(cat "$tmp/err")"
+
 # uncalibrated GPUs are named, calibrated ones too
 "$bin" show cluster mixed-a100-v100-t4 >"$tmp/show.txt" || die "show cluster"
-grep -q 'A100-SXM4-80GB uncalibrated' "$tmp/show.txt" || die "show cluster does not say uncalibrated: $(cat "$tmp/show.txt")"
+grep -q 'V100-SXM2-16GB uncalibrated' "$tmp/show.txt" || die "show cluster does not say uncalibrated: $(cat "$tmp/show.txt")"
+grep -q 'A100-SXM4-80GB calibrated' "$tmp/show.txt" || die "show cluster does not say A100 calibrated"
 "$bin" show cluster dgx-h100-1node >"$tmp/show2.txt" || die "show cluster h100"
 grep -q 'H100-SXM5-80GB calibrated' "$tmp/show2.txt" || die "H100 not shown calibrated"
 "$bin" show cluster mixed-a100-v100-t4 --json | jq -e '.uncalibrated_gpus | index("T4-16GB") != null' >/dev/null \
   || die "show cluster --json lacks uncalibrated_gpus"
-"$bin" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 --pp 1 >"$tmp/sim.txt" || die "simulate"
-grep -q 'A100-SXM4-80GB uncalibrated' "$tmp/sim.txt" || die "simulate does not say uncalibrated"
+"$bin" simulate --model bert-base --cluster mixed-a100-v100-t4 --tp 1 --pp 1 >"$tmp/sim.txt" || die "simulate"
+grep -q 'V100-SXM2-16GB uncalibrated' "$tmp/sim.txt" || die "simulate does not say uncalibrated"
+"$bin" simulate --model bert-base --cluster mixed-a100-v100-t4 --tp 1 --pp 1 --json \
+  | jq -e '.uncalibrated_gpus == ["V100-SXM2-16GB", "T4-16GB"]' >/dev/null || die "simulate --json lacks uncalibrated_gpus"
 "$bin" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 --pp 1 --json \
-  | jq -e '.uncalibrated_gpus == ["A100-SXM4-80GB"]' >/dev/null || die "simulate --json lacks uncalibrated_gpus"
-"$bin" compare --model gpt3-1.3b --cluster dgx-a100-1node --strategies megatron >"$tmp/cmp.txt" || die "compare"
-grep -q 'A100-SXM4-80GB uncalibrated' "$tmp/cmp.txt" || die "compare does not say uncalibrated"
+  | jq -e '.uncalibrated_gpus == []' >/dev/null || die "simulate --json: calibrated A100 listed as uncalibrated"
+"$bin" compare --model bert-base --cluster mixed-a100-v100-t4 --strategies megatron >"$tmp/cmp.txt" || die "compare"
+grep -q 'T4-16GB uncalibrated' "$tmp/cmp.txt" || die "compare does not say uncalibrated"
 
 "$bin" list gpus >"$tmp/gpus.txt" || die "list gpus"
 grep -qE '^H100-SXM5-80GB .* calibrated$' "$tmp/gpus.txt" || die "list gpus: H100 not calibrated"
-grep -qE '^A100-SXM4-80GB .* uncalibrated$' "$tmp/gpus.txt" || die "list gpus: A100 not uncalibrated"
+grep -qE '^A100-SXM4-80GB .* calibrated$' "$tmp/gpus.txt" || die "list gpus: A100 not calibrated"
+grep -qE '^V100-SXM2-16GB .* uncalibrated$' "$tmp/gpus.txt" || die "list gpus: V100 not uncalibrated"
 
 # the published suite: one line per row, a MAPE line per table, JSON
 table="$src/validate/published/megatron-sc21-table1.json"
