@@ -410,6 +410,31 @@ static hs_status_t sc_capi(hs_error_t *err)
   return HS_OK;
 }
 
+/* The purchase study through the C API (hs_api_whatif -> hs_whatif_run ->
+ * hs_whatif_write_json): the GPU catalog, one affordable purchase of 8
+ * catalog GPUs replacing the cluster, one strategy, the JSON text. */
+static hs_status_t sc_capi_whatif(hs_error_t *err)
+{
+  hs_api_error_t e;
+  hs_api_model_t *m = hs_api_model_parse(ops_model, "ops.json", 0, &e);
+  char *text = m ? hs_api_whatif(m, NULL,
+                                 "{\"replace\": true, \"budget_usd_per_hour\": 12, \"candidates\": "
+                                 "[\"A100-SXM4-40GB\"], \"gpu_price\": \"A100-SXM4-40GB=1\", \"strategies\": \"megatron\", "
+                                 "\"global_batch\": 8, \"format\": \"json\"}",
+                                 &e)
+                 : NULL;
+  if (text) {
+    free(sc_output);
+    sc_output = text;
+  }
+  hs_api_model_free(m);
+  if (e.status != HS_OK)
+    return hs_error_set(err, (hs_status_t)e.status, "%s", e.message);
+  if (!strstr(sc_output, "\"feasible\":\ttrue"))
+    return hs_error_set(err, HS_EINTERNAL, "capi_whatif: no feasible option: %.300s", sc_output);
+  return HS_OK;
+}
+
 static hs_status_t sc_elastic_trace(hs_error_t *err)
 {
   hs_elastic_trace_t t;
@@ -460,6 +485,7 @@ static const struct {
     {"sweep_spec", sc_sweep_spec},   {"measured", sc_measured},   {"measurements", sc_measurements},
     {"report_view", sc_report_view}, {"trace_doc", sc_trace_doc}, {"table", sc_table},
     {"elastic_trace", sc_elastic_trace}, {"capi", sc_capi},
+    {"capi_whatif", sc_capi_whatif},
     {"nccl_tests", sc_nccl_tests},   {"megatron_log", sc_megatron_log}, {"run_json", sc_run_json},
     {"torch_trace", sc_torch_trace}, {"compare_runs", sc_compare_runs},
 };
