@@ -400,8 +400,8 @@ hs_status_t hs__api_whatif_decode(const char *text, hs__api_whatif_t *out, hs_er
   static const char *const known[] = {"replace", "budget_usd_per_hour", "candidates", "price",
                                       "gpu_price", "step", "gpus_per_node", "nic_GBps", "link_GBps",
                                       "link_latency_us", "strategies", "global_batch",
-                                      "global_batch_per_gpu", "time_limit", "max_options", "workers", "top",
-                                      "format", NULL};
+                                      "global_batch_per_gpu", "time_limit", "max_options", "workers",
+                                      "top", "format", NULL};
   memset(out, 0, sizeof *out);
   hs_whatif_run_opts_init(&out->o);
   return decode(text, "whatif options", known, read_whatif, out, err);

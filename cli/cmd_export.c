@@ -142,24 +142,8 @@ int hs_cmd_export(int argc, char **argv)
     fprintf(stderr, "wrote %s (reads %s, %zu rows)\n", onb->value, ref, t.n_rows);
   }
   if (ojs) {
-    /* {schema_version, columns, rows}: versioned like every other JSON
-     * result (docs/schemas.md); the columns keep the CSV's order */
-    cJSON *j = cJSON_CreateObject(), *rows = hs_table_to_json(&t), *cols = NULL;
-    bool ok = j && rows && cJSON_AddNumberToObject(j, "schema_version", HS_SCHEMA_VERSION) &&
-              (cols = cJSON_AddArrayToObject(j, "columns"));
-    for (size_t k = 0; ok && k < t.n_cols; k++) {
-      cJSON *name = cJSON_CreateString(t.cols[k]);
-      ok = name && cJSON_AddItemToArray(cols, name);
-      if (!ok)
-        cJSON_Delete(name);
-    }
-    if (ok && cJSON_AddItemToObject(j, "rows", rows))
-      rows = NULL; /* j owns it now */
-    else
-      ok = false;
-    cJSON_Delete(rows);
-    if (!ok) {
-      cJSON_Delete(j);
+    cJSON *j = hs_table_to_json_doc(&t); /* versioned like every JSON result */
+    if (!j) {
       fprintf(stderr, "hetsim export: out of memory building the JSON\n");
       rc = 1;
       goto out;

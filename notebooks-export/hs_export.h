@@ -249,6 +249,10 @@ bool hs_cell_number(const char *s, double *out);
 /* JSON array of row objects, numbers as numbers, "" as null. Caller frees with
  * hs_json_free. */
 struct cJSON *hs_table_to_json(const hs_table_t *t);
+/* What `hetsim export --json` writes: {schema_version, columns (the header,
+ * in order), rows (hs_table_to_json)}. NULL when out of memory; the caller
+ * frees it with hs_json_free. O(cells). */
+struct cJSON *hs_table_to_json_doc(const hs_table_t *t);
 /* Tidy (long) CSV: the identifying columns (every non-numeric column plus
  * point and the numeric input columns listed in docs/export.md) repeated,
  * then metric,value for each numeric result column of each row. */
@@ -384,7 +388,7 @@ hs_status_t hs_price_overrides_parse(const char *s, hs_price_override_t **out, s
 typedef enum { HS_WHATIF_TABLE, HS_WHATIF_CSV, HS_WHATIF_JSON } hs_whatif_format_t;
 hs_status_t hs_whatif_format_parse(const char *s, hs_whatif_format_t *out);
 hs_status_t hs_whatif_write(const hs_whatif_result_t *r, hs_whatif_format_t fmt, size_t top,
-                            FILE *f, hs_error_t *err);
+                            FILE *f, hs_error_t *err); /* O(rows) */
 hs_status_t hs_whatif_write_json(const hs_whatif_result_t *r, size_t top, FILE *f, hs_error_t *err);
 /* "global batch 128 samples x 2048 tokens = 262144 tokens per iteration for
  * every option" or "global batch 4 samples per GPU (grows with the option)". */
