@@ -5,9 +5,10 @@
  *
  * Nothing here computes a result: every figure comes from the library
  * function the CLI calls (hs_simulate, hs_planner_run, hs_compare_run,
- * hs_sweep_run). What lives here is glue: handle lifetimes, the CLI's
- * choice of inputs (scenario defaults, the default strategy list), text
- * through open_memstream, and errors copied into the caller's record.
+ * hs_sweep_run, hs_whatif_run). What lives here is glue: handle lifetimes,
+ * the CLI's choice of inputs (scenario defaults, the default strategy
+ * list), text through open_memstream, and errors copied into the caller's
+ * record.
  *
  * Invariants: every entry point clears the caller's error on success and
  * fills it on failure; a failing constructor returns NULL and leaks
