@@ -5,7 +5,11 @@ underneath it and against the CLI (a process per call), on the same plan.
   rows: C API grid+simulate (bench_capi), C API simulate alone, Python
   simulate(m, c, tp=, pp=) with the report closed, the same reading
   report["iteration_time_s"] (JSON text built and parsed), and
-  `hetsim simulate ... --json` run as a subprocess.
+  `hetsim simulate ... --json` run as a subprocess. Then one purchase
+  study (gpt3-1.3b on dgx-a100-1node, 50 USD/h of A100-40GB or V100-16GB,
+  megatron): hetsim.whatif_text() against `hetsim whatif --format csv`
+  (the same bytes), where the planner runs dominate and the process
+  start-up is what the CLI adds.
 
 Prints a Markdown table: microseconds per call and
 the ratio to the C grid+simulate call; each figure is the fastest of 5
@@ -44,6 +48,7 @@ def main() -> int:
     ap.add_argument("--pp", type=int, default=2)
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--cli-calls", type=int, default=40)
+    ap.add_argument("--whatif-calls", type=int, default=3, help="0 leaves the what-if rows out")
     ap.add_argument("--build", default=str(ROOT / "build"))
     a = ap.parse_args()
     build = Path(a.build)
@@ -80,6 +85,24 @@ def main() -> int:
         print(f"| {name} | {us:,.1f} | {us / c_grid:.2f} |")
     print(f"\nPython overhead over the C call: {py - c_grid:,.1f} us "
           f"({(py - c_grid) / c_grid:.1%}); with the JSON report: {py_json - c_grid:,.1f} us")
+    if a.whatif_calls > 0:
+        kw = dict(budget_usd_per_hour=50, candidates="A100-SXM4-40GB,V100-SXM2-16GB",
+                  strategies="megatron", global_batch=128)
+        wcmd = [str(build / "hetsim"), "whatif", "--model", "gpt3-1.3b", "--cluster",
+                "dgx-a100-1node", "--budget-usd-per-hour", "50", "--candidates",
+                kw["candidates"], "--strategies", "megatron", "--global-batch", "128",
+                "--format", "csv", "--quiet"]
+        text = hetsim.whatif_text("gpt3-1.3b", c, **kw)
+        assert text == subprocess.run(wcmd, capture_output=True, text=True, check=True).stdout
+        n = text.count("\n") - 1
+        py_w = per_call_us(lambda: hetsim.whatif_text(m, c, **kw), a.whatif_calls, 3)
+        cli_w = per_call_us(lambda: subprocess.run(wcmd, capture_output=True, check=True),
+                            a.whatif_calls, 3)
+        print(f"\nwhatif: gpt3-1.3b on dgx-a100-1node, {n} options x megatron (same CSV bytes)\n")
+        print("| call | ms per call |")
+        print("| --- | ---: |")
+        print(f"| Python: hetsim.whatif_text(m, c, ...) | {py_w / 1e3:,.1f} |")
+        print(f"| CLI: hetsim whatif --format csv (a process per call) | {cli_w / 1e3:,.1f} |")
     m.close()
     c.close()
     return 0

@@ -5,9 +5,10 @@
  *
  * Nothing here computes a result: every figure comes from the library
  * function the CLI calls (hs_simulate, hs_planner_run, hs_compare_run,
- * hs_sweep_run). What lives here is glue: handle lifetimes, the CLI's
- * choice of inputs (scenario defaults, the default strategy list), text
- * through open_memstream, and errors copied into the caller's record.
+ * hs_sweep_run, hs_whatif_run). What lives here is glue: handle lifetimes,
+ * the CLI's choice of inputs (scenario defaults, the default strategy
+ * list), text through open_memstream, and errors copied into the caller's
+ * record.
  *
  * Invariants: every entry point clears the caller's error on success and
  * fills it on failure; a failing constructor returns NULL and leaks
@@ -38,12 +39,33 @@ static void report_error(hs_api_error_t *out, hs_status_t st, const hs_error_t *
  * the CLI. */
 static void error_init(hs_error_t *e) { hs_error_init(e); }
 
+static hs_status_t null_handle(hs_error_t *e, const char *what)
+{
+  return hs_error_set(e, HS_EINVAL, "%s: NULL handle", what);
+}
+
+/* Reports st into the caller's record and returns `out` (a text, or NULL). */
+static char *text_done(hs_status_t st, char *out, const hs_error_t *e, hs_api_error_t *err)
+{
+  report_error(err, st, e);
+  return out;
+}
+
+/* A zeroed handle of `size` bytes, or NULL with HS_ENOMEM in *e. */
+static void *handle_alloc(size_t size, hs_error_t *e)
+{
+  void *h = hs_calloc(1, size);
+  if (!h)
+    hs_error_set(e, HS_ENOMEM, "out of memory");
+  return h;
+}
+
 int32_t hs_api_version(void) { return HS_API_VERSION; }
 
 void hs_api_free(void *p) { free(p); }
 
 /* Runs `write` into a memory stream and returns its text (malloc'd). */
-typedef void (*writer_fn)(const void *ctx, FILE *f);
+typedef hs_status_t (*writer_fn)(const void *ctx, FILE *f, hs_error_t *err);
 static hs_status_t stream_text(writer_fn write, const void *ctx, char **out, hs_error_t *err)
 {
   char *buf = NULL;
@@ -52,11 +74,11 @@ static hs_status_t stream_text(writer_fn write, const void *ctx, char **out, hs_
   FILE *f = open_memstream(&buf, &len);
   if (!f)
     return hs_error_set(err, HS_ENOMEM, "out of memory");
-  write(ctx, f);
+  hs_status_t st = write(ctx, f, err);
   int bad = ferror(f);
-  if (fclose(f) != 0 || bad || !buf) {
+  if (fclose(f) != 0 || st != HS_OK || bad || !buf) {
     free(buf);
-    return hs_error_set(err, HS_ENOMEM, "out of memory writing text");
+    return st != HS_OK ? st : hs_error_set(err, HS_ENOMEM, "out of memory writing text");
   }
   *out = buf;
   return HS_OK;
@@ -70,9 +92,9 @@ static hs_api_model_t *model_new(const char *spec, const char *text, const char 
   hs_error_t e;
   error_init(&e);
   hs_status_t st = HS_OK;
-  hs_api_model_t *m = hs_calloc(1, sizeof *m);
+  hs_api_model_t *m = handle_alloc(sizeof *m, &e);
   if (!m) {
-    report_error(err, hs_error_set(&e, HS_ENOMEM, "out of memory"), &e);
+    report_error(err, HS_ENOMEM, &e);
     return NULL;
   }
   hs_model_init(&m->m);
@@ -114,10 +136,8 @@ char *hs_api_model_json(const hs_api_model_t *m, hs_api_error_t *err)
   hs_error_t e;
   error_init(&e);
   char *out = NULL;
-  hs_status_t st = m ? hs__api_model_json(&m->m, &out, &e)
-                     : hs_error_set(&e, HS_EINVAL, "model: NULL handle");
-  report_error(err, st, &e);
-  return out;
+  hs_status_t st = m ? hs__api_model_json(&m->m, &out, &e) : null_handle(&e, "model");
+  return text_done(st, out, &e, err);
 }
 
 /* ---- clusters ------------------------------------------------------------------ */
@@ -128,9 +148,9 @@ static hs_api_cluster_t *cluster_new(const char *spec, const char *text, const c
   hs_error_t e;
   error_init(&e);
   hs_status_t st = HS_OK;
-  hs_api_cluster_t *c = hs_calloc(1, sizeof *c);
+  hs_api_cluster_t *c = handle_alloc(sizeof *c, &e);
   if (!c) {
-    report_error(err, hs_error_set(&e, HS_ENOMEM, "out of memory"), &e);
+    report_error(err, HS_ENOMEM, &e);
     return NULL;
   }
   hs_cluster_init(&c->c);
@@ -181,21 +201,17 @@ char *hs_api_cluster_json(const hs_api_cluster_t *c, hs_api_error_t *err)
   hs_error_t e;
   error_init(&e);
   char *out = NULL;
-  hs_status_t st = c ? hs__api_cluster_json(&c->c, &out, &e)
-                     : hs_error_set(&e, HS_EINVAL, "cluster: NULL handle");
-  report_error(err, st, &e);
-  return out;
+  hs_status_t st = c ? hs__api_cluster_json(&c->c, &out, &e) : null_handle(&e, "cluster");
+  return text_done(st, out, &e, err);
 }
 
 /* ---- plans ---------------------------------------------------------------------- */
 
 static hs_api_plan_t *plan_alloc(hs_error_t *e)
 {
-  hs_api_plan_t *p = hs_calloc(1, sizeof *p);
-  if (!p) {
-    hs_error_set(e, HS_ENOMEM, "out of memory");
+  hs_api_plan_t *p = handle_alloc(sizeof *p, e);
+  if (!p)
     return NULL;
-  }
   hs_plan_init(&p->plan);
   hs_report_init(&p->report);
   return p;
@@ -217,9 +233,9 @@ static hs_api_plan_t *plan_done(hs_api_plan_t *p, hs_status_t st, hs_error_t *e,
 static hs_status_t check_inputs(const hs_api_model_t *m, const hs_api_cluster_t *c, hs_error_t *e)
 {
   if (!m)
-    return hs_error_set(e, HS_EINVAL, "model: NULL handle");
+    return null_handle(e, "model");
   if (!c)
-    return hs_error_set(e, HS_EINVAL, "cluster: NULL handle");
+    return null_handle(e, "cluster");
   return HS_OK;
 }
 
@@ -239,8 +255,12 @@ hs_api_plan_t *hs_api_plan_grid(const hs_api_model_t *m, const hs_api_cluster_t 
     hs_grid_opts_defaults(&g.g, &c->c);
     st = hs_plan_grid(&m->m, &c->c, &g.g, &p->plan, &e);
   }
-  if (st == HS_OK) /* as `hetsim simulate --tp ...` names it */
+  if (st == HS_OK) { /* as `hetsim simulate --tp ...` names, sets and checks it */
     hs_strlcpy(p->plan.strategy, "manual-grid", sizeof p->plan.strategy);
+    if (g.practice.precision[0])
+      hs_dtype_parse(g.practice.precision, &p->plan.precision); /* checked by the decoder */
+    st = hs_plan_validate(&p->plan, &m->m, &c->c, NULL, &e);
+  }
   return plan_done(p, st, &e, err);
 }
 
@@ -323,10 +343,8 @@ char *hs_api_plan_json(const hs_api_plan_t *p, hs_api_error_t *err)
   hs_error_t e;
   error_init(&e);
   char *out = NULL;
-  hs_status_t st = p ? hs__api_plan_json(&p->plan, &out, &e)
-                     : hs_error_set(&e, HS_EINVAL, "plan: NULL handle");
-  report_error(err, st, &e);
-  return out;
+  hs_status_t st = p ? hs__api_plan_json(&p->plan, &out, &e) : null_handle(&e, "plan");
+  return text_done(st, out, &e, err);
 }
 
 const char *hs_api_plan_summary(const hs_api_plan_t *p) { return p ? p->summary : ""; }
@@ -338,13 +356,12 @@ char *hs_api_plan_result_json(const hs_api_plan_t *p, hs_api_error_t *err)
   char *out = NULL;
   hs_status_t st;
   if (!p)
-    st = hs_error_set(&e, HS_EINVAL, "plan: NULL handle");
+    st = null_handle(&e, "plan");
   else if (!p->searched)
     st = hs_error_set(&e, HS_EINVAL, "plan: not made by a strategy search (no search result)");
   else
     st = hs__api_search_json(p, &out, &e);
-  report_error(err, st, &e);
-  return out;
+  return text_done(st, out, &e, err);
 }
 
 /* ---- simulation ------------------------------------------------------------------ */
@@ -358,20 +375,30 @@ hs_api_report_t *hs_api_simulate(const hs_api_model_t *m, const hs_api_cluster_t
   hs__api_sim_t so;
   hs_api_report_t *r = NULL;
   hs_status_t st = check_inputs(m, c, &e);
+  hs_plan_t over; /* the plan with the caller's practice options, as --plan with --kernels ... */
+  hs_plan_init(&over);
   if (st == HS_OK && !p)
-    st = hs_error_set(&e, HS_EINVAL, "plan: NULL handle");
+    st = null_handle(&e, "plan");
   if (st == HS_OK)
     st = hs__api_sim_decode(opts_json, &so, &e);
-  if (st == HS_OK && !(r = hs_calloc(1, sizeof *r)))
-    st = hs_error_set(&e, HS_ENOMEM, "out of memory");
+  if (st == HS_OK && so.practice.any) {
+    st = hs_plan_copy(&p->plan, &over, &e);
+    if (st == HS_OK)
+      st = hs__api_practice_apply(&so.practice, "simulate options", &over.practice, &over.precision, &e);
+    if (st == HS_OK)
+      st = hs_plan_validate(&over, &m->m, &c->c, NULL, &e);
+  }
+  if (st == HS_OK && !(r = handle_alloc(sizeof *r, &e)))
+    st = HS_ENOMEM;
   if (st == HS_OK) {
     hs_report_init(&r->r);
     hs_sim_opts_t o;
     hs_sim_opts_init(&o);
     o.trace_path = so.trace[0] ? so.trace : NULL;
     o.trace_max_devices = so.trace_devices;
-    st = hs_simulate(&m->m, &c->c, &p->plan, &o, &r->r, &e);
+    st = hs_simulate(&m->m, &c->c, so.practice.any ? &over : &p->plan, &o, &r->r, &e);
   }
+  hs_plan_destroy(&over);
   if (st == HS_OK) {
     hs_strlcpy(r->model, m->m.name, sizeof r->model);
     hs_strlcpy(r->cluster, c->c.name, sizeof r->cluster);
@@ -397,23 +424,24 @@ char *hs_api_report_json(const hs_api_report_t *r, hs_api_error_t *err)
   hs_error_t e;
   error_init(&e);
   char *out = NULL;
-  hs_status_t st = r ? hs__api_report_json(r, &out, &e)
-                     : hs_error_set(&e, HS_EINVAL, "report: NULL handle");
-  report_error(err, st, &e);
-  return out;
+  hs_status_t st = r ? hs__api_report_json(r, &out, &e) : null_handle(&e, "report");
+  return text_done(st, out, &e, err);
 }
 
-static void write_report(const void *ctx, FILE *f) { hs_report_print(ctx, f); }
+static hs_status_t write_report(const void *ctx, FILE *f, hs_error_t *err)
+{
+  (void)err;
+  hs_report_print(ctx, f);
+  return HS_OK;
+}
 
 char *hs_api_report_text(const hs_api_report_t *r, hs_api_error_t *err)
 {
   hs_error_t e;
   error_init(&e);
   char *out = NULL;
-  hs_status_t st = r ? stream_text(write_report, &r->r, &out, &e)
-                     : hs_error_set(&e, HS_EINVAL, "report: NULL handle");
-  report_error(err, st, &e);
-  return out;
+  hs_status_t st = r ? stream_text(write_report, &r->r, &out, &e) : null_handle(&e, "report");
+  return text_done(st, out, &e, err);
 }
 
 double hs_api_report_iteration_time_s(const hs_api_report_t *r) { return r ? r->r.iteration_time_s : 0.0; }
@@ -428,10 +456,12 @@ typedef struct compare_out {
   double megatron_s;
 } compare_out_t;
 
-static void write_compare(const void *ctx, FILE *f)
+static hs_status_t write_compare(const void *ctx, FILE *f, hs_error_t *err)
 {
   const compare_out_t *o = ctx;
+  (void)err;
   hs_compare_write_csv(o->rows, o->n, o->megatron_s, f);
+  return HS_OK;
 }
 
 char *hs_api_compare_csv(const hs_api_model_t *m, const hs_api_cluster_t *c,
@@ -566,4 +596,47 @@ cleanup:
   hs_sweep_spec_destroy(&spec);
   report_error(err, st, &e);
   return out;
+}
+
+/* ---- purchase studies ---------------------------------------------------------- */
+
+typedef struct whatif_out {
+  const hs_whatif_result_t *res;
+  hs_whatif_format_t format;
+  size_t top;
+} whatif_out_t;
+
+static hs_status_t write_whatif(const void *ctx, FILE *f, hs_error_t *err)
+{
+  const whatif_out_t *o = ctx;
+  return hs_whatif_write(o->res, o->format, o->top, f, err);
+}
+
+char *hs_api_whatif(const hs_api_model_t *m, const hs_api_cluster_t *base, const char *opts_json,
+                    hs_api_error_t *err)
+{
+  hs_error_t e;
+  error_init(&e);
+  hs__api_whatif_t *wo = NULL; /* 4 KB of names: on the heap, Python's threads have small stacks */
+  hs_price_override_t *prices = NULL;
+  hs_whatif_result_t res;
+  char *out = NULL;
+  hs_status_t st = HS_OK;
+  hs_whatif_result_init(&res);
+  if (!m)
+    HS_FAIL(null_handle(&e, "model"));
+  if (!(wo = handle_alloc(sizeof *wo, &e)))
+    HS_FAIL(HS_ENOMEM);
+  HS_CHECK(hs__api_whatif_decode(opts_json, wo, &e));
+  if (wo->gpu_price[0])
+    HS_CHECK(hs_price_overrides_parse(wo->gpu_price, &prices, &wo->o.n_prices, &e));
+  wo->o.prices = prices;
+  HS_CHECK(hs_whatif_run(&m->m, base ? &base->c : NULL, &wo->o, &res, &e));
+  whatif_out_t wout = {&res, wo->format, (size_t)wo->top};
+  HS_CHECK(stream_text(write_whatif, &wout, &out, &e));
+cleanup:
+  hs_whatif_result_destroy(&res);
+  free(prices);
+  free(wo);
+  return text_done(st, out, &e, err);
 }

@@ -12,6 +12,7 @@
 #include "capi_internal.h"
 #include "hs_json.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,159 +98,332 @@ static hs_status_t get_string(const hs_jreader_t *r, const cJSON *o, const char 
   return hs_json_string(r, o, "", key, true, def, out, n);
 }
 
-hs_status_t hs__api_grid_decode(const char *text, hs__api_grid_t *out, hs_error_t *err)
+/* A decoder's body: reads the parsed object `o` into `out`. */
+typedef hs_status_t (*read_fn)(const hs_jreader_t *r, const cJSON *o, void *out);
+
+/* Parses `text` (refusing keys not in `known`) and reads it with `fn`. */
+static hs_status_t decode(const char *text, const char *what, const char *const *known, read_fn fn,
+                          void *out, hs_error_t *err)
 {
-  static const char *const known[] = {"tp", "pp", "dp", "microbatch_size", "global_batch",
-                                      "schedule", "chunks", "recompute", NULL};
-  const char *what = "simulate options";
   hs_jreader_t r = {what, err};
-  hs_status_t st = HS_OK;
   cJSON *o = NULL;
+  hs_status_t st = parse_opts(text, what, known, &o, err);
+  if (st == HS_OK)
+    st = fn(&r, o, out);
+  hs_json_free(o);
+  return st;
+}
+
+/* The option names of cli/opt_practice.c, for the known-key lists. */
+#define PRACTICE_KEYS "kernels", "attention", "sequence_parallel", "tp_comm_overlap", "zero_stage", \
+                      "precision"
+/* The search options of `hetsim plan` and `compare` (cli/cmd_plan.c read_plan_opts). */
+#define PLAN_KEYS "global_batch", "max_microbatch_size", "max_devices", "time_limit", "mip_gap", \
+                  "no_recompute", PRACTICE_KEYS
+
+/* A bool option as -1 (not given), 0 or 1. */
+static hs_status_t get_flag(const hs_jreader_t *r, const cJSON *o, const char *key, int8_t *out)
+{
+  bool b;
+  *out = -1;
+  if (!given(o, key))
+    return HS_OK;
+  hs_status_t st = hs_json_bool(r, o, "", key, true, false, &b);
+  *out = (int8_t)b;
+  return st;
+}
+
+static hs_status_t read_practice(const hs_jreader_t *r, const cJSON *o, hs__api_practice_t *p)
+{
+  hs_status_t st = HS_OK;
+  int64_t v;
+  memset(p, 0, sizeof *p);
+  HS_CHECK(get_string(r, o, "kernels", "", p->kernels, sizeof p->kernels));
+  HS_CHECK(get_string(r, o, "attention", "", p->attention, sizeof p->attention));
+  HS_CHECK(get_string(r, o, "precision", "", p->precision, sizeof p->precision));
+  HS_CHECK(get_flag(r, o, "sequence_parallel", &p->sequence_parallel));
+  HS_CHECK(get_flag(r, o, "tp_comm_overlap", &p->tp_comm_overlap));
+  HS_CHECK(get_int(r, o, "zero_stage", -1, 0, 3, &v));
+  p->zero_stage = (int32_t)v;
+  p->any = p->kernels[0] || p->attention[0] || p->precision[0] || p->sequence_parallel >= 0 ||
+           p->tp_comm_overlap >= 0 || p->zero_stage >= 0;
+cleanup:
+  return st;
+}
+
+hs_status_t hs__api_practice_apply(const hs__api_practice_t *p, const char *what, hs_practice_t *pr,
+                                   hs_dtype_t *precision, hs_error_t *err)
+{
+  if (p->kernels[0] && hs_kernels_preset(p->kernels, &pr->kernels) != HS_OK) {
+    char list[256] = "";
+    for (int i = 0; hs_kernel_presets[i]; i++) {
+      size_t l = strlen(list);
+      snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", hs_kernel_presets[i]);
+    }
+    return hs_error_set(err, HS_EINVAL, "%s: kernels: unknown preset \"%s\" (%s)", what, p->kernels,
+                        list);
+  }
+  if (p->attention[0] && hs_attention_parse(p->attention, &pr->kernels.attention) != HS_OK)
+    return hs_error_set(err, HS_EINVAL, "%s: attention: must be flash or unfused, got \"%s\"", what,
+                        p->attention);
+  if (p->sequence_parallel >= 0)
+    pr->sequence_parallel = p->sequence_parallel;
+  if (p->tp_comm_overlap >= 0)
+    pr->tp_comm_overlap = p->tp_comm_overlap;
+  if (pr->tp_comm_overlap && !pr->sequence_parallel)
+    return hs_error_set(err, HS_EINVAL, "%s: tp_comm_overlap: needs sequence_parallel (Megatron-Core's "
+                        "userbuffers overlap works on the sequence-parallel collectives)", what);
+  if (p->zero_stage >= 0)
+    pr->zero_stage = p->zero_stage;
+  if (p->precision[0] && (!precision || hs_dtype_parse(p->precision, precision) != HS_OK))
+    return hs_error_set(err, HS_EINVAL, "%s: precision: must be bf16, fp16, fp8 or fp32, got \"%s\"",
+                        what, p->precision);
+  return HS_OK;
+}
+
+static hs_status_t read_grid(const hs_jreader_t *r, const cJSON *o, void *outp)
+{
+  hs__api_grid_t *out = outp;
+  hs_status_t st = HS_OK;
   int64_t v;
   char rc[32];
+  HS_CHECK(get_int(r, o, "tp", 1, 1, 1024, &v));
+  out->g.tp = (int32_t)v;
+  HS_CHECK(get_int(r, o, "pp", 1, 1, 1 << 20, &v));
+  out->g.pp = (int32_t)v;
+  HS_CHECK(get_int(r, o, "dp", 0, 1, 1 << 20, &v)); /* 0: hs_grid_opts_defaults */
+  out->g.dp = (int32_t)v;
+  HS_CHECK(get_int(r, o, "microbatch_size", 1, 1, 1 << 20, &v));
+  out->g.microbatch_size = (int32_t)v;
+  HS_CHECK(get_int(r, o, "global_batch", 0, 1, INT64_C(1) << 40, &out->g.global_batch));
+  HS_CHECK(get_int(r, o, "chunks", 1, 1, 1024, &v));
+  out->g.chunks = (int32_t)v;
+  HS_CHECK(get_string(r, o, "schedule", "1f1b", out->schedule, sizeof out->schedule));
+  out->g.schedule = out->schedule;
+  HS_CHECK(get_string(r, o, "recompute", "none", rc, sizeof rc));
+  if (hs_recompute_parse(rc, &out->g.recompute) != HS_OK)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: recompute: must be none, selective or full, got \"%s\"",
+                         r->file, rc));
+  HS_CHECK(read_practice(r, o, &out->practice));
+  HS_CHECK(hs__api_practice_apply(&out->practice, r->file, &out->g.practice, &(hs_dtype_t){0}, r->err));
+  if (out->g.practice.sequence_parallel && out->g.tp < 2)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: sequence_parallel: needs tensor parallelism (tp 2 or "
+                         "more), got tp %d", r->file, out->g.tp));
+cleanup:
+  return st;
+}
+
+hs_status_t hs__api_grid_decode(const char *text, hs__api_grid_t *out, hs_error_t *err)
+{
+  static const char *const known[] = {"tp", "pp", "dp", "microbatch_size", "global_batch", "schedule",
+                                      "chunks", "recompute", PRACTICE_KEYS, NULL};
   memset(out, 0, sizeof *out);
   hs_grid_opts_init(&out->g);
-  HS_CHECK(parse_opts(text, what, known, &o, err));
-  HS_CHECK(get_int(&r, o, "tp", 1, 1, 1024, &v));
-  out->g.tp = (int32_t)v;
-  HS_CHECK(get_int(&r, o, "pp", 1, 1, 1 << 20, &v));
-  out->g.pp = (int32_t)v;
-  HS_CHECK(get_int(&r, o, "dp", 0, 1, 1 << 20, &v)); /* 0: hs_grid_opts_defaults */
-  out->g.dp = (int32_t)v;
-  HS_CHECK(get_int(&r, o, "microbatch_size", 1, 1, 1 << 20, &v));
-  out->g.microbatch_size = (int32_t)v;
-  HS_CHECK(get_int(&r, o, "global_batch", 0, 1, INT64_C(1) << 40, &out->g.global_batch));
-  HS_CHECK(get_int(&r, o, "chunks", 1, 1, 1024, &v));
-  out->g.chunks = (int32_t)v;
-  HS_CHECK(get_string(&r, o, "schedule", "1f1b", out->schedule, sizeof out->schedule));
-  out->g.schedule = out->schedule;
-  HS_CHECK(get_string(&r, o, "recompute", "none", rc, sizeof rc));
-  if (hs_recompute_parse(rc, &out->g.recompute) != HS_OK)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: recompute: must be none, selective or full, got \"%s\"",
-                         what, rc));
+  return decode(text, "simulate options", known, read_grid, out, err);
+}
+
+static hs_status_t read_sim(const hs_jreader_t *r, const cJSON *o, void *outp)
+{
+  hs__api_sim_t *out = outp;
+  hs_status_t st = HS_OK;
+  int64_t v;
+  HS_CHECK(get_string(r, o, "trace", "", out->trace, sizeof out->trace));
+  HS_CHECK(get_int(r, o, "trace_devices", 0, 0, 1 << 30, &v));
+  out->trace_devices = (int32_t)v;
+  HS_CHECK(read_practice(r, o, &out->practice));
 cleanup:
-  hs_json_free(o);
   return st;
 }
 
 hs_status_t hs__api_sim_decode(const char *text, hs__api_sim_t *out, hs_error_t *err)
 {
-  static const char *const known[] = {"trace", "trace_devices", NULL};
-  const char *what = "simulate options";
-  hs_jreader_t r = {what, err};
-  hs_status_t st = HS_OK;
-  cJSON *o = NULL;
-  int64_t v;
+  static const char *const known[] = {"trace", "trace_devices", PRACTICE_KEYS, NULL};
   memset(out, 0, sizeof *out);
-  HS_CHECK(parse_opts(text, what, known, &o, err));
-  HS_CHECK(get_string(&r, o, "trace", "", out->trace, sizeof out->trace));
-  HS_CHECK(get_int(&r, o, "trace_devices", 0, 0, 1 << 30, &v));
-  out->trace_devices = (int32_t)v;
-cleanup:
-  hs_json_free(o);
-  return st;
+  return decode(text, "simulate options", known, read_sim, out, err);
 }
 
-/* The search options of `hetsim plan` and `compare` (read_plan_opts). */
-static hs_status_t plan_opts(const hs_jreader_t *r, const cJSON *o, hs_plan_opts_t *po,
-                             bool *gb_set)
+/* The search options into *po, which holds the command's defaults: only
+ * the options given change it. */
+static hs_status_t read_plan_opts(const hs_jreader_t *r, const cJSON *o, hs_plan_opts_t *po)
 {
   hs_status_t st = HS_OK;
+  hs__api_practice_t pr;
   int64_t v;
   double x;
   bool b;
-  hs_plan_opts_init(po);
-  *gb_set = given(o, "global_batch") != NULL;
-  HS_CHECK(get_int(r, o, "global_batch", 0, 0, INT64_C(1) << 40, &po->global_batch));
-  HS_CHECK(get_int(r, o, "max_microbatch_size", 8, 1, 1 << 20, &v));
+  HS_CHECK(get_int(r, o, "global_batch", po->global_batch, 0, INT64_C(1) << 40, &po->global_batch));
+  HS_CHECK(get_int(r, o, "max_microbatch_size", po->max_microbatch_size, 1, 1 << 20, &v));
   po->max_microbatch_size = (int32_t)v;
-  HS_CHECK(get_int(r, o, "max_devices", 8, 1, 1 << 20, &v));
+  HS_CHECK(get_int(r, o, "max_devices", po->max_devices, 1, 1 << 20, &v));
   po->max_devices = (int32_t)v;
-  HS_CHECK(get_double(r, o, "time_limit", 0.0, 0.0, 1e9, &po->time_limit_s));
-  HS_CHECK(get_double(r, o, "mip_gap", 0.01, 0.0, 1.0, &x));
+  HS_CHECK(get_double(r, o, "time_limit", po->time_limit_s, 0.0, 1e9, &po->time_limit_s));
+  HS_CHECK(get_double(r, o, "mip_gap", po->mip_gap, 0.0, 1.0, &x));
   if (x >= 1.0)
     HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: mip_gap: must be in [0, 1), got %g", r->file, x));
   po->mip_gap = x;
-  HS_CHECK(get_bool(r, o, "no_recompute", &b));
-  po->allow_recompute = !b;
+  if (given(o, "no_recompute")) {
+    HS_CHECK(get_bool(r, o, "no_recompute", &b));
+    po->allow_recompute = !b;
+  }
+  HS_CHECK(read_practice(r, o, &pr));
+  HS_CHECK(hs__api_practice_apply(&pr, r->file, &po->practice, &po->precision, r->err));
 cleanup:
   return st;
+}
+
+static hs_status_t read_search(const hs_jreader_t *r, const cJSON *o, void *out)
+{
+  return read_plan_opts(r, o, out);
 }
 
 hs_status_t hs__api_search_decode(const char *text, hs_plan_opts_t *out, hs_error_t *err)
 {
-  static const char *const known[] = {"global_batch", "max_microbatch_size", "max_devices",
-                                      "time_limit", "mip_gap", "no_recompute", NULL};
-  const char *what = "plan options";
-  hs_jreader_t r = {what, err};
-  cJSON *o = NULL;
-  bool gb_set;
+  static const char *const known[] = {PLAN_KEYS, NULL};
   hs_plan_opts_init(out);
-  hs_status_t st = parse_opts(text, what, known, &o, err);
-  if (st == HS_OK)
-    st = plan_opts(&r, o, out, &gb_set);
-  hs_json_free(o);
+  return decode(text, "plan options", known, read_search, out, err);
+}
+
+/* `key`: a comma list or an array of names, into "a,b,c" ("" when not given). */
+static hs_status_t read_list(const hs_jreader_t *r, const cJSON *o, const char *key, char *out,
+                             size_t n)
+{
+  hs_status_t st = HS_OK;
+  const cJSON *s = given(o, key);
+  if (!cJSON_IsArray(s))
+    return get_string(r, o, key, "", out, n);
+  int i = 0;
+  out[0] = '\0';
+  for (const cJSON *e = s->child; e; e = e->next, i++) {
+    size_t l = strlen(out);
+    if (!cJSON_IsString(e) || strchr(e->valuestring, ','))
+      HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s[%d]: must be a name", r->file, key, i));
+    if ((size_t)snprintf(out + l, n - l, "%s%s", l ? "," : "", e->valuestring) >= n - l)
+      HS_FAIL(hs_error_set(r->err, HS_ELIMIT, "%s: %s: list longer than %zu characters", r->file, key,
+                           n - 1));
+  }
+  if (i == 0)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s: empty list", r->file, key));
+cleanup:
+  return st;
+}
+
+/* `key` (read_list) split into names[max][len]; *n unchanged when not given. */
+static hs_status_t read_names(const hs_jreader_t *r, const cJSON *o, const char *key, char *names,
+                              size_t len, int32_t max, int32_t *n)
+{
+  char list[2048];
+  hs_status_t st = read_list(r, o, key, list, sizeof list);
+  if (st != HS_OK || !given(o, key))
+    return st;
+  *n = 0;
+  for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (*n >= max)
+      return hs_error_set(r->err, HS_EINVAL, "%s: %s: at most %d names", r->file, key, max);
+    if (!hs_strlcpy(names + (size_t)*n * len, t, len))
+      return hs_error_set(r->err, HS_EINVAL, "%s: %s: \"%.60s\" is longer than %zu characters",
+                          r->file, key, t, len - 1);
+    (*n)++;
+  }
+  return HS_OK;
+}
+
+static hs_status_t read_compare(const hs_jreader_t *r, const cJSON *o, void *outp)
+{
+  hs__api_compare_t *out = outp;
+  hs_status_t st = HS_OK;
+  char charge[16];
+  out->global_batch_set = given(o, "global_batch") != NULL;
+  HS_CHECK(read_plan_opts(r, o, &out->po));
+  HS_CHECK(get_string(r, o, "scenario", "", out->scenario, sizeof out->scenario));
+  HS_CHECK(get_string(r, o, "charge", "used", charge, sizeof charge));
+  if (strcmp(charge, "used") && strcmp(charge, "cluster"))
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: charge: must be used or cluster, got \"%s\"", r->file,
+                         charge));
+  out->charge_cluster = strcmp(charge, "cluster") == 0;
+  HS_CHECK(read_list(r, o, "strategies", out->strategies, sizeof out->strategies));
+cleanup:
   return st;
 }
 
 hs_status_t hs__api_compare_decode(const char *text, hs__api_compare_t *out, hs_error_t *err)
 {
-  static const char *const known[] = {"strategies", "scenario", "charge", "global_batch",
-                                      "max_microbatch_size", "max_devices", "time_limit",
-                                      "mip_gap", "no_recompute", NULL};
-  const char *what = "compare options";
-  hs_jreader_t r = {what, err};
-  hs_status_t st = HS_OK;
-  cJSON *o = NULL;
-  char charge[16];
+  static const char *const known[] = {"strategies", "scenario", "charge", PLAN_KEYS, NULL};
   memset(out, 0, sizeof *out);
   hs_plan_opts_init(&out->po);
-  HS_CHECK(parse_opts(text, what, known, &o, err));
-  HS_CHECK(plan_opts(&r, o, &out->po, &out->global_batch_set));
-  HS_CHECK(get_string(&r, o, "scenario", "", out->scenario, sizeof out->scenario));
-  HS_CHECK(get_string(&r, o, "charge", "used", charge, sizeof charge));
-  if (strcmp(charge, "used") && strcmp(charge, "cluster"))
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: charge: must be used or cluster, got \"%s\"", what,
-                         charge));
-  out->charge_cluster = strcmp(charge, "cluster") == 0;
-  const cJSON *s = given(o, "strategies");
-  if (cJSON_IsArray(s)) { /* ["hapt", "megatron"] -> "hapt,megatron" */
-    int i = 0;
-    for (const cJSON *e = s->child; e; e = e->next, i++) {
-      size_t l = strlen(out->strategies);
-      if (!cJSON_IsString(e) || strchr(e->valuestring, ','))
-        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: strategies[%d]: must be a strategy name", what, i));
-      if ((size_t)snprintf(out->strategies + l, sizeof out->strategies - l, "%s%s", l ? "," : "",
-                           e->valuestring) >= sizeof out->strategies - l)
-        HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s: strategies: list longer than %zu characters",
-                             what, sizeof out->strategies - 1));
-    }
-    if (i == 0)
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: strategies: empty list", what));
-  } else {
-    HS_CHECK(get_string(&r, o, "strategies", "", out->strategies, sizeof out->strategies));
-  }
+  return decode(text, "compare options", known, read_compare, out, err);
+}
+
+static hs_status_t read_whatif(const hs_jreader_t *r, const cJSON *o, void *outp)
+{
+  hs__api_whatif_t *out = outp;
+  hs_whatif_run_opts_t *w = &out->o;
+  hs_status_t st = HS_OK;
+  int64_t v;
+  char s[2048];
+  HS_CHECK(get_bool(r, o, "replace", &w->enumerate.replace));
+  /* ranges of values (budget >= 0, bandwidths > 0, ...) are hs_whatif_run's to check: its
+   * messages are the CLI's */
+  HS_CHECK(get_double(r, o, "budget_usd_per_hour", 0.0, -HUGE_VAL, HUGE_VAL,
+                      &w->enumerate.budget_usd_per_hour));
+  HS_CHECK(get_string(r, o, "price", "on-demand", s, 32));
+  if (strcmp(s, "on-demand") && strcmp(s, "spot"))
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: price: must be on-demand or spot, got \"%s\"", r->file, s));
+  w->enumerate.price = strcmp(s, "spot") == 0 ? HS_PRICE_SPOT : HS_PRICE_ONDEMAND;
+  HS_CHECK(get_string(r, o, "gpu_price", "", out->gpu_price, sizeof out->gpu_price));
+  HS_CHECK(get_int(r, o, "step", 8, 1, 1 << 20, &v));
+  w->enumerate.step = (int32_t)v;
+  HS_CHECK(get_int(r, o, "max_options", 500, 1, 1 << 20, &v));
+  w->enumerate.max_options = (int32_t)v;
+  HS_CHECK(get_int(r, o, "gpus_per_node", 8, 1, HS_CLUSTER_MAX_GPUS_PER_NODE, &v));
+  w->gpus_per_node = (int32_t)v;
+  HS_CHECK(get_double(r, o, "nic_GBps", 25.0, -HUGE_VAL, HUGE_VAL, &w->nic_GBps));
+  HS_CHECK(get_double(r, o, "link_GBps", 25.0, -HUGE_VAL, HUGE_VAL, &w->link_GBps));
+  HS_CHECK(get_double(r, o, "link_latency_us", 10.0, -HUGE_VAL, HUGE_VAL, &w->link_latency_us));
+  HS_CHECK(get_int(r, o, "global_batch", 0, 1, INT64_C(1) << 40, &w->plan.global_batch));
+  HS_CHECK(get_int(r, o, "global_batch_per_gpu", 0, 1, 1 << 20, &w->global_batch_per_gpu));
+  HS_CHECK(get_double(r, o, "time_limit", 60.0, 0.0, 1e9, &w->plan.time_limit_s));
+  HS_CHECK(get_int(r, o, "workers", 1, 1, 256, &v));
+  w->workers = (int32_t)v;
+  HS_CHECK(get_int(r, o, "top", 0, 0, INT64_C(1) << 30, &out->top));
+  HS_CHECK(get_string(r, o, "format", "csv", s, 32));
+  if (hs_whatif_format_parse(s, &out->format) != HS_OK)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: format: must be table, csv or json, got \"%s\"", r->file, s));
+  HS_CHECK(read_names(r, o, "candidates", w->candidates[0], sizeof w->candidates[0],
+                      HS_SWEEP_MAX_TYPES, &w->n_candidates));
+  HS_CHECK(read_names(r, o, "strategies", w->strategies[0], sizeof w->strategies[0],
+                      HS_WHATIF_MAX_STRATEGIES, &w->n_strategies));
 cleanup:
-  hs_json_free(o);
+  return st;
+}
+hs_status_t hs__api_whatif_decode(const char *text, hs__api_whatif_t *out, hs_error_t *err)
+{
+  static const char *const known[] = {"replace", "budget_usd_per_hour", "candidates", "price",
+                                      "gpu_price", "step", "gpus_per_node", "nic_GBps", "link_GBps",
+                                      "link_latency_us", "strategies", "global_batch",
+                                      "global_batch_per_gpu", "time_limit", "max_options", "workers",
+                                      "top", "format", NULL};
+  memset(out, 0, sizeof *out);
+  hs_whatif_run_opts_init(&out->o);
+  return decode(text, "whatif options", known, read_whatif, out, err);
+}
+
+static hs_status_t read_sweep(const hs_jreader_t *r, const cJSON *o, void *outp)
+{
+  hs__api_sweep_t *out = outp;
+  hs_status_t st = HS_OK;
+  int64_t v;
+  HS_CHECK(get_bool(r, o, "no_timings", &out->no_timings));
+  HS_CHECK(get_int(r, o, "workers", 1, 1, 1024, &v));
+  out->workers = (int32_t)v;
+cleanup:
   return st;
 }
 
 hs_status_t hs__api_sweep_decode(const char *text, hs__api_sweep_t *out, hs_error_t *err)
 {
   static const char *const known[] = {"no_timings", "workers", NULL};
-  const char *what = "sweep options";
-  hs_jreader_t r = {what, err};
-  hs_status_t st = HS_OK;
-  cJSON *o = NULL;
-  int64_t v;
   memset(out, 0, sizeof *out);
-  HS_CHECK(parse_opts(text, what, known, &o, err));
-  HS_CHECK(get_bool(&r, o, "no_timings", &out->no_timings));
-  HS_CHECK(get_int(&r, o, "workers", 1, 1, 1024, &v));
-  out->workers = (int32_t)v;
-cleanup:
-  hs_json_free(o);
-  return st;
+  return decode(text, "sweep options", known, read_sweep, out, err);
 }
 
 /* ---- results ------------------------------------------------------------------ */

@@ -27,10 +27,17 @@
  *  - Cost: loaders and parsers are O(input size); hs_api_simulate is one
  *    hs_simulate (O(events log events)); hs_api_plan_search one planner run,
  *    hs_api_compare_csv one per strategy, hs_api_sweep_csv one per sweep
- *    job; texts are O(their length); accessors are O(1).
+ *    job, hs_api_whatif one per option and strategy; texts are O(their
+ *    length); accessors are O(1).
  *  - Results are the bytes the CLI prints: hs_api_report_json is
  *    `hetsim simulate --json`, hs_api_compare_csv is `hetsim compare
- *    --format csv`, hs_api_sweep_csv is `hetsim sweep` (sorted by point).
+ *    --format csv`, hs_api_sweep_csv is `hetsim sweep` (sorted by point),
+ *    hs_api_whatif is `hetsim whatif --format csv|json|table`.
+ *  - The training-practice options of simulate, plan and compare (keys
+ *    kernels, attention, sequence_parallel, tp_comm_overlap, zero_stage,
+ *    precision) are those of cli/opt_practice.c: a preset name, "flash" or
+ *    "unfused", booleans, 0-3, "bf16"/"fp16"/"fp8"/"fp32"; only the keys
+ *    given change the plan (a plan file's own values stay otherwise).
  */
 #ifndef HETSIM_H
 #define HETSIM_H
@@ -92,10 +99,11 @@ char *hs_api_cluster_json(const hs_api_cluster_t *c, hs_api_error_t *err);
 
 /* ---- plans ----------------------------------------------------------------- */
 
-/* The Megatron-style grid of `hetsim simulate --tp ...`. Options: tp, pp, dp
- * (default: every remaining device), microbatch_size (1), global_batch
- * (dp x microbatch_size x pp x 4), schedule ("1f1b"), chunks (1),
- * recompute ("none"). */
+/* The Megatron-style grid of `hetsim simulate --tp ...`, validated as the
+ * CLI does. Options: tp, pp, dp (default: every remaining device),
+ * microbatch_size (1), global_batch (dp x microbatch_size x pp x 4),
+ * schedule ("1f1b"), chunks (1), recompute ("none"), and the practice
+ * options (sequence_parallel needs tp >= 2). */
 hs_api_plan_t *hs_api_plan_grid(const hs_api_model_t *m, const hs_api_cluster_t *c,
                                 const char *opts_json, hs_api_error_t *err);
 /* A plan file (`--plan plan.json`) or plan JSON text, validated against the
@@ -106,7 +114,7 @@ hs_api_plan_t *hs_api_plan_parse(const char *text, const char *file, const hs_ap
                                  const hs_api_cluster_t *c, hs_api_error_t *err);
 /* `hetsim plan --strategy S`: the planner's best plan, already simulated.
  * Options: global_batch, max_microbatch_size, max_devices, time_limit,
- * mip_gap, no_recompute. A strategy that finds no plan is an error
+ * mip_gap, no_recompute and the practice options. A strategy that finds no plan is an error
  * (HS_EINFEASIBLE with its reason). */
 hs_api_plan_t *hs_api_plan_search(const hs_api_model_t *m, const hs_api_cluster_t *c,
                                   const char *strategy, const char *opts_json,
@@ -123,7 +131,9 @@ char *hs_api_plan_result_json(const hs_api_plan_t *p, hs_api_error_t *err);
 /* ---- simulation ------------------------------------------------------------ */
 
 /* One simulated iteration. Options: trace (path of a Chrome trace JSON to
- * write), trace_devices (trace only devices below this id; 0 = all). */
+ * write), trace_devices (trace only devices below this id; 0 = all), and
+ * the practice options, which override the plan's for this run (the plan
+ * handle is unchanged), as `--plan plan.json --kernels ...` does. */
 hs_api_report_t *hs_api_simulate(const hs_api_model_t *m, const hs_api_cluster_t *c,
                                  const hs_api_plan_t *p, const char *opts_json,
                                  hs_api_error_t *err);
@@ -152,6 +162,17 @@ char *hs_api_compare_csv(const hs_api_model_t *m, const hs_api_cluster_t *c,
  * default 1). */
 char *hs_api_sweep_csv(const char *spec_text, const char *file, const char *opts_json,
                        hs_api_error_t *err);
+/* `hetsim whatif`: purchases within a budget added to `base` (NULL with the
+ * option replace: true), ranked. Options, the CLI's flags: replace,
+ * budget_usd_per_hour, candidates (comma list or array), price
+ * ("on-demand" or "spot"), gpu_price ("GPU=USD[:SPOT],..."), step,
+ * gpus_per_node, nic_GBps, link_GBps, link_latency_us, strategies,
+ * global_batch or global_batch_per_gpu, time_limit (default 60), max_options,
+ * workers (-j: worker processes, as hs_api_sweep_csv's), top, and format ("csv", the default, "json" or
+ * "table"). An option no strategy plans is a row with its reason (the CLI
+ * exits 3 when there is no other), not an error. */
+char *hs_api_whatif(const hs_api_model_t *m, const hs_api_cluster_t *base, const char *opts_json,
+                    hs_api_error_t *err);
 
 #ifdef __cplusplus
 }

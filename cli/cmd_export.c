@@ -84,7 +84,7 @@ int hs_cmd_export(int argc, char **argv)
   hs_opt_t opts[] = {
       {"notebook", true, "write a Jupyter notebook that plots the sweep table"},
       {"baseline", true, "strategy the notebook's speedups are relative to (default megatron)"},
-      {"json", true, "write the table as a JSON array of row objects"},
+      {"json", true, "write the table as JSON: schema_version, columns and one object per row"},
       {"tidy", true, "write the table in long form: id columns, metric, value"},
       {"svg", true, "input is a Chrome trace: write an SVG timeline"},
       {"title", true, "SVG title (default: the trace's file name)"},
@@ -142,8 +142,9 @@ int hs_cmd_export(int argc, char **argv)
     fprintf(stderr, "wrote %s (reads %s, %zu rows)\n", onb->value, ref, t.n_rows);
   }
   if (ojs) {
-    cJSON *j = hs_table_to_json(&t);
+    cJSON *j = hs_table_to_json_doc(&t); /* versioned like every JSON result */
     if (!j) {
+      fprintf(stderr, "hetsim export: out of memory building the JSON\n");
       rc = 1;
       goto out;
     }

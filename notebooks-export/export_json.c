@@ -53,6 +53,24 @@ cJSON *hs_table_to_json(const hs_table_t *t)
   return arr;
 }
 
+cJSON *hs_table_to_json_doc(const hs_table_t *t)
+{
+  cJSON *j = cJSON_CreateObject(), *rows = hs_table_to_json(t), *cols = NULL;
+  bool ok = j && rows && cJSON_AddNumberToObject(j, "schema_version", HS_SCHEMA_VERSION) &&
+            (cols = cJSON_AddArrayToObject(j, "columns"));
+  for (size_t k = 0; ok && k < t->n_cols; k++) {
+    cJSON *name = cJSON_CreateString(t->cols[k]);
+    ok = name && cJSON_AddItemToArray(cols, name);
+    if (!ok)
+      cJSON_Delete(name);
+  }
+  if (ok && cJSON_AddItemToObject(j, "rows", rows))
+    return j; /* j owns rows */
+  cJSON_Delete(rows);
+  cJSON_Delete(j);
+  return NULL;
+}
+
 /* ---- notebook ------------------------------------------------------------- */
 
 static const char *const md_intro[] = {

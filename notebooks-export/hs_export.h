@@ -249,6 +249,10 @@ bool hs_cell_number(const char *s, double *out);
 /* JSON array of row objects, numbers as numbers, "" as null. Caller frees with
  * hs_json_free. */
 struct cJSON *hs_table_to_json(const hs_table_t *t);
+/* What `hetsim export --json` writes: {schema_version, columns (the header,
+ * in order), rows (hs_table_to_json)}. NULL when out of memory; the caller
+ * frees it with hs_json_free. O(cells). */
+struct cJSON *hs_table_to_json_doc(const hs_table_t *t);
 /* Tidy (long) CSV: the identifying columns (every non-numeric column plus
  * point and the numeric input columns listed in docs/export.md) repeated,
  * then metric,value for each numeric result column of each row. */
@@ -299,6 +303,96 @@ hs_status_t hs_whatif_cluster_json(const hs_cluster_t *base, const char *const *
                                    const int64_t *count, int32_t n_types, int32_t gpus_per_node,
                                    double nic_GBps, double link_GBps, double link_latency_us,
                                    char **out, hs_error_t *err);
+
+/* ---- what-if evaluation (whatif_run.c; `hetsim whatif`, hetsim.whatif()) ---- */
+
+#define HS_WHATIF_MAX_STRATEGIES 16
+
+/* Everything a purchase study takes besides the model and the base cluster.
+ * Planner options travel as one hs_plan_opts_t (`plan`): whatever the
+ * planners read there (precision, practice, time limit, ...) reaches every
+ * option's search unchanged, except global_batch (below). */
+typedef struct hs_whatif_run_opts {
+  hs_whatif_opts_t enumerate;       /* budget, price model, step, max options, replace */
+  hs_plan_opts_t plan;              /* time_limit_s 60 by default; global_batch 0 = 8 samples
+                                       per GPU of the largest option, the same for every option */
+  int64_t global_batch_per_gpu;     /* > 0 instead: each option trains this x its GPUs */
+  int32_t n_candidates;
+  char candidates[HS_SWEEP_MAX_TYPES][HS_NAME_MAX];
+  int32_t n_strategies;             /* default megatron, whale, hapt, data-parallel */
+  char strategies[HS_WHATIF_MAX_STRATEGIES][48];
+  const hs_price_override_t *prices; size_t n_prices; /* borrowed; applied to every GPU */
+  int32_t gpus_per_node;            /* per added node (default 8) */
+  double nic_GBps;                  /* NIC per added node (default 25) */
+  double link_GBps, link_latency_us;/* added site to each base site (default 25, 10) */
+  int32_t workers;                  /* worker processes (hs_map_processes; default 1) */
+  FILE *progress;                   /* the options/strategies line and a progress bar; NULL quiet */
+} hs_whatif_run_opts_t;
+void hs_whatif_run_opts_init(hs_whatif_run_opts_t *o);
+
+/* One option, evaluated: the best strategy's figures, or why none planned. */
+typedef struct hs_whatif_row {
+  char option[256];                 /* "+8 A100-SXM4-40GB +8 V100-SXM2-16GB", "(base only)" */
+  int64_t count[HS_SWEEP_MAX_TYPES];/* GPUs bought per candidate */
+  double added_usd_per_hour;        /* the purchase's price */
+  double usd_per_hour;              /* the whole option's rent under the price model */
+  double usd_per_million_tokens;    /* INFINITY when rent is 0 (unpriced), ok rows only */
+  bool ok, pareto;
+  char strategy[48];
+  hs_eval_t best;                   /* cluster facts (n_gpus, batch) even when not ok */
+  char reason[400];                 /* when not ok */
+} hs_whatif_row_t;
+
+typedef struct hs_whatif_result {
+  char model[HS_NAME_MAX], base[HS_NAME_MAX]; /* base "" with replace */
+  int64_t seq_len;
+  double budget_usd_per_hour;
+  hs_price_model_t price;
+  int64_t global_batch;             /* with global_batch_per_gpu 0 */
+  int64_t global_batch_per_gpu;
+  int32_t n_candidates;
+  char candidates[HS_SWEEP_MAX_TYPES][HS_NAME_MAX];
+  double candidate_usd_per_gpu_hour[HS_SWEEP_MAX_TYPES];
+  char price_source[HS_SWEEP_MAX_TYPES][200];
+  int32_t n_strategies;
+  int32_t base_unpriced_gpus;       /* base GPUs without a price (counted 0 USD/h) */
+  hs_whatif_row_t *rows;            /* ranked: ok first by tokens/s, then USD/h, then label */
+  size_t n_rows, n_ok;
+} hs_whatif_result_t;
+void hs_whatif_result_init(hs_whatif_result_t *r);
+void hs_whatif_result_destroy(hs_whatif_result_t *r);
+
+/* The purchase study: prices the candidates (catalog, then overrides),
+ * enumerates the affordable options (hs_whatif_enumerate), builds each
+ * option's cluster (base + purchase, or the purchase alone when `base` is
+ * NULL, which enumerate.replace must match), plans it with every strategy,
+ * keeps the fastest feasible plan, ranks the options and marks the Pareto
+ * front of tokens/s against $/M tokens. Bad options (an unknown candidate
+ * or strategy, a candidate without a price, nothing affordable, a value out
+ * of range) are HS_EINVAL naming the CLI flag; an option that no strategy
+ * plans is a row with its reason (n_ok 0: nothing feasible), not an error.
+ * Deterministic for any number of workers. O(options x strategies) planner
+ * runs. */
+hs_status_t hs_whatif_run(const hs_model_t *m, const hs_cluster_t *base,
+                          const hs_whatif_run_opts_t *o, hs_whatif_result_t *out,
+                          hs_error_t *err);
+
+/* --gpu-price GPU=USD[:SPOT],... into overrides (caller frees *out); a
+ * missing spot price is -1 (keep the catalog's). */
+hs_status_t hs_price_overrides_parse(const char *s, hs_price_override_t **out, size_t *n,
+                                     hs_error_t *err);
+
+/* Writing a result (whatif_output.c, whatif_json.c): the `hetsim whatif`
+ * table, CSV (docs/schemas.md, "What-if") or JSON, of the best `top` rows
+ * (0 = all). The bytes are a function of the result only. */
+typedef enum { HS_WHATIF_TABLE, HS_WHATIF_CSV, HS_WHATIF_JSON } hs_whatif_format_t;
+hs_status_t hs_whatif_format_parse(const char *s, hs_whatif_format_t *out);
+hs_status_t hs_whatif_write(const hs_whatif_result_t *r, hs_whatif_format_t fmt, size_t top,
+                            FILE *f, hs_error_t *err); /* O(rows) */
+hs_status_t hs_whatif_write_json(const hs_whatif_result_t *r, size_t top, FILE *f, hs_error_t *err);
+/* "global batch 128 samples x 2048 tokens = 262144 tokens per iteration for
+ * every option" or "global batch 4 samples per GPU (grows with the option)". */
+void hs_whatif_batch_note(const hs_whatif_result_t *r, char *buf, size_t n);
 
 /* ---- SVG Gantt chart of a Chrome trace ------------------------------------ */
 

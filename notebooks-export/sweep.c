@@ -44,25 +44,6 @@ uint64_t hs_sweep_job_of(const hs_sweep_spec_t *s, const hs_sweep_point_t *p)
   return j * s->n_strategies + p->strategy;
 }
 
-void hs_sweep_cluster_label(const hs_sweep_cluster_t *c, char *buf, size_t n)
-{
-  if (c->base[0]) {
-    hs_strlcpy(buf, c->base, n);
-    return;
-  }
-  size_t len = 0;
-  buf[0] = '\0';
-  for (int32_t k = 0; k < c->n_types; k++) {
-    if (c->count[k] <= 0)
-      continue;
-    int w = snprintf(buf + len, len < n ? n - len : 0, "%s%s:%lld", len ? "+" : "", c->gpu[k],
-                     (long long)c->count[k]);
-    if (w < 0 || (size_t)w >= n - len)
-      return;
-    len += (size_t)w;
-  }
-}
-
 hs_status_t hs_sweep_spec_resolve(hs_sweep_spec_t *s, hs_error_t *err)
 {
   int64_t max_gpus = 0;

@@ -8,6 +8,10 @@
  * all-zero one. The job list is the whole grid, or `random.samples` jobs
  * drawn without replacement by a seeded splitmix64 (then sorted), so it is a
  * pure function of the file.
+ *
+ * Dependencies run one way: sweep.c (jobs, rows) calls into this file
+ * (compositions, labels, price model names), never the reverse, so the
+ * spec reader builds and tests without the job runner.
  */
 #include "hs_export.h"
 #include "hs_json.h"
@@ -541,15 +545,15 @@ static bool add_groups(cJSON *nodes, const char *gpu, int64_t count, int32_t gpu
     int64_t nn = k == 0 ? full : (rem ? 1 : 0);
     if (!nn)
       continue;
-    cJSON *g = cJSON_CreateObject();
-    if (!g)
+    cJSON *g = cJSON_CreateObject(), *nic = NULL;
+    if (!g || !cJSON_AddItemToArray(nodes, g)) {
+      cJSON_Delete(g);
       return false;
-    cJSON_AddItemToArray(nodes, g);
-    cJSON_AddNumberToObject(g, "count", (double)nn);
-    cJSON_AddStringToObject(g, "gpu", gpu);
-    cJSON_AddNumberToObject(g, "gpus_per_node", (double)(k == 0 ? gpus_per_node : rem));
-    cJSON *nic = cJSON_AddObjectToObject(g, "nic");
-    if (!nic || !cJSON_AddNumberToObject(nic, "GBps", nic_GBps))
+    }
+    /* every member or false: out of memory never yields a partial node group */
+    if (!cJSON_AddNumberToObject(g, "count", (double)nn) || !cJSON_AddStringToObject(g, "gpu", gpu) ||
+        !cJSON_AddNumberToObject(g, "gpus_per_node", (double)(k == 0 ? gpus_per_node : rem)) ||
+        !(nic = cJSON_AddObjectToObject(g, "nic")) || !cJSON_AddNumberToObject(nic, "GBps", nic_GBps))
       return false;
   }
   return true;
@@ -558,16 +562,18 @@ static bool add_groups(cJSON *nodes, const char *gpu, int64_t count, int32_t gpu
 static bool add_link(cJSON *links, const char *a, const char *b, double GBps, double lat_us)
 {
   cJSON *l = cJSON_CreateObject();
-  if (!l)
+  if (!l || !cJSON_AddItemToArray(links, l)) {
+    cJSON_Delete(l);
     return false;
-  cJSON_AddItemToArray(links, l);
+  }
   const char *both[2] = {a, b};
   cJSON *bt = cJSON_CreateStringArray(both, 2);
-  if (!bt)
+  if (!bt || !cJSON_AddItemToObject(l, "between", bt)) {
+    cJSON_Delete(bt);
     return false;
-  cJSON_AddItemToObject(l, "between", bt);
-  cJSON_AddNumberToObject(l, "GBps", GBps);
-  return cJSON_AddNumberToObject(l, "latency_us", lat_us) != NULL;
+  }
+  return cJSON_AddNumberToObject(l, "GBps", GBps) &&
+         cJSON_AddNumberToObject(l, "latency_us", lat_us) != NULL;
 }
 
 static hs_status_t print_out(cJSON *root, char **out, hs_error_t *err)
@@ -575,6 +581,25 @@ static hs_status_t print_out(cJSON *root, char **out, hs_error_t *err)
   *out = root ? cJSON_PrintUnformatted(root) : NULL;
   cJSON_Delete(root);
   return *out ? HS_OK : hs_error_set(err, HS_ENOMEM, "out of memory building a cluster");
+}
+
+void hs_sweep_cluster_label(const hs_sweep_cluster_t *c, char *buf, size_t n)
+{
+  if (c->base[0]) {
+    hs_strlcpy(buf, c->base, n);
+    return;
+  }
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int32_t k = 0; k < c->n_types; k++) {
+    if (c->count[k] <= 0)
+      continue;
+    int w = snprintf(buf + len, len < n ? n - len : 0, "%s%s:%lld", len ? "+" : "", c->gpu[k],
+                     (long long)c->count[k]);
+    if (w < 0 || (size_t)w >= n - len)
+      return;
+    len += (size_t)w;
+  }
 }
 
 hs_status_t hs_sweep_composition_json(const hs_sweep_cluster_t *comp, bool one_site,
@@ -596,13 +621,14 @@ hs_status_t hs_sweep_composition_json(const hs_sweep_cluster_t *comp, bool one_s
     cJSON *nodes = one_nodes;
     if (!nodes) {
       cJSON *s = cJSON_CreateObject();
-      ok = s != NULL;
-      if (!ok)
+      ok = s && cJSON_AddItemToArray(sites, s);
+      if (!ok) {
+        cJSON_Delete(s);
         break;
-      cJSON_AddItemToArray(sites, s);
+      }
       site_name(one_site ? "site" : comp->gpu[k], names[n_sites], HS_NAME_MAX);
-      cJSON_AddStringToObject(s, "name", names[n_sites++]);
-      nodes = cJSON_AddArrayToObject(s, "nodes");
+      nodes = cJSON_AddStringToObject(s, "name", names[n_sites++]) ? cJSON_AddArrayToObject(s, "nodes")
+                                                                   : NULL;
       ok = nodes != NULL;
       if (one_site)
         one_nodes = nodes;
@@ -638,8 +664,10 @@ hs_status_t hs_whatif_cluster_json(const hs_cluster_t *base, const char *const *
     static const char *const keep[] = {"name", "sites", "links", "spot", NULL};
     for (int k = 0; ok && keep[k]; k++) {
       cJSON *it = cJSON_DetachItemFromObjectCaseSensitive(j, keep[k]);
-      if (it)
-        cJSON_AddItemToObject(root, keep[k], it);
+      if (it && !cJSON_AddItemToObject(root, keep[k], it)) {
+        cJSON_Delete(it);
+        ok = false; /* out of memory: never a cluster with a part missing */
+      }
     }
     cJSON_Delete(j);
   } else {
@@ -654,11 +682,12 @@ hs_status_t hs_whatif_cluster_json(const hs_cluster_t *base, const char *const *
   if (ok && added > 0) {
     cJSON *sites = cJSON_GetObjectItemCaseSensitive(root, "sites");
     cJSON *s = cJSON_CreateObject();
-    ok = sites && s;
-    if (ok) {
-      cJSON_AddItemToArray(sites, s);
-      cJSON_AddStringToObject(s, "name", "added");
-      cJSON *nodes = cJSON_AddArrayToObject(s, "nodes");
+    ok = sites && s && cJSON_AddItemToArray(sites, s);
+    if (!ok)
+      cJSON_Delete(s);
+    else {
+      cJSON *nodes = cJSON_AddStringToObject(s, "name", "added") ? cJSON_AddArrayToObject(s, "nodes")
+                                                                 : NULL;
       ok = nodes != NULL;
       for (int32_t k = 0; ok && k < n_types; k++)
         if (count[k] > 0)

@@ -208,11 +208,92 @@ static void test_search_and_compare(void)
   hs_api_model_free(m);
 }
 
+/* hs_api_whatif: the CSV equals hs_whatif_run + hs_whatif_write called
+ * directly with the same options; every failure path fills the error and
+ * frees what it made (LeakSanitizer in the ASan build). */
+static void test_whatif(void)
+{
+  hs_api_error_t e;
+  hs_api_model_t *m = hs_api_model_load("gpt3-1.3b", 0, &e);
+  hs_api_cluster_t *c = hs_api_cluster_load("dgx-a100-1node", NULL, &e);
+  CHECK_OK(e);
+  char *csv = hs_api_whatif(m, c,
+                            "{\"budget_usd_per_hour\": 30, \"candidates\": [\"V100-SXM2-16GB\"], "
+                            "\"strategies\": \"megatron\", \"global_batch\": 64, "
+                            "\"gpu_price\": \"V100-SXM2-16GB=1.5\"}",
+                            &e);
+  CHECK_OK(e);
+
+  hs_model_t lm;
+  hs_cluster_t lc;
+  hs_error_t err;
+  hs_model_init(&lm);
+  hs_cluster_init(&lc);
+  hs_error_init(&err);
+  CHECK_EQ_INT(hs_model_load("gpt3-1.3b", 0, &lm, &err), HS_OK);
+  CHECK_EQ_INT(hs_cluster_load("dgx-a100-1node", &lc, &err), HS_OK);
+  hs_whatif_run_opts_t o;
+  hs_whatif_run_opts_init(&o);
+  o.enumerate.budget_usd_per_hour = 30;
+  o.n_candidates = 1;
+  hs_strlcpy(o.candidates[0], "V100-SXM2-16GB", sizeof o.candidates[0]);
+  o.n_strategies = 1;
+  hs_strlcpy(o.strategies[0], "megatron", sizeof o.strategies[0]);
+  o.plan.global_batch = 64;
+  hs_price_override_t price = {"V100-SXM2-16GB", 1.5, -1.0};
+  o.prices = &price;
+  o.n_prices = 1;
+  hs_whatif_result_t res;
+  CHECK_EQ_INT(hs_whatif_run(&lm, &lc, &o, &res, &err), HS_OK);
+  char *want = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&want, &len);
+  CHECK(f && hs_whatif_write(&res, HS_WHATIF_CSV, 0, f, &err) == HS_OK);
+  fclose(f);
+  CHECK_MSG(csv && want && strcmp(csv, want) == 0, "api:\n%s\nlibrary:\n%s", csv ? csv : "-",
+            want ? want : "-");
+  /* 0, 8 and 16 V100 at 1.5 USD/h fit 30 USD/h: three rows and the header */
+  size_t lines = 0;
+  for (const char *p = csv; p && *p; p++)
+    lines += *p == '\n';
+  CHECK_EQ_INT((long)lines, 4);
+  free(want);
+  hs_api_free(csv);
+  hs_whatif_result_destroy(&res);
+  hs_cluster_destroy(&lc);
+  hs_model_destroy(&lm);
+
+  static const struct { const char *opts, *needle; } bad[] = {
+      {"{\"budget_usd_per_hour\": 30, \"candidates\": \"V100-SXM2-16GB\", \"nope\": 1}",
+       "whatif options: unknown option \"nope\""},
+      {"{\"budget_usd_per_hour\": 30, \"candidates\": \"V100-SXM2-16GB\", \"gpu_price\": \"V=x\"}",
+       "--gpu-price: V: expected a price"},
+      {"{\"budget_usd_per_hour\": 30, \"candidates\": [\"A1OO\"]}", "unknown GPU \"A1OO\""},
+      {"{\"budget_usd_per_hour\": 30, \"candidates\": \"V100-SXM2-16GB\", \"format\": \"xml\"}",
+       "format: must be table, csv or json, got \"xml\""},
+      {"{\"budget_usd_per_hour\": 30, \"candidates\": [1]}", "candidates[0]: must be a name"},
+      {"[1]", "whatif options: must be a JSON object"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char *out = hs_api_whatif(m, c, bad[i].opts, &e);
+    CHECK_MSG(!out && e.status != 0 && e.exit_code == 2 && has(e.message, bad[i].needle),
+              "case %zu: %s", i, e.message);
+    hs_api_free(out);
+  }
+  CHECK(!hs_api_whatif(NULL, c, NULL, &e) && has(e.message, "model: NULL handle"));
+  /* no base and no replace */
+  CHECK(!hs_api_whatif(m, NULL, "{\"budget_usd_per_hour\": 30, \"candidates\": \"V100-SXM2-16GB\"}", &e) &&
+        has(e.message, "--cluster: give a base cluster, or --replace"));
+  hs_api_cluster_free(c);
+  hs_api_model_free(m);
+}
+
 int main(void)
 {
   CHECK_EQ_INT(hs_api_version(), HS_API_VERSION);
   HS_RUN(test_simulate_equals_library);
   HS_RUN(test_errors_name_input);
   HS_RUN(test_search_and_compare);
+  HS_RUN(test_whatif);
   HS_TEST_END();
 }

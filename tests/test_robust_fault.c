@@ -410,6 +410,63 @@ static hs_status_t sc_capi(hs_error_t *err)
   return HS_OK;
 }
 
+/* A purchase study's own allocations, without the planners (whose search
+ * is the planner scenarios' business): --gpu-price overrides parsed, and
+ * the JSON of a result with a feasible and an infeasible option. */
+static hs_status_t sc_whatif_output(hs_error_t *err)
+{
+  hs_price_override_t *prices = NULL;
+  size_t n_prices = 0;
+  hs_whatif_result_t res;
+  hs_whatif_result_init(&res);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = NULL;
+  hs_status_t st = HS_OK;
+  HS_CHECK(hs_price_overrides_parse("A100-SXM4-40GB=1.5:0.5,V100-SXM2-16GB=0.9", &prices, &n_prices, err));
+  hs_strlcpy(res.model, "ops", sizeof res.model);
+  res.seq_len = 2048;
+  res.budget_usd_per_hour = 20.0;
+  res.global_batch = 64;
+  res.n_candidates = (int32_t)n_prices;
+  for (size_t k = 0; k < n_prices; k++) {
+    hs_strlcpy(res.candidates[k], prices[k].gpu, sizeof res.candidates[k]);
+    res.candidate_usd_per_gpu_hour[k] = prices[k].ondemand_usd_h;
+    hs_strlcpy(res.price_source[k], "--gpu-price", sizeof res.price_source[k]);
+  }
+  if (!(res.rows = hs_calloc(2, sizeof *res.rows)))
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  res.n_rows = 2;
+  res.n_ok = 1;
+  hs_whatif_row_t *r = &res.rows[0];
+  hs_strlcpy(r->option, "8 A100-SXM4-40GB", sizeof r->option);
+  r->ok = r->pareto = true;
+  hs_strlcpy(r->strategy, "megatron", sizeof r->strategy);
+  r->best.n_gpus = 8;
+  r->best.tokens_per_s = 1e5;
+  r->best.iteration_s = 1.25;
+  r->usd_per_hour = r->added_usd_per_hour = 12.0;
+  r->usd_per_million_tokens = 0.03;
+  hs_strlcpy(r->best.plan, "tp1 pp1 dp8", sizeof r->best.plan);
+  hs_strlcpy(res.rows[1].option, "8 V100-SXM2-16GB", sizeof res.rows[1].option);
+  hs_strlcpy(res.rows[1].reason, "megatron: no feasible plan", sizeof res.rows[1].reason);
+  if (!(f = open_memstream(&text, &len)))
+    HS_FAIL(hs_error_set(err, HS_EIO, "open_memstream failed"));
+  HS_CHECK(hs_whatif_write(&res, HS_WHATIF_JSON, 0, f, err));
+  fclose(f);
+  f = NULL;
+  free(sc_output);
+  sc_output = text;
+  text = NULL;
+cleanup:
+  if (f)
+    fclose(f);
+  free(text);
+  free(prices);
+  hs_whatif_result_destroy(&res);
+  return st;
+}
+
 static hs_status_t sc_elastic_trace(hs_error_t *err)
 {
   hs_elastic_trace_t t;
@@ -460,6 +517,7 @@ static const struct {
     {"sweep_spec", sc_sweep_spec},   {"measured", sc_measured},   {"measurements", sc_measurements},
     {"report_view", sc_report_view}, {"trace_doc", sc_trace_doc}, {"table", sc_table},
     {"elastic_trace", sc_elastic_trace}, {"capi", sc_capi},
+    {"whatif_output", sc_whatif_output},
     {"nccl_tests", sc_nccl_tests},   {"megatron_log", sc_megatron_log}, {"run_json", sc_run_json},
     {"torch_trace", sc_torch_trace}, {"compare_runs", sc_compare_runs},
 };

@@ -88,6 +88,7 @@ _sig("hs_api_report_tokens_per_s", ctypes.c_double, _p)
 _sig("hs_api_report_oom", _i32, _p)
 _sig("hs_api_compare_csv", _p, _p, _p, _s, _e)
 _sig("hs_api_sweep_csv", _p, _s, _s, _s, _e)
+_sig("hs_api_whatif", _p, _p, _p, _s, _e)
 
 if lib.hs_api_version() != API_VERSION:
     raise ImportError(f"hetsim: libhetsim API version {lib.hs_api_version()}, "

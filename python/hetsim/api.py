@@ -80,6 +80,16 @@ def _opts(**kw: Any) -> bytes:
     return json.dumps({k: v for k, v in kw.items() if v is not None}).encode("utf-8")
 
 
+def _practice(kernels: Optional[str], attention: Optional[str],
+              sequence_parallel: Optional[bool], tp_comm_overlap: Optional[bool],
+              zero_stage: Optional[int], precision: Optional[str]) -> dict:
+    """The training-practice options of cli/opt_practice.c (``--kernels``,
+    ``--attention``, ``--sequence-parallel``, ``--tp-comm-overlap``,
+    ``--zero-stage``, ``--precision``); None = not given."""
+    return dict(kernels=kernels, attention=attention, sequence_parallel=sequence_parallel,
+                tp_comm_overlap=tp_comm_overlap, zero_stage=zero_stage, precision=precision)
+
+
 class _Handle:
     _free = None  # the C destructor
 
@@ -274,13 +284,21 @@ class Plan(_Handle):
              pp: Optional[int] = None, dp: Optional[int] = None,
              microbatch_size: Optional[int] = None, global_batch: Optional[int] = None,
              schedule: Optional[str] = None, chunks: Optional[int] = None,
-             recompute: Optional[str] = None) -> "Plan":
+             recompute: Optional[str] = None, kernels: Optional[str] = None,
+             attention: Optional[str] = None, sequence_parallel: Optional[bool] = None,
+             tp_comm_overlap: Optional[bool] = None, zero_stage: Optional[int] = None,
+             precision: Optional[str] = None) -> "Plan":
         """The Megatron-style grid of ``hetsim simulate --tp T --pp P ...``
         (same defaults: dp = every remaining device, global batch =
-        dp x microbatch size x pp x 4, schedule 1f1b)."""
+        dp x microbatch size x pp x 4, schedule 1f1b), with the training
+        practice options (``kernels``, ``attention``, ``sequence_parallel``,
+        ``tp_comm_overlap``, ``zero_stage``, ``precision``), validated as the
+        CLI validates it."""
         opts = _opts(tp=tp, pp=pp, dp=dp, microbatch_size=microbatch_size,
                      global_batch=global_batch, schedule=schedule, chunks=chunks,
-                     recompute=recompute)
+                     recompute=recompute,
+                     **_practice(kernels, attention, sequence_parallel, tp_comm_overlap,
+                                 zero_stage, precision))
         return cls(_call(lib.hs_api_plan_grid, model.handle, cluster.handle, opts))
 
     @classmethod
@@ -339,7 +357,10 @@ def simulate(model: ModelLike, cluster: ClusterLike,
              tp: Optional[int] = None, pp: Optional[int] = None, dp: Optional[int] = None,
              microbatch_size: Optional[int] = None, global_batch: Optional[int] = None,
              schedule: Optional[str] = None, chunks: Optional[int] = None,
-             recompute: Optional[str] = None, seq_len: Optional[int] = None,
+             recompute: Optional[str] = None, kernels: Optional[str] = None,
+             attention: Optional[str] = None, sequence_parallel: Optional[bool] = None,
+             tp_comm_overlap: Optional[bool] = None, zero_stage: Optional[int] = None,
+             precision: Optional[str] = None, seq_len: Optional[int] = None,
              profile: Optional[PathLike] = None,
              trace: Union[bool, PathLike, None] = None,
              trace_devices: Optional[int] = None) -> Report:
@@ -348,13 +369,20 @@ def simulate(model: ModelLike, cluster: ClusterLike,
     ``plan`` is a Plan, a plan file or a dict; without it the grid options
     (``tp``, ``pp``, ``dp``, ``microbatch_size``, ``global_batch``,
     ``schedule``, ``chunks``, ``recompute``) make the plan, with the CLI's
-    defaults. ``seq_len`` and ``profile`` are ``--seq-len`` and
-    ``--profile``. ``trace=True`` keeps the Chrome trace in the report
+    defaults. The training-practice options ``kernels`` (a preset:
+    ``"megatron-2021"``, ``"megatron-core-2024"``, ...), ``attention``
+    (``"flash"``/``"unfused"``), ``sequence_parallel``, ``tp_comm_overlap``,
+    ``zero_stage`` (0-3) and ``precision`` (``"bf16"``, ``"fp16"``,
+    ``"fp8"``, ``"fp32"``) are the CLI's flags: with a plan they override
+    the plan's own values for this run. ``seq_len`` and ``profile`` are
+    ``--seq-len`` and ``--profile``. ``trace=True`` keeps the Chrome trace in the report
     (Report.trace()); a path writes it there too. Raises InputError with the
     C message for bad input."""
     grid = dict(tp=tp, pp=pp, dp=dp, microbatch_size=microbatch_size,
                 global_batch=global_batch, schedule=schedule, chunks=chunks,
                 recompute=recompute)
+    practice = _practice(kernels, attention, sequence_parallel, tp_comm_overlap, zero_stage,
+                         precision)
     if plan is not None and any(grid[k] is not None for k in ("tp", "pp", "dp")):
         raise InputError("simulate: give either plan or tp/pp/dp, not both", 1, "HS_EINVAL", 2)
     m, own_m = _as_model(model, seq_len)
@@ -367,7 +395,8 @@ def simulate(model: ModelLike, cluster: ClusterLike,
         elif plan is not None:
             p, own_p = Plan.load(plan, m, c), True
         else:
-            p, own_p = Plan.grid(m, c, **grid), True
+            p, own_p = Plan.grid(m, c, **grid, **practice), True
+            practice = {}  # in the plan already
         trace_path = None
         if trace is True:
             fd, tmp = tempfile.mkstemp(prefix="hetsim-trace-", suffix=".json")
@@ -375,7 +404,7 @@ def simulate(model: ModelLike, cluster: ClusterLike,
             trace_path = tmp
         elif trace:
             trace_path = os.fspath(trace)
-        opts = _opts(trace=trace_path, trace_devices=trace_devices)
+        opts = _opts(trace=trace_path, trace_devices=trace_devices, **practice)
         h = _call(lib.hs_api_simulate, m.handle, c.handle, p.handle, opts)
         tr = None
         if trace_path:
@@ -396,16 +425,22 @@ def simulate(model: ModelLike, cluster: ClusterLike,
 def plan(model: ModelLike, cluster: ClusterLike, strategy: str, *,
          global_batch: Optional[int] = None, max_microbatch_size: Optional[int] = None,
          max_devices: Optional[int] = None, time_limit: Optional[float] = None,
-         mip_gap: Optional[float] = None, no_recompute: Optional[bool] = None) -> Plan:
+         mip_gap: Optional[float] = None, no_recompute: Optional[bool] = None,
+         kernels: Optional[str] = None, attention: Optional[str] = None,
+         sequence_parallel: Optional[bool] = None, tp_comm_overlap: Optional[bool] = None,
+         zero_stage: Optional[int] = None, precision: Optional[str] = None) -> Plan:
     """Searches a plan with ``strategy`` (``hetsim list strategies``), as
     ``hetsim plan`` does; the plan is already simulated (Plan.result()).
-    Raises InfeasibleError when the strategy finds no plan."""
+    The training-practice options are simulate()'s, put in every plan the
+    strategy scores. Raises InfeasibleError when the strategy finds no plan."""
     m, own_m = _as_model(model, None)
     c, own_c = _as_cluster(cluster, None)
     try:
         opts = _opts(global_batch=global_batch, max_microbatch_size=max_microbatch_size,
                      max_devices=max_devices, time_limit=time_limit, mip_gap=mip_gap,
-                     no_recompute=no_recompute)
+                     no_recompute=no_recompute,
+                     **_practice(kernels, attention, sequence_parallel, tp_comm_overlap,
+                                 zero_stage, precision))
         return Plan(_call(lib.hs_api_plan_search, m.handle, c.handle, _enc(strategy), opts))
     finally:
         if own_c:
@@ -419,7 +454,10 @@ def compare_csv(model: Optional[ModelLike] = None, cluster: Optional[ClusterLike
                 scenario: Optional[str] = None, charge: Optional[str] = None,
                 global_batch: Optional[int] = None, max_microbatch_size: Optional[int] = None,
                 max_devices: Optional[int] = None, time_limit: Optional[float] = None,
-                mip_gap: Optional[float] = None, no_recompute: Optional[bool] = None) -> str:
+                mip_gap: Optional[float] = None, no_recompute: Optional[bool] = None,
+                kernels: Optional[str] = None, attention: Optional[str] = None,
+                sequence_parallel: Optional[bool] = None, tp_comm_overlap: Optional[bool] = None,
+                zero_stage: Optional[int] = None, precision: Optional[str] = None) -> str:
     """``hetsim compare --format csv`` output (see compare())."""
     if isinstance(strategies, (list, tuple)):
         strategies = list(strategies)
@@ -433,7 +471,9 @@ def compare_csv(model: Optional[ModelLike] = None, cluster: Optional[ClusterLike
         opts = _opts(strategies=strategies, scenario=scenario, charge=charge,
                      global_batch=global_batch, max_microbatch_size=max_microbatch_size,
                      max_devices=max_devices, time_limit=time_limit, mip_gap=mip_gap,
-                     no_recompute=no_recompute)
+                     no_recompute=no_recompute,
+                     **_practice(kernels, attention, sequence_parallel, tp_comm_overlap,
+                                 zero_stage, precision))
         return take_string(_call(lib.hs_api_compare_csv, m.handle if m else None,
                                  c.handle if c else None, opts))
     finally:
@@ -451,7 +491,9 @@ def compare(model: Optional[ModelLike] = None, cluster: Optional[ClusterLike] = 
     tokens_per_s, speedup_vs_megatron, mfu, peak_memory_fraction,
     usd_per_million_tokens, search_s, plan. Options: scenario, charge
     ("used" or "cluster"), global_batch, max_microbatch_size, max_devices,
-    time_limit, mip_gap, no_recompute."""
+    time_limit, mip_gap, no_recompute, and the training-practice options of
+    simulate() (kernels, attention, sequence_parallel, tp_comm_overlap,
+    zero_stage, precision)."""
     import pandas as pd
 
     return pd.read_csv(io.StringIO(compare_csv(model, cluster, strategies, **options)))
@@ -482,6 +524,84 @@ def sweep(spec: Union[PathLike, Mapping[str, Any]], *, no_timings: bool = False,
     import pandas as pd
 
     return pd.read_csv(io.StringIO(sweep_csv(spec, no_timings=no_timings, workers=workers)))
+
+
+def _gpu_price(p: Union[str, Mapping[str, Any], None]) -> Optional[str]:
+    """``--gpu-price`` text from a dict {gpu: usd} or {gpu: (usd, spot_usd)}
+    (repr keeps every float exact), or the text itself."""
+    if p is None or isinstance(p, str):
+        return p
+    parts = []
+    for gpu, v in p.items():
+        if isinstance(v, (tuple, list)):
+            od, spot = v
+            parts.append(f"{gpu}={float(od)!r}:{float(spot)!r}")
+        else:
+            parts.append(f"{gpu}={float(v)!r}")
+    return ",".join(parts)
+
+
+def whatif_text(model: ModelLike, cluster: Optional[ClusterLike] = None, *,
+                budget_usd_per_hour: float, candidates: Union[str, Sequence[str]],
+                replace: Optional[bool] = None, price: Optional[str] = None,
+                gpu_price: Union[str, Mapping[str, Any], None] = None,
+                step: Optional[int] = None, gpus_per_node: Optional[int] = None,
+                nic_GBps: Optional[float] = None, link_GBps: Optional[float] = None,
+                link_latency_us: Optional[float] = None,
+                strategies: Union[str, Sequence[str], None] = None,
+                global_batch: Optional[int] = None, global_batch_per_gpu: Optional[int] = None,
+                time_limit: Optional[float] = None, max_options: Optional[int] = None,
+                workers: Optional[int] = None, top: Optional[int] = None,
+                format: str = "csv") -> str:
+    """``hetsim whatif --format csv|json|table`` output, byte for byte (see
+    whatif()). ``workers`` is ``-j``."""
+    if replace is None:
+        replace = cluster is None
+    lists = {k: list(v) if isinstance(v, (list, tuple)) else v
+             for k, v in (("candidates", candidates), ("strategies", strategies))}
+    m, own_m = _as_model(model, None)
+    c, own_c = None, False
+    try:
+        if cluster is not None and not replace:
+            c, own_c = _as_cluster(cluster, None)
+        opts = _opts(replace=replace or None, budget_usd_per_hour=budget_usd_per_hour,
+                     price=price, gpu_price=_gpu_price(gpu_price), step=step,
+                     gpus_per_node=gpus_per_node, nic_GBps=nic_GBps, link_GBps=link_GBps,
+                     link_latency_us=link_latency_us, global_batch=global_batch,
+                     global_batch_per_gpu=global_batch_per_gpu, time_limit=time_limit,
+                     max_options=max_options, workers=workers, top=top, format=format, **lists)
+        return take_string(_call(lib.hs_api_whatif, m.handle, c.handle if c else None, opts))
+    finally:
+        if own_c:
+            c.close()
+        if own_m:
+            m.close()
+
+
+def whatif(model: ModelLike, cluster: Optional[ClusterLike] = None, **options: Any) -> "pandas.DataFrame":
+    """Which purchase (or rental) within a budget trains ``model`` fastest,
+    as ``hetsim whatif``: every affordable vector of ``candidates`` GPUs
+    (multiples of ``step``) added to ``cluster`` (or, with no cluster or
+    ``replace=True``, making up the whole cluster), planned with each of
+    ``strategies``, ranked by tokens/s with the Pareto front of tokens/s
+    against $/M tokens marked. Keyword options are the CLI's flags in
+    Python spelling: budget_usd_per_hour and candidates (required),
+    replace, price ("on-demand" or "spot"), gpu_price (``"GPU=USD[:SPOT]"``
+    or a dict {gpu: usd} / {gpu: (usd, spot_usd)}), step, gpus_per_node,
+    nic_GBps, link_GBps, link_latency_us, strategies, global_batch or
+    global_batch_per_gpu, time_limit (default 60 s per search), max_options,
+    workers (``-j``), top. Returns a DataFrame with exactly the CSV's
+    columns (rank, option, n_gpus, added_usd_per_hour, usd_per_hour,
+    global_batch, tokens_per_iteration, strategy, tokens_per_s, iteration_s,
+    mfu, usd_per_million_tokens, pareto, plan, reason); an option no
+    strategy plans has an empty strategy and its reason (the CLI exits 3
+    when no option plans). Bad input raises InputError with the CLI's
+    message."""
+    import pandas as pd
+
+    if "format" in options:
+        raise TypeError("whatif() returns a DataFrame; use whatif_text(format=...) for other formats")
+    return pd.read_csv(io.StringIO(whatif_text(model, cluster, **options)))
 
 
 def library_path() -> str:

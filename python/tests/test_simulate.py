@@ -139,3 +139,21 @@ def test_same_input_same_bytes():
     a = hetsim.simulate("gpt3-2.7b", "a100-v100-two-sites", tp=2, pp=4).json_text
     b = hetsim.simulate("gpt3-2.7b", "a100-v100-two-sites", tp=2, pp=4).json_text
     assert a == b
+
+
+def test_breakdown_is_the_reports_stages(cli):
+    """Report.breakdown(): one row per stage of the CLI's JSON report (a
+    tp2 pp4 grid has 4 stages in its one pipeline), the same cells, and each
+    stage's time breakdown partitions the iteration (docs/schemas.md)."""
+    r = hetsim.simulate("gpt3-1.3b", "dgx-a100-1node", tp=2, pp=4, global_batch=64)
+    d = json.loads(cli("simulate", "--model", "gpt3-1.3b", "--cluster", "dgx-a100-1node",
+                       "--tp", "2", "--pp", "4", "--global-batch", "64", "--json").stdout)
+    df = r.breakdown()
+    assert len(df) == 4 and list(df["stage"]) == [0, 1, 2, 3]
+    assert list(df.columns) == list(d["stages"][0].keys())
+    for i, st in enumerate(d["stages"]):
+        for k, v in st.items():
+            assert df[k].iloc[i] == v or (isinstance(v, list) and list(df[k].iloc[i]) == v), k
+        parts = sum(df["time_breakdown_s"].iloc[i].values())
+        assert math.isclose(parts, d["iteration_time_s"], rel_tol=1e-9)
+    assert (df["tp"] == 2).all()

@@ -20,12 +20,15 @@ py=/usr/bin/python3
 "$bin" export "$tmp/results.csv" --notebook "$tmp/again.ipynb" 2>/dev/null
 cmp -s "$tmp/analysis.ipynb" "$tmp/again.ipynb" || die "notebook bytes differ between two exports"
 
-# JSON: one object per row, numbers as numbers (checked with the stdlib)
+# JSON: schema_version, the columns, one object per row, numbers as numbers (checked with the stdlib)
 $py - "$tmp/results.csv" "$tmp/results.json" "$tmp/tidy.csv" <<'PY' || fail=1
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-js = json.load(open(sys.argv[2]))
-ok = len(js) == len(rows)
+doc = json.load(open(sys.argv[2]))
+# versioned like every JSON result (docs/schemas.md); columns in the CSV's order
+ok = doc["schema_version"] == 1 and doc["columns"] == list(rows[0].keys())
+js = doc["rows"]
+ok &= len(js) == len(rows)
 for r, j in zip(rows, js):
     for k, v in r.items():
         if v == "":
