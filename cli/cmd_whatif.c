@@ -220,6 +220,8 @@ int hs_cmd_whatif(int argc, char **argv)
       {"j", true, "worker processes (default 1)"},
       {"top", true, "print only the best N options (default all)"},
       {"format", true, "table (default), csv or json"},
+      HS_CLI_HEADROOM_OPT,
+      HS_CLI_PRACTICE_OPTS,
       {NULL},
   };
   const char *pos[1];
@@ -229,6 +231,7 @@ int hs_cmd_whatif(int argc, char **argv)
                         "         --budget-usd-per-hour X --candidates GPU,GPU,...\n"
                         "         [--price on-demand|spot] [--gpu-price GPU=USD,...] [--step N]\n"
                         "         [--strategies a,b] [--global-batch G | --global-batch-per-gpu N]\n"
+                        "         [--precision P] [--memory-headroom F] [--kernels K] [--zero-stage Z] ...\n"
                         "         [-j N] [--format table|csv|json] [--quiet]\n"
                         "exit: 0 ok, 2 bad input, 3 no option has a feasible plan");
   if (rc)
@@ -257,6 +260,12 @@ int hs_cmd_whatif(int argc, char **argv)
     fprintf(stderr, "hetsim whatif: --price: must be on-demand or spot, got \"%s\"\n", oprice->value);
     return 2;
   }
+  hs_plan_opts_t po; /* the planners' options, checked before any work */
+  hs_plan_opts_init(&po);
+  if ((rc = hs_cli_precision(opts, &po.precision)) ||
+      (rc = hs_cli_memory_headroom(opts, &po.memory_headroom)) ||
+      (rc = hs_cli_practice(opts, &po.practice)))
+    return rc;
   int64_t v;
   double budget, nic, link_bw, link_lat, tl;
   if ((rc = hs_cli_double(opts, "budget-usd-per-hour", 0, &budget)))
@@ -416,8 +425,6 @@ int hs_cmd_whatif(int argc, char **argv)
     snprintf(batch_note, sizeof batch_note, "global batch %lld samples x %lld tokens = %lld tokens per "
              "iteration for every option", (long long)gb, (long long)m.seq_len,
              (long long)(gb * m.seq_len));
-  hs_plan_opts_t po;
-  hs_plan_opts_init(&po);
   po.global_batch = gb;
   po.time_limit_s = tl;
   bool quiet = hs_cli_opt(opts, "quiet") != NULL;

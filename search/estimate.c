@@ -114,6 +114,17 @@ void hs_estimator_set_practice(hs_estimator_t *e, const hs_practice_t *p)
     e->cache[k].used = false;
 }
 
+void hs_estimator_set_precision(hs_estimator_t *e, hs_dtype_t precision)
+{
+  if (e->dt == precision)
+    return;
+  e->dt = precision;
+  for (int k = 0; k < CACHE_MAX; k++)
+    e->cache[k].used = false;
+}
+
+hs_dtype_t hs_estimator_precision(const hs_estimator_t *e) { return e->dt; }
+
 double hs_estimate_allreduce_s(hs_estimator_t *e, const int32_t *devices, int32_t n, double bytes)
 {
   if (n <= 1 || bytes <= 0.0)
@@ -335,6 +346,8 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
   memset(out, 0, sizeof *out);
   out->oom_device = -1;
   hs_estimator_set_practice(e, &p->practice);
+  /* the plan runs at its precision: estimate it there (hs_simulate does) */
+  hs_estimator_set_precision(e, p->precision);
   const hs_model_t *m = e->m;
   const hs_cluster_t *c = e->c;
   const hs_schedule_t *sc = hs_schedule_find(p->schedule);
