@@ -284,6 +284,16 @@ int hs_cmd_compare(int argc, char **argv)
       fprintf(stderr, "hetsim compare: unknown strategy \"%s\" (hetsim list strategies)\n", names[i]);
       return 2;
     }
+  if (obase) {
+    bool listed = false;
+    for (int i = 0; i < n_names && !listed; i++)
+      listed = strcmp(names[i], obase->value) == 0;
+    if (!listed) {
+      fprintf(stderr, "hetsim compare: --baseline: \"%s\" is not among the strategies compared\n",
+              obase->value);
+      return 2;
+    }
+  }
   hs_plan_opts_t po;
   if ((rc = read_plan_opts(opts, &po)))
     return rc;

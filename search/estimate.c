@@ -368,9 +368,10 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
   double *params = hs_calloc((size_t)max_stages + 1, sizeof *params);
   double *opt = hs_calloc((size_t)max_stages + 1, sizeof *opt);
   int32_t *group = hs_calloc((size_t)total_tp_groups + 1, sizeof *group);
+  double *nic_bytes = hs_calloc(c->n_nodes + 1, sizeof *nic_bytes);
   ar_memo_t memo[AR_MEMO_MAX];
   int32_t n_memo = 0;
-  if (!tf || !tb || !cut || !params || !opt || !group)
+  if (!tf || !tb || !cut || !params || !opt || !group || !nic_bytes)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   /* Tied embedding split from its LM head (sim/lower.c): after the DP sync,
    * pairs of (embedding, head) holders all-reduce the copy's gradient in
@@ -399,6 +400,24 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
         bytes *= HS_MAX(nh, ne);
       int32_t pair[2] = {d_e, d_h};
       tied_ar = hs_estimate_allreduce_s(e, pair, 2, bytes);
+    }
+  }
+  /* Activation bytes per microbatch each node sends off-node, summed over
+   * pipelines (the dp pipelines of a grid send at the same time through
+   * one NIC); one chunk per rank under interleaving. O(stages). */
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    int32_t ranks = pl->n_stages / v;
+    for (int32_t s = 0; s + 1 < pl->n_stages && s < ranks; s++) {
+      const hs_plan_stage_t *stg = &pl->stages[s];
+      int32_t src = stg->replicas[0].devices[0], dst = pl->stages[s + 1].replicas[0].devices[0];
+      if (c->devices[src].node == c->devices[dst].node)
+        continue;
+      double share = 0.0;
+      for (int32_t q = 0; q < stg->n_replicas; q++)
+        if (c->devices[stg->replicas[q].devices[0]].node == c->devices[src].node)
+          share += stg->replicas[q].share;
+      nic_bytes[c->devices[src].node] += m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size * share;
     }
   }
   double iter = 0.0;
@@ -431,8 +450,11 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
             nodeshare += stg->replicas[q].share;
         double act = m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size * nodeshare;
         int32_t nsub = HS_MIN(stg->replicas[0].n_devices, nx->replicas[0].n_devices);
-        cut[s] = hs_estimate_p2p_s(e, stg->replicas[0].devices[0], nx->replicas[0].devices[0], act,
-                                   nsub);
+        int32_t src = stg->replicas[0].devices[0], dst = nx->replicas[0].devices[0];
+        /* leaving the node: every pipeline's send from this node shares its NIC */
+        if (c->devices[src].node != c->devices[dst].node && nic_bytes[c->devices[src].node] > act)
+          act = nic_bytes[c->devices[src].node];
+        cut[s] = hs_estimate_p2p_s(e, src, dst, act, nsub);
       }
     }
     /* Interleaving: a rank runs v chunks; approximate with the per-rank sum
@@ -530,5 +552,6 @@ cleanup:
   free(params);
   free(opt);
   free(group);
+  free(nic_bytes);
   return st;
 }
