@@ -325,6 +325,12 @@ typedef struct ar_memo {
   double bytes, t;
 } ar_memo_t;
 
+typedef struct group_memo {
+  int32_t op_first, n;
+  uint64_t key;
+  bool multi_node;
+} group_memo_t;
+
 /* Stage of pipeline pl holding op, by binary search over op ranges. */
 static int32_t stage_of(const hs_plan_pipeline_t *pl, int32_t op)
 {
@@ -337,6 +343,24 @@ static int32_t stage_of(const hs_plan_pipeline_t *pl, int32_t op)
       hi = mid;
   }
   return lo;
+}
+
+/* The first devices of every TP group holding `op` (over all pipelines)
+ * into group[], their count returned and an FNV hash of them in *key.
+ * O(pipelines x log stages + replicas). */
+static int32_t holders(const hs_plan_t *p, int32_t op, int32_t *group, uint64_t *key)
+{
+  int32_t n = 0;
+  *key = 1469598103934665603ULL;
+  for (int32_t j = 0; j < p->n_pipelines; j++) {
+    const hs_plan_pipeline_t *pj = &p->pipelines[j];
+    const hs_plan_stage_t *sj = &pj->stages[stage_of(pj, op)];
+    for (int32_t q = 0; q < sj->n_replicas; q++) {
+      group[n++] = sj->replicas[q].devices[0];
+      *key = (*key ^ (uint64_t)sj->replicas[q].devices[0]) * 1099511628211ULL;
+    }
+  }
+  return n;
 }
 
 hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_memory,
@@ -371,6 +395,8 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
   double *nic_bytes = hs_calloc(c->n_nodes + 1, sizeof *nic_bytes);
   ar_memo_t memo[AR_MEMO_MAX];
   int32_t n_memo = 0;
+  group_memo_t gmemo[AR_MEMO_MAX];
+  int32_t n_gmemo = 0;
   if (!tf || !tb || !cut || !params || !opt || !group || !nic_bytes)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   /* Tied embedding split from its LM head (sim/lower.c): after the DP sync,
@@ -483,21 +509,28 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
     double bwd_before = 0.0;
     for (int32_t s = 0; s < S; s++) {
       const hs_plan_stage_t *stg = &pl->stages[s];
+      /* the holders of the stage's first op: the same for every stage
+       * that starts there (every pipeline of a grid), so looked up once */
       int32_t n = 0;
       uint64_t key = 1469598103934665603ULL;
-      for (int32_t j = 0; j < p->n_pipelines; j++) {
-        const hs_plan_pipeline_t *pj = &p->pipelines[j];
-        const hs_plan_stage_t *sj = &pj->stages[stage_of(pj, stg->op_first)];
-        for (int32_t q = 0; q < sj->n_replicas; q++) {
-          group[n++] = sj->replicas[q].devices[0];
-          key = (key ^ (uint64_t)sj->replicas[q].devices[0]) * 1099511628211ULL;
-        }
+      bool multi_node = false, have_group = false;
+      int32_t gk = 0;
+      while (gk < n_gmemo && gmemo[gk].op_first != stg->op_first)
+        gk++;
+      if (gk < n_gmemo) {
+        n = gmemo[gk].n;
+        key = gmemo[gk].key;
+        multi_node = gmemo[gk].multi_node;
+      } else {
+        n = holders(p, stg->op_first, group, &key);
+        for (int32_t k = 1; k < n && !multi_node; k++)
+          multi_node = c->devices[group[k]].node != c->devices[group[0]].node;
+        have_group = true;
+        if (n_gmemo < AR_MEMO_MAX)
+          gmemo[n_gmemo++] = (group_memo_t){stg->op_first, n, key, multi_node};
       }
       int32_t tp = stg->replicas[0].n_devices;
       double bytes = params[s] * grad_bytes;
-      bool multi_node = false;
-      for (int32_t k = 1; k < n && !multi_node; k++)
-        multi_node = c->devices[group[k]].node != c->devices[group[0]].node;
       if (multi_node && tp > 1)
         bytes *= tp;
       if (hs_plan_zero_stage(p) >= 3) /* parameter all-gathers with the gradient sync (lower.c) */
@@ -507,6 +540,8 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
         if (memo[k].key == key && memo[k].n == n && memo[k].bytes == bytes)
           ar = memo[k].t;
       if (ar < 0.0) {
+        if (!have_group)
+          holders(p, stg->op_first, group, &key);
         ar = hs_estimate_allreduce_s(e, group, n, bytes);
         if (n_memo < AR_MEMO_MAX)
           memo[n_memo++] = (ar_memo_t){key, n, bytes, ar};
