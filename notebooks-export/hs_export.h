@@ -78,6 +78,8 @@ typedef struct hs_sweep_spec {
   int64_t seq_len;                  /* 0 = the model's */
   hs_dtype_t precision;             /* "precision", default bf16 (fp16 on GPUs without bf16) */
   double memory_headroom;           /* "memory_headroom", default HS_MEMORY_HEADROOM_DEFAULT */
+  hs_practice_t practice;           /* "kernels", "attention", "sequence_parallel", "zero_stage",
+                                       "tp_comm_overlap"; default hs_practice_init's */
   /* Random sampling of the job grid: 0 = the full grid. */
   uint64_t samples;
   uint64_t seed;
