@@ -299,6 +299,16 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
   if (!(o->memory_headroom >= 0.0 && o->memory_headroom < 1.0))
     return hs_error_set(err, HS_EINVAL, "memory headroom (--memory-headroom): must be in [0, 1), got %g",
                         o->memory_headroom);
+  if (c && o->precision == HS_DTYPE_FP8) { /* bad input when no GPU could run it */
+    bool any = false;
+    for (size_t d = 0; d < c->n_devices && !any; d++)
+      any = hs_cluster_gpu(c, (int32_t)d)->peak_flops[HS_DTYPE_FP8] > 0.0;
+    if (!any)
+      return hs_error_set(err, HS_EINVAL,
+                          "precision (--precision): fp8 needs FP8 GEMMs, but no GPU of cluster %s has "
+                          "an fp8 peak in the catalog",
+                          c->name);
+  }
   if (!t || !m || !c || c->n_nodes == 0 || !o->device_subsets)
     return run_whole(t, m, c, o, progress, plan, stats, report, err);
   hs_status_t st = HS_OK;

@@ -98,6 +98,7 @@ expect2 --memory-headroom '"-0.1"' -- "$H" plan "${PLANC[@]}" --strategy deepspe
 expect2 --memory-headroom '"lots"' -- "$H" compare "${PLANC[@]}" --strategies megatron --memory-headroom lots
 expect2 --baseline '"whale"' -- "$H" compare "${PLANC[@]}" --strategies megatron,hapt --baseline whale
 expect2 --memory-headroom '"nan"' -- "$H" whatif "${PLANC[@]}" --budget-usd-per-hour 10 --candidates H100-SXM5-80GB --memory-headroom nan
+expect2 "precision (--precision): fp8" dgx-a100-1node -- "$H" plan "${PLANC[@]}" --strategy deepspeed --precision fp8
 expect2 --precision fp4 -- "$H" whatif "${PLANC[@]}" --budget-usd-per-hour 10 --candidates H100-SXM5-80GB --precision fp4
 
 echo "robust_badinput: $pass passed, $fail failed"
