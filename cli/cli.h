@@ -56,6 +56,13 @@ int hs_cli_double(const hs_opt_t *opts, const char *name, double def, double *ou
       {"zero-stage", true, "0|1|2|3: ZeRO / distributed optimizer / FSDP over each DP group"}, \
       {"precision", true, "bf16|fp16|fp8|fp32: GEMM precision (fp8 needs a GPU with fp8 peak)"}, \
       {"tp-comm-overlap", false, "TP collectives overlapped with GEMMs (Megatron-Core userbuffers; needs --sequence-parallel)"}
+/* --memory-headroom F (cli/opt_practice.c): the fraction of every GPU's
+ * memory no plan may use (hs_plan_opts_t.memory_headroom). */
+#define HS_CLI_HEADROOM_OPT \
+  {"memory-headroom", true, "fraction of each GPU's memory plans leave free (default 0.1: fragmentation and " \
+                            "framework workspace are not modelled)"}
+/* 0 and *headroom set when given (left alone when not), else 2. */
+int hs_cli_memory_headroom(const hs_opt_t *opts, double *headroom);
 struct hs_practice;
 int hs_cli_practice(const hs_opt_t *opts, struct hs_practice *pr);
 /* --precision: 0 and *dt set when given (left alone when not), else 2. */

@@ -48,6 +48,9 @@ static int read_plan_opts(const hs_opt_t *opts, hs_plan_opts_t *po)
   po->allow_recompute = !hs_cli_opt(opts, "no-recompute");
   if ((rc = hs_cli_precision(opts, &po->precision)))
     return rc;
+  if ((rc = hs_cli_memory_headroom(opts, &po->memory_headroom)))
+    return rc;
+  po->search_practice = !hs_cli_opt(opts, "no-practice-search");
   return hs_cli_practice(opts, &po->practice);
 }
 
@@ -73,6 +76,9 @@ int hs_cmd_plan(int argc, char **argv)
       {"time-limit", true, "search budget in seconds (0 = none)"},
       {"mip-gap", true, "relative MIP gap for autohet (default 0.01)"},
       {"no-recompute", false, "never use activation recomputation"},
+      {"no-practice-search", false, "baselines use only the practice options given (no search over "
+                                    "sequence parallelism, ZeRO stage, interleaving, uneven stages)"},
+      HS_CLI_HEADROOM_OPT,
       HS_CLI_PRACTICE_OPTS,
       {"json", false, "print plan, stats and report as JSON"},
       {"o", true, "write the plan JSON to this file (hetsim simulate --plan reads it)"},
@@ -85,8 +91,8 @@ int hs_cmd_plan(int argc, char **argv)
                         "usage: hetsim plan --model M --cluster C --strategy S [--global-batch G]\n"
                         "         [--time-limit S] [--mip-gap G] [--max-microbatch-size B] [--no-recompute]\n"
                         "         [--kernels K] [--attention flash|unfused] [--sequence-parallel]\n"
-                        "         [--zero-stage Z] [--precision P]\n"
-                        "         [-o plan.json] [--json]");
+                        "         [--zero-stage Z] [--precision P] [--memory-headroom F]\n"
+                        "         [--no-practice-search] [-o plan.json] [--json]");
   if (rc)
     return rc < 0 ? 0 : rc;
   const hs_opt_t *om = hs_cli_opt(opts, "model"), *oc = hs_cli_opt(opts, "cluster"),
@@ -202,7 +208,12 @@ int hs_cmd_compare(int argc, char **argv)
       {"time-limit", true, "search budget per strategy in seconds (0 = none)"},
       {"mip-gap", true, "relative MIP gap for autohet (default 0.01)"},
       {"no-recompute", false, "never use activation recomputation"},
+      {"no-practice-search", false, "baselines use only the practice options given (no search over "
+                                    "sequence parallelism, ZeRO stage, interleaving, uneven stages)"},
+      HS_CLI_HEADROOM_OPT,
       HS_CLI_PRACTICE_OPTS,
+      {"baseline", true, "speedups against this strategy (default: the fastest of megatron, "
+                         "deepspeed, whale, data-parallel in the list)"},
       {"format", true, "table (default), csv or json"},
       {"charge", true, "$/Mtok charges the GPUs each plan uses (used, default) or the whole "
                        "cluster (cluster: idle GPUs are paid for too)"},
@@ -214,13 +225,14 @@ int hs_cmd_compare(int argc, char **argv)
                         "usage: hetsim compare (--model M --cluster C | --scenario NAME)\n"
                         "         [--strategies a,b,...] [--global-batch G] [--time-limit S]\n"
                         "         [--kernels K] [--attention flash|unfused] [--sequence-parallel]\n"
-                        "         [--zero-stage Z] [--precision P]\n"
+                        "         [--zero-stage Z] [--precision P] [--memory-headroom F]\n"
+                        "         [--no-practice-search] [--baseline S]\n"
                         "         [--format table|csv|json] [--charge used|cluster]");
   if (rc)
     return rc < 0 ? 0 : rc;
   const hs_opt_t *om = hs_cli_opt(opts, "model"), *oc = hs_cli_opt(opts, "cluster"),
                  *osc = hs_cli_opt(opts, "scenario"), *ost = hs_cli_opt(opts, "strategies"),
-                 *ofmt = hs_cli_opt(opts, "format");
+                 *ofmt = hs_cli_opt(opts, "format"), *obase = hs_cli_opt(opts, "baseline");
   const char *fmt = ofmt ? ofmt->value : "table";
   if (strcmp(fmt, "table") && strcmp(fmt, "csv") && strcmp(fmt, "json")) {
     fprintf(stderr, "hetsim compare: --format: must be table, csv or json, got \"%s\"\n", fmt);
@@ -272,6 +284,16 @@ int hs_cmd_compare(int argc, char **argv)
       fprintf(stderr, "hetsim compare: unknown strategy \"%s\" (hetsim list strategies)\n", names[i]);
       return 2;
     }
+  if (obase) {
+    bool listed = false;
+    for (int i = 0; i < n_names && !listed; i++)
+      listed = strcmp(names[i], obase->value) == 0;
+    if (!listed) {
+      fprintf(stderr, "hetsim compare: --baseline: \"%s\" is not among the strategies compared\n",
+              obase->value);
+      return 2;
+    }
+  }
   hs_plan_opts_t po;
   if ((rc = read_plan_opts(opts, &po)))
     return rc;
@@ -289,15 +311,21 @@ int hs_cmd_compare(int argc, char **argv)
     rc = 1;
     goto out;
   }
-  double megatron_s = 0.0;
+  double baseline_s = 0.0;
   hs_cluster_totals_t tot;
   hs_cluster_totals(&c, HS_DTYPE_BF16, &tot); /* for the priced-GPU note */
   if (hs_compare_run(&m, &c, names, (size_t)n_names, &po, charge_cluster,
-                     strcmp(fmt, "table") ? NULL : stderr, rows, &megatron_s) != HS_OK) {
+                     strcmp(fmt, "table") ? NULL : stderr, rows, &baseline_s) != HS_OK) {
     fprintf(stderr, "hetsim: out of memory\n");
     rc = 1;
     goto out;
   }
+  /* speedups against the best baseline, or the one asked for */
+  int base = hs_compare_baseline(rows, (size_t)n_names, obase ? obase->value : NULL);
+  baseline_s = base >= 0 ? rows[base].iter_s : 0.0;
+  char vs[64] = "vs_baseline";
+  if (base >= 0)
+    snprintf(vs, sizeof vs, "vs_%s", rows[base].strategy);
   if (strcmp(fmt, "json") == 0) {
     cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "rows");
     cJSON_AddStringToObject(j, "model", m.name);
@@ -315,6 +343,10 @@ int hs_cmd_compare(int argc, char **argv)
         cJSON_AddItemToArray(unc, cJSON_CreateString(c.gpus.gpus[g].name));
     if (scn)
       cJSON_AddStringToObject(j, "scenario", scn->name);
+    if (base >= 0)
+      cJSON_AddStringToObject(j, "baseline", rows[base].strategy);
+    else
+      cJSON_AddNullToObject(j, "baseline");
     for (int i = 0; i < n_names; i++) {
       const hs_compare_row_t *r = &rows[i];
       cJSON *o = cJSON_CreateObject();
@@ -325,8 +357,11 @@ int hs_cmd_compare(int argc, char **argv)
       } else {
         cJSON_AddNumberToObject(o, "iteration_s", r->iter_s);
         cJSON_AddNumberToObject(o, "tokens_per_s", r->tokens_s);
-        if (megatron_s > 0)
-          cJSON_AddNumberToObject(o, "speedup_vs_megatron", megatron_s / r->iter_s);
+        if (baseline_s > 0) {
+          char key[80];
+          snprintf(key, sizeof key, "speedup_%s", vs);
+          cJSON_AddNumberToObject(o, key, baseline_s / r->iter_s);
+        }
         cJSON_AddNumberToObject(o, "mfu", r->mfu);
         cJSON_AddNumberToObject(o, "peak_memory_bytes", r->peak_bytes);
         cJSON_AddNumberToObject(o, "memory_capacity_bytes", r->cap_bytes);
@@ -361,11 +396,11 @@ int hs_cmd_compare(int argc, char **argv)
   }
   bool csv = strcmp(fmt, "csv") == 0;
   if (csv)
-    hs_compare_write_csv(rows, (size_t)n_names, megatron_s, stdout);
+    hs_compare_write_csv_vs(rows, (size_t)n_names, base, stdout);
   else
-    printf("%s on %s (%zu GPUs)%s%s\n%-14s %10s %12s %8s %6s %8s %9s %9s  %s\n", m.name, c.name,
+    printf("%s on %s (%zu GPUs)%s%s\n%-14s %10s %12s %16s %6s %8s %9s %9s  %s\n", m.name, c.name,
            c.n_devices, scn ? ", scenario " : "", scn ? scn->name : "", "strategy", "iter s",
-           "tokens/s", "speedup", "MFU", "mem", "$/Mtok", "search s", "plan");
+           "tokens/s", vs, "MFU", "mem", "$/Mtok", "search s", "plan");
   for (int i = 0; i < n_names && !csv; i++) {
     const hs_compare_row_t *r = &rows[i];
     if (!r->ok) {
@@ -373,16 +408,22 @@ int hs_cmd_compare(int argc, char **argv)
       continue;
     }
     char sp[16] = "-";
-    if (megatron_s > 0)
-      snprintf(sp, sizeof sp, "%.2fx", megatron_s / r->iter_s);
+    if (baseline_s > 0)
+      snprintf(sp, sizeof sp, "%.2fx", baseline_s / r->iter_s);
     char usd[24] = "unpriced";
     if (r->unpriced == 0)
       snprintf(usd, sizeof usd, "%.3f", r->usd_mtok);
-    printf("%-14s %10.4f %12.0f %8s %5.1f%% %7.0f%% %9s %9.3f  %s\n", r->strategy, r->iter_s,
+    printf("%-14s %10.4f %12.0f %16s %5.1f%% %7.0f%% %9s %9.3f  %s\n", r->strategy, r->iter_s,
            r->tokens_s, sp, r->mfu * 100.0, r->mem_ratio * 100.0, usd, r->search_s, r->summary);
   }
   if (strcmp(fmt, "table") == 0) {
     hs_cluster_print_calibration(&c, "", stdout);
+    if (base >= 0)
+      printf("(%s: speedup against %s, the fastest %s; every strategy may leave node groups idle)\n",
+             vs, rows[base].strategy,
+             obase ? "row asked for with --baseline" : "baseline (megatron, deepspeed, whale, data-parallel) in the list");
+    else if (obase)
+      printf("(no speedups: baseline %s found no plan or is not in the list)\n", obase->value);
     /* say what is charged: a plan that leaves GPUs idle pays for fewer */
     if (charge_cluster)
       printf("($/Mtok: rent of the whole cluster, %.2f USD/h, idle GPUs included)\n",

@@ -219,13 +219,16 @@ int hs_cmd_sweep(int argc, char **argv)
       {"no-timings", false, "leave search_s empty, so rows depend on the spec only"},
       {"dry-run", false, "print the number of jobs and points and exit"},
       {"quiet", false, "no progress output"},
+      {"precision", true, "bf16|fp16|fp8|fp32: overrides the spec's \"precision\""},
+      HS_CLI_HEADROOM_OPT,
       {NULL},
   };
   const char *pos[1];
   int npos = 0;
   int rc = hs_cli_parse(argc, argv, opts, pos, 1, &npos,
                         "usage: hetsim sweep SPEC.json [-o results.csv] [-j N] [--resume]\n"
-                        "         [--no-timings] [--quiet] [--dry-run]\n"
+                        "         [--no-timings] [--quiet] [--dry-run] [--precision P]\n"
+                        "         [--memory-headroom F]\n"
                         "       mpirun -np N hetsim sweep SPEC.json -o results.csv\n"
                         "Spec format and CSV columns: docs/sweep.md.");
   if (rc)
@@ -255,6 +258,12 @@ int hs_cmd_sweep(int argc, char **argv)
     st = hs_sweep_spec_resolve(&spec, &err);
   if (st != HS_OK) {
     rc = hs_cli_fail(&err, st);
+    hs_sweep_spec_destroy(&spec);
+    return rc;
+  }
+  /* the flags override the spec's planner options */
+  if ((rc = hs_cli_precision(opts, &spec.precision)) ||
+      (rc = hs_cli_memory_headroom(opts, &spec.memory_headroom))) {
     hs_sweep_spec_destroy(&spec);
     return rc;
   }

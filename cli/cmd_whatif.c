@@ -56,6 +56,8 @@ int hs_cmd_whatif(int argc, char **argv)
       {"j", true, "worker processes (default 1)"},
       {"top", true, "print only the best N options (default all)"},
       {"format", true, "table (default), csv or json"},
+      HS_CLI_HEADROOM_OPT,
+      HS_CLI_PRACTICE_OPTS,
       {NULL},
   };
   const char *pos[1];
@@ -65,6 +67,7 @@ int hs_cmd_whatif(int argc, char **argv)
                         "         --budget-usd-per-hour X --candidates GPU,GPU,...\n"
                         "         [--price on-demand|spot] [--gpu-price GPU=USD,...] [--step N]\n"
                         "         [--strategies a,b] [--global-batch G | --global-batch-per-gpu N]\n"
+                        "         [--precision P] [--memory-headroom F] [--kernels K] [--zero-stage Z] ...\n"
                         "         [-j N] [--format table|csv|json] [--quiet]\n"
                         "exit: 0 ok, 2 bad input, 3 no option has a feasible plan");
   if (rc)
@@ -93,6 +96,10 @@ int hs_cmd_whatif(int argc, char **argv)
     fprintf(stderr, "hetsim whatif: --price: must be on-demand or spot, got \"%s\"\n", oprice->value);
     return 2;
   }
+  if ((rc = hs_cli_precision(opts, &wo.plan.precision)) ||
+      (rc = hs_cli_memory_headroom(opts, &wo.plan.memory_headroom)) ||
+      (rc = hs_cli_practice(opts, &wo.plan.practice)))
+    return rc;
   int64_t step, max_options, gpn, workers, top;
   if ((rc = hs_cli_double(opts, "budget-usd-per-hour", 0, &wo.enumerate.budget_usd_per_hour)) ||
       (rc = hs_cli_int(opts, "step", 8, 1, 1 << 20, &step)) ||

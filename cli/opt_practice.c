@@ -1,7 +1,8 @@
 /*
  * opt_practice.c - the training-practice options shared by simulate, plan
  * and compare: --kernels PRESET, --attention flash|unfused and
- * --sequence-parallel, --zero-stage 0|1|2|3, --precision (docs/simulator.md, "Modern training practice").
+ * --sequence-parallel, --zero-stage 0|1|2|3, --precision (docs/simulator.md, "Modern training practice"),
+ * and the planners' --memory-headroom F.
  * Only options given change *pr, so a plan file's own values stay unless a
  * flag overrides them. Bad values: a message naming the flag and the value,
  * exit code 2.
@@ -10,6 +11,7 @@
 #include "hs_sim.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int hs_cli_precision(const hs_opt_t *opts, hs_dtype_t *dt)
@@ -19,6 +21,21 @@ int hs_cli_precision(const hs_opt_t *opts, hs_dtype_t *dt)
     fprintf(stderr, "hetsim: --precision: must be bf16, fp16, fp8 or fp32, got \"%s\"\n", o->value);
     return HS_EXIT_USAGE;
   }
+  return 0;
+}
+
+int hs_cli_memory_headroom(const hs_opt_t *opts, double *headroom)
+{
+  const hs_opt_t *o = hs_cli_opt(opts, "memory-headroom");
+  if (!o)
+    return 0;
+  char *end = NULL;
+  double v = strtod(o->value, &end);
+  if (end == o->value || *end != '\0' || !(v >= 0.0 && v < 1.0)) {
+    fprintf(stderr, "hetsim: --memory-headroom: must be a fraction in [0, 1), got \"%s\"\n", o->value);
+    return HS_EXIT_USAGE;
+  }
+  *headroom = v;
   return 0;
 }
 

@@ -76,6 +76,10 @@ typedef struct hs_sweep_spec {
   double time_limit_s;              /* per job search budget; default 60 */
   int32_t max_microbatch_size;      /* default 8 */
   int64_t seq_len;                  /* 0 = the model's */
+  hs_dtype_t precision;             /* "precision", default bf16 (fp16 on GPUs without bf16) */
+  double memory_headroom;           /* "memory_headroom", default HS_MEMORY_HEADROOM_DEFAULT */
+  hs_practice_t practice;           /* "kernels", "attention", "sequence_parallel", "zero_stage",
+                                       "tp_comm_overlap"; default hs_practice_init's */
   /* Random sampling of the job grid: 0 = the full grid. */
   uint64_t samples;
   uint64_t seed;
@@ -497,13 +501,26 @@ double hs_report_peak_memory_fraction(const hs_report_t *r, const hs_cluster_t *
  * to `progress`, NULL = quiet) into rows[0..n) (caller-allocated). A name
  * that is not a registered planner, or a search that fails, gives a row
  * with ok false and the reason. $/Mtok charges the GPUs each plan uses, or
- * with charge_cluster the whole cluster's rent. *megatron_s is megatron's
- * iteration time when it is in the list and planned, else 0. Returns HS_OK
- * (failed searches are rows, not errors). O(n) planner runs. */
+ * with charge_cluster the whole cluster's rent. *baseline_s is the iteration
+ * time of the best baseline row (hs_compare_baseline), 0 when no baseline
+ * planned. Returns HS_OK (failed searches are rows, not errors). O(n)
+ * planner runs. */
 hs_status_t hs_compare_run(const hs_model_t *m, const hs_cluster_t *c, const char *const *strategies,
                            size_t n, const hs_plan_opts_t *po, bool charge_cluster, FILE *progress,
-                           hs_compare_row_t *rows, double *megatron_s);
-/* The CSV of `hetsim compare --format csv`: header and one line per row. */
-void hs_compare_write_csv(const hs_compare_row_t *rows, size_t n, double megatron_s, FILE *f);
+                           hs_compare_row_t *rows, double *baseline_s);
+/* The baselines speedups are measured against by default: what users run
+ * without a heterogeneity-aware planner (megatron, deepspeed, whale,
+ * data-parallel; issue 14). */
+bool hs_compare_is_baseline(const char *strategy);
+/* Index of the fastest planned baseline row (only NULL; ties keep the
+ * first), or of the planned row named `only`; -1 when there is none. O(n). */
+int hs_compare_baseline(const hs_compare_row_t *rows, size_t n, const char *only);
+/* The CSV of `hetsim compare --format csv`: header and one line per row;
+ * the speedup column is "speedup_vs_<baseline>", the baseline being the
+ * planned row whose iteration time is baseline_s (a baseline row first),
+ * "speedup_vs_baseline" and empty when baseline_s is 0. */
+void hs_compare_write_csv(const hs_compare_row_t *rows, size_t n, double baseline_s, FILE *f);
+/* hs_compare_write_csv against rows[baseline] (-1: none). */
+void hs_compare_write_csv_vs(const hs_compare_row_t *rows, size_t n, int baseline, FILE *f);
 
 #endif /* HS_EXPORT_H */

@@ -439,6 +439,9 @@ hs_status_t hs_sweep_job_run(const hs_sweep_spec_t *s, uint64_t job, unsigned fl
     po.global_batch = hs_sweep_global_batch(s, &p, c.n_devices);
     po.time_limit_s = s->time_limit_s;
     po.max_microbatch_size = s->max_microbatch_size;
+    po.precision = s->precision;
+    po.memory_headroom = s->memory_headroom;
+    po.practice = s->practice;
     if ((st = hs_eval_run(&m, &c, s->strategies[p.strategy], &po, &e)) != HS_OK)
       HS_FAIL(hs_error_set(err, st, "out of memory in sweep job %llu", (unsigned long long)job));
     if (!e.ok && po.global_batch > 0) { /* the batch it was asked to train */

@@ -32,7 +32,8 @@ static const char *const top_known[] = {
     "name", "description", "clusters", "layout", "nic_GBps", "intersite_GBps",
     "intersite_latency_us", "models", "global_batch", "strategies", "price_models", "prices",
     "train_tokens", "time_limit_s", "max_microbatch_size", "seq_len", "random",
-    "global_batch_per_gpu", NULL};
+    "global_batch_per_gpu", "precision", "memory_headroom", "kernels", "attention",
+    "sequence_parallel", "zero_stage", "tp_comm_overlap", NULL};
 static const char *const layout_known[] = {"sites", "gpus_per_node", "nic_GBps", "intersite_GBps",
                                            "intersite_latency_us", NULL};
 static const char *const price_known[] = {"on_demand_usd_h", "spot_usd_h", NULL};
@@ -48,6 +49,9 @@ const char *hs_price_model_name(hs_price_model_t p)
 void hs_sweep_spec_init(hs_sweep_spec_t *s)
 {
   memset(s, 0, sizeof *s);
+  s->precision = HS_DTYPE_BF16;
+  s->memory_headroom = HS_MEMORY_HEADROOM_DEFAULT;
+  hs_practice_init(&s->practice);
 }
 
 void hs_sweep_spec_destroy(hs_sweep_spec_t *s)
@@ -491,6 +495,37 @@ hs_status_t hs_sweep_spec_parse(const char *text, const char *file, hs_sweep_spe
   HS_CHECK(hs_json_int(r, root, "", "max_microbatch_size", false, 8, 1, 1 << 20, &v));
   out->max_microbatch_size = (int32_t)v;
   HS_CHECK(hs_json_int(r, root, "", "seq_len", false, 0, 0, 1 << 24, &out->seq_len));
+  char prec[16];
+  HS_CHECK(hs_json_string(r, root, "", "precision", false, "bf16", prec, sizeof prec));
+  if (hs_dtype_parse(prec, &out->precision) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: precision: must be bf16, fp16, fp8 or fp32, got \"%s\"",
+                         file, prec));
+  HS_CHECK(hs_json_number(r, root, "", "memory_headroom", false, HS_MEMORY_HEADROOM_DEFAULT,
+                          HS_JNUM_NONNEG, 1.0, &out->memory_headroom));
+  if (!(out->memory_headroom < 1.0))
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: memory_headroom: must be a fraction in [0, 1), got %g",
+                         file, out->memory_headroom));
+  /* training practice for every job (docs/simulator.md, "Modern training practice") */
+  hs_practice_init(&out->practice);
+  char kern[40];
+  HS_CHECK(hs_json_string(r, root, "", "kernels", false, "megatron-2021", kern, sizeof kern));
+  if (hs_kernels_preset(kern, &out->practice.kernels) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: kernels: unknown preset \"%s\" (megatron-2021, "
+                         "megatron-core-2024, ...)", file, kern));
+  char att[16];
+  HS_CHECK(hs_json_string(r, root, "", "attention", false, "", att, sizeof att));
+  if (att[0] && hs_attention_parse(att, &out->practice.kernels.attention) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: attention: must be \"flash\" or \"unfused\", got \"%s\"",
+                         file, att));
+  HS_CHECK(hs_json_bool(r, root, "", "sequence_parallel", false, false,
+                        &out->practice.sequence_parallel));
+  HS_CHECK(hs_json_bool(r, root, "", "tp_comm_overlap", false, false, &out->practice.tp_comm_overlap));
+  if (out->practice.tp_comm_overlap && !out->practice.sequence_parallel)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: tp_comm_overlap: needs \"sequence_parallel\": true",
+                         file));
+  int64_t zs = 0;
+  HS_CHECK(hs_json_int(r, root, "", "zero_stage", false, 0, 0, 3, &zs));
+  out->practice.zero_stage = (int32_t)zs;
   const cJSON *rnd = NULL;
   HS_CHECK(hs_json_object(r, root, "", "random", false, &rnd));
   if (rnd) {

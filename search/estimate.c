@@ -114,6 +114,17 @@ void hs_estimator_set_practice(hs_estimator_t *e, const hs_practice_t *p)
     e->cache[k].used = false;
 }
 
+void hs_estimator_set_precision(hs_estimator_t *e, hs_dtype_t precision)
+{
+  if (e->dt == precision)
+    return;
+  e->dt = precision;
+  for (int k = 0; k < CACHE_MAX; k++)
+    e->cache[k].used = false;
+}
+
+hs_dtype_t hs_estimator_precision(const hs_estimator_t *e) { return e->dt; }
+
 double hs_estimate_allreduce_s(hs_estimator_t *e, const int32_t *devices, int32_t n, double bytes)
 {
   if (n <= 1 || bytes <= 0.0)
@@ -314,6 +325,12 @@ typedef struct ar_memo {
   double bytes, t;
 } ar_memo_t;
 
+typedef struct group_memo {
+  int32_t op_first, n;
+  uint64_t key;
+  bool multi_node;
+} group_memo_t;
+
 /* Stage of pipeline pl holding op, by binary search over op ranges. */
 static int32_t stage_of(const hs_plan_pipeline_t *pl, int32_t op)
 {
@@ -328,6 +345,24 @@ static int32_t stage_of(const hs_plan_pipeline_t *pl, int32_t op)
   return lo;
 }
 
+/* The first devices of every TP group holding `op` (over all pipelines)
+ * into group[], their count returned and an FNV hash of them in *key.
+ * O(pipelines x log stages + replicas). */
+static int32_t holders(const hs_plan_t *p, int32_t op, int32_t *group, uint64_t *key)
+{
+  int32_t n = 0;
+  *key = 1469598103934665603ULL;
+  for (int32_t j = 0; j < p->n_pipelines; j++) {
+    const hs_plan_pipeline_t *pj = &p->pipelines[j];
+    const hs_plan_stage_t *sj = &pj->stages[stage_of(pj, op)];
+    for (int32_t q = 0; q < sj->n_replicas; q++) {
+      group[n++] = sj->replicas[q].devices[0];
+      *key = (*key ^ (uint64_t)sj->replicas[q].devices[0]) * 1099511628211ULL;
+    }
+  }
+  return n;
+}
+
 hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_memory,
                              hs_estimate_t *out, hs_error_t *err)
 {
@@ -335,6 +370,8 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
   memset(out, 0, sizeof *out);
   out->oom_device = -1;
   hs_estimator_set_practice(e, &p->practice);
+  /* the plan runs at its precision: estimate it there (hs_simulate does) */
+  hs_estimator_set_precision(e, p->precision);
   const hs_model_t *m = e->m;
   const hs_cluster_t *c = e->c;
   const hs_schedule_t *sc = hs_schedule_find(p->schedule);
@@ -355,9 +392,12 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
   double *params = hs_calloc((size_t)max_stages + 1, sizeof *params);
   double *opt = hs_calloc((size_t)max_stages + 1, sizeof *opt);
   int32_t *group = hs_calloc((size_t)total_tp_groups + 1, sizeof *group);
+  double *nic_bytes = hs_calloc(c->n_nodes + 1, sizeof *nic_bytes);
   ar_memo_t memo[AR_MEMO_MAX];
   int32_t n_memo = 0;
-  if (!tf || !tb || !cut || !params || !opt || !group)
+  group_memo_t gmemo[AR_MEMO_MAX];
+  int32_t n_gmemo = 0;
+  if (!tf || !tb || !cut || !params || !opt || !group || !nic_bytes)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   /* Tied embedding split from its LM head (sim/lower.c): after the DP sync,
    * pairs of (embedding, head) holders all-reduce the copy's gradient in
@@ -386,6 +426,24 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
         bytes *= HS_MAX(nh, ne);
       int32_t pair[2] = {d_e, d_h};
       tied_ar = hs_estimate_allreduce_s(e, pair, 2, bytes);
+    }
+  }
+  /* Activation bytes per microbatch each node sends off-node, summed over
+   * pipelines (the dp pipelines of a grid send at the same time through
+   * one NIC); one chunk per rank under interleaving. O(stages). */
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    int32_t ranks = pl->n_stages / v;
+    for (int32_t s = 0; s + 1 < pl->n_stages && s < ranks; s++) {
+      const hs_plan_stage_t *stg = &pl->stages[s];
+      int32_t src = stg->replicas[0].devices[0], dst = pl->stages[s + 1].replicas[0].devices[0];
+      if (c->devices[src].node == c->devices[dst].node)
+        continue;
+      double share = 0.0;
+      for (int32_t q = 0; q < stg->n_replicas; q++)
+        if (c->devices[stg->replicas[q].devices[0]].node == c->devices[src].node)
+          share += stg->replicas[q].share;
+      nic_bytes[c->devices[src].node] += m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size * share;
     }
   }
   double iter = 0.0;
@@ -418,8 +476,11 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
             nodeshare += stg->replicas[q].share;
         double act = m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size * nodeshare;
         int32_t nsub = HS_MIN(stg->replicas[0].n_devices, nx->replicas[0].n_devices);
-        cut[s] = hs_estimate_p2p_s(e, stg->replicas[0].devices[0], nx->replicas[0].devices[0], act,
-                                   nsub);
+        int32_t src = stg->replicas[0].devices[0], dst = nx->replicas[0].devices[0];
+        /* leaving the node: every pipeline's send from this node shares its NIC */
+        if (c->devices[src].node != c->devices[dst].node && nic_bytes[c->devices[src].node] > act)
+          act = nic_bytes[c->devices[src].node];
+        cut[s] = hs_estimate_p2p_s(e, src, dst, act, nsub);
       }
     }
     /* Interleaving: a rank runs v chunks; approximate with the per-rank sum
@@ -448,21 +509,28 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
     double bwd_before = 0.0;
     for (int32_t s = 0; s < S; s++) {
       const hs_plan_stage_t *stg = &pl->stages[s];
+      /* the holders of the stage's first op: the same for every stage
+       * that starts there (every pipeline of a grid), so looked up once */
       int32_t n = 0;
       uint64_t key = 1469598103934665603ULL;
-      for (int32_t j = 0; j < p->n_pipelines; j++) {
-        const hs_plan_pipeline_t *pj = &p->pipelines[j];
-        const hs_plan_stage_t *sj = &pj->stages[stage_of(pj, stg->op_first)];
-        for (int32_t q = 0; q < sj->n_replicas; q++) {
-          group[n++] = sj->replicas[q].devices[0];
-          key = (key ^ (uint64_t)sj->replicas[q].devices[0]) * 1099511628211ULL;
-        }
+      bool multi_node = false, have_group = false;
+      int32_t gk = 0;
+      while (gk < n_gmemo && gmemo[gk].op_first != stg->op_first)
+        gk++;
+      if (gk < n_gmemo) {
+        n = gmemo[gk].n;
+        key = gmemo[gk].key;
+        multi_node = gmemo[gk].multi_node;
+      } else {
+        n = holders(p, stg->op_first, group, &key);
+        for (int32_t k = 1; k < n && !multi_node; k++)
+          multi_node = c->devices[group[k]].node != c->devices[group[0]].node;
+        have_group = true;
+        if (n_gmemo < AR_MEMO_MAX)
+          gmemo[n_gmemo++] = (group_memo_t){stg->op_first, n, key, multi_node};
       }
       int32_t tp = stg->replicas[0].n_devices;
       double bytes = params[s] * grad_bytes;
-      bool multi_node = false;
-      for (int32_t k = 1; k < n && !multi_node; k++)
-        multi_node = c->devices[group[k]].node != c->devices[group[0]].node;
       if (multi_node && tp > 1)
         bytes *= tp;
       if (hs_plan_zero_stage(p) >= 3) /* parameter all-gathers with the gradient sync (lower.c) */
@@ -472,6 +540,8 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
         if (memo[k].key == key && memo[k].n == n && memo[k].bytes == bytes)
           ar = memo[k].t;
       if (ar < 0.0) {
+        if (!have_group)
+          holders(p, stg->op_first, group, &key);
         ar = hs_estimate_allreduce_s(e, group, n, bytes);
         if (n_memo < AR_MEMO_MAX)
           memo[n_memo++] = (ar_memo_t){key, n, bytes, ar};
@@ -517,5 +587,6 @@ cleanup:
   free(params);
   free(opt);
   free(group);
+  free(nic_bytes);
   return st;
 }

@@ -24,7 +24,10 @@
  *    the last bucket's all-reduce always exposed); stage i ends its last
  *    backward sum_{j<i} bwd_j before the pipeline ends;
  *  - optimizer: memory-bound Adam over the device's parameters (32 B/param);
- *  - memory: hs_memory_per_device against each GPU's capacity.
+ *  - memory: hs_memory_per_device against each GPU's capacity (the
+ *    planners' cluster view already has the memory headroom taken off:
+ *    search/registry.c);
+ *  - precision: the plan's (hs_estimate_plan switches to it).
  *
  * Invariants: deterministic; no global state; an estimator is used by one
  * thread at a time (it caches per-op prefix sums keyed by GPU type, TP degree,
@@ -48,6 +51,12 @@ const hs_topology_t *hs_estimator_topology(const hs_estimator_t *e);
  * the cache. O(1). */
 void hs_estimator_set_practice(hs_estimator_t *e, const hs_practice_t *p);
 const hs_practice_t *hs_estimator_practice(const hs_estimator_t *e);
+
+/* The GEMM precision of stage costs (hs_estimator_new's; hs_estimate_plan
+ * sets the plan's, so a plan is always estimated at the precision it is
+ * simulated at). A change empties the cache. O(1). */
+void hs_estimator_set_precision(hs_estimator_t *e, hs_dtype_t precision);
+hs_dtype_t hs_estimator_precision(const hs_estimator_t *e);
 
 /* Per-microbatch cost of ops [op_first, op_last) on one TP group. */
 typedef struct hs_stage_cost {

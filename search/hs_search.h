@@ -28,9 +28,20 @@ typedef struct hs_plan_opts {
   int32_t max_devices;         /* exhaustive: refuse bigger clusters (default 8) */
   bool device_subsets;         /* also plan on sets of whole node groups (a site, a GPU type, ...)
                                   and keep the fastest: devices may stay idle (default true) */
+  double memory_headroom;      /* fraction of every GPU's memory no plan may use (default
+                                  HS_MEMORY_HEADROOM_DEFAULT): the simulator models no allocator
+                                  fragmentation and no framework workspace (CUDA context, NCCL
+                                  buffers, cuBLAS workspace), so a plan at 100% of capacity would
+                                  not run; planners see capacity x (1 - headroom) (docs/planners.md) */
+  bool search_practice;        /* baselines (megatron, deepspeed) also search what their
+                                  frameworks offer: sequence parallelism, distributed optimizer /
+                                  ZeRO stage, selective recompute, interleaving, uneven first/last
+                                  stages; false = only what `practice` says (default true) */
   uint64_t seed;               /* for randomised tie breaks; default 1 */
   bool verbose;
 } hs_plan_opts_t;
+
+#define HS_MEMORY_HEADROOM_DEFAULT 0.1
 
 void hs_plan_opts_init(hs_plan_opts_t *o);
 

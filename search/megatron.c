@@ -1,17 +1,34 @@
 /*
- * megatron.c - `megatron`: what a Megatron-LM user does on any cluster. Grid
- * search over TP x PP x DP (TP a power of two inside a node), microbatch size
- * and recomputation (none, full), with hs_plan_grid's even layer split and
- * equal batch shares over the cluster's devices in order, ignoring device
- * differences. Candidates are scored with the estimator (memory included);
- * the best few are simulated and the fastest that fits is returned.
+ * megatron.c - `megatron`: what a Megatron-LM (Megatron-Core) user does on
+ * any cluster, with every knob the framework offers. Grid search over TP x
+ * PP x DP (TP a power of two inside a node that splits the heads), microbatch
+ * size, recomputation (none, selective, full), interleaving (virtual
+ * pipeline stages, --num-layers-per-virtual-pipeline-stage), uneven first
+ * and last stages (--decoder-first/last-pipeline-num-layers), the
+ * distributed optimizer (ZeRO-1, --use-distributed-optimizer) and sequence
+ * parallelism (--sequence-parallel), ignoring device differences: equal
+ * shares over the devices in cluster order. Candidates are scored with the
+ * estimator (memory included); the best few are simulated and the fastest
+ * that fits is returned.
  *
- * Search space: tp in {1,2,..,max_tp}, pp dividing devices/tp with pp <=
- * blocks, dp = devices/(tp pp), microbatch b in {1,2,4,..,max_microbatch_size}
- * with dp b dividing the global batch, recompute in {none, full}. At most
- * log2(max_tp) x d(devices) x log2(max_mb) x 2 candidates (d = number of
- * divisors), each O(devices + ops) to build and estimate, plus
- * hs__sim_budget simulations.
+ * Search space (exact: every point is estimated; docs/planners.md):
+ *  - tp in {1,2,..,max_tp} with hs_model_tp_ok, pp dividing devices/tp with
+ *    pp <= blocks, dp = devices/(tp pp), microbatch b in {1,2,4,..,
+ *    max_microbatch_size} with dp b dividing the global batch;
+ *  - recompute in {none, selective, full} (none only without allow_recompute);
+ *  - layout: the even split (hs_plan_grid); interleaved with v >= 2 chunks
+ *    when pp > 1, blocks % (pp v) == 0 and the microbatch count is a
+ *    multiple of pp (Megatron's rules); uneven: first and last stage with
+ *    df, dl in [0, HS_MEGATRON_MAX_UNEVEN] blocks fewer than the m middle
+ *    stages' (f + l + (pp-2) m = blocks), pp >= 2, not interleaved;
+ *  - with search_practice: sequence parallelism off/on (tp > 1) and ZeRO
+ *    stage o.zero or max(o.zero, 1); without it (the classic grid of
+ *    Megatron-LM 2021): the options' practice, recompute none/full, even
+ *    split, no interleaving.
+ * Candidates: |tp| x |pp| x |b| x 3 x (1 + |v| + |uneven|) x 4, each
+ * O(devices + ops) to build and estimate; a candidate whose time estimate
+ * cannot enter the pool of the best few is not sized for memory (exact: the
+ * pool ranks by that estimate). Plus hs__sim_budget simulations.
  */
 #include "search_internal.h"
 
@@ -19,11 +36,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CANDS_PER_STEP 8
+#define CANDS_PER_STEP 16
+#define HS_MEGATRON_MAX_UNEVEN 4 /* blocks fewer on the first / last stage */
 
 typedef struct cand {
   int32_t tp, pp, dp, mbs;
   hs_recompute_t rc;
+  int32_t v;          /* chunks per rank, 1 = not interleaved */
+  int32_t first, last;/* blocks on the first / last stage; 0 = even split */
+  int32_t practice;   /* index into megatron_t.pr */
 } cand_t;
 
 typedef struct megatron {
@@ -33,12 +54,76 @@ typedef struct megatron {
   hs_dtype_t dt;
   int64_t gb;
   hs_estimator_t *est;
+  hs_practice_t pr[4];
+  int32_t n_pr;
   cand_t *cands;
   int32_t n_cands, next;
+  int32_t *layer_first; /* first op of each block, n_layers + 1 entries (last = op after) */
+  int32_t n_layers;
   hs_cand_pool_t pool;
   uint64_t scored;
   char why[256];
 } megatron_t;
+
+static hs_status_t push(megatron_t *s, size_t *cap, cand_t cd)
+{
+  if (hs_reserve((void **)&s->cands, cap, (size_t)s->n_cands + 1, sizeof *s->cands) != HS_OK)
+    return HS_ENOMEM;
+  s->cands[s->n_cands++] = cd;
+  return HS_OK;
+}
+
+/* Block structure: first op of each block; n_layers 0 when the model has
+ * no blocks (only even splits then). O(ops). */
+static hs_status_t find_layers(megatron_t *s)
+{
+  const hs_model_t *m = s->m;
+  int32_t max_layer = -1;
+  for (size_t i = 0; i < m->n_ops; i++)
+    max_layer = HS_MAX(max_layer, m->ops[i].layer);
+  s->n_layers = max_layer + 1;
+  if (s->n_layers <= 0)
+    return HS_OK;
+  s->layer_first = hs_calloc((size_t)s->n_layers + 1, sizeof *s->layer_first);
+  if (!s->layer_first)
+    return HS_ENOMEM;
+  for (int32_t k = 0; k <= s->n_layers; k++)
+    s->layer_first[k] = -1;
+  for (size_t i = m->n_ops; i-- > 0;)
+    if (m->ops[i].layer >= 0)
+      s->layer_first[m->ops[i].layer] = (int32_t)i;
+  /* ops after the last block (final norm, head, loss) stay with it */
+  s->layer_first[s->n_layers] = (int32_t)m->n_ops;
+  for (int32_t k = 0; k < s->n_layers; k++)
+    if (s->layer_first[k] < 0) { /* blocks not numbered 0..L-1: no uneven splits */
+      free(s->layer_first);
+      s->layer_first = NULL;
+      s->n_layers = 0;
+      return HS_OK;
+    }
+  return HS_OK;
+}
+
+/* The practice variants searched: the options', then with sequence
+ * parallelism and/or the distributed optimizer when the options leave them
+ * off. */
+static void practices(megatron_t *s)
+{
+  hs_practice_t base = s->o.practice;
+  s->pr[0] = base;
+  s->n_pr = 1;
+  if (!s->o.search_practice)
+    return;
+  for (int sp = 0; sp < 2; sp++)
+    for (int z = 0; z < 2; z++) {
+      if ((sp && base.sequence_parallel) || (z && base.zero_stage >= 1) || (!sp && !z))
+        continue;
+      hs_practice_t p = base;
+      p.sequence_parallel = base.sequence_parallel || sp;
+      p.zero_stage = z ? HS_MAX(base.zero_stage, 1) : base.zero_stage;
+      s->pr[s->n_pr++] = p;
+    }
+}
 
 static hs_status_t megatron_init(void *state, const hs_model_t *m, const hs_cluster_t *c,
                                  const hs_plan_opts_t *o, hs_error_t *err)
@@ -53,33 +138,69 @@ static hs_status_t megatron_init(void *state, const hs_model_t *m, const hs_clus
   s->gb = hs__global_batch(o, c);
   HS_CHECK(hs_estimator_new(m, c, s->dt, &s->est, err));
   hs_estimator_set_practice(s->est, &o->practice);
-  if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK)
+  if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK || find_layers(s) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  practices(s);
   int32_t n = (int32_t)c->n_devices;
   int64_t layers = hs_model_layers(m);
   if (layers < 1)
     layers = 1;
+  int32_t L = s->n_layers;
   int32_t max_tp = hs__max_tp(c);
+  static const hs_recompute_t rcs[] = {HS_RECOMPUTE_NONE, HS_RECOMPUTE_SELECTIVE,
+                                       HS_RECOMPUTE_FULL};
   size_t cap = 0;
-  for (int32_t tp = 1; tp <= max_tp; tp *= 2) {
-    if (n % tp || !hs_model_tp_ok(m, tp))
-      continue;
-    for (int32_t pp = 1; pp <= n / tp && pp <= layers; pp++) {
-      if ((n / tp) % pp)
+  /* practice outermost: the estimator's cache is emptied when it changes */
+  for (int32_t k = 0; k < s->n_pr; k++)
+    for (int32_t tp = 1; tp <= max_tp; tp *= 2) {
+      if (n % tp || !hs_model_tp_ok(m, tp))
         continue;
-      int32_t dp = n / tp / pp;
-      for (int32_t b = 1; b <= HS_MAX(o->max_microbatch_size, 1); b *= 2) {
-        if (s->gb % ((int64_t)dp * b))
+      if (tp == 1 && s->pr[k].sequence_parallel && !o->practice.sequence_parallel)
+        continue; /* nothing to split: the same plan as without */
+      for (int32_t pp = 1; pp <= n / tp && pp <= layers; pp++) {
+        if ((n / tp) % pp)
           continue;
-        for (int rc = 0; rc < (o->allow_recompute ? 2 : 1); rc++) {
-          if (hs_reserve((void **)&s->cands, &cap, (size_t)s->n_cands + 1, sizeof *s->cands) != HS_OK)
-            HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-          s->cands[s->n_cands++] =
-              (cand_t){tp, pp, dp, b, rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE};
+        int32_t dp = n / tp / pp;
+        for (int32_t b = 1; b <= HS_MAX(o->max_microbatch_size, 1); b *= 2) {
+          if (s->gb % ((int64_t)dp * b))
+            continue;
+          int64_t n_mb = s->gb / ((int64_t)dp * b);
+          for (int r = 0; r < (o->allow_recompute ? 3 : 1); r++) {
+            if (rcs[r] == HS_RECOMPUTE_SELECTIVE && !o->search_practice)
+              continue;
+            cand_t cd = {tp, pp, dp, b, rcs[r], 1, 0, 0, k};
+            if (push(s, &cap, cd) != HS_OK)
+              HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+            if (pp < 2 || L < 2 || !o->search_practice)
+              continue;
+            /* interleaved: v chunks per rank */
+            if (n_mb % pp == 0)
+              for (int32_t v = 2; (int64_t)pp * v <= L; v++) {
+                if (L % (pp * v))
+                  continue;
+                cand_t ci = cd;
+                ci.v = v;
+                if (push(s, &cap, ci) != HS_OK)
+                  HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+              }
+            /* uneven first / last stages */
+            for (int32_t df = 0; df <= HS_MEGATRON_MAX_UNEVEN; df++)
+              for (int32_t dl = 0; dl <= HS_MEGATRON_MAX_UNEVEN; dl++) {
+                if ((df == 0 && dl == 0) || (pp == 2 && df && dl) || (L + df + dl) % pp)
+                  continue;
+                int32_t mid = (L + df + dl) / pp, f = mid - df, l = mid - dl;
+                if (f < 1 || l < 1)
+                  continue;
+                cand_t cu = cd;
+                cu.first = f;
+                cu.last = l;
+                if (push(s, &cap, cu) != HS_OK)
+                  HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+              }
+          }
         }
       }
     }
-  }
   if (s->n_cands == 0)
     HS_FAIL(hs_error_set(err, HS_EINFEASIBLE,
                          "megatron: no tp x pp x dp grid of %d devices divides the global batch %lld",
@@ -91,7 +212,81 @@ cleanup:
   hs__cpool_destroy(&s->pool);
   free(s->cands);
   s->cands = NULL;
+  free(s->layer_first);
+  s->layer_first = NULL;
   return st;
+}
+
+/* Moves the stage boundaries of every pipeline of a grid plan to f blocks
+ * on the first stage, l on the last and the rest evenly in between (the
+ * embedding stays with the first stage, the head with the last). */
+static void uneven(const megatron_t *s, hs_plan_t *p, int32_t f, int32_t l)
+{
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    hs_plan_pipeline_t *pl = &p->pipelines[i];
+    int32_t S = pl->n_stages;
+    int32_t mid = S > 2 ? (s->n_layers - f - l) / (S - 2) : 0;
+    for (int32_t k = 0; k + 1 < S; k++) {
+      int32_t end = f + k * mid; /* blocks before stage k + 1 */
+      pl->stages[k].op_last = s->layer_first[end];
+      pl->stages[k + 1].op_first = s->layer_first[end];
+    }
+  }
+}
+
+/* Builds, estimates and offers one candidate. Skipped (reason in why[]):
+ * a grid that cannot be built, one that does not fit. */
+static hs_status_t offer(megatron_t *s, const cand_t *cd, hs_error_t *err)
+{
+  hs_grid_opts_t g;
+  hs_grid_opts_init(&g);
+  g.tp = cd->tp;
+  g.pp = cd->pp;
+  g.dp = cd->dp;
+  g.microbatch_size = cd->mbs;
+  g.global_batch = s->gb;
+  g.recompute = cd->rc;
+  if (cd->v > 1) {
+    g.schedule = "interleaved-1f1b";
+    g.chunks = cd->v;
+  }
+  hs_plan_t plan;
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  if (hs_plan_grid(s->m, s->c, &g, &plan, &e2) != HS_OK) {
+    snprintf(s->why, sizeof s->why, "%.200s", e2.msg);
+    return HS_OK;
+  }
+  if (cd->first > 0)
+    uneven(s, &plan, cd->first, cd->last);
+  hs_strlcpy(plan.strategy, "megatron", sizeof plan.strategy);
+  plan.precision = s->dt;
+  hs_plan_set_practice(&plan, &s->pr[cd->practice]);
+  hs_estimate_t es;
+  hs_status_t st = hs_estimate_plan(s->est, &plan, false, &es, err);
+  s->scored++;
+  /* a candidate that cannot enter the pool needs no memory check */
+  if (st == HS_OK && !(s->pool.n == s->pool.cap && es.iteration_s >= s->pool.est_s[s->pool.n - 1]))
+    st = hs_estimate_plan(s->est, &plan, true, &es, err);
+  else if (st == HS_OK) {
+    hs_plan_destroy(&plan);
+    return HS_OK;
+  }
+  if (st != HS_OK) {
+    hs_plan_destroy(&plan);
+    return st;
+  }
+  if (es.oom) {
+    char b1[32], b2[32];
+    snprintf(s->why, sizeof s->why, "out of memory: the best grid does not fit: %s needed, %s on device %d",
+             hs_fmt_bytes(es.max_memory_bytes, b1, sizeof b1),
+             hs_fmt_bytes(hs_cluster_gpu(s->c, es.oom_device)->mem_bytes, b2, sizeof b2), es.oom_device);
+    hs_plan_destroy(&plan);
+    return HS_OK;
+  }
+  hs__cpool_offer(&s->pool, &plan, es.iteration_s);
+  return HS_OK;
 }
 
 static hs_status_t megatron_step(void *state, bool *done, double *progress, hs_error_t *err)
@@ -100,20 +295,8 @@ static hs_status_t megatron_step(void *state, bool *done, double *progress, hs_e
   hs_status_t st = HS_OK;
   *done = false;
   if (s->next < s->n_cands) {
-    for (int32_t k = 0; k < CANDS_PER_STEP && s->next < s->n_cands; k++, s->next++) {
-      const cand_t *cd = &s->cands[s->next];
-      hs_grid_opts_t g;
-      hs_grid_opts_init(&g);
-      g.tp = cd->tp;
-      g.pp = cd->pp;
-      g.dp = cd->dp;
-      g.microbatch_size = cd->mbs;
-      g.global_batch = s->gb;
-      g.recompute = cd->rc;
-      HS_CHECK(hs__offer_grid(s->est, s->m, s->c, &g, "megatron", s->dt,
-                              "out of memory: the best grid does not fit", &s->pool, &s->scored,
-                              s->why, sizeof s->why, err));
-    }
+    for (int32_t k = 0; k < CANDS_PER_STEP && s->next < s->n_cands; k++, s->next++)
+      HS_CHECK(offer(s, &s->cands[s->next], err));
     *progress = 0.8 * s->next / s->n_cands;
     return HS_OK;
   }
@@ -142,11 +325,14 @@ static void megatron_free(void *state)
   hs_estimator_free(s->est);
   hs__cpool_destroy(&s->pool);
   free(s->cands);
+  free(s->layer_first);
 }
 
 const hs_planner_type_t hs_planner_megatron = {
     .name = "megatron",
-    .description = "Megatron-LM grid: TP x PP x DP, even layer split, equal shares (device-agnostic)",
+    .description = "Megatron-LM: TP x PP x DP grid, interleaving, uneven first/last stages, "
+                   "selective/full recompute, distributed optimizer, sequence parallelism "
+                   "(device-agnostic)",
     .state_size = sizeof(megatron_t),
     .init = megatron_init,
     .step = megatron_step,

@@ -12,11 +12,12 @@
 
 extern const hs_planner_type_t hs_planner_data_parallel, hs_planner_megatron, hs_planner_whale,
     hs_planner_hapt, hs_planner_exhaustive;
-extern const hs_planner_type_t hs_planner_autohet, hs_planner_hap;
+extern const hs_planner_type_t hs_planner_autohet, hs_planner_hap, hs_planner_deepspeed;
 
 const hs_planner_type_t *const hs_planners[] = {
     &hs_planner_data_parallel,
     &hs_planner_megatron,
+    &hs_planner_deepspeed,
     &hs_planner_whale,
     &hs_planner_hapt,
     &hs_planner_autohet,
@@ -47,8 +48,75 @@ void hs_plan_opts_init(hs_plan_opts_t *o)
   hs_practice_init(&o->practice);
   o->max_devices = 8;
   o->device_subsets = true;
+  o->memory_headroom = HS_MEMORY_HEADROOM_DEFAULT;
+  o->search_practice = true;
   o->seed = 1;
   o->verbose = false;
+}
+
+/* ---- memory headroom ---------------------------------------------------------
+ *
+ * The one memory-fit rule of every strategy: planners plan on a view of the
+ * cluster whose GPUs have capacity x (1 - memory_headroom) bytes (a shallow
+ * copy sharing everything but the GPU table), so every estimate and every
+ * simulation a planner runs is held to the usable memory, and the driver
+ * checks the plan it returns against the same figure. */
+
+/* Fills *view with c's arrays and a copy of its GPU table at reduced
+ * capacity; *owned is that table (the caller frees it). O(GPU types). */
+static hs_status_t headroom_view(const hs_cluster_t *c, double headroom, hs_cluster_t *view,
+                                 hs_gpu_t **owned)
+{
+  *view = *c;
+  *owned = hs_calloc(c->gpus.n ? c->gpus.n : 1, sizeof **owned);
+  if (!*owned)
+    return HS_ENOMEM;
+  if (c->gpus.n)
+    memcpy(*owned, c->gpus.gpus, c->gpus.n * sizeof **owned);
+  for (size_t g = 0; g < c->gpus.n; g++)
+    (*owned)[g].mem_bytes *= 1.0 - headroom;
+  view->gpus.gpus = *owned;
+  return HS_OK;
+}
+
+/* HS_OK when every used device's simulated peak is within capacity x (1 -
+ * headroom); else HS_EINFEASIBLE naming the first device over it. O(devices). */
+static hs_status_t check_headroom(const hs_report_t *r, const hs_cluster_t *c, double headroom,
+                                  const char *name, hs_error_t *err)
+{
+  for (int32_t d = 0; d < r->n_device_mem && (size_t)d < c->n_devices; d++) {
+    const hs_gpu_t *g = hs_cluster_gpu(c, d);
+    double usable = g->mem_bytes * (1.0 - headroom);
+    if (r->device_peak_memory_bytes[d] > usable) {
+      char b1[32], b2[32];
+      return hs_error_set(err, HS_EINFEASIBLE,
+                          "%s: the plan needs %s on device %d (%s), above the %s usable with a "
+                          "memory headroom of %g",
+                          name, hs_fmt_bytes(r->device_peak_memory_bytes[d], b1, sizeof b1), d,
+                          g->name, hs_fmt_bytes(usable, b2, sizeof b2), headroom);
+    }
+  }
+  return HS_OK;
+}
+
+/* Options every strategy shares, checked once: headroom in [0, 1), and fp8
+ * only where every GPU of `c` has FP8 GEMMs (a plan has one precision; the
+ * device subsets find the part of a mixed cluster that has them). */
+static hs_status_t check_common(const hs_planner_type_t *t, const hs_cluster_t *c,
+                                const hs_plan_opts_t *o, hs_error_t *err)
+{
+  if (!(o->memory_headroom >= 0.0 && o->memory_headroom < 1.0))
+    return hs_error_set(err, HS_EINVAL, "memory headroom (--memory-headroom): must be in [0, 1), got %g",
+                        o->memory_headroom);
+  if (o->precision == HS_DTYPE_FP8)
+    for (size_t d = 0; d < c->n_devices; d++) {
+      const hs_gpu_t *g = hs_cluster_gpu(c, (int32_t)d);
+      if (!(g->peak_flops[HS_DTYPE_FP8] > 0.0))
+        return hs_error_set(err, HS_EINFEASIBLE,
+                            "%s: precision fp8 needs FP8 GEMMs, but %s (device %zu) has none",
+                            t->name, g->name, d);
+    }
+  return HS_OK;
 }
 
 /* One search on the whole of `c`: init, step until done or the time
@@ -71,9 +139,17 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
     return hs_error_set(err, HS_EINVAL, "hs_planner_run: planner, model and cluster are required");
   if (m->n_ops == 0 || c->n_devices == 0)
     return hs_error_set(err, HS_EINVAL, "%s: empty model or cluster", t->name);
-  void *state = hs_calloc(1, t->state_size ? t->state_size : 1);
-  if (!state)
+  if ((st = check_common(t, c, o, err)) != HS_OK)
+    return st;
+  hs_cluster_t view;
+  hs_gpu_t *view_gpus = NULL;
+  if (headroom_view(c, o->memory_headroom, &view, &view_gpus) != HS_OK)
     return hs_error_set(err, HS_ENOMEM, "out of memory");
+  void *state = hs_calloc(1, t->state_size ? t->state_size : 1);
+  if (!state) {
+    free(view_gpus);
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  }
   bool inited = false;
   double t0 = hs__now_s();
   /* a terminal gets a redrawn line, a log plain lines with ETA (hs_progress.h) */
@@ -81,7 +157,7 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
   snprintf(what, sizeof what, "%s search", t->name);
   hs_progress_t prog;
   hs_progress_init(&prog, progress, what, "", 0);
-  HS_CHECK(t->init(state, m, c, o, err));
+  HS_CHECK(t->init(state, m, &view, o, err));
   inited = true;
   bool done = false;
   while (!done) {
@@ -94,8 +170,13 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
   }
   double search_s = hs__now_s() - t0;
   HS_CHECK(t->result(state, plan, stats, err));
-  /* the options as asked, less sequence parallelism on a plan without TP */
-  hs_plan_set_practice(plan, &o->practice);
+  /* the options as asked, less sequence parallelism on a plan without TP;
+   * what a strategy searched on top of them (sequence parallelism, ZeRO
+   * stage) stays */
+  hs_practice_t pr = o->practice;
+  pr.sequence_parallel = pr.sequence_parallel || plan->practice.sequence_parallel;
+  pr.zero_stage = HS_MAX(pr.zero_stage, plan->practice.zero_stage);
+  hs_plan_set_practice(plan, &pr);
   stats->search_s = search_s;
   if (stats->candidates == 0)
     stats->candidates = 1;
@@ -107,13 +188,17 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
   if (plan->strategy[0] == '\0' || strcmp(plan->strategy, "manual") == 0)
     hs_strlcpy(plan->strategy, t->name, sizeof plan->strategy);
   HS_CHECK(hs_plan_validate(plan, m, c, t->name, err));
-  if (report)
+  if (report) {
     HS_CHECK(hs_simulate(m, c, plan, NULL, report, err));
+    if (!report->oom)
+      HS_CHECK(check_headroom(report, c, o->memory_headroom, t->name, err));
+  }
 cleanup:
   hs_progress_finish(&prog, false);
   if (inited)
     t->free(state);
   free(state);
+  free(view_gpus);
   if (st != HS_OK) {
     hs_plan_destroy(plan);
     hs_plan_init(plan);
@@ -211,6 +296,19 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
     hs_plan_opts_init(&defaults);
     o = &defaults;
   }
+  if (!(o->memory_headroom >= 0.0 && o->memory_headroom < 1.0))
+    return hs_error_set(err, HS_EINVAL, "memory headroom (--memory-headroom): must be in [0, 1), got %g",
+                        o->memory_headroom);
+  if (c && o->precision == HS_DTYPE_FP8) { /* bad input when no GPU could run it */
+    bool any = false;
+    for (size_t d = 0; d < c->n_devices && !any; d++)
+      any = hs_cluster_gpu(c, (int32_t)d)->peak_flops[HS_DTYPE_FP8] > 0.0;
+    if (!any)
+      return hs_error_set(err, HS_EINVAL,
+                          "precision (--precision): fp8 needs FP8 GEMMs, but no GPU of cluster %s has "
+                          "an fp8 peak in the catalog",
+                          c->name);
+  }
   if (!t || !m || !c || c->n_nodes == 0 || !o->device_subsets)
     return run_whole(t, m, c, o, progress, plan, stats, report, err);
   hs_status_t st = HS_OK;
@@ -264,6 +362,10 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
       ls = hs_plan_validate(&cand, m, c, t->name, &lerr);
       if (ls == HS_OK)
         ls = hs_simulate(m, c, &cand, NULL, &crep, &lerr);
+      if (ls == HS_OK && !crep.oom)
+        ls = check_headroom(&crep, c, o->memory_headroom, t->name, &lerr);
+      if (ls != HS_OK)
+        hs_report_destroy(&crep), hs_report_init(&crep);
     }
     if (ls == HS_ENOMEM || ls == HS_EINTERNAL)
       HS_FAIL(hs_error_set(err, ls, "%s", lerr.msg));

@@ -9,12 +9,26 @@
  *     hapt) are at most 3% slower than megatron (simulated);
  *  4. on each seed scenario the seed's strategy beats megatron;
  *  5. hapt's hetero-1f1b beats plain blocking 1f1b on the same cuts across
- *     a slow inter-site link.
+ *     a slow inter-site link;
+ *  6. memory headroom: every strategy's plan leaves memory_headroom of each
+ *     GPU's catalog capacity free (simulated peak), at 0.1 (conformance)
+ *     and 0.3;
+ *  7. the estimator estimates a plan at the plan's precision, whatever
+ *     precision it was built with (bit-identical to one built at it);
+ *  8. megatron's fair search (interleaving, uneven first/last stages,
+ *     selective recompute, distributed optimizer, sequence parallelism)
+ *     is within 2% of the brute-force best of its own space, every point
+ *     simulated; deepspeed trains a model that DDP cannot hold.
+ * Comparisons of the seeds with megatron (3, 4) use megatron's classic grid
+ * (search_practice false): the seeds do not search ZeRO or sequence
+ * parallelism yet, so only the classic space compares like with like.
  */
 #include "hs_scenarios.h"
+#include "estimate.h"
 #include "hs_search.h"
 #include "hs_test.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +121,11 @@ static void test_conformance(void)
                       (*t)->name, e2.msg);
             CHECK_MSG(!rep.oom, "%s on %s / %s: out of memory", (*t)->name, cl[ci].name,
                       models[mi].name);
+            for (int32_t d = 0; d < rep.n_device_mem; d++)
+              CHECK_MSG(rep.device_peak_memory_bytes[d] <= 0.9 * hs_cluster_gpu(&cl[ci], d)->mem_bytes,
+                        "%s on %s / %s: device %d uses %.4g of %.4g bytes (headroom 0.1)", (*t)->name,
+                        cl[ci].name, models[mi].name, d, rep.device_peak_memory_bytes[d],
+                        hs_cluster_gpu(&cl[ci], d)->mem_bytes);
             CHECK(rep.iteration_time_s > 0.0);
             CHECK_EQ_INT(hs_plan_global_batch(&plan), 64);
             CHECK(stats.candidates > 0);
@@ -210,6 +229,7 @@ static void test_homogeneous_close_to_megatron(void)
       hs_plan_opts_t o;
       hs_plan_opts_init(&o);
       o.global_batch = 16 * (int64_t)c.n_devices;
+      o.search_practice = false; /* the seeds' space: no ZeRO, SP, ... */
       hs_plan_t pm;
       hs_search_stats_t sm;
       hs_report_t rm;
@@ -255,6 +275,7 @@ static void test_scenarios_seed_beats_megatron(void)
     hs_plan_opts_t o;
     hs_plan_opts_init(&o);
     o.global_batch = hs_scenario_global_batch(sc, (int64_t)c.n_devices);
+    o.search_practice = false; /* the seeds' space: no ZeRO, SP, ... */
     hs_plan_t p1, p2;
     hs_search_stats_t s1, s2;
     hs_report_t r1, r2;
@@ -322,6 +343,318 @@ static void test_hetero_1f1b_beats_1f1b(void)
   hs_cluster_destroy(&c);
 }
 
+/* Every strategy's plan leaves the headroom free on every device: the
+ * simulated peak against the catalog capacity x (1 - headroom). */
+static void test_headroom_every_strategy(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_cluster_t c;
+  CHECK(two_site_cluster(&c, 4, 12.5, 50, &err) == HS_OK);
+  hs_model_t m;
+  hs_model_init(&m);
+  CHECK(hs_model_load("gpt3-2.7b", 0, &m, &err) == HS_OK);
+  const double headrooms[] = {0.1, 0.3};
+  for (size_t h = 0; h < HS_ARRAY_LEN(headrooms); h++) {
+    int planned = 0;
+    for (const hs_planner_type_t *const *t = hs_planners; *t; t++) {
+      hs_plan_opts_t o;
+      hs_plan_opts_init(&o);
+      o.global_batch = 64;
+      o.memory_headroom = headrooms[h];
+      hs_plan_t plan;
+      hs_search_stats_t stats;
+      hs_report_t rep;
+      hs_status_t st = run((*t)->name, &m, &c, &o, &plan, &stats, &rep, &err);
+      CHECK_MSG(st == HS_OK || st == HS_EINFEASIBLE, "%s: %s", (*t)->name, err.msg);
+      if (st == HS_OK) {
+        planned++;
+        CHECK(!rep.oom);
+        for (int32_t d = 0; d < rep.n_device_mem; d++) {
+          double cap = hs_cluster_gpu(&c, d)->mem_bytes;
+          CHECK_MSG(rep.device_peak_memory_bytes[d] <= (1.0 - headrooms[h]) * cap,
+                    "%s, headroom %g: device %d peak %.4g of %.4g bytes", (*t)->name, headrooms[h],
+                    d, rep.device_peak_memory_bytes[d], cap);
+        }
+      }
+      hs_plan_destroy(&plan);
+      hs_report_destroy(&rep);
+    }
+    CHECK_MSG(planned >= 3, "headroom %g: only %d strategies found a plan", headrooms[h], planned);
+  }
+  /* out of range: refused, naming the option */
+  hs_plan_opts_t o;
+  hs_plan_opts_init(&o);
+  o.memory_headroom = 1.0;
+  hs_plan_t plan;
+  hs_search_stats_t stats;
+  hs_report_t rep;
+  CHECK(run("megatron", &m, &c, &o, &plan, &stats, &rep, &err) == HS_EINVAL);
+  CHECK(strstr(err.msg, "memory headroom") != NULL);
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+}
+
+/* A plan is estimated at its own precision: an estimator built at fp16
+ * gives a fp32 plan exactly the figure of one built at fp32; and a planner
+ * asked for fp32 emits a fp32 plan whose estimate is near its simulation. */
+static void test_estimate_at_plan_precision(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_cluster_t c;
+  CHECK(two_site_cluster(&c, 4, 12.5, 50, &err) == HS_OK);
+  hs_model_t m;
+  small_gpt(&m, 8, 1024, 512);
+  hs_grid_opts_t g;
+  hs_grid_opts_init(&g);
+  g.tp = 1;
+  g.pp = 2;
+  g.dp = 4;
+  g.microbatch_size = 2;
+  g.global_batch = 32;
+  hs_plan_t p;
+  CHECK(hs_plan_grid(&m, &c, &g, &p, &err) == HS_OK);
+  hs_estimator_t *e16 = NULL, *e32 = NULL;
+  CHECK(hs_estimator_new(&m, &c, HS_DTYPE_FP16, &e16, &err) == HS_OK);
+  CHECK(hs_estimator_new(&m, &c, HS_DTYPE_FP32, &e32, &err) == HS_OK);
+  hs_estimate_t a, b, h;
+  p.precision = HS_DTYPE_FP16;
+  CHECK(hs_estimate_plan(e16, &p, true, &h, &err) == HS_OK);
+  p.precision = HS_DTYPE_FP32;
+  CHECK(hs_estimate_plan(e16, &p, true, &a, &err) == HS_OK);
+  CHECK(hs_estimate_plan(e32, &p, true, &b, &err) == HS_OK);
+  CHECK(a.iteration_s == b.iteration_s);
+  CHECK(a.max_memory_bytes == b.max_memory_bytes);
+  /* V100: 125 vs 15.7 TFLOP/s dense fp16 vs fp32: fp32 is much slower */
+  CHECK_MSG(a.iteration_s > 1.5 * h.iteration_s, "fp32 %.4g s vs fp16 %.4g s", a.iteration_s,
+            h.iteration_s);
+  hs_estimator_free(e16);
+  hs_estimator_free(e32);
+  hs_plan_destroy(&p);
+  const char *names[] = {"megatron", "deepspeed", "data-parallel", "whale"};
+  for (size_t k = 0; k < HS_ARRAY_LEN(names); k++) {
+    hs_plan_opts_t o;
+    hs_plan_opts_init(&o);
+    o.global_batch = 32;
+    o.precision = HS_DTYPE_FP32;
+    hs_plan_t plan;
+    hs_search_stats_t stats;
+    hs_report_t rep;
+    hs_status_t st = run(names[k], &m, &c, &o, &plan, &stats, &rep, &err);
+    CHECK_MSG(st == HS_OK, "%s: %s", names[k], err.msg);
+    if (st == HS_OK) {
+      CHECK_MSG(plan.precision == HS_DTYPE_FP32, "%s: plan precision %d", names[k], plan.precision);
+      CHECK_MSG(fabs(stats.predicted_s - rep.iteration_time_s) < 0.1 * rep.iteration_time_s,
+                "%s: estimate %.4g s, simulated %.4g s", names[k], stats.predicted_s,
+                rep.iteration_time_s);
+    }
+    hs_plan_destroy(&plan);
+    hs_report_destroy(&rep);
+  }
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+}
+
+/* First op of block k (k == blocks: one past the last op). */
+static int32_t block_first(const hs_model_t *m, int32_t k, int32_t blocks)
+{
+  if (k >= blocks)
+    return (int32_t)m->n_ops;
+  for (size_t i = 0; i < m->n_ops; i++)
+    if (m->ops[i].layer == k)
+      return (int32_t)i;
+  return -1;
+}
+
+/* Simulated time of one brute-force point, or -1 when it cannot be built,
+ * is rejected or does not fit in (1 - headroom) of memory. */
+static double brute_point(const hs_model_t *m, const hs_cluster_t *c, const hs_grid_opts_t *g,
+                          int32_t first, int32_t last, bool sp, int32_t zero, double headroom)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  hs_plan_t p;
+  if (hs_plan_grid(m, c, g, &p, &err) != HS_OK)
+    return -1.0;
+  p.precision = HS_DTYPE_BF16;
+  p.practice.sequence_parallel = sp;
+  p.practice.zero_stage = zero;
+  if (first > 0) {
+    int32_t blocks = (int32_t)hs_model_layers(m), pp = g->pp;
+    int32_t mid = pp > 2 ? (blocks - first - last) / (pp - 2) : 0;
+    for (int32_t i = 0; i < p.n_pipelines; i++)
+      for (int32_t s = 0; s + 1 < pp; s++) {
+        int32_t b = block_first(m, first + s * mid, blocks);
+        p.pipelines[i].stages[s].op_last = b;
+        p.pipelines[i].stages[s + 1].op_first = b;
+      }
+  }
+  hs_report_t r;
+  double t = -1.0;
+  if (hs_simulate(m, c, &p, NULL, &r, &err) == HS_OK) {
+    bool fits = !r.oom;
+    for (int32_t d = 0; d < r.n_device_mem; d++)
+      fits = fits && r.device_peak_memory_bytes[d] <= (1.0 - headroom) * hs_cluster_gpu(c, d)->mem_bytes;
+    if (fits)
+      t = r.iteration_time_s;
+    hs_report_destroy(&r);
+  }
+  hs_plan_destroy(&p);
+  return t;
+}
+
+/* megatron's whole space, every point simulated (the Megatron-LM rules
+ * written out again here): megatron's plan is in it and within 2% of its
+ * best. The GPU's memory is cut so that memory decides between points. */
+static void test_megatron_matches_brute_force(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  const double mem_gib[] = {2.2, 40.0};
+  for (size_t k = 0; k < HS_ARRAY_LEN(mem_gib); k++) {
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"name\": \"one-node\", \"gpus\": [{\"name\": \"A100-SXM4-40GB\", \"memory_GiB\": %g}],"
+             " \"sites\": [{\"name\": \"a\", \"nodes\": [{\"count\": 1, \"gpu\": \"A100-SXM4-40GB\","
+             " \"gpus_per_node\": 4, \"intra_node\": {\"GBps\": 300, \"latency_us\": 1},"
+             " \"nic\": {\"GBps\": 25, \"latency_us\": 5}}]}]}",
+             mem_gib[k]);
+    hs_cluster_t c;
+    hs_cluster_init(&c);
+    CHECK_MSG(hs_cluster_parse(json, "one-node.json", &c, &err) == HS_OK, "%s", err.msg);
+    hs_model_t m;
+    small_gpt(&m, 8, 1024, 1024);
+    const int64_t gb = 32;
+    const int32_t n = 4, blocks = 8;
+    double best_s = -1.0;
+    int points = 0;
+    static const hs_recompute_t rcs[] = {HS_RECOMPUTE_NONE, HS_RECOMPUTE_SELECTIVE,
+                                         HS_RECOMPUTE_FULL};
+    for (int32_t tp = 1; tp <= n; tp *= 2)
+      for (int32_t pp = 1; pp <= n / tp; pp++) {
+        if ((n / tp) % pp)
+          continue;
+        int32_t dp = n / tp / pp;
+        for (int32_t b = 1; b <= 2; b *= 2) {
+          if (gb % (dp * b))
+            continue;
+          int64_t n_mb = gb / (dp * b);
+          for (int r = 0; r < 3; r++)
+            for (int sp = 0; sp <= (tp > 1); sp++)
+              for (int32_t z = 0; z <= 1; z++) {
+                hs_grid_opts_t g;
+                hs_grid_opts_init(&g);
+                g.tp = tp, g.pp = pp, g.dp = dp, g.microbatch_size = b, g.global_batch = gb;
+                g.recompute = rcs[r];
+                /* even split, interleaved v, uneven first/last */
+                for (int32_t v = 1; v <= blocks / pp; v++) {
+                  if (v > 1 && (pp < 2 || blocks % (pp * v) || n_mb % pp))
+                    continue;
+                  g.schedule = v > 1 ? "interleaved-1f1b" : NULL;
+                  g.chunks = v;
+                  double t = brute_point(&m, &c, &g, 0, 0, sp, z, 0.1);
+                  points++;
+                  if (t > 0 && (best_s < 0 || t < best_s))
+                    best_s = t;
+                }
+                g.schedule = NULL;
+                g.chunks = 1;
+                for (int32_t f = 1; pp >= 2 && f <= blocks; f++)
+                  for (int32_t l = 1; l <= blocks; l++) {
+                    /* middle stages even and at least as full, first and
+                     * last at most 4 blocks lighter; not the even split */
+                    int32_t rest = blocks - f - l;
+                    if (rest < 0 || (pp > 2 && rest % (pp - 2)) || (pp == 2 && rest != 0))
+                      continue;
+                    int32_t mid = pp > 2 ? rest / (pp - 2) : (f > l ? f : l);
+                    if (f > mid || l > mid || mid - f > 4 || mid - l > 4 || (f == mid && l == mid))
+                      continue;
+                    double t = brute_point(&m, &c, &g, f, l, sp, z, 0.1);
+                    points++;
+                    if (t > 0 && (best_s < 0 || t < best_s))
+                      best_s = t;
+                  }
+              }
+        }
+      }
+    hs_plan_opts_t o;
+    hs_plan_opts_init(&o);
+    o.global_batch = gb;
+    o.max_microbatch_size = 2;
+    hs_plan_t plan;
+    hs_search_stats_t stats;
+    hs_report_t rep;
+    hs_status_t st = run("megatron", &m, &c, &o, &plan, &stats, &rep, &err);
+    CHECK_MSG(best_s > 0, "%g GiB: brute force found nothing in %d points", mem_gib[k], points);
+    CHECK_MSG(st == HS_OK, "%s", err.msg);
+    if (st == HS_OK && best_s > 0) {
+      CHECK_MSG(rep.iteration_time_s >= best_s * (1 - 1e-12),
+                "%g GiB: megatron %.6g s below the brute force %.6g s: its plan is outside the space",
+                mem_gib[k], rep.iteration_time_s, best_s);
+      CHECK_MSG(rep.iteration_time_s <= best_s * 1.02, "%g GiB: megatron %.6g s, brute force %.6g s (%d points): %s",
+                mem_gib[k], rep.iteration_time_s, best_s, points, rep.plan_summary);
+    }
+    hs_plan_destroy(&plan);
+    hs_report_destroy(&rep);
+    hs_model_destroy(&m);
+    hs_cluster_destroy(&c);
+  }
+}
+
+/* gpt3-2.7b needs 2.7e9 x 16 B = 43 GB of training state as a DDP replica,
+ * more than 0.9 x 40 GiB; ZeRO-1 over 8 GPUs needs 2.7e9 x (2 + 2 + 12/8) B
+ * = 15 GB (the ZeRO paper's accounting): deepspeed trains it, DDP cannot. */
+static void test_deepspeed_fits_where_ddp_cannot(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  const char *json =
+      "{\"name\": \"a100-40\", \"sites\": [{\"name\": \"a\", \"nodes\": [{\"count\": 1,"
+      " \"gpu\": \"A100-SXM4-40GB\", \"gpus_per_node\": 8, \"intra_node\": {\"GBps\": 300,"
+      " \"latency_us\": 1}, \"nic\": {\"GBps\": 25, \"latency_us\": 5}}]}]}";
+  hs_cluster_t c;
+  hs_cluster_init(&c);
+  CHECK_MSG(hs_cluster_parse(json, "a100-40.json", &c, &err) == HS_OK, "%s", err.msg);
+  hs_model_t m;
+  hs_model_init(&m);
+  CHECK(hs_model_load("gpt3-2.7b", 0, &m, &err) == HS_OK);
+  double params = 0.0;
+  for (size_t i = 0; i < m.n_ops; i++)
+    params += m.ops[i].params;
+  CHECK(params * 16.0 > 0.9 * hs_cluster_gpu(&c, 0)->mem_bytes);
+  hs_plan_opts_t o;
+  hs_plan_opts_init(&o);
+  o.global_batch = 64;
+  hs_plan_t plan;
+  hs_search_stats_t stats;
+  hs_report_t rep;
+  CHECK(run("data-parallel", &m, &c, &o, &plan, &stats, &rep, &err) == HS_EINFEASIBLE);
+  hs_status_t st = run("deepspeed", &m, &c, &o, &plan, &stats, &rep, &err);
+  CHECK_MSG(st == HS_OK, "%s", err.msg);
+  if (st == HS_OK) {
+    CHECK(hs_plan_zero_stage(&plan) >= 1);
+    CHECK_EQ_INT(plan.n_pipelines, 8);
+    CHECK_EQ_INT(hs_plan_global_batch(&plan), 64);
+    for (int32_t d = 0; d < rep.n_device_mem; d++)
+      CHECK(rep.device_peak_memory_bytes[d] <= 0.9 * hs_cluster_gpu(&c, d)->mem_bytes);
+  }
+  hs_plan_destroy(&plan);
+  hs_report_destroy(&rep);
+  /* the stage asked for, when the search is off */
+  o.search_practice = false;
+  o.practice.zero_stage = 3;
+  st = run("deepspeed", &m, &c, &o, &plan, &stats, &rep, &err);
+  CHECK_MSG(st == HS_OK, "%s", err.msg);
+  if (st == HS_OK)
+    CHECK_EQ_INT(hs_plan_zero_stage(&plan), 3);
+  hs_plan_destroy(&plan);
+  hs_report_destroy(&rep);
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+}
+
 int main(void)
 {
   HS_RUN(test_registry);
@@ -330,6 +663,10 @@ int main(void)
   HS_RUN(test_homogeneous_close_to_megatron);
   HS_RUN(test_scenarios_seed_beats_megatron);
   HS_RUN(test_hetero_1f1b_beats_1f1b);
+  HS_RUN(test_headroom_every_strategy);
+  HS_RUN(test_estimate_at_plan_precision);
+  HS_RUN(test_megatron_matches_brute_force);
+  HS_RUN(test_deepspeed_fits_where_ddp_cannot);
   fprintf(stderr, "%d checks, %d failures\n", hs_test_checks, hs_test_failures);
   return hs_test_failures ? 1 : 0;
 }

@@ -82,6 +82,9 @@ static void test_defaults_and_sampling(void)
                   " \"models\": \"gpt3-1.3b\", \"random\": {\"samples\": 10, \"seed\": 7}}";
   CHECK_EQ_INT(hs_sweep_spec_parse(t, "r.json", &s, &err), HS_OK);
   CHECK_EQ_INT(s.n_strategies, 4); /* megatron, whale, hapt, data-parallel */
+  CHECK_EQ_INT(s.precision, HS_DTYPE_BF16);
+  CHECK(s.memory_headroom == HS_MEMORY_HEADROOM_DEFAULT);
+  CHECK(hs_practice_is_default(&s.practice));
   CHECK_EQ_INT(s.n_prices, 1);
   CHECK_EQ_INT(s.n_grid, 7 * 4);
   CHECK_EQ_INT(s.n_jobs, 10);
@@ -172,8 +175,40 @@ static void expect_error(const char *text, const char *a, const char *b)
   hs_sweep_spec_destroy(&s);
 }
 
+/* The planner options of every job: precision, headroom, training practice. */
+static void test_planner_options(void)
+{
+  hs_sweep_spec_t s;
+  hs_error_t err;
+  hs_sweep_spec_init(&s);
+  hs_error_init(&err);
+  const char *t = "{\"clusters\": [\"dgx-a100-1node\"], \"models\": \"gpt3-1.3b\", \"precision\": \"fp32\","
+                  " \"memory_headroom\": 0.25, \"kernels\": \"megatron-core-2024\", \"attention\": \"unfused\","
+                  " \"sequence_parallel\": true, \"tp_comm_overlap\": true, \"zero_stage\": 2}";
+  CHECK_EQ_INT(hs_sweep_spec_parse(t, "o.json", &s, &err), HS_OK);
+  CHECK_EQ_INT(s.precision, HS_DTYPE_FP32);
+  CHECK(s.memory_headroom == 0.25);
+  hs_kernels_t k;
+  CHECK(hs_kernels_preset("megatron-core-2024", &k) == HS_OK);
+  CHECK(s.practice.kernels.fused_act == k.fused_act && s.practice.kernels.fused_norm == k.fused_norm);
+  CHECK_EQ_INT(s.practice.kernels.attention, HS_ATTENTION_UNFUSED);
+  CHECK(s.practice.sequence_parallel && s.practice.tp_comm_overlap);
+  CHECK_EQ_INT(s.practice.zero_stage, 2);
+  hs_sweep_spec_destroy(&s);
+}
+
 static void test_bad_specs(void)
 {
+  expect_error("{\"clusters\": [\"a\"], \"models\": \"m\", \"precision\": \"fp4\"}", "precision", "fp4");
+  expect_error("{\"clusters\": [\"a\"], \"models\": \"m\", \"memory_headroom\": 1}", "memory_headroom", NULL);
+  expect_error("{\"clusters\": [\"a\"], \"models\": \"m\", \"memory_headroom\": -0.5}", "memory_headroom",
+               NULL);
+  expect_error("{\"clusters\": [\"a\"], \"models\": \"m\", \"kernels\": \"cuda-2099\"}", "kernels",
+               "cuda-2099");
+  expect_error("{\"clusters\": [\"a\"], \"models\": \"m\", \"attention\": \"sdpa\"}", "attention", "sdpa");
+  expect_error("{\"clusters\": [\"a\"], \"models\": \"m\", \"tp_comm_overlap\": true}", "tp_comm_overlap",
+               "sequence_parallel");
+  expect_error("{\"clusters\": [\"a\"], \"models\": \"m\", \"zero_stage\": 4}", "zero_stage", NULL);
   expect_error("{\"clusters\": [\"x\"], \"models\": [\"m\"]", "malformed", NULL);
   expect_error("{\"models\": [\"gpt3-1.3b\"]}", "clusters", NULL);
   expect_error("{\"clusters\": [\"a\"]}", "models", NULL);
@@ -218,6 +253,7 @@ int main(void)
   HS_RUN(test_grid);
   HS_RUN(test_defaults_and_sampling);
   HS_RUN(test_composition_cluster);
+  HS_RUN(test_planner_options);
   HS_RUN(test_bad_specs);
   HS_TEST_END();
 }

@@ -124,4 +124,27 @@ b=$(grep -oE '^iteration +[0-9.]+' "$tmp/sim" | grep -oE '[0-9.]+$')
 [ -n "$a" ] && [ "$a" = "$b" ] || die "plan said $a s, its file simulates to $b s"
 grep -q '"attention":[[:space:]]*"flash"' "$tmp/mg.json" || die "plan lost the kernel set"
 
+# speedups against the best baseline (docs/planners.md): the JSON names it,
+# each row's key is speedup_vs_<it>, equal to its time over the row's;
+# --baseline picks another row
+"$bin" compare --scenario hapt --strategies whale,megatron,hapt --format json >"$tmp/base.json" 2>"$tmp/err" ||
+  die "compare: $(cat "$tmp/err")"
+"$bin" compare --scenario hapt --strategies whale,megatron,hapt --format json --baseline hapt \
+  >"$tmp/base2.json" 2>"$tmp/err" || die "compare --baseline: $(cat "$tmp/err")"
+python3 - "$tmp/base.json" "$tmp/base2.json" <<'P' || die "speedup against the best baseline"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+t = {r["strategy"]: r["iteration_s"] for r in a["rows"]}
+best = min(("whale", "megatron"), key=lambda s: (t[s], ["whale", "megatron"].index(s)))
+assert a["baseline"] == best, (a["baseline"], t)
+for r in a["rows"]:
+    assert abs(r["speedup_vs_" + best] - t[best] / r["iteration_s"]) < 1e-12, r
+assert b["baseline"] == "hapt"
+for r in b["rows"]:
+    assert abs(r["speedup_vs_hapt"] - t["hapt"] / r["iteration_s"]) < 1e-12, r
+P
+"$bin" compare --scenario hapt --strategies hapt --format csv >"$tmp/nob.csv" 2>"$tmp/err" || die "compare hapt alone"
+head -1 "$tmp/nob.csv" | grep -q '^strategy,iteration_s,tokens_per_s,speedup_vs_baseline,' ||
+  die "no baseline in the list: $(head -1 "$tmp/nob.csv")"
+
 exit $fail

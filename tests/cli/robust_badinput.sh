@@ -90,5 +90,16 @@ expect2 --tp-comm-overlap --sequence-parallel -- "${SIMG[@]}" --tp 2 --tp-comm-o
 expect2 "precision (--precision): fp8" A100-SXM4-80GB -- "${SIMG[@]}" --tp 2 --precision fp8
 expect2 --attention sdpa -- "$H" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy megatron --attention sdpa
 
+# planner options (docs/planners.md): headroom a fraction in [0, 1), a
+# --baseline that is compared, precision on every planning command
+PLANC=(--model gpt3-1.3b --cluster dgx-a100-1node)
+expect2 --memory-headroom '"1"' -- "$H" plan "${PLANC[@]}" --strategy megatron --memory-headroom 1
+expect2 --memory-headroom '"-0.1"' -- "$H" plan "${PLANC[@]}" --strategy deepspeed --memory-headroom=-0.1
+expect2 --memory-headroom '"lots"' -- "$H" compare "${PLANC[@]}" --strategies megatron --memory-headroom lots
+expect2 --baseline '"whale"' -- "$H" compare "${PLANC[@]}" --strategies megatron,hapt --baseline whale
+expect2 --memory-headroom '"nan"' -- "$H" whatif "${PLANC[@]}" --budget-usd-per-hour 10 --candidates H100-SXM5-80GB --memory-headroom nan
+expect2 "precision (--precision): fp8" dgx-a100-1node -- "$H" plan "${PLANC[@]}" --strategy deepspeed --precision fp8
+expect2 --precision fp4 -- "$H" whatif "${PLANC[@]}" --budget-usd-per-hour 10 --candidates H100-SXM5-80GB --precision fp4
+
 echo "robust_badinput: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

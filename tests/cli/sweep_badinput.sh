@@ -26,6 +26,13 @@ expect2 no-such-spec.json -- sweep "$tmp/no-such-spec.json"
 expect2 '--resume needs -o' -- sweep "$data/sweep/small.json" --resume
 expect2 'unknown option' -- sweep "$data/sweep/small.json" --bogus
 expect2 '-j' -- sweep "$data/sweep/small.json" -j 0
+# planner options: the spec's precision and memory_headroom, and the flags
+sed 's/"time_limit_s": 60/"time_limit_s": 60, "precision": "fp4"/' "$data/sweep/small.json" >"$tmp/prec.json"
+expect2 prec.json precision fp4 -- sweep "$tmp/prec.json" --dry-run
+sed 's/"time_limit_s": 60/"time_limit_s": 60, "memory_headroom": 1/' "$data/sweep/small.json" >"$tmp/head.json"
+expect2 head.json memory_headroom -- sweep "$tmp/head.json" --dry-run
+expect2 --memory-headroom '"2"' -- sweep "$data/sweep/small.json" --memory-headroom 2 --dry-run
+expect2 --precision fp4 -- sweep "$data/sweep/small.json" --precision fp4 --dry-run
 printf 'a,b\n1,2\n' >"$tmp/foreign.csv"
 expect2 foreign.csv 'line 1' -- sweep "$data/sweep/small.json" -o "$tmp/foreign.csv" --resume
 cmp -s "$tmp/foreign.csv" <(printf 'a,b\n1,2\n') || die "a refused --resume changed the file"

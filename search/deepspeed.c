@@ -1,0 +1,139 @@
+/*
+ * deepspeed.c - `deepspeed`: DeepSpeed-style ZeRO data parallelism (Rajbhandari
+ * et al., SC'20), the baseline HAP and most heterogeneous-training papers
+ * compare against. Every device runs the whole model on an equal share of
+ * the batch (no tensor or pipeline parallelism, DeepSpeed's default engine
+ * without its pipeline module); the training state is sharded over all
+ * devices by ZeRO stage 1 (optimizer state), 2 (+ gradients, reduce-scatter)
+ * or 3 (+ parameters, all-gathered before use and prefetched), which is what
+ * lets a model that does not fit as a DDP replica train at all. Activation
+ * checkpointing (DeepSpeed's, i.e. full recomputation of each block) is
+ * optional; equal shares mean the slowest GPU sets the pace.
+ *
+ * Search space (exact; docs/planners.md): ZeRO stage z in {1, 2, 3} (with
+ * search_practice false: the options' stage, at least 1), microbatch size b
+ * in {1,2,4,..,max_microbatch_size} with devices x b dividing the global
+ * batch (gradient accumulation over the rest), recompute in {none, full}.
+ * At most 3 x log2(max_mb) x 2 candidates, each O(devices + ops) to build
+ * and estimate, plus hs__sim_budget simulations.
+ *
+ * Invariants: the options' kernel set, precision and TP overlap are kept;
+ * only the ZeRO stage is searched.
+ */
+#include "search_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct deepspeed {
+  const hs_model_t *m;
+  const hs_cluster_t *c;
+  hs_plan_opts_t o;
+  hs_dtype_t dt;
+  int64_t gb;
+  hs_estimator_t *est;
+  hs_cand_pool_t pool;
+  int32_t z_first, z_last; /* ZeRO stages searched */
+  bool enumerated;
+  uint64_t scored;
+  char why[256];
+} deepspeed_t;
+
+static hs_status_t ds_init(void *state, const hs_model_t *m, const hs_cluster_t *c,
+                           const hs_plan_opts_t *o, hs_error_t *err)
+{
+  deepspeed_t *s = state;
+  memset(s, 0, sizeof *s);
+  s->m = m;
+  s->c = c;
+  s->o = *o;
+  s->dt = hs__precision(o, c);
+  s->gb = hs__global_batch(o, c);
+  s->z_first = HS_MAX(o->practice.zero_stage, 1);
+  s->z_last = o->search_practice ? 3 : s->z_first;
+  if (o->search_practice)
+    s->z_first = 1;
+  if (s->gb % (int64_t)c->n_devices)
+    return hs_error_set(err, HS_EINFEASIBLE,
+                        "deepspeed: global batch %lld is not a multiple of the %zu devices",
+                        (long long)s->gb, c->n_devices);
+  hs_status_t st = hs_estimator_new(m, c, s->dt, &s->est, err);
+  if (st != HS_OK)
+    return st;
+  if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK) {
+    hs_estimator_free(s->est);
+    s->est = NULL;
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  }
+  return HS_OK;
+}
+
+static hs_status_t ds_step(void *state, bool *done, double *progress, hs_error_t *err)
+{
+  deepspeed_t *s = state;
+  *done = false;
+  if (!s->enumerated) {
+    s->enumerated = true;
+    int32_t n = (int32_t)s->c->n_devices;
+    for (int32_t z = s->z_first; z <= s->z_last; z++) {
+      hs_practice_t pr = s->o.practice;
+      pr.zero_stage = z;
+      pr.sequence_parallel = false; /* no TP group to split */
+      pr.tp_comm_overlap = false;
+      hs_estimator_set_practice(s->est, &pr);
+      for (int32_t b = 1; b <= HS_MAX(s->o.max_microbatch_size, 1); b *= 2) {
+        if (s->gb % ((int64_t)n * b))
+          continue;
+        for (int rc = 0; rc < (s->o.allow_recompute ? 2 : 1); rc++) {
+          hs_grid_opts_t g;
+          hs_grid_opts_init(&g);
+          g.tp = 1;
+          g.pp = 1;
+          g.dp = n;
+          g.microbatch_size = b;
+          g.global_batch = s->gb;
+          g.recompute = rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE;
+          hs_status_t st = hs__offer_grid(s->est, s->m, s->c, &g, "deepspeed", s->dt,
+                                          "the model does not fit even with ZeRO-3", &s->pool,
+                                          &s->scored, s->why, sizeof s->why, err);
+          if (st != HS_OK)
+            return st;
+        }
+      }
+    }
+    *progress = 0.5;
+    return HS_OK;
+  }
+  hs_status_t st = hs__cpool_sim_step(&s->pool, s->m, s->c, done, err);
+  *progress = 0.5 + 0.5 * s->pool.next_sim / HS_MAX(s->pool.n, 1);
+  return st;
+}
+
+static hs_status_t ds_result(void *state, hs_plan_t *out, hs_search_stats_t *stats, hs_error_t *err)
+{
+  deepspeed_t *s = state;
+  if (s->pool.n == 0 && s->why[0])
+    snprintf(s->pool.why, sizeof s->pool.why, "%s", s->why);
+  stats->candidates = s->scored;
+  snprintf(stats->note, sizeof stats->note, "ZeRO stages %d-%d, %d simulated", s->z_first, s->z_last,
+           s->pool.next_sim);
+  return hs__cpool_result(&s->pool, out, &stats->predicted_s, "deepspeed", err);
+}
+
+static void ds_free(void *state)
+{
+  deepspeed_t *s = state;
+  hs_estimator_free(s->est);
+  hs__cpool_destroy(&s->pool);
+}
+
+const hs_planner_type_t hs_planner_deepspeed = {
+    .name = "deepspeed",
+    .description = "DeepSpeed ZeRO data parallelism: stage 1-3, equal batch shares, optional "
+                   "activation checkpointing",
+    .state_size = sizeof(deepspeed_t),
+    .init = ds_init,
+    .step = ds_step,
+    .result = ds_result,
+    .free = ds_free,
+};
