@@ -726,9 +726,13 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
    * (bench_search: 3.5 s at 64 GPUs, 16 s at 1024; the final simulations
    * come on top), or the caller's work_limit. Work is counted in GLPK's
    * progress, so the plan does not depend on how busy the machine is; a time
-   * limit from the caller (sweep and whatif pass 60 s) only caps it. */
-  a->budget_work = o->work_limit > 0 ? o->work_limit
-                                     : 1e7 * fmin(40.0, 3.0 + 0.015 * (double)c->n_devices);
+   * limit from the caller (sweep and whatif pass 60 s) only caps it. The
+   * driver gives each device subset its share of the default (work_share,
+   * by device count), so the total over the subsets stays bounded. */
+  a->budget_work = o->work_limit > 0
+                       ? o->work_limit
+                       : 1e7 * fmin(40.0, 3.0 + 0.015 * (double)c->n_devices) *
+                             (o->work_share > 0 && o->work_share < 1 ? o->work_share : 1.0);
   if (o->time_limit_s > 0)
     a->budget_s = o->time_limit_s;
   HS_CHECK(hs_estimator_new(m, c, a->o.precision, &a->est, err));

@@ -28,6 +28,8 @@ typedef struct hs_plan_opts {
   int32_t max_devices;         /* exhaustive: refuse bigger clusters (default 8) */
   bool device_subsets;         /* also plan on sets of whole node groups (a site, a GPU type, ...)
                                   and keep the fastest: devices may stay idle (default true) */
+  double work_share;           /* fraction of the strategy's default work budget this search gets;
+                                  the driver splits it over device subsets (0 = all of it) */
   uint64_t seed;               /* for randomised tie breaks; default 1 */
   bool verbose;
 } hs_plan_opts_t;
