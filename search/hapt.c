@@ -15,14 +15,21 @@
  * a = subcluster of the suffix's first stage. The total of a cap is
  * F + (B - 1) x (actual max stage time). Caps are swept downwards: after a
  * solution with actual max M, the next cap is the largest candidate stage or
- * cut time below M; this visits every Pareto point (sum, max) and so finds
- * the exact optimum of the objective (the proof is in docs/planners.md),
- * and stops when a cap is infeasible or after HS_HAPT_MAX_SWEEPS caps.
+ * cut time below min(M (1 - HS_HAPT_CAP_STEP), best / (B - 1)); with a zero
+ * step this visits every Pareto point (sum, max) and so finds the exact
+ * optimum of the objective (the proof is in docs/planners.md); the step
+ * trades that for far fewer caps on op-level cuts. It stops when a cap is
+ * infeasible, when the sum reaches the best score, or after
+ * HS_HAPT_MAX_SWEEPS caps. Every cap's solution near the best is offered to
+ * the candidate pool (ranked by the whole-plan estimate, the best few
+ * simulated); then a simulator-driven local search over every cut
+ * candidate and per-stage recomputation climbs from the best simulated plan.
  *
  * Complexity per cap: O(S x K^2 x U x A^2 x Z x opts) with S stages, K cut
- * candidates, U = prod_a (levels_a + 1), A subclusters, Z mesh sizes; times
- * the sweeps and HS_HAPT_MAX_MB microbatch sizes. The knobs in hapt_space.h
- * bound every factor.
+ * candidates (at most HS_HAPT_DP_CUTS), U = prod_a (levels_a + 1), A
+ * subclusters, Z mesh sizes; times the sweeps and the microbatch sizes
+ * (every power of two dividing the batch). The knobs in hapt_space.h bound
+ * every factor; the local search adds at most 2048 / devices simulations.
  */
 #include "hapt_space.h"
 
@@ -526,7 +533,9 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
   hapt_t *s = state;
   stats->candidates = s->h.evaluated + s->transitions;
   stats->nodes_expanded = s->transitions;
-  stats->optimal = s->phase >= 1;
+  /* not a proof: the caps step by HS_HAPT_CAP_STEP, later microbatch sizes
+   * start at a slack cap, and the DP may see fewer cuts than all_cuts */
+  stats->optimal = false;
   snprintf(stats->note, sizeof stats->note,
            "%d cut candidates%s, %d subclusters, %d microbatch sizes, %llu DP runs, %d simulated; "
            "local search: %llu simulations, %llu moves",

@@ -18,12 +18,6 @@ const hs_scenario_t hs_scenarios[] = {
      "GPU variants (V100-SXM2-16GB, P100-PCIe-16GB) and the 1.3 GB/s per-node NIC for ~10.4 Gb/s; "
      "data-parallel is DP-EV/DP-CP's closest strategy here; deepspeed is the ZeRO baseline "
      "(a row says so until that strategy is built); whale, megatron and hapt are extra"},
-    {"hap-moe", "HAP (EuroSys'24): BERT-MoE on 2x8 V100 + 6x8 P100, batch 32 per GPU, fp32", "hap-bert-moe",
-     "hap-v100-p100", 0, 32, "data-parallel,deepspeed,hap", "hap",
-     "ylxdzsw/hap config.py (Rmoe: BERT-Base with MoE FFNs, top-2); same cluster, batch rule, precision "
-     "and baselines as hap",
-     "fp32",
-     "16 experts and no capacity factor (the catalog model's note); HAP uses 2 x world size experts"},
     {"hap-vit", "HAP (EuroSys'24): ViT on 2x8 V100 + 6x8 P100, batch 32 per GPU, fp32", "hap-vit",
      "hap-v100-p100", 0, 32, "data-parallel,deepspeed,whale,megatron,hap,hapt", "hap",
      "ylxdzsw/hap config.py (ViT variant); same cluster, batch rule, precision and baselines as hap",

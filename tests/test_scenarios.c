@@ -36,14 +36,14 @@ static void test_table(void)
     CHECK_MSG(strstr(s->strategies, s->seed_strategy) != NULL, "%s", s->name);
     CHECK_MSG(s->source && s->source[0] && s->ours && s->ours[0], "%s: source and ours", s->name);
   }
-  CHECK(n >= 5);
+  CHECK(n >= 4);
   CHECK(hs_scenario_find("nope") == NULL);
   CHECK(hs_scenario_find(NULL) == NULL);
 }
 
 static void test_hap_setting(void)
 {
-  static const char *const names[] = {"hap", "hap-moe", "hap-vit"};
+  static const char *const names[] = {"hap", "hap-vit"};
   for (size_t k = 0; k < HS_ARRAY_LEN(names); k++) {
     const hs_scenario_t *s = hs_scenario_find(names[k]);
     CHECK_MSG(s != NULL, "%s", names[k]);
