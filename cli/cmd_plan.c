@@ -306,6 +306,8 @@ int hs_cmd_compare(int argc, char **argv)
     goto out;
   if (scn && !hs_cli_opt(opts, "global-batch"))
     po.global_batch = hs_scenario_global_batch(scn, (int64_t)c.n_devices);
+  if (scn && scn->precision && !hs_cli_opt(opts, "precision"))
+    (void)hs_dtype_parse(scn->precision, &po.precision); /* the paper's (test_scenarios) */
   rows = calloc((size_t)n_names + 1, sizeof *rows);
   if (!rows) {
     rc = 1;

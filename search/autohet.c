@@ -99,6 +99,7 @@ typedef struct autohet {
   double budget_s;       /* 0 = none */
   double budget_work;    /* 0 = none */
   double work;
+  double milp_work;      /* one MILP's work limit */
   /* best MILP objective so far, and the best few plans by it (simulated at the end) */
   double best_T;
   bool have_best;
@@ -414,7 +415,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
    * 0.2 s), never more than is left */
   if (a->budget_work > 0) {
     double left = fmax(0.0, a->budget_work - a->work);
-    lo.work_limit = fmax(1e5, fmin(left, fmax(2e6, a->budget_work / 20.0)));
+    lo.work_limit = fmax(1e5, fmin(left, a->milp_work));
   }
   if (a->budget_s > 0) /* a cap only: the work budget decides, whatever the load */
     lo.time_limit_s = fmax(0.05, a->budget_s - (now_s() - a->t_start));
@@ -726,9 +727,15 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
    * (bench_search: 3.5 s at 64 GPUs, 16 s at 1024; the final simulations
    * come on top), or the caller's work_limit. Work is counted in GLPK's
    * progress, so the plan does not depend on how busy the machine is; a time
-   * limit from the caller (sweep and whatif pass 60 s) only caps it. */
+   * limit from the caller (sweep and whatif pass 60 s) only caps it. The
+   * driver gives each device subset its share of the default (work_share,
+   * by device count), so the total over the subsets stays bounded. */
+  double share = o->work_share > 0 && o->work_share < 1 ? o->work_share : 1.0;
   a->budget_work = o->work_limit > 0 ? o->work_limit
-                                     : 1e7 * fmin(40.0, 3.0 + 0.015 * (double)c->n_devices);
+                                     : 1e7 * fmin(40.0, 3.0 + 0.015 * (double)c->n_devices) * share;
+  /* a MILP's own limit follows the undivided budget, so a subset's MILPs
+   * are solved as deep as the whole cluster's (only fewer of them) */
+  a->milp_work = fmax(2e6, (o->work_limit > 0 ? a->budget_work : a->budget_work / share) / 20.0);
   if (o->time_limit_s > 0)
     a->budget_s = o->time_limit_s;
   HS_CHECK(hs_estimator_new(m, c, a->o.precision, &a->est, err));

@@ -97,7 +97,7 @@ static hs_status_t exh_init(void *state, const hs_model_t *m, const hs_cluster_t
     return hs_error_set(err, HS_EINFEASIBLE,
                         "exhaustive: model %s has %lld blocks, above the limit of %d", m->name,
                         (long long)hs_model_layers(m), EXH_MAX_LAYERS);
-  hs_status_t st = hs__hspace_init(&s->h, m, c, o, err);
+  hs_status_t st = hs__hspace_init(&s->h, m, c, o, 0, err);
   if (st != HS_OK)
     return st;
   s->avail = hs_calloc((size_t)s->h.n_sc, sizeof(int32_t));

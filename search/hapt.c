@@ -15,14 +15,21 @@
  * a = subcluster of the suffix's first stage. The total of a cap is
  * F + (B - 1) x (actual max stage time). Caps are swept downwards: after a
  * solution with actual max M, the next cap is the largest candidate stage or
- * cut time below M; this visits every Pareto point (sum, max) and so finds
- * the exact optimum of the objective (the proof is in docs/planners.md),
- * and stops when a cap is infeasible or after HS_HAPT_MAX_SWEEPS caps.
+ * cut time below min(M (1 - HS_HAPT_CAP_STEP), best / (B - 1)); with a zero
+ * step this visits every Pareto point (sum, max) and so finds the exact
+ * optimum of the objective (the proof is in docs/planners.md); the step
+ * trades that for far fewer caps on op-level cuts. It stops when a cap is
+ * infeasible, when the sum reaches the best score, or after
+ * HS_HAPT_MAX_SWEEPS caps. Every cap's solution near the best is offered to
+ * the candidate pool (ranked by the whole-plan estimate, the best few
+ * simulated); then a simulator-driven local search over every cut
+ * candidate and per-stage recomputation climbs from the best simulated plan.
  *
  * Complexity per cap: O(S x K^2 x U x A^2 x Z x opts) with S stages, K cut
- * candidates, U = prod_a (levels_a + 1), A subclusters, Z mesh sizes; times
- * the sweeps and HS_HAPT_MAX_MB microbatch sizes. The knobs in hapt_space.h
- * bound every factor.
+ * candidates (at most HS_HAPT_DP_CUTS), U = prod_a (levels_a + 1), A
+ * subclusters, Z mesh sizes; times the sweeps and the microbatch sizes
+ * (every power of two dividing the batch). The knobs in hapt_space.h bound
+ * every factor; the local search adds at most 2048 / devices simulations.
  */
 #include "hapt_space.h"
 
@@ -30,7 +37,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HS_HAPT_MAX_SWEEPS 32
+#define HS_HAPT_MAX_SWEEPS 64
+#define HS_HAPT_DP_CUTS 36     /* cut candidates in the DP (every candidate in the local search) */
+#define HS_HAPT_OFFER_SLACK 1.05 /* sweep solutions offered to the pool: DP score within 5% of the best */
+#define HS_HAPT_CAP_STEP 0.005 /* caps descend at least 0.5% at a time */
+#define HS_HAPT_MB_SLACK 1.5 /* first cap of a microbatch size, x the best score / (B - 1) */
 #define HS_HAPT_MAX_STATES 3000000
 #define INF 1e300
 
@@ -44,15 +55,22 @@ typedef struct hapt {
   int32_t U;                  /* budget vectors */
   int32_t *radix;             /* per sc: levels + 1 */
   int32_t *stride;
+  int32_t *usum;              /* per budget vector: units in it (a suffix of st stages needs st) */
   double *F;                  /* (S+1) x K x U x A */
   choice_t *ch;
   int32_t mi;                 /* current microbatch size index */
   int32_t sweep;
   double tmax;
   hs_hsol_t best_mb;          /* best solution for the current mi */
-  hs_hsol_t *per_mb;          /* best per microbatch size */
+  double best_all;            /* best DP score over the finished microbatch sizes */
   int32_t phase;              /* 0 DP, 1 simulate */
   hs_cand_pool_t pool;
+  /* phase 2: simulator-driven local search from the best simulated plan */
+  hs_plan_t ls_best, ls_round;   /* incumbent; best neighbour of this round */
+  double ls_best_s, ls_round_s;
+  int32_t ls_next, ls_rounds;    /* next neighbour of this round; rounds done */
+  bool ls_have;
+  uint64_t ls_sims, ls_moves;
   uint64_t dp_runs, transitions;
   char why[256];
 } hapt_t;
@@ -77,6 +95,8 @@ static void run_dp(hapt_t *s)
     for (int32_t k = K - 2; k >= 0; k--)
       for (int32_t u = 0; u < s->U; u++)
         for (int32_t a = 0; a < A; a++) {
+          if (s->usum[u] < st)
+            continue; /* every stage takes at least one unit: stays INF */
           int32_t avail = digit(s, u, a);
           double best = INF;
           choice_t bc = {-1, -1, -1, -1};
@@ -98,28 +118,42 @@ static void run_dp(hapt_t *s)
               }
               continue;
             }
-            for (int32_t k2 = k + 1; k2 < K - 1; k2++)
+            for (int32_t k2 = k + 1; k2 < K - 1; k2++) {
+              /* stage time grows with k2 (prefix sums): once the fastest
+               * option is over the cap, every longer stage is too */
+              int32_t n0;
+              const hs_hopt_t *o0 = hs__hspace_opts(h, k, k2, a, zi, &n0);
+              if (n0 == 0 || o0[0].t > s->tmax)
+                break;
+              /* the option of a same-site successor does not depend on it */
+              int32_t opt_same = -2;
+              const double *Frest = &s->F[fidx(s, st - 1, k2, u2, 0)];
               for (int32_t b = 0; b < A; b++) {
-                double rest = s->F[fidx(s, st - 1, k2, u2, b)];
+                double rest = Frest[b];
                 if (rest >= INF)
                   continue;
                 double c = hs__hspace_cut_s(h, a, b, k2);
                 if (c > s->tmax)
                   continue;
                 s->transitions++;
-                int32_t opt = hs__hspace_pick(h, k, k2, a, zi, st, hs__hspace_cross(h, a, b), c);
-                if (opt < 0)
+                bool cross = hs__hspace_cross(h, a, b);
+                int32_t opt;
+                if (cross) {
+                  opt = hs__hspace_pick(h, k, k2, a, zi, st, true, c);
+                } else {
+                  if (opt_same == -2)
+                    opt_same = hs__hspace_pick(h, k, k2, a, zi, st, false, 0.0);
+                  opt = opt_same;
+                }
+                if (opt < 0 || o0[opt].t > s->tmax)
                   continue;
-                int32_t n;
-                const hs_hopt_t *o = hs__hspace_opts(h, k, k2, a, zi, &n);
-                if (o[opt].t > s->tmax)
-                  continue;
-                double v = o[opt].t + o[opt].f + 2.0 * c + rest;
+                double v = o0[opt].t + o0[opt].f + 2.0 * c + rest;
                 if (v < best) {
                   best = v;
                   bc = (choice_t){k2, zi, b, opt};
                 }
               }
+            }
           }
           size_t ix = fidx(s, st, k, u, a);
           s->F[ix] = best;
@@ -204,12 +238,11 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   hapt_t *s = state;
   hs_status_t st = HS_OK;
   memset(s, 0, sizeof *s);
-  HS_CHECK(hs__hspace_init(&s->h, m, c, o, err));
+  HS_CHECK(hs__hspace_init(&s->h, m, c, o, HS_HAPT_DP_CUTS, err));
   hs_hspace_t *h = &s->h;
   s->radix = hs_calloc((size_t)h->n_sc, sizeof(int32_t));
   s->stride = hs_calloc((size_t)h->n_sc, sizeof(int32_t));
-  s->per_mb = hs_calloc((size_t)h->n_mbs, sizeof *s->per_mb);
-  if (!s->radix || !s->stride || !s->per_mb)
+  if (!s->radix || !s->stride)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   int64_t U = 1, units = 0;
   for (int32_t a = 0; a < h->n_sc; a++) {
@@ -223,6 +256,12 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
                            h->n_sc, (long long)U));
   }
   s->U = (int32_t)U;
+  s->usum = hs_calloc((size_t)U, sizeof(int32_t));
+  if (!s->usum)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  for (int32_t u = 0; u < s->U; u++)
+    for (int32_t a = 0; a < h->n_sc; a++)
+      s->usum[u] += digit(s, u, a);
   s->S = (int32_t)HS_MIN(units, (int64_t)h->n_cuts - 1);
   s->S = HS_MIN(s->S, 16);
   while (s->S > 1 && (int64_t)(s->S + 1) * h->n_cuts * U * h->n_sc > HS_HAPT_MAX_STATES)
@@ -233,15 +272,18 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   s->best_mb.st = hs_calloc((size_t)s->S + 1, sizeof(hs_hstage_t));
   if (!s->F || !s->ch || !s->best_mb.st)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  if (hs__cpool_init(&s->pool, HS_MIN(hs__sim_budget(c), h->n_mbs)) != HS_OK)
+  if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   s->mi = -1;
+  s->best_all = INF;
+  hs_plan_init(&s->ls_best);
+  hs_plan_init(&s->ls_round);
   return HS_OK;
 cleanup:
   hs__hspace_destroy(&s->h);
   free(s->radix);
   free(s->stride);
-  free(s->per_mb);
+  free(s->usum);
   free(s->F);
   free(s->ch);
   free(s->best_mb.st);
@@ -249,12 +291,17 @@ cleanup:
   return st;
 }
 
-static hs_status_t finish_mb(hapt_t *s, hs_error_t *err)
+/* Offers the plan of a DP solution to the pool, ranked by the whole-plan
+ * estimate, which overlaps the stages' gradient syncs where the DP
+ * objective adds them. Every cap's solution (each a Pareto point of (sum,
+ * max)) is offered, not only the best by the DP objective: with op-level
+ * cuts the two orders disagree often enough to matter (docs/planners.md). */
+static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
 {
-  if (s->best_mb.n == 0)
+  if (sol->n == 0)
     return HS_OK;
   hs_plan_t plan;
-  hs_status_t st = hs__hspace_plan(&s->h, &s->best_mb, "hapt", &plan, err);
+  hs_status_t st = hs__hspace_plan(&s->h, sol, "hapt", &plan, err);
   if (st != HS_OK)
     return st;
   /* rank the per-microbatch-size optima by the whole-plan estimate, which
@@ -272,6 +319,138 @@ static hs_status_t finish_mb(hapt_t *s, hs_error_t *err)
   return HS_OK;
 }
 
+/* ---- local search --------------------------------------------------------
+ *
+ * The DP ranks layouts by its closed-form objective; the simulator, which
+ * decides, disagrees by several percent on some clusters (docs/planners.md).
+ * So after the candidates are simulated, hapt climbs from the best one with
+ * the simulator as the judge: a neighbour moves one stage boundary to the
+ * previous or next cut candidate, or changes one stage's recomputation
+ * (none, selective, full). Each round simulates every neighbour and moves
+ * to the best one when it is faster; it stops when none is, after
+ * HS_HAPT_LS_ROUNDS rounds, or when its simulation budget (fewer on big
+ * clusters) is spent. One simulation per step; deterministic. */
+
+#define HS_HAPT_LS_ROUNDS 12
+#define HS_HAPT_LS_SIM_DEVICES 2048 /* simulations: 2048 / devices, clamped to [4, 64] */
+
+static int32_t ls_neighbours(const hs_plan_t *p)
+{
+  int32_t S = p->pipelines[0].n_stages;
+  return 2 * (S - 1) + 2 * S;
+}
+
+/* Neighbour j of p into *out (a copy); false when it does not exist. */
+static bool ls_make(hapt_t *s, const hs_plan_t *p, int32_t j, hs_plan_t *out, hs_error_t *err,
+                    hs_status_t *st)
+{
+  const hs_hspace_t *h = &s->h;
+  const hs_plan_pipeline_t *pl = &p->pipelines[0];
+  int32_t S = pl->n_stages;
+  *st = HS_OK;
+  int32_t bi = -1, dir = 0, si = -1, rc = 0;
+  if (j < 2 * (S - 1)) {
+    bi = j / 2;
+    dir = j % 2 ? 1 : -1;
+    /* the neighbouring cut candidate of stage bi's last op */
+    int32_t cur = pl->stages[bi].op_last, k = 0, K = h->n_all_cuts;
+    while (k < K && h->all_cuts[k] < cur)
+      k++;
+    int32_t nk = dir < 0 ? k - 1 : (k < K && h->all_cuts[k] == cur ? k + 1 : k);
+    if (nk <= 0 || nk >= K - 1)
+      return false;
+    int32_t op = h->all_cuts[nk];
+    if (op <= pl->stages[bi].op_first || op >= pl->stages[bi + 1].op_last)
+      return false;
+    dir = op;
+  } else {
+    si = (j - 2 * (S - 1)) / 2;
+    int32_t cur = (int32_t)pl->stages[si].recompute;
+    rc = (cur + 1 + (j % 2)) % 3; /* the two other settings */
+    if (!h->allow_rc && rc != HS_RECOMPUTE_NONE)
+      return false;
+  }
+  *st = hs_plan_copy(p, out, err);
+  if (*st != HS_OK)
+    return false;
+  hs_plan_pipeline_t *q = &out->pipelines[0];
+  if (bi >= 0) {
+    q->stages[bi].op_last = dir;
+    q->stages[bi + 1].op_first = dir;
+  } else {
+    q->stages[si].recompute = (hs_recompute_t)rc;
+  }
+  return true;
+}
+
+/* One local-search simulation; *done when the climb is over. */
+static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  *done = false;
+  if (!s->ls_have) {
+    /* start from the pool's best simulated plan */
+    if (s->pool.best < 0 || s->pool.plans[s->pool.best].n_pipelines != 1) {
+      *done = true;
+      return HS_OK;
+    }
+    HS_CHECK(hs_plan_copy(&s->pool.plans[s->pool.best], &s->ls_best, err));
+    s->ls_best_s = s->pool.best_sim_s;
+    s->ls_round_s = INF;
+    s->ls_have = true;
+    return HS_OK;
+  }
+  int32_t n = ls_neighbours(&s->ls_best);
+  /* simulations cost more on big clusters: the budget shrinks with them */
+  int64_t budget = HS_MAX(4, HS_MIN(64, HS_HAPT_LS_SIM_DEVICES / (int64_t)s->h.c->n_devices));
+  if ((int64_t)s->ls_sims >= budget && s->ls_next < n)
+    s->ls_next = n; /* finish the round with what it found */
+  if (s->ls_next >= n) {
+    /* end of a round: move when the best neighbour is faster */
+    s->ls_rounds++;
+    bool moved = s->ls_round_s < s->ls_best_s;
+    if (moved) {
+      hs_plan_destroy(&s->ls_best);
+      s->ls_best = s->ls_round;
+      hs_plan_init(&s->ls_round);
+      s->ls_best_s = s->ls_round_s;
+      s->ls_moves++;
+    }
+    s->ls_round_s = INF;
+    hs_plan_destroy(&s->ls_round);
+    hs_plan_init(&s->ls_round);
+    s->ls_next = 0;
+    *done = !moved || s->ls_rounds >= HS_HAPT_LS_ROUNDS || (int64_t)s->ls_sims >= budget;
+    return HS_OK;
+  }
+  hs_plan_t cand;
+  hs_plan_init(&cand);
+  if (!ls_make(s, &s->ls_best, s->ls_next++, &cand, err, &st))
+    return st;
+  hs_report_t rep;
+  hs_report_init(&rep);
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  st = hs_simulate(s->h.m, s->h.c, &cand, NULL, &rep, &e2);
+  s->ls_sims++;
+  if (st == HS_ENOMEM) {
+    hs_error_set(err, st, "%s", e2.msg);
+  } else {
+    st = HS_OK; /* a neighbour the simulator rejects is skipped */
+    if (!rep.oom && rep.iteration_time_s < s->ls_round_s && rep.iteration_time_s < s->ls_best_s) {
+      hs_plan_destroy(&s->ls_round);
+      s->ls_round = cand;
+      hs_plan_init(&cand);
+      s->ls_round_s = rep.iteration_time_s;
+    }
+  }
+  hs_report_destroy(&rep);
+  hs_plan_destroy(&cand);
+cleanup:
+  return st;
+}
+
 static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error_t *err)
 {
   hapt_t *s = state;
@@ -279,12 +458,7 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
   *done = false;
   if (s->phase == 0) {
     if (s->mi < 0 || s->tmax <= 0.0 || s->sweep >= HS_HAPT_MAX_SWEEPS) {
-      /* next microbatch size */
-      if (s->mi >= 0) {
-        hs_status_t st = finish_mb(s, err);
-        if (st != HS_OK)
-          return st;
-      }
+      /* next microbatch size (every solution is already in the pool) */
       s->mi++;
       if (s->mi >= h->n_mbs) {
         s->phase = 1;
@@ -292,7 +466,12 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
       }
       if (hs__hspace_table(h, s->mi) != HS_OK)
         return hs_error_set(err, HS_ENOMEM, "out of memory");
-      s->tmax = INF;
+      /* The first cap of a microbatch size: a plan whose max stage is x
+       * scores more than (B - 1) x, so stages slower than HS_HAPT_MB_SLACK
+       * x the best score so far / (B - 1) cannot give a competitive
+       * candidate (docs/planners.md: this size is then left out). */
+      s->tmax = s->best_all < INF ? HS_HAPT_MB_SLACK * s->best_all / HS_MAX(hs__hspace_B(h) - 1, 1)
+                                  : INF;
       s->sweep = 0;
       s->best_mb.n = 0;
       s->best_mb.score_s = INF;
@@ -303,7 +482,17 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
     hs_hsol_t sol = {.st = hs_calloc((size_t)s->S + 1, sizeof(hs_hstage_t))};
     if (!sol.st)
       return hs_error_set(err, HS_ENOMEM, "out of memory");
-    if (!extract(s, &sol)) {
+    bool found = extract(s, &sol);
+    /* only plausible candidates: within HS_HAPT_OFFER_SLACK of the best DP
+     * score so far (whole-plan estimates of big plans are not free) */
+    if (found && sol.score_s <= HS_HAPT_OFFER_SLACK * fmin(s->best_all, sol.score_s)) {
+      hs_status_t st = offer_sol(s, &sol, err);
+      if (st != HS_OK) {
+        free(sol.st);
+        return st;
+      }
+    }
+    if (!found) {
       s->tmax = 0.0; /* infeasible: smaller caps are too */
     } else {
       if (sol.score_s < s->best_mb.score_s) {
@@ -312,39 +501,59 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
         s->best_mb.sum_s = sol.sum_s;
         s->best_mb.max_s = sol.max_s;
         s->best_mb.score_s = sol.score_s;
+        s->best_all = fmin(s->best_all, sol.score_s);
       }
-      double nc = next_cap(s, sol.max_s);
+      /* Smaller caps only raise the sum, and a plan whose max stage is
+       * x scores more than (B - 1) x: below both bounds nothing can beat
+       * the best of this microbatch size. */
+      double bound = fmin(sol.max_s * (1.0 - HS_HAPT_CAP_STEP),
+                          s->best_mb.score_s / HS_MAX(hs__hspace_B(h) - 1, 1));
+      double nc = sol.sum_s >= s->best_mb.score_s ? 0.0 : next_cap(s, bound);
       s->tmax = nc > 0.0 ? nc : 0.0;
     }
     free(sol.st);
     *progress = 0.9 * (s->mi + (double)s->sweep / HS_HAPT_MAX_SWEEPS) / h->n_mbs;
     return HS_OK;
   }
-  hs_status_t st = hs__cpool_sim_step(&s->pool, h->m, h->c, done, err);
-  *progress = 0.9 + 0.1 * s->pool.next_sim / HS_MAX(s->pool.n, 1);
-  return st;
+  if (s->phase == 1) {
+    bool sim_done = false;
+    hs_status_t st = hs__cpool_sim_step(&s->pool, h->m, h->c, &sim_done, err);
+    *progress = 0.9 + 0.05 * s->pool.next_sim / HS_MAX(s->pool.n, 1);
+    if (sim_done)
+      s->phase = 2;
+    return st;
+  }
+  *progress = 0.95;
+  return ls_step(s, done, err);
 }
 
 static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *stats,
                                hs_error_t *err)
 {
   hapt_t *s = state;
-  if (s->phase == 0 && s->mi >= 0 && s->mi < s->h.n_mbs) {
-    /* stopped by the time limit: keep what this microbatch size found */
-    hs_status_t st = finish_mb(s, err);
-    if (st != HS_OK)
-      return st;
-  }
   stats->candidates = s->h.evaluated + s->transitions;
   stats->nodes_expanded = s->transitions;
-  stats->optimal = s->phase == 1;
+  /* not a proof: the caps step by HS_HAPT_CAP_STEP, later microbatch sizes
+   * start at a slack cap, and the DP may see fewer cuts than all_cuts */
+  stats->optimal = false;
   snprintf(stats->note, sizeof stats->note,
-           "%d cut candidates, %d subclusters, %d microbatch sizes, %llu DP runs, %d simulated",
-           s->h.n_cuts - 1, s->h.n_sc, s->h.n_mbs, (unsigned long long)s->dp_runs, s->pool.next_sim);
+           "%d cut candidates%s, %d subclusters, %d microbatch sizes, %llu DP runs, %d simulated; "
+           "local search: %llu simulations, %llu moves",
+           s->h.n_cuts - 1, s->h.coarse_cuts ? " (coarsened)" : "", s->h.n_sc, s->h.n_mbs,
+           (unsigned long long)s->dp_runs, s->pool.next_sim, (unsigned long long)s->ls_sims,
+           (unsigned long long)s->ls_moves);
   if (s->pool.n == 0)
     snprintf(s->pool.why, sizeof s->pool.why,
              "no stage layout fits in memory (largest mesh, full recomputation)");
-  return hs__cpool_result(&s->pool, out, &stats->predicted_s, "hapt", err);
+  hs_status_t st = hs__cpool_result(&s->pool, out, &stats->predicted_s, "hapt", err);
+  if (st == HS_OK && s->ls_have && s->ls_moves > 0) {
+    /* the climb's plan: its simulated time is the prediction */
+    hs_plan_destroy(out);
+    hs_plan_init(out);
+    st = hs_plan_copy(&s->ls_best, out, err);
+    stats->predicted_s = s->ls_best_s;
+  }
+  return st;
 }
 
 static void hapt_free(void *state)
@@ -353,11 +562,13 @@ static void hapt_free(void *state)
   hs__hspace_destroy(&s->h);
   free(s->radix);
   free(s->stride);
-  free(s->per_mb);
+  free(s->usum);
   free(s->F);
   free(s->ch);
   free(s->best_mb.st);
   hs__cpool_destroy(&s->pool);
+  hs_plan_destroy(&s->ls_best);
+  hs_plan_destroy(&s->ls_round);
 }
 
 const hs_planner_type_t hs_planner_hapt = {

@@ -23,23 +23,38 @@ static int32_t ilog2(int32_t x)
 
 #define TP_SLOTS 11 /* tp up to 1024 */
 
+/* Entries of cut pairs k < k2 only (triangular): pair (k, k2) is number
+ * k (2K - k - 1) / 2 + (k2 - k - 1). */
+static size_t pair_count(int32_t K) { return (size_t)K * (size_t)(K - 1) / 2; }
+
 static size_t entry_index(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi)
 {
-  return (((size_t)k * (size_t)h->n_cuts + (size_t)k2) * (size_t)h->n_sc + (size_t)a) *
-             (size_t)h->max_sizes +
-         (size_t)zi;
+  size_t K = (size_t)h->n_cuts;
+  size_t pair = (size_t)k * (2 * K - (size_t)k - 1) / 2 + (size_t)(k2 - k - 1);
+  return (pair * (size_t)h->n_sc + (size_t)a) * (size_t)h->max_sizes + (size_t)zi;
 }
 
-/* Cut candidates: block boundaries and one cut after the first forward TP
- * all-reduce of a block (the attention half), coarsened to HS_HAPT_MAX_CUTS. */
-static hs_status_t make_cuts(hs_hspace_t *h)
+/* Bytes of the option table for K cut candidates. */
+static size_t table_bytes(const hs_hspace_t *h, int32_t K)
+{
+  size_t ne = pair_count(K) * (size_t)h->n_sc * (size_t)h->max_sizes;
+  return ne * ((size_t)h->opt_stride * sizeof(hs_hopt_t) + 1);
+}
+
+/* Cut candidates: every block boundary and one cut after the first forward
+ * TP all-reduce of a block (the attention half), all kept in all_cuts. The
+ * table's (and the DP's) list is the same unless it has more than max_cuts
+ * entries (0 = no limit) or the option table would pass
+ * HS_HAPT_MAX_TABLE_BYTES: then block boundaries, every step-th. */
+static hs_status_t make_cuts(hs_hspace_t *h, int32_t max_cuts)
 {
   const hs_model_t *m = h->m;
   int32_t n = (int32_t)m->n_ops;
   int32_t *bound = hs_calloc((size_t)n + 1, sizeof *bound);
   int32_t *mid = hs_calloc((size_t)n + 1, sizeof *mid);
   h->cuts = hs_calloc((size_t)2 * n + 2, sizeof *h->cuts);
-  if (!bound || !mid || !h->cuts) {
+  h->all_cuts = hs_calloc((size_t)2 * n + 2, sizeof *h->all_cuts);
+  if (!bound || !mid || !h->cuts || !h->all_cuts) {
     free(bound);
     free(mid);
     return HS_ENOMEM;
@@ -55,20 +70,27 @@ static hs_status_t make_cuts(hs_hspace_t *h)
       seen_ar = true;
     }
   }
+  int32_t na = 0;
+  h->all_cuts[na++] = 0;
+  for (int32_t i = 0, j = 0; i < nb || j < nm;)
+    h->all_cuts[na++] = (j >= nm || (i < nb && bound[i] < mid[j])) ? bound[i++] : mid[j++];
+  h->all_cuts[na++] = n;
+  h->n_all_cuts = na;
   int32_t nc = 0;
-  h->cuts[nc++] = 0;
-  if (nb + nm + 2 <= HS_HAPT_MAX_CUTS) {
-    int32_t i = 0, j = 0;
-    while (i < nb || j < nm)
-      h->cuts[nc++] = (j >= nm || (i < nb && bound[i] < mid[j])) ? bound[i++] : mid[j++];
+  if ((max_cuts <= 0 || na <= max_cuts) && table_bytes(h, na) <= HS_HAPT_MAX_TABLE_BYTES) {
+    memcpy(h->cuts, h->all_cuts, sizeof *h->cuts * (size_t)na);
+    nc = na;
   } else {
-    int32_t step = (nb + HS_HAPT_MAX_CUTS - 3) / (HS_HAPT_MAX_CUTS - 2);
-    if (step < 1)
-      step = 1;
+    int32_t step = 1;
+    while (step < nb && (((max_cuts > 0 && (nb + step - 1) / step + 2 > max_cuts)) ||
+                         table_bytes(h, (nb + step - 1) / step + 2) > HS_HAPT_MAX_TABLE_BYTES))
+      step++;
+    h->coarse_cuts = step;
+    h->cuts[nc++] = 0;
     for (int32_t i = 0; i < nb; i += step)
       h->cuts[nc++] = bound[i];
+    h->cuts[nc++] = n;
   }
-  h->cuts[nc++] = n;
   h->n_cuts = nc;
   free(bound);
   free(mid);
@@ -76,7 +98,7 @@ static hs_status_t make_cuts(hs_hspace_t *h)
 }
 
 hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluster_t *c,
-                            const hs_plan_opts_t *o, hs_error_t *err)
+                            const hs_plan_opts_t *o, int32_t max_cuts, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
   memset(h, 0, sizeof *h);
@@ -176,33 +198,33 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
       }
     }
   free(grp);
-  HS_CHECK(make_cuts(h));
+  /* options per table entry: TP degrees up to the biggest node x recompute */
+  int32_t max_gpn = 1;
+  for (int32_t a = 0; a < ns; a++)
+    max_gpn = HS_MAX(max_gpn, h->sc[a].gpn);
+  h->opt_stride = (ilog2(max_gpn) + 1) * (o->allow_recompute ? 2 : 1);
+  h->opt_stride = HS_MIN(h->opt_stride, HS_HAPT_MAX_OPTS);
+  if (make_cuts(h, max_cuts) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   /* microbatch sizes: powers of two dividing the batch, at most max_mb per
    * replica of the biggest mesh, spread over the valid range */
-  int32_t valid[40], nv = 0, maxdev = 0;
+  int32_t valid[HS_HAPT_MAX_MB], nv = 0, maxdev = 0;
   for (int32_t a = 0; a < ns; a++)
     maxdev = HS_MAX(maxdev, h->sc[a].n_devices);
   int64_t cap = (int64_t)HS_MAX(o->max_microbatch_size, 1) * maxdev;
-  for (int64_t b = 1; b <= h->gb && b <= cap && nv < 40; b *= 2)
+  for (int64_t b = 1; b <= h->gb && b <= cap && nv < HS_HAPT_MAX_MB; b *= 2)
     if (h->gb % b == 0)
       valid[nv++] = (int32_t)b;
   if (nv == 0)
     HS_FAIL(hs_error_set(err, HS_EINFEASIBLE, "global batch %lld has no usable microbatch size",
                          (long long)h->gb));
-  if (nv <= HS_HAPT_MAX_MB) {
-    for (int32_t i = 0; i < nv; i++)
-      h->mbs[h->n_mbs++] = valid[i];
-  } else {
-    for (int32_t i = 0; i < HS_HAPT_MAX_MB; i++) {
-      int32_t v = valid[(int32_t)lround((double)i * (nv - 1) / (HS_HAPT_MAX_MB - 1))];
-      if (h->n_mbs == 0 || h->mbs[h->n_mbs - 1] != v)
-        h->mbs[h->n_mbs++] = v;
-    }
-  }
-  size_t ne = (size_t)h->n_cuts * h->n_cuts * ns * h->max_sizes;
-  h->opts = hs_calloc(ne * HS_HAPT_MAX_OPTS, sizeof *h->opts);
+  for (int32_t i = 0; i < nv; i++) /* every one: no sampling */
+    h->mbs[h->n_mbs++] = valid[i];
+  size_t ne = pair_count(h->n_cuts) * ns * h->max_sizes;
+  h->opts = hs_calloc(ne * (size_t)h->opt_stride, sizeof *h->opts);
   h->n_opts = hs_calloc(ne, 1);
-  if (!h->opts || !h->n_opts)
+  h->cut_s = hs_calloc((size_t)h->n_cuts * (size_t)ns * (size_t)ns, sizeof(double));
+  if (!h->opts || !h->n_opts || !h->cut_s)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   return HS_OK;
 cleanup:
@@ -232,10 +254,14 @@ void hs__hspace_destroy(hs_hspace_t *h)
   free(h->ar_a);
   free(h->ar_b);
   free(h->cuts);
+  free(h->all_cuts);
   free(h->opts);
   free(h->n_opts);
+  free(h->cut_s);
   memset(h, 0, sizeof *h);
 }
+
+static double cut_cost_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2);
 
 static int cmp_opt(const void *x, const void *y)
 {
@@ -252,6 +278,11 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
   int32_t mb = h->mbs[mi];
   double gbytes = hs_precision_grad_bytes(h->dt);
   h->cur_mb = mi;
+  for (int32_t k2 = 0; k2 < h->n_cuts; k2++)
+    for (int32_t a = 0; a < h->n_sc; a++)
+      for (int32_t b = 0; b < h->n_sc; b++)
+        h->cut_s[((size_t)k2 * (size_t)h->n_sc + (size_t)a) * (size_t)h->n_sc + (size_t)b] =
+            cut_cost_s(h, a, b, k2);
   for (int32_t a = 0; a < h->n_sc; a++)
     for (int32_t zi = 0; zi < h->n_sizes[a]; zi++) {
       int32_t devs = h->sizes[a][zi] * h->unit_dev[a];
@@ -259,7 +290,7 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
       for (int32_t k = 0; k + 1 < h->n_cuts; k++)
         for (int32_t k2 = k + 1; k2 < h->n_cuts; k2++) {
           size_t e = entry_index(h, k, k2, a, zi);
-          hs_hopt_t *o = &h->opts[e * HS_HAPT_MAX_OPTS];
+          hs_hopt_t *o = &h->opts[e * (size_t)h->opt_stride];
           int32_t n = 0;
           for (int32_t tp = 1; tp <= HS_MIN(devs, h->sc[a].gpn); tp *= 2) {
             if (devs % tp || !hs_model_tp_ok(h->m, tp))
@@ -267,7 +298,7 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
             int32_t r = devs / tp;
             if (r > mb) /* at least one sample per replica; shares may be fractional */
               continue;
-            for (int rc = 0; rc < (h->allow_rc ? 2 : 1) && n < HS_HAPT_MAX_OPTS; rc++) {
+            for (int rc = 0; rc < (h->allow_rc ? 2 : 1) && n < h->opt_stride; rc++) {
               hs_stage_cost_t sc;
               if (hs_estimate_stage(h->est, h->cuts[k], h->cuts[k2], h->sc_devs[a], tp,
                                     (double)mb / r, rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE,
@@ -297,10 +328,15 @@ const hs_hopt_t *hs__hspace_opts(const hs_hspace_t *h, int32_t k, int32_t k2, in
 {
   size_t e = entry_index(h, k, k2, a, zi);
   *n = h->n_opts[e];
-  return &h->opts[e * HS_HAPT_MAX_OPTS];
+  return &h->opts[e * (size_t)h->opt_stride];
 }
 
 double hs__hspace_cut_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2)
+{
+  return h->cut_s[((size_t)k2 * (size_t)h->n_sc + (size_t)a) * (size_t)h->n_sc + (size_t)b];
+}
+
+static double cut_cost_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2)
 {
   int32_t op = h->cuts[k2];
   if (op <= 0 || op >= (int32_t)h->m->n_ops)

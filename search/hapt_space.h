@@ -19,10 +19,12 @@
  * gradient all-reduce over the stage's replicas not hidden by one backward,
  * plus the optimizer step. B = global batch / microbatch size.
  *
- * Granularity knobs (docs/planners.md): cut candidates are block boundaries
- * plus one cut inside each block (after the attention half) while that keeps
- * at most HS_HAPT_MAX_CUTS candidates, else block boundaries, else every
- * k-th; counter units are single GPUs on clusters of at most
+ * Granularity knobs (docs/planners.md): cut candidates (all_cuts) are every
+ * block boundary plus one cut inside each block (after the attention half);
+ * the table uses them all unless the caller's max_cuts or
+ * HS_HAPT_MAX_TABLE_BYTES (the table is triangular in the cut pairs) says
+ * fewer: then every k-th block boundary (coarse_cuts = k); every power-of-two microbatch size that divides the batch
+ * (up to max_microbatch_size per replica of the biggest mesh); counter units are single GPUs on clusters of at most
  * HS_HAPT_FINE_DEVICES devices (mesh sizes: powers of two up to a node, then
  * whole nodes), else groups of whole nodes with at most HS_HAPT_MAX_LEVELS
  * units per subcluster.
@@ -34,8 +36,8 @@
 
 #define HS_HAPT_FINE_DEVICES 16
 #define HS_HAPT_MAX_LEVELS 8
-#define HS_HAPT_MAX_CUTS 24
-#define HS_HAPT_MAX_MB 8      /* microbatch sizes tried */
+#define HS_HAPT_MAX_TABLE_BYTES ((size_t)256 << 20)
+#define HS_HAPT_MAX_MB 40     /* microbatch sizes (powers of two) */
 #define HS_HAPT_MAX_OPTS 16   /* tp x recompute options per stage */
 
 typedef struct hs_hopt {
@@ -75,19 +77,25 @@ typedef struct hs_hspace {
   int32_t **sc_devs;         /* per sc: its devices in cluster order */
   int32_t *cuts;             /* op indices, cuts[0] = 0, cuts[n_cuts-1] = n_ops */
   int32_t n_cuts;
+  int32_t coarse_cuts;       /* 0: every candidate; k: every k-th block boundary */
+  int32_t *all_cuts;         /* every candidate (hapt's local search moves over these) */
+  int32_t n_all_cuts;
+  int32_t opt_stride;        /* option slots per table entry (tp degrees x recompute) */
   int32_t mbs[HS_HAPT_MAX_MB];
   int32_t n_mbs;
   double *lat_s, *inv_bw;    /* n_sc x n_sc: cut latency and s/byte (same sc: inter-node) */
   double *ar_a, *ar_b;       /* per (sc, size idx, tp log2): all-reduce time = a + b bytes */
   /* table for the current microbatch size: entry (k, k2, a, zi) -> options */
   int32_t cur_mb;            /* index into mbs, -1 none */
-  hs_hopt_t *opts;           /* n_cuts^2 x n_sc x max_sizes x HS_HAPT_MAX_OPTS */
+  hs_hopt_t *opts;           /* pairs k < k2 x n_sc x max_sizes x opt_stride */
   uint8_t *n_opts;
+  double *cut_s;             /* n_cuts x n_sc x n_sc: hs__hspace_cut_s for the current table */
   uint64_t evaluated;
 } hs_hspace_t;
 
+/* max_cuts: most cut candidates in the table (0 = every candidate). */
 hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluster_t *c,
-                            const hs_plan_opts_t *o, hs_error_t *err);
+                            const hs_plan_opts_t *o, int32_t max_cuts, hs_error_t *err);
 void hs__hspace_destroy(hs_hspace_t *h);
 /* Builds the option table for microbatch size mbs[mi]. O(cuts^2 x sc x sizes x opts). */
 hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi);

@@ -1,6 +1,7 @@
 /*
  * hs_scenarios.h - named comparison scenarios mirroring each seed paper's
- * setting (model, cluster, global batch, strategies compared). A static
+ * setting (model, cluster, global batch, precision, strategies compared,
+ * and a note of what is ours where the paper's value is not public). A static
  * table (search/scenarios.c); `hetsim compare --scenario NAME` and
  * `hetsim list scenarios` read it.
  */
@@ -19,6 +20,8 @@ typedef struct hs_scenario {
   const char *strategies;         /* comma-separated, compared in this order */
   const char *seed_strategy;      /* the paper's own strategy */
   const char *source;             /* where the setting comes from */
+  const char *precision;          /* "fp32", ...: the paper's; NULL = the planners' default */
+  const char *ours;               /* what is our choice, not the paper's */
 } hs_scenario_t;
 
 extern const hs_scenario_t hs_scenarios[]; /* terminated by a NULL name */

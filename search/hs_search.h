@@ -37,6 +37,8 @@ typedef struct hs_plan_opts {
                                   frameworks offer: sequence parallelism, distributed optimizer /
                                   ZeRO stage, selective recompute, interleaving, uneven first/last
                                   stages; false = only what `practice` says (default true) */
+  double work_share;           /* fraction of the strategy's default work budget this search gets;
+                                  the driver splits it over device subsets (0 = all of it) */
   uint64_t seed;               /* for randomised tie breaks; default 1 */
   bool verbose;
 } hs_plan_opts_t;

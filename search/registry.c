@@ -345,6 +345,19 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
   hs_plan_opts_t so = *o;
   so.global_batch = hs__global_batch(o, c);
   size_t n_masks = subset_masks(c, group_of, n_groups, masks, HS_ARRAY_LEN(masks));
+  /* a default work budget (autohet's MILPs) is split over the subsets by
+   * their device counts, the whole cluster at least half of it, so the
+   * total stays the whole cluster's */
+  double subset_devices[64], all_devices = 0.0;
+  for (size_t k = 0; k < n_masks; k++) {
+    subset_devices[k] = 0.0;
+    for (size_t n = 0; n < c->n_nodes; n++)
+      if (group_of[n] < 64 ? (masks[k] >> group_of[n]) & 1 : k == 0)
+        subset_devices[k] += c->nodes[n].n_devices;
+    if (k > 0)
+      all_devices += subset_devices[k];
+  }
+  double whole_share = n_masks > 1 ? HS_MAX(0.5, subset_devices[0] / (subset_devices[0] + all_devices)) : 1.0;
   for (size_t k = 0; k < n_masks; k++) {
     for (size_t n = 0; n < c->n_nodes; n++)
       alive[n] = group_of[n] < 64 ? (masks[k] >> group_of[n]) & 1 : k == 0;
@@ -352,6 +365,8 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
     hs_error_init(&lerr);
     lerr.warn_fp = NULL;
     hs_status_t ls = k == 0 ? HS_OK : hs_elastic_subcluster(c, alive, &sub, dev_map, &lerr);
+    so.work_share = (o->work_share > 0 ? o->work_share : 1.0) *
+                    (k == 0 ? whole_share : (1.0 - whole_share) * subset_devices[k] / all_devices);
     if (ls == HS_OK)
       ls = run_whole(t, m, k == 0 ? c : &sub, &so, k == 0 ? progress : NULL, &cand, &cst, NULL, &lerr);
     if (ls == HS_OK) {

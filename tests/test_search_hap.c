@@ -7,6 +7,8 @@
  *  - the ratio LP: with negligible communication (very fast links, no
  *    latency) the ratios are proportional to speed, r_d = F_d / sum F;
  *  - the A* and LP alternation terminates (rounds bounded, costs decrease);
+ *  - it plans at the precision it is given: fp32 and fp16 ratios follow
+ *    each precision's peak rates;
  *  - on HAP's seed setting (hap-bert-base on hap-v100-p100) the plan
  *    validates and beats the even-split data-parallel plan (DP-EV) under
  *    hs_simulate.
@@ -152,6 +154,59 @@ static void test_ratios_proportional(void)
   hs_cluster_destroy(&c);
 }
 
+/* HAP runs at the precision it is given (issue 14): a GPU type 6x faster
+ * in fp16 but only 2x in fp32 gets ratios 6:1 or 2:1 (r_d = F_d / sum F,
+ * communication negligible), and the plan carries the precision. */
+static void test_hap_precision(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  const char *json =
+      "{\"name\": \"prec\","
+      " \"gpus\": [{\"name\": \"Fast\", \"vendor\": \"t\", \"memory_GiB\": 80, \"mem_bw_GBps\": 1000,"
+      "   \"peak_tflops\": {\"fp32\": 2, \"fp16\": 6, \"bf16\": 6, \"fp8\": 0},"
+      "   \"gemm_eff_max\": 1, \"gemm_half_flops\": 0, \"mem_eff\": 1, \"launch_us\": 0},"
+      "  {\"name\": \"Slow\", \"vendor\": \"t\", \"memory_GiB\": 80, \"mem_bw_GBps\": 1000,"
+      "   \"peak_tflops\": {\"fp32\": 1, \"fp16\": 1, \"bf16\": 1, \"fp8\": 0},"
+      "   \"gemm_eff_max\": 1, \"gemm_half_flops\": 0, \"mem_eff\": 1, \"launch_us\": 0}],"
+      " \"sites\": [{\"name\": \"s\", \"fabric\": {\"latency_us\": 0},"
+      "   \"nodes\": [{\"count\": 1, \"gpu\": \"Fast\", \"gpus_per_node\": 2,"
+      "     \"intra_node\": {\"GBps\": 1e6, \"latency_us\": 0}, \"nic\": {\"GBps\": 1e6, \"latency_us\": 0}},"
+      "    {\"count\": 1, \"gpu\": \"Slow\", \"gpus_per_node\": 2,"
+      "     \"intra_node\": {\"GBps\": 1e6, \"latency_us\": 0}, \"nic\": {\"GBps\": 1e6, \"latency_us\": 0}}]}]}";
+  hs_cluster_t c;
+  hs_cluster_init(&c);
+  CHECK_MSG(hs_cluster_parse(json, "prec.json", &c, &err) == HS_OK, "%s", err.msg);
+  hs_model_t m;
+  fx_chain_model(&m, 4, 2, 1e9, 1e3, 1e3, 1e3);
+  for (size_t k = 0; k < m.n_ops; k++)
+    m.ops[k].shardable = HS_SHARD_BATCH | HS_SHARD_OUT | HS_SHARD_IN;
+  static const struct {
+    hs_dtype_t dt;
+    double fast;
+  } cases[] = {{HS_DTYPE_FP32, 2.0}, {HS_DTYPE_FP16, 6.0}};
+  for (size_t k = 0; k < HS_ARRAY_LEN(cases); k++) {
+    hs_plan_opts_t o;
+    hs_plan_opts_init(&o);
+    o.global_batch = 64;
+    o.precision = cases[k].dt;
+    hs_plan_t plan;
+    hs_search_stats_t stats;
+    CHECK_MSG(run_planner(&hs_planner_hap, &m, &c, &o, &plan, &stats, &err) == HS_OK, "%s", err.msg);
+    CHECK_EQ_INT((int)plan.precision, (int)cases[k].dt);
+    const hs_plan_stage_t *st = &plan.pipelines[0].stages[0];
+    CHECK_EQ_INT(st->n_replicas, 4);
+    double sum = 2.0 * cases[k].fast + 2.0;
+    for (int32_t i = 0; i < st->n_replicas; i++) {
+      int32_t d = st->replicas[i].devices[0];
+      CHECK_REL(st->replicas[i].share, (d < 2 ? cases[k].fast : 1.0) / sum, 1e-6);
+    }
+    hs_plan_destroy(&plan);
+  }
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+}
+
 /* DP-EV: one pipeline, one stage, every device a replica with equal share. */
 static hs_status_t dp_ev_plan(const hs_model_t *m, const hs_cluster_t *c, int64_t B, hs_plan_t *p)
 {
@@ -266,6 +321,7 @@ int main(void)
 {
   HS_RUN(test_astar_admissible);
   HS_RUN(test_ratios_proportional);
+  HS_RUN(test_hap_precision);
   HS_RUN(test_hap_beats_dp_ev);
   HS_RUN(test_sharded_program_simulates_near_estimate);
   fprintf(stderr, "%d checks, %d failures\n", hs_test_checks, hs_test_failures);

@@ -1,0 +1,139 @@
+/*
+ * test_search_oracle.c - the seed strategies against the exhaustive oracle
+ * (search/exhaustive.c) on small instances (issue 14). The oracle
+ * enumerates hapt_space's broadened space by brute force: every cut
+ * candidate (block boundaries and the attention/MLP cut inside each block),
+ * every power-of-two microbatch size, per-stage meshes and TP (each stage's
+ * own degree) and recomputation (none or full, by the fitting rule), on
+ * every set of node groups (device subsets), and its best layouts are
+ * simulated. Property: each seed strategy's simulated iteration time is
+ * within 2% of the oracle's (or better: the seeds' spaces differ from the
+ * oracle's), except hap where the oracle's best is a pipeline (5%: hap's
+ * space has none). The last two cases are memory-bound, so the optimum
+ * uses both sites. The ratios print, so a change in either side shows.
+ */
+#include "hs_search.h"
+#include "hs_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Two sites of one node each (A100 x gpn, V100 x gpn) joined by a link of
+ * GBps and latency_us. */
+static hs_status_t two_site_cluster(hs_cluster_t *c, int gpn, double GBps, double latency_us,
+                                    hs_error_t *err)
+{
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"name\": \"two-site-%d\", \"sites\": ["
+           " {\"name\": \"a\", \"nodes\": [{\"count\": 1, \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": %d,"
+           "   \"intra_node\": {\"GBps\": 300, \"latency_us\": 1}, \"nic\": {\"GBps\": 100, \"latency_us\": 5}}]},"
+           " {\"name\": \"b\", \"nodes\": [{\"count\": 1, \"gpu\": \"V100-SXM2-32GB\", \"gpus_per_node\": %d,"
+           "   \"intra_node\": {\"GBps\": 150, \"latency_us\": 1.5}, \"nic\": {\"GBps\": 50, \"latency_us\": 5}}]}],"
+           " \"links\": [{\"between\": [\"a\", \"b\"], \"GBps\": %.17g, \"latency_us\": %.17g}]}",
+           2 * gpn, gpn, gpn, GBps, latency_us);
+  hs_cluster_init(c);
+  return hs_cluster_parse(json, "two-site.json", c, err);
+}
+
+static void small_gpt(hs_model_t *m, int layers, int hidden, int seq)
+{
+  hs_transformer_cfg_t cfg;
+  hs_transformer_cfg_init(&cfg);
+  snprintf(cfg.name, sizeof cfg.name, "gpt-%dx%d", layers, hidden);
+  cfg.layers = layers;
+  cfg.hidden = hidden;
+  cfg.heads = hidden / 64;
+  cfg.kv_heads = cfg.heads;
+  cfg.ffn = 4 * hidden;
+  cfg.vocab = 32000;
+  cfg.seq_len = seq;
+  cfg.max_positions = seq;
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_status_t st = hs_model_from_transformer(&cfg, m, &err);
+  CHECK_MSG(st == HS_OK, "model: %s", err.msg);
+}
+
+static hs_status_t run(const char *name, const hs_model_t *m, const hs_cluster_t *c,
+                       const hs_plan_opts_t *o, hs_plan_t *plan, hs_search_stats_t *stats,
+                       hs_report_t *rep, hs_error_t *err)
+{
+  const hs_planner_type_t *t = hs_planner_find(name);
+  CHECK_MSG(t != NULL, "planner %s", name);
+  if (!t)
+    return HS_ENOTFOUND;
+  hs_error_init(err);
+  err->warn_fp = NULL;
+  return hs_planner_run(t, m, c, o, NULL, plan, stats, rep, err);
+}
+
+
+typedef struct ocase {
+  int gpn;
+  double GBps, lat;
+  int layers, hidden, seq;
+  int64_t gb;
+} ocase_t;
+
+static const ocase_t cases[] = {
+    {4, 1.25, 1000, 4, 1024, 512, 32},
+    {2, 12.5, 50, 6, 1024, 512, 16},
+    {4, 100, 5, 3, 2048, 1024, 16},
+    {2, 1.25, 500, 8, 2048, 1024, 32},
+    /* memory-bound: a replica does not fit a V100 and both sites pay off */
+    {2, 100, 5, 6, 4096, 1024, 16},
+    {4, 25, 20, 4, 5120, 2048, 16},
+};
+
+/* tol: allowed excess over the oracle; tol_pp the same where the oracle's
+ * best plan is a pipeline (more than one stage). */
+static void check_seed(const char *seed, double tol, double tol_pp)
+{
+  for (size_t k = 0; k < HS_ARRAY_LEN(cases); k++) {
+    hs_error_t err;
+    hs_error_init(&err);
+    hs_cluster_t c;
+    CHECK(two_site_cluster(&c, cases[k].gpn, cases[k].GBps, cases[k].lat, &err) == HS_OK);
+    hs_model_t m;
+    small_gpt(&m, cases[k].layers, cases[k].hidden, cases[k].seq);
+    hs_plan_opts_t o;
+    hs_plan_opts_init(&o);
+    o.global_batch = cases[k].gb;
+    hs_plan_t p1, p2;
+    hs_search_stats_t s1, s2;
+    hs_report_t r1, r2;
+    CHECK_MSG(run("exhaustive", &m, &c, &o, &p2, &s2, &r2, &err) == HS_OK, "%s", err.msg);
+    hs_status_t st = run(seed, &m, &c, &o, &p1, &s1, &r1, &err);
+    CHECK_MSG(st == HS_OK, "case %zu %s: %s", k, seed, err.msg);
+    if (st == HS_OK) {
+      fprintf(stderr, "  case %zu: %-8s %.6f s vs oracle %.6f s (%+.2f%%)  %s | %s\n", k, seed,
+              r1.iteration_time_s, r2.iteration_time_s,
+              100.0 * (r1.iteration_time_s / r2.iteration_time_s - 1.0), r1.plan_summary, r2.plan_summary);
+      double t = p2.n_pipelines > 0 && p2.pipelines[0].n_stages > 1 ? tol_pp : tol;
+      CHECK_MSG(r1.iteration_time_s <= r2.iteration_time_s * (1.0 + t),
+                "case %zu: %s %.6f s vs exhaustive %.6f s", k, seed, r1.iteration_time_s,
+                r2.iteration_time_s);
+      hs_plan_destroy(&p1);
+      hs_report_destroy(&r1);
+    }
+    hs_plan_destroy(&p2);
+    hs_report_destroy(&r2);
+    hs_model_destroy(&m);
+    hs_cluster_destroy(&c);
+  }
+}
+
+static void test_hapt_oracle(void) { check_seed("hapt", 0.02, 0.02); }
+static void test_autohet_oracle(void) { check_seed("autohet", 0.02, 0.02); }
+/* HAP is SPMD only (data and tensor parallelism, no pipeline): where the
+ * oracle pipelines it is allowed 5% (measured 2.97% on case 4; docs/planners.md) */
+static void test_hap_oracle(void) { check_seed("hap", 0.02, 0.05); }
+
+int main(void)
+{
+  HS_RUN(test_hapt_oracle);
+  HS_RUN(test_autohet_oracle);
+  HS_RUN(test_hap_oracle);
+  HS_TEST_END();
+}
