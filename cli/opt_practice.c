@@ -1,7 +1,8 @@
 /*
  * opt_practice.c - the training-practice options shared by simulate, plan
  * and compare: --kernels PRESET, --attention flash|unfused and
- * --sequence-parallel, --zero-stage 0|1|2|3, --precision (docs/simulator.md, "Modern training practice").
+ * --sequence-parallel, --zero-stage 0|1|2|3, --precision (docs/simulator.md, "Modern training practice"),
+ * and simulate's --dp-overlap on|off.
  * Only options given change *pr, so a plan file's own values stay unless a
  * flag overrides them. Bad values: a message naming the flag and the value,
  * exit code 2.
@@ -53,6 +54,19 @@ int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
       return HS_EXIT_USAGE;
     }
     pr->zero_stage = oz->value[0] - '0';
+  }
+  return 0;
+}
+
+int hs_cli_sim_practice(const hs_opt_t *opts, hs_practice_t *pr)
+{
+  const hs_opt_t *od = hs_cli_opt(opts, "dp-overlap");
+  if (od) {
+    if (strcmp(od->value, "on") != 0 && strcmp(od->value, "off") != 0) {
+      fprintf(stderr, "hetsim: --dp-overlap: must be on or off, got \"%s\"\n", od->value);
+      return HS_EXIT_USAGE;
+    }
+    pr->dp_overlap = strcmp(od->value, "on") == 0;
   }
   return 0;
 }

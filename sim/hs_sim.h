@@ -95,6 +95,10 @@ typedef struct hs_practice {
                                  2 + gradients, 3 + parameters (FSDP); see hs_plan_zero_stage */
   bool tp_comm_overlap;       /* TP collectives overlapped with their adjacent GEMM
                                  (Megatron-Core userbuffers, --tp-comm-overlap) */
+  bool dp_overlap;            /* default true: gradient buckets start during the last
+                                 backward (PyTorch DDP buckets, Megatron-Core
+                                 overlap_grad_reduce, FSDP); false: every bucket waits for
+                                 the pipeline flush (Megatron-LM 2021 --DDP-impl local) */
 } hs_practice_t;
 void hs_practice_init(hs_practice_t *p);
 bool hs_practice_is_default(const hs_practice_t *p);

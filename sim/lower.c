@@ -769,7 +769,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       HS_FAIL(HS_ENOMEM);
     for (int32_t ch = 0; ch < v; ch++) {
       const hs_plan_stage_t *stg = &pl->stages[ch * ranks + ex->rank];
-      for (int32_t k = 0; k < ex->n_buckets; k++) {
+      for (int32_t k = 0; plan->practice.dp_overlap && k < ex->n_buckets; k++) {
         int32_t f = out->buckets[ex->buckets[k]].op_first;
         if (f >= stg->op_first && f < stg->op_last)
           cutmark[f] = 1;

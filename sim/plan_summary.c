@@ -129,6 +129,8 @@ void hs_plan_describe(const hs_plan_t *p, const hs_model_t *m, char *buf, size_t
       put(&o, " zero%d", (int)p->practice.zero_stage);
     if (p->practice.tp_comm_overlap)
       put(&o, " tp-overlap");
+    if (!p->practice.dp_overlap)
+      put(&o, " dp-overlap=off");
   }
   if (differ > 0)
     put(&o, ", %d pipeline%s with different stages", differ, differ == 1 ? "" : "s");

@@ -79,6 +79,7 @@ void hs_practice_init(hs_practice_t *p)
 {
   memset(p, 0, sizeof *p);
   p->kernels = presets[0].k;
+  p->dp_overlap = true;
 }
 
 bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b)
@@ -87,7 +88,7 @@ bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b)
          a->kernels.fused_norm == b->kernels.fused_norm &&
          a->kernels.fused_cross_entropy == b->kernels.fused_cross_entropy &&
          a->sequence_parallel == b->sequence_parallel && a->zero_stage == b->zero_stage &&
-         a->tp_comm_overlap == b->tp_comm_overlap;
+         a->tp_comm_overlap == b->tp_comm_overlap && a->dp_overlap == b->dp_overlap;
 }
 
 bool hs_practice_is_default(const hs_practice_t *p)

@@ -231,6 +231,8 @@ static bool bucket_ready_for(sim_t *s, xrun_t *xr, const hs_bucket_t *bk)
 {
   if (xr->compute_done)
     return true;
+  if (!s->plan->practice.dp_overlap)
+    return false; /* Megatron-LM 2021 local DDP: after the flush */
   const hs_exec_t *ex = &s->low.execs[xr->id];
   const hs_plan_pipeline_t *pl = &s->plan->pipelines[ex->pipeline];
   int32_t ranks = pl->n_stages / ex->v;

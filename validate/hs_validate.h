@@ -350,6 +350,7 @@ typedef struct hs_pub_options {
   int32_t zero_stage;          /* 0..3; Megatron's distributed optimizer = 1 */
   char precision[8];           /* "" = the model's dtype; bf16|fp16|fp32|fp8 */
   bool tp_comm_overlap;
+  bool dp_overlap;             /* default true; false: gradients reduced after the flush */
   int32_t context_parallel;    /* 1 = none */
   int32_t expert_parallel;     /* 1 = none */
 } hs_pub_options_t;

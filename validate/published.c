@@ -25,6 +25,7 @@ void hs_pub_options_init(hs_pub_options_t *o)
   memset(o, 0, sizeof *o);
   o->recompute = HS_RECOMPUTE_NONE;
   hs_strlcpy(o->attention, "unfused", sizeof o->attention);
+  o->dp_overlap = true;
   o->context_parallel = 1;
   o->expert_parallel = 1;
 }
@@ -35,6 +36,7 @@ void hs_pub_options_init(hs_pub_options_t *o)
 const char *hs_pub_options_map(const hs_pub_options_t *o, hs_pub_setup_t *s)
 {
   s->grid.recompute = o->recompute;
+  s->grid.practice.dp_overlap = o->dp_overlap;
   if (strcmp(o->attention, "unfused") != 0)
     return "attention flash";
   if (o->sequence_parallel)

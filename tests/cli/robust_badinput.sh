@@ -88,6 +88,7 @@ expect2 --zero-stage '"4"' -- "${SIMG[@]}" --tp 2 --zero-stage 4
 expect2 --precision fp4 -- "${SIMG[@]}" --tp 2 --precision fp4
 expect2 --tp-comm-overlap --sequence-parallel -- "${SIMG[@]}" --tp 2 --tp-comm-overlap
 expect2 "precision (--precision): fp8" A100-SXM4-80GB -- "${SIMG[@]}" --tp 2 --precision fp8
+expect2 --dp-overlap '"maybe"' -- "${SIMG[@]}" --tp 2 --dp-overlap maybe
 expect2 --attention sdpa -- "$H" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy megatron --attention sdpa
 
 echo "robust_badinput: $pass passed, $fail failed"
