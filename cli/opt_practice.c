@@ -2,7 +2,7 @@
  * opt_practice.c - the training-practice options shared by simulate, plan
  * and compare: --kernels PRESET, --attention flash|unfused and
  * --sequence-parallel, --zero-stage 0|1|2|3, --precision (docs/simulator.md, "Modern training practice"),
- * and simulate's --dp-overlap on|off.
+ * and simulate's --dp-overlap on|off, --context-parallel C, --expert-parallel E.
  * Only options given change *pr, so a plan file's own values stay unless a
  * flag overrides them. Bad values: a message naming the flag and the value,
  * exit code 2.
@@ -68,5 +68,13 @@ int hs_cli_sim_practice(const hs_opt_t *opts, hs_practice_t *pr)
     }
     pr->dp_overlap = strcmp(od->value, "on") == 0;
   }
+  int64_t v = 0;
+  int rc = hs_cli_int(opts, "context-parallel", pr->context_parallel, 1, 1024, &v);
+  if (rc)
+    return rc;
+  pr->context_parallel = (int32_t)v;
+  if ((rc = hs_cli_int(opts, "expert-parallel", pr->expert_parallel, 1, 1024, &v)))
+    return rc;
+  pr->expert_parallel = (int32_t)v;
   return 0;
 }
