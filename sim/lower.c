@@ -310,6 +310,8 @@ static hs_status_t forward_segments(tbuild_t *b, const hs_model_t *m, const hs_g
        * forward prefetch, DeepSpeed's prefetch bucket) */
       int32_t lo, hi;
       unit_of(m, i, first, last, &lo, &hi);
+      if (i != first && tb_flush(b) != HS_OK) /* the unit before ends with its prefetch */
+        return HS_ENOMEM;
       if (i == first &&
           tb_group_coll(b, gx->zgroup, unit_bytes(m, lo, hi, tp, gx->weight_bytes),
                         HS_COLL_ALLGATHER) != HS_OK)
@@ -428,6 +430,8 @@ static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *st
          * unit after it runs (FSDP BACKWARD_PRE prefetch) */
         int32_t lo, hi;
         unit_of(m, i, stg->op_first, stg->op_last, &lo, &hi);
+        if (i != stg->op_last - 1 && tb_flush(&b) != HS_OK)
+          HS_FAIL(HS_ENOMEM);
         if (i == stg->op_last - 1 &&
             tb_group_coll(&b, gx->zgroup, unit_bytes(m, lo, hi, tp, gx->weight_bytes),
                           HS_COLL_ALLGATHER) != HS_OK)
