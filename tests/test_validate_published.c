@@ -9,8 +9,8 @@
  * 2. Statistics against a closed form: measured figures set to chosen
  *    offsets of the predictions give the MAPE, maximum error and rank
  *    counts computed by hand.
- * 3. The options mapping: each option the simulator does not model yet is
- *    named; modelled ones reach the plan and change the prediction.
+ * 3. The options mapping: every option reaches the plan (context and
+ *    expert parallelism too) and a modelled one changes the prediction.
  * 4. Broken row files name the file, the field and the value.
  */
 #include "hs_json.h"
@@ -45,7 +45,8 @@ static void test_suite_bounds(void)
                 t.name, r, err.msg);
       CHECK_MSG(hs_cluster_parse(t.rows[r].cluster_json, "cluster", &c, &err) == HS_OK, "%s rows[%d]: %s",
                 t.name, r, err.msg);
-      CHECK_EQ_INT((int64_t)c.n_devices, (int64_t)t.rows[r].tp * t.rows[r].pp * t.rows[r].dp);
+      CHECK_EQ_INT((int64_t)c.n_devices, (int64_t)t.rows[r].tp * t.rows[r].pp * t.rows[r].dp *
+                                             t.rows[r].opt.context_parallel);
       hs_cluster_destroy(&c);
       hs_model_destroy(&m);
     }
@@ -156,26 +157,8 @@ static void test_statistics(void)
 
 static void test_options(void)
 {
-  static const struct {
-    const char *opt, *named;
-  } cases[] = {
-      {", \"context_parallel\": 2", "context_parallel"},
-      {", \"expert_parallel\": 2", "expert_parallel"},
-  };
-  char buf[4096];
   hs_error_t err;
   hs_error_init(&err);
-  for (size_t c = 0; c < HS_ARRAY_LEN(cases); c++) {
-    hs_pub_table_t t;
-    CHECK(hs_pub_table_parse(small_table(buf, sizeof buf, cases[c].opt), "o.json", &t, &err) == HS_OK);
-    hs_pub_result_t res[3];
-    hs_pub_summary_t sum;
-    CHECK(hs_pub_run(&t, res, &sum, &err) == HS_OK);
-    CHECK_EQ_INT(sum.n_not_modelled, 3);
-    CHECK_EQ_INT(sum.n_simulated, 0);
-    CHECK(res[0].not_modelled && strcmp(res[0].not_modelled, cases[c].named) == 0);
-    hs_pub_table_destroy(&t);
-  }
   /* modelled options reach the setup */
   hs_pub_options_t o;
   hs_pub_options_init(&o);
@@ -198,6 +181,11 @@ static void test_options(void)
   CHECK(s.grid.practice.kernels.attention == HS_ATTENTION_FLASH);
   CHECK(s.grid.practice.sequence_parallel && s.grid.practice.tp_comm_overlap);
   CHECK(s.grid.practice.zero_stage == 3 && !s.grid.practice.dp_overlap);
+  o.context_parallel = 2;
+  o.expert_parallel = 4;
+  CHECK(hs_pub_options_map(&o, &s) == NULL);
+  CHECK(s.grid.practice.context_parallel == 2 && s.grid.practice.expert_parallel == 4);
+  o.context_parallel = o.expert_parallel = 1;
   /* Megatron-LM runs tp 1 without sequence parallelism (and its overlap) */
   s.grid.tp = 1;
   CHECK(hs_pub_options_map(&o, &s) == NULL);
@@ -280,6 +268,12 @@ static void test_bad_input(void)
   expect_bad(mutate(b, sizeof b, "\"nodes\": 1, \"measured\": 1,", "\"nodes\": 2, \"measured\": 1,"),
              "rows[0] (a): nodes: the cluster has 16 GPUs, the plan tp x pp x dp = 8", true);
   expect_bad(mutate(b, sizeof b, "\"heads\": 16", "\"heads\": 15"), "rows[0] (a)", true);
+  /* context parallelism multiplies the GPUs; expert parallelism needs
+   * experts: refused naming the row */
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"context_parallel\": 2"),
+             "rows[0] (a): nodes: the cluster has 8 GPUs, the plan tp x pp x dp x cp = 16", true);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"expert_parallel\": 2"),
+             "has no MoE experts", true);
   /* fp8 on the A100 rows: the plan validation refuses it, naming the row */
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"precision\": \"fp8\""), "rows[0] (a)", true);
 }

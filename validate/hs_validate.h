@@ -365,8 +365,8 @@ typedef struct hs_pub_setup {
 } hs_pub_setup_t;
 /* Maps the row's options onto the simulator: fills `s` (whose grid tp/pp/dp
  * etc. the caller has set) and returns NULL, or returns the first option the
- * simulator does not model yet ("context_parallel", "expert_parallel"), a
- * static string; then the row is reported as not modelled and left
+ * simulator does not model (none today: every option of hs_pub_options_t
+ * is), a static string; then the row is reported as not modelled and left
  * out of the error statistics. O(1). */
 const char *hs_pub_options_map(const hs_pub_options_t *o, hs_pub_setup_t *s);
 

@@ -46,10 +46,8 @@ const char *hs_pub_options_map(const hs_pub_options_t *o, hs_pub_setup_t *s)
   pr->sequence_parallel = o->sequence_parallel && s->grid.tp > 1;
   pr->tp_comm_overlap = o->tp_comm_overlap && pr->sequence_parallel;
   pr->zero_stage = o->zero_stage;
-  if (o->context_parallel > 1)
-    return "context_parallel";
-  if (o->expert_parallel > 1)
-    return "expert_parallel";
+  pr->context_parallel = o->context_parallel;
+  pr->expert_parallel = o->expert_parallel;
   if (o->precision[0]) {
     hs_dtype_t dt = HS_DTYPE_BF16;
     if (hs_dtype_parse(o->precision, &dt) != HS_OK)
@@ -97,7 +95,7 @@ static hs_status_t run_row(const hs_pub_table_t *t, int32_t i, hs_pub_result_t *
   hs_plan_init(&plan);
   hs_report_init(&rep);
   memset(out, 0, sizeof *out);
-  out->n_gpus = row->tp * row->pp * row->dp;
+  out->n_gpus = row->tp * row->pp * row->dp * HS_MAX(row->opt.context_parallel, 1);
   hs_pub_setup_t s;
   memset(&s, 0, sizeof s);
   hs_grid_opts_init(&s.grid);
@@ -114,8 +112,8 @@ static hs_status_t run_row(const hs_pub_table_t *t, int32_t i, hs_pub_result_t *
   HS_CHECK(hs_model_parse_json(row->model_json, "model", 0, &m, err));
   HS_CHECK(hs_cluster_parse(row->cluster_json, "cluster", &c, err));
   if ((int64_t)c.n_devices != (int64_t)out->n_gpus)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "nodes: the cluster has %zu GPUs, the plan tp x pp x dp = %d",
-                         c.n_devices, out->n_gpus));
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "nodes: the cluster has %zu GPUs, the plan tp x pp x dp%s = %d",
+                         c.n_devices, row->opt.context_parallel > 1 ? " x cp" : "", out->n_gpus));
   HS_CHECK(hs_plan_grid(&m, &c, &s.grid, &plan, err));
   if (s.set_precision)
     plan.precision = s.precision;
