@@ -660,7 +660,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
   int32_t *tmp = NULL;
   uint8_t *cutmark = NULL;
   spmd_op_t *spmd = NULL;
-  int32_t *members = NULL;
+  int32_t *members = NULL, *zids = NULL, n_zids = 0;
   int32_t CP = plan->practice.context_parallel > 1 ? plan->practice.context_parallel : 1;
   int32_t EP = plan->practice.expert_parallel > 1 ? plan->practice.expert_parallel : 1;
   bool zero3 = hs_plan_zero_stage(plan) >= 3 && plan->n_shards == 0;
@@ -891,7 +891,8 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
   }
   /* Context-parallel groups: C consecutive replicas of each stage rank. */
   members = hs_calloc((size_t)out->n_execs + 1, sizeof *members);
-  if (!members)
+  zids = hs_calloc((size_t)out->n_execs * (size_t)v + 1, sizeof *zids);
+  if (!members || !zids)
     HS_FAIL(HS_ENOMEM);
   for (int32_t i = 0; CP > 1 && i < plan->n_pipelines; i++) {
     const hs_plan_pipeline_t *pl = &plan->pipelines[i];
@@ -932,32 +933,30 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       const holder_list_t *h = &holders[stg->op_first];
       if (h->n <= 1)
         continue;
-      for (int32_t op = stg->op_first + 1; zero3 && op < stg->op_last; op++)
-        zero3 = holders[op].n == h->n &&
-                memcmp(holders[op].ids, h->ids, sizeof(int32_t) * (size_t)h->n) == 0;
-      for (int32_t k = 0; zero3 && k < h->n; k++) {
-        const hs_exec_t *y = &out->execs[h->ids[k]];
-        bool same = false;
-        for (int32_t cy = 0; cy < y->v && !same; cy++) {
-          const hs_plan_stage_t *sy = exec_stage(plan, y, cy);
-          same = sy->op_first == stg->op_first && sy->op_last == stg->op_last && cy == ch;
-        }
-        zero3 = same && y->m == ex->m && y->tp == ex->tp;
-      }
+      /* a gather group of these holders exists: its checks were done */
       int32_t gid = -1;
-      for (int32_t g2 = 0; zero3 && g2 < out->n_groups && gid < 0; g2++) {
-        const hs_group_t *gr = &out->groups[g2];
-        bool zg = false;
-        for (int32_t k = 0; k < gr->n && !zg; k++)
-          for (int32_t c2 = 0; c2 < v && !zg; c2++)
-            zg = out->execs[gr->execs[k]].zgroup[c2] == g2;
-        if (zg && gr->n == h->n && memcmp(gr->execs, h->ids, sizeof(int32_t) * (size_t)h->n) == 0)
-          gid = g2;
+      for (int32_t k = 0; k < n_zids && gid < 0; k++) {
+        const hs_group_t *gr = &out->groups[zids[k]];
+        if (gr->n == h->n && memcmp(gr->execs, h->ids, sizeof(int32_t) * (size_t)h->n) == 0)
+          gid = zids[k];
       }
-      if (zero3 && gid < 0 && (gid = add_group(out, h->ids, h->n)) < 0)
-        HS_FAIL(HS_ENOMEM);
-      if (zero3)
-        ex->zgroup[ch] = gid;
+      if (gid < 0) {
+        for (int32_t op = stg->op_first + 1; zero3 && op < stg->op_last; op++)
+          zero3 = holders[op].n == h->n &&
+                  memcmp(holders[op].ids, h->ids, sizeof(int32_t) * (size_t)h->n) == 0;
+        for (int32_t k = 0; zero3 && k < h->n; k++) {
+          const hs_exec_t *y = &out->execs[h->ids[k]];
+          const hs_plan_stage_t *sy = ch < y->v ? exec_stage(plan, y, ch) : NULL;
+          zero3 = sy && sy->op_first == stg->op_first && sy->op_last == stg->op_last &&
+                  y->m == ex->m && y->tp == ex->tp;
+        }
+        if (!zero3)
+          break;
+        if ((gid = add_group(out, h->ids, h->n)) < 0)
+          HS_FAIL(HS_ENOMEM);
+        zids[n_zids++] = gid;
+      }
+      ex->zgroup[ch] = gid;
     }
   }
   if (!zero3)
@@ -1156,6 +1155,7 @@ cleanup:
   free(tmp);
   free(cutmark);
   free(members);
+  free(zids);
   if (st != HS_OK) {
     hs__lowered_destroy(out);
     if (err && err->status == HS_OK)
