@@ -356,6 +356,10 @@ static void group_coll_done(hs_coll_t *c)
     return;
   const hs_group_t *g = &s->low.groups[gr->id];
   gr->arrived = 0;
+  /* a released member may join the next collective, which rewrites gr */
+  hs_coll_op_t op = gr->op;
+  double bytes = gr->bytes;
+  hs_time_t t0 = c->t_start;
   if (gr->side) {
     /* release in member order (deterministic); a released member may join
      * the group's next collective at once, which starts only when every
@@ -363,8 +367,7 @@ static void group_coll_done(hs_coll_t *c)
     for (int32_t k = 0; k < g->n; k++) {
       xrun_t *xr = &s->x[g->execs[k]];
       if (s->trace)
-        hs_trace_tp(s->trace, &s->low.execs[xr->id], hs_coll_op_name(gr->op), c->t_start, s->eng.now,
-                    gr->bytes);
+        hs_trace_tp(s->trace, &s->low.execs[xr->id], hs_coll_op_name(op), t0, s->eng.now, bytes);
       xr->side_pending = false;
       if (xr->side_wait) {
         xr->side_wait = false;
@@ -379,8 +382,7 @@ static void group_coll_done(hs_coll_t *c)
     xrun_t *xr = &s->x[g->execs[k]];
     xr->comm_ns += s->eng.now - xr->t_state;
     if (s->trace)
-      hs_trace_tp(s->trace, &s->low.execs[xr->id], hs_coll_op_name(gr->op), xr->t_state, s->eng.now,
-                  gr->bytes);
+      hs_trace_tp(s->trace, &s->low.execs[xr->id], hs_coll_op_name(op), xr->t_state, s->eng.now, bytes);
   }
   /* release in member order (deterministic); a member cannot reach the
    * next group collective before an engine event, so gr is free again */
