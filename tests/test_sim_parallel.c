@@ -18,7 +18,8 @@
  *    attention in each direction; the ring's all-gather over C ranks costs
  *    C-1 steps of one block, (C-1)(a + S/(C B));
  *  - expert parallelism E: all-to-all bytes per rank = s h topk 2 B x
- *    samples / t (off-rank (E-1)/E of them, the collective's definition),
+ *    samples / t, (E-1)/E of them off-rank: a + (E-1)/E x bytes / B on one
+ *    node,
  *    groups of E pipelines, expert weights 1/E of the device's weights,
  *    expert gradients reduced over dp/E holders with 1/E of the bytes;
  *  - bad input: CP not dividing the sequence or the stage's replicas, EP
@@ -266,6 +267,11 @@ static void test_ep(void)
       CHECK_EQ_INT(low.execs[bk->holders[k]].pipeline % E, low.execs[bk->holders[0]].pipeline % E);
   }
   CHECK_EQ_INT(expert_buckets, (int)l * E);
+  /* on the wire: every rank sends (E-1)/E of its buffer, all pairs at once
+   * over its own link to the node switch */
+  const hs_group_t *eg = &low.groups[low.execs[0].ep_group];
+  hs_coll_t cc = {.op = HS_COLL_ALLTOALL, .devices = eg->devices, .n = eg->n, .bytes = a2a};
+  CHECK_REL(hs_coll_estimate_s(topo, &cc), 2e-6 + a2a * (E - 1) / E / 100e9, 1e-9);
   hs__lowered_destroy(&low);
   hs_topology_free(topo);
   /* memory: the expert weights are 1/E */
