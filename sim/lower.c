@@ -947,8 +947,14 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
         for (int32_t k = 0; zero3 && k < h->n; k++) {
           const hs_exec_t *y = &out->execs[h->ids[k]];
           const hs_plan_stage_t *sy = ch < y->v ? exec_stage(plan, y, ch) : NULL;
+          /* the same position in a pipeline of the same length and
+           * warm-up: the same schedule order, so the same gathers in turn */
+          const hs_plan_pipeline_t *px = &plan->pipelines[ex->pipeline];
+          const hs_plan_pipeline_t *py = &plan->pipelines[y->pipeline];
           zero3 = sy && sy->op_first == stg->op_first && sy->op_last == stg->op_last &&
-                  y->m == ex->m && y->tp == ex->tp;
+                  y->m == ex->m && y->tp == ex->tp && y->rank == ex->rank &&
+                  px->n_stages == py->n_stages &&
+                  px->stages[ex->rank].warmup == py->stages[y->rank].warmup;
         }
         if (!zero3)
           break;

@@ -508,7 +508,7 @@ static hs_status_t validate_cp_ep(const hs_plan_t *p, const hs_model_t *m, const
       for (int32_t s = 0; same && s < a->n_stages; s++) {
         const hs_plan_stage_t *x = &a->stages[s], *y = &b->stages[s];
         same = x->op_first == y->op_first && x->op_last == y->op_last &&
-               x->n_replicas == y->n_replicas;
+               x->n_replicas == y->n_replicas && x->warmup == y->warmup;
         for (int32_t r = 0; same && r < x->n_replicas; r++)
           same = x->replicas[r].n_devices == y->replicas[r].n_devices &&
                  fabs(x->replicas[r].share - y->replicas[r].share) <= 1e-9;
@@ -516,7 +516,7 @@ static hs_status_t validate_cp_ep(const hs_plan_t *p, const hs_model_t *m, const
       if (!same)
         return hs_error_set(err, HS_EINVAL,
                             "%s: pipelines[%d]: an expert-parallel group (pipelines %d-%d) needs "
-                            "pipelines of the same stages, replicas and microbatches",
+                            "pipelines of the same stages, replicas, warm-ups and microbatches",
                             f, i, i - i % E, i - i % E + E - 1);
     }
   }
