@@ -26,6 +26,7 @@ int hs_cmd_simulate(int argc, char **argv)
       {"chunks", true, "model chunks per device for interleaved-1f1b"},
       {"recompute", true, "none|selective|full (grid)"},
       HS_CLI_PRACTICE_OPTS,
+      HS_CLI_SIM_PRACTICE_OPTS,
       {"seq-len", true, "override the model's sequence length"},
       {"profile", true, "calibrated device profile JSON"},
       {"json", false, "print the report as JSON"},
@@ -44,6 +45,7 @@ int hs_cmd_simulate(int argc, char **argv)
                         "         [--kernels megatron-2021|megatron-core-2024|unfused]\n"
                         "         [--attention flash|unfused] [--sequence-parallel] [--zero-stage Z]\n"
                         "         [--precision bf16|fp16|fp8|fp32] [--tp-comm-overlap]\n"
+                        "         [--dp-overlap on|off] [--context-parallel C] [--expert-parallel E]\n"
                         "         [--seq-len S] [--profile profile.json]\n"
                         "         [--json] [-o report.json] [--trace trace.json]\n"
                         "         [--trace-detail stage|device|kernel] [--trace-devices N]\n"
@@ -85,7 +87,8 @@ int hs_cmd_simulate(int argc, char **argv)
     }
     if ((st = hs_plan_load(op->value, &plan, &err)) != HS_OK)
       goto fail;
-    if ((rc = hs_cli_practice(opts, &plan.practice)) || (rc = hs_cli_precision(opts, &plan.precision)))
+    if ((rc = hs_cli_practice(opts, &plan.practice)) || (rc = hs_cli_sim_practice(opts, &plan.practice)) ||
+        (rc = hs_cli_precision(opts, &plan.precision)))
       goto out;
     if ((st = hs_plan_validate(&plan, &m, &c, hs_basename(op->value), &err)) != HS_OK)
       goto fail;
@@ -108,7 +111,6 @@ int hs_cmd_simulate(int argc, char **argv)
     if ((rc = hs_cli_int(opts, "global-batch", 0, 1, INT64_C(1) << 40, &v)))
       goto out;
     g.global_batch = v;
-    hs_grid_opts_defaults(&g, &c);
     const hs_opt_t *os = hs_cli_opt(opts, "schedule");
     g.schedule = os ? os->value : "1f1b";
     if ((rc = hs_cli_int(opts, "chunks", 1, 1, 1024, &v)))
@@ -120,8 +122,9 @@ int hs_cmd_simulate(int argc, char **argv)
       rc = 2;
       goto out;
     }
-    if ((rc = hs_cli_practice(opts, &g.practice)))
+    if ((rc = hs_cli_practice(opts, &g.practice)) || (rc = hs_cli_sim_practice(opts, &g.practice)))
       goto out;
+    hs_grid_opts_defaults(&g, &c); /* dp after --context-parallel */
     if (g.practice.sequence_parallel && g.tp < 2) {
       fprintf(stderr, "hetsim simulate: --sequence-parallel: needs tensor parallelism (--tp 2 or "
                       "more), got --tp %d\n", g.tp);

@@ -2,6 +2,7 @@
  * opt_practice.c - the training-practice options shared by simulate, plan
  * and compare: --kernels PRESET, --attention flash|unfused and
  * --sequence-parallel, --zero-stage 0|1|2|3, --precision (docs/simulator.md, "Modern training practice"),
+ * simulate's --dp-overlap on|off, --context-parallel C, --expert-parallel E,
  * and the planners' --memory-headroom F.
  * Only options given change *pr, so a plan file's own values stay unless a
  * flag overrides them. Bad values: a message naming the flag and the value,
@@ -71,5 +72,26 @@ int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
     }
     pr->zero_stage = oz->value[0] - '0';
   }
+  return 0;
+}
+
+int hs_cli_sim_practice(const hs_opt_t *opts, hs_practice_t *pr)
+{
+  const hs_opt_t *od = hs_cli_opt(opts, "dp-overlap");
+  if (od) {
+    if (strcmp(od->value, "on") != 0 && strcmp(od->value, "off") != 0) {
+      fprintf(stderr, "hetsim: --dp-overlap: must be on or off, got \"%s\"\n", od->value);
+      return HS_EXIT_USAGE;
+    }
+    pr->dp_overlap = strcmp(od->value, "on") == 0;
+  }
+  int64_t v = 0;
+  int rc = hs_cli_int(opts, "context-parallel", pr->context_parallel, 1, 1024, &v);
+  if (rc)
+    return rc;
+  pr->context_parallel = (int32_t)v;
+  if ((rc = hs_cli_int(opts, "expert-parallel", pr->expert_parallel, 1, 1024, &v)))
+    return rc;
+  pr->expert_parallel = (int32_t)v;
   return 0;
 }

@@ -95,6 +95,15 @@ typedef struct hs_practice {
                                  2 + gradients, 3 + parameters (FSDP); see hs_plan_zero_stage */
   bool tp_comm_overlap;       /* TP collectives overlapped with their adjacent GEMM
                                  (Megatron-Core userbuffers, --tp-comm-overlap) */
+  bool dp_overlap;            /* default true: gradient buckets start during the last
+                                 backward (PyTorch DDP buckets, Megatron-Core
+                                 overlap_grad_reduce, FSDP); false: every bucket waits for
+                                 the pipeline flush (Megatron-LM 2021 --DDP-impl local) */
+  int32_t context_parallel;   /* C >= 1 (default 1): ring attention over groups of C
+                                 consecutive replicas of every stage, each holding 1/C of
+                                 the sequence (sim/lower.c; docs/plan.md) */
+  int32_t expert_parallel;    /* E >= 1 (default 1): MoE experts split over groups of E
+                                 consecutive pipelines, all-to-all within each group */
 } hs_practice_t;
 void hs_practice_init(hs_practice_t *p);
 bool hs_practice_is_default(const hs_practice_t *p);
@@ -178,11 +187,13 @@ typedef struct hs_grid_opts {
   int32_t chunks;             /* interleaved */
   hs_recompute_t recompute;
   int32_t first_device;       /* offset into the cluster's devices */
-  hs_practice_t practice;     /* copied into the plan */
+  hs_practice_t practice;     /* copied into the plan; practice.context_parallel C puts
+                                 C replicas of tp devices in every stage (device rank =
+                                 ((pp_rank*dp + dp_rank)*C + cp_rank)*tp + tp_rank) */
 } hs_grid_opts_t;
 void hs_grid_opts_init(hs_grid_opts_t *o);
 /* The defaults of `hetsim simulate`'s grid shortcut, for fields left at 0:
- * dp = every remaining device, n_devices / (tp x pp) (at least 1), then
+ * dp = every remaining device, n_devices / (tp x pp x cp) (at least 1), then
  * global_batch = dp x microbatch_size x pp x 4. O(1). */
 void hs_grid_opts_defaults(hs_grid_opts_t *o, const hs_cluster_t *c);
 hs_status_t hs_plan_grid(const hs_model_t *m, const hs_cluster_t *c, const hs_grid_opts_t *o,

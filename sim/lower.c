@@ -47,6 +47,7 @@ void hs__lowered_destroy(hs_lowered_t *l)
     free(x->out_count);
     free(x->in_count);
     free(x->buckets);
+    free(x->zgroup);
   }
   free(l->execs);
   for (int32_t p = 0; p < l->n_pieces; p++)
@@ -85,7 +86,21 @@ typedef struct tbuild {
   double last_s;           /* seconds of the last op added (the GEMM a TP collective overlaps) */
   const hs_practice_t *pr; /* kernel set and sequence parallelism of the plan */
   int32_t next_group;      /* group of the next cut's collective (-1: TP group) */
+  double side_bytes;       /* side collective of the next segment (0: none) */
+  hs_coll_op_t side_op;
+  int32_t side_group;
 } tbuild_t;
+
+/* The executor's groups for one template: ring attention over its
+ * context-parallel group, MoE all-to-alls over its expert-parallel group,
+ * ZeRO-3 parameter gathers over its DP peers. -1 / 0 = none. */
+typedef struct gctx {
+  int32_t cp_group, cp;
+  int32_t ep_group, ep;
+  int32_t zgroup;
+  double weight_bytes;     /* bytes per gathered parameter */
+  double mb_samples;       /* the CP group's samples per microbatch (the executor's x cp) */
+} gctx_t;
 
 /* HAP's per-op SPMD exchanges (plan.sharding), resolved for lowering: the
  * collective converting op k's input before it runs, the one exchanging its
@@ -108,7 +123,7 @@ typedef struct spmd_ctx {
 
 static hs_status_t tb_cut(tbuild_t *b, double coll_bytes, hs_coll_op_t op)
 {
-  if (b->acc_s == 0.0 && coll_bytes == 0.0 && b->n > 0)
+  if (b->acc_s == 0.0 && coll_bytes == 0.0 && b->n > 0 && !(b->side_bytes > 0.0))
     return HS_OK;
   if (hs_reserve((void **)&b->segs, &b->cap, b->n + 1, sizeof *b->segs) != HS_OK)
     return HS_ENOMEM;
@@ -123,6 +138,10 @@ static hs_status_t tb_cut(tbuild_t *b, double coll_bytes, hs_coll_op_t op)
   s->op_hi = b->hi;
   s->grad_lo = b->glo;
   s->ov_ns = 0;
+  s->side_bytes = b->side_bytes;
+  s->side_op = b->side_op;
+  s->side_group = b->side_bytes > 0.0 ? b->side_group : -1;
+  b->side_bytes = 0.0;
   if (coll_bytes > 0.0 && s->group < 0 && op != HS_COLL_ALLTOALL && b->pr &&
       b->pr->tp_comm_overlap && b->last_s > 0.0)
     s->ov_ns = HS_MIN(hs_time_from_s(b->last_s), s->compute_ns);
@@ -135,21 +154,97 @@ static hs_status_t tb_cut(tbuild_t *b, double coll_bytes, hs_coll_op_t op)
   return HS_OK;
 }
 
-static void tb_add(tbuild_t *b, const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, int32_t idx,
-                   double samples, int32_t tp, hs_phase_t ph)
+/* Adds `frac` of op idx's compute (ring attention splits the attention
+ * core around its KV exchange; 1 otherwise). */
+static void tb_add_frac(tbuild_t *b, const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op,
+                        int32_t idx, double samples, int32_t tp, hs_phase_t ph, double frac)
 {
   hs_op_t tmp;
   op = hs_practice_op(b->pr, op, tp, &tmp);
-  b->last_s = hs_compute_op_s(g, dt, op, samples, tp, ph);
+  b->last_s = frac * hs_compute_op_s(g, dt, op, samples, tp, ph);
   b->acc_s += b->last_s;
   double div = (op->tp_split == HS_TP_REPLICATE || tp <= 1) ? 1.0 : tp;
-  b->acc_flops += (ph == HS_PHASE_FWD ? op->fwd_flops : op->bwd_flops) * samples / div;
+  b->acc_flops += frac * (ph == HS_PHASE_FWD ? op->fwd_flops : op->bwd_flops) * samples / div;
   b->lo = HS_MIN(b->lo, idx);
   b->hi = HS_MAX(b->hi, idx);
   if (ph == HS_PHASE_BWD)
     b->glo = HS_MIN(b->glo, idx);
 }
 
+static void tb_add(tbuild_t *b, const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, int32_t idx,
+                   double samples, int32_t tp, hs_phase_t ph)
+{
+  tb_add_frac(b, g, dt, op, idx, samples, tp, ph, 1.0);
+}
+
+/* Ends the open segment (if it has compute or a pending side collective). */
+static hs_status_t tb_flush(tbuild_t *b)
+{
+  if (b->acc_s > 0.0 || b->side_bytes > 0.0)
+    return tb_cut(b, 0.0, HS_COLL_ALLREDUCE);
+  return HS_OK;
+}
+
+/* A blocking collective over group `group` after the compute so far. */
+static hs_status_t tb_group_coll(tbuild_t *b, int32_t group, double bytes, hs_coll_op_t op)
+{
+  if (!(bytes > 0.0))
+    return HS_OK;
+  b->next_group = group;
+  return tb_cut(b, bytes, op);
+}
+
+/* The next segment starts a side collective (see hs_seg_t). */
+static hs_status_t tb_side(tbuild_t *b, int32_t group, double bytes, hs_coll_op_t op)
+{
+  if (tb_flush(b) != HS_OK)
+    return HS_ENOMEM;
+  if (bytes > 0.0) {
+    b->side_bytes = bytes;
+    b->side_op = op;
+    b->side_group = group;
+  }
+  return HS_OK;
+}
+
+/* ZeRO-3 gather unit: the maximal run of ops of one transformer block (or
+ * of the ops outside blocks) around op i within [first, last). */
+static void unit_of(const hs_model_t *m, int32_t i, int32_t first, int32_t last, int32_t *lo,
+                    int32_t *hi)
+{
+  int32_t a = i, z = i + 1;
+  while (a > first && m->ops[a - 1].layer == m->ops[i].layer)
+    a--;
+  while (z < last && m->ops[z].layer == m->ops[i].layer)
+    z++;
+  *lo = a;
+  *hi = z;
+}
+
+/* Bytes one TP rank gathers for ops [lo, hi): its shard of their weights. */
+static double unit_bytes(const hs_model_t *m, int32_t lo, int32_t hi, int32_t tp, double wbytes)
+{
+  double p = 0.0;
+  for (int32_t i = lo; i < hi; i++)
+    p += (m->ops[i].tp_split == HS_TP_REPLICATE || tp <= 1) ? m->ops[i].params
+                                                           : m->ops[i].params / tp;
+  return p * wbytes;
+}
+
+/* K and V of one sample for one TP rank (ring attention exchanges them):
+ * 2 x s x (hidden x kv_heads / heads) elements, the KV heads split over
+ * the TP group (one each when there are fewer than ranks). Explicit op
+ * lists: two thirds of the attention's saved Q, K, V. */
+static double kv_sample_bytes(const hs_model_t *m, const hs_op_t *op, int32_t tp)
+{
+  const hs_transformer_cfg_t *c = &m->cfg;
+  if (!m->from_generator || c->heads <= 0)
+    return op->saved_bytes_selective * 2.0 / 3.0 / (tp > 1 ? tp : 1);
+  double kvh = (double)(c->kv_heads > 0 ? c->kv_heads : c->heads);
+  double per_rank = tp > 1 ? (kvh >= tp ? kvh / tp : 1.0) : kvh;
+  double head_dim = (double)c->hidden / (double)c->heads;
+  return 2.0 * (double)m->seq_len * per_rank * head_dim * hs_dtype_bytes(m->dtype);
+}
 /* A stage-wide collective after the compute accumulated so far. */
 static hs_status_t tb_cut_group(tbuild_t *b, const spmd_ctx_t *sx, double bytes, hs_coll_op_t op)
 {
@@ -205,10 +300,30 @@ static double moe_a2a_bytes(const hs_op_t *op, double samples)
 /* Forward ops [first, last) into b. */
 static hs_status_t forward_segments(tbuild_t *b, const hs_model_t *m, const hs_gpu_t *g,
                                     hs_dtype_t dt, int32_t first, int32_t last, double samples,
-                                    int32_t tp, const spmd_ctx_t *sx)
+                                    int32_t tp, const spmd_ctx_t *sx, const gctx_t *gx)
 {
   for (int32_t i = first; i < last; i++) {
     const hs_op_t *op = &m->ops[i];
+    if (gx && gx->zgroup >= 0 && (i == first || m->ops[i - 1].layer != op->layer)) {
+      /* ZeRO-3 / FSDP: the first unit's weights are gathered before it
+       * runs; each later unit's while the one before it computes (FSDP
+       * forward prefetch, DeepSpeed's prefetch bucket) */
+      int32_t lo, hi;
+      unit_of(m, i, first, last, &lo, &hi);
+      if (i != first && tb_flush(b) != HS_OK) /* the unit before ends with its prefetch */
+        return HS_ENOMEM;
+      if (i == first &&
+          tb_group_coll(b, gx->zgroup, unit_bytes(m, lo, hi, tp, gx->weight_bytes),
+                        HS_COLL_ALLGATHER) != HS_OK)
+        return HS_ENOMEM;
+      if (hi < last) {
+        int32_t lo2, hi2;
+        unit_of(m, hi, first, last, &lo2, &hi2);
+        if (tb_side(b, gx->zgroup, unit_bytes(m, lo2, hi2, tp, gx->weight_bytes),
+                    HS_COLL_ALLGATHER) != HS_OK)
+          return HS_ENOMEM;
+      }
+    }
     if (spmd_on(sx)) {
       const spmd_op_t *so = &sx->ops[i];
       double in = spmd_in_bytes(m, i, sx);
@@ -218,6 +333,32 @@ static hs_status_t forward_segments(tbuild_t *b, const hs_model_t *m, const hs_g
         return HS_ENOMEM;
       tb_add(b, g, dt, op, i, samples, tp, HS_PHASE_FWD);
       if (tb_cut_group(b, sx, spmd_out_bytes(op, so, sx), so->after) != HS_OK)
+        return HS_ENOMEM;
+      continue;
+    }
+    if (gx && gx->cp > 1 && op->kind == HS_OP_ATTENTION) {
+      /* ring attention: the KV blocks of the other C-1 ranks arrive while
+       * the attention runs on the blocks already there, so (C-1)/C of it
+       * overlaps the exchange and the last block's 1/C follows it */
+      double c = (double)gx->cp;
+      if (tb_side(b, gx->cp_group, kv_sample_bytes(m, op, tp) * gx->mb_samples,
+                  HS_COLL_ALLGATHER) != HS_OK)
+        return HS_ENOMEM;
+      tb_add_frac(b, g, dt, op, i, samples, tp, HS_PHASE_FWD, (c - 1.0) / c);
+      if (tb_flush(b) != HS_OK)
+        return HS_ENOMEM;
+      tb_add_frac(b, g, dt, op, i, samples, tp, HS_PHASE_FWD, 1.0 / c);
+      continue;
+    }
+    bool ep = gx && gx->ep > 1 && op->kind == HS_OP_MOE_EXPERT;
+    if (ep) {
+      /* expert parallelism: dispatch to and combine from the experts of
+       * the other E-1 ranks; each TP rank carries 1/tp of the tokens */
+      double a2a = moe_a2a_bytes(op, samples) / (tp > 1 ? tp : 1);
+      if (tb_group_coll(b, gx->ep_group, a2a, HS_COLL_ALLTOALL) != HS_OK)
+        return HS_ENOMEM;
+      tb_add(b, g, dt, op, i, samples, tp, HS_PHASE_FWD);
+      if (tb_group_coll(b, gx->ep_group, a2a, HS_COLL_ALLTOALL) != HS_OK)
         return HS_ENOMEM;
       continue;
     }
@@ -251,20 +392,29 @@ static hs_status_t forward_segments(tbuild_t *b, const hs_model_t *m, const hs_g
 static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *stg,
                                   const hs_gpu_t *g, hs_dtype_t dt, double samples, int32_t tp,
                                   hs_phase_t ph, const spmd_ctx_t *sx, const uint8_t *cut_after,
-                                  const hs_practice_t *pr, hs_tmpl_t *out)
+                                  const hs_practice_t *pr, const gctx_t *gx, hs_tmpl_t *out)
 {
   tbuild_t b = {0};
   b.pr = pr;
+  b.side_group = -1;
   b.lo = INT32_MAX;
   b.hi = -1;
   b.glo = INT32_MAX;
   b.next_group = -1;
   hs_status_t st = HS_OK;
+  /* the recomputed forward runs on the weights its block's backward
+   * gathers (FSDP checkpointed blocks): no gathers of its own */
+  gctx_t gx_rc = {-1, 1, -1, 1, -1, 0.0, 0.0};
+  if (gx) {
+    gx_rc = *gx;
+    gx_rc.zgroup = -1;
+  }
   if (ph == HS_PHASE_FWD) {
-    HS_CHECK(forward_segments(&b, m, g, dt, stg->op_first, stg->op_last, samples, tp, sx));
+    HS_CHECK(forward_segments(&b, m, g, dt, stg->op_first, stg->op_last, samples, tp, sx, gx));
   } else {
     if (stg->recompute == HS_RECOMPUTE_FULL) {
-      HS_CHECK(forward_segments(&b, m, g, dt, stg->op_first, stg->op_last, samples, tp, sx));
+      HS_CHECK(forward_segments(&b, m, g, dt, stg->op_first, stg->op_last, samples, tp, sx,
+                                &gx_rc));
     } else if (stg->recompute == HS_RECOMPUTE_SELECTIVE) {
       for (int32_t i = stg->op_first; i < stg->op_last; i++) {
         hs_op_t tmp;
@@ -274,6 +424,52 @@ static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *st
     }
     for (int32_t i = stg->op_last - 1; i >= stg->op_first; i--) {
       const hs_op_t *op = &m->ops[i];
+      if (gx && gx->zgroup >= 0 && (i == stg->op_last - 1 || m->ops[i + 1].layer != op->layer)) {
+        /* ZeRO-3 / FSDP backward: the weights are gathered again, the
+         * last unit's before the backward, each earlier one's while the
+         * unit after it runs (FSDP BACKWARD_PRE prefetch) */
+        int32_t lo, hi;
+        unit_of(m, i, stg->op_first, stg->op_last, &lo, &hi);
+        if (i != stg->op_last - 1 && tb_flush(&b) != HS_OK)
+          HS_FAIL(HS_ENOMEM);
+        if (i == stg->op_last - 1 &&
+            tb_group_coll(&b, gx->zgroup, unit_bytes(m, lo, hi, tp, gx->weight_bytes),
+                          HS_COLL_ALLGATHER) != HS_OK)
+          HS_FAIL(HS_ENOMEM);
+        if (lo > stg->op_first) {
+          int32_t lo2, hi2;
+          unit_of(m, lo - 1, stg->op_first, stg->op_last, &lo2, &hi2);
+          if (tb_side(&b, gx->zgroup, unit_bytes(m, lo2, hi2, tp, gx->weight_bytes),
+                      HS_COLL_ALLGATHER) != HS_OK)
+            HS_FAIL(HS_ENOMEM);
+        }
+      }
+      if (gx && gx->cp > 1 && op->kind == HS_OP_ATTENTION) {
+        /* ring attention backward: K, V and their gradients travel the
+         * ring (twice the forward's bytes) while the blocks' backward runs */
+        double c = (double)gx->cp;
+        if (tb_side(&b, gx->cp_group, 2.0 * kv_sample_bytes(m, op, tp) * gx->mb_samples,
+                    HS_COLL_ALLGATHER) != HS_OK)
+          HS_FAIL(HS_ENOMEM);
+        tb_add_frac(&b, g, dt, op, i, samples, tp, HS_PHASE_BWD, (c - 1.0) / c);
+        if (tb_flush(&b) != HS_OK)
+          HS_FAIL(HS_ENOMEM);
+        tb_add_frac(&b, g, dt, op, i, samples, tp, HS_PHASE_BWD, 1.0 / c);
+        if (cut_after && cut_after[i] && i > stg->op_first && tb_cut(&b, 0.0, HS_COLL_ALLREDUCE) != HS_OK)
+          HS_FAIL(HS_ENOMEM);
+        continue;
+      }
+      if (gx && gx->ep > 1 && op->kind == HS_OP_MOE_EXPERT) {
+        double a2a = moe_a2a_bytes(op, samples) / (tp > 1 ? tp : 1);
+        if (tb_group_coll(&b, gx->ep_group, a2a, HS_COLL_ALLTOALL) != HS_OK)
+          HS_FAIL(HS_ENOMEM);
+        tb_add(&b, g, dt, op, i, samples, tp, HS_PHASE_BWD);
+        if (tb_group_coll(&b, gx->ep_group, a2a, HS_COLL_ALLTOALL) != HS_OK)
+          HS_FAIL(HS_ENOMEM);
+        if (cut_after && cut_after[i] && i > stg->op_first && tb_cut(&b, 0.0, HS_COLL_ALLREDUCE) != HS_OK)
+          HS_FAIL(HS_ENOMEM);
+        continue;
+      }
       if (spmd_on(sx)) {
         /* mirror of the forward: the output gradient's exchange, the
          * backward compute, then the input gradient's exchange */
@@ -317,7 +513,7 @@ static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *st
         HS_FAIL(HS_ENOMEM);
     }
   }
-  if (b.acc_s > 0.0 || b.n == 0)
+  if (b.acc_s > 0.0 || b.n == 0 || b.side_bytes > 0.0)
     if (tb_cut(&b, 0.0, HS_COLL_ALLREDUCE) != HS_OK)
       HS_FAIL(HS_ENOMEM);
   out->segs = b.segs;
@@ -409,12 +605,47 @@ static hs_status_t add_bucket(hs_lowered_t *out, size_t *cap, int32_t op_first, 
   b->op_first = op_first;
   b->op_last = op_last;
   b->bytes = bytes;
+  b->op = HS_COLL_ALLREDUCE;
   b->tp = tp;
   b->n_holders = n_holders;
   b->holders = hs_calloc((size_t)n_holders, sizeof(int32_t));
   b->devices = hs_calloc((size_t)n_holders * (size_t)tp, sizeof(int32_t));
   *bk = b;
   return b->holders && b->devices ? HS_OK : HS_ENOMEM;
+}
+
+/* A new group of n executors (their TP groups of equal degree); returns its id or -1. */
+static int32_t add_group(hs_lowered_t *out, const int32_t *execs, int32_t n)
+{
+  hs_group_t *ng = hs_reallocarray(out->groups, (size_t)out->n_groups + 1, sizeof *ng);
+  if (!ng)
+    return -1;
+  out->groups = ng;
+  hs_group_t *gr = &out->groups[out->n_groups];
+  memset(gr, 0, sizeof *gr);
+  int32_t tp = out->execs[execs[0]].tp;
+  gr->execs = hs_calloc((size_t)n, sizeof *gr->execs);
+  gr->devices = hs_calloc((size_t)n * (size_t)tp, sizeof *gr->devices);
+  if (!gr->execs || !gr->devices) {
+    free(gr->execs);
+    free(gr->devices);
+    return -1;
+  }
+  gr->n = n;
+  gr->tp = tp;
+  for (int32_t k = 0; k < n; k++) {
+    gr->execs[k] = execs[k];
+    for (int32_t j = 0; j < tp; j++)
+      gr->devices[j * n + k] = out->execs[execs[k]].devices[j];
+  }
+  return out->n_groups++;
+}
+
+/* The op range of executor x's chunk ch. */
+static const hs_plan_stage_t *exec_stage(const hs_plan_t *plan, const hs_exec_t *x, int32_t ch)
+{
+  const hs_plan_pipeline_t *pl = &plan->pipelines[x->pipeline];
+  return &pl->stages[ch * (pl->n_stages / x->v) + x->rank];
 }
 
 hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topology_t *topo,
@@ -429,6 +660,10 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
   int32_t *tmp = NULL;
   uint8_t *cutmark = NULL;
   spmd_op_t *spmd = NULL;
+  int32_t *members = NULL, *zids = NULL, n_zids = 0;
+  int32_t CP = plan->practice.context_parallel > 1 ? plan->practice.context_parallel : 1;
+  int32_t EP = plan->practice.expert_parallel > 1 ? plan->practice.expert_parallel : 1;
+  bool zero3 = hs_plan_zero_stage(plan) >= 3 && plan->n_shards == 0;
 
   /* SPMD exchanges of HAP plans (plan.sharding) */
   if (plan->n_shards > 0) {
@@ -500,6 +735,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
         hs_group_t *gr = &out->groups[gid];
         memset(gr, 0, sizeof *gr);
         gr->n = st0->n_replicas;
+        gr->tp = 1;
         gr->execs = hs_calloc((size_t)gr->n, sizeof *gr->execs);
         gr->devices = hs_calloc((size_t)gr->n, sizeof *gr->devices);
         gr->shares = hs_calloc((size_t)gr->n, sizeof *gr->shares);
@@ -511,12 +747,11 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
           gr->shares[q] = st0->replicas[q].share;
         }
       }
-      spmd_ctx_t sx = {.ops = spmd, .group = gid, .n = st0->n_replicas,
-                       .mb_samples = (double)pl->microbatch_size};
       for (int32_t q = 0; q < pl->stages[r].n_replicas; q++, e++) {
         hs_exec_t *x = &out->execs[e];
         const hs_plan_replica_t *rp = &pl->stages[r].replicas[q];
         x->group = gid;
+        x->cp_group = x->ep_group = -1;
         x->pipeline = i;
         x->rank = r;
         x->replica = q;
@@ -534,16 +769,11 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
         x->in_count = hs_calloc((size_t)2 * v, sizeof(int32_t));
         x->n_items = 2 * x->m * v;
         x->order = hs_calloc((size_t)x->n_items, sizeof *x->order);
-        if (!x->tmpl || !x->out_first || !x->out_count || !x->in_count || !x->order)
+        x->zgroup = hs_calloc((size_t)v, sizeof *x->zgroup);
+        if (!x->tmpl || !x->out_first || !x->out_count || !x->in_count || !x->order || !x->zgroup)
           HS_FAIL(HS_ENOMEM);
-        for (int32_t ch = 0; ch < v; ch++) {
-          /* chunks of an interleaved rank share replica structure (validated) */
-          const hs_plan_stage_t *stg = &pl->stages[ch * ranks + r];
-          double share = stg->replicas[q].share * pl->microbatch_size;
-          for (int32_t ph = 0; ph < 2; ph++)
-            HS_CHECK(build_template(m, stg, x->gpu, plan->precision, share, x->tp, (hs_phase_t)ph,
-                                    &sx, NULL, &plan->practice, &x->tmpl[ch * 2 + ph]));
-        }
+        for (int32_t ch = 0; ch < v; ch++)
+          x->zgroup[ch] = -1;
         hs_sched_params_t sp = {.p = ranks, .v = v, .m = x->m, .rank = r,
                                 .warmup = pl->stages[r].warmup};
         sc->order(&sp, x->order);
@@ -642,6 +872,8 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
         double div = (m->ops[op].tp_split == HS_TP_REPLICATE) ? 1.0 : ex->tp;
         if (ex->group >= 0 && spmd[op].sharded_params)
           ex->params_per_device += m->ops[op].params * stg->replicas[ex->replica].share;
+        else if (EP > 1 && m->ops[op].kind == HS_OP_MOE_EXPERT)
+          ex->params_per_device += m->ops[op].params / div / EP; /* its 1/E of the experts */
         else
           ex->params_per_device += m->ops[op].params / div;
       }
@@ -657,6 +889,87 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       ex->params_per_device += m->ops[op].tied_params / div;
     }
   }
+  /* Context-parallel groups: C consecutive replicas of each stage rank. */
+  members = hs_calloc((size_t)out->n_execs + 1, sizeof *members);
+  zids = hs_calloc((size_t)out->n_execs * (size_t)v + 1, sizeof *zids);
+  if (!members || !zids)
+    HS_FAIL(HS_ENOMEM);
+  for (int32_t i = 0; CP > 1 && i < plan->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
+    for (int32_t r = 0; r < pl->n_stages / v; r++)
+      for (int32_t q = 0; q < pl->stages[r].n_replicas; q += CP) {
+        for (int32_t k = 0; k < CP; k++)
+          members[k] = exec_of(out, i, r, q + k);
+        int32_t gid = add_group(out, members, CP);
+        if (gid < 0)
+          HS_FAIL(HS_ENOMEM);
+        for (int32_t k = 0; k < CP; k++)
+          out->execs[members[k]].cp_group = gid;
+      }
+  }
+  /* Expert-parallel groups: the same (rank, replica) of E consecutive
+   * pipelines (validated to be alike). */
+  for (int32_t i = 0; EP > 1 && i < plan->n_pipelines; i += EP) {
+    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
+    for (int32_t r = 0; r < pl->n_stages / v; r++)
+      for (int32_t q = 0; q < pl->stages[r].n_replicas; q++) {
+        for (int32_t k = 0; k < EP; k++)
+          members[k] = exec_of(out, i + k, r, q);
+        int32_t gid = add_group(out, members, EP);
+        if (gid < 0)
+          HS_FAIL(HS_ENOMEM);
+        for (int32_t k = 0; k < EP; k++)
+          out->execs[members[k]].ep_group = gid;
+      }
+  }
+  /* ZeRO-3 gather groups: the holders of each executor's chunk, when every
+   * op of the chunk has the same holders and each holds the same op range
+   * with the same schedule length (so all meet the same gathers in the same
+   * order); otherwise the gathers stay folded into the gradient buckets. */
+  for (int32_t x = 0; zero3 && x < out->n_execs; x++) {
+    hs_exec_t *ex = &out->execs[x];
+    for (int32_t ch = 0; zero3 && ch < v; ch++) {
+      const hs_plan_stage_t *stg = exec_stage(plan, ex, ch);
+      const holder_list_t *h = &holders[stg->op_first];
+      if (h->n <= 1)
+        continue;
+      /* a gather group of these holders exists: its checks were done */
+      int32_t gid = -1;
+      for (int32_t k = 0; k < n_zids && gid < 0; k++) {
+        const hs_group_t *gr = &out->groups[zids[k]];
+        if (gr->n == h->n && memcmp(gr->execs, h->ids, sizeof(int32_t) * (size_t)h->n) == 0)
+          gid = zids[k];
+      }
+      if (gid < 0) {
+        for (int32_t op = stg->op_first + 1; zero3 && op < stg->op_last; op++)
+          zero3 = holders[op].n == h->n &&
+                  memcmp(holders[op].ids, h->ids, sizeof(int32_t) * (size_t)h->n) == 0;
+        for (int32_t k = 0; zero3 && k < h->n; k++) {
+          const hs_exec_t *y = &out->execs[h->ids[k]];
+          const hs_plan_stage_t *sy = ch < y->v ? exec_stage(plan, y, ch) : NULL;
+          /* the same position in a pipeline of the same length and
+           * warm-up: the same schedule order, so the same gathers in turn */
+          const hs_plan_pipeline_t *px = &plan->pipelines[ex->pipeline];
+          const hs_plan_pipeline_t *py = &plan->pipelines[y->pipeline];
+          zero3 = sy && sy->op_first == stg->op_first && sy->op_last == stg->op_last &&
+                  y->m == ex->m && y->tp == ex->tp && y->rank == ex->rank &&
+                  px->n_stages == py->n_stages &&
+                  px->stages[ex->rank].warmup == py->stages[y->rank].warmup;
+        }
+        if (!zero3)
+          break;
+        if ((gid = add_group(out, h->ids, h->n)) < 0)
+          HS_FAIL(HS_ENOMEM);
+        zids[n_zids++] = gid;
+      }
+      ex->zgroup[ch] = gid;
+    }
+  }
+  if (!zero3)
+    for (int32_t x = 0; x < out->n_execs; x++)
+      for (int32_t ch = 0; ch < v; ch++)
+        out->execs[x].zgroup[ch] = -1;
+
   double grad_bytes = hs_precision_grad_bytes(plan->precision);
   for (int32_t op = (int32_t)m->n_ops - 1; op >= 0;) {
     /* segment [lo, op] with the same holders */
@@ -667,14 +980,32 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
     const holder_list_t *h = &holders[op];
     if (h->n > 1) {
       int32_t tp = out->execs[h->ids[0]].tp;
+      bool spmd_group = out->execs[h->ids[0]].group >= 0;
+      /* ZeRO-3: the gradients are reduce-scattered; with the gathers
+       * lowered into the templates (above) that is all the bucket does,
+       * otherwise the parameter all-gathers of a forward and a backward
+       * pass travel with it (the ZeRO paper's 3 x params per step against
+       * 2 x for an all-reduce), charged on the gradient stream
+       * (docs/simulator.md: what is approximated) */
+      double zb = hs_plan_zero_stage(plan) >= 3 && !zero3 ? 1.5 : 1.0;
+      hs_coll_op_t bop = zero3 ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALLREDUCE;
       /* cut [lo, op] into buckets from the top (backward order) */
       int32_t hi = op;
       while (hi >= lo) {
         double bytes = 0.0;
         int32_t b_lo = hi;
-        bool spmd_group = out->execs[h->ids[0]].group >= 0;
+        bool expert = false;
         for (;;) {
           double div = (m->ops[b_lo].tp_split == HS_TP_REPLICATE) ? 1.0 : tp;
+          if (EP > 1 && m->ops[b_lo].kind == HS_OP_MOE_EXPERT) {
+            /* expert weights: a bucket of their own (below) */
+            if (bytes > 0.0) {
+              b_lo++;
+            } else {
+              expert = true;
+            }
+            break;
+          }
           /* sharded SPMD parameters: each device owns its slice, no sync */
           if (!(spmd_group && spmd[b_lo].sharded_params))
             bytes += m->ops[b_lo].params / div * grad_bytes;
@@ -684,14 +1015,31 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
             break;
           b_lo--;
         }
-        if (bytes > 0.0) {
+        if (expert) {
+          /* expert parallelism: rank k of each expert group holds experts
+           * k E/e ...; their gradients are reduced over the holders with
+           * the same rank (the expert data-parallel group), 1/E each */
+          double div = (m->ops[b_lo].tp_split == HS_TP_REPLICATE) ? 1.0 : tp;
+          double bytes_e = m->ops[b_lo].params / div / EP * grad_bytes;
+          for (int32_t k = 0; k < EP && bytes_e > 0.0; k++) {
+            int32_t n = 0;
+            for (int32_t j = 0; j < h->n; j++)
+              if (out->execs[h->ids[j]].pipeline % EP == k)
+                members[n++] = h->ids[j];
+            if (n < 2)
+              continue;
+            hs_bucket_t *bk = NULL;
+            HS_CHECK(add_bucket(out, &buckets_cap, b_lo, b_lo + 1, bytes_e, tp, n, &bk));
+            bk->op = bop;
+            memcpy(bk->holders, members, sizeof(int32_t) * (size_t)n);
+            for (int32_t j = 0; j < tp; j++)
+              for (int32_t q = 0; q < n; q++)
+                bk->devices[j * n + q] = out->execs[members[q]].devices[j];
+          }
+        } else if (bytes > 0.0) {
           hs_bucket_t *bk = NULL;
-          /* ZeRO-3: the parameter all-gathers of a forward and a backward
-           * pass travel with the gradient reduce-scatter (the ZeRO paper's
-           * 3 x params per step against 2 x for an all-reduce); charged on
-           * the gradient stream (docs/simulator.md: what is approximated) */
-          double zb = hs_plan_zero_stage(plan) >= 3 ? 1.5 : 1.0;
           HS_CHECK(add_bucket(out, &buckets_cap, b_lo, hi + 1, bytes * zb, tp, h->n, &bk));
+          bk->op = bop;
           memcpy(bk->holders, h->ids, sizeof(int32_t) * (size_t)h->n);
           for (int32_t j = 0; j < tp; j++)
             for (int32_t k = 0; k < h->n; k++)
@@ -769,14 +1117,22 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       HS_FAIL(HS_ENOMEM);
     for (int32_t ch = 0; ch < v; ch++) {
       const hs_plan_stage_t *stg = &pl->stages[ch * ranks + ex->rank];
-      for (int32_t k = 0; k < ex->n_buckets; k++) {
+      double share = stg->replicas[ex->replica].share * pl->microbatch_size;
+      gctx_t gx = {.cp_group = ex->cp_group, .cp = CP, .ep_group = ex->ep_group, .ep = EP,
+                   .zgroup = ex->zgroup[ch],
+                   .weight_bytes = hs_precision_state_bytes(plan->precision).weight,
+                   .mb_samples = share * CP};
+      /* chunks of an interleaved rank share replica structure (validated) */
+      for (int32_t ph = 0; ph < 2; ph++)
+        HS_CHECK(build_template(m, stg, ex->gpu, plan->precision, share, ex->tp, (hs_phase_t)ph,
+                                &sx, NULL, &plan->practice, &gx, &ex->tmpl[ch * 2 + ph]));
+      for (int32_t k = 0; plan->practice.dp_overlap && k < ex->n_buckets; k++) {
         int32_t f = out->buckets[ex->buckets[k]].op_first;
         if (f >= stg->op_first && f < stg->op_last)
           cutmark[f] = 1;
       }
-      double share = stg->replicas[ex->replica].share * pl->microbatch_size;
       HS_CHECK(build_template(m, stg, ex->gpu, plan->precision, share, ex->tp, HS_PHASE_BWD, &sx,
-                              cutmark, &plan->practice, &ex->tmpl_final[ch]));
+                              cutmark, &plan->practice, &gx, &ex->tmpl_final[ch]));
       for (int32_t op = stg->op_first; op < stg->op_last; op++)
         cutmark[op] = 0;
     }
@@ -804,6 +1160,8 @@ cleanup:
   free(holders);
   free(tmp);
   free(cutmark);
+  free(members);
+  free(zids);
   if (st != HS_OK) {
     hs__lowered_destroy(out);
     if (err && err->status == HS_OK)

@@ -30,7 +30,14 @@ typedef struct hs_seg {
                                next to the collective) run alongside the collective;
                                0 = the collective follows the compute */
   int32_t group;            /* -1: the collective runs over the executor's TP group;
-                               >= 0: over SPMD group `group` (hs_lowered_t.groups) */
+                               >= 0: over group `group` (hs_lowered_t.groups) */
+  /* A side collective over group side_group, started with this segment's
+   * compute and awaited before the segment's own collective: ZeRO-3's
+   * prefetched parameter all-gather, ring attention's KV exchange.
+   * side_bytes 0 = none. */
+  double side_bytes;
+  hs_coll_op_t side_op;
+  int32_t side_group;
 } hs_seg_t;
 
 typedef struct hs_tmpl {
@@ -56,6 +63,7 @@ typedef struct hs_piece {
 typedef struct hs_bucket {
   int32_t op_first, op_last;  /* ops [first, last) */
   double bytes;               /* gradient bytes per TP rank */
+  hs_coll_op_t op;            /* all-reduce; reduce-scatter under ZeRO-3 with its gathers lowered */
   int32_t *holders;           /* executors */
   int32_t n_holders;
   int32_t tp;
@@ -85,16 +93,23 @@ typedef struct hs_exec {
   double params_per_device;
   double optimizer_ns_d;      /* optimizer step seconds */
   int32_t group;              /* SPMD group of its stage, -1 none */
+  int32_t cp_group;           /* context-parallel group (ring attention), -1 none */
+  int32_t ep_group;           /* expert-parallel group (MoE all-to-all), -1 none */
+  int32_t *zgroup;            /* [chunk]: ZeRO-3 gather group (its DP peers), -1 none */
 } hs_exec_t;
 
-/* An SPMD stage (HAP plans): the single-device replicas of one stage that
- * run sharded ops together. Its collectives are blocking and stage-wide:
- * every member waits until all members arrive, then one collective runs. */
+/* A group of executors that run collectives together: an SPMD stage (HAP
+ * plans: the single-device replicas of one stage running sharded ops), a
+ * context-parallel group, an expert-parallel group or a ZeRO-3 gather
+ * group (the DP peers of a stage). Members run the same templates in the
+ * same order; a collective starts when the last member arrives, as tp
+ * collectives in parallel, one per TP rank over that rank's devices. */
 typedef struct hs_group {
-  int32_t *execs;             /* members, ascending */
-  int32_t *devices;           /* one per member, same order */
-  double *shares;             /* each member's share of the microbatch (sum 1) */
+  int32_t *execs;             /* members */
+  int32_t *devices;           /* tp x n: TP rank j's devices at [j*n, (j+1)*n) */
+  double *shares;             /* SPMD: each member's share of the microbatch (sum 1); else NULL */
   int32_t n;
+  int32_t tp;                 /* 1 for SPMD groups */
 } hs_group_t;
 
 typedef struct hs_lowered {

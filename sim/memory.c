@@ -9,7 +9,11 @@
  *                     weights under ZeRO-3, which adds the gathered weights of
  *                     two blocks (in use and prefetched);
  *                     a stage holding the LM head but not the word embedding
- *                     it is tied to holds a copy of it (Megatron-LM);
+ *                     it is tied to holds a copy of it (Megatron-LM); expert
+ *                     parallelism E holds 1/E of the MoE experts, their ZeRO
+ *                     group being the holders of the same experts (N / E);
+ *                     context parallelism C is C replicas of 1/C of each
+ *                     microbatch, so its activations are 1/C;
  *   activations     = max over the schedule's prefix of sum over chunks of
  *                     (microbatches in flight in that chunk) x (bytes saved per
  *                     microbatch of that chunk), plus, with full recomputation,
@@ -115,6 +119,7 @@ hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, cons
   if (parts)
     memset(parts, 0, sizeof *parts * c->n_devices);
   int32_t v = plan->chunks > 0 ? plan->chunks : 1;
+  int32_t ep = plan->practice.expert_parallel > 1 ? plan->practice.expert_parallel : 1;
   const hs_schedule_t *sc = hs_schedule_find(plan->schedule);
   if (!sc)
     return hs_error_set(err, HS_EINVAL, "schedule: unknown schedule \"%s\"", plan->schedule);
@@ -165,16 +170,23 @@ hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, cons
             double p = (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->params : o->params / tp;
             hs_state_bytes_t sb = hs_precision_state_bytes(plan->precision);
             double opt = sb.optimizer, grad = sb.grad, weight = sb.weight;
+            /* expert parallelism: 1/E of the experts, shared with the
+             * holders of the same experts (the expert data-parallel group) */
+            int32_t dpn = holders[op];
+            if (ep > 1 && o->kind == HS_OP_MOE_EXPERT) {
+              p /= ep;
+              dpn /= ep;
+            }
             if (spmd && split[op]) {
               p = o->params * stg->replicas[q].share; /* its slice, no replicas to share with */
-            } else if (zs >= 1 && holders[op] > 1) {
+            } else if (zs >= 1 && dpn > 1) {
               /* ZeRO (Rajbhandari et al. 2020), per parameter, N = DP group:
                * 1: 2 + 2 + 12/N, 2: 2 + (2 + 12)/N, 3: (2 + 2 + 12)/N */
-              opt /= holders[op];
+              opt /= dpn;
               if (zs >= 2)
-                grad /= holders[op];
+                grad /= dpn;
               if (zs >= 3)
-                weight /= holders[op];
+                weight /= dpn;
             }
             if (tied_copy(m, plan, v, op)) /* its own copy of the tied weights */
               p += (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->tied_params

@@ -267,8 +267,9 @@ void hs_grid_opts_init(hs_grid_opts_t *o)
 
 void hs_grid_opts_defaults(hs_grid_opts_t *o, const hs_cluster_t *c)
 {
+  int64_t cp = o->practice.context_parallel > 0 ? o->practice.context_parallel : 1;
   if (o->dp <= 0 && o->tp > 0 && o->pp > 0) {
-    int64_t rest = (int64_t)c->n_devices / ((int64_t)o->tp * o->pp);
+    int64_t rest = (int64_t)c->n_devices / ((int64_t)o->tp * o->pp * cp);
     o->dp = rest > 0 ? (int32_t)HS_MIN(rest, (int64_t)INT32_MAX) : 1;
   }
   if (o->global_batch <= 0)
@@ -330,11 +331,20 @@ hs_status_t hs_plan_grid(const hs_model_t *m, const hs_cluster_t *c, const hs_gr
                         "tp, pp, dp, microbatch size and chunks must be at most %d, got tp=%d "
                         "pp=%d dp=%d microbatch-size=%d chunks=%d",
                         HS_CLUSTER_MAX_DEVICES, o->tp, o->pp, o->dp, o->microbatch_size, o->chunks);
-  int64_t need = (int64_t)o->tp * o->pp * o->dp;
-  if (o->first_device < 0 || need + o->first_device > (int64_t)c->n_devices)
+  int32_t cp = o->practice.context_parallel;
+  if (cp <= 0 || cp > HS_CLUSTER_MAX_DEVICES)
+    return hs_error_set(err, HS_EINVAL, "context parallelism (--context-parallel): must be 1 to %d, got %d",
+                        HS_CLUSTER_MAX_DEVICES, cp);
+  int64_t need = (int64_t)o->tp * o->pp * o->dp * cp;
+  if (o->first_device < 0 || need + o->first_device > (int64_t)c->n_devices) {
+    if (cp > 1)
+      return hs_error_set(err, HS_EINVAL,
+                          "tp x pp x dp x cp = %d x %d x %d x %d = %lld devices, but cluster %s has %zu",
+                          o->tp, o->pp, o->dp, cp, (long long)need, c->name, c->n_devices);
     return hs_error_set(err, HS_EINVAL,
                         "tp x pp x dp = %d x %d x %d = %lld devices, but cluster %s has %zu", o->tp,
                         o->pp, o->dp, (long long)need, c->name, c->n_devices);
+  }
   int64_t per = (int64_t)o->dp * o->microbatch_size;
   int64_t gb = o->global_batch > 0 ? o->global_batch : per;
   if (gb % per != 0)
@@ -374,14 +384,18 @@ hs_status_t hs_plan_grid(const hs_model_t *m, const hs_cluster_t *c, const hs_gr
       stg->op_first = bounds[s];
       stg->op_last = bounds[s + 1];
       stg->recompute = o->recompute;
-      HS_CHECK(hs_plan_alloc_replicas(stg, 1));
+      /* context parallelism: cp replicas, each 1/cp of every microbatch
+       * (of its sequence), as Megatron-Core's CP ranks */
+      HS_CHECK(hs_plan_alloc_replicas(stg, cp));
       int32_t rank = s % o->pp;
       int32_t devs[1024];
       if (o->tp > (int32_t)HS_ARRAY_LEN(devs))
         HS_FAIL(hs_error_set(err, HS_ELIMIT, "tp %d above the limit of 1024", o->tp));
-      for (int32_t t = 0; t < o->tp; t++)
-        devs[t] = o->first_device + (rank * o->dp + d) * o->tp + t;
-      HS_CHECK(hs_plan_replica_set_devices(&stg->replicas[0], devs, o->tp));
+      for (int32_t q = 0; q < cp; q++) {
+        for (int32_t t = 0; t < o->tp; t++)
+          devs[t] = o->first_device + (int32_t)((((int64_t)rank * o->dp + d) * cp + q) * o->tp + t);
+        HS_CHECK(hs_plan_replica_set_devices(&stg->replicas[q], devs, o->tp));
+      }
     }
   }
 cleanup:
@@ -418,6 +432,95 @@ bool hs_model_tp_ok(const hs_model_t *m, int32_t tp)
   int64_t kv = m->cfg.kv_heads > 0 ? m->cfg.kv_heads : m->cfg.heads;
   /* KV heads are split, or (fewer KV heads than ranks) replicated evenly */
   return kv % tp == 0 || (kv < tp && tp % kv == 0);
+}
+
+/* Context and expert parallelism (practice.context_parallel,
+ * practice.expert_parallel): the groups they need must exist and be
+ * uniform. O(pipelines x stages x replicas). */
+static hs_status_t validate_cp_ep(const hs_plan_t *p, const hs_model_t *m, const char *f,
+                                  hs_error_t *err)
+{
+  int32_t C = p->practice.context_parallel, E = p->practice.expert_parallel;
+  if (C < 1 || C > HS_CLUSTER_MAX_DEVICES)
+    return hs_error_set(err, HS_EINVAL, "%s: context_parallel (--context-parallel): must be 1 to %d, got %d",
+                        f, HS_CLUSTER_MAX_DEVICES, (int)C);
+  if (E < 1 || E > HS_CLUSTER_MAX_DEVICES)
+    return hs_error_set(err, HS_EINVAL, "%s: expert_parallel (--expert-parallel): must be 1 to %d, got %d",
+                        f, HS_CLUSTER_MAX_DEVICES, (int)E);
+  if ((C > 1 || E > 1) && p->n_shards > 0)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: %s: not modelled together with SPMD sharding (sharding[]); drop one", f,
+                        C > 1 ? "context_parallel" : "expert_parallel");
+  if (C > 1) {
+    if (m->seq_len % C != 0)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: context_parallel (--context-parallel): %d does not divide the sequence "
+                          "length %lld",
+                          f, (int)C, (long long)m->seq_len);
+    for (int32_t i = 0; i < p->n_pipelines; i++)
+      for (int32_t s = 0; s < p->pipelines[i].n_stages; s++) {
+        const hs_plan_stage_t *stg = &p->pipelines[i].stages[s];
+        if (stg->n_replicas % C != 0)
+          return hs_error_set(err, HS_EINVAL,
+                              "%s: pipelines[%d].stages[%d].replicas: %d replicas do not form groups "
+                              "of context_parallel = %d",
+                              f, i, s, stg->n_replicas, (int)C);
+        for (int32_t r = 0; r < stg->n_replicas; r++) {
+          const hs_plan_replica_t *a = &stg->replicas[r - r % C], *b = &stg->replicas[r];
+          if (a->n_devices != b->n_devices || fabs(a->share - b->share) > 1e-9)
+            return hs_error_set(err, HS_EINVAL,
+                                "%s: pipelines[%d].stages[%d].replicas[%d]: a context-parallel group "
+                                "needs equal TP degrees and shares (replicas[%d]: %d devices, share "
+                                "%g; here %d, %g)",
+                                f, i, s, r, r - r % C, a->n_devices, a->share, b->n_devices, b->share);
+        }
+      }
+  }
+  if (E > 1) {
+    int32_t experts = 0;
+    for (size_t k = 0; k < m->n_ops; k++)
+      if (m->ops[k].kind == HS_OP_MOE_EXPERT)
+        experts = HS_MAX(experts, m->ops[k].experts);
+    if (experts <= 1)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: expert_parallel (--expert-parallel): %d, but model %s has no MoE "
+                          "experts",
+                          f, (int)E, m->name);
+    if (experts % E != 0)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: expert_parallel (--expert-parallel): %d does not divide the model's %d "
+                          "experts",
+                          f, (int)E, experts);
+    if (p->n_pipelines % E != 0)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: expert_parallel (--expert-parallel): %d does not divide the %d "
+                          "pipelines (the data-parallel degree the expert groups are cut from)",
+                          f, (int)E, p->n_pipelines);
+    if (hs_plan_zero_stage(p) >= 3)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: expert_parallel (--expert-parallel) %d with zero_stage 3: not "
+                          "modelled (use ZeRO 0-2 with expert parallelism)",
+                          f, (int)E);
+    for (int32_t i = 0; i < p->n_pipelines; i++) {
+      const hs_plan_pipeline_t *a = &p->pipelines[i - i % E], *b = &p->pipelines[i];
+      bool same = a->n_stages == b->n_stages && a->microbatch_size == b->microbatch_size &&
+                  a->n_microbatches == b->n_microbatches;
+      for (int32_t s = 0; same && s < a->n_stages; s++) {
+        const hs_plan_stage_t *x = &a->stages[s], *y = &b->stages[s];
+        same = x->op_first == y->op_first && x->op_last == y->op_last &&
+               x->n_replicas == y->n_replicas && x->warmup == y->warmup;
+        for (int32_t r = 0; same && r < x->n_replicas; r++)
+          same = x->replicas[r].n_devices == y->replicas[r].n_devices &&
+                 fabs(x->replicas[r].share - y->replicas[r].share) <= 1e-9;
+      }
+      if (!same)
+        return hs_error_set(err, HS_EINVAL,
+                            "%s: pipelines[%d]: an expert-parallel group (pipelines %d-%d) needs "
+                            "pipelines of the same stages, replicas, warm-ups and microbatches",
+                            f, i, i - i % E, i - i % E + E - 1);
+    }
+  }
+  return HS_OK;
 }
 
 hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_cluster_t *c,
@@ -657,6 +760,7 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
       HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: sharding[%d].dim: op %s cannot be sharded that way",
                            f, k, m->ops[sh->op].name));
   }
+  HS_CHECK(validate_cp_ep(p, m, f, err));
 cleanup:
   free(own);
   free(tp_of_op);

@@ -204,6 +204,11 @@ static hs_status_t parse_practice(const hs_jreader_t *r, const cJSON *j, const c
   HS_CHECK(hs_json_int(r, j, "", "zero_stage", false, 0, 0, 3, &z));
   pr->zero_stage = (int32_t)z;
   HS_CHECK(hs_json_bool(r, j, "", "tp_comm_overlap", false, false, &pr->tp_comm_overlap));
+  HS_CHECK(hs_json_bool(r, j, "", "dp_overlap", false, true, &pr->dp_overlap));
+  HS_CHECK(hs_json_int(r, j, "", "context_parallel", false, 1, 1, HS_CLUSTER_MAX_DEVICES, &z));
+  pr->context_parallel = (int32_t)z;
+  HS_CHECK(hs_json_int(r, j, "", "expert_parallel", false, 1, 1, HS_CLUSTER_MAX_DEVICES, &z));
+  pr->expert_parallel = (int32_t)z;
 cleanup:
   return st;
 }
@@ -215,7 +220,7 @@ hs_status_t hs_plan_parse(const char *text, const char *file, hs_plan_t *out, hs
                                       "global_batch", "model", "cluster", "device_ratios",
                                       "description", "attention", "kernels",
                                       "sequence_parallel", "zero_stage", "tp_comm_overlap",
-                                      NULL};
+                                      "dp_overlap", "context_parallel", "expert_parallel", NULL};
   hs_status_t st = HS_OK;
   cJSON *j = NULL;
   hs_jreader_t r = {file, err};
@@ -355,6 +360,9 @@ cJSON *hs_plan_to_json(const hs_plan_t *p)
   cJSON_AddBoolToObject(j, "sequence_parallel", p->practice.sequence_parallel);
   cJSON_AddNumberToObject(j, "zero_stage", hs_plan_zero_stage(p));
   cJSON_AddBoolToObject(j, "tp_comm_overlap", p->practice.tp_comm_overlap);
+  cJSON_AddBoolToObject(j, "dp_overlap", p->practice.dp_overlap);
+  cJSON_AddNumberToObject(j, "context_parallel", p->practice.context_parallel);
+  cJSON_AddNumberToObject(j, "expert_parallel", p->practice.expert_parallel);
   cJSON_AddNumberToObject(j, "global_batch", (double)hs_plan_global_batch(p));
   cJSON *jp = cJSON_AddArrayToObject(j, "pipelines");
   for (int32_t i = 0; jp && i < p->n_pipelines; i++) {

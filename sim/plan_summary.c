@@ -57,13 +57,13 @@ static bool same_structure(const hs_plan_pipeline_t *a, const hs_plan_pipeline_t
 
 /* "tp8" or "tp8|8|4|4": a per-stage degree of pipeline 0. */
 static void degree(out_t *o, const char *name, const hs_plan_pipeline_t *pl, int32_t ranks,
-                   int32_t mult, bool tp)
+                   int32_t mult, bool tp, int32_t div)
 {
   int32_t first = 0;
   bool uniform = true;
   for (int32_t k = 0; k < ranks; k++) {
     const hs_plan_stage_t *s = &pl->stages[k];
-    int32_t v = tp ? s->replicas[0].n_devices : s->n_replicas * mult;
+    int32_t v = tp ? s->replicas[0].n_devices : s->n_replicas * mult / div;
     if (k == 0)
       first = v;
     uniform &= v == first;
@@ -72,7 +72,7 @@ static void degree(out_t *o, const char *name, const hs_plan_pipeline_t *pl, int
   if (!uniform)
     for (int32_t k = 1; k < ranks; k++) {
       const hs_plan_stage_t *s = &pl->stages[k];
-      put(o, "|%d", tp ? s->replicas[0].n_devices : s->n_replicas * mult);
+      put(o, "|%d", tp ? s->replicas[0].n_devices : s->n_replicas * mult / div);
     }
 }
 
@@ -100,15 +100,19 @@ void hs_plan_describe(const hs_plan_t *p, const hs_model_t *m, char *buf, size_t
       put(&o, "(plan with an empty stage)");
       return;
     }
-  degree(&o, "tp", pl, ranks, 1, true);
+  /* context parallelism: groups of C replicas share each microbatch */
+  int32_t cp = HS_MAX(p->practice.context_parallel, 1);
+  degree(&o, "tp", pl, ranks, 1, true, 1);
   put(&o, " pp%d ", ranks);
-  degree(&o, "dp", pl, ranks, same, false);
+  degree(&o, "dp", pl, ranks, same, false, cp);
+  if (cp > 1)
+    put(&o, " cp%d", cp);
   if (v > 1)
     put(&o, " vpp%d", v);
   double lo = INFINITY, hi = 0.0;
   for (int32_t k = 0; k < pl->n_stages; k++)
     for (int32_t q = 0; q < pl->stages[k].n_replicas; q++) {
-      double b = pl->microbatch_size * pl->stages[k].replicas[q].share;
+      double b = pl->microbatch_size * pl->stages[k].replicas[q].share * cp;
       lo = fmin(lo, b);
       hi = fmax(hi, b);
     }
@@ -129,6 +133,10 @@ void hs_plan_describe(const hs_plan_t *p, const hs_model_t *m, char *buf, size_t
       put(&o, " zero%d", (int)p->practice.zero_stage);
     if (p->practice.tp_comm_overlap)
       put(&o, " tp-overlap");
+    if (!p->practice.dp_overlap)
+      put(&o, " dp-overlap=off");
+    if (p->practice.expert_parallel > 1)
+      put(&o, " ep%d", (int)p->practice.expert_parallel);
   }
   if (differ > 0)
     put(&o, ", %d pipeline%s with different stages", differ, differ == 1 ? "" : "s");

@@ -65,6 +65,8 @@ typedef struct xrun {
   int8_t ov_phase;      /* tp_comm_overlap: 0 none, 1 compute before the overlapped GEMM,
                            2 GEMM and collective running together */
   int8_t ov_pending;    /* phase 2: of the GEMM and the collective, how many still run */
+  bool side_pending;    /* the segment's side collective (hs_seg_t.side_bytes) still runs */
+  bool side_wait;       /* compute done, waiting for it */
   hs_time_t t_state;    /* when the current wait/compute began */
   hs_time_t busy_ns, comm_ns, idle_ns, send_wait_ns;
   hs_time_t t_compute_done, t_end;
@@ -89,14 +91,18 @@ typedef struct brun {
   int32_t id;
 } brun_t;
 
-/* An SPMD group's rendezvous: members block at a stage-wide collective
- * until the last one arrives, then one collective runs over all of them.
+/* A group's rendezvous (lower.h, hs_group_t): a collective starts when the
+ * last member arrives, as one collective per TP rank. Blocking ones hold
+ * their members until done; side ones run beside the members' compute.
  * Members run the same templates in the same order, so the k-th arrival
- * of every member is the same collective. */
+ * of every member is the same collective, and one is in flight at a time. */
 typedef struct grun {
   int32_t arrived;
-  hs_coll_t coll;
-  const hs_seg_t *seg;   /* the collective being gathered */
+  int32_t live;          /* TP-rank collectives still running */
+  bool side;             /* the collective in flight is a side collective */
+  hs_coll_op_t op;
+  double bytes;
+  hs_coll_t *colls;      /* tp */
   struct sim *sim;
   int32_t id;
 } grun_t;
@@ -231,6 +237,8 @@ static bool bucket_ready_for(sim_t *s, xrun_t *xr, const hs_bucket_t *bk)
 {
   if (xr->compute_done)
     return true;
+  if (!s->plan->practice.dp_overlap)
+    return false; /* Megatron-LM 2021 local DDP: after the flush */
   const hs_exec_t *ex = &s->low.execs[xr->id];
   const hs_plan_pipeline_t *pl = &s->plan->pipelines[ex->pipeline];
   int32_t ranks = pl->n_stages / ex->v;
@@ -253,7 +261,7 @@ static void bucket_launch(sim_t *s, int32_t b)
   for (int32_t j = 0; j < bk->tp; j++) {
     hs_coll_t *c = &br->colls[j];
     memset(c, 0, sizeof *c);
-    c->op = HS_COLL_ALLREDUCE;
+    c->op = bk->op;
     c->devices = &bk->devices[j * bk->n_holders];
     c->n = bk->n_holders;
     c->bytes = bk->bytes;
@@ -338,18 +346,43 @@ static void x_coll_done(hs_coll_t *c)
   x_advance(s, xr);
 }
 
+static void x_after_compute(sim_t *s, xrun_t *xr);
+
 static void group_coll_done(hs_coll_t *c)
 {
-  grun_t *gr = HS_CONTAINER_OF(c, grun_t, coll);
+  grun_t *gr = c->ctx;
   sim_t *s = gr->sim;
+  if (--gr->live > 0)
+    return;
   const hs_group_t *g = &s->low.groups[gr->id];
   gr->arrived = 0;
+  /* a released member may join the next collective, which rewrites gr */
+  hs_coll_op_t op = gr->op;
+  double bytes = gr->bytes;
+  hs_time_t t0 = c->t_start;
+  if (gr->side) {
+    /* release in member order (deterministic); a released member may join
+     * the group's next collective at once, which starts only when every
+     * member has arrived again, after this loop */
+    for (int32_t k = 0; k < g->n; k++) {
+      xrun_t *xr = &s->x[g->execs[k]];
+      if (s->trace)
+        hs_trace_tp(s->trace, &s->low.execs[xr->id], hs_coll_op_name(op), t0, s->eng.now, bytes);
+      xr->side_pending = false;
+      if (xr->side_wait) {
+        xr->side_wait = false;
+        xr->comm_ns += s->eng.now - xr->t_state;
+        xr->state = X_COMPUTE;
+        x_after_compute(s, xr);
+      }
+    }
+    return;
+  }
   for (int32_t k = 0; k < g->n; k++) {
     xrun_t *xr = &s->x[g->execs[k]];
     xr->comm_ns += s->eng.now - xr->t_state;
     if (s->trace)
-      hs_trace_tp(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), xr->t_state, s->eng.now,
-                  c->bytes);
+      hs_trace_tp(s->trace, &s->low.execs[xr->id], hs_coll_op_name(op), xr->t_state, s->eng.now, bytes);
   }
   /* release in member order (deterministic); a member cannot reach the
    * next group collective before an engine event, so gr is free again */
@@ -361,30 +394,45 @@ static void group_coll_done(hs_coll_t *c)
   }
 }
 
-/* Member xr arrives at stage-wide collective sg of its group. */
-static void group_arrive(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_seg_t *sg)
+/* A member arrives at a collective of group gid; the last one starts it. */
+static void group_join(sim_t *s, int32_t gid, hs_coll_op_t op, double bytes, bool side)
 {
-  grun_t *gr = &s->g[ex->group];
-  const hs_group_t *g = &s->low.groups[ex->group];
-  xr->state = X_COLL;
-  xr->t_state = s->eng.now;
-  if (gr->arrived == 0)
-    gr->seg = sg;
+  grun_t *gr = &s->g[gid];
+  const hs_group_t *g = &s->low.groups[gid];
+  if (gr->arrived == 0) {
+    gr->op = op;
+    gr->bytes = bytes;
+    gr->side = side;
+  }
   if (++gr->arrived < g->n)
     return;
-  hs_coll_t *c = &gr->coll;
-  memset(c, 0, sizeof *c);
-  c->op = gr->seg->coll_op;
-  c->devices = g->devices;
-  c->n = g->n;
-  c->bytes = gr->seg->coll_bytes;
-  c->shares = g->shares;
-  c->done = group_coll_done;
-  c->ctx = gr;
-  s->n_flows++;
-  hs_status_t st = hs_coll_start(s->net, c, s->err);
-  if (st != HS_OK)
-    fail(s, st, "starting an SPMD collective");
+  gr->live = g->tp;
+  for (int32_t j = 0; j < g->tp; j++) {
+    hs_coll_t *c = &gr->colls[j];
+    memset(c, 0, sizeof *c);
+    c->op = gr->op;
+    c->devices = &g->devices[j * g->n];
+    c->n = g->n;
+    c->bytes = gr->bytes;
+    c->shares = g->tp == 1 ? g->shares : NULL;
+    c->done = group_coll_done;
+    c->ctx = gr;
+    s->n_flows++;
+    hs_status_t st = hs_coll_start(s->net, c, s->err);
+    if (st != HS_OK) {
+      fail(s, st, "starting a group collective");
+      return;
+    }
+  }
+}
+
+/* Member xr arrives at the blocking group collective of segment sg. */
+static void group_arrive(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_seg_t *sg)
+{
+  (void)ex;
+  xr->state = X_COLL;
+  xr->t_state = s->eng.now;
+  group_join(s, sg->group, sg->coll_op, sg->coll_bytes, false);
 }
 
 /* The template of item `it`: the last microbatch's backward of a chunk is
@@ -440,9 +488,6 @@ static void x_event(hs_engine_t *eng, hs_event_t *ev)
     return;
   }
   /* a compute segment ended */
-  const hs_sched_item_t *it = &ex->order[xr->pc];
-  const hs_tmpl_t *tm = item_tmpl(ex, xr, it);
-  const hs_seg_t *sg = &tm->segs[xr->seg];
   xr->busy_ns += eng->now - xr->t_state;
   /* the backward's leading compute is its recomputed forward */
   hs_time_t dur = eng->now - xr->t_state;
@@ -457,6 +502,25 @@ static void x_event(hs_engine_t *eng, hs_event_t *ev)
     if (dur > rc)
       hs_trace_segment(s->trace, ex, false, xr->t_state + rc, eng->now);
   }
+  if (xr->side_pending) {
+    /* the segment's side collective (ZeRO-3 prefetch, ring attention's KV
+     * exchange) has not finished: wait for it */
+    xr->side_wait = true;
+    xr->state = X_COLL;
+    xr->t_state = eng->now;
+    return;
+  }
+  x_after_compute(s, xr);
+}
+
+/* The compute of the current segment (and its side collective) is done. */
+static void x_after_compute(sim_t *s, xrun_t *xr)
+{
+  hs_engine_t *eng = &s->eng;
+  const hs_exec_t *ex = &s->low.execs[xr->id];
+  const hs_sched_item_t *it = &ex->order[xr->pc];
+  const hs_tmpl_t *tm = item_tmpl(ex, xr, it);
+  const hs_seg_t *sg = &tm->segs[xr->seg];
   if (xr->ov_phase == 1) {
     /* tp_comm_overlap: the GEMM next to the collective and the collective
      * run together; the segment ends when both have */
@@ -565,6 +629,10 @@ static void x_advance(sim_t *s, xrun_t *xr)
       xr->ov_phase = 1; /* first the compute before the overlapped GEMM */
       d -= sg->ov_ns;
     }
+    if (sg->side_bytes > 0.0 && sg->side_group >= 0) {
+      xr->side_pending = true;
+      group_join(s, sg->side_group, sg->side_op, sg->side_bytes, true);
+    }
     xr->state = X_COMPUTE;
     xr->t_state = s->eng.now;
     if (hs_engine_after(&s->eng, &xr->ev, d, 0) != HS_OK)
@@ -618,6 +686,9 @@ static void sim_destroy(sim_t *s)
     for (int32_t b = 0; b < s->low.n_buckets; b++)
       free(s->b[b].colls);
   free(s->b);
+  if (s->g)
+    for (int32_t g = 0; g < s->low.n_groups; g++)
+      free(s->g[g].colls);
   free(s->g);
   free(s->sends);
   hs_topology_free(s->topo);
@@ -986,6 +1057,9 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
   for (int32_t g = 0; g < s.low.n_groups; g++) {
     s.g[g].sim = &s;
     s.g[g].id = g;
+    s.g[g].colls = hs_calloc((size_t)s.low.groups[g].tp, sizeof(hs_coll_t));
+    if (!s.g[g].colls)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   }
   for (int32_t b = 0; b < s.low.n_buckets; b++) {
     s.b[b].sim = &s;

@@ -258,9 +258,11 @@ hs_status_t hs_taskgraph_new(const hs_model_t *m, const hs_cluster_t *c, const h
   HS_CHECK(hs_plan_validate(plan, m, c, NULL, err));
   if (!hs_practice_is_default(&plan->practice))
     return hs_error_set(err, HS_EINVAL,
-                        "plan: attention/kernels/sequence_parallel: the replay harness runs the "
-                        "megatron-2021 kernel set without sequence parallelism only; replay the "
-                        "plan without these options");
+                        "plan: attention/kernels/sequence_parallel/zero_stage/tp_comm_overlap/"
+                        "dp_overlap/context_parallel/expert_parallel: the replay harness runs the "
+                        "default practice only (megatron-2021 kernels, no sequence, context or "
+                        "expert parallelism, overlapped DP sync); replay the plan without these "
+                        "options");
   HS_CHECK(hs_topology_new(c, &topo, err));
   HS_CHECK(hs__lower(m, c, topo, plan, &low, err));
   if (low.n_groups > 0)

@@ -12,6 +12,10 @@
  * = t0 + max(bwd, first bucket's start + L x AR) when AR >= t_bl (the issue's
  * closed form), = t0 + bwd + AR when the backward is slower; the optimizer
  * step (32 B per parameter at the memory bandwidth) follows.
+ *
+ * With practice.dp_overlap off (Megatron-LM 2021 --DDP-impl local: the
+ * gradients are all-reduced after the pipeline flush) the buckets run one
+ * after another once the whole backward is done: t0 + bwd + L x AR.
  */
 #include "sim_fixture.h"
 
@@ -24,7 +28,8 @@ static double closed_form(double t0, int L, double tbl, double ar)
 }
 
 /* dp x tp grid on one node of dp*tp ideal GPUs, m microbatches of 1 sample. */
-static void run_case(int L, int dp, int tp, int m_mb, double params, bool expect_comm_bound)
+static void run_case_ov(int L, int dp, int tp, int m_mb, double params, bool expect_comm_bound,
+                       bool overlap)
 {
   double B = 100.0, lat_us = 2.0; /* GB/s and us between GPUs of the node */
   hs_model_t m;
@@ -42,6 +47,7 @@ static void run_case(int L, int dp, int tp, int m_mb, double params, bool expect
   CHECK_MSG(hs_plan_grid(&m, &c, &g, &plan, &err) == HS_OK, "%s", err.msg);
   double S = params / tp * 2.0;     /* bf16 gradient of one layer per TP rank */
   plan.bucket_bytes = S;            /* one bucket per layer */
+  plan.practice.dp_overlap = overlap;
   hs_report_t rep;
   CHECK_MSG(hs_simulate(&m, &c, &plan, NULL, &rep, &err) == HS_OK, "%s", err.msg);
   double a = lat_us * 1e-6;
@@ -49,8 +55,10 @@ static void run_case(int L, int dp, int tp, int m_mb, double params, bool expect
   double tfl = 1e-3 / tp, tbl = 2e-3 / tp; /* per layer: 1 and 2 GFLOP on 1 TFLOP/s, / tp */
   double f = L * tfl, b = L * tbl;
   double t0 = m_mb * f + (m_mb - 1) * b; /* 1F1B on one rank: F B F B ... */
-  double sync_end = closed_form(t0, L, tbl, ar);
-  if (expect_comm_bound) {
+  double sync_end = overlap ? closed_form(t0, L, tbl, ar) : t0 + b + L * ar;
+  if (!overlap) {
+    /* nothing to check about the overlap regime */
+  } else if (expect_comm_bound) {
     CHECK(ar >= tbl);
     CHECK_REL(sync_end, t0 + fmax(b, tbl + L * ar), 1e-12);
   } else {
@@ -59,12 +67,26 @@ static void run_case(int L, int dp, int tp, int m_mb, double params, bool expect
   }
   double opt = L * params / tp * 32.0 / 1000e9;
   CHECK_REL(rep.iteration_time_s, sync_end + opt, 1e-6);
-  /* strictly better than the serialized sync of before */
-  CHECK(rep.iteration_time_s < t0 + b + L * ar + opt - 0.5 * tbl);
+  /* overlapped: strictly better than the serialized sync */
+  if (overlap)
+    CHECK(rep.iteration_time_s < t0 + b + L * ar + opt - 0.5 * tbl);
   hs_report_destroy(&rep);
   hs_plan_destroy(&plan);
   hs_cluster_destroy(&c);
   hs_model_destroy(&m);
+}
+
+static void run_case(int L, int dp, int tp, int m_mb, double params, bool expect_comm_bound)
+{
+  run_case_ov(L, dp, tp, m_mb, params, expect_comm_bound, true);
+}
+
+/* --dp-overlap off: every bucket after the flush, in series */
+static void test_no_overlap(void)
+{
+  run_case_ov(8, 4, 1, 1, 100e6, true, false);
+  run_case_ov(8, 4, 1, 3, 20e6, false, false);
+  run_case_ov(6, 2, 2, 2, 100e6, true, false);
 }
 
 static void test_pure_dp_comm_bound(void)
@@ -118,5 +140,6 @@ int main(void)
   HS_RUN(test_pure_dp_compute_bound);
   HS_RUN(test_tp_dp);
   HS_RUN(test_single_bucket_unchanged);
+  HS_RUN(test_no_overlap);
   HS_TEST_END();
 }

@@ -9,8 +9,8 @@
  * 2. Statistics against a closed form: measured figures set to chosen
  *    offsets of the predictions give the MAPE, maximum error and rank
  *    counts computed by hand.
- * 3. The options mapping: each option the simulator does not model yet is
- *    named; modelled ones reach the plan.
+ * 3. The options mapping: every option reaches the plan (context and
+ *    expert parallelism too) and a modelled one changes the prediction.
  * 4. Broken row files name the file, the field and the value.
  */
 #include "hs_json.h"
@@ -45,7 +45,8 @@ static void test_suite_bounds(void)
                 t.name, r, err.msg);
       CHECK_MSG(hs_cluster_parse(t.rows[r].cluster_json, "cluster", &c, &err) == HS_OK, "%s rows[%d]: %s",
                 t.name, r, err.msg);
-      CHECK_EQ_INT((int64_t)c.n_devices, (int64_t)t.rows[r].tp * t.rows[r].pp * t.rows[r].dp);
+      CHECK_EQ_INT((int64_t)c.n_devices, (int64_t)t.rows[r].tp * t.rows[r].pp * t.rows[r].dp *
+                                             t.rows[r].opt.context_parallel);
       hs_cluster_destroy(&c);
       hs_model_destroy(&m);
     }
@@ -156,31 +157,8 @@ static void test_statistics(void)
 
 static void test_options(void)
 {
-  static const struct {
-    const char *opt, *named;
-  } cases[] = {
-      {", \"attention\": \"flash\"", "attention flash"},
-      {", \"sequence_parallel\": true", "sequence_parallel"},
-      {", \"zero_stage\": 3", "zero_stage 3"},
-      {", \"tp_comm_overlap\": true", "tp_comm_overlap"},
-      {", \"context_parallel\": 2", "context_parallel"},
-      {", \"expert_parallel\": 2", "expert_parallel"},
-      {", \"precision\": \"fp8\"", "precision fp8"},
-  };
-  char buf[4096];
   hs_error_t err;
   hs_error_init(&err);
-  for (size_t c = 0; c < HS_ARRAY_LEN(cases); c++) {
-    hs_pub_table_t t;
-    CHECK(hs_pub_table_parse(small_table(buf, sizeof buf, cases[c].opt), "o.json", &t, &err) == HS_OK);
-    hs_pub_result_t res[3];
-    hs_pub_summary_t sum;
-    CHECK(hs_pub_run(&t, res, &sum, &err) == HS_OK);
-    CHECK_EQ_INT(sum.n_not_modelled, 3);
-    CHECK_EQ_INT(sum.n_simulated, 0);
-    CHECK(res[0].not_modelled && strcmp(res[0].not_modelled, cases[c].named) == 0);
-    hs_pub_table_destroy(&t);
-  }
   /* modelled options reach the setup */
   hs_pub_options_t o;
   hs_pub_options_init(&o);
@@ -189,9 +167,43 @@ static void test_options(void)
   hs_strlcpy(o.precision, "fp16", sizeof o.precision);
   hs_pub_setup_t s;
   memset(&s, 0, sizeof s);
+  hs_grid_opts_init(&s.grid);
+  s.grid.tp = 2;
   CHECK(hs_pub_options_map(&o, &s) == NULL);
-  CHECK(s.optimizer_sharding && s.set_precision && s.precision == HS_DTYPE_FP16);
+  CHECK(s.grid.practice.zero_stage == 1 && s.set_precision && s.precision == HS_DTYPE_FP16);
   CHECK(s.grid.recompute == HS_RECOMPUTE_SELECTIVE);
+  CHECK(s.grid.practice.dp_overlap && s.grid.practice.kernels.attention == HS_ATTENTION_UNFUSED);
+  hs_strlcpy(o.attention, "flash", sizeof o.attention);
+  o.sequence_parallel = o.tp_comm_overlap = true;
+  o.zero_stage = 3;
+  o.dp_overlap = false;
+  CHECK(hs_pub_options_map(&o, &s) == NULL);
+  CHECK(s.grid.practice.kernels.attention == HS_ATTENTION_FLASH);
+  CHECK(s.grid.practice.sequence_parallel && s.grid.practice.tp_comm_overlap);
+  CHECK(s.grid.practice.zero_stage == 3 && !s.grid.practice.dp_overlap);
+  o.context_parallel = 2;
+  o.expert_parallel = 4;
+  CHECK(hs_pub_options_map(&o, &s) == NULL);
+  CHECK(s.grid.practice.context_parallel == 2 && s.grid.practice.expert_parallel == 4);
+  o.context_parallel = o.expert_parallel = 1;
+  /* Megatron-LM runs tp 1 without sequence parallelism (and its overlap) */
+  s.grid.tp = 1;
+  CHECK(hs_pub_options_map(&o, &s) == NULL);
+  CHECK(!s.grid.practice.sequence_parallel && !s.grid.practice.tp_comm_overlap);
+  /* a modelled option changes the prediction: flash attention on row a */
+  char buf2[4096];
+  hs_pub_table_t t0, t1;
+  hs_pub_result_t r0[3], r1[3];
+  hs_pub_summary_t s0, s1;
+  CHECK(hs_pub_table_parse(small_table(buf2, sizeof buf2, ""), "o.json", &t0, &err) == HS_OK);
+  CHECK(hs_pub_run(&t0, r0, &s0, &err) == HS_OK);
+  CHECK(hs_pub_table_parse(small_table(buf2, sizeof buf2, ", \"attention\": \"flash\""), "o.json", &t1,
+                           &err) == HS_OK);
+  CHECK(hs_pub_run(&t1, r1, &s1, &err) == HS_OK);
+  CHECK_EQ_INT(s1.n_simulated, 3);
+  CHECK(r1[0].predicted != r0[0].predicted);
+  hs_pub_table_destroy(&t0);
+  hs_pub_table_destroy(&t1);
 }
 
 static void expect_bad(const char *text, const char *needle, bool at_run)
@@ -256,6 +268,14 @@ static void test_bad_input(void)
   expect_bad(mutate(b, sizeof b, "\"nodes\": 1, \"measured\": 1,", "\"nodes\": 2, \"measured\": 1,"),
              "rows[0] (a): nodes: the cluster has 16 GPUs, the plan tp x pp x dp = 8", true);
   expect_bad(mutate(b, sizeof b, "\"heads\": 16", "\"heads\": 15"), "rows[0] (a)", true);
+  /* context parallelism multiplies the GPUs; expert parallelism needs
+   * experts: refused naming the row */
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"context_parallel\": 2"),
+             "rows[0] (a): nodes: the cluster has 8 GPUs, the plan tp x pp x dp x cp = 16", true);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"expert_parallel\": 2"),
+             "has no MoE experts", true);
+  /* fp8 on the A100 rows: the plan validation refuses it, naming the row */
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"precision\": \"fp8\""), "rows[0] (a)", true);
 }
 
 int main(void)

@@ -361,6 +361,7 @@ typedef struct hs_pub_options {
   int32_t zero_stage;          /* 0..3; Megatron's distributed optimizer = 1 */
   char precision[8];           /* "" = the model's dtype; bf16|fp16|fp32|fp8 */
   bool tp_comm_overlap;
+  bool dp_overlap;             /* default true; false: gradients reduced after the flush */
   int32_t context_parallel;    /* 1 = none */
   int32_t expert_parallel;     /* 1 = none */
 } hs_pub_options_t;
@@ -369,15 +370,14 @@ void hs_pub_options_init(hs_pub_options_t *o);
 /* What the simulator is given for a row: the grid options simulate's
  * --tp/--pp/... flags build (hs_plan_grid) plus the plan fields set after. */
 typedef struct hs_pub_setup {
-  hs_grid_opts_t grid;
-  bool optimizer_sharding;     /* plan.optimizer_sharding (ZeRO-1) */
+  hs_grid_opts_t grid;         /* grid.practice: kernels, SP, ZeRO stage, overlaps */
   bool set_precision;          /* plan.precision = precision */
   hs_dtype_t precision;
 } hs_pub_setup_t;
 /* Maps the row's options onto the simulator: fills `s` (whose grid tp/pp/dp
  * etc. the caller has set) and returns NULL, or returns the first option the
- * simulator does not model yet ("sequence_parallel", "attention flash",
- * ...), a static string; then the row is reported as not modelled and left
+ * simulator does not model (none today: every option of hs_pub_options_t
+ * is), a static string; then the row is reported as not modelled and left
  * out of the error statistics. O(1). */
 const char *hs_pub_options_map(const hs_pub_options_t *o, hs_pub_setup_t *s);
 

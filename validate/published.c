@@ -25,6 +25,7 @@ void hs_pub_options_init(hs_pub_options_t *o)
   memset(o, 0, sizeof *o);
   o->recompute = HS_RECOMPUTE_NONE;
   hs_strlcpy(o->attention, "unfused", sizeof o->attention);
+  o->dp_overlap = true;
   o->context_parallel = 1;
   o->expert_parallel = 1;
 }
@@ -34,24 +35,23 @@ void hs_pub_options_init(hs_pub_options_t *o)
  * onto the grid options or plan fields here instead of refusing it. */
 const char *hs_pub_options_map(const hs_pub_options_t *o, hs_pub_setup_t *s)
 {
+  hs_practice_t *pr = &s->grid.practice;
   s->grid.recompute = o->recompute;
-  if (strcmp(o->attention, "unfused") != 0)
-    return "attention flash";
-  if (o->sequence_parallel)
-    return "sequence_parallel";
-  if (o->zero_stage >= 2)
-    return o->zero_stage == 2 ? "zero_stage 2" : "zero_stage 3";
-  s->optimizer_sharding = o->zero_stage == 1;
-  if (o->tp_comm_overlap)
-    return "tp_comm_overlap";
-  if (o->context_parallel > 1)
-    return "context_parallel";
-  if (o->expert_parallel > 1)
-    return "expert_parallel";
+  pr->dp_overlap = o->dp_overlap;
+  /* the kernel set stays the default preset's but for attention, the one
+   * kernel the tables state */
+  if (hs_attention_parse(o->attention, &pr->kernels.attention) != HS_OK)
+    return "attention";
+  /* Megatron-LM turns sequence parallelism off when tp is 1 */
+  pr->sequence_parallel = o->sequence_parallel && s->grid.tp > 1;
+  pr->tp_comm_overlap = o->tp_comm_overlap && pr->sequence_parallel;
+  pr->zero_stage = o->zero_stage;
+  pr->context_parallel = o->context_parallel;
+  pr->expert_parallel = o->expert_parallel;
   if (o->precision[0]) {
     hs_dtype_t dt = HS_DTYPE_BF16;
-    if (hs_dtype_parse(o->precision, &dt) != HS_OK || dt == HS_DTYPE_FP8)
-      return "precision fp8";
+    if (hs_dtype_parse(o->precision, &dt) != HS_OK)
+      return "precision";
     s->set_precision = true;
     s->precision = dt;
   }
@@ -95,7 +95,7 @@ static hs_status_t run_row(const hs_pub_table_t *t, int32_t i, hs_pub_result_t *
   hs_plan_init(&plan);
   hs_report_init(&rep);
   memset(out, 0, sizeof *out);
-  out->n_gpus = row->tp * row->pp * row->dp;
+  out->n_gpus = row->tp * row->pp * row->dp * HS_MAX(row->opt.context_parallel, 1);
   hs_pub_setup_t s;
   memset(&s, 0, sizeof s);
   hs_grid_opts_init(&s.grid);
@@ -112,10 +112,9 @@ static hs_status_t run_row(const hs_pub_table_t *t, int32_t i, hs_pub_result_t *
   HS_CHECK(hs_model_parse_json(row->model_json, "model", 0, &m, err));
   HS_CHECK(hs_cluster_parse(row->cluster_json, "cluster", &c, err));
   if ((int64_t)c.n_devices != (int64_t)out->n_gpus)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "nodes: the cluster has %zu GPUs, the plan tp x pp x dp = %d",
-                         c.n_devices, out->n_gpus));
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "nodes: the cluster has %zu GPUs, the plan tp x pp x dp%s = %d",
+                         c.n_devices, row->opt.context_parallel > 1 ? " x cp" : "", out->n_gpus));
   HS_CHECK(hs_plan_grid(&m, &c, &s.grid, &plan, err));
-  plan.optimizer_sharding = s.optimizer_sharding;
   if (s.set_precision)
     plan.precision = s.precision;
   hs_sim_opts_t so;

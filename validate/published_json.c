@@ -68,7 +68,7 @@ static hs_status_t read_options(const hs_jreader_t *r, const cJSON *obj, const c
                                 hs_pub_options_t *o)
 {
   static const char *const known[] = {"recompute", "attention", "sequence_parallel", "zero_stage",
-                                      "distributed_optimizer", "precision", "tp_comm_overlap",
+                                      "distributed_optimizer", "precision", "tp_comm_overlap", "dp_overlap",
                                       "context_parallel", "expert_parallel", NULL};
   hs_status_t st = HS_OK;
   char buf[16];
@@ -101,6 +101,7 @@ static hs_status_t read_options(const hs_jreader_t *r, const cJSON *obj, const c
   hs_strlcpy(o->precision, buf, sizeof o->precision);
   HS_CHECK(hs_json_bool(r, obj, path, "tp_comm_overlap", false, o->tp_comm_overlap,
                         &o->tp_comm_overlap));
+  HS_CHECK(hs_json_bool(r, obj, path, "dp_overlap", false, o->dp_overlap, &o->dp_overlap));
   HS_CHECK(hs_json_int(r, obj, path, "context_parallel", false, o->context_parallel, 1, 1 << 20, &v));
   o->context_parallel = (int32_t)v;
   HS_CHECK(hs_json_int(r, obj, path, "expert_parallel", false, o->expert_parallel, 1, 1 << 20, &v));

@@ -88,6 +88,12 @@ expect2 --zero-stage '"4"' -- "${SIMG[@]}" --tp 2 --zero-stage 4
 expect2 --precision fp4 -- "${SIMG[@]}" --tp 2 --precision fp4
 expect2 --tp-comm-overlap --sequence-parallel -- "${SIMG[@]}" --tp 2 --tp-comm-overlap
 expect2 "precision (--precision): fp8" A100-SXM4-80GB -- "${SIMG[@]}" --tp 2 --precision fp8
+expect2 --dp-overlap '"maybe"' -- "${SIMG[@]}" --tp 2 --dp-overlap maybe
+expect2 --context-parallel "does not divide the sequence length 2048" -- "${SIMG[@]}" --tp 1 --context-parallel 3
+expect2 --context-parallel "got 0" -- "${SIMG[@]}" --tp 1 --context-parallel 0
+expect2 --expert-parallel "has no MoE experts" -- "${SIMG[@]}" --tp 1 --expert-parallel 2
+expect2 --expert-parallel "does not divide the model's 8 experts" -- "$H" simulate --model mixtral-8x7b \
+  --cluster dgx-h100-4nodes --tp 2 --pp 2 --expert-parallel 3
 expect2 --attention sdpa -- "$H" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy megatron --attention sdpa
 
 # planner options (docs/planners.md): headroom a fraction in [0, 1), a

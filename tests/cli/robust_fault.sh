@@ -49,6 +49,10 @@ check simulate "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 -
   --microbatch-size 1 --global-batch 8 --json
 check simulate-practice "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 --pp 2 --dp 2 \
   --microbatch-size 1 --global-batch 8 --kernels megatron-core-2024 --sequence-parallel --zero-stage 3 --tp-comm-overlap --json
+check simulate-cp-ep "$H" simulate --model hap-bert-moe --cluster dgx-h100-1node --tp 1 --pp 1 --dp 4 \
+  --context-parallel 2 --expert-parallel 2 --zero-stage 1 --microbatch-size 2 --global-batch 8 --json
+check simulate-cp-zero3 "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 --pp 1 --dp 2 \
+  --context-parallel 2 --zero-stage 3 --microbatch-size 1 --global-batch 4 --json
 
 echo "robust_fault: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
