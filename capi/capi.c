@@ -453,14 +453,14 @@ int32_t hs_api_report_oom(const hs_api_report_t *r) { return r && r->r.oom ? 1 :
 typedef struct compare_out {
   const hs_compare_row_t *rows;
   size_t n;
-  double megatron_s;
+  int baseline; /* the row speedups are against, -1: none */
 } compare_out_t;
 
 static hs_status_t write_compare(const void *ctx, FILE *f, hs_error_t *err)
 {
   const compare_out_t *o = ctx;
   (void)err;
-  hs_compare_write_csv(o->rows, o->n, o->megatron_s, f);
+  hs_compare_write_csv_vs(o->rows, o->n, o->baseline, f);
   return HS_OK;
 }
 
@@ -519,14 +519,24 @@ char *hs_api_compare_csv(const hs_api_model_t *m, const hs_api_cluster_t *c,
   }
   if (n == 0)
     HS_FAIL(hs_error_set(&e, HS_EINVAL, "compare options: strategies: no strategy given"));
+  if (co.baseline[0]) {
+    bool listed = false;
+    for (size_t i = 0; i < n && !listed; i++)
+      listed = strcmp(names[i], co.baseline) == 0;
+    if (!listed)
+      HS_FAIL(hs_error_set(&e, HS_EINVAL, "compare options: baseline: \"%s\" is not among the "
+                           "strategies compared", co.baseline));
+  }
   if (scn && !co.global_batch_set)
     co.po.global_batch = hs_scenario_global_batch(scn, (int64_t)c->c.n_devices);
+  if (scn && scn->precision && !co.precision_set)
+    (void)hs_dtype_parse(scn->precision, &co.po.precision); /* the paper's, as the CLI */
   if (!(rows = hs_calloc(n, sizeof *rows)))
     HS_FAIL(hs_error_set(&e, HS_ENOMEM, "out of memory"));
-  compare_out_t co_out = {rows, n, 0.0};
-  if (hs_compare_run(&m->m, &c->c, names, n, &co.po, co.charge_cluster, NULL, rows,
-                     &co_out.megatron_s) != HS_OK)
+  double best_s;
+  if (hs_compare_run(&m->m, &c->c, names, n, &co.po, co.charge_cluster, NULL, rows, &best_s) != HS_OK)
     HS_FAIL(hs_error_set(&e, HS_ENOMEM, "out of memory comparing strategies"));
+  compare_out_t co_out = {rows, n, hs_compare_baseline(rows, n, co.baseline[0] ? co.baseline : NULL)};
   HS_CHECK(stream_text(write_compare, &co_out, &out, &e));
 cleanup:
   free(rows);
@@ -582,6 +592,10 @@ char *hs_api_sweep_csv(const char *spec_text, const char *file, const char *opts
     HS_FAIL(hs_error_set(&e, HS_EINVAL, "%s: no text to parse", file));
   HS_CHECK(hs_sweep_spec_parse(spec_text, file, &spec, &e));
   HS_CHECK(hs_sweep_spec_resolve(&spec, &e)); /* one global batch, as `hetsim sweep` */
+  if (so.precision[0])
+    (void)hs_dtype_parse(so.precision, &spec.precision); /* checked by the decoder */
+  if (so.memory_headroom >= 0.0)
+    spec.memory_headroom = so.memory_headroom;
   if (!buf_add(&b, hs_sweep_csv_header()))
     HS_FAIL(hs_error_set(&e, HS_ENOMEM, "out of memory"));
   st = hs_sweep_run(&spec, spec.jobs, spec.n_jobs, so.workers,

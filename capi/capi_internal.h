@@ -66,6 +66,8 @@ typedef struct hs__api_sim {
 typedef struct hs__api_compare {
   hs_plan_opts_t po;
   bool global_batch_set;
+  bool precision_set;         /* else a scenario's precision applies, as in the CLI */
+  char baseline[64];          /* speedups against this row, "" = the best baseline */
   char strategies[1024];      /* comma list, "" = default */
   char scenario[64];
   bool charge_cluster;
@@ -81,6 +83,8 @@ typedef struct hs__api_whatif {
 typedef struct hs__api_sweep {
   bool no_timings;
   int32_t workers;
+  char precision[16];         /* "" = the spec's */
+  double memory_headroom;     /* < 0 = the spec's */
 } hs__api_sweep_t;
 
 /* Each decoder takes the caller's option text (NULL or "" = defaults) and

@@ -119,7 +119,7 @@ static hs_status_t decode(const char *text, const char *what, const char *const 
                       "precision"
 /* The search options of `hetsim plan` and `compare` (cli/cmd_plan.c read_plan_opts). */
 #define PLAN_KEYS "global_batch", "max_microbatch_size", "max_devices", "time_limit", "mip_gap", \
-                  "no_recompute", PRACTICE_KEYS
+                  "no_recompute", "memory_headroom", "search_practice", PRACTICE_KEYS
 
 /* A bool option as -1 (not given), 0 or 1. */
 static hs_status_t get_flag(const hs_jreader_t *r, const cJSON *o, const char *key, int8_t *out)
@@ -131,6 +131,23 @@ static hs_status_t get_flag(const hs_jreader_t *r, const cJSON *o, const char *k
   hs_status_t st = hs_json_bool(r, o, "", key, true, false, &b);
   *out = (int8_t)b;
   return st;
+}
+
+/* memory_headroom (--memory-headroom F, cli/opt_practice.c): *out unchanged
+ * when not given; the CLI's range and message. */
+static hs_status_t get_headroom(const hs_jreader_t *r, const cJSON *o, double *out)
+{
+  double x;
+  if (!given(o, "memory_headroom"))
+    return HS_OK;
+  hs_status_t st = hs_json_number_in(r, o, "", "memory_headroom", true, 0.0, -HUGE_VAL, HUGE_VAL, &x);
+  if (st != HS_OK)
+    return st;
+  if (!(x >= 0.0 && x < 1.0))
+    return hs_error_set(r->err, HS_EINVAL, "%s: memory_headroom: must be a fraction in [0, 1), got %g",
+                        r->file, x);
+  *out = x;
+  return HS_OK;
 }
 
 static hs_status_t read_practice(const hs_jreader_t *r, const cJSON *o, hs__api_practice_t *p)
@@ -265,6 +282,9 @@ static hs_status_t read_plan_opts(const hs_jreader_t *r, const cJSON *o, hs_plan
     HS_CHECK(get_bool(r, o, "no_recompute", &b));
     po->allow_recompute = !b;
   }
+  if (given(o, "search_practice")) /* false: --no-practice-search */
+    HS_CHECK(get_bool(r, o, "search_practice", &po->search_practice));
+  HS_CHECK(get_headroom(r, o, &po->memory_headroom));
   HS_CHECK(read_practice(r, o, &pr));
   HS_CHECK(hs__api_practice_apply(&pr, r->file, &po->practice, &po->precision, r->err));
 cleanup:
@@ -333,6 +353,8 @@ static hs_status_t read_compare(const hs_jreader_t *r, const cJSON *o, void *out
   hs_status_t st = HS_OK;
   char charge[16];
   out->global_batch_set = given(o, "global_batch") != NULL;
+  out->precision_set = given(o, "precision") != NULL;
+  HS_CHECK(get_string(r, o, "baseline", "", out->baseline, sizeof out->baseline));
   HS_CHECK(read_plan_opts(r, o, &out->po));
   HS_CHECK(get_string(r, o, "scenario", "", out->scenario, sizeof out->scenario));
   HS_CHECK(get_string(r, o, "charge", "used", charge, sizeof charge));
@@ -347,7 +369,8 @@ cleanup:
 
 hs_status_t hs__api_compare_decode(const char *text, hs__api_compare_t *out, hs_error_t *err)
 {
-  static const char *const known[] = {"strategies", "scenario", "charge", PLAN_KEYS, NULL};
+  static const char *const known[] = {"strategies", "scenario", "charge", "baseline", PLAN_KEYS,
+                                      NULL};
   memset(out, 0, sizeof *out);
   hs_plan_opts_init(&out->po);
   return decode(text, "compare options", known, read_compare, out, err);
@@ -360,6 +383,7 @@ static hs_status_t read_whatif(const hs_jreader_t *r, const cJSON *o, void *outp
   hs_status_t st = HS_OK;
   int64_t v;
   char s[2048];
+  hs__api_practice_t pr;
   HS_CHECK(get_bool(r, o, "replace", &w->enumerate.replace));
   /* ranges of values (budget >= 0, bandwidths > 0, ...) are hs_whatif_run's to check: its
    * messages are the CLI's */
@@ -392,6 +416,10 @@ static hs_status_t read_whatif(const hs_jreader_t *r, const cJSON *o, void *outp
                       HS_SWEEP_MAX_TYPES, &w->n_candidates));
   HS_CHECK(read_names(r, o, "strategies", w->strategies[0], sizeof w->strategies[0],
                       HS_WHATIF_MAX_STRATEGIES, &w->n_strategies));
+  /* --precision, --memory-headroom and the practice flags go into the plan options */
+  HS_CHECK(get_headroom(r, o, &w->plan.memory_headroom));
+  HS_CHECK(read_practice(r, o, &pr));
+  HS_CHECK(hs__api_practice_apply(&pr, r->file, &w->plan.practice, &w->plan.precision, r->err));
 cleanup:
   return st;
 }
@@ -401,7 +429,7 @@ hs_status_t hs__api_whatif_decode(const char *text, hs__api_whatif_t *out, hs_er
                                       "gpu_price", "step", "gpus_per_node", "nic_GBps", "link_GBps",
                                       "link_latency_us", "strategies", "global_batch",
                                       "global_batch_per_gpu", "time_limit", "max_options", "workers",
-                                      "top", "format", NULL};
+                                      "top", "format", "memory_headroom", PRACTICE_KEYS, NULL};
   memset(out, 0, sizeof *out);
   hs_whatif_run_opts_init(&out->o);
   return decode(text, "whatif options", known, read_whatif, out, err);
@@ -415,13 +443,20 @@ static hs_status_t read_sweep(const hs_jreader_t *r, const cJSON *o, void *outp)
   HS_CHECK(get_bool(r, o, "no_timings", &out->no_timings));
   HS_CHECK(get_int(r, o, "workers", 1, 1, 1024, &v));
   out->workers = (int32_t)v;
+  /* --precision and --memory-headroom override the spec's */
+  HS_CHECK(get_string(r, o, "precision", "", out->precision, sizeof out->precision));
+  if (out->precision[0] && hs_dtype_parse(out->precision, &(hs_dtype_t){0}) != HS_OK)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: precision: must be bf16, fp16, fp8 or fp32, got \"%s\"",
+                         r->file, out->precision));
+  out->memory_headroom = -1.0;
+  HS_CHECK(get_headroom(r, o, &out->memory_headroom));
 cleanup:
   return st;
 }
 
 hs_status_t hs__api_sweep_decode(const char *text, hs__api_sweep_t *out, hs_error_t *err)
 {
-  static const char *const known[] = {"no_timings", "workers", NULL};
+  static const char *const known[] = {"no_timings", "workers", "precision", "memory_headroom", NULL};
   memset(out, 0, sizeof *out);
   return decode(text, "sweep options", known, read_sweep, out, err);
 }

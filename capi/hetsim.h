@@ -114,7 +114,9 @@ hs_api_plan_t *hs_api_plan_parse(const char *text, const char *file, const hs_ap
                                  const hs_api_cluster_t *c, hs_api_error_t *err);
 /* `hetsim plan --strategy S`: the planner's best plan, already simulated.
  * Options: global_batch, max_microbatch_size, max_devices, time_limit,
- * mip_gap, no_recompute and the practice options. A strategy that finds no plan is an error
+ * mip_gap, no_recompute, memory_headroom (fraction in [0, 1), default 0.1),
+ * search_practice (bool, default true; false = --no-practice-search) and the
+ * practice options (precision among them). A strategy that finds no plan is an error
  * (HS_EINFEASIBLE with its reason). */
 hs_api_plan_t *hs_api_plan_search(const hs_api_model_t *m, const hs_api_cluster_t *c,
                                   const char *strategy, const char *opts_json,
@@ -153,13 +155,16 @@ int32_t hs_api_report_oom(const hs_api_report_t *r);
 /* `hetsim compare --format csv`. m and c may be NULL when the options name a
  * "scenario" (its model and cluster are used). Options: strategies (comma
  * list or array; default all, or the scenario's), scenario, charge ("used"
- * or "cluster"), and the plan search options above. */
+ * or "cluster"), baseline (the strategy speedups are against, one of those
+ * compared; default the fastest of megatron, deepspeed, whale and
+ * data-parallel; the column is speedup_vs_<it>), and the plan search options
+ * above. */
 char *hs_api_compare_csv(const hs_api_model_t *m, const hs_api_cluster_t *c,
                          const char *opts_json, hs_api_error_t *err);
 /* `hetsim sweep SPEC` output (header, rows by point) for spec JSON text;
  * `file` names it in messages and relative paths in it are relative to the
  * working directory. Options: no_timings (bool), workers (processes,
- * default 1). */
+ * default 1), precision and memory_headroom (override the spec's). */
 char *hs_api_sweep_csv(const char *spec_text, const char *file, const char *opts_json,
                        hs_api_error_t *err);
 /* `hetsim whatif`: purchases within a budget added to `base` (NULL with the
@@ -168,8 +173,8 @@ char *hs_api_sweep_csv(const char *spec_text, const char *file, const char *opts
  * ("on-demand" or "spot"), gpu_price ("GPU=USD[:SPOT],..."), step,
  * gpus_per_node, nic_GBps, link_GBps, link_latency_us, strategies,
  * global_batch or global_batch_per_gpu, time_limit (default 60), max_options,
- * workers (-j: worker processes, as hs_api_sweep_csv's), top, and format ("csv", the default, "json" or
- * "table"). An option no strategy plans is a row with its reason (the CLI
+ * workers (-j: worker processes, as hs_api_sweep_csv's), top, format ("csv", the default, "json" or
+ * "table"), memory_headroom and the practice options (precision among them). An option no strategy plans is a row with its reason (the CLI
  * exits 3 when there is no other), not an error. */
 char *hs_api_whatif(const hs_api_model_t *m, const hs_api_cluster_t *base, const char *opts_json,
                     hs_api_error_t *err);

@@ -125,34 +125,40 @@ void hs_estimator_set_precision(hs_estimator_t *e, hs_dtype_t precision)
 
 hs_dtype_t hs_estimator_precision(const hs_estimator_t *e) { return e->dt; }
 
-double hs_estimate_allreduce_s(hs_estimator_t *e, const int32_t *devices, int32_t n, double bytes)
+/* Seconds of collective `op` over devices[0..n) into *t (0 for nothing to
+ * move, or when the collective model has no finite answer); HS_ENOMEM only
+ * when memory ran out. */
+static hs_status_t coll_s(hs_estimator_t *e, hs_coll_op_t op, const int32_t *devices, int32_t n,
+                          double bytes, double *t)
 {
+  *t = 0.0;
   if (n <= 1 || bytes <= 0.0)
-    return 0.0;
-  hs_coll_t cl;
-  hs_coll_init(&cl);
-  cl.op = HS_COLL_ALLREDUCE;
-  cl.devices = devices;
-  cl.n = n;
-  cl.bytes = bytes;
-  double t = hs_coll_estimate_s(e->topo, &cl);
-  return isfinite(t) ? t : 0.0;
-}
-
-static double coll_s(hs_estimator_t *e, hs_coll_op_t op, const int32_t *devices, int32_t n,
-                     double bytes)
-{
-  if (n <= 1 || bytes <= 0.0)
-    return 0.0;
+    return HS_OK;
   hs_coll_t cl;
   hs_coll_init(&cl);
   cl.op = op;
   cl.devices = devices;
   cl.n = n;
   cl.bytes = bytes;
-  double t = hs_coll_estimate_s(e->topo, &cl);
-  return isfinite(t) ? t : 0.0;
+  double s = NAN;
+  if (hs_coll_estimate_topo(e->topo, &cl, &s, NULL) == HS_ENOMEM)
+    return HS_ENOMEM;
+  *t = isfinite(s) ? s : 0.0;
+  return HS_OK;
 }
+
+hs_status_t hs_estimate_allreduce(hs_estimator_t *e, const int32_t *devices, int32_t n, double bytes,
+                                  double *out_s)
+{
+  return coll_s(e, HS_COLL_ALLREDUCE, devices, n, bytes, out_s);
+}
+
+double hs_estimate_allreduce_s(hs_estimator_t *e, const int32_t *devices, int32_t n, double bytes)
+{
+  double t;
+  return coll_s(e, HS_COLL_ALLREDUCE, devices, n, bytes, &t) == HS_OK ? t : 0.0;
+}
+
 
 double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes, int32_t nsub)
 {
@@ -192,18 +198,22 @@ static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_
   double ar_a = 0, ar_b = 0, a2a_a = 0, a2a_b = 0;
   bool sp = e->practice.sequence_parallel && tp > 1;
   if (tp > 1) {
+    double rs1 = 0, ag1 = 0, rs2 = 0, ag2 = 0, u1, u2;
+    if (sp ? coll_s(e, HS_COLL_REDUCE_SCATTER, devices, tp, 1e6, &rs1) != HS_OK ||
+                 coll_s(e, HS_COLL_ALLGATHER, devices, tp, 1e6, &ag1) != HS_OK ||
+                 coll_s(e, HS_COLL_REDUCE_SCATTER, devices, tp, 2e6, &rs2) != HS_OK ||
+                 coll_s(e, HS_COLL_ALLGATHER, devices, tp, 2e6, &ag2) != HS_OK
+           : coll_s(e, HS_COLL_ALLREDUCE, devices, tp, 1e6, &rs1) != HS_OK ||
+                 coll_s(e, HS_COLL_ALLREDUCE, devices, tp, 2e6, &rs2) != HS_OK)
+      return HS_ENOMEM;
+    if (coll_s(e, HS_COLL_ALLTOALL, devices, tp, 1e6, &u1) != HS_OK ||
+        coll_s(e, HS_COLL_ALLTOALL, devices, tp, 2e6, &u2) != HS_OK)
+      return HS_ENOMEM;
     /* sequence parallelism: each all-reduce becomes a reduce-scatter and an
      * all-gather (the same bytes on a ring) */
-    double t1 = sp ? coll_s(e, HS_COLL_REDUCE_SCATTER, devices, tp, 1e6) +
-                         coll_s(e, HS_COLL_ALLGATHER, devices, tp, 1e6)
-                   : coll_s(e, HS_COLL_ALLREDUCE, devices, tp, 1e6);
-    double t2 = sp ? coll_s(e, HS_COLL_REDUCE_SCATTER, devices, tp, 2e6) +
-                         coll_s(e, HS_COLL_ALLGATHER, devices, tp, 2e6)
-                   : coll_s(e, HS_COLL_ALLREDUCE, devices, tp, 2e6);
+    double t1 = rs1 + ag1, t2 = rs2 + ag2;
     ar_b = (t2 - t1) / 1e6;
     ar_a = t1 - ar_b * 1e6;
-    double u1 = coll_s(e, HS_COLL_ALLTOALL, devices, tp, 1e6);
-    double u2 = coll_s(e, HS_COLL_ALLTOALL, devices, tp, 2e6);
     a2a_b = (u2 - u1) / 1e6;
     a2a_a = u1 - a2a_b * 1e6;
   }
@@ -425,7 +435,8 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
       if (c->devices[d_h].site != c->devices[d_e].site)
         bytes *= HS_MAX(nh, ne);
       int32_t pair[2] = {d_e, d_h};
-      tied_ar = hs_estimate_allreduce_s(e, pair, 2, bytes);
+      if (hs_estimate_allreduce(e, pair, 2, bytes, &tied_ar) != HS_OK)
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory estimating the tied embedding's all-reduce"));
     }
   }
   /* Activation bytes per microbatch each node sends off-node, summed over
@@ -457,8 +468,11 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
       for (int32_t q = 0; q < stg->n_replicas; q++) {
         const hs_plan_replica_t *r = &stg->replicas[q];
         hs_stage_cost_t sc_;
-        if (hs_estimate_stage(e, stg->op_first, stg->op_last, r->devices, r->n_devices,
-                              r->share * pl->microbatch_size, stg->recompute, &sc_) != HS_OK)
+        hs_status_t se = hs_estimate_stage(e, stg->op_first, stg->op_last, r->devices, r->n_devices,
+                                           r->share * pl->microbatch_size, stg->recompute, &sc_);
+        if (se == HS_ENOMEM)
+          HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory estimating pipelines[%d].stages[%d]", i, s));
+        if (se != HS_OK)
           HS_FAIL(hs_error_set(err, HS_EINVAL, "pipelines[%d].stages[%d]: cannot estimate", i, s));
         tf[s] = fmax(tf[s], sc_.fwd_s);
         tb[s] = fmax(tb[s], sc_.bwd_s);
@@ -542,7 +556,9 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
       if (ar < 0.0) {
         if (!have_group)
           holders(p, stg->op_first, group, &key);
-        ar = hs_estimate_allreduce_s(e, group, n, bytes);
+        if (hs_estimate_allreduce(e, group, n, bytes, &ar) != HS_OK)
+          HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory estimating pipelines[%d].stages[%d]'s "
+                               "gradient all-reduce", i, s));
         if (n_memo < AR_MEMO_MAX)
           memo[n_memo++] = (ar_memo_t){key, n, bytes, ar};
       }

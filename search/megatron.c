@@ -254,7 +254,10 @@ static hs_status_t offer(megatron_t *s, const cand_t *cd, hs_error_t *err)
   hs_error_t e2;
   hs_error_init(&e2);
   e2.warn_fp = NULL;
-  if (hs_plan_grid(s->m, s->c, &g, &plan, &e2) != HS_OK) {
+  hs_status_t gs = hs_plan_grid(s->m, s->c, &g, &plan, &e2);
+  if (gs == HS_ENOMEM) /* not a grid that cannot be built: the search would answer otherwise */
+    return hs_error_set(err, gs, "%s", e2.msg);
+  if (gs != HS_OK) {
     snprintf(s->why, sizeof s->why, "%.200s", e2.msg);
     return HS_OK;
   }

@@ -211,7 +211,10 @@ hs_status_t hs__offer_grid(hs_estimator_t *est, const hs_model_t *m, const hs_cl
   hs_error_t e2;
   hs_error_init(&e2);
   e2.warn_fp = NULL;
-  if (hs_plan_grid(m, c, g, &plan, &e2) != HS_OK) {
+  hs_status_t gs = hs_plan_grid(m, c, g, &plan, &e2);
+  if (gs == HS_ENOMEM) /* not "no plan": the search would end with another answer */
+    return hs_error_set(err, gs, "%s", e2.msg);
+  if (gs != HS_OK) {
     snprintf(why, why_n, "%.200s", e2.msg);
     return HS_OK;
   }

@@ -282,6 +282,10 @@ hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err);
  * over phases of latency + transfer time of the phase's flows alone on the
  * network. NaN when c is invalid. O(phases x (n path queries + hops log hops)). */
 double hs_coll_estimate_s(const hs_topology_t *topo, const hs_coll_t *c);
+/* The same with its status: HS_ENOMEM (with a message) when memory ran out,
+ * which the NaN of hs_coll_estimate_s cannot tell from invalid input. */
+hs_status_t hs_coll_estimate_topo(const hs_topology_t *topo, const hs_coll_t *c, double *out_s,
+                                  hs_error_t *err);
 /* The same over any path source, with the validation message. */
 hs_status_t hs_coll_estimate_paths(const hs_net_paths_t *paths, const hs_coll_t *c,
                                    double *out_s, hs_error_t *err);

@@ -50,13 +50,20 @@ cleanup:
 
 double hs_coll_estimate_s(const hs_topology_t *topo, const hs_coll_t *c)
 {
-  if (!topo)
-    return NAN;
-  hs_net_paths_t p = topo_paths(topo);
   double s = NAN;
-  if (hs_coll_estimate_paths(&p, c, &s, NULL) != HS_OK)
+  if (hs_coll_estimate_topo(topo, c, &s, NULL) != HS_OK)
     return NAN;
   return s;
+}
+
+hs_status_t hs_coll_estimate_topo(const hs_topology_t *topo, const hs_coll_t *c, double *out_s,
+                                  hs_error_t *err)
+{
+  *out_s = NAN;
+  if (!topo)
+    return hs_error_set(err, HS_EINVAL, "coll: NULL topology");
+  hs_net_paths_t p = topo_paths(topo);
+  return hs_coll_estimate_paths(&p, c, out_s, err);
 }
 
 const hs_coll_algo_t *hs_coll_algo_default(const hs_topology_t *topo, hs_coll_op_t op,

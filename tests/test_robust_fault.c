@@ -1,6 +1,7 @@
 /*
- * test_robust_fault.c - allocation-failure injection over every loader and a
- * small simulation (SQLite's "malloc test", in small).
+ * test_robust_fault.c - allocation-failure injection over every loader, a
+ * small simulation and a purchase study with planners (SQLite's "malloc
+ * test", in small).
  *
  * In a build configured with -DHS_FAULT_INJECT=ON (docs/robustness.md;
  * .ci/run builds one in build-fault/ with ASan), every malloc, calloc,
@@ -410,6 +411,32 @@ static hs_status_t sc_capi(hs_error_t *err)
   return HS_OK;
 }
 
+/* A purchase study through the C API with a planner (the planners' side of
+ * the allocation-failure test): one option (8 A100s at a --gpu-price of
+ * 1 USD/h within 10 USD/h, replacing the cluster), planned by megatron and
+ * data-parallel (search/util.c hs__offer_grid), the
+ * JSON text. A failure inside the search (a grid, an estimator cache entry,
+ * a collective estimate) must end the study with HS_ENOMEM, never change
+ * its answer. */
+static hs_status_t sc_whatif_plan(hs_error_t *err)
+{
+  hs_api_error_t e;
+  char *text = NULL;
+  hs_api_model_t *m = hs_api_model_parse(ops_model, "ops.json", 0, &e);
+  if (m)
+    text = hs_api_whatif(m, NULL,
+                         "{\"replace\": true, \"budget_usd_per_hour\": 10, \"candidates\": "
+                         "\"A100-SXM4-40GB\", \"gpu_price\": \"A100-SXM4-40GB=1\", \"strategies\": "
+                         "\"megatron,data-parallel\", \"global_batch\": 8, \"format\": \"json\"}",
+                         &e);
+  hs_api_model_free(m);
+  if (e.status != HS_OK)
+    return hs_error_set(err, (hs_status_t)e.status, "%s", e.message);
+  free(sc_output);
+  sc_output = text;
+  return HS_OK;
+}
+
 /* A purchase study's own allocations, without the planners (whose search
  * is the planner scenarios' business): --gpu-price overrides parsed, and
  * the JSON of a result with a feasible and an infeasible option. */
@@ -517,7 +544,7 @@ static const struct {
     {"sweep_spec", sc_sweep_spec},   {"measured", sc_measured},   {"measurements", sc_measurements},
     {"report_view", sc_report_view}, {"trace_doc", sc_trace_doc}, {"table", sc_table},
     {"elastic_trace", sc_elastic_trace}, {"capi", sc_capi},
-    {"whatif_output", sc_whatif_output},
+    {"whatif_output", sc_whatif_output}, {"whatif_plan", sc_whatif_plan},
     {"nccl_tests", sc_nccl_tests},   {"megatron_log", sc_megatron_log}, {"run_json", sc_run_json},
     {"torch_trace", sc_torch_trace}, {"compare_runs", sc_compare_runs},
 };

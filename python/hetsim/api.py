@@ -428,17 +428,22 @@ def plan(model: ModelLike, cluster: ClusterLike, strategy: str, *,
          mip_gap: Optional[float] = None, no_recompute: Optional[bool] = None,
          kernels: Optional[str] = None, attention: Optional[str] = None,
          sequence_parallel: Optional[bool] = None, tp_comm_overlap: Optional[bool] = None,
-         zero_stage: Optional[int] = None, precision: Optional[str] = None) -> Plan:
+         zero_stage: Optional[int] = None, precision: Optional[str] = None,
+         memory_headroom: Optional[float] = None, search_practice: Optional[bool] = None) -> Plan:
     """Searches a plan with ``strategy`` (``hetsim list strategies``), as
     ``hetsim plan`` does; the plan is already simulated (Plan.result()).
     The training-practice options are simulate()'s, put in every plan the
-    strategy scores. Raises InfeasibleError when the strategy finds no plan."""
+    strategy scores. ``memory_headroom`` is ``--memory-headroom`` (the
+    fraction of each GPU's memory plans leave free, in [0, 1), default 0.1);
+    ``search_practice=False`` is ``--no-practice-search``. Raises
+    InfeasibleError when the strategy finds no plan."""
     m, own_m = _as_model(model, None)
     c, own_c = _as_cluster(cluster, None)
     try:
         opts = _opts(global_batch=global_batch, max_microbatch_size=max_microbatch_size,
                      max_devices=max_devices, time_limit=time_limit, mip_gap=mip_gap,
-                     no_recompute=no_recompute,
+                     no_recompute=no_recompute, memory_headroom=memory_headroom,
+                     search_practice=search_practice,
                      **_practice(kernels, attention, sequence_parallel, tp_comm_overlap,
                                  zero_stage, precision))
         return Plan(_call(lib.hs_api_plan_search, m.handle, c.handle, _enc(strategy), opts))
@@ -452,12 +457,14 @@ def plan(model: ModelLike, cluster: ClusterLike, strategy: str, *,
 def compare_csv(model: Optional[ModelLike] = None, cluster: Optional[ClusterLike] = None,
                 strategies: Union[str, Sequence[str], None] = None, *,
                 scenario: Optional[str] = None, charge: Optional[str] = None,
-                global_batch: Optional[int] = None, max_microbatch_size: Optional[int] = None,
+                baseline: Optional[str] = None, global_batch: Optional[int] = None, max_microbatch_size: Optional[int] = None,
                 max_devices: Optional[int] = None, time_limit: Optional[float] = None,
                 mip_gap: Optional[float] = None, no_recompute: Optional[bool] = None,
                 kernels: Optional[str] = None, attention: Optional[str] = None,
                 sequence_parallel: Optional[bool] = None, tp_comm_overlap: Optional[bool] = None,
-                zero_stage: Optional[int] = None, precision: Optional[str] = None) -> str:
+                zero_stage: Optional[int] = None, precision: Optional[str] = None,
+                memory_headroom: Optional[float] = None,
+                search_practice: Optional[bool] = None) -> str:
     """``hetsim compare --format csv`` output (see compare())."""
     if isinstance(strategies, (list, tuple)):
         strategies = list(strategies)
@@ -468,10 +475,11 @@ def compare_csv(model: Optional[ModelLike] = None, cluster: Optional[ClusterLike
             m, own_m = _as_model(model, None)
         if cluster is not None:
             c, own_c = _as_cluster(cluster, None)
-        opts = _opts(strategies=strategies, scenario=scenario, charge=charge,
+        opts = _opts(strategies=strategies, scenario=scenario, charge=charge, baseline=baseline,
                      global_batch=global_batch, max_microbatch_size=max_microbatch_size,
                      max_devices=max_devices, time_limit=time_limit, mip_gap=mip_gap,
-                     no_recompute=no_recompute,
+                     no_recompute=no_recompute, memory_headroom=memory_headroom,
+                     search_practice=search_practice,
                      **_practice(kernels, attention, sequence_parallel, tp_comm_overlap,
                                  zero_stage, precision))
         return take_string(_call(lib.hs_api_compare_csv, m.handle if m else None,
@@ -488,12 +496,15 @@ def compare(model: Optional[ModelLike] = None, cluster: Optional[ClusterLike] = 
     """Every strategy (or those given) planned on one model and cluster, or a
     named ``scenario`` (``hetsim list scenarios``), as ``hetsim compare``.
     Returns a DataFrame with the CSV's columns: strategy, iteration_s,
-    tokens_per_s, speedup_vs_megatron, mfu, peak_memory_fraction,
-    usd_per_million_tokens, search_s, plan. Options: scenario, charge
-    ("used" or "cluster"), global_batch, max_microbatch_size, max_devices,
-    time_limit, mip_gap, no_recompute, and the training-practice options of
-    simulate() (kernels, attention, sequence_parallel, tp_comm_overlap,
-    zero_stage, precision)."""
+    tokens_per_s, speedup_vs_<baseline>, mfu, peak_memory_fraction,
+    usd_per_million_tokens, search_s, plan, where <baseline> is the fastest
+    of megatron, deepspeed, whale and data-parallel among the strategies
+    (``baseline`` names another, as ``--baseline``). Options: scenario,
+    charge ("used" or "cluster"), baseline, global_batch,
+    max_microbatch_size, max_devices, time_limit, mip_gap, no_recompute,
+    memory_headroom, search_practice (False: ``--no-practice-search``), and
+    the training-practice options of simulate() (kernels, attention,
+    sequence_parallel, tp_comm_overlap, zero_stage, precision)."""
     import pandas as pd
 
     return pd.read_csv(io.StringIO(compare_csv(model, cluster, strategies, **options)))
@@ -508,22 +519,29 @@ def _spec_text(spec: Union[PathLike, Mapping[str, Any]]) -> tuple[str, str]:
 
 
 def sweep_csv(spec: Union[PathLike, Mapping[str, Any]], *, no_timings: bool = False,
-              workers: int = 1) -> str:
+              workers: int = 1, precision: Optional[str] = None,
+              memory_headroom: Optional[float] = None) -> str:
     """``hetsim sweep SPEC`` output (header and rows by point; see sweep())."""
     text, file = _spec_text(spec)
-    opts = _opts(no_timings=no_timings or None, workers=workers)
+    opts = _opts(no_timings=no_timings or None, workers=workers, precision=precision,
+                 memory_headroom=memory_headroom)
     return take_string(_call(lib.hs_api_sweep_csv, _enc(text), _enc(file), opts))
 
 
 def sweep(spec: Union[PathLike, Mapping[str, Any]], *, no_timings: bool = False,
-          workers: int = 1) -> "pandas.DataFrame":
+          workers: int = 1, precision: Optional[str] = None,
+          memory_headroom: Optional[float] = None) -> "pandas.DataFrame":
     """Runs a what-if grid (docs/sweep.md) from a spec file or dict, as
     ``hetsim sweep``; one DataFrame row per CSV row, same columns. Relative
     paths in the spec are relative to the working directory. ``workers`` > 1
-    forks worker processes as ``-j`` does."""
+    forks worker processes as ``-j`` does; ``precision`` and
+    ``memory_headroom`` override the spec's, as ``--precision`` and
+    ``--memory-headroom``."""
     import pandas as pd
 
-    return pd.read_csv(io.StringIO(sweep_csv(spec, no_timings=no_timings, workers=workers)))
+    return pd.read_csv(io.StringIO(sweep_csv(spec, no_timings=no_timings, workers=workers,
+                                             precision=precision,
+                                             memory_headroom=memory_headroom)))
 
 
 def _gpu_price(p: Union[str, Mapping[str, Any], None]) -> Optional[str]:
@@ -552,7 +570,10 @@ def whatif_text(model: ModelLike, cluster: Optional[ClusterLike] = None, *,
                 global_batch: Optional[int] = None, global_batch_per_gpu: Optional[int] = None,
                 time_limit: Optional[float] = None, max_options: Optional[int] = None,
                 workers: Optional[int] = None, top: Optional[int] = None,
-                format: str = "csv") -> str:
+                format: str = "csv", memory_headroom: Optional[float] = None,
+                kernels: Optional[str] = None, attention: Optional[str] = None,
+                sequence_parallel: Optional[bool] = None, tp_comm_overlap: Optional[bool] = None,
+                zero_stage: Optional[int] = None, precision: Optional[str] = None) -> str:
     """``hetsim whatif --format csv|json|table`` output, byte for byte (see
     whatif()). ``workers`` is ``-j``."""
     if replace is None:
@@ -569,7 +590,10 @@ def whatif_text(model: ModelLike, cluster: Optional[ClusterLike] = None, *,
                      gpus_per_node=gpus_per_node, nic_GBps=nic_GBps, link_GBps=link_GBps,
                      link_latency_us=link_latency_us, global_batch=global_batch,
                      global_batch_per_gpu=global_batch_per_gpu, time_limit=time_limit,
-                     max_options=max_options, workers=workers, top=top, format=format, **lists)
+                     max_options=max_options, workers=workers, top=top, format=format,
+                     memory_headroom=memory_headroom,
+                     **_practice(kernels, attention, sequence_parallel, tp_comm_overlap,
+                                 zero_stage, precision), **lists)
         return take_string(_call(lib.hs_api_whatif, m.handle, c.handle if c else None, opts))
     finally:
         if own_c:
@@ -590,7 +614,9 @@ def whatif(model: ModelLike, cluster: Optional[ClusterLike] = None, **options: A
     or a dict {gpu: usd} / {gpu: (usd, spot_usd)}), step, gpus_per_node,
     nic_GBps, link_GBps, link_latency_us, strategies, global_batch or
     global_batch_per_gpu, time_limit (default 60 s per search), max_options,
-    workers (``-j``), top. Returns a DataFrame with exactly the CSV's
+    workers (``-j``), top, memory_headroom, and the training-practice
+    options of simulate() (kernels, attention, sequence_parallel,
+    tp_comm_overlap, zero_stage, precision). Returns a DataFrame with exactly the CSV's
     columns (rank, option, n_gpus, added_usd_per_hour, usd_per_hour,
     global_batch, tokens_per_iteration, strategy, tokens_per_s, iteration_s,
     mfu, usd_per_million_tokens, pareto, plan, reason); an option no
