@@ -74,32 +74,18 @@ static hs_status_t ds_step(void *state, bool *done, double *progress, hs_error_t
   *done = false;
   if (!s->enumerated) {
     s->enumerated = true;
-    int32_t n = (int32_t)s->c->n_devices;
     for (int32_t z = s->z_first; z <= s->z_last; z++) {
       hs_practice_t pr = s->o.practice;
       pr.zero_stage = z;
       pr.sequence_parallel = false; /* no TP group to split */
       pr.tp_comm_overlap = false;
       hs_estimator_set_practice(s->est, &pr);
-      for (int32_t b = 1; b <= HS_MAX(s->o.max_microbatch_size, 1); b *= 2) {
-        if (s->gb % ((int64_t)n * b))
-          continue;
-        for (int rc = 0; rc < (s->o.allow_recompute ? 2 : 1); rc++) {
-          hs_grid_opts_t g;
-          hs_grid_opts_init(&g);
-          g.tp = 1;
-          g.pp = 1;
-          g.dp = n;
-          g.microbatch_size = b;
-          g.global_batch = s->gb;
-          g.recompute = rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE;
-          hs_status_t st = hs__offer_grid(s->est, s->m, s->c, &g, "deepspeed", s->dt,
-                                          "the model does not fit even with ZeRO-3", &s->pool,
-                                          &s->scored, s->why, sizeof s->why, err);
-          if (st != HS_OK)
-            return st;
-        }
-      }
+      hs_status_t st = hs__offer_dp_grids(s->est, s->m, s->c, s->gb, HS_MAX(s->o.max_microbatch_size, 1),
+                                          s->o.allow_recompute, "deepspeed", s->dt,
+                                          "the model does not fit even with ZeRO-3", &s->pool, &s->scored,
+                                          s->why, sizeof s->why, err);
+      if (st != HS_OK)
+        return st;
     }
     *progress = 0.5;
     return HS_OK;

@@ -61,26 +61,11 @@ static hs_status_t dp_step(void *state, bool *done, double *progress, hs_error_t
   *done = false;
   if (!s->enumerated) {
     s->enumerated = true;
-    int32_t n = (int32_t)s->c->n_devices;
-    for (int32_t b = 1; b <= s->max_mb; b *= 2) {
-      if (s->gb % ((int64_t)n * b))
-        continue;
-      for (int rc = 0; rc < (s->allow_rc ? 2 : 1); rc++) {
-        hs_grid_opts_t g;
-        hs_grid_opts_init(&g);
-        g.tp = 1;
-        g.pp = 1;
-        g.dp = n;
-        g.microbatch_size = b;
-        g.global_batch = s->gb;
-        g.recompute = rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE;
-        hs_status_t st = hs__offer_grid(s->est, s->m, s->c, &g, "data-parallel", s->dt,
-                                        "the model does not fit as a full replica", &s->pool,
-                                        &s->scored, s->why, sizeof s->why, err);
-        if (st != HS_OK)
-          return st;
-      }
-    }
+    hs_status_t st = hs__offer_dp_grids(s->est, s->m, s->c, s->gb, s->max_mb, s->allow_rc,
+                                        "data-parallel", s->dt, "the model does not fit as a full replica",
+                                        &s->pool, &s->scored, s->why, sizeof s->why, err);
+    if (st != HS_OK)
+      return st;
     *progress = 0.5;
     return HS_OK;
   }

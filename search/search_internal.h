@@ -78,6 +78,16 @@ hs_status_t hs__offer_grid(hs_estimator_t *est, const hs_model_t *m, const hs_cl
                            const char *oom_what, hs_cand_pool_t *pool, uint64_t *scored,
                            char *why, size_t why_n, hs_error_t *err);
 
+/* Offers every pure data-parallel grid over all of c's devices (tp 1, pp 1,
+ * dp = devices): each power-of-two microbatch size up to max_mb that divides
+ * gb per device, with and without full recomputation when allow_recompute,
+ * through hs__offer_grid (same arguments, same skip rules). The estimator's
+ * practice (ZeRO stage, ...) is the caller's. O(log max_mb) estimates. */
+hs_status_t hs__offer_dp_grids(hs_estimator_t *est, const hs_model_t *m, const hs_cluster_t *c,
+                               int64_t gb, int32_t max_mb, bool allow_recompute, const char *name,
+                               hs_dtype_t dt, const char *oom_what, hs_cand_pool_t *pool,
+                               uint64_t *scored, char *why, size_t why_n, hs_error_t *err);
+
 /* Number of plans to simulate at the end of a search: fewer on big clusters. */
 int32_t hs__sim_budget(const hs_cluster_t *c);
 

@@ -239,3 +239,29 @@ hs_status_t hs__offer_grid(hs_estimator_t *est, const hs_model_t *m, const hs_cl
   hs__cpool_offer(pool, &plan, es.iteration_s);
   return HS_OK;
 }
+
+hs_status_t hs__offer_dp_grids(hs_estimator_t *est, const hs_model_t *m, const hs_cluster_t *c,
+                               int64_t gb, int32_t max_mb, bool allow_recompute, const char *name,
+                               hs_dtype_t dt, const char *oom_what, hs_cand_pool_t *pool,
+                               uint64_t *scored, char *why, size_t why_n, hs_error_t *err)
+{
+  int32_t n = (int32_t)c->n_devices;
+  for (int32_t b = 1; b <= max_mb; b *= 2) {
+    if (gb % ((int64_t)n * b))
+      continue;
+    for (int rc = 0; rc < (allow_recompute ? 2 : 1); rc++) {
+      hs_grid_opts_t g;
+      hs_grid_opts_init(&g);
+      g.tp = 1;
+      g.pp = 1;
+      g.dp = n;
+      g.microbatch_size = b;
+      g.global_batch = gb;
+      g.recompute = rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE;
+      hs_status_t st = hs__offer_grid(est, m, c, &g, name, dt, oom_what, pool, scored, why, why_n, err);
+      if (st != HS_OK)
+        return st;
+    }
+  }
+  return HS_OK;
+}
