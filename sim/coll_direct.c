@@ -9,7 +9,7 @@
  *              on a switch each port carries n-1 sub-flows:
  *              a + (n-1) S / (n B)  (nccl-tests' factor (n-1)/n)
  */
-#include "net_impl.h"
+#include "coll_impl.h"
 
 static bool direct_supports(hs_coll_op_t op)
 {

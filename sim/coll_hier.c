@@ -18,7 +18,7 @@
  *   T = 2(k-1)(a_in + S/(k B_in)) + 2(m-1) a_x
  *       + 2(m-1)/m (S/k) max(k / B_nic, 1 / B_in).
  */
-#include "net_impl.h"
+#include "coll_impl.h"
 
 #include <string.h>
 

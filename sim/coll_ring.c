@@ -22,7 +22,7 @@
  *   2(n-1) a + 2(n-1) S / (n B) = 2(n-1) (a + S / (n B)),
  * the alpha-beta form of nccl-tests' busbw factor 2(n-1)/n.
  */
-#include "net_impl.h"
+#include "coll_impl.h"
 
 static bool ring_supports(hs_coll_op_t op)
 {

@@ -18,7 +18,7 @@
  * h = ceil(log2 n), so T = 2 ceil(log2 n) a + 2 S / B; n = 2 gives
  * 2 a + S / B (each direction carries one sub-flow).
  */
-#include "net_impl.h"
+#include "coll_impl.h"
 
 static bool tree_supports(hs_coll_op_t op) { return op == HS_COLL_ALLREDUCE; }
 

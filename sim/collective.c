@@ -10,8 +10,13 @@
  * once), then start its coupled flows; when the last one completes, phase
  * k + 1 is built and started from that completion event. The hops of the
  * phase live in one pool block owned by the collective until it ends.
+ *
+ * The network owns one hs__colls_t (net_colls.h) but never looks inside: the
+ * live list, the builder and the pool are this file's. From the network this
+ * file uses only its public calls and its engine (coll_impl.h).
  */
-#include "net_impl.h"
+#include "coll_impl.h"
+#include "pool.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -518,6 +523,52 @@ double hs__coll_estimate(const hs_coll_algo_t *algo, const hs_net_paths_t *paths
   return st == HS_OK ? s : NAN;
 }
 
+/* ---- a network's collective state ------------------------------------------ */
+
+struct hs__colls {
+  hs__pool_t pool;            /* phase hops and large flow arrays */
+  hs_coll_builder_t builder;  /* shared by every phase of every collective */
+  hs_coll_t **live;           /* live collectives (swap-remove by c->slot) */
+  size_t n_live, cap_live;
+};
+
+hs_status_t hs__colls_new(const hs_net_paths_t *paths, hs__colls_t **out)
+{
+  hs__colls_t *cs = hs_calloc(1, sizeof *cs);
+  *out = cs;
+  if (!cs)
+    return HS_ENOMEM;
+  hs__builder_init(&cs->builder, paths, NULL);
+  return HS_OK;
+}
+
+void hs__colls_free(hs__colls_t *cs, hs_engine_t *eng)
+{
+  if (!cs)
+    return;
+  for (size_t i = 0; eng && i < cs->n_live; i++)
+    hs_engine_cancel(eng, &cs->live[i]->ev);
+  hs_free(cs->live);
+  hs__builder_destroy(&cs->builder);
+  hs__pool_destroy(&cs->pool);
+  hs_free(cs);
+}
+
+/* Releases c's blocks and takes it off the live list. */
+static void coll_retire(hs__colls_t *cs, hs_coll_t *c)
+{
+  hs__pool_release(&cs->pool, c->hops);
+  hs__pool_release(&cs->pool, c->xflows);
+  c->hops = NULL;
+  c->n_hops_cap = 0;
+  c->xflows = NULL;
+  c->n_xflows_cap = 0;
+  size_t s = (size_t)c->slot;
+  cs->live[s] = cs->live[--cs->n_live];
+  cs->live[s]->slot = (int32_t)s;
+  c->slot = -1;
+}
+
 /* ---- the phase driver ------------------------------------------------------ */
 
 static inline hs_flow_t *coll_flow(hs_coll_t *c, int32_t i)
@@ -527,17 +578,8 @@ static inline hs_flow_t *coll_flow(hs_coll_t *c, int32_t i)
 
 static void coll_finish(hs_net_t *net, hs_coll_t *c)
 {
-  c->t_end = net->eng->now;
-  hs__pool_release(&net->pool, c->hops);
-  hs__pool_release(&net->pool, c->xflows);
-  c->hops = NULL;
-  c->n_hops_cap = 0;
-  c->xflows = NULL;
-  c->n_xflows_cap = 0;
-  size_t s = (size_t)c->slot;
-  net->colls[s] = net->colls[--net->n_colls];
-  net->colls[s]->slot = (int32_t)s;
-  c->slot = -1;
+  c->t_end = hs__net_engine(net)->now;
+  coll_retire(hs__net_colls(net), c);
   if (c->done)
     c->done(c);
 }
@@ -569,7 +611,7 @@ static void coll_advance(hs_net_t *net, hs_coll_t *c)
   c->phase++;
   hs_status_t st = phase_begin(net, c, &finished);
   if (st != HS_OK) {
-    hs_engine_fail(net->eng, st);
+    hs_engine_fail(hs__net_engine(net), st);
     return;
   }
   if (finished)
@@ -599,7 +641,8 @@ static void coll_latency_done(hs_engine_t *eng, hs_event_t *ev)
 static hs_status_t phase_begin(hs_net_t *net, hs_coll_t *c, bool *finished)
 {
   hs_status_t st = HS_OK;
-  hs_coll_builder_t *b = &net->builder;
+  hs__colls_t *cs = hs__net_colls(net);
+  hs_coll_builder_t *b = &cs->builder;
   *finished = false;
   for (;;) {
     bool has = false;
@@ -616,8 +659,8 @@ static hs_status_t phase_begin(hs_net_t *net, hs_coll_t *c, bool *finished)
   }
   size_t need = b->n_hops * sizeof *c->hops;
   if (need > hs__pool_block_size(c->hops)) {
-    hs__pool_release(&net->pool, c->hops);
-    c->hops = hs__pool_alloc(&net->pool, need);
+    hs__pool_release(&cs->pool, c->hops);
+    c->hops = hs__pool_alloc(&cs->pool, need);
     if (!c->hops)
       HS_FAIL(HS_ENOMEM);
     c->n_hops_cap = (int32_t)(hs__pool_block_size(c->hops) / sizeof *c->hops);
@@ -625,8 +668,8 @@ static hs_status_t phase_begin(hs_net_t *net, hs_coll_t *c, bool *finished)
   if (b->n_hops)
     memcpy(c->hops, b->hops, need);
   if (b->n_flows > HS_COLL_MAX_FLOWS && b->n_flows > c->n_xflows_cap) {
-    hs__pool_release(&net->pool, c->xflows);
-    c->xflows = hs__pool_alloc(&net->pool, (size_t)b->n_flows * sizeof *c->xflows);
+    hs__pool_release(&cs->pool, c->xflows);
+    c->xflows = hs__pool_alloc(&cs->pool, (size_t)b->n_flows * sizeof *c->xflows);
     if (!c->xflows)
       HS_FAIL(HS_ENOMEM);
     c->n_xflows_cap = (int32_t)(hs__pool_block_size(c->xflows) / sizeof *c->xflows);
@@ -645,7 +688,7 @@ static hs_status_t phase_begin(hs_net_t *net, hs_coll_t *c, bool *finished)
   hs_time_t lat = b->latency_ns > 0.0 ? hs_time_from_s(b->latency_ns * 1e-9) : 0;
   if (lat > 0) {
     hs_event_init(&c->ev, coll_latency_done);
-    HS_CHECK(hs_engine_after(net->eng, &c->ev, lat, HS_NET_PRIO_FLOW));
+    HS_CHECK(hs_engine_after(hs__net_engine(net), &c->ev, lat, HS_NET_PRIO_FLOW));
   } else {
     HS_CHECK(start_flows(net, c));
   }
@@ -660,7 +703,8 @@ hs_status_t hs__coll_run(hs_net_t *net, hs_coll_t *c)
   hs_status_t st = phase_begin(net, c, &finished);
   if (st == HS_OK && finished) {
     hs_event_init(&c->ev, coll_finish_ev);
-    st = hs_engine_schedule(net->eng, &c->ev, net->eng->now, HS_NET_PRIO_FLOW);
+    hs_engine_t *eng = hs__net_engine(net);
+    st = hs_engine_schedule(eng, &c->ev, eng->now, HS_NET_PRIO_FLOW);
   }
   return st;
 }
@@ -670,16 +714,17 @@ hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err)
   hs_status_t st = HS_OK;
   if (!net || !c)
     return hs_error_set(err, HS_EINVAL, "coll: NULL argument");
-  hs_coll_builder_t *b = &net->builder;
+  hs__colls_t *cs = hs__net_colls(net);
+  hs_engine_t *eng = hs__net_engine(net);
+  hs_coll_builder_t *b = &cs->builder;
   b->err = err;
   c->run_algo = c->algo ? c->algo : default_algo(b, c->op, c->devices, c->n);
   if (!c->run_algo)
     return hs_error_set(err, HS_ENOMEM, "coll: out of memory choosing the algorithm");
   HS_CHECK(coll_validate(b, c, c->run_algo));
-  HS_CHECK(hs_reserve((void **)&net->colls, &net->cap_colls, net->n_colls + 1,
-                      sizeof *net->colls));
+  HS_CHECK(hs_reserve((void **)&cs->live, &cs->cap_live, cs->n_live + 1, sizeof *cs->live));
   c->net = net;
-  c->t_start = net->eng->now;
+  c->t_start = eng->now;
   c->t_end = 0;
   c->hops = NULL;
   c->n_hops_cap = 0;
@@ -688,22 +733,13 @@ hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err)
   c->n_flows = 0;
   c->n_flows_live = 0;
   hs_event_init(&c->ev, NULL);
-  c->slot = (int32_t)net->n_colls;
-  net->colls[net->n_colls++] = c;
+  c->slot = (int32_t)cs->n_live;
+  cs->live[cs->n_live++] = c;
   st = c->run_algo->start(net, c);
-  if (st != HS_OK && c->n_flows_live == 0 && !hs_event_pending(&c->ev)) {
-    /* nothing in flight: undo */
-    hs__pool_release(&net->pool, c->hops);
-    hs__pool_release(&net->pool, c->xflows);
-    c->hops = NULL;
-    c->xflows = NULL;
-    size_t s = (size_t)c->slot;
-    net->colls[s] = net->colls[--net->n_colls];
-    net->colls[s]->slot = (int32_t)s;
-    c->slot = -1;
-  } else if (st != HS_OK) {
-    hs_engine_fail(net->eng, st);
-  }
+  if (st != HS_OK && c->n_flows_live == 0 && !hs_event_pending(&c->ev))
+    coll_retire(cs, c); /* nothing in flight: undo */
+  else if (st != HS_OK)
+    hs_engine_fail(eng, st);
 cleanup:
   b->err = NULL;
   return st;

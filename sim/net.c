@@ -1,6 +1,6 @@
 /*
  * net.c - the flow-level network: flows on links, max-min fair rates,
- * completion events, per-link counters, and the block pool.
+ * completion events and per-link counters.
  *
  * Representation. Each link keeps its member table (flow, hop index) in an
  * array; each flow on links keeps, per hop, its index in that link's table
@@ -30,65 +30,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- block pool ---------------------------------------------------------- */
-
-typedef struct blk {
-  struct blk *next_all;
-  struct blk *next_free;
-  size_t cls;
-  size_t pad; /* keeps the payload 16-byte aligned */
-} blk_t;
-
-#define POOL_MIN_CLS 5
-
-void *hs__pool_alloc(hs__pool_t *p, size_t bytes)
-{
-  size_t cls = POOL_MIN_CLS;
-  while (((size_t)1 << cls) < bytes) {
-    cls++;
-    if (cls >= HS_ARRAY_LEN(p->free_list))
-      return NULL;
-  }
-  blk_t *b = p->free_list[cls];
-  if (b) {
-    p->free_list[cls] = b->next_free;
-    return b + 1;
-  }
-  b = malloc(sizeof *b + ((size_t)1 << cls));
-  if (!b)
-    return NULL;
-  b->cls = cls;
-  b->next_free = NULL;
-  b->next_all = p->all;
-  p->all = b;
-  return b + 1;
-}
-
-size_t hs__pool_block_size(const void *mem)
-{
-  return mem ? (size_t)1 << ((const blk_t *)mem - 1)->cls : 0;
-}
-
-void hs__pool_release(hs__pool_t *p, void *mem)
-{
-  if (!mem)
-    return;
-  blk_t *b = (blk_t *)mem - 1;
-  b->next_free = p->free_list[b->cls];
-  p->free_list[b->cls] = b;
-}
-
-void hs__pool_destroy(hs__pool_t *p)
-{
-  blk_t *b = p->all;
-  while (b) {
-    blk_t *next = b->next_all;
-    free(b);
-    b = next;
-  }
-  memset(p, 0, sizeof *p);
-}
 
 /* ---- construction ---------------------------------------------------------- */
 
@@ -122,9 +63,9 @@ hs_status_t hs__net_init_links(hs_net_t *net)
   }
   hs_event_init(&net->upd_ev, rates_update);
   hs_maxmin_init(&net->mm);
-  hs__builder_init(&net->builder, &net->paths, NULL);
   net->paths.links = net->links;
   net->paths.n_links = n;
+  HS_CHECK(hs__colls_new(&net->paths, &net->colls));
 cleanup:
   return st;
 }
@@ -166,6 +107,10 @@ void hs_net_set_path_fn(hs_net_t *net, hs_net_path_fn path, void *ctx,
 
 const hs_net_paths_t *hs_net_paths(const hs_net_t *net) { return &net->paths; }
 
+hs_engine_t *hs__net_engine(hs_net_t *net) { return net->eng; }
+
+hs__colls_t *hs__net_colls(hs_net_t *net) { return net->colls; }
+
 void hs_net_free(hs_net_t *net)
 {
   if (!net)
@@ -174,9 +119,8 @@ void hs_net_free(hs_net_t *net)
     hs_engine_cancel(net->eng, &net->upd_ev);
     for (size_t i = 0; i < net->n_active; i++)
       hs_engine_cancel(net->eng, &net->active[i]->ev);
-    for (size_t i = 0; i < net->n_colls; i++)
-      hs_engine_cancel(net->eng, &net->colls[i]->ev);
   }
+  hs__colls_free(net->colls, net->eng);
   if (net->lk)
     for (size_t l = 0; l < net->n_links; l++)
       hs_free(net->lk[l].m);
@@ -190,10 +134,8 @@ void hs_net_free(hs_net_t *net)
   hs_free(net->csr_off);
   hs_free(net->csr_hops);
   hs_free(net->rates);
-  hs_free(net->colls);
   hs_free(net->links_own);
   hs_maxmin_destroy(&net->mm);
-  hs__builder_destroy(&net->builder);
   hs__pool_destroy(&net->pool);
   hs_free(net);
 }

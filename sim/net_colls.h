@@ -1,0 +1,20 @@
+/*
+ * net_colls.h - private to sim/: the seam between the network (net.c) and
+ * the collective layer (collective.c). A network owns one collective state
+ * (its live collectives, their phase builder and block pool), created and
+ * freed through these calls; its contents are the collective layer's.
+ */
+#ifndef HS_NET_COLLS_H
+#define HS_NET_COLLS_H
+
+#include "hs_net.h"
+
+typedef struct hs__colls hs__colls_t;
+
+/* A network's collective state over `paths` (which must outlive it). */
+hs_status_t hs__colls_new(const hs_net_paths_t *paths, hs__colls_t **out);
+/* Cancels the live collectives' pending events on eng (may be NULL) and
+ * frees the state; the collectives are left unfinished. NULL ok. */
+void hs__colls_free(hs__colls_t *cs, hs_engine_t *eng);
+
+#endif /* HS_NET_COLLS_H */
