@@ -16,40 +16,16 @@
  */
 #include "estimate.h"
 #include "hs_search.h"
+#include "search_fixture.h"
 #include "sim_fixture.h"
+
+/* A search that needs more steps than this fails the test instead of hanging. */
+#define STEP_LIMIT 1000000
 
 #include <time.h>
 
 /* The type object, called directly (the registry lists it too). */
 extern const hs_planner_type_t hs_planner_autohet;
-
-static double wall_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Runs a planner type object directly: init, step until done, result. */
-static hs_status_t run_planner(const hs_planner_type_t *t, const hs_model_t *m,
-                               const hs_cluster_t *c, const hs_plan_opts_t *o, hs_plan_t *plan,
-                               hs_search_stats_t *stats, hs_error_t *err)
-{
-  void *state = calloc(1, t->state_size);
-  hs_plan_init(plan);
-  hs_status_t st = t->init(state, m, c, o, err);
-  if (st == HS_OK) {
-    bool done = false;
-    double prog;
-    while (!done && st == HS_OK)
-      st = t->step(state, &done, &prog, err);
-    if (st == HS_OK)
-      st = t->result(state, plan, stats, err);
-  }
-  t->free(state);
-  free(state);
-  return st;
-}
 
 /* Two GPU types, two nodes of 2 (fast 2 TFLOP/s, small memory) and two
  * nodes of 2 (slow 1 TFLOP/s, large memory); `nodes_fast` + `nodes_slow`. */
@@ -290,7 +266,7 @@ static void test_brute_force_tiny(void)
     hs_plan_t plan;
     hs_search_stats_t stats;
     double t0 = wall_s();
-    hs_status_t st = run_planner(&hs_planner_autohet, &m, &c, &o, &plan, &stats, &err);
+    hs_status_t st = run_type(&hs_planner_autohet, &m, &c, &o, &plan, &stats, STEP_LIMIT, &err);
     double dt = wall_s() - t0;
     double bf = brute_force(&m, &c, cases[k].B, cases[k].maxmb);
     CHECK_MSG(st == HS_OK, "case %zu: %s", k, err.msg);
@@ -327,7 +303,7 @@ static void test_infeasible_memory(void)
   opts_small(&o, 4, 1);
   hs_plan_t plan;
   hs_search_stats_t stats;
-  hs_status_t st = run_planner(&hs_planner_autohet, &m, &c, &o, &plan, &stats, &err);
+  hs_status_t st = run_type(&hs_planner_autohet, &m, &c, &o, &plan, &stats, STEP_LIMIT, &err);
   CHECK_EQ_INT(st, HS_EINFEASIBLE);
   CHECK_CONTAINS(err.msg, "autohet");
   hs_plan_destroy(&plan);
@@ -399,7 +375,7 @@ static void test_beats_megatron_mixed(void)
   hs_plan_t plan;
   hs_search_stats_t stats;
   double t0 = wall_s();
-  hs_status_t st = run_planner(&hs_planner_autohet, &m, &c, &o, &plan, &stats, &err);
+  hs_status_t st = run_type(&hs_planner_autohet, &m, &c, &o, &plan, &stats, STEP_LIMIT, &err);
   double dt = wall_s() - t0;
   CHECK_MSG(st == HS_OK, "%s", err.msg);
   if (st == HS_OK) {

@@ -15,7 +15,11 @@
  */
 #include <math.h>
 #include "hs_search.h"
+#include "search_fixture.h"
 #include "sim_fixture.h"
+
+/* A search that needs more steps than this fails the test instead of hanging. */
+#define STEP_LIMIT 1000
 
 #include <time.h>
 
@@ -24,37 +28,6 @@ extern const hs_planner_type_t hs_planner_hap;
 hs_status_t hs__hap_astar(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_opts_t *o,
                           const double *ratios, bool use_heuristic, double *cost,
                           uint64_t *expanded, hs_error_t *err);
-
-static double wall_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static hs_status_t run_planner(const hs_planner_type_t *t, const hs_model_t *m,
-                               const hs_cluster_t *c, const hs_plan_opts_t *o, hs_plan_t *plan,
-                               hs_search_stats_t *stats, hs_error_t *err)
-{
-  void *state = calloc(1, t->state_size);
-  hs_plan_init(plan);
-  hs_status_t st = t->init(state, m, c, o, err);
-  int steps = 0;
-  if (st == HS_OK) {
-    bool done = false;
-    double prog;
-    while (!done && st == HS_OK && steps < 1000) {
-      st = t->step(state, &done, &prog, err);
-      steps++;
-    }
-    CHECK_MSG(done, "planner did not finish in %d steps", steps);
-    if (st == HS_OK)
-      st = t->result(state, plan, stats, err);
-  }
-  t->free(state);
-  free(state);
-  return st;
-}
 
 /* Two GPU types (3 and 1 TFLOP/s), `n` nodes of each with gpn GPUs. */
 static hs_status_t two_type_cluster(hs_cluster_t *c, int n, int gpn, double GBps, double lat_us,
@@ -135,7 +108,8 @@ static void test_ratios_proportional(void)
   o.global_batch = 64;
   hs_plan_t plan;
   hs_search_stats_t stats;
-  CHECK_MSG(run_planner(&hs_planner_hap, &m, &c, &o, &plan, &stats, &err) == HS_OK, "%s", err.msg);
+  hs_status_t rs = run_type(&hs_planner_hap, &m, &c, &o, &plan, &stats, STEP_LIMIT, &err);
+  CHECK_MSG(rs == HS_OK, "%s", err.msg);
   CHECK_MSG(hs_plan_validate(&plan, &m, &c, "hap", &err) == HS_OK, "%s", err.msg);
   /* F = 3, 3, 1, 1 TFLOP/s: r = 3/8 for the fast, 1/8 for the slow */
   const hs_plan_stage_t *st = &plan.pipelines[0].stages[0];
@@ -192,7 +166,8 @@ static void test_hap_precision(void)
     o.precision = cases[k].dt;
     hs_plan_t plan;
     hs_search_stats_t stats;
-    CHECK_MSG(run_planner(&hs_planner_hap, &m, &c, &o, &plan, &stats, &err) == HS_OK, "%s", err.msg);
+    hs_status_t rs = run_type(&hs_planner_hap, &m, &c, &o, &plan, &stats, STEP_LIMIT, &err);
+  CHECK_MSG(rs == HS_OK, "%s", err.msg);
     CHECK_EQ_INT((int)plan.precision, (int)cases[k].dt);
     const hs_plan_stage_t *st = &plan.pipelines[0].stages[0];
     CHECK_EQ_INT(st->n_replicas, 4);
@@ -250,7 +225,7 @@ static void test_hap_beats_dp_ev(void)
   hs_plan_t plan, ev;
   hs_search_stats_t stats;
   double t0 = wall_s();
-  hs_status_t st = run_planner(&hs_planner_hap, &m, &c, &o, &plan, &stats, &err);
+  hs_status_t st = run_type(&hs_planner_hap, &m, &c, &o, &plan, &stats, STEP_LIMIT, &err);
   double dt = wall_s() - t0;
   CHECK_MSG(st == HS_OK, "%s", err.msg);
   CHECK(dp_ev_plan(&m, &c, B, &ev) == HS_OK);
@@ -297,7 +272,7 @@ static void test_sharded_program_simulates_near_estimate(void)
   o.global_batch = 8 * (int64_t)c.n_devices;
   hs_plan_t plan;
   hs_search_stats_t stats;
-  hs_status_t st = run_planner(&hs_planner_hap, &m, &c, &o, &plan, &stats, &err);
+  hs_status_t st = run_type(&hs_planner_hap, &m, &c, &o, &plan, &stats, STEP_LIMIT, &err);
   CHECK_MSG(st == HS_OK, "%s", err.msg);
   if (st == HS_OK) {
     int experts = 0;

@@ -25,62 +25,11 @@
  */
 #include "hs_scenarios.h"
 #include "estimate.h"
-#include "hs_search.h"
-#include "hs_test.h"
+#include "search_fixture.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Two sites of one node each (A100 x gpn, V100 x gpn) joined by a link of
- * GBps and latency_us. */
-static hs_status_t two_site_cluster(hs_cluster_t *c, int gpn, double GBps, double latency_us,
-                                    hs_error_t *err)
-{
-  char json[2048];
-  snprintf(json, sizeof json,
-           "{\"name\": \"two-site-%d\", \"sites\": ["
-           " {\"name\": \"a\", \"nodes\": [{\"count\": 1, \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": %d,"
-           "   \"intra_node\": {\"GBps\": 300, \"latency_us\": 1}, \"nic\": {\"GBps\": 100, \"latency_us\": 5}}]},"
-           " {\"name\": \"b\", \"nodes\": [{\"count\": 1, \"gpu\": \"V100-SXM2-32GB\", \"gpus_per_node\": %d,"
-           "   \"intra_node\": {\"GBps\": 150, \"latency_us\": 1.5}, \"nic\": {\"GBps\": 50, \"latency_us\": 5}}]}],"
-           " \"links\": [{\"between\": [\"a\", \"b\"], \"GBps\": %.17g, \"latency_us\": %.17g}]}",
-           2 * gpn, gpn, gpn, GBps, latency_us);
-  hs_cluster_init(c);
-  return hs_cluster_parse(json, "two-site.json", c, err);
-}
-
-static void small_gpt(hs_model_t *m, int layers, int hidden, int seq)
-{
-  hs_transformer_cfg_t cfg;
-  hs_transformer_cfg_init(&cfg);
-  snprintf(cfg.name, sizeof cfg.name, "gpt-%dx%d", layers, hidden);
-  cfg.layers = layers;
-  cfg.hidden = hidden;
-  cfg.heads = hidden / 64;
-  cfg.kv_heads = cfg.heads;
-  cfg.ffn = 4 * hidden;
-  cfg.vocab = 32000;
-  cfg.seq_len = seq;
-  cfg.max_positions = seq;
-  hs_error_t err;
-  hs_error_init(&err);
-  hs_status_t st = hs_model_from_transformer(&cfg, m, &err);
-  CHECK_MSG(st == HS_OK, "model: %s", err.msg);
-}
-
-static hs_status_t run(const char *name, const hs_model_t *m, const hs_cluster_t *c,
-                       const hs_plan_opts_t *o, hs_plan_t *plan, hs_search_stats_t *stats,
-                       hs_report_t *rep, hs_error_t *err)
-{
-  const hs_planner_type_t *t = hs_planner_find(name);
-  CHECK_MSG(t != NULL, "planner %s", name);
-  if (!t)
-    return HS_ENOTFOUND;
-  hs_error_init(err);
-  err->warn_fp = NULL;
-  return hs_planner_run(t, m, c, o, NULL, plan, stats, rep, err);
-}
 
 static void test_conformance(void)
 {
