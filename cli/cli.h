@@ -74,6 +74,10 @@ int hs_cli_practice(const hs_opt_t *opts, struct hs_practice *pr);
 int hs_cli_sim_practice(const hs_opt_t *opts, struct hs_practice *pr);
 /* --precision: 0 and *dt set when given (left alone when not), else 2. */
 int hs_cli_precision(const hs_opt_t *opts, hs_dtype_t *dt);
+/* Writes j to path (NULL: no file) and, with to_stdout, to stdout; frees j.
+ * A NULL j is the out-of-memory of whoever built it. */
+struct cJSON;
+hs_status_t hs_cli_emit_json(struct cJSON *j, const char *path, bool to_stdout, hs_error_t *err);
 /* Prints "hetsim: <msg>" and returns the exit code for st. */
 int hs_cli_fail(const hs_error_t *err, hs_status_t st);
 

@@ -306,15 +306,7 @@ int hs_cmd_elastic(int argc, char **argv)
         cJSON_AddNumberToObject(j, "seed", (double)seed);
       }
     }
-    if (!j) {
-      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
-      goto fail;
-    }
-    if (oo)
-      st = hs_json_write_file(j, oo->value, &err);
-    if (st == HS_OK && json)
-      st = hs_json_write_file(j, "-", &err);
-    cJSON_Delete(j);
+    st = hs_cli_emit_json(j, oo ? oo->value : NULL, json, &err);
     if (st != HS_OK)
       goto fail;
     if (json)

@@ -113,16 +113,7 @@ int hs_cmd_replay(int argc, char **argv)
   const hs_opt_t *oo = hs_cli_opt(opts, "o");
   bool json = hs_cli_opt(opts, "json") != NULL;
   if (oo || json) {
-    cJSON *j = hs_measured_to_json(&meas);
-    if (!j) {
-      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
-      goto fail;
-    }
-    if (oo)
-      st = hs_json_write_file(j, oo->value, &err);
-    if (st == HS_OK && json)
-      st = hs_json_write_file(j, "-", &err);
-    hs_json_free(j);
+    st = hs_cli_emit_json(hs_measured_to_json(&meas), oo ? oo->value : NULL, json, &err);
     if (st != HS_OK)
       goto fail;
   }

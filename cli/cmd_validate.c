@@ -90,11 +90,7 @@ static int validate_run(const hs_opt_t *opts, const char *run_path, const hs_opt
     cJSON_AddNumberToObject(j, "predicted_tflops_per_gpu", rep.tflops_per_gpu);
     if (tf.n)
       cJSON_AddNumberToObject(j, "measured_tflops_per_gpu", tf.median);
-    if (oo)
-      st = hs_json_write_file(j, oo->value, &err);
-    if (st == HS_OK && json)
-      st = hs_json_write_file(j, "-", &err);
-    hs_json_free(j);
+    st = hs_cli_emit_json(j, oo ? oo->value : NULL, json, &err);
     if (st != HS_OK)
       goto fail;
   }
@@ -221,11 +217,7 @@ int hs_cmd_validate(int argc, char **argv)
     cJSON_AddStringToObject(j, "device", runs[0].device);
     cJSON_AddStringToObject(j, "model", runs[0].model);
     cJSON_AddStringToObject(j, "plan", runs[0].plan_summary);
-    if (oo)
-      st = hs_json_write_file(j, oo->value, &err);
-    if (st == HS_OK && json)
-      st = hs_json_write_file(j, "-", &err);
-    hs_json_free(j);
+    st = hs_cli_emit_json(j, oo ? oo->value : NULL, json, &err);
     if (st != HS_OK)
       goto fail;
   }
