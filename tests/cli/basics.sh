@@ -4,19 +4,7 @@
 set -u
 H=${HETSIM_BIN:?}
 D=${HETSIM_TEST_DATA:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok()   { pass=$((pass + 1)); }
-bad()  { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect CODE CMD...: exit code must be CODE
-expect() {
-  local code=$1; shift
-  "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
-  if [ "$rc" -eq "$code" ]; then ok; else bad "exit $rc (want $code): $*"; cat "$tmp/err"; fi
-}
-# has FILE TEXT: FILE contains TEXT
-has() { if grep -qF -- "$2" "$1"; then ok; else bad "'$2' not in $1: $(head -c 400 "$1")"; fi; }
+. "$(dirname "$0")/lib.bash"
 
 expect 0 "$H" --help;                          has "$tmp/out" "simulate"
 for c in list show simulate; do expect 0 "$H" "$c" --help; has "$tmp/out" "usage"; done

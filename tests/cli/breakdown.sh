@@ -7,10 +7,7 @@
 set -u
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
 data=${HETSIM_TEST_DATA:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-die() { echo "FAIL: $*" >&2; fail=1; }
+. "$(dirname "$0")/lib.bash"
 py=/usr/bin/python3
 
 args=(--model gpt3-1.3b --cluster a100-v100-two-sites --strategies data-parallel,megatron,hapt --global-batch 96)

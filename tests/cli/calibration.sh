@@ -9,10 +9,7 @@ set -u
 command -v jq >/dev/null || { echo "jq missing (scripts/setup.sh installs it)" >&2; exit 77; }
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
 src=${HETSIM_DATA:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-die() { echo "FAIL: $*" >&2; fail=1; }
+. "$(dirname "$0")/lib.bash"
 
 # refit the H100 points: the catalog holds the fitted gemm_eff_max
 "$bin" calibrate "$src/clusters/calibration/H100-SXM5-80GB.json" --dtype bf16 -o "$tmp/p.json" >/dev/null 2>"$tmp/err" \

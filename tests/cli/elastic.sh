@@ -7,10 +7,7 @@
 set -u
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
 data=${HETSIM_TEST_DATA:?HETSIM_TEST_DATA must point at tests/data}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-die() { echo "FAIL: $*" >&2; fail=1; }
+. "$(dirname "$0")/lib.bash"
 cl="$data/elastic/spot4x4.json"
 common=(--model gpt3-1.3b --cluster "$cl" --strategy data-parallel --global-batch 48)
 

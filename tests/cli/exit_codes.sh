@@ -7,18 +7,13 @@
 set -u
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
 root=${HETSIM_DATA:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/lib.bash"
+# expect, printing at most 600 bytes of stderr (some refusals are long)
 expect() {
   local code=$1; shift
   "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
   if [ "$rc" -eq "$code" ]; then ok; else bad "exit $rc (want $code): $*"; head -c 600 "$tmp/err"; fi
 }
-has()    { if grep -qF -- "$2" "$1"; then ok; else bad "'$2' not in $1: $(head -c 400 "$1")"; fi; }
-hasnot() { if grep -qF -- "$2" "$1"; then bad "'$2' in $1"; else ok; fi; }
 py=/usr/bin/python3
 
 # simulate: llama2-70b on one DGX A100 at tp 8 needs ~227 GB per GPU

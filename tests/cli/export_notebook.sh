@@ -7,10 +7,7 @@
 set -u
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
 data=${HETSIM_TEST_DATA:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-die() { echo "FAIL: $*" >&2; fail=1; }
+. "$(dirname "$0")/lib.bash"
 py=/usr/bin/python3
 
 "$bin" sweep "$data/sweep/small.json" -o "$tmp/results.csv" --quiet || die "sweep failed"

@@ -7,10 +7,7 @@
 # exit 2 naming the event.
 set -u
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-die() { echo "FAIL: $*" >&2; fail=1; }
+. "$(dirname "$0")/lib.bash"
 py=/usr/bin/python3
 
 "$bin" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 --pp 2 --dp 2 --global-batch 16 \

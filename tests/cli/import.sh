@@ -7,17 +7,7 @@
 set -u
 H=${HETSIM_BIN:?}
 D=${HETSIM_TEST_DATA:?}/import
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok()   { pass=$((pass + 1)); }
-bad()  { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() {
-  local code=$1; shift
-  "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
-  if [ "$rc" -eq "$code" ]; then ok; else bad "exit $rc (want $code): $*"; cat "$tmp/err"; fi
-}
-has() { if grep -qF -- "$2" "$1"; then ok; else bad "'$2' not in $1: $(head -c 400 "$1")"; fi; }
+. "$(dirname "$0")/lib.bash"
 
 expect 0 "$H" import --help;                      has "$tmp/out" "nccl-tests"
 for k in nccl-tests megatron-log torch-profiler; do expect 0 "$H" import "$k" --help; has "$tmp/out" "usage"; done

@@ -4,10 +4,7 @@
 # and a plan written by `plan -o` that `simulate --plan` accepts.
 set -u
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-die() { echo "FAIL: $*" >&2; fail=1; }
+. "$(dirname "$0")/lib.bash"
 
 # unknown strategy: exit 2, message names it
 "$bin" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy no-such-planner >"$tmp/out" 2>"$tmp/err"

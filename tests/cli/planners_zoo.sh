@@ -8,9 +8,7 @@
 set -u
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
 data=${HETSIM_TEST_DATA:?}/models
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
+. "$(dirname "$0")/lib.bash"
 for m in qwen2-7b mistral-7b mixtral-8x7b gpt2 gpt-neox-20b opt-1.3b pythia-160m bert-base-uncased; do
   for s in megatron whale hapt autohet hap; do
     "$bin" plan --model "$data/$m/config.json" --cluster dgx-a100-1node --strategy "$s" \

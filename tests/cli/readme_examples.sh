@@ -9,10 +9,7 @@
 set -u
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
 src=${HETSIM_DATA:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-die() { echo "FAIL: $*" >&2; fail=1; }
+. "$(dirname "$0")/lib.bash"
 
 # quick start: compare --scenario hapt, as CSV for parsing. The speedup
 # column is named after the fastest baseline row (megatron, deepspeed,

@@ -10,10 +10,7 @@ set -u
 H=${HETSIM_BIN:?}
 D=${HETSIM_TEST_DATA:?}/robust
 FZ=${HETSIM_DATA:?}/tests/fuzz/corpus
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/lib.bash"
 # expect2 NEEDLE... -- CMD...: exit 2, stderr holds every NEEDLE
 expect2() {
   local needles=()

@@ -10,10 +10,7 @@
 set -u
 H=${HETSIM_BIN:?}
 D=${HETSIM_TEST_DATA:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/lib.bash"
 same() {
   if cmp -s "$1" "$2"; then pass=$((pass + 1)); else bad "$3: $1 and $2 differ"; diff "$1" "$2" | head -5; fi
 }

@@ -11,11 +11,8 @@
 # In ordinary builds HS_FAIL_AT is ignored: the script checks that and passes.
 set -u
 H=${HETSIM_BIN:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.bash"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
-pass=0 fail=0
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 if HS_FAIL_AT=1 "$H" list gpus >/dev/null 2>&1; then
   echo "robust_fault: not a fault-injection build (HS_FAIL_AT ignored): nothing to do"

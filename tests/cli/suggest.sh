@@ -6,10 +6,7 @@
 # (A100-40GB -> both A100 40 GB catalog entries).
 set -u
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-die() { echo "FAIL: $*" >&2; fail=1; }
+. "$(dirname "$0")/lib.bash"
 
 "$bin" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 --pp 2 --microbatch-size 2 \
   --global-batch 32 --recompute full --seq-len 1024 --json >"$tmp/a.json" 2>"$tmp/err" || die "hetsim flags: $(cat "$tmp/err")"

@@ -4,10 +4,7 @@
 set -u
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
 data=${HETSIM_TEST_DATA:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-die() { echo "FAIL: $*" >&2; fail=1; }
+. "$(dirname "$0")/lib.bash"
 expect2() { # expect2 NEEDLE... -- ARGS
   local needles=()
   while [ "$1" != "--" ]; do needles+=("$1"); shift; done

@@ -6,10 +6,7 @@ set -u
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
 data=${HETSIM_TEST_DATA:?}
 spec=$data/sweep/small.json
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-die() { echo "FAIL: $*" >&2; fail=1; }
+. "$(dirname "$0")/lib.bash"
 
 "$bin" sweep "$spec" -o "$tmp/serial.csv" --no-timings --quiet 2>"$tmp/err" || die "serial sweep failed: $(cat "$tmp/err")"
 [ -s "$tmp/err" ] && die "a plain sweep printed to stderr with --quiet (MPI noise?): $(cat "$tmp/err")"

@@ -14,10 +14,7 @@ D=${HETSIM_TEST_DATA:?}
 here=$(cd "$(dirname "$0")/.." && pwd)
 check="$here/trace_check.py"
 cats=compute,recompute,tp-comm,pp-comm,dp-comm,optimizer,idle
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-die() { echo "FAIL: $*" >&2; fail=1; }
+. "$(dirname "$0")/lib.bash"
 py=/usr/bin/python3
 
 # name|simulate arguments

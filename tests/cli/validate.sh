@@ -7,17 +7,7 @@
 set -u
 H=${HETSIM_BIN:?}
 D=${HETSIM_TEST_DATA:?}/validate
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok()   { pass=$((pass + 1)); }
-bad()  { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() {
-  local code=$1; shift
-  "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
-  if [ "$rc" -eq "$code" ]; then ok; else bad "exit $rc (want $code): $*"; cat "$tmp/err"; fi
-}
-has() { if grep -qF -- "$2" "$1"; then ok; else bad "'$2' not in $1: $(head -c 400 "$1")"; fi; }
+. "$(dirname "$0")/lib.bash"
 M=(--model "$D/tiny-gpt.json" --cluster "$D/cpu2.json")
 
 for c in replay calibrate validate; do expect 0 "$H" "$c" --help; has "$tmp/out" "usage"; done

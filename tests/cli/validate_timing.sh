@@ -9,8 +9,7 @@
 set -u
 H=${HETSIM_BIN:?}
 root=${HETSIM_DATA:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.bash"
 OUT="$tmp/rounds.csv" HETSIM_BIN="$H" bash "$root/bench/bench_validate_spread.sh" 5 || {
   echo "FAIL: the validation loop did not run"; exit 1; }
 python3 - "$tmp/rounds.csv" <<'PY'

@@ -6,10 +6,7 @@
 set -u
 bin=${HETSIM_BIN:?HETSIM_BIN must point at the hetsim binary}
 root=${HETSIM_DATA:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-die() { echo "FAIL: $*" >&2; fail=1; }
+. "$(dirname "$0")/lib.bash"
 py=/usr/bin/python3
 
 "$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 50 \
