@@ -88,13 +88,18 @@ static bool apportion(const double *w, int32_t ng, int64_t total, int64_t lo, in
   return true;
 }
 
-static void offer(whale_t *s, hs_plan_t *plan, hs_error_t *err)
+/* Scores a built plan and keeps it in the pool (or records why it does not
+ * fit). Out of memory ends the search (HS_ENOMEM): not another answer. */
+static hs_status_t offer(whale_t *s, hs_plan_t *plan, hs_error_t *err)
 {
   hs_estimate_t es;
-  if (hs_estimate_plan(s->est, plan, true, &es, err) != HS_OK) {
+  hs_status_t st = hs_estimate_plan(s->est, plan, true, &es, err);
+  if (st != HS_OK) {
     hs_plan_destroy(plan);
+    if (st == HS_ENOMEM)
+      return st;
     hs_error_clear(err);
-    return;
+    return HS_OK;
   }
   s->scored++;
   if (es.oom) {
@@ -103,9 +108,18 @@ static void offer(whale_t *s, hs_plan_t *plan, hs_error_t *err)
              hs_fmt_bytes(es.max_memory_bytes, b1, sizeof b1), es.oom_device,
              hs_fmt_bytes(hs_cluster_gpu(s->c, es.oom_device)->mem_bytes, b2, sizeof b2));
     hs_plan_destroy(plan);
-    return;
+    return HS_OK;
   }
   hs__cpool_offer(&s->pool, plan, es.iteration_s);
+  return HS_OK;
+}
+
+/* A candidate that cannot be built is skipped; out of memory is not. */
+static hs_status_t build_status(hs_status_t st, hs_error_t *err)
+{
+  if (st == HS_ENOMEM)
+    return hs_error_set(err, st, "out of memory building a whale candidate");
+  return st;
 }
 
 static hs_status_t build_dp(whale_t *s, int32_t tp, int32_t ng, int32_t b, hs_recompute_t rc,
@@ -155,8 +169,9 @@ static hs_status_t build_pp(whale_t *s, int32_t tp, int32_t ng, int32_t pp, int3
   g.global_batch = 1;
   hs_error_t e2;
   hs_error_init(&e2);
-  if (hs_plan_grid(s->m, s->c, &g, &bounds, &e2) != HS_OK)
-    return HS_EINFEASIBLE;
+  st = hs_plan_grid(s->m, s->c, &g, &bounds, &e2);
+  if (st != HS_OK)
+    return st == HS_ENOMEM ? st : HS_EINFEASIBLE;
   /* greedy: fastest groups first, each to the slowest stage with room */
   int32_t per = (ng + pp - 1) / pp;
   double stage_w[1024];
@@ -275,9 +290,12 @@ static hs_status_t whale_step(void *state, bool *done, double *progress, hs_erro
           continue;
         for (int rc = 0; rc < (s->allow_rc ? 2 : 1); rc++) {
           hs_plan_t plan;
-          if (build_dp(s, tp, ng, b, rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE, &plan) != HS_OK)
-            continue;
-          offer(s, &plan, err);
+          hs_status_t st =
+              build_status(build_dp(s, tp, ng, b, rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE, &plan), err);
+          if (st == HS_ENOMEM)
+            return st;
+          if (st == HS_OK && (st = offer(s, &plan, err)) != HS_OK)
+            return st;
         }
       }
     }
@@ -305,9 +323,12 @@ static hs_status_t whale_step(void *state, bool *done, double *progress, hs_erro
           for (int32_t k = 0; k < ng; k++)
             s->stage_of[k] = -1;
           hs_plan_t plan;
-          if (build_pp(s, tp, ng, pp, b, rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE, &plan) != HS_OK)
-            continue;
-          offer(s, &plan, err);
+          hs_status_t st = build_status(
+              build_pp(s, tp, ng, pp, b, rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE, &plan), err);
+          if (st == HS_ENOMEM)
+            return st;
+          if (st == HS_OK && (st = offer(s, &plan, err)) != HS_OK)
+            return st;
         }
     }
     /* the first pp that fits is the Whale choice; a few more deepen the pool */

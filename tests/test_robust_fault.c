@@ -22,6 +22,7 @@
 #include "hs_elastic.h"
 #include "hs_export.h"
 #include "hs_fault.h"
+#include "hs_search.h"
 #include "hs_sim.h"
 #include "hs_test.h"
 #include "hs_validate.h"
@@ -437,6 +438,27 @@ static hs_status_t sc_whatif_plan(hs_error_t *err)
   return HS_OK;
 }
 
+/* The whale baseline's whole search on the fixture (candidates built,
+ * estimated, pooled and simulated): out of memory anywhere in it is
+ * HS_ENOMEM, never a different plan. Its plan's JSON is the output. */
+static hs_status_t sc_whale_plan(hs_error_t *err)
+{
+  const hs_planner_type_t *t = hs_planner_find("whale");
+  if (!t)
+    return hs_error_set(err, HS_EINTERNAL, "no whale planner");
+  hs_plan_opts_t o;
+  hs_plan_opts_init(&o);
+  o.global_batch = 8;
+  hs_plan_t plan;
+  hs_plan_init(&plan);
+  hs_search_stats_t stats;
+  hs_status_t st = hs_planner_run(t, &fx_model, &fx_cluster, &o, NULL, &plan, &stats, NULL, err);
+  if (st == HS_OK)
+    st = keep_output(hs_plan_to_json(&plan), "hs_plan_to_json", err);
+  hs_plan_destroy(&plan);
+  return st;
+}
+
 /* A purchase study's own allocations, without the planners (whose search
  * is the planner scenarios' business): --gpu-price overrides parsed, and
  * the JSON of a result with a feasible and an infeasible option. */
@@ -545,6 +567,7 @@ static const struct {
     {"report_view", sc_report_view}, {"trace_doc", sc_trace_doc}, {"table", sc_table},
     {"elastic_trace", sc_elastic_trace}, {"capi", sc_capi},
     {"whatif_output", sc_whatif_output}, {"whatif_plan", sc_whatif_plan},
+    {"whale_plan", sc_whale_plan},
     {"nccl_tests", sc_nccl_tests},   {"megatron_log", sc_megatron_log}, {"run_json", sc_run_json},
     {"torch_trace", sc_torch_trace}, {"compare_runs", sc_compare_runs},
 };
