@@ -164,6 +164,13 @@ void hs_report_infeasible_reason(const hs_report_t *r, char *buf, size_t n)
              r->n_oom_devices == 1 ? "" : "s", hs_fmt_bytes(r->max_peak_memory_bytes, b1, sizeof b1));
 }
 
+/* The text tables of large plans (more than 32 stages) show the first
+ * pipeline only: it is representative, and the JSON has every stage. */
+static bool stage_shown(const hs_report_t *r, const hs_stage_report_t *s)
+{
+  return s->pipeline == 0 || r->n_stages <= 32;
+}
+
 void hs_report_print(const hs_report_t *r, FILE *out)
 {
   char b1[32];
@@ -210,8 +217,8 @@ void hs_report_print(const hs_report_t *r, FILE *out)
   int32_t shown = 0;
   for (int32_t k = 0; k < r->n_stages; k++) {
     const hs_stage_report_t *s = &r->stages[k];
-    if (s->pipeline > 0 && r->n_stages > 32)
-      continue; /* large plans: the first pipeline is representative */
+    if (!stage_shown(r, s))
+      continue;
     char lay[40];
     layers_str(s, lay, sizeof lay);
     fprintf(out, "%-4d %-5d %-16s %-16.16s %4d %4d %9.3f %9.3f\n", s->pipeline, s->stage, lay, s->gpu,
@@ -223,7 +230,7 @@ void hs_report_print(const hs_report_t *r, FILE *out)
           "tp-comm", "pp-comm", "dp-comm", "bubble", "optimizer");
   for (int32_t k = 0; k < r->n_stages; k++) {
     const hs_stage_report_t *s = &r->stages[k];
-    if (s->pipeline > 0 && r->n_stages > 32)
+    if (!stage_shown(r, s))
       continue;
     fprintf(out, "%-4d %-5d %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f\n", s->pipeline, s->stage,
             s->time_compute_s, s->time_recompute_s, s->time_tp_comm_s, s->time_pp_comm_s,
@@ -234,7 +241,7 @@ void hs_report_print(const hs_report_t *r, FILE *out)
           "optimizer", "activations", "workspace", "peak", "capacity");
   for (int32_t k = 0; k < r->n_stages; k++) {
     const hs_stage_report_t *s = &r->stages[k];
-    if (s->pipeline > 0 && r->n_stages > 32)
+    if (!stage_shown(r, s))
       continue;
     fprintf(out, "%-4d %-5d %9.2f %9.2f %9.2f %11.2f %9.2f %9.2f %9.2f%s\n", s->pipeline, s->stage,
             s->mem.weights_bytes / HS_GB, s->mem.gradients_bytes / HS_GB,
