@@ -8,8 +8,8 @@
  * every set of node groups (device subsets), and its best layouts are
  * simulated. Property: each seed strategy's simulated iteration time is
  * within 2% of the oracle's (or better: the seeds' spaces differ from the
- * oracle's), except hap where the oracle's best is a pipeline (5%: hap's
- * space has none). The last two cases are memory-bound, so the optimum
+ * oracle's), except where the oracle's best is a pipeline that a seed's
+ * space lacks (8%, hap and autohet). The last two cases are memory-bound, so the optimum
  * uses both sites. The ratios print, so a change in either side shows.
  */
 #include "search_fixture.h"
@@ -76,13 +76,17 @@ static void test_hapt_oracle(void) { check_seed("hapt", 0.02, 0.02); }
 /* autohet keeps one TP degree for every stage and its stages in device order
  * (per-stage TP and stage-order search are open, issue 14): where the
  * oracle's best is a pipeline with per-stage TP or a different stage count
- * it is allowed 5% (measured +4.90% on case 4, whose oracle runs TP 2|1|1,
+ * it is allowed 8% (measured +4.90% on case 4, whose oracle ran TP 2|1|1,
  * and +2.46% on case 5 with the calibrated A100 profile and the estimator's
- * shared-NIC pipeline sends; docs/planners.md). Single-stage optima: 2%. */
-static void test_autohet_oracle(void) { check_seed("autohet", 0.02, 0.05); }
+ * shared-NIC pipeline sends; +5.38% and +6.78% once the V100 was calibrated
+ * too (gemm_eff_max 0.60 -> 0.74, 2026-11-24), which moves the oracle to
+ * TP 1 pp2 dp2 and TP 4 pp2; docs/planners.md). Single-stage optima: 2%. */
+static void test_autohet_oracle(void) { check_seed("autohet", 0.02, 0.08); }
 /* HAP is SPMD only (data and tensor parallelism, no pipeline): where the
- * oracle pipelines it is allowed 5% (measured 2.97% on case 4; docs/planners.md) */
-static void test_hap_oracle(void) { check_seed("hap", 0.02, 0.05); }
+ * oracle pipelines it is allowed 8% (measured 2.97% on case 4 with the
+ * default V100 profile; +3.39% on case 4 and +6.04% on case 5 with the
+ * calibrated V100, whose oracle now pipelines; docs/planners.md) */
+static void test_hap_oracle(void) { check_seed("hap", 0.02, 0.08); }
 
 int main(void)
 {

@@ -36,16 +36,17 @@ grep -q 'badfit.json: gemm_fit: must be "line" or "max", got "best"' "$tmp/err" 
 
 # uncalibrated GPUs are named, calibrated ones too
 "$bin" show cluster mixed-a100-v100-t4 >"$tmp/show.txt" || die "show cluster"
-grep -q 'V100-SXM2-16GB uncalibrated' "$tmp/show.txt" || die "show cluster does not say uncalibrated: $(cat "$tmp/show.txt")"
+grep -q 'T4-16GB uncalibrated' "$tmp/show.txt" || die "show cluster does not say uncalibrated: $(cat "$tmp/show.txt")"
+grep -q 'V100-SXM2-16GB calibrated' "$tmp/show.txt" || die "show cluster does not say V100 calibrated"
 grep -q 'A100-SXM4-80GB calibrated' "$tmp/show.txt" || die "show cluster does not say A100 calibrated"
 "$bin" show cluster dgx-h100-1node >"$tmp/show2.txt" || die "show cluster h100"
 grep -q 'H100-SXM5-80GB calibrated' "$tmp/show2.txt" || die "H100 not shown calibrated"
 "$bin" show cluster mixed-a100-v100-t4 --json | jq -e '.uncalibrated_gpus | index("T4-16GB") != null' >/dev/null \
   || die "show cluster --json lacks uncalibrated_gpus"
 "$bin" simulate --model bert-base --cluster mixed-a100-v100-t4 --tp 1 --pp 1 >"$tmp/sim.txt" || die "simulate"
-grep -q 'V100-SXM2-16GB uncalibrated' "$tmp/sim.txt" || die "simulate does not say uncalibrated"
+grep -q 'T4-16GB uncalibrated' "$tmp/sim.txt" || die "simulate does not say uncalibrated"
 "$bin" simulate --model bert-base --cluster mixed-a100-v100-t4 --tp 1 --pp 1 --json \
-  | jq -e '.uncalibrated_gpus == ["V100-SXM2-16GB", "T4-16GB"]' >/dev/null || die "simulate --json lacks uncalibrated_gpus"
+  | jq -e '.uncalibrated_gpus == ["T4-16GB"]' >/dev/null || die "simulate --json lacks uncalibrated_gpus"
 "$bin" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 --pp 1 --json \
   | jq -e '.uncalibrated_gpus == []' >/dev/null || die "simulate --json: calibrated A100 listed as uncalibrated"
 "$bin" compare --model bert-base --cluster mixed-a100-v100-t4 --strategies megatron >"$tmp/cmp.txt" || die "compare"
@@ -54,7 +55,8 @@ grep -q 'T4-16GB uncalibrated' "$tmp/cmp.txt" || die "compare does not say uncal
 "$bin" list gpus >"$tmp/gpus.txt" || die "list gpus"
 grep -qE '^H100-SXM5-80GB .* calibrated$' "$tmp/gpus.txt" || die "list gpus: H100 not calibrated"
 grep -qE '^A100-SXM4-80GB .* calibrated$' "$tmp/gpus.txt" || die "list gpus: A100 not calibrated"
-grep -qE '^V100-SXM2-16GB .* uncalibrated$' "$tmp/gpus.txt" || die "list gpus: V100 not uncalibrated"
+grep -qE '^V100-SXM2-16GB .* calibrated$' "$tmp/gpus.txt" || die "list gpus: V100 not calibrated"
+grep -qE '^T4-16GB .* uncalibrated$' "$tmp/gpus.txt" || die "list gpus: T4 not uncalibrated"
 
 # the published suite: one line per row, a MAPE line per table, JSON
 table="$src/validate/published/megatron-sc21-table1.json"
