@@ -100,7 +100,7 @@ static hs_status_t read_named_port(const hs_jreader_t *r, const cJSON *p, const 
                          "(clusters/links.json has: %s)", r->file, ppath, name, known));
   }
   if (l->scope != scope)
-    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.interconnect: \"%s\" is a %s interconnect, not %s",
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.interconnect: interconnect \"%s\" has scope %s, not %s",
                          r->file, ppath, name, hs_link_scope_name(l->scope), hs_link_scope_name(scope)));
   *GBps = l->GBps;
   *latency_us = l->latency_us;

@@ -39,7 +39,7 @@ static hs_status_t read_fit(const hs_jreader_t *r, const cJSON *e, const char *p
 {
   hs_status_t st = HS_OK;
   const cJSON *fit = NULL, *files = NULL;
-  char fpath[256], apath[256];
+  char fpath[256], lpath[256], apath[256];
   int n = 0;
   HS_CHECK(hs_json_object(r, e, path, "fit", false, &fit));
   if (!fit)
@@ -51,9 +51,10 @@ static hs_status_t read_fit(const hs_jreader_t *r, const cJSON *e, const char *p
   if (n < 1 || n > HS_LINK_FIT_FILES_MAX)
     HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.files: must list 1 to %d nccl-tests files, got %d",
                          r->file, fpath, HS_LINK_FIT_FILES_MAX, n));
+  hs_json_path(lpath, sizeof lpath, fpath, "files", 0);
   int i = 0;
   for (const cJSON *f = files->child; f; f = f->next, i++) {
-    hs_json_path(apath, sizeof apath, fpath, "files", i);
+    hs_json_path(apath, sizeof apath, lpath, NULL, i);
     if (!cJSON_IsString(f) || !f->valuestring[0])
       HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s: must be a file name (a non-empty string)", r->file,
                            apath));
