@@ -89,6 +89,7 @@ int hs_cmd_compare(int argc, char **argv);
 int hs_cmd_elastic(int argc, char **argv);
 int hs_cmd_replay(int argc, char **argv);
 int hs_cmd_calibrate(int argc, char **argv);
+int hs_cmd_calibrate_links(int argc, char **argv); /* hetsim calibrate links */
 int hs_cmd_validate(int argc, char **argv);
 int hs_cmd_validate_published(int argc, char **argv); /* validate --published */
 int hs_cmd_sweep(int argc, char **argv);

@@ -13,6 +13,8 @@
 
 int hs_cmd_calibrate(int argc, char **argv)
 {
+  if (argc > 1 && strcmp(argv[1], "links") == 0)
+    return hs_cmd_calibrate_links(argc - 1, argv + 1);
   hs_opt_t opts[] = {
       {"microbench", false, "run the microbenchmarks instead of reading MEASUREMENTS.json"},
       {"backend", true, "cpu or cuda (with --microbench; default cpu)"},
@@ -32,7 +34,8 @@ int hs_cmd_calibrate(int argc, char **argv)
   int rc = hs_cli_parse(argc, argv, opts, pos, 1, &npos,
                         "usage: hetsim calibrate --microbench --backend cpu|cuda (--cluster C [--device D] | --gpu NAME)\n"
                         "         [--quick] [--repeats N] [--measurements-out m.json] [-o profile.json]\n"
-                        "       hetsim calibrate MEASUREMENTS.json [--dtype bf16] [-o profile.json]");
+                        "       hetsim calibrate MEASUREMENTS.json [--dtype bf16] [-o profile.json]\n"
+                        "       hetsim calibrate links   (re-fit clusters/links.json from its nccl-tests files)");
   if (rc)
     return rc < 0 ? 0 : rc;
   bool micro = hs_cli_opt(opts, "microbench") != NULL;

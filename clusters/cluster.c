@@ -71,7 +71,8 @@ void hs__cluster_for_each_group(const hs_cluster_t *c, int32_t site, hs__group_f
       const hs_node_t *b = &c->nodes[j];
       if (b->gpu != a->gpu || b->n_devices != a->n_devices || b->intra_GBps != a->intra_GBps ||
           b->intra_latency_us != a->intra_latency_us || b->nic_GBps != a->nic_GBps ||
-          b->nic_latency_us != a->nic_latency_us || b->spot != a->spot)
+          b->nic_latency_us != a->nic_latency_us || b->spot != a->spot ||
+          b->intra_link != a->intra_link || b->nic_link != a->nic_link)
         break;
       j++;
     }
@@ -83,9 +84,12 @@ void hs__cluster_for_each_group(const hs_cluster_t *c, int32_t site, hs__group_f
 static void print_group(const hs_cluster_t *c, const hs_node_t *n, int32_t count, void *arg)
 {
   FILE *out = arg;
-  fprintf(out, "    %d x node of %d x %s  (GPU port %g GB/s, %g us; NIC %g GB/s, %g us)%s\n", count,
-          n->n_devices, c->gpus.gpus[n->gpu].name, n->intra_GBps, n->intra_latency_us, n->nic_GBps,
-          n->nic_latency_us, n->spot ? "  spot" : "");
+  int32_t i = (int32_t)(n - c->nodes);
+  const hs_link_ref_t *li = hs_cluster_node_link(c, i, false), *ln = hs_cluster_node_link(c, i, true);
+  fprintf(out, "    %d x node of %d x %s  (GPU port %g GB/s, %g us%s%s; NIC %g GB/s, %g us%s%s)%s\n", count,
+          n->n_devices, c->gpus.gpus[n->gpu].name, n->intra_GBps, n->intra_latency_us, li ? " = " : "",
+          li ? li->name : "", n->nic_GBps, n->nic_latency_us, ln ? " = " : "", ln ? ln->name : "",
+          n->spot ? "  spot" : "");
 }
 
 bool hs_cluster_gpu_used(const hs_cluster_t *c, int32_t gpu)
@@ -119,6 +123,12 @@ void hs_cluster_print_calibration(const hs_cluster_t *c, const char *indent, FIL
     fprintf(out, " (uncalibrated = datasheet defaults for gemm_eff_max, gemm_half_flops, mem_eff "
             "and launch_us: no published points in clusters/calibration/)");
   fputc('\n', out);
+  char links[512];
+  int32_t nu = hs_cluster_describe_links(c, links, sizeof links, NULL, 0);
+  if (links[0])
+    fprintf(out, "%sinterconnects: %s%s\n", indent, links,
+            nu > 0 ? " (uncalibrated = datasheet or file numbers, no nccl-tests fit in clusters/links.json)"
+                   : "");
 }
 
 void hs_cluster_print(const hs_cluster_t *c, FILE *out)

@@ -33,8 +33,17 @@ typedef struct group {
   int32_t site, gpu, gpus_per_node;
   int64_t count;
   double intra_GBps, intra_latency_us, nic_GBps, nic_latency_us;
+  int16_t intra_link, nic_link; /* 1 + index into named_links; 0: raw */
   int spot; /* -1: not said, follow the site */
 } group_t;
+
+/* The interconnect catalog, read the first time a port names one, and the
+ * cluster whose named_links collect the names used. */
+typedef struct link_ctx {
+  hs_link_catalog_t cat;
+  bool loaded;
+  hs_cluster_t *c;
+} link_ctx_t;
 
 /* "uncalibrated_gpus" is what `show cluster --json` reports; read back, it
  * is ignored (the catalog decides) */
@@ -44,6 +53,7 @@ static const char *const site_known[] = {"name", "nodes", "fabric", NULL};
 static const char *const group_known[] = {"count", "gpu", "gpus_per_node", "intra_node", "nic",
                                           "spot", NULL};
 static const char *const port_known[] = {"GBps", "latency_us", NULL};
+static const char *const named_port_known[] = {"interconnect", NULL};
 static const char *const link_known[] = {"between", "GBps", "latency_us", NULL};
 
 static hs_status_t read_bw(const hs_jreader_t *r, const cJSON *o, const char *path, const char *key,
@@ -62,19 +72,77 @@ static hs_status_t read_latency(const hs_jreader_t *r, const cJSON *o, const cha
   return hs_json_number(r, o, path, key, required, def, HS_JNUM_NONNEG, HS_LATENCY_MAX_US, out);
 }
 
-/* Optional {GBps, latency_us} object `key` of `o`. */
+/* `p` at `ppath` names an interconnect of clusters/links.json: its numbers,
+ * and the 1-based index of its entry in the cluster's named_links. */
+static hs_status_t read_named_port(const hs_jreader_t *r, const cJSON *p, const char *ppath,
+                                   hs_link_scope_t scope, link_ctx_t *lc, double *GBps,
+                                   double *latency_us, int16_t *link)
+{
+  hs_status_t st = HS_OK;
+  char name[HS_NAME_MAX];
+  hs_json_warn_unknown(r, p, ppath, named_port_known);
+  HS_CHECK(hs_json_string(r, p, ppath, "interconnect", true, NULL, name, sizeof name));
+  if (cJSON_GetObjectItemCaseSensitive(p, "GBps") || cJSON_GetObjectItemCaseSensitive(p, "latency_us"))
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s: give \"interconnect\" or GBps/latency_us, not both",
+                         r->file, ppath));
+  if (!lc->loaded) {
+    HS_CHECK(hs_link_catalog_load(NULL, &lc->cat, r->err));
+    lc->loaded = true;
+  }
+  const hs_interconnect_t *l = hs_link_catalog_find(&lc->cat, name);
+  if (!l) {
+    char known[512] = "";
+    for (size_t i = 0; i < lc->cat.n; i++)
+      if (lc->cat.links[i].scope == scope && strlen(known) + strlen(lc->cat.links[i].name) + 3 < sizeof known)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", known[0] ? ", " : "",
+                 lc->cat.links[i].name);
+    HS_FAIL(hs_error_set(r->err, HS_ENOTFOUND, "%s: %s.interconnect: unknown interconnect \"%s\" "
+                         "(clusters/links.json has: %s)", r->file, ppath, name, known));
+  }
+  if (l->scope != scope)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.interconnect: interconnect \"%s\" has scope %s, not %s",
+                         r->file, ppath, name, hs_link_scope_name(l->scope), hs_link_scope_name(scope)));
+  *GBps = l->GBps;
+  *latency_us = l->latency_us;
+  hs_cluster_t *c = lc->c;
+  int32_t k = 0;
+  while (k < c->n_named_links && strcmp(c->named_links[k].name, name) != 0)
+    k++;
+  if (k == c->n_named_links) {
+    if (k == HS_CLUSTER_MAX_NAMED_LINKS)
+      HS_FAIL(hs_error_set(r->err, HS_ELIMIT, "%s: %s.interconnect: at most %d different interconnects "
+                           "in one cluster, got \"%s\" as one more", r->file, ppath,
+                           HS_CLUSTER_MAX_NAMED_LINKS, name));
+    hs_link_ref_t *ref = &c->named_links[k];
+    hs_strlcpy(ref->name, l->name, sizeof ref->name);
+    ref->GBps = l->GBps;
+    ref->latency_us = l->latency_us;
+    ref->calibrated = l->calibrated;
+    c->n_named_links = k + 1;
+  }
+  *link = (int16_t)(k + 1);
+cleanup:
+  return st;
+}
+
+/* Optional {GBps, latency_us} or {interconnect} object `key` of `o`. */
 static hs_status_t read_port(const hs_jreader_t *r, const cJSON *o, const char *path, const char *key,
-                             double def_GBps, double def_latency_us, double *GBps, double *latency_us)
+                             double def_GBps, double def_latency_us, link_ctx_t *lc, double *GBps,
+                             double *latency_us, int16_t *link)
 {
   hs_status_t st = HS_OK;
   const cJSON *p = NULL;
   char ppath[256];
   *GBps = def_GBps;
   *latency_us = def_latency_us;
+  *link = 0;
   HS_CHECK(hs_json_object(r, o, path, key, false, &p));
   if (!p)
     return HS_OK;
   hs_json_path(ppath, sizeof ppath, path, key, 0);
+  if (cJSON_GetObjectItemCaseSensitive(p, "interconnect"))
+    return read_named_port(r, p, ppath, strcmp(key, "nic") == 0 ? HS_LINK_SCOPE_NIC : HS_LINK_SCOPE_INTRA_NODE,
+                           lc, GBps, latency_us, link);
   hs_json_warn_unknown(r, p, ppath, port_known);
   HS_CHECK(read_bw(r, p, ppath, "GBps", false, def_GBps, GBps));
   HS_CHECK(read_latency(r, p, ppath, "latency_us", false, def_latency_us, latency_us));
@@ -91,7 +159,8 @@ static int32_t site_index(const hs_site_t *sites, size_t n, const char *name)
 }
 
 static hs_status_t read_group(const hs_jreader_t *r, const cJSON *g, const char *path,
-                              const hs_gpu_catalog_t *cat, int32_t site, int64_t *total, group_t *out)
+                              const hs_gpu_catalog_t *cat, int32_t site, int64_t *total, link_ctx_t *lc,
+                              group_t *out)
 {
   hs_status_t st = HS_OK;
   int64_t gpn = 0;
@@ -118,9 +187,9 @@ static hs_status_t read_group(const hs_jreader_t *r, const cJSON *g, const char 
   }
   out->gpu = (int32_t)(gp - cat->gpus);
   HS_CHECK(read_port(r, g, path, "intra_node", hs_gpu_intra_default_GBps(gp), DEFAULT_INTRA_LATENCY_US,
-                     &out->intra_GBps, &out->intra_latency_us));
-  HS_CHECK(read_port(r, g, path, "nic", DEFAULT_NIC_GBPS, DEFAULT_NIC_LATENCY_US, &out->nic_GBps,
-                     &out->nic_latency_us));
+                     lc, &out->intra_GBps, &out->intra_latency_us, &out->intra_link));
+  HS_CHECK(read_port(r, g, path, "nic", DEFAULT_NIC_GBPS, DEFAULT_NIC_LATENCY_US, lc, &out->nic_GBps,
+                     &out->nic_latency_us, &out->nic_link));
   out->spot = -1;
   if (cJSON_GetObjectItemCaseSensitive(g, "spot")) {
     bool b = false;
@@ -133,7 +202,7 @@ cleanup:
 
 static hs_status_t read_site(const hs_jreader_t *r, const cJSON *s, const char *path,
                              const hs_gpu_catalog_t *cat, hs_site_t *sites, int32_t i, int64_t *total,
-                             group_t **groups, size_t *n_groups, size_t *cap_groups)
+                             link_ctx_t *lc, group_t **groups, size_t *n_groups, size_t *cap_groups)
 {
   hs_status_t st = HS_OK;
   const cJSON *nodes = NULL, *fab = NULL;
@@ -172,7 +241,7 @@ static hs_status_t read_site(const hs_jreader_t *r, const cJSON *s, const char *
     *groups = data;
     hs_json_path(npath, sizeof npath, path, "nodes", 0);
     hs_json_path(gpath, sizeof gpath, npath, NULL, j);
-    HS_CHECK(read_group(r, g, gpath, cat, i, total, &(*groups)[*n_groups]));
+    HS_CHECK(read_group(r, g, gpath, cat, i, total, lc, &(*groups)[*n_groups]));
     (*n_groups)++;
   }
 cleanup:
@@ -326,6 +395,8 @@ static hs_status_t build(const hs_jreader_t *r, hs_cluster_t *c, const group_t *
       nd->intra_latency_us = gr->intra_latency_us;
       nd->nic_GBps = gr->nic_GBps;
       nd->nic_latency_us = gr->nic_latency_us;
+      nd->intra_link = gr->intra_link;
+      nd->nic_link = gr->nic_link;
       nd->spot = gr->spot >= 0 ? gr->spot != 0 : listed[gr->site];
       nd->group = (int32_t)g;
       s->n_nodes++;
@@ -362,6 +433,8 @@ static hs_status_t parse_cluster(const cJSON *root, const char *file, hs_cluster
   int64_t total = 0;
   int ns = 0;
   char name[HS_NAME_MAX], spath[64];
+  link_ctx_t lc = {.c = c};
+  hs_link_catalog_init(&lc.cat);
 
   HS_CHECK(hs_json_expect_object(r, root, ""));
   hs_json_warn_unknown(r, root, "", top_known);
@@ -387,7 +460,7 @@ static hs_status_t parse_cluster(const cJSON *root, const char *file, hs_cluster
   int i = 0;
   for (const cJSON *s = sites->child; s; s = s->next, i++) {
     hs_json_path(spath, sizeof spath, "sites", NULL, i);
-    HS_CHECK(read_site(r, s, spath, &c->gpus, c->sites, i, &total, &groups, &n_groups, &cap_groups));
+    HS_CHECK(read_site(r, s, spath, &c->gpus, c->sites, i, &total, &lc, &groups, &n_groups, &cap_groups));
     c->n_sites = (size_t)i + 1;
   }
   HS_CHECK(read_links(r, root, c));
@@ -397,6 +470,7 @@ static hs_status_t parse_cluster(const cJSON *root, const char *file, hs_cluster
 cleanup:
   free(groups);
   free(listed);
+  hs_link_catalog_destroy(&lc.cat);
   return st;
 }
 

@@ -121,6 +121,9 @@ typedef struct hs_node {
   double nic_GBps;        /* node <-> site fabric, per node, per direction */
   double nic_latency_us;  /* node to node inside the site (both NIC hops) */
   bool spot;
+  int16_t intra_link;     /* 1 + index into the cluster's named_links when the file
+                             named a catalog interconnect; 0: raw numbers */
+  int16_t nic_link;
   int32_t group;          /* the cluster file's `nodes` entry it comes from (all sites, in file
                              order): the unit a user adds, buys or leaves idle */
 } hs_node_t;
@@ -140,6 +143,17 @@ typedef struct hs_xlink {
   double latency_us;
 } hs_xlink_t;
 
+/* An interconnect of clusters/links.json that a cluster file names
+ * ("intra_node": {"interconnect": "NVLink3-NVSwitch"}), as the cluster keeps
+ * it: a node uses it while its numbers are still these (a profile that
+ * replaces them makes the port raw again). */
+#define HS_CLUSTER_MAX_NAMED_LINKS 16
+typedef struct hs_link_ref {
+  char name[HS_NAME_MAX];
+  double GBps, latency_us;
+  bool calibrated;
+} hs_link_ref_t;
+
 typedef struct hs_cluster {
   char name[HS_NAME_MAX];
   hs_gpu_catalog_t gpus;  /* catalog used (with inline overrides); devices index it */
@@ -149,6 +163,8 @@ typedef struct hs_cluster {
   hs_xlink_t *xlinks; size_t n_xlinks;
   char description[512]; /* from the file; "" when absent */
   char source[512];
+  hs_link_ref_t named_links[HS_CLUSTER_MAX_NAMED_LINKS];
+  int32_t n_named_links;
 } hs_cluster_t;
 
 void hs_cluster_init(hs_cluster_t *c);
@@ -195,6 +211,56 @@ int32_t hs_cluster_n_uncalibrated(const hs_cluster_t *c);
 /* One line: "<indent>device profiles: H100-SXM5-80GB calibrated;
  * A100-SXM4-80GB uncalibrated (...)", for show cluster, simulate, compare. */
 void hs_cluster_print_calibration(const hs_cluster_t *c, const char *indent, FILE *out);
+/* The interconnects of the used ports, one entry per distinct port kind and
+ * name: "intra_node NVLink3-NVSwitch calibrated; nic 25 GB/s uncalibrated"
+ * into `buf`; `uncal` (may be NULL) gets the uncalibrated ones comma-separated
+ * ("nic 25 GB/s", "intra_node NVLink4-NVSwitch"). Returns how many are
+ * uncalibrated. A port is calibrated only when it names a calibrated catalog
+ * interconnect and still has its numbers. O(nodes). */
+int32_t hs_cluster_describe_links(const hs_cluster_t *c, char *buf, size_t n, char *uncal, size_t n_uncal);
+/* Whether node `node`'s intra-node (nic = false) or NIC port is a named
+ * interconnect still at its catalog numbers; its hs_link_ref_t or NULL. */
+const hs_link_ref_t *hs_cluster_node_link(const hs_cluster_t *c, int32_t node, bool nic);
+
+/* ---- interconnect catalog (clusters/links.json, docs/network.md) ---------- */
+
+#define HS_LINK_CATALOG_MAX 256
+#define HS_LINK_FIT_FILES_MAX 8
+typedef enum { HS_LINK_SCOPE_INTRA_NODE, HS_LINK_SCOPE_NIC } hs_link_scope_t;
+const char *hs_link_scope_name(hs_link_scope_t s); /* "intra_node", "nic" */
+
+/* One interconnect: what the simulator uses (GBps per direction, per GPU for
+ * intra_node and per node for nic; latency_us as the cluster-file field), the
+ * datasheet figure, and for a calibrated one the nccl-tests files (paths
+ * relative to clusters/calibration/) and the GPU catalog name the fit uses. */
+typedef struct hs_interconnect {
+  char name[HS_NAME_MAX];
+  hs_link_scope_t scope;
+  double GBps, latency_us;
+  double nominal_GBps;
+  bool calibrated;                  /* has fit files: GBps/latency_us are their fit */
+  char system[256];
+  char source[1024];
+  char date[128];
+  char fit_gpu[HS_NAME_MAX];
+  char fit_files[HS_LINK_FIT_FILES_MAX][128];
+  int32_t n_fit_files;
+} hs_interconnect_t;
+
+typedef struct hs_link_catalog {
+  hs_interconnect_t *links;         /* owned */
+  size_t n;
+} hs_link_catalog_t;
+void hs_link_catalog_init(hs_link_catalog_t *c);
+void hs_link_catalog_destroy(hs_link_catalog_t *c);
+/* Reads clusters/links.json (path NULL: under hs_data_dir()). Errors name the
+ * file, the field path and the value: unknown scope, a calibrated entry
+ * without source or date, bandwidths outside [HS_BW_MIN_GBPS, HS_BW_MAX_GBPS],
+ * duplicate names, fit file names with "..". O(file size). */
+hs_status_t hs_link_catalog_load(const char *path, hs_link_catalog_t *out, hs_error_t *err);
+hs_status_t hs_link_catalog_parse(const char *text, const char *file, hs_link_catalog_t *out,
+                                  hs_error_t *err);
+const hs_interconnect_t *hs_link_catalog_find(const hs_link_catalog_t *c, const char *name);
 /* `show cluster --json`: name, description, source, n_devices, n_nodes,
  * n_sites, n_gpu_types, peak_tflops_bf16, mem_bytes, usd_per_hour,
  * n_unpriced_devices, sites[] {name, fabric, nodes[] (cluster-file groups),

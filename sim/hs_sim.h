@@ -362,6 +362,8 @@ typedef struct hs_report {
   int32_t n_unpriced_devices; /* used GPUs without a catalog price: costs are then unknown */
   char uncalibrated_gpus[256]; /* the cluster's GPU types with no calibrated profile, comma-separated */
   char device_profiles[512];   /* "H100-SXM5-80GB calibrated; A100-SXM4-80GB uncalibrated" */
+  char link_profiles[512];     /* hs_cluster_describe_links: "intra_node NVLink3-NVSwitch calibrated; ..." */
+  char uncalibrated_links[256]; /* the used ports with no calibrated interconnect, comma-separated */
   int64_t global_batch;
   int64_t tokens_per_iteration;
   int32_t n_devices;

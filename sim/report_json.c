@@ -144,6 +144,16 @@ cJSON *hs_report_to_json(const hs_report_t *r)
     cJSON_AddItemToArray(unc, cJSON_CreateString(t));
     t = comma ? comma + 1 : t + strlen(t);
   }
+  cJSON *ulk = cJSON_AddArrayToObject(j, "uncalibrated_links");
+  char lnames[sizeof r->uncalibrated_links];
+  hs_strlcpy(lnames, r->uncalibrated_links, sizeof lnames);
+  for (char *t = lnames; ulk && *t;) { /* comma-separated "nic 25 GB/s" items */
+    char *comma = strchr(t, ',');
+    if (comma)
+      *comma = '\0';
+    cJSON_AddItemToArray(ulk, cJSON_CreateString(t));
+    t = comma ? comma + 1 : t + strlen(t);
+  }
   return hs_json_finish(j);
 }
 
@@ -179,6 +189,10 @@ void hs_report_print(const hs_report_t *r, FILE *out)
             r->uncalibrated_gpus[0] ? " (uncalibrated = datasheet defaults for gemm_eff_max, "
                                       "gemm_half_flops, mem_eff and launch_us: no published points "
                                       "in clusters/calibration/)" : "");
+  if (r->link_profiles[0]) /* as hs_cluster_print_calibration says it */
+    fprintf(out, "interconnects: %s%s\n", r->link_profiles,
+            r->uncalibrated_links[0] ? " (uncalibrated = datasheet or file numbers, no nccl-tests fit in "
+                                       "clusters/links.json)" : "");
   fprintf(out, "plan            %s\n", r->plan_summary);
   if (r->oom) {
     char why[160];

@@ -974,6 +974,8 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
       ul += (size_t)snprintf(r->uncalibrated_gpus + ul, sizeof r->uncalibrated_gpus - ul, "%s%s",
                              ul ? "," : "", gpu->name);
   }
+  hs_cluster_describe_links(s->cluster, r->link_profiles, sizeof r->link_profiles, r->uncalibrated_links,
+                            sizeof r->uncalibrated_links);
   return HS_OK;
 }
 

@@ -305,19 +305,21 @@ static void test_unreachable(void)
   hs_cluster_destroy(&c);
 }
 
-/* The latency split the simulator relies on, on a catalog cluster. */
+/* The latency split the simulator relies on, on a catalog cluster (DGX H100:
+ * its ports name the datasheet entries NVLink4-NVSwitch 450 GB/s 1 us and
+ * NDR-IB-8x400 400 GB/s 5 us of clusters/links.json). */
 static void test_dgx_latency_rules(void)
 {
-  hs_cluster_t c = load("dgx-a100-4nodes");
+  hs_cluster_t c = load("dgx-h100-4nodes");
   hs_topology_t *t = topo(&c);
   hs_path_t p;
   if (t) {
     CHECK_EQ_INT(hs_topology_path(t, 0, 7, &p), HS_OK);
     CHECK_REL(p.latency_ns, 1000.0, 1e-12); /* intra 1 us */
-    CHECK_REL(p.bottleneck_GBps, 300, 0);
+    CHECK_REL(p.bottleneck_GBps, 450, 0);
     CHECK_EQ_INT(hs_topology_path(t, 0, 31, &p), HS_OK);
     CHECK_REL(p.latency_ns, (1.0 + 5.0 + 2.0) * 1e3, 1e-12); /* intra + nic + fabric */
-    CHECK_REL(p.bottleneck_GBps, 200, 0);
+    CHECK_REL(p.bottleneck_GBps, 400, 0);
     CHECK_EQ_INT(p.n, 4); /* non-blocking fabric: no FABRIC link */
     CHECK_EQ_INT(hs_topology_n_links(t), 2 * 32 + 2 * 4);
   }

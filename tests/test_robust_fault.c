@@ -82,6 +82,8 @@ static char *txt_sweep, *txt_measured, *txt_measurements, *txt_report, *txt_trac
     *txt_elastic, *txt_measurements_pub, *txt_published;
 /* The importers' inputs (issue 15): real samples and the seeds of their corpora. */
 static char *txt_nccl, *txt_megatron, *txt_run, *txt_torch;
+/* The interconnect catalog (issue 13). */
+static char *txt_links;
 
 /* Where each text comes from: under HETSIM_TEST_DATA (tests/data) or under
  * HETSIM_DATA (the source tree: shipped catalogs, fuzz corpora). */
@@ -107,6 +109,7 @@ static const struct {
     {&txt_megatron, true, "import/megatron_gpt2_1gpu.log"},
     {&txt_run, false, "tests/fuzz/corpus/run_json/gpt2_run.json"},
     {&txt_torch, false, "tests/fuzz/corpus/torch_trace/cpu_step_slice.json"},
+    {&txt_links, false, "clusters/links.json"},
 };
 
 /* 2 pipeline stages, cut at op 22 of the fixture model's 44. */
@@ -154,6 +157,7 @@ static const char *profile_text =
   }
 
 PARSE_SCENARIO(sc_gpu_catalog, hs_gpu_catalog, txt_gpus, "gpus.json", NULL)
+PARSE_SCENARIO(sc_link_catalog, hs_link_catalog, txt_links, "links.json", NULL)
 PARSE_SCENARIO(sc_sweep_spec, hs_sweep_spec, txt_sweep, "small.json", NULL)
 PARSE_SCENARIO(sc_measured, hs_measured, txt_measured, "measured.json", hs_measured_to_json)
 PARSE_SCENARIO(sc_measurements, hs_measurements, txt_measurements, "measurements.json",
@@ -570,6 +574,7 @@ static const struct {
     {"whale_plan", sc_whale_plan},
     {"nccl_tests", sc_nccl_tests},   {"megatron_log", sc_megatron_log}, {"run_json", sc_run_json},
     {"torch_trace", sc_torch_trace}, {"compare_runs", sc_compare_runs},
+    {"link_catalog", sc_link_catalog},
 };
 
 static void run_scenario(const char *name, scenario_fn fn)

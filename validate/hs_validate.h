@@ -564,6 +564,16 @@ struct cJSON *hs_nt_import_to_json(const hs_nt_import_t *im);
 /* The predicted-against-measured table, per file, in nccl-tests' units. */
 void hs_nt_import_print(const hs_nt_import_t *im, FILE *out);
 
+/* Re-fits one interconnect of clusters/links.json from its stored nccl-tests
+ * files (`calib_dir`/fit_files[i]; NULL: hs_data_dir()/clusters/calibration)
+ * with hs_nt_import (GPU l->fit_gpu, ranks and hosts from the files' rank
+ * lines) and returns the link of l->scope the import set in *GBps and
+ * *latency_us; `im` (initialised by the call, destroyed by the caller) keeps
+ * the per-file fits and predictions. An uncalibrated entry, or files that set
+ * no link of that scope, is HS_EINVAL naming the entry. */
+hs_status_t hs_link_refit(const hs_interconnect_t *l, const char *calib_dir, hs_nt_import_t *im,
+                          double *GBps, double *latency_us, hs_error_t *err);
+
 /* A measured training run with what is needed to simulate it: run.json,
  * written by `hetsim import megatron-log`, read by `hetsim validate --run`. */
 typedef struct hs_run_plan {

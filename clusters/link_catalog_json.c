@@ -1,0 +1,176 @@
+/*
+ * link_catalog_json.c - reads the interconnect catalog (clusters/links.json,
+ * docs/network.md "Calibrated interconnects") into an hs_link_catalog_t.
+ *
+ * File shape: {"description", "source", "interconnects": [entry, ...]}. An
+ * entry has name, scope ("intra_node" or "nic"), GBps, latency_us,
+ * nominal_GBps, system, source, date, and, when calibrated, "fit": {"gpu",
+ * "files": [...]} naming the stored nccl-tests outputs (relative to
+ * clusters/calibration/) whose fit GBps and latency_us are. Invariants after
+ * a successful read: names unique and non-empty; every bandwidth within
+ * [HS_BW_MIN_GBPS, HS_BW_MAX_GBPS]; latency within [0, HS_LATENCY_MAX_US];
+ * every entry has source and date; a calibrated entry has 1 to
+ * HS_LINK_FIT_FILES_MAX files with no ".." in them. Every error is one line
+ * naming the file, the field path and the value.
+ */
+#include "clusters_internal.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const top_known[] = {"description", "source", "interconnects", NULL};
+static const char *const entry_known[] = {"name", "scope", "GBps", "latency_us", "nominal_GBps",
+                                          "system", "source", "date", "fit", "notes", NULL};
+static const char *const fit_known[] = {"gpu", "files", NULL};
+
+static hs_status_t read_bw(const hs_jreader_t *r, const cJSON *o, const char *path, const char *key,
+                           double *out)
+{
+  hs_status_t st = hs_json_number(r, o, path, key, true, 0.0, HS_JNUM_POSITIVE, HS_BW_MAX_GBPS, out);
+  if (st == HS_OK && *out < HS_BW_MIN_GBPS)
+    st = hs_error_set(r->err, HS_ELIMIT, "%s: %s.%s: must be at least %g GB/s, got %.17g", r->file, path,
+                      key, HS_BW_MIN_GBPS, *out);
+  return st;
+}
+
+static hs_status_t read_fit(const hs_jreader_t *r, const cJSON *e, const char *path, hs_interconnect_t *l)
+{
+  hs_status_t st = HS_OK;
+  const cJSON *fit = NULL, *files = NULL;
+  char fpath[256], lpath[256], apath[256];
+  int n = 0;
+  HS_CHECK(hs_json_object(r, e, path, "fit", false, &fit));
+  if (!fit)
+    return HS_OK;
+  hs_json_path(fpath, sizeof fpath, path, "fit", 0);
+  hs_json_warn_unknown(r, fit, fpath, fit_known);
+  HS_CHECK(hs_json_string(r, fit, fpath, "gpu", true, NULL, l->fit_gpu, sizeof l->fit_gpu));
+  HS_CHECK(hs_json_array(r, fit, fpath, "files", true, &files, &n));
+  if (n < 1 || n > HS_LINK_FIT_FILES_MAX)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.files: must list 1 to %d nccl-tests files, got %d",
+                         r->file, fpath, HS_LINK_FIT_FILES_MAX, n));
+  hs_json_path(lpath, sizeof lpath, fpath, "files", 0);
+  int i = 0;
+  for (const cJSON *f = files->child; f; f = f->next, i++) {
+    hs_json_path(apath, sizeof apath, lpath, NULL, i);
+    if (!cJSON_IsString(f) || !f->valuestring[0])
+      HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s: must be a file name (a non-empty string)", r->file,
+                           apath));
+    if (strlen(f->valuestring) >= sizeof l->fit_files[0])
+      HS_FAIL(hs_error_set(r->err, HS_ELIMIT, "%s: %s: longer than %zu bytes", r->file, apath,
+                           sizeof l->fit_files[0] - 1));
+    if (strstr(f->valuestring, "..") || f->valuestring[0] == '/')
+      HS_FAIL(hs_error_set(r->err, HS_EINVAL,
+                           "%s: %s: \"%s\": must be a path inside clusters/calibration/ (no \"..\", "
+                           "not absolute)", r->file, apath, f->valuestring));
+    hs_strlcpy(l->fit_files[i], f->valuestring, sizeof l->fit_files[i]);
+  }
+  l->n_fit_files = n;
+  l->calibrated = true;
+cleanup:
+  return st;
+}
+
+static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char *path, hs_interconnect_t *l)
+{
+  hs_status_t st = HS_OK;
+  char scope[32];
+  memset(l, 0, sizeof *l);
+  HS_CHECK(hs_json_expect_object(r, e, path));
+  hs_json_warn_unknown(r, e, path, entry_known);
+  HS_CHECK(hs_json_string(r, e, path, "name", true, NULL, l->name, sizeof l->name));
+  if (!l->name[0])
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.name: must not be empty", r->file, path));
+  HS_CHECK(hs_json_string(r, e, path, "scope", true, NULL, scope, sizeof scope));
+  if (strcmp(scope, "intra_node") == 0)
+    l->scope = HS_LINK_SCOPE_INTRA_NODE;
+  else if (strcmp(scope, "nic") == 0)
+    l->scope = HS_LINK_SCOPE_NIC;
+  else
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.scope: must be \"intra_node\" or \"nic\", got \"%s\"",
+                         r->file, path, scope));
+  HS_CHECK(read_bw(r, e, path, "GBps", &l->GBps));
+  HS_CHECK(hs_json_number(r, e, path, "latency_us", true, 0.0, HS_JNUM_NONNEG, HS_LATENCY_MAX_US,
+                          &l->latency_us));
+  HS_CHECK(read_bw(r, e, path, "nominal_GBps", &l->nominal_GBps));
+  HS_CHECK(hs_json_string(r, e, path, "system", false, "", l->system, sizeof l->system));
+  HS_CHECK(hs_json_string(r, e, path, "source", true, NULL, l->source, sizeof l->source));
+  HS_CHECK(hs_json_string(r, e, path, "date", true, NULL, l->date, sizeof l->date));
+  if (!l->source[0] || !l->date[0])
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.%s: must not be empty (every catalog figure carries "
+                         "its source and date)", r->file, path, l->source[0] ? "date" : "source"));
+  HS_CHECK(read_fit(r, e, path, l));
+cleanup:
+  return st;
+}
+
+static hs_status_t parse_root(const cJSON *root, const char *file, hs_link_catalog_t *cat, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_jreader_t rd = {file, err};
+  const hs_jreader_t *r = &rd;
+  const cJSON *arr = NULL;
+  char epath[64];
+  int n = 0;
+  HS_CHECK(hs_json_expect_object(r, root, ""));
+  hs_json_warn_unknown(r, root, "", top_known);
+  HS_CHECK(hs_json_array(r, root, "", "interconnects", true, &arr, &n));
+  if (n > HS_LINK_CATALOG_MAX)
+    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s: interconnects: at most %d entries, got %d", file,
+                         HS_LINK_CATALOG_MAX, n));
+  if (n > 0) {
+    cat->links = hs_calloc((size_t)n, sizeof *cat->links);
+    if (!cat->links)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "%s: out of memory", file));
+  }
+  int i = 0;
+  for (const cJSON *e = arr->child; e; e = e->next, i++) {
+    hs_json_path(epath, sizeof epath, "interconnects", NULL, i);
+    HS_CHECK(read_entry(r, e, epath, &cat->links[i]));
+    for (int j = 0; j < i; j++)
+      if (strcmp(cat->links[j].name, cat->links[i].name) == 0)
+        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.name: duplicate interconnect \"%s\" (also "
+                             "interconnects[%d])", file, epath, cat->links[i].name, j));
+    cat->n = (size_t)i + 1;
+  }
+cleanup:
+  return st;
+}
+
+hs_status_t hs_link_catalog_parse(const char *text, const char *file, hs_link_catalog_t *out,
+                                  hs_error_t *err)
+{
+  cJSON *root = NULL;
+  hs_status_t st = HS_OK;
+  if (!file)
+    file = "(links)";
+  hs_link_catalog_destroy(out);
+  HS_CHECK(hs_json_parse(text, file, &root, err));
+  HS_CHECK(parse_root(root, file, out, err));
+cleanup:
+  hs_json_free(root);
+  if (st != HS_OK)
+    hs_link_catalog_destroy(out);
+  return st;
+}
+
+hs_status_t hs_link_catalog_load(const char *path, hs_link_catalog_t *out, hs_error_t *err)
+{
+  char buf[4096];
+  cJSON *root = NULL;
+  hs_status_t st = HS_OK;
+  hs_link_catalog_destroy(out);
+  if (!path) {
+    snprintf(buf, sizeof buf, "%s/clusters/links.json", hs_data_dir());
+    path = buf;
+  }
+  HS_CHECK(hs_json_load_file(path, &root, err));
+  HS_CHECK(parse_root(root, hs_basename(path), out, err));
+cleanup:
+  hs_json_free(root);
+  if (st != HS_OK)
+    hs_link_catalog_destroy(out);
+  return st;
+}
