@@ -190,7 +190,6 @@ static hs_status_t fit_plane(const double *x, const double *z, const double *t, 
   gsl_matrix *X = NULL, *cov = NULL;
   gsl_vector *y = NULL, *w = NULL, *c = NULL;
   gsl_multifit_linear_workspace *ws = NULL;
-  double *rel = NULL;
   memset(out, 0, sizeof *out);
   *c_out = 0.0;
   if (n < 3)
@@ -207,8 +206,7 @@ static hs_status_t fit_plane(const double *x, const double *z, const double *t, 
   w = gsl_vector_alloc((size_t)n);
   c = gsl_vector_alloc(3);
   ws = gsl_multifit_linear_alloc((size_t)n, 3);
-  rel = hs_calloc((size_t)n, sizeof *rel);
-  if (!X || !cov || !y || !w || !c || !ws || !rel)
+  if (!X || !cov || !y || !w || !c || !ws)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   for (int32_t i = 0; i < n; i++) {
     gsl_matrix_set(X, (size_t)i, 0, 1.0);
@@ -253,7 +251,6 @@ cleanup:
   gsl_vector_free(c);
   if (ws)
     gsl_multifit_linear_free(ws);
-  free(rel);
   return st;
 }
 
@@ -380,6 +377,9 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
   out->gemm_half_flops = ms->gemm_fit_max ? 0.0 : (gemm.a - out->launch_us * 1e-6) / gemm.b;
   if (ms->gemm_fit_shape) {
     out->gemm_out_k = out_c / gemm.b;
+    if (!(out->gemm_out_k <= 1e6)) /* also NaN: what the catalog and profiles accept */
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: gemm: per-output cost %g reduction steps "
+                           "is above 1e6; the points cannot be fitted", out->gemm_out_k));
     if (out->gemm_out_k < 0) {
       hs_error_warn(err, "calibrate: gemm: negative per-output cost %.3g; gemm_out_k set to 0",
                     out->gemm_out_k);
