@@ -145,9 +145,12 @@ int hs_cmd_calibrate(int argc, char **argv)
   if (st != HS_OK)
     goto fail;
   FILE *info = oo ? stdout : stderr;
-  fprintf(info, "calibrated %s (%s): gemm_eff_max %.4g  gemm_half_flops %.4g  mem_eff %.4g  launch_us %.4g\n",
+  fprintf(info, "calibrated %s (%s): gemm_eff_max %.4g  gemm_half_flops %.4g  mem_eff %.4g  launch_us %.4g",
           ms.gpu, hs_dtype_name(fit.dtype), fit.gemm_eff_max, fit.gemm_half_flops, fit.mem_eff,
           fit.launch_us);
+  if (fit.fitted & HS_FIT_GEMM_OUT_K)
+    fprintf(info, "  gemm_out_k %.4g", fit.gemm_out_k);
+  fprintf(info, "\n");
   fprintf(info, "fit: gemm %d points R2 %.4f median |err| %.1f%% max %.1f%%; mem %d points R2 %.4f "
           "median |err| %.1f%% max %.1f%%\n",
           fit.n_gemm, fit.gemm_r2, 100 * fit.gemm_median_rel_err, 100 * fit.gemm_max_rel_err,

@@ -29,7 +29,7 @@
 static const char *const gpu_known[] = {
     "name", "vendor", "memory_GiB", "mem_bw_GBps", "peak_tflops", "nvlink_GBps",
     "nvlink_bridge_only", "pcie_gen", "pcie_GBps", "tdp_w", "gemm_eff_max", "gemm_half_flops",
-    "mem_eff", "launch_us", "calibrated", "price_ondemand_usd_h", "price_spot_usd_h",
+    "mem_eff", "launch_us", "gemm_out_k", "calibrated", "price_ondemand_usd_h", "price_spot_usd_h",
     "price_source", "source", "notes", "calibration_source", NULL};
 
 static const char *const dtype_keys[HS_DTYPE__COUNT] = {
@@ -143,6 +143,8 @@ static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char 
                                &g->mem_eff));
   HS_CHECK(hs_json_number(r, e, path, "launch_us", false, g->launch_us, HS_JNUM_NONNEG, 1e6,
                           &g->launch_us));
+  HS_CHECK(hs_json_number(r, e, path, "gemm_out_k", false, g->gemm_out_k, HS_JNUM_NONNEG, 1e6,
+                          &g->gemm_out_k));
   HS_CHECK(hs_json_bool(r, e, path, "calibrated", false, g->calibrated, &g->calibrated));
   /* A catalog entry that says calibrated names where its figures come from
    * (clusters/calibration/<GPU>.json); a profile applied at run time

@@ -67,6 +67,10 @@ typedef struct hs_gpu {
   double gemm_half_flops;
   double mem_eff;
   double launch_us;
+  /* Per-output-element cost of a GEMM in steps of its reduction (tile
+   * prologue and epilogue): t = (f + gemm_half_flops + 2 gemm_out_k out) /
+   * (peak gemm_eff_max); 0 = FLOP-only model (sim/compute.c). */
+  double gemm_out_k;
   bool calibrated;             /* profile came from measurements */
   /* Prices, USD per GPU-hour; 0 = unknown. */
   double price_ondemand_usd_h;

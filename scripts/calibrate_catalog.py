@@ -57,6 +57,8 @@ def main():
         gpu["calibrated"] = True
         how = "; ".join(f"{k} \"max\" (best-achievable rate over peak)"
                         for k in ("gemm_fit", "mem_fit") if meas.get(k) == "max")
+        if meas.get("gemm_fit") == "shape":
+            how = "; ".join(x for x in ("gemm_fit \"shape\" (kernel-shape model, sim/compute.c)", how) if x)
         gpu["calibration_source"] = (
             f"clusters/calibration/{fn} (retrieved {meas.get('retrieved', '?')}): "
             f"{', '.join(applies)} fitted by hetsim calibrate"

@@ -262,6 +262,11 @@ double hs_compute_kernel_s(const hs_gpu_t *g, hs_dtype_t dt, bool is_gemm, doubl
                            double bytes);
 /* Seconds of op `op` for `samples` samples on one device of a TP group of
  * degree tp (the op's TP split decides what is divided). */
+/* One GEMM kernel writing out_elems output elements (the shape term
+ * gemm_out_k of docs/clusters.md; with gemm_out_k 0 it is
+ * hs_compute_kernel_s(g, dt, true, flops, bytes)). */
+double hs_compute_gemm_s(const hs_gpu_t *g, hs_dtype_t dt, double flops, double out_elems,
+                         double bytes);
 double hs_compute_op_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, double samples,
                        int32_t tp, hs_phase_t phase);
 

@@ -67,9 +67,12 @@ static void test_gpu_catalog(void)
     CHECK_REL(g->pcie_GBps, 32, 0);    /* gen4 */
     CHECK_REL(g->tdp_w, 400, 0);
     CHECK_REL(g->price_ondemand_usd_h, 3.4309, 1e-12); /* AWS p4de.24xlarge / 8 */
-    /* calibrated: the published maximum achievable matmul rate, 271.2 of 312
-     * TFLOP/s (clusters/calibration/A100-SXM4-80GB.json) */
-    CHECK_REL(g->gemm_eff_max, 271.2 / 312, 1e-12);
+    /* calibrated on a sweep of GEMM/BMM shapes with the kernel-shape model
+     * (clusters/calibration/A100-SXM4-80GB.json; test_calibration_catalog
+     * checks the fit): the asymptote lies at most 5% below the published
+     * maximum achievable matmul rate, 271.2 of 312 TFLOP/s, never above */
+    CHECK(g->gemm_eff_max <= 271.2 / 312 * 1.001 && g->gemm_eff_max >= 0.95 * 271.2 / 312);
+    CHECK(g->gemm_out_k > 0);
     CHECK_REL(hs_gpu_intra_default_GBps(g), 300, 0);
   }
   if ((g = gpu(&c, "H100-SXM5-80GB"))) {

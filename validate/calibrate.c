@@ -21,6 +21,12 @@
  * hs_fit_t.fitted. A GEMM line fitted beside a "max" memory fit has no
  * launch to subtract, so its intercept goes to gemm_half_flops entirely.
  *
+ * "gemm_fit": "shape" (points of several shapes, BMMs with "flops" =
+ * 2 b m n k) adds the per-output-element term of sim/compute.c: one
+ * weighted least squares in two regressors, t = a + b F + c F / k (F / k =
+ * 2 output elements), so gemm_eff_max = 1 / (b peak), gemm_out_k = c / b and
+ * gemm_half_flops = (a - launch) / b.
+ *
  * Parameters are clamped to what the profile loader accepts (0 < eff <= 1,
  * launch >= 0, half >= 0); a clamp is reported in the fit (clamped) and as a
  * warning, because it means the catalog peak is wrong for this device.
@@ -175,6 +181,79 @@ cleanup:
   return st;
 }
 
+/* Weighted least squares t = a + b x + c z (weights 1 / t^2); out->a, out->b
+ * as in hs__fit_line, *c_out the third coefficient. */
+static hs_status_t fit_plane(const double *x, const double *z, const double *t, int32_t n,
+                             const char *what, hs_line_fit_t *out, double *c_out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  gsl_matrix *X = NULL, *cov = NULL;
+  gsl_vector *y = NULL, *w = NULL, *c = NULL;
+  gsl_multifit_linear_workspace *ws = NULL;
+  memset(out, 0, sizeof *out);
+  *c_out = 0.0;
+  if (n < 3)
+    return hs_error_set(err, HS_EINVAL, "%s: \"shape\" needs at least 3 points, got %d", what, n);
+  for (int32_t i = 0; i < n; i++)
+    if (!(t[i] > 0) || !isfinite(t[i]) || !(x[i] > 0) || !isfinite(x[i]) || !(z[i] > 0) ||
+        !isfinite(z[i]))
+      return hs_error_set(err, HS_EINVAL, "%s point %d: time %g s, FLOPs %g and output %g must be "
+                          "positive and finite", what, i, t[i], x[i], z[i]);
+  gsl_set_error_handler_off();
+  X = gsl_matrix_alloc((size_t)n, 3);
+  cov = gsl_matrix_alloc(3, 3);
+  y = gsl_vector_alloc((size_t)n);
+  w = gsl_vector_alloc((size_t)n);
+  c = gsl_vector_alloc(3);
+  ws = gsl_multifit_linear_alloc((size_t)n, 3);
+  if (!X || !cov || !y || !w || !c || !ws)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  for (int32_t i = 0; i < n; i++) {
+    gsl_matrix_set(X, (size_t)i, 0, 1.0);
+    gsl_matrix_set(X, (size_t)i, 1, x[i]);
+    gsl_matrix_set(X, (size_t)i, 2, z[i]);
+    gsl_vector_set(y, (size_t)i, t[i]);
+    gsl_vector_set(w, (size_t)i, 1.0 / (t[i] * t[i]));
+  }
+  double chisq = 0.0;
+  if (gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws) != GSL_SUCCESS)
+    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "%s: least squares failed", what));
+  out->a = gsl_vector_get(c, 0);
+  out->b = gsl_vector_get(c, 1);
+  *c_out = gsl_vector_get(c, 2);
+  out->n = n;
+  {
+    /* quality of the plane: fold the z term into t for line_quality */
+    double *tz = hs_calloc((size_t)n, sizeof *tz);
+    if (!tz)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+    double mean = 0.0, ss_tot = 0.0, ss_res = 0.0;
+    out->max_rel = 0.0;
+    for (int32_t i = 0; i < n; i++)
+      mean += t[i] / n;
+    for (int32_t i = 0; i < n; i++) {
+      double f = out->a + out->b * x[i] + *c_out * z[i];
+      ss_res += (t[i] - f) * (t[i] - f);
+      ss_tot += (t[i] - mean) * (t[i] - mean);
+      tz[i] = fabs(f - t[i]) / t[i];
+      out->max_rel = fmax(out->max_rel, tz[i]);
+    }
+    out->r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
+    qsort(tz, (size_t)n, sizeof *tz, cmp_double);
+    out->med_rel = (n % 2) ? tz[n / 2] : 0.5 * (tz[n / 2 - 1] + tz[n / 2]);
+    free(tz);
+  }
+cleanup:
+  gsl_matrix_free(X);
+  gsl_matrix_free(cov);
+  gsl_vector_free(y);
+  gsl_vector_free(w);
+  gsl_vector_free(c);
+  if (ws)
+    gsl_multifit_linear_free(ws);
+  return st;
+}
+
 /* Collects (x, t) of points of `kind` (and dtype dt for GEMMs when dt >= 0). */
 static int32_t collect(const hs_measurements_t *ms, hs_mb_kind_t kind, int dt, double *x, double *t)
 {
@@ -194,13 +273,14 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
                              hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  double *x = NULL, *t = NULL, *rel = NULL;
+  double *x = NULL, *t = NULL, *rel = NULL, *z = NULL;
   memset(out, 0, sizeof *out);
   out->dtype = dt;
   x = hs_calloc((size_t)ms->n + 1, sizeof *x);
   t = hs_calloc((size_t)ms->n + 1, sizeof *t);
   rel = hs_calloc((size_t)ms->n + 1, sizeof *rel);
-  if (!x || !t || !rel)
+  z = hs_calloc((size_t)ms->n + 1, sizeof *z);
+  if (!x || !t || !rel || !z)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   if (!(ms->mem_bw_GBps > 0))
     HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: mem_bw_GBps of %s must be positive, got %g",
@@ -247,17 +327,29 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     out->mem_max_rel_err = mem.max_rel;
   }
 
-  int32_t need = ms->gemm_fit_max ? 1 : 2;
+  int32_t need = ms->gemm_fit_max ? 1 : ms->gemm_fit_shape ? 3 : 2;
   n = collect(ms, HS_MB_GEMM, (int)dt, x, t);
   if (n < need) {
     /* no GEMM at the requested dtype: use the dtype that has points */
     for (int d = 0; d < HS_DTYPE__COUNT && n < need; d++)
       if ((n = collect(ms, HS_MB_GEMM, d, x, t)) >= need)
         out->dtype = (hs_dtype_t)d;
+    if (n < need && ms->gemm_fit_shape) /* report the requested dtype's count */
+      n = collect(ms, HS_MB_GEMM, (int)dt, x, t);
   }
+  double out_c = 0.0;
   if (ms->gemm_fit_max) {
     HS_CHECK(fit_max(x, t, n, rel, "calibrate: gemm", &gemm, err));
     out->fitted |= HS_FIT_GEMM_EFF_MAX;
+  } else if (ms->gemm_fit_shape) {
+    int32_t nz = 0;
+    for (int32_t i = 0; i < ms->n; i++) {
+      const hs_mb_point_t *p = &ms->p[i];
+      if (p->kind == HS_MB_GEMM && p->dtype == out->dtype)
+        z[nz++] = p->k > 0 ? p->flops / (double)p->k : 0.0; /* 2 x output elements */
+    }
+    HS_CHECK(fit_plane(x, z, t, n, "calibrate: gemm", &gemm, &out_c, err));
+    out->fitted |= HS_FIT_GEMM_EFF_MAX | HS_FIT_GEMM_HALF_FLOPS | HS_FIT_GEMM_OUT_K;
   } else {
     HS_CHECK(hs__fit_line(x, t, n, "calibrate: gemm", &gemm, err));
     out->fitted |= HS_FIT_GEMM_EFF_MAX | HS_FIT_GEMM_HALF_FLOPS;
@@ -283,6 +375,18 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
                          "peak %.3g: the measurements are not of this GPU", 1.0 / gemm.b,
                          HS_EFF_MIN, ms->gpu, hs_dtype_name(out->dtype), peak));
   out->gemm_half_flops = ms->gemm_fit_max ? 0.0 : (gemm.a - out->launch_us * 1e-6) / gemm.b;
+  if (ms->gemm_fit_shape) {
+    out->gemm_out_k = out_c / gemm.b;
+    if (!(out->gemm_out_k <= 1e6)) /* also NaN: what the catalog and profiles accept */
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: gemm: per-output cost %g reduction steps "
+                           "is above 1e6; the points cannot be fitted", out->gemm_out_k));
+    if (out->gemm_out_k < 0) {
+      hs_error_warn(err, "calibrate: gemm: negative per-output cost %.3g; gemm_out_k set to 0",
+                    out->gemm_out_k);
+      out->gemm_out_k = 0;
+      out->clamped = true;
+    }
+  }
   if (out->gemm_half_flops < 0) {
     out->gemm_half_flops = 0;
     out->clamped = true;
@@ -305,5 +409,6 @@ cleanup:
   free(x);
   free(t);
   free(rel);
+  free(z);
   return st;
 }

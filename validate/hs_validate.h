@@ -186,6 +186,10 @@ typedef struct hs_measurements {
    * (gemm_half_flops; launch_us for memory) stay undetermined. */
   bool gemm_fit_max;
   bool mem_fit_max;
+  /* "gemm_fit": "shape": GEMM (and BMM: "flops" = 2 b m n k) points of
+   * several shapes, fitted as t = a + F / (peak eff_max) + 2 out gemm_out_k /
+   * (peak eff_max), out = F / (2 k) output elements (sim/compute.c). */
+  bool gemm_fit_shape;
 } hs_measurements_t;
 
 /* Fitted parameters, as bits of hs_measurements_t.applies ("applies":
@@ -196,7 +200,8 @@ enum {
   HS_FIT_GEMM_HALF_FLOPS = 1u << 1,
   HS_FIT_MEM_EFF = 1u << 2,
   HS_FIT_LAUNCH_US = 1u << 3,
-  HS_FIT_ALL = 15u
+  HS_FIT_ALL = 15u,
+  HS_FIT_GEMM_OUT_K = 1u << 4 /* only from "gemm_fit": "shape"; not part of HS_FIT_ALL */
 };
 
 void hs_measurements_init(hs_measurements_t *m);
@@ -235,6 +240,7 @@ typedef struct hs_fit {
   double mem_eff;
   double gemm_eff_max;
   double gemm_half_flops;
+  double gemm_out_k;      /* "shape" fits only; 0 otherwise */
   int32_t n_gemm, n_mem, n_p2p;
   double gemm_r2, mem_r2, p2p_r2;
   double gemm_median_rel_err, gemm_max_rel_err;

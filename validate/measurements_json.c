@@ -63,11 +63,12 @@ cJSON *hs_measurements_to_json(const hs_measurements_t *m)
   cJSON_AddNumberToObject(j, "mem_bw_GBps", m->mem_bw_GBps);
   if (m->retrieved[0])
     cJSON_AddStringToObject(j, "retrieved", m->retrieved);
-  if (m->gemm_fit_max)
-    cJSON_AddStringToObject(j, "gemm_fit", "max");
+  if (m->gemm_fit_max || m->gemm_fit_shape)
+    cJSON_AddStringToObject(j, "gemm_fit", m->gemm_fit_max ? "max" : "shape");
   if (m->mem_fit_max)
     cJSON_AddStringToObject(j, "mem_fit", "max");
-  static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us"};
+  static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us",
+                                          "gemm_out_k"};
   cJSON *aa = m->applies ? cJSON_AddArrayToObject(j, "applies") : NULL;
   for (unsigned q = 0; aa && q < HS_ARRAY_LEN(fit_names); q++)
     if (m->applies & (1u << q))
@@ -116,7 +117,8 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
   static const char *const known[] = {"gpu", "backend", "device", "peak_tflops", "mem_bw_GBps",
                                       "points", "description", "sources", "retrieved", "applies",
                                       "gemm_fit", "mem_fit", NULL};
-  static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us"};
+  static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us",
+                                          "gemm_out_k"};
   static const char *const kpt[] = {"kind", "dtype", "m", "n", "k", "flops", "bytes", "ranks", "s",
                                     "source", NULL};
   static const char *const ksrc[] = {"id", "ref", "date", NULL};
@@ -157,7 +159,7 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
         bit = 1u << q;
     if (!bit)
       HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies[%d]: must be gemm_eff_max, gemm_half_flops, "
-                           "mem_eff or launch_us", file, ai));
+                           "mem_eff, launch_us or gemm_out_k", file, ai));
     out->applies |= bit;
   }
   if (aarr && !out->applies)
@@ -166,10 +168,13 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
     const char *key = q ? "mem_fit" : "gemm_fit";
     char how[16];
     HS_CHECK(hs_json_string(&r, j, "", key, false, "line", how, sizeof how));
-    if (strcmp(how, "line") != 0 && strcmp(how, "max") != 0)
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s: must be \"line\" or \"max\", got \"%s\"", file,
-                           key, how));
+    bool shape = !q && strcmp(how, "shape") == 0;
+    if (strcmp(how, "line") != 0 && strcmp(how, "max") != 0 && !shape)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s: must be \"line\"%s or \"max\", got \"%s\"",
+                           file, key, q ? "" : ", \"shape\"", how));
     bool max = strcmp(how, "max") == 0;
+    if (shape)
+      out->gemm_fit_shape = true;
     /* a "max" fit determines the efficiency only: the catalog may not take the
      * size term it leaves undetermined */
     uint32_t undetermined = q ? HS_FIT_LAUNCH_US : HS_FIT_GEMM_HALF_FLOPS;
@@ -184,6 +189,9 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
     else
       out->gemm_fit_max = max;
   }
+  if ((out->applies & HS_FIT_GEMM_OUT_K) && !out->gemm_fit_shape)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies: gemm_out_k needs \"gemm_fit\": \"shape\"",
+                         file));
   const cJSON *sarr = NULL;
   int ns = 0;
   HS_CHECK(hs_json_array(&r, j, "", "sources", false, &sarr, &ns));
@@ -306,6 +314,8 @@ cJSON *hs_profile_to_json(const hs_measurements_t *ms, const hs_fit_t *f)
     cJSON_AddNumberToObject(g, "mem_eff", f->mem_eff);
   if (f->fitted & HS_FIT_LAUNCH_US)
     cJSON_AddNumberToObject(g, "launch_us", f->launch_us);
+  if (f->fitted & HS_FIT_GEMM_OUT_K)
+    cJSON_AddNumberToObject(g, "gemm_out_k", f->gemm_out_k);
   cJSON *fit = cJSON_AddObjectToObject(g, "fit");
   if (fit) {
     cJSON_AddStringToObject(fit, "gemm_dtype", hs_dtype_name(f->dtype));

@@ -19,12 +19,13 @@ cat=$(jq '.gpus[] | select(.name == "H100-SXM5-80GB") | .gemm_eff_max' "$src/clu
 awk -v a="$fit" -v b="$cat" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-9 * b) }' \
   || die "catalog gemm_eff_max $cat is not the fit $fit"
 
-# a best-achievable-rate file ("max" fits): the profile holds the two
-# efficiencies and leaves the size terms out; the catalog holds the fit
+# a GEMM shape sweep ("shape" fit) beside a best-achievable copy rate
+# ("max" memory fit): the profile holds the GEMM terms and gemm_out_k and
+# leaves the launch out (one copy size cannot determine it)
 "$bin" calibrate "$src/clusters/calibration/A100-SXM4-40GB.json" -o "$tmp/a.json" >/dev/null 2>"$tmp/err" \
   || die "calibrate A100: $(cat "$tmp/err")"
-jq -e '.gpus[0] | has("gemm_half_flops") or has("launch_us") | not' "$tmp/a.json" >/dev/null \
-  || die "max fit profile carries undetermined size terms: $(cat "$tmp/a.json")"
+jq -e '.gpus[0] | (has("launch_us") | not) and has("gemm_half_flops") and has("gemm_out_k")' "$tmp/a.json" >/dev/null \
+  || die "shape + max fit profile: wrong terms: $(cat "$tmp/a.json")"
 fit=$(jq '.gpus[0].mem_eff' "$tmp/a.json")
 cat=$(jq '.gpus[] | select(.name == "A100-SXM4-40GB") | .mem_eff' "$src/clusters/gpus.json")
 awk -v a="$fit" -v b="$cat" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-9 * b) }' \
@@ -32,7 +33,7 @@ awk -v a="$fit" -v b="$cat" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1
 jq '.gemm_fit = "best"' "$src/clusters/calibration/A100-SXM4-40GB.json" >"$tmp/badfit.json"
 "$bin" calibrate "$tmp/badfit.json" -o "$tmp/x.json" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] || die "bad gemm_fit: exit $rc"
-grep -q 'badfit.json: gemm_fit: must be "line" or "max", got "best"' "$tmp/err" || die "bad gemm_fit message: $(cat "$tmp/err")"
+grep -q 'badfit.json: gemm_fit: must be "line", "shape" or "max", got "best"' "$tmp/err" || die "bad gemm_fit message: $(cat "$tmp/err")"
 
 # uncalibrated GPUs are named, calibrated ones too
 "$bin" show cluster mixed-a100-v100-t4 >"$tmp/show.txt" || die "show cluster"
