@@ -45,20 +45,25 @@
 #include <time.h>
 
 #define EXHAUSTIVE_GROUPS 6
-#define MAX_TP_CHOICES 4
+#define MAX_KINDS 3        /* GPU types with their own TP degree and stage-order permutations */
+#define MAX_PATTERNS 64    /* TP degree per GPU type: 4^MAX_KINDS */
+#define MAX_ORDERS 7       /* device order + every permutation of <= 3 GPU types */
 #define MEM_SAFETY 0.999 /* keep a hair below capacity: the simulator flags > capacity */
 #define CUTOFF 1.10      /* MILPs look for plans within 10% of the best: pool candidates */
 
 typedef struct group {
   int32_t first_device;  /* t consecutive devices of one node */
   int32_t node;
+  int32_t t;             /* TP degree: the pattern's degree for this GPU type */
+  int32_t kind;          /* GPU type index (first appearance in device order) */
   double speed;          /* peak FLOP/s of the group, for heuristics */
 } group_t;
 
 typedef struct config {
-  int32_t t, b, G;
+  int32_t pat, b, G;     /* TP pattern (degree per GPU type), microbatch size, pipelines */
   hs_recompute_t rc;
-  int32_t assign_off;    /* into st->assign: n_groups(t) pipeline indexes */
+  int32_t assign_off;    /* into st->assign: pstart[G + 1] then the stage sequence (group
+                          * indexes, pipeline by pipeline, in stage order) */
   double lb_s;
   double order_key;      /* within a (t, b, rc) class: moderate pipeline depth first */
   int32_t rank;          /* position within its class, for round-robin over classes */
@@ -83,10 +88,14 @@ typedef struct autohet {
   int32_t L;             /* transformer blocks */
   int32_t *block_first;  /* L + 1: first op of block l; [L] = first op after the blocks */
   int64_t B;
-  int32_t tps[MAX_TP_CHOICES];
-  int32_t n_tps;
-  group_t *groups[MAX_TP_CHOICES];
-  int32_t n_groups[MAX_TP_CHOICES];
+  int32_t n_kinds;       /* GPU types, capped at MAX_KINDS + 1 (more: uniform TP only) */
+  int32_t *kind_of_node;
+  int32_t pat_t[MAX_PATTERNS][MAX_KINDS]; /* TP degree per GPU type */
+  int32_t n_pats;
+  int32_t perms[MAX_ORDERS][MAX_KINDS];   /* stage orders: rank of each GPU type */
+  int32_t n_perms;
+  group_t *groups[MAX_PATTERNS];
+  int32_t n_groups[MAX_PATTERNS];
   config_t *configs;
   size_t n_configs, cap_configs;
   int32_t *assign;
@@ -161,13 +170,6 @@ static double now_s(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int tp_index(const autohet_t *a, int32_t t)
-{
-  for (int i = 0; i < a->n_tps; i++)
-    if (a->tps[i] == t)
-      return i;
-  return -1;
-}
 
 /* ---- cost coefficients ------------------------------------------------------ */
 
@@ -186,11 +188,11 @@ static hs_status_t range_cost(autohet_t *a, int32_t first, int32_t last, const i
   return HS_OK;
 }
 
-static hs_status_t group_cost(autohet_t *a, const group_t *g, int32_t t, int32_t b,
-                              hs_recompute_t rc, gcost_t *out, hs_error_t *err)
+static hs_status_t group_cost(autohet_t *a, const group_t *g, int32_t b, hs_recompute_t rc,
+                              gcost_t *out, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  int32_t devs[8];
+  int32_t devs[8], t = g->t;
   for (int32_t k = 0; k < t; k++)
     devs[k] = g->first_device + k;
   hs_stage_cost_t sb, sp, sq;
@@ -252,48 +254,52 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
   hs_status_t st = HS_OK;
   hs_lp_t *lp = NULL;
   gcost_t *gc = NULL;
-  int32_t *order = NULL, *pstart = NULL, *Lcol = NULL, *zcol = NULL, *wcol = NULL, *tcol = NULL;
+  int32_t *Lcol = NULL, *zcol = NULL, *wcol = NULL, *tcol = NULL;
   double *mgs = NULL, *lss = NULL; /* microbatches per pipeline, blocks per stage */
   hs_plan_t plan;
   hs_plan_init(&plan);
   row_buf_t r = {0}, r2 = {0}, mrow = {0};
-  int ti = tp_index(a, cf->t);
-  const group_t *groups = a->groups[ti];
-  int32_t ng = a->n_groups[ti];
-  const int32_t *asg = a->assign + cf->assign_off;
+  const group_t *groups = a->groups[cf->pat];
+  int32_t ng = a->n_groups[cf->pat];
+  const int32_t *seq = a->assign + cf->assign_off;
   int32_t G = cf->G, L = a->L;
+  int32_t xcol[MAX_KINDS + 1];
   int64_t M = a->B / cf->b;
   int32_t K = 0;
   while (((int64_t)1 << K) <= M)
     K++;
   gc = hs_calloc((size_t)ng, sizeof *gc);
-  order = hs_calloc((size_t)ng, sizeof *order);
-  pstart = hs_calloc((size_t)G + 1, sizeof *pstart);
   Lcol = hs_calloc((size_t)ng, sizeof *Lcol);
   zcol = hs_calloc((size_t)G * K, sizeof *zcol);
   wcol = hs_calloc((size_t)G * K, sizeof *wcol);
   tcol = hs_calloc((size_t)G, sizeof *tcol);
-  if (!gc || !order || !pstart || !Lcol || !zcol || !wcol || !tcol)
+  if (!gc || !Lcol || !zcol || !wcol || !tcol)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
   for (int32_t i = 0; i < ng; i++)
-    HS_CHECK(group_cost(a, &groups[i], cf->t, cf->b, cf->rc, &gc[i], err));
-  /* stages of pipeline g: its groups in device order, order[pstart[g]..pstart[g+1]) */
-  for (int32_t g = 0, k = 0; g < G; g++) {
-    pstart[g] = k;
-    for (int32_t i = 0; i < ng; i++)
-      if (asg[i] == g)
-        order[k++] = i;
-    pstart[g + 1] = k;
+    HS_CHECK(group_cost(a, &groups[i], cf->b, cf->rc, &gc[i], err));
+  /* stages of pipeline g: order[pstart[g]..pstart[g+1]) (push_config listed them) */
+  const int32_t *pstart = seq, *order = seq + G + 1;
+  for (int32_t g = 0; g < G; g++) {
     int32_t S = pstart[g + 1] - pstart[g];
     if (S == 0 || S > L)
       goto cleanup; /* not a valid partition for this model: nothing to do */
   }
+  /* TP segments: the runs of equal TP degree along a pipeline, the same
+   * sequence in every pipeline (push_config checked it); segment j holds
+   * the blocks [X_j, X_{j+1}) in every pipeline, so every op has the same
+   * TP degree in every pipeline that holds it (docs/plan.md) */
+  int32_t J = 1;
+  for (int32_t s = 1; s < pstart[1]; s++)
+    J += groups[order[s]].t != groups[order[s - 1]].t;
   double cb = cut_bytes(a, cf->b);
   HS_CHECK(hs_lp_new(true, &lp));
   int32_t Tcol;
   HS_CHECK(hs_lp_add_col(lp, 0, INFINITY, 1.0, false, &Tcol));
   for (int32_t k = 0; k < ng; k++)
     HS_CHECK(hs_lp_add_col(lp, 1, L, 0.0, true, &Lcol[k]));
+  /* segment boundaries X_1..X_{J-1} (X_0 = 0, X_J = L), integer blocks */
+  for (int32_t j = 1; j < J; j++)
+    HS_CHECK(hs_lp_add_col(lp, j, L - (J - j), 0.0, true, &xcol[j]));
   /* microbatches: sum_g (1 + sum_k 2^k z_gk) = M */
   size_t rcap = (size_t)ng + (size_t)G * K + 8;
   r.idx = hs_calloc(rcap, sizeof *r.idx);
@@ -311,6 +317,17 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
     for (int32_t s = 0; s < S; s++)
       rb_add(&r, Lcol[pstart[g] + s], 1.0);
     HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, L, L, err));
+    /* TP segments: sum of the stages of segment j = X_{j+1} - X_j */
+    for (int32_t j = 0, s = 0; j + 1 < J && J > 1; j++) {
+      r.n = 0;
+      int32_t t = groups[order[pstart[g] + s]].t;
+      for (; s < S && groups[order[pstart[g] + s]].t == t; s++)
+        rb_add(&r, Lcol[pstart[g] + s], 1.0);
+      rb_add(&r, xcol[j + 1], -1.0);
+      if (j > 0)
+        rb_add(&r, xcol[j], 1.0);
+      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, 0.0, 0.0, err));
+    }
     /* stage times, cut costs, tmax */
     double U = 0.0, cuts = 0.0;
     double c_in = 0.0, inv_f = 0.0, cst_f = 0.0;
@@ -321,7 +338,8 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
       double c_out = 0.0;
       if (s + 1 < S)
         c_out = hs_estimate_p2p_s(a->est, groups[gi].first_device,
-                                  groups[order[pstart[g] + s + 1]].first_device, cb, cf->t);
+                                  groups[order[pstart[g] + s + 1]].first_device, cb,
+                                  HS_MIN(groups[gi].t, groups[order[pstart[g] + s + 1]].t));
       cuts += c_out;
       double cst = (s == 0 ? q->pre_s : 0.0) + (s == S - 1 ? q->post_s : 0.0) + c_in + c_out;
       /* tmax_g >= f L_s + cst */
@@ -358,7 +376,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
       for (int32_t h = 1; h < nd; h++)
         leaves_node |= a->c->devices[devs[h]].node != a->c->devices[devs[0]].node;
       if (leaves_node)
-        y_l *= cf->t;
+        y_l *= groups[g0].t;
     }
     /* T >= sum_s (f_s L_s + cst_s) + 2 cuts + sum_k 2^k w_gk + (y + o) L_g0 + o_pre */
     r.n = 0;
@@ -445,7 +463,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
       a->worst_gap = fmax(a->worst_gap, res.gap);
   }
   if (res.status == HS_LP_UNBOUNDED)
-    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP unbounded (t=%d, G=%d)", cf->t, G));
+    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP unbounded (pattern %d, G=%d)", cf->pat, G));
   /* build the plan */
   hs_strlcpy(plan.strategy, "autohet", sizeof plan.strategy);
   hs_strlcpy(plan.schedule, "1f1b", sizeof plan.schedule);
@@ -489,9 +507,9 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
       stg->recompute = cf->rc;
       HS_CHECK(hs_plan_alloc_replicas(stg, 1));
       int32_t devs[8];
-      for (int32_t k = 0; k < cf->t; k++)
+      for (int32_t k = 0; k < groups[gi].t; k++)
         devs[k] = groups[gi].first_device + k;
-      HS_CHECK(hs_plan_replica_set_devices(&stg->replicas[0], devs, cf->t));
+      HS_CHECK(hs_plan_replica_set_devices(&stg->replicas[0], devs, groups[gi].t));
       stg->replicas[0].share = 1.0;
     }
     if (cum != L)
@@ -525,8 +543,6 @@ cleanup:
   free(mrow.idx);
   free(mrow.val);
   free(gc);
-  free(order);
-  free(pstart);
   free(Lcol);
   free(zcol);
   free(wcol);
@@ -536,24 +552,74 @@ cleanup:
 
 /* ---- configuration enumeration ------------------------------------------------- */
 
+/* Pipeline h's TP runs (degrees along its stages, equal neighbours merged)
+ * are pipeline g's. */
+static bool same_tp_runs(const group_t *groups, const int32_t *pstart, const int32_t *order,
+                         int32_t g, int32_t h)
+{
+  int32_t i = pstart[g], k = pstart[h];
+  while (i < pstart[g + 1] && k < pstart[h + 1]) {
+    int32_t t = groups[order[i]].t;
+    if (groups[order[k]].t != t)
+      return false;
+    while (i < pstart[g + 1] && groups[order[i]].t == t)
+      i++;
+    while (k < pstart[h + 1] && groups[order[k]].t == t)
+      k++;
+  }
+  return i == pstart[g + 1] && k == pstart[h + 1];
+}
+
+/* Lists configuration cf with partition asg (pipeline of each group) once
+ * per stage order: device order (site, node, rank), then the groups of each
+ * pipeline sorted by GPU type in every permutation of the types (stable:
+ * device order within a type). An order whose TP runs differ between
+ * pipelines is skipped (an op would have two TP degrees: symmetric TP across
+ * data-parallel chains), and so is a sequence already listed for the same
+ * (pattern, b, rc). */
 static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *asg, int32_t ng)
 {
-  /* skip a partition already listed for the same (t, b, rc) */
-  for (size_t k = a->n_configs; k-- > 0;) {
-    const config_t *o = &a->configs[k];
-    if (o->t != cf->t || o->b != cf->b || o->rc != cf->rc)
-      break;
-    if (o->G == cf->G && !memcmp(a->assign + o->assign_off, asg, sizeof(int32_t) * (size_t)ng))
-      return HS_OK;
+  int32_t G = cf->G;
+  size_t len = (size_t)ng + (size_t)G + 1;
+  const group_t *groups = a->groups[cf->pat];
+  for (int32_t v = 0; v <= a->n_perms; v++) {
+    if (hs_reserve((void **)&a->assign, &a->cap_assign, a->n_assign + len, sizeof *a->assign))
+      return HS_ENOMEM;
+    int32_t *pstart = a->assign + a->n_assign, *order = pstart + G + 1;
+    int32_t k = 0;
+    for (int32_t g = 0; g < G; g++) {
+      pstart[g] = k;
+      for (int32_t i = 0; i < ng; i++)
+        if (asg[i] == g)
+          order[k++] = i;
+      if (v > 0) /* stable insertion sort by the permutation's rank of the GPU type */
+        for (int32_t x = pstart[g] + 1; x < k; x++)
+          for (int32_t y = x; y > pstart[g] && a->perms[v - 1][groups[order[y]].kind] <
+                                                   a->perms[v - 1][groups[order[y - 1]].kind]; y--) {
+            int32_t tmp = order[y];
+            order[y] = order[y - 1];
+            order[y - 1] = tmp;
+          }
+    }
+    pstart[G] = k;
+    bool ok = true;
+    for (int32_t g = 1; g < G && ok; g++)
+      ok = same_tp_runs(groups, pstart, order, 0, g);
+    for (size_t c = a->n_configs; ok && c-- > 0;) {
+      const config_t *o = &a->configs[c];
+      if (o->pat != cf->pat || o->b != cf->b || o->rc != cf->rc)
+        break;
+      ok = !(o->G == G && !memcmp(a->assign + o->assign_off, pstart, sizeof(int32_t) * len));
+    }
+    if (!ok)
+      continue;
+    if (hs_reserve((void **)&a->configs, &a->cap_configs, a->n_configs + 1, sizeof *a->configs))
+      return HS_ENOMEM;
+    config_t c2 = *cf;
+    c2.assign_off = (int32_t)a->n_assign;
+    a->n_assign += len;
+    a->configs[a->n_configs++] = c2;
   }
-  if (hs_reserve((void **)&a->configs, &a->cap_configs, a->n_configs + 1, sizeof *a->configs) ||
-      hs_reserve((void **)&a->assign, &a->cap_assign, a->n_assign + (size_t)ng, sizeof *a->assign))
-    return HS_ENOMEM;
-  config_t c2 = *cf;
-  c2.assign_off = (int32_t)a->n_assign;
-  memcpy(a->assign + a->n_assign, asg, sizeof(int32_t) * (size_t)ng);
-  a->n_assign += (size_t)ng;
-  a->configs[a->n_configs++] = c2;
   return HS_OK;
 }
 
@@ -669,8 +735,9 @@ static void autohet_free(void *state)
     return;
   hs_estimator_free(a->est);
   free(a->block_first);
-  for (int i = 0; i < MAX_TP_CHOICES; i++)
+  for (int i = 0; i < MAX_PATTERNS; i++)
     free(a->groups[i]);
+  free(a->kind_of_node);
   free(a->configs);
   free(a->assign);
   hs__cpool_destroy(&a->pool);
@@ -742,39 +809,116 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
   hs_estimator_set_practice(a->est, &a->o.practice);
   if (hs__cpool_init(&a->pool, HS_MAX(2, hs__sim_budget(c))) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
-  int32_t min_gpn = INT32_MAX;
-  for (size_t n = 0; n < c->n_nodes; n++)
-    min_gpn = HS_MIN(min_gpn, c->nodes[n].n_devices);
-  for (int32_t t = 1; t <= 8 && t <= min_gpn; t *= 2) {
-    if (!hs_model_tp_ok(m, t))
-      continue; /* the heads do not split t ways */
-    int ti = a->n_tps++;
-    a->tps[ti] = t;
+  /* GPU types in order of first appearance; with more than MAX_KINDS of
+   * them, one TP degree for all (one kind) and stages in device order */
+  a->kind_of_node = hs_calloc(c->n_nodes, sizeof *a->kind_of_node);
+  if (!a->kind_of_node)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+  const hs_gpu_t *kind_gpu[MAX_KINDS];
+  int32_t kind_gpn[MAX_KINDS];
+  for (size_t n = 0; n < c->n_nodes && a->n_kinds <= MAX_KINDS; n++) {
+    const hs_gpu_t *gpu = hs_cluster_gpu(c, c->nodes[n].first_device);
+    int32_t k = 0;
+    while (k < a->n_kinds && strcmp(kind_gpu[k]->name, gpu->name) != 0)
+      k++;
+    if (k == a->n_kinds && a->n_kinds++ < MAX_KINDS) {
+      kind_gpu[k] = gpu;
+      kind_gpn[k] = INT32_MAX;
+    }
+    if (k < MAX_KINDS) {
+      a->kind_of_node[n] = k;
+      kind_gpn[k] = HS_MIN(kind_gpn[k], c->nodes[n].n_devices);
+    }
+  }
+  if (a->n_kinds > MAX_KINDS) {
+    a->n_kinds = 1;
+    kind_gpn[0] = INT32_MAX;
+    for (size_t n = 0; n < c->n_nodes; n++) {
+      a->kind_of_node[n] = 0;
+      kind_gpn[0] = HS_MIN(kind_gpn[0], c->nodes[n].n_devices);
+    }
+  }
+  /* TP patterns: a degree per GPU type, each a power of two up to 8 within
+   * that type's smallest node that splits the model's heads, KV heads and
+   * the other TP-split dimensions (hs_model_tp_ok) */
+  int32_t tks[MAX_KINDS][4], ntk[MAX_KINDS];
+  for (int32_t k = 0; k < a->n_kinds; k++) {
+    ntk[k] = 0;
+    for (int32_t t = 1; t <= 8 && t <= kind_gpn[k]; t *= 2)
+      if (hs_model_tp_ok(m, t))
+        tks[k][ntk[k]++] = t;
+    if (ntk[k] == 0)
+      HS_FAIL(hs_error_set(err, HS_EINFEASIBLE,
+                           "autohet: no TP degree of 1-8 fits %s's heads on %d-GPU nodes", m->name,
+                           kind_gpn[k]));
+  }
+  for (int32_t p = 0;; p++) {
+    int32_t rem = p, tp_of[MAX_KINDS];
+    for (int32_t k = 0; k < a->n_kinds; k++) {
+      tp_of[k] = tks[k][rem % ntk[k]];
+      rem /= ntk[k];
+    }
+    if (rem > 0)
+      break;
+    int32_t pi = a->n_pats++;
+    memcpy(a->pat_t[pi], tp_of, sizeof tp_of);
     int32_t ng = 0;
     for (size_t n = 0; n < c->n_nodes; n++)
-      ng += c->nodes[n].n_devices / t;
-    a->groups[ti] = hs_calloc((size_t)ng, sizeof(group_t));
-    if (!a->groups[ti])
+      ng += c->nodes[n].n_devices / tp_of[a->kind_of_node[n]];
+    a->groups[pi] = hs_calloc((size_t)HS_MAX(ng, 1), sizeof(group_t));
+    if (!a->groups[pi])
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
     ng = 0;
-    for (size_t n = 0; n < c->n_nodes; n++)
+    for (size_t n = 0; n < c->n_nodes; n++) {
+      int32_t kind = a->kind_of_node[n], t = tp_of[kind];
       for (int32_t k = 0; k + t <= c->nodes[n].n_devices; k += t) {
-        group_t *g = &a->groups[ti][ng++];
+        group_t *g = &a->groups[pi][ng++];
         g->first_device = c->nodes[n].first_device + k;
         g->node = (int32_t)n;
+        g->t = t;
+        g->kind = kind;
         g->speed = t * hs__gpu_speed(hs_cluster_gpu(c, g->first_device), a->o.precision);
       }
-    a->n_groups[ti] = ng;
+    }
+    a->n_groups[pi] = ng;
+  }
+  /* stage orders beyond device order: every permutation of the GPU types */
+  if (a->n_kinds >= 2) {
+    int32_t perm[MAX_KINDS];
+    for (int32_t k = 0; k < a->n_kinds; k++)
+      perm[k] = k;
+    for (;;) {
+      for (int32_t k = 0; k < a->n_kinds; k++)
+        a->perms[a->n_perms][perm[k]] = k; /* rank of type perm[k] is k */
+      a->n_perms++;
+      /* next permutation (lexicographic) */
+      int32_t i = a->n_kinds - 2;
+      while (i >= 0 && perm[i] > perm[i + 1])
+        i--;
+      if (i < 0)
+        break;
+      int32_t j = a->n_kinds - 1;
+      while (perm[j] < perm[i])
+        j--;
+      int32_t tmp = perm[i];
+      perm[i] = perm[j];
+      perm[j] = tmp;
+      for (int32_t x = i + 1, y = a->n_kinds - 1; x < y; x++, y--) {
+        tmp = perm[x];
+        perm[x] = perm[y];
+        perm[y] = tmp;
+      }
+    }
   }
   hs_recompute_t rcs[2] = {HS_RECOMPUTE_NONE, HS_RECOMPUTE_FULL};
-  for (int ti = 0; ti < a->n_tps; ti++) {
-    int32_t t = a->tps[ti], ng = a->n_groups[ti];
+  for (int ti = 0; ti < a->n_pats; ti++) {
+    int32_t ng = a->n_groups[ti];
     for (int32_t b = 1; b <= maxmb; b *= 2) {
       if (a->B % b)
         continue;
       int64_t M = a->B / b;
       for (int r = 0; r < (o->allow_recompute ? 2 : 1); r++) {
-        config_t cf = {.t = t, .b = b, .rc = rcs[r]};
+        config_t cf = {.pat = ti, .b = b, .rc = rcs[r]};
         size_t first = a->n_configs;
         if (ng <= EXHAUSTIVE_GROUPS)
           HS_CHECK(all_partitions(a, &cf, ng, M));
@@ -784,7 +928,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
         double inv = 0.0;
         for (int32_t i = 0; i < ng; i++) {
           gcost_t q;
-          HS_CHECK(group_cost(a, &a->groups[ti][i], t, b, rcs[r], &q, err));
+          HS_CHECK(group_cost(a, &a->groups[ti][i], b, rcs[r], &q, err));
           inv += q.f_s > 0 ? 1.0 / q.f_s : 0.0;
         }
         double lb = inv > 0 ? (double)M * a->L / inv : 0.0;
@@ -867,7 +1011,7 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
   if (st != HS_OK)
     return st;
   bool exhaustive = true;
-  for (int ti = 0; ti < a->n_tps; ti++)
+  for (int ti = 0; ti < a->n_pats; ti++)
     exhaustive &= a->n_groups[ti] <= EXHAUSTIVE_GROUPS;
   stats->optimal = a->all_proven && !a->budget_hit && exhaustive;
   snprintf(stats->note, sizeof stats->note,

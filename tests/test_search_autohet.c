@@ -2,9 +2,11 @@
  * test_search_autohet.c - the AutoHet MILP planner (search/autohet.c).
  *
  *  - brute force: on tiny mixed clusters (<= 8 GPUs, <= 8 blocks) an
- *    independent enumeration of the planner's search space (TP degree,
- *    microbatch size, every set partition of the TP groups into pipelines
- *    with stages in device order, every split of blocks over stages, every
+ *    independent enumeration of the planner's search space (a TP degree per
+ *    GPU type, microbatch size, every set partition of the TP groups into
+ *    pipelines with stages in device order, fast type first or slow type
+ *    first, TP the same for every block in every pipeline (symmetric TP
+ *    across data-parallel chains), every split of blocks over stages, every
  *    split of microbatches over pipelines, memory limits) under the cost
  *    model of docs/autohet.md finds the same optimum (within 2%);
  *  - the plan validates, covers every op once per pipeline, sums to the
@@ -81,8 +83,9 @@ typedef struct bf {
   const hs_model_t *m;
   const hs_cluster_t *c;
   hs_estimator_t *e;
-  int L, B, b, t, ng;
+  int L, B, b, ng;
   int first[8];        /* first device of each TP group */
+  int tg[8], fast[8];  /* its TP degree, whether it is of the fast type */
   double f[8], mem_coef_state[8], mem_coef_act[8], cap[8], opt_l[8];
   int part[8], G;      /* group -> pipeline */
   int stages[8][8], S[8];
@@ -94,6 +97,17 @@ static double bf_cost(bf_t *x, int Ls[8][8], const int *mg)
 {
   double T = 0.0;
   double cb = x->m->ops[0].out_bytes * x->b; /* chain model: every op's output is equal */
+  /* every block has one TP degree over all pipelines */
+  int tp0[8];
+  for (int g = 0; g < x->G; g++)
+    for (int s = 0, l = 0; s < x->S[g]; s++)
+      for (int k = 0; k < Ls[g][s]; k++, l++) {
+        int t = x->tg[x->stages[g][s]];
+        if (g == 0)
+          tp0[l] = t;
+        else if (tp0[l] != t)
+          return INFINITY;
+      }
   for (int g = 0; g < x->G; g++) {
     int S = x->S[g];
     double sum = 0.0, tmax = 0.0, cuts = 0.0, c_in = 0.0;
@@ -104,7 +118,8 @@ static double bf_cost(bf_t *x, int Ls[8][8], const int *mg)
       if (mem > x->cap[gi])
         return INFINITY;
       double c_out = s + 1 < S ? hs_estimate_p2p_s(x->e, x->first[gi],
-                                                   x->first[x->stages[g][s + 1]], cb, x->t)
+                                                   x->first[x->stages[g][s + 1]], cb,
+                                                   HS_MIN(x->tg[gi], x->tg[x->stages[g][s + 1]]))
                                : 0.0;
       double ts = x->f[gi] * Ls[g][s];
       sum += ts;
@@ -122,7 +137,7 @@ static double bf_cost(bf_t *x, int Ls[8][8], const int *mg)
         leaves |= x->c->devices[devs[h]].node != x->c->devices[devs[0]].node;
       }
       double grad = x->mem_coef_state[g0] / HS_ADAM_STATE_BYTES_PER_PARAM * 2.0;
-      y = hs_estimate_allreduce_s(x->e, devs, x->G, grad * 16.0) / 16.0 * (leaves ? x->t : 1);
+      y = hs_estimate_allreduce_s(x->e, devs, x->G, grad * 16.0) / 16.0 * (leaves ? x->tg[g0] : 1);
     }
     double Tg = sum + 2 * cuts + (mg[g] - 1) * tmax + (y + x->opt_l[g0]) * Ls[g][0];
     T = fmax(T, Tg);
@@ -180,6 +195,18 @@ static void bf_partitions(bf_t *x, int i, int G)
       if (x->S[g] > x->L)
         return;
     int Ls[8][8];
+    /* stage orders: device order (fast nodes come first here), slow first */
+    bf_layers(x, Ls, 0, 0, x->L);
+    for (int g = 0; g < G; g++) {
+      int n = 0, tmp[8];
+      for (int k = 0; k < x->S[g]; k++)
+        if (!x->fast[x->stages[g][k]])
+          tmp[n++] = x->stages[g][k];
+      for (int k = 0; k < x->S[g]; k++)
+        if (x->fast[x->stages[g][k]])
+          tmp[n++] = x->stages[g][k];
+      memcpy(x->stages[g], tmp, sizeof tmp);
+    }
     bf_layers(x, Ls, 0, 0, x->L);
     return;
   }
@@ -189,7 +216,7 @@ static void bf_partitions(bf_t *x, int i, int G)
   }
 }
 
-/* Best cost over t in {1, 2, ...<= gpn}, b in {1, 2, ...<= maxmb}. */
+/* Best cost over a TP degree per GPU type in {1, 2, ...<= gpn}, b in {1, 2, ...<= maxmb}. */
 static double brute_force(const hs_model_t *m, const hs_cluster_t *c, int B, int maxmb)
 {
   hs_error_t err;
@@ -203,17 +230,21 @@ static double brute_force(const hs_model_t *m, const hs_cluster_t *c, int B, int
   x.best = INFINITY;
   CHECK(hs_estimator_new(m, c, HS_DTYPE_BF16, &x.e, &err) == HS_OK);
   int gpn = c->nodes[0].n_devices;
-  for (int t = 1; t <= gpn; t *= 2)
+  for (int tf = 1; tf <= gpn; tf *= 2)
+    for (int ts = 1; ts <= gpn; ts *= 2)
     for (int b = 1; b <= maxmb; b *= 2) {
       if (B % b)
         continue;
-      x.t = t;
       x.b = b;
       x.ng = 0;
-      for (size_t n = 0; n < c->n_nodes; n++)
+      for (size_t n = 0; n < c->n_nodes; n++) {
+        bool fast = hs_cluster_gpu(c, c->nodes[n].first_device)->name[0] == 'F';
+        int t = fast ? tf : ts;
         for (int k = 0; k + t <= c->nodes[n].n_devices; k += t) {
           int gi = x.ng++;
           x.first[gi] = c->nodes[n].first_device + k;
+          x.tg[gi] = t;
+          x.fast[gi] = fast;
           int32_t devs[8];
           for (int j = 0; j < t; j++)
             devs[j] = x.first[gi] + j;
@@ -226,6 +257,7 @@ static double brute_force(const hs_model_t *m, const hs_cluster_t *c, int B, int
           x.opt_l[gi] = sc.optimizer_s / x.L;
           x.cap[gi] = hs_cluster_gpu(c, x.first[gi])->mem_bytes * 0.999;
         }
+      }
       bf_partitions(&x, 0, 0);
     }
   hs_estimator_free(x.e);
