@@ -65,6 +65,7 @@ typedef struct config {
   int32_t assign_off;    /* into st->assign: pstart[G + 1] then the stage sequence (group
                           * indexes, pipeline by pipeline, in stage order) */
   double lb_s;
+  double heur_s;         /* objective of the greedy integer point (INFINITY: none) */
   double order_key;      /* within a (t, b, rc) class: moderate pipeline depth first */
   int32_t rank;          /* position within its class, for round-robin over classes */
 } config_t;
@@ -119,6 +120,7 @@ typedef struct autohet {
   double worst_gap;
   uint64_t milps, refuted;
   int64_t iterations;    /* simplex iterations over all MILPs */
+  uint64_t greedy;       /* configurations with a greedy integer point */
   uint64_t rounded;      /* MILPs stopped without an integer solution, relaxation rounded */
   bool have_rounded;     /* some rounded plan fits (pool holds it) */
 } autohet_t;
@@ -247,6 +249,325 @@ static void rb_add(row_buf_t *r, int32_t col, double v)
   r->n++;
 }
 
+/* One configuration's cost coefficients (docs/autohet.md), shared by the
+ * MILP and the greedy incumbent: per stage position p (into the stage
+ * sequence) f (s per block), cst (pre/post ops plus the blocking sends in
+ * and out), mcoef / mcap (memory row: mcoef L_p <= mcap); per pipeline
+ * fixed (fill/drain constants, 2 x cuts, optimizer of the pre ops), ysync
+ * (exposed sync + optimizer per block of the first stage), U (largest stage
+ * time) and tlo (perfectly balanced stage time). */
+typedef struct ccoef {
+  double *f, *cst, *mcoef, *mcap; /* ng */
+  double *fixed, *ysync, *U, *tlo; /* G */
+} ccoef_t;
+
+static void ccoef_free(ccoef_t *cc)
+{
+  free(cc->f);
+  memset(cc, 0, sizeof *cc);
+}
+
+static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t *gc, ccoef_t *cc,
+                                hs_error_t *err)
+{
+  const group_t *groups = a->groups[cf->pat];
+  int32_t ng = a->n_groups[cf->pat], G = cf->G, L = a->L;
+  const int32_t *pstart = a->assign + cf->assign_off, *order = pstart + G + 1;
+  memset(cc, 0, sizeof *cc);
+  cc->f = hs_calloc(4 * (size_t)ng + 4 * (size_t)G, sizeof *cc->f);
+  if (!cc->f)
+    return hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
+  cc->cst = cc->f + ng;
+  cc->mcoef = cc->cst + ng;
+  cc->mcap = cc->mcoef + ng;
+  cc->fixed = cc->mcap + ng;
+  cc->ysync = cc->fixed + G;
+  cc->U = cc->ysync + G;
+  cc->tlo = cc->U + G;
+  double cb = cut_bytes(a, cf->b);
+  /* the gradient all-reduce runs over the first stages of all pipelines:
+   * one estimate per distinct gradient size (one per TP degree) */
+  int32_t devs[64], nd = 0;
+  for (int32_t h = 0; h < G && nd < 64; h++)
+    devs[nd++] = groups[order[pstart[h]]].first_device;
+  bool leaves_node = false;
+  for (int32_t h = 1; h < nd; h++)
+    leaves_node |= a->c->devices[devs[h]].node != a->c->devices[devs[0]].node;
+  double memo_bytes[4], memo_s[4];
+  int32_t n_memo = 0;
+  for (int32_t g = 0; g < G; g++) {
+    int32_t S = pstart[g + 1] - pstart[g];
+    double U = 0.0, cuts = 0.0, c_in = 0.0, inv_f = 0.0, cst_f = 0.0;
+    for (int32_t s = 0; s < S; s++) {
+      int32_t p = pstart[g] + s, gi = order[p];
+      const gcost_t *q = &gc[gi];
+      double c_out = 0.0;
+      if (s + 1 < S)
+        c_out = hs_estimate_p2p_s(a->est, groups[gi].first_device,
+                                  groups[order[p + 1]].first_device, cb,
+                                  HS_MIN(groups[gi].t, groups[order[p + 1]].t));
+      cuts += c_out;
+      double cst = (s == 0 ? q->pre_s : 0.0) + (s == S - 1 ? q->post_s : 0.0) + c_in + c_out;
+      cc->f[p] = q->f_s;
+      cc->cst[p] = cst;
+      U = fmax(U, q->f_s * (L - S + 1) + cst);
+      if (q->f_s > 0) {
+        inv_f += 1.0 / q->f_s;
+        cst_f += cst / q->f_s;
+      }
+      /* memory: in flight S - s microbatches (1F1B) */
+      double k_in = (double)(S - s);
+      cc->mcoef[p] = q->state_l + q->act_l * k_in;
+      cc->mcap[p] = q->cap - ((s == 0 ? q->state_pre + q->act_pre * k_in : 0.0) +
+                              (s == S - 1 ? q->state_post + q->act_post * k_in : 0.0) + q->trans);
+      c_in = c_out;
+    }
+    /* exposed gradient sync + optimizer of the first stage, per block */
+    int32_t g0 = order[pstart[g]];
+    double y_l = 0.0;
+    if (G > 1) {
+      double grad_bytes = gc[g0].state_l / HS_ADAM_STATE_BYTES_PER_PARAM * 2.0;
+      int32_t k = 0;
+      while (k < n_memo && memo_bytes[k] != grad_bytes)
+        k++;
+      if (k == n_memo) {
+        y_l = hs_estimate_allreduce_s(a->est, devs, nd, grad_bytes * 16.0) / 16.0;
+        if (n_memo < 4) {
+          memo_bytes[n_memo] = grad_bytes;
+          memo_s[n_memo++] = y_l;
+        }
+      } else {
+        y_l = memo_s[k];
+      }
+      if (leaves_node)
+        y_l *= groups[g0].t;
+    }
+    double fixed = 2.0 * cuts + gc[g0].opt_pre;
+    for (int32_t s = 0; s < S; s++) {
+      int32_t gi = order[pstart[g] + s];
+      fixed += (s == 0 ? gc[gi].pre_s : 0.0) + (s == S - 1 ? gc[gi].post_s : 0.0);
+    }
+    cc->fixed[g] = fixed;
+    cc->ysync[g] = y_l + gc[g0].opt_l;
+    cc->U[g] = U;
+    cc->tlo[g] = inv_f > 0 ? (L + cst_f) / inv_f : 0.0;
+  }
+  return HS_OK;
+}
+
+/* The plan of configuration cf with lss[p] blocks on stage position p and
+ * mgs[g] microbatches on pipeline g (integer values). */
+static hs_status_t build_plan(autohet_t *a, const config_t *cf, const double *lss,
+                              const double *mgs, hs_plan_t *plan, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  const group_t *groups = a->groups[cf->pat];
+  int32_t G = cf->G, L = a->L;
+  const int32_t *pstart = a->assign + cf->assign_off, *order = pstart + G + 1;
+  hs_strlcpy(plan->strategy, "autohet", sizeof plan->strategy);
+  hs_strlcpy(plan->schedule, "1f1b", sizeof plan->schedule);
+  plan->precision = a->o.precision;
+  plan->practice = a->o.practice;
+  HS_CHECK(hs_plan_alloc_pipelines(plan, G));
+  for (int32_t g = 0; g < G; g++) {
+    int32_t S = pstart[g + 1] - pstart[g];
+    hs_plan_pipeline_t *pl = &plan->pipelines[g];
+    pl->microbatch_size = cf->b;
+    pl->n_microbatches = (int32_t)llround(mgs[g]);
+    HS_CHECK(hs_plan_alloc_stages(pl, S));
+    int32_t cum = 0;
+    for (int32_t s = 0; s < S; s++) {
+      int32_t gi = order[pstart[g] + s];
+      int32_t ls = (int32_t)llround(lss[pstart[g] + s]);
+      hs_plan_stage_t *stg = &pl->stages[s];
+      stg->op_first = s == 0 ? 0 : a->block_first[cum];
+      cum += ls;
+      stg->op_last = s == S - 1 ? (int32_t)a->m->n_ops : a->block_first[cum];
+      stg->recompute = cf->rc;
+      HS_CHECK(hs_plan_alloc_replicas(stg, 1));
+      int32_t devs[8];
+      for (int32_t k = 0; k < groups[gi].t; k++)
+        devs[k] = groups[gi].first_device + k;
+      HS_CHECK(hs_plan_replica_set_devices(&stg->replicas[0], devs, groups[gi].t));
+      stg->replicas[0].share = 1.0;
+    }
+    if (cum != L)
+      HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP blocks %d != %d", cum, L));
+  }
+cleanup:
+  if (st == HS_ENOMEM)
+    hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
+  return st;
+}
+
+/* Greedy integer point of configuration cf under the MILP's cost model
+ * (coefficients cc): TP segment sizes in proportion to the segments' speed,
+ * then within each pipeline and segment one block at a time to the stage
+ * that stays fastest and fits in memory, then microbatches by bisection on
+ * the iteration time (each pipeline takes floor((T - A_g) / tmax_g) + 1).
+ * Returns its objective (the MILP's, exactly) with lss / mgs filled, or
+ * INFINITY when a stage runs out of memory. A feasible MILP point, so an
+ * incumbent: the MILPs then look only for better plans. O(L x stages + G x 64). */
+static double greedy_point(const autohet_t *a, const config_t *cf, const ccoef_t *cc, double *lss,
+                           double *mgs)
+{
+  const group_t *groups = a->groups[cf->pat];
+  int32_t G = cf->G, L = a->L;
+  const int32_t *pstart = a->assign + cf->assign_off, *order = pstart + G + 1;
+  int64_t M = a->B / cf->b;
+  /* TP segments along pipeline 0 (every pipeline has the same runs) */
+  int32_t J = 0, seg_t[MAX_KINDS + 1];
+  for (int32_t s = 0; s < pstart[1]; s++)
+    if (s == 0 || groups[order[s]].t != groups[order[s - 1]].t) {
+      if (J == MAX_KINDS + 1)
+        return INFINITY;
+      seg_t[J++] = groups[order[s]].t;
+    }
+  int32_t nseg[MAX_KINDS + 1] = {0}, mincnt[MAX_KINDS + 1] = {0};
+  double w[MAX_KINDS + 1] = {0};
+  for (int32_t g = 0; g < G; g++)
+    for (int32_t s = pstart[g], j = 0, cnt = 0; s < pstart[g + 1]; s++) {
+      if (s > pstart[g] && groups[order[s]].t != groups[order[s - 1]].t)
+        j++, cnt = 0;
+      if (j > J - 1 || groups[order[s]].t != seg_t[j])
+        return INFINITY;
+      mincnt[j] = HS_MAX(mincnt[j], ++cnt);
+      w[j] += cc->f[s] > 0 ? 1.0 / cc->f[s] : 1.0;
+    }
+  int32_t tot = 0;
+  for (int32_t j = 0; j < J; j++)
+    tot += nseg[j] = mincnt[j];
+  for (; tot < L; tot++) { /* next block to the segment with the least blocks per speed */
+    int32_t bj = 0;
+    for (int32_t j = 1; j < J; j++)
+      if ((nseg[j] + 1) / w[j] < (nseg[bj] + 1) / w[bj])
+        bj = j;
+    nseg[bj]++;
+  }
+  if (tot > L)
+    return INFINITY;
+  for (int32_t g = 0; g < G; g++) {
+    for (int32_t s = pstart[g], j = 0; s < pstart[g + 1]; j++) {
+      int32_t e = s + 1;
+      while (e < pstart[g + 1] && groups[order[e]].t == groups[order[s]].t)
+        e++;
+      for (int32_t p = s; p < e; p++) {
+        lss[p] = 1.0;
+        if (cc->mcoef[p] > cc->mcap[p])
+          return INFINITY;
+      }
+      for (int32_t left = nseg[j] - (e - s); left > 0; left--) {
+        int32_t bp = -1;
+        double bt = INFINITY;
+        for (int32_t p = s; p < e; p++) {
+          double tt = cc->f[p] * (lss[p] + 1.0) + cc->cst[p];
+          if (cc->mcoef[p] * (lss[p] + 1.0) <= cc->mcap[p] && tt < bt) {
+            bt = tt;
+            bp = p;
+          }
+        }
+        if (bp < 0)
+          return INFINITY;
+        lss[bp] += 1.0;
+      }
+      s = e;
+    }
+  }
+  /* A_g: fill/drain and sync of pipeline g; tm_g: its slowest stage */
+  double *A = hs_calloc(2 * (size_t)G, sizeof *A);
+  if (!A)
+    return INFINITY; /* out of memory: no incumbent, the MILPs still run */
+  double *tm = A + G, Amax = 0.0, hi = 0.0;
+  for (int32_t g = 0; g < G; g++) {
+    A[g] = cc->fixed[g] + cc->ysync[g] * lss[pstart[g]];
+    for (int32_t p = pstart[g]; p < pstart[g + 1]; p++) {
+      A[g] += cc->f[p] * lss[p];
+      tm[g] = fmax(tm[g], cc->f[p] * lss[p] + cc->cst[p]);
+    }
+    Amax = fmax(Amax, A[g]);
+    hi = fmax(hi, A[g] + (double)(M - G) * tm[g]);
+  }
+  /* bisection on T: pipeline g takes floor((T - A_g) / tm_g) + 1 microbatches */
+  double lo = Amax;
+  hi = fmax(hi, Amax);
+  for (int it = 0; it < 200 && hi - lo > 1e-13 * hi; it++) {
+    double mid = 0.5 * (lo + hi), cnt = 0.0;
+    for (int32_t g = 0; g < G; g++)
+      cnt += mid < A[g] ? 0.0 : tm[g] > 0 ? floor((mid - A[g]) / tm[g]) + 1.0 : (double)M;
+    if (cnt >= (double)M)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  double sum = 0.0;
+  for (int32_t g = 0; g < G; g++) {
+    mgs[g] = tm[g] > 0 ? floor((hi - A[g]) / tm[g]) + 1.0 : (double)M;
+    mgs[g] = fmin(fmax(mgs[g], 1.0), (double)(M - G + 1));
+    sum += mgs[g];
+  }
+  /* too many (ties at hi): take back from the slowest pipelines; too few
+   * (rounding): give to the pipeline that stays fastest */
+  for (; sum > (double)M; sum -= 1.0) {
+    int32_t bg = -1;
+    for (int32_t g = 0; g < G; g++)
+      if (mgs[g] > 1.0 && (bg < 0 || A[g] + (mgs[g] - 1) * tm[g] > A[bg] + (mgs[bg] - 1) * tm[bg]))
+        bg = g;
+    if (bg < 0)
+      break;
+    mgs[bg] -= 1.0;
+  }
+  for (; sum < (double)M; sum += 1.0) {
+    int32_t bg = 0;
+    for (int32_t g = 1; g < G; g++)
+      if (A[g] + mgs[g] * tm[g] < A[bg] + mgs[bg] * tm[bg])
+        bg = g;
+    mgs[bg] += 1.0;
+  }
+  double T = 0.0;
+  for (int32_t g = 0; g < G; g++)
+    T = fmax(T, A[g] + (mgs[g] - 1.0) * tm[g]);
+  free(A);
+  return sum == (double)M ? T : INFINITY;
+}
+
+/* Scores configuration cf's greedy point (heur_s), offers its plan to the
+ * pool when it would enter, and makes it the incumbent when it is best. */
+static hs_status_t greedy_incumbent(autohet_t *a, config_t *cf, const gcost_t *gc, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  ccoef_t cc = {0};
+  hs_plan_t plan;
+  hs_plan_init(&plan);
+  int32_t ng = a->n_groups[cf->pat];
+  double *lss = hs_calloc((size_t)ng + (size_t)cf->G, sizeof *lss);
+  cf->heur_s = INFINITY;
+  if (!lss)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+  const int32_t *pstart = a->assign + cf->assign_off;
+  for (int32_t g = 0; g < cf->G; g++)
+    if (pstart[g + 1] - pstart[g] > a->L)
+      goto cleanup;
+  HS_CHECK(config_coefs(a, cf, gc, &cc, err));
+  double T = greedy_point(a, cf, &cc, lss, lss + ng);
+  cf->heur_s = T;
+  if (!isfinite(T))
+    goto cleanup;
+  a->greedy++;
+  if (a->pool.n < a->pool.cap || T < a->pool.est_s[a->pool.n - 1]) {
+    HS_CHECK(build_plan(a, cf, lss, lss + ng, &plan, err));
+    hs__cpool_offer(&a->pool, &plan, T);
+  }
+  if (!a->have_best || T < a->best_T) {
+    a->best_T = T;
+    a->have_best = true;
+  }
+cleanup:
+  hs_plan_destroy(&plan);
+  ccoef_free(&cc);
+  free(lss);
+  return st;
+}
+
 /* Builds and solves the MILP of configuration cf and offers its plan to the
  * pool (the pool keeps the best few by objective). */
 static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *err)
@@ -259,6 +580,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
   hs_plan_t plan;
   hs_plan_init(&plan);
   row_buf_t r = {0}, r2 = {0}, mrow = {0};
+  ccoef_t cc = {0};
   const group_t *groups = a->groups[cf->pat];
   int32_t ng = a->n_groups[cf->pat];
   const int32_t *seq = a->assign + cf->assign_off;
@@ -291,7 +613,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
   int32_t J = 1;
   for (int32_t s = 1; s < pstart[1]; s++)
     J += groups[order[s]].t != groups[order[s - 1]].t;
-  double cb = cut_bytes(a, cf->b);
+  HS_CHECK(config_coefs(a, cf, gc, &cc, err));
   HS_CHECK(hs_lp_new(true, &lp));
   int32_t Tcol;
   HS_CHECK(hs_lp_add_col(lp, 0, INFINITY, 1.0, false, &Tcol));
@@ -328,66 +650,26 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
         rb_add(&r, xcol[j], 1.0);
       HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, 0.0, 0.0, err));
     }
-    /* stage times, cut costs, tmax */
-    double U = 0.0, cuts = 0.0;
-    double c_in = 0.0, inv_f = 0.0, cst_f = 0.0;
+    /* stage times (tmax_g >= f L_s + cst), memory rows */
+    double U = cc.U[g];
     HS_CHECK(hs_lp_add_col(lp, 0, INFINITY, 0.0, false, &tcol[g]));
     for (int32_t s = 0; s < S; s++) {
-      int32_t gi = order[pstart[g] + s];
-      const gcost_t *q = &gc[gi];
-      double c_out = 0.0;
-      if (s + 1 < S)
-        c_out = hs_estimate_p2p_s(a->est, groups[gi].first_device,
-                                  groups[order[pstart[g] + s + 1]].first_device, cb,
-                                  HS_MIN(groups[gi].t, groups[order[pstart[g] + s + 1]].t));
-      cuts += c_out;
-      double cst = (s == 0 ? q->pre_s : 0.0) + (s == S - 1 ? q->post_s : 0.0) + c_in + c_out;
-      /* tmax_g >= f L_s + cst */
+      int32_t p = pstart[g] + s;
       r.n = 0;
       rb_add(&r, tcol[g], 1.0);
-      rb_add(&r, Lcol[pstart[g] + s], -q->f_s);
-      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, cst, INFINITY, err));
-      U = fmax(U, q->f_s * (L - S + 1) + cst);
-      if (q->f_s > 0) {
-        inv_f += 1.0 / q->f_s;
-        cst_f += cst / q->f_s;
-      }
-      /* memory: in flight S - s microbatches (1F1B) */
-      double k_in = (double)(S - s);
-      double coef = q->state_l + q->act_l * k_in;
-      double cm = (s == 0 ? q->state_pre + q->act_pre * k_in : 0.0) +
-                  (s == S - 1 ? q->state_post + q->act_post * k_in : 0.0) + q->trans;
+      rb_add(&r, Lcol[p], -cc.f[p]);
+      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, cc.cst[p], INFINITY, err));
       r.n = 0;
-      rb_add(&r, Lcol[pstart[g] + s], coef);
-      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, -INFINITY, q->cap - cm, err));
-      c_in = c_out;
-    }
-    /* exposed gradient sync + optimizer of the first stage, per block */
-    int32_t g0 = order[pstart[g]];
-    double y_l = 0.0;
-    if (G > 1) {
-      int32_t devs[64];
-      int32_t nd = 0;
-      for (int32_t h = 0; h < G && nd < 64; h++)
-        devs[nd++] = groups[order[pstart[h]]].first_device;
-      double grad_bytes = gc[g0].state_l / HS_ADAM_STATE_BYTES_PER_PARAM * 2.0;
-      y_l = hs_estimate_allreduce_s(a->est, devs, nd, grad_bytes * 16.0) / 16.0;
-      bool leaves_node = false;
-      for (int32_t h = 1; h < nd; h++)
-        leaves_node |= a->c->devices[devs[h]].node != a->c->devices[devs[0]].node;
-      if (leaves_node)
-        y_l *= groups[g0].t;
+      rb_add(&r, Lcol[p], cc.mcoef[p]);
+      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, -INFINITY, cc.mcap[p], err));
     }
     /* T >= sum_s (f_s L_s + cst_s) + 2 cuts + sum_k 2^k w_gk + (y + o) L_g0 + o_pre */
     r.n = 0;
     rb_add(&r, Tcol, 1.0);
-    double cst_sum = 2.0 * cuts + gc[g0].opt_pre;
-    for (int32_t s = 0; s < S; s++) {
-      int32_t gi = order[pstart[g] + s];
-      rb_add(&r, Lcol[pstart[g] + s], -gc[gi].f_s);
-      cst_sum += (s == 0 ? gc[gi].pre_s : 0.0) + (s == S - 1 ? gc[gi].post_s : 0.0);
-    }
-    rb_add(&r, Lcol[pstart[g]], -(y_l + gc[g0].opt_l));
+    double cst_sum = cc.fixed[g];
+    for (int32_t s = 0; s < S; s++)
+      rb_add(&r, Lcol[pstart[g] + s], -cc.f[pstart[g] + s]);
+    rb_add(&r, Lcol[pstart[g]], -cc.ysync[g]);
     for (int32_t k = 0; k < K; k++) {
       HS_CHECK(hs_lp_add_col(lp, 0, 1, 0.0, true, &zcol[g * K + k]));
       HS_CHECK(hs_lp_add_col(lp, 0, INFINITY, 0.0, false, &wcol[g * K + k]));
@@ -404,7 +686,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
     /* McCormick envelope of P = (m - 1) tmax for m - 1 in [0, M - G], tmax
      * in [tlo, U]: valid cuts that make the LP relaxation see the steady
      * state (tlo: the perfectly balanced stage time, a lower bound) */
-    double tlo = inv_f > 0 ? (L + cst_f) / inv_f : 0.0;
+    double tlo = cc.tlo[g];
     double mhi = (double)(M - G);
     r.n = 0; /* P >= tlo (m - 1) */
     for (int32_t k = 0; k < K; k++) {
@@ -465,11 +747,6 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
   if (res.status == HS_LP_UNBOUNDED)
     HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP unbounded (pattern %d, G=%d)", cf->pat, G));
   /* build the plan */
-  hs_strlcpy(plan.strategy, "autohet", sizeof plan.strategy);
-  hs_strlcpy(plan.schedule, "1f1b", sizeof plan.schedule);
-  plan.precision = a->o.precision;
-  plan.practice = a->o.practice;
-  HS_CHECK(hs_plan_alloc_pipelines(&plan, G));
   mgs = hs_calloc((size_t)G, sizeof *mgs);
   lss = hs_calloc((size_t)ng, sizeof *lss);
   if (!mgs || !lss)
@@ -490,31 +767,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
     if (rounded)
       round_to_sum(lss + pstart[g], S, (double)L);
   }
-  for (int32_t g = 0; g < G; g++) {
-    int32_t S = pstart[g + 1] - pstart[g];
-    hs_plan_pipeline_t *pl = &plan.pipelines[g];
-    pl->microbatch_size = cf->b;
-    pl->n_microbatches = (int32_t)llround(mgs[g]);
-    HS_CHECK(hs_plan_alloc_stages(pl, S));
-    int32_t cum = 0;
-    for (int32_t s = 0; s < S; s++) {
-      int32_t gi = order[pstart[g] + s];
-      int32_t ls = (int32_t)llround(lss[pstart[g] + s]);
-      hs_plan_stage_t *stg = &pl->stages[s];
-      stg->op_first = s == 0 ? 0 : a->block_first[cum];
-      cum += ls;
-      stg->op_last = s == S - 1 ? (int32_t)a->m->n_ops : a->block_first[cum];
-      stg->recompute = cf->rc;
-      HS_CHECK(hs_plan_alloc_replicas(stg, 1));
-      int32_t devs[8];
-      for (int32_t k = 0; k < groups[gi].t; k++)
-        devs[k] = groups[gi].first_device + k;
-      HS_CHECK(hs_plan_replica_set_devices(&stg->replicas[0], devs, groups[gi].t));
-      stg->replicas[0].share = 1.0;
-    }
-    if (cum != L)
-      HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP blocks %d != %d", cum, L));
-  }
+  HS_CHECK(build_plan(a, cf, lss, mgs, &plan, err));
   if (rounded) {
     /* a rounded relaxation is no incumbent (its T is not a MILP value):
      * rank it by the estimator, and only if it fits */
@@ -543,6 +796,7 @@ cleanup:
   free(mrow.idx);
   free(mrow.val);
   free(gc);
+  ccoef_free(&cc);
   free(Lcol);
   free(zcol);
   free(wcol);
@@ -719,6 +973,11 @@ cleanup:
 static int cmp_config(const void *x, const void *y)
 {
   const config_t *p = x, *q = y;
+  /* configurations with a greedy point first, best first; then round-robin */
+  if (isfinite(p->heur_s) != isfinite(q->heur_s))
+    return isfinite(p->heur_s) ? -1 : 1;
+  if (isfinite(p->heur_s) && p->heur_s != q->heur_s)
+    return p->heur_s < q->heur_s ? -1 : 1;
   if (p->rank != q->rank)
     return p->rank < q->rank ? -1 : 1;
   if (p->lb_s != q->lb_s)
@@ -749,6 +1008,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
 {
   hs_status_t st = HS_OK;
   autohet_t *a = state;
+  gcost_t *gcs = NULL;
   memset(a, 0, sizeof *a);
   a->t_start = now_s();
   a->m = m;
@@ -926,12 +1186,20 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
           HS_CHECK(heuristic_partitions(a, &cf, a->groups[ti], ng, M));
         /* perfect-balance lower bound, same for every partition of (t, b, rc) */
         double inv = 0.0;
+        gcs = hs_calloc((size_t)ng, sizeof *gcs);
+        if (!gcs)
+          HS_FAIL(HS_ENOMEM);
         for (int32_t i = 0; i < ng; i++) {
-          gcost_t q;
-          HS_CHECK(group_cost(a, &a->groups[ti][i], b, rcs[r], &q, err));
-          inv += q.f_s > 0 ? 1.0 / q.f_s : 0.0;
+          HS_CHECK(group_cost(a, &a->groups[ti][i], b, rcs[r], &gcs[i], err));
+          inv += gcs[i].f_s > 0 ? 1.0 / gcs[i].f_s : 0.0;
         }
         double lb = inv > 0 ? (double)M * a->L / inv : 0.0;
+        /* a greedy integer point per configuration: incumbents for the
+         * MILPs, candidates for the pool, and the order they are solved in */
+        for (size_t k = first; k < a->n_configs; k++)
+          HS_CHECK(greedy_incumbent(a, &a->configs[k], gcs, err));
+        free(gcs);
+        gcs = NULL;
         for (size_t k = first; k < a->n_configs; k++) {
           config_t *q = &a->configs[k];
           q->lb_s = lb;
@@ -958,6 +1226,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
   qsort(a->configs, a->n_configs, sizeof *a->configs, cmp_config);
   return HS_OK;
 cleanup:
+  free(gcs);
   if (st == HS_ENOMEM)
     hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
   autohet_free(a);
