@@ -49,6 +49,10 @@
 #define MAX_PATTERNS 64    /* TP degree per GPU type: 4^MAX_KINDS */
 #define MAX_ORDERS 7       /* device order + every permutation of <= 3 GPU types */
 #define MEM_SAFETY 0.999 /* keep a hair below capacity: the simulator flags > capacity */
+#define SMALL_POOL_DEVICES 16 /* clusters up to this many GPUs simulate SMALL_POOL candidates */
+#define SMALL_POOL 24
+#define MID_POOL_DEVICES 64   /* up to this many GPUs: MID_POOL candidates */
+#define MID_POOL 8
 #define CUTOFF 1.10      /* MILPs look for plans within 10% of the best: pool candidates */
 
 typedef struct group {
@@ -783,7 +787,10 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
     a->best_T = res.objective;
     a->have_best = true;
   }
-  hs__cpool_offer(&a->pool, &plan, res.objective);
+  /* no better than the greedy point: that plan is offered already (a
+   * second copy would take a pool slot) */
+  if (res.objective < cf->heur_s * (1.0 - 1e-9))
+    hs__cpool_offer(&a->pool, &plan, res.objective);
 cleanup:
   free(mgs);
   free(lss);
@@ -856,7 +863,10 @@ static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *
           }
     }
     pstart[G] = k;
-    bool ok = true;
+    int32_t runs = 1;
+    for (int32_t x = 1; x < pstart[1]; x++)
+      runs += groups[order[x]].t != groups[order[x - 1]].t;
+    bool ok = runs <= MAX_KINDS + 1; /* TP segments: X_1..X_{J-1} columns */
     for (int32_t g = 1; g < G && ok; g++)
       ok = same_tp_runs(groups, pstart, order, 0, g);
     for (size_t c = a->n_configs; ok && c-- > 0;) {
@@ -1067,7 +1077,13 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
     a->budget_s = o->time_limit_s;
   HS_CHECK(hs_estimator_new(m, c, a->o.precision, &a->est, err));
   hs_estimator_set_practice(a->est, &a->o.practice);
-  if (hs__cpool_init(&a->pool, HS_MAX(2, hs__sim_budget(c))) != HS_OK)
+  /* the best few plans by the cost model are simulated; on small clusters
+   * (simulations are cheap) more of them, since the model's ranking is
+   * only as good as its blocking-1F1B approximation (docs/autohet.md) */
+  int32_t pool_n = c->n_devices <= SMALL_POOL_DEVICES ? SMALL_POOL
+                   : c->n_devices <= MID_POOL_DEVICES ? MID_POOL
+                                                      : HS_MAX(2, hs__sim_budget(c));
+  if (hs__cpool_init(&a->pool, pool_n) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
   /* GPU types in order of first appearance; with more than MAX_KINDS of
    * them, one TP degree for all (one kind) and stages in device order */
@@ -1284,8 +1300,8 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
     exhaustive &= a->n_groups[ti] <= EXHAUSTIVE_GROUPS;
   stats->optimal = a->all_proven && !a->budget_hit && exhaustive;
   snprintf(stats->note, sizeof stats->note,
-           "best MILP %.4g s; %llu MILPs (%llu refuted by the incumbent, %lld simplex iterations), %zu configurations%s%s%s",
-           a->best_T, (unsigned long long)a->milps, (unsigned long long)a->refuted, (long long)a->iterations, a->n_configs,
+           "best MILP %.6g s; %llu greedy points, %llu MILPs (%llu refuted by the incumbent, %lld simplex iterations), %zu configurations%s%s%s",
+           a->best_T, (unsigned long long)a->greedy, (unsigned long long)a->milps, (unsigned long long)a->refuted, (long long)a->iterations, a->n_configs,
            a->budget_hit ? (a->budget_s > 0 && a->work <= 0.85 * a->budget_work
                                 ? "; stopped at the time limit" : "; stopped at the work budget") : "",
            a->all_proven ? "" : "; some MILP not proven optimal",

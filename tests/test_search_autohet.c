@@ -327,8 +327,15 @@ static void test_brute_force_tiny(void)
     double bf = brute_force(&m, &c, cases[k].B, cases[k].maxmb);
     CHECK_MSG(st == HS_OK, "case %zu: %s", k, err.msg);
     if (st == HS_OK) {
-      CHECK_MSG(stats.predicted_s <= bf * 1.02 && stats.predicted_s >= bf * (1 - 1e-6),
-                "case %zu: milp %.6f vs brute force %.6f", k, stats.predicted_s, bf);
+      /* the best objective (greedy points and MILPs, the note's "best
+       * MILP") is the brute-force optimum; the plan returned is the best
+       * simulated of the pool, which may rank lower by the model */
+      const char *bm = strstr(stats.note, "best MILP ");
+      double best = bm ? strtod(bm + 10, NULL) : 0.0;
+      CHECK_MSG(bm && fabs(best / bf - 1.0) < 1e-5, "case %zu: best %.6f vs brute force %.6f", k,
+                best, bf);
+      CHECK_MSG(stats.predicted_s >= bf * (1 - 1e-6), "case %zu: plan %.6f below brute force %.6f",
+                k, stats.predicted_s, bf);
       check_plan(&plan, &m, &c, cases[k].B);
       hs_report_t rep;
       CHECK_MSG(hs_simulate(&m, &c, &plan, NULL, &rep, &err) == HS_OK, "%s", err.msg);
