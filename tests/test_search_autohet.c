@@ -14,6 +14,8 @@
  *  - on the mixed A100/H800/H20 catalog cluster it beats the best Megatron
  *    grid plan we find by trying tp/pp/dp and microbatch sizes, both measured
  *    by hs_simulate;
+ *  - every op has one TP degree in all pipelines (symmetric TP across
+ *    data-parallel chains), and with 28 heads / 4 KV heads no stage gets TP 8;
  *  - a model that does not fit anywhere is reported infeasible, not crashed.
  */
 #include "estimate.h"
@@ -283,6 +285,20 @@ static void check_plan(const hs_plan_t *p, const hs_model_t *m, const hs_cluster
   CHECK_MSG(hs_plan_validate(p, m, c, "autohet", &err) == HS_OK, "%s", err.msg);
   CHECK_EQ_INT(hs_plan_global_batch(p), B);
   CHECK(!strcmp(p->schedule, "1f1b"));
+  /* symmetric TP across data-parallel chains: every op has one TP degree
+   * in every pipeline (checked here op by op, not through the validator) */
+  for (size_t op = 0; op < m->n_ops; op++) {
+    int32_t t0 = -1;
+    for (int32_t i = 0; i < p->n_pipelines; i++)
+      for (int32_t s = 0; s < p->pipelines[i].n_stages; s++) {
+        const hs_plan_stage_t *stg = &p->pipelines[i].stages[s];
+        if ((int32_t)op < stg->op_first || (int32_t)op >= stg->op_last)
+          continue;
+        int32_t t = stg->replicas[0].n_devices;
+        CHECK_MSG(t0 < 0 || t == t0, "op %zu: TP %d in pipeline %d, %d elsewhere", op, t, i, t0);
+        t0 = t;
+      }
+  }
   for (int32_t i = 0; i < p->n_pipelines; i++) {
     const hs_plan_pipeline_t *pl = &p->pipelines[i];
     CHECK_EQ_INT(pl->stages[0].op_first, 0);
@@ -369,6 +385,47 @@ static void test_infeasible_memory(void)
   hs_status_t st = run_planner(&hs_planner_autohet, &m, &c, &o, &plan, &stats, &err);
   CHECK_EQ_INT(st, HS_EINFEASIBLE);
   CHECK_CONTAINS(err.msg, "autohet");
+  hs_plan_destroy(&plan);
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+}
+
+/* Qwen2-7B's head counts (28 heads, 4 KV heads) on 8-GPU nodes: every
+ * stage's TP degree divides both (TP 8 would not), on each GPU type. */
+static void test_tp_divides_heads(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_cluster_t c;
+  CHECK(mixed_cluster(&c, 1, 1, 8, 80, 80, &err) == HS_OK);
+  hs_transformer_cfg_t cfg;
+  hs_transformer_cfg_init(&cfg);
+  snprintf(cfg.name, sizeof cfg.name, "qwen2-heads");
+  cfg.layers = 4;
+  cfg.hidden = 28 * 64;
+  cfg.heads = 28;
+  cfg.kv_heads = 4;
+  cfg.ffn = 4 * cfg.hidden;
+  cfg.vocab = 32000;
+  cfg.seq_len = 512;
+  cfg.max_positions = 512;
+  hs_model_t m;
+  CHECK_MSG(hs_model_from_transformer(&cfg, &m, &err) == HS_OK, "%s", err.msg);
+  hs_plan_opts_t o;
+  opts_small(&o, 16, 4);
+  o.work_limit = 2e7;
+  hs_plan_t plan;
+  hs_search_stats_t stats;
+  hs_status_t st = run_planner(&hs_planner_autohet, &m, &c, &o, &plan, &stats, &err);
+  CHECK_MSG(st == HS_OK, "%s", err.msg);
+  if (st == HS_OK) {
+    check_plan(&plan, &m, &c, 16);
+    for (int32_t i = 0; i < plan.n_pipelines; i++)
+      for (int32_t s = 0; s < plan.pipelines[i].n_stages; s++) {
+        int32_t t = plan.pipelines[i].stages[s].replicas[0].n_devices;
+        CHECK_MSG(28 % t == 0 && 4 % t == 0, "stage TP %d does not divide 28 heads / 4 KV heads", t);
+      }
+  }
   hs_plan_destroy(&plan);
   hs_model_destroy(&m);
   hs_cluster_destroy(&c);
@@ -468,6 +525,7 @@ int main(void)
 {
   HS_RUN(test_brute_force_tiny);
   HS_RUN(test_infeasible_memory);
+  HS_RUN(test_tp_divides_heads);
   HS_RUN(test_beats_megatron_mixed);
   fprintf(stderr, "%d checks, %d failures\n", hs_test_checks, hs_test_failures);
   return hs_test_failures ? 1 : 0;
