@@ -2,13 +2,17 @@
  * autohet.c - AutoHet-style asymmetric 3D parallelism as a MILP (GLPK via
  * lp.c). docs/autohet.md has the formulation, its sources and deviations.
  *
- * Search space. A TP degree t (1, 2, 4, 8, at most the smallest node) cuts
- * every node into TP groups of t consecutive GPUs (one node, one GPU type;
- * leftover GPUs of a node stay idle). The groups are partitioned into G
- * pipelines (DP replicas); a pipeline's stages are its groups in device order
- * (site, node, rank: cuts between neighbours are the cheapest available),
- * every group is one stage. For each (t, microbatch size b, recomputation,
- * partition) a MILP chooses the integer number of transformer blocks per
+ * Search space. A TP pattern (a degree in 1, 2, 4, 8 per GPU type, at most
+ * the type's smallest node, dividing the heads: hs_model_tp_ok) cuts every
+ * node into TP groups of its type's degree (one node, one GPU type; leftover
+ * GPUs of a node stay idle). The groups are partitioned into G pipelines (DP
+ * replicas); a pipeline's stages are its groups in device order (site, node,
+ * rank) or sorted by GPU type in a permutation of the types, every group is
+ * one stage. TP is symmetric across data-parallel chains: the runs of equal
+ * degree along every pipeline are the same sequence and hold the same blocks
+ * (integer boundaries X_j shared by all pipelines), so an op has one TP
+ * degree wherever it is held. For each (pattern, microbatch size b,
+ * recomputation, partition, order) a MILP chooses the integer number of transformer blocks per
  * stage (>= 1; embedding with the first stage, head and loss with the last)
  * and the integer number of microbatches per pipeline (sum = B / b),
  * minimising the iteration time
@@ -24,17 +28,19 @@
  * Partitions: every set partition when there are at most EXHAUSTIVE_GROUPS
  * TP groups (Bell numbers: 203 for 6), otherwise three heuristics per G
  * (LPT on compute, contiguous in device order, strided across device order).
- * Configurations are ordered by a perfect-balance lower bound
- * M L / sum_s (1 / f_s) (round-robin over (t, b, recompute) classes); each
- * MILP gets the constraint T <= 1.1 x best so far, so a configuration that
- * cannot come close is refuted at the root. The best few plans by MILP
+ * Every configuration first gets a greedy integer point under the same cost
+ * model (an incumbent and a pool candidate); configurations are solved best
+ * greedy point first, the rest by a perfect-balance lower bound
+ * M L / sum_s (1 / f_s) (round-robin over (pattern, b, recompute) classes);
+ * each MILP gets the constraint T <= 1.1 x best so far, so a configuration
+ * that cannot come close is refuted at the root. The best few plans by MILP
  * objective are simulated at the end (hs__pool_*) and the best simulated one
  * is returned.
  *
  * State: the configuration list, the best objective, the candidate pool.
  * Each step solves one MILP, then simulates one pool entry. Per MILP:
  * O(groups + G log2 M) variables and rows; exponential worst case inside
- * GLPK, bounded by a time limit.
+ * GLPK, bounded by a work limit (and a time limit when the caller sets one).
  */
 #include "lp.h"
 #include "search_internal.h"
@@ -415,10 +421,11 @@ cleanup:
  * that stays fastest and fits in memory, then microbatches by bisection on
  * the iteration time (each pipeline takes floor((T - A_g) / tmax_g) + 1).
  * Returns its objective (the MILP's, exactly) with lss / mgs filled, or
- * INFINITY when a stage runs out of memory. A feasible MILP point, so an
- * incumbent: the MILPs then look only for better plans. O(L x stages + G x 64). */
+ * INFINITY when a stage runs out of memory (*nomem when the host does). A
+ * feasible MILP point, so an incumbent: the MILPs then look only for better
+ * plans. O(L x stages + G x 200). */
 static double greedy_point(const autohet_t *a, const config_t *cf, const ccoef_t *cc, double *lss,
-                           double *mgs)
+                           double *mgs, bool *nomem)
 {
   const group_t *groups = a->groups[cf->pat];
   int32_t G = cf->G, L = a->L;
@@ -484,8 +491,10 @@ static double greedy_point(const autohet_t *a, const config_t *cf, const ccoef_t
   }
   /* A_g: fill/drain and sync of pipeline g; tm_g: its slowest stage */
   double *A = hs_calloc(2 * (size_t)G, sizeof *A);
-  if (!A)
-    return INFINITY; /* out of memory: no incumbent, the MILPs still run */
+  if (!A) {
+    *nomem = true;
+    return INFINITY;
+  }
   double *tm = A + G, Amax = 0.0, hi = 0.0;
   for (int32_t g = 0; g < G; g++) {
     A[g] = cc->fixed[g] + cc->ysync[g] * lss[pstart[g]];
@@ -557,7 +566,10 @@ static hs_status_t greedy_incumbent(autohet_t *a, config_t *cf, const gcost_t *g
     if (pstart[g + 1] - pstart[g] > a->L)
       goto cleanup;
   HS_CHECK(config_coefs(a, cf, gc, &cc, err));
-  double T = greedy_point(a, cf, &cc, lss, lss + ng);
+  bool nomem = false;
+  double T = greedy_point(a, cf, &cc, lss, lss + ng, &nomem);
+  if (nomem)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
   cf->heur_s = T;
   if (!isfinite(T))
     goto cleanup;
