@@ -2,13 +2,17 @@
  * autohet.c - AutoHet-style asymmetric 3D parallelism as a MILP (GLPK via
  * lp.c). docs/autohet.md has the formulation, its sources and deviations.
  *
- * Search space. A TP degree t (1, 2, 4, 8, at most the smallest node) cuts
- * every node into TP groups of t consecutive GPUs (one node, one GPU type;
- * leftover GPUs of a node stay idle). The groups are partitioned into G
- * pipelines (DP replicas); a pipeline's stages are its groups in device order
- * (site, node, rank: cuts between neighbours are the cheapest available),
- * every group is one stage. For each (t, microbatch size b, recomputation,
- * partition) a MILP chooses the integer number of transformer blocks per
+ * Search space. A TP pattern (a degree in 1, 2, 4, 8 per GPU type, at most
+ * the type's smallest node, dividing the heads: hs_model_tp_ok) cuts every
+ * node into TP groups of its type's degree (one node, one GPU type; leftover
+ * GPUs of a node stay idle). The groups are partitioned into G pipelines (DP
+ * replicas); a pipeline's stages are its groups in device order (site, node,
+ * rank) or sorted by GPU type in a permutation of the types, every group is
+ * one stage. TP is symmetric across data-parallel chains: the runs of equal
+ * degree along every pipeline are the same sequence and hold the same blocks
+ * (integer boundaries X_j shared by all pipelines), so an op has one TP
+ * degree wherever it is held. For each (pattern, microbatch size b,
+ * recomputation, partition, order) a MILP chooses the integer number of transformer blocks per
  * stage (>= 1; embedding with the first stage, head and loss with the last)
  * and the integer number of microbatches per pipeline (sum = B / b),
  * minimising the iteration time
@@ -24,17 +28,19 @@
  * Partitions: every set partition when there are at most EXHAUSTIVE_GROUPS
  * TP groups (Bell numbers: 203 for 6), otherwise three heuristics per G
  * (LPT on compute, contiguous in device order, strided across device order).
- * Configurations are ordered by a perfect-balance lower bound
- * M L / sum_s (1 / f_s) (round-robin over (t, b, recompute) classes); each
- * MILP gets the constraint T <= 1.1 x best so far, so a configuration that
- * cannot come close is refuted at the root. The best few plans by MILP
+ * Every configuration first gets a greedy integer point under the same cost
+ * model (an incumbent and a pool candidate); configurations are solved best
+ * greedy point first, the rest by a perfect-balance lower bound
+ * M L / sum_s (1 / f_s) (round-robin over (pattern, b, recompute) classes);
+ * each MILP gets the constraint T <= 1.1 x best so far, so a configuration
+ * that cannot come close is refuted at the root. The best few plans by MILP
  * objective are simulated at the end (hs__pool_*) and the best simulated one
  * is returned.
  *
  * State: the configuration list, the best objective, the candidate pool.
  * Each step solves one MILP, then simulates one pool entry. Per MILP:
  * O(groups + G log2 M) variables and rows; exponential worst case inside
- * GLPK, bounded by a time limit.
+ * GLPK, bounded by a work limit (and a time limit when the caller sets one).
  */
 #include "lp.h"
 #include "search_internal.h"
@@ -45,21 +51,36 @@
 #include <time.h>
 
 #define EXHAUSTIVE_GROUPS 6
-#define MAX_TP_CHOICES 4
+#define MAX_KINDS 3        /* GPU types with their own TP degree and stage-order permutations */
+#define MAX_PATTERNS 64    /* TP degree per GPU type: 4^MAX_KINDS */
+#define MAX_ORDERS 7       /* device order + every permutation of <= 3 GPU types */
 #define MEM_SAFETY 0.999 /* keep a hair below capacity: the simulator flags > capacity */
+#define SMALL_POOL_DEVICES 16 /* clusters up to this many GPUs simulate SMALL_POOL candidates */
+#define SMALL_POOL 24
+#define MID_POOL_DEVICES 64   /* up to this many GPUs: MID_POOL candidates */
+#define MID_POOL 8
+/* Share of the work budget for the MILPs. 0.85 until the greedy incumbents
+ * (2026-11-24); GLPK's branching on these MILPs costs more CPU per work
+ * unit once a tight incumbent row is in (bench_search at 256 GPUs: 9.2 CPU
+ * s at 0.85), and at scale the greedy points are the plans (docs/autohet.md) */
+#define MILP_SHARE 0.5
 #define CUTOFF 1.10      /* MILPs look for plans within 10% of the best: pool candidates */
 
 typedef struct group {
   int32_t first_device;  /* t consecutive devices of one node */
   int32_t node;
+  int32_t t;             /* TP degree: the pattern's degree for this GPU type */
+  int32_t kind;          /* GPU type index (first appearance in device order) */
   double speed;          /* peak FLOP/s of the group, for heuristics */
 } group_t;
 
 typedef struct config {
-  int32_t t, b, G;
+  int32_t pat, b, G;     /* TP pattern (degree per GPU type), microbatch size, pipelines */
   hs_recompute_t rc;
-  int32_t assign_off;    /* into st->assign: n_groups(t) pipeline indexes */
+  int32_t assign_off;    /* into st->assign: pstart[G + 1] then the stage sequence (group
+                          * indexes, pipeline by pipeline, in stage order) */
   double lb_s;
+  double heur_s;         /* objective of the greedy integer point (INFINITY: none) */
   double order_key;      /* within a (t, b, rc) class: moderate pipeline depth first */
   int32_t rank;          /* position within its class, for round-robin over classes */
 } config_t;
@@ -83,10 +104,14 @@ typedef struct autohet {
   int32_t L;             /* transformer blocks */
   int32_t *block_first;  /* L + 1: first op of block l; [L] = first op after the blocks */
   int64_t B;
-  int32_t tps[MAX_TP_CHOICES];
-  int32_t n_tps;
-  group_t *groups[MAX_TP_CHOICES];
-  int32_t n_groups[MAX_TP_CHOICES];
+  int32_t n_kinds;       /* GPU types, capped at MAX_KINDS + 1 (more: uniform TP only) */
+  int32_t *kind_of_node;
+  int32_t pat_t[MAX_PATTERNS][MAX_KINDS]; /* TP degree per GPU type */
+  int32_t n_pats;
+  int32_t perms[MAX_ORDERS][MAX_KINDS];   /* stage orders: rank of each GPU type */
+  int32_t n_perms;
+  group_t *groups[MAX_PATTERNS];
+  int32_t n_groups[MAX_PATTERNS];
   config_t *configs;
   size_t n_configs, cap_configs;
   int32_t *assign;
@@ -110,6 +135,7 @@ typedef struct autohet {
   double worst_gap;
   uint64_t milps, refuted;
   int64_t iterations;    /* simplex iterations over all MILPs */
+  uint64_t greedy;       /* configurations with a greedy integer point */
   uint64_t rounded;      /* MILPs stopped without an integer solution, relaxation rounded */
   bool have_rounded;     /* some rounded plan fits (pool holds it) */
 } autohet_t;
@@ -161,13 +187,6 @@ static double now_s(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int tp_index(const autohet_t *a, int32_t t)
-{
-  for (int i = 0; i < a->n_tps; i++)
-    if (a->tps[i] == t)
-      return i;
-  return -1;
-}
 
 /* ---- cost coefficients ------------------------------------------------------ */
 
@@ -186,11 +205,11 @@ static hs_status_t range_cost(autohet_t *a, int32_t first, int32_t last, const i
   return HS_OK;
 }
 
-static hs_status_t group_cost(autohet_t *a, const group_t *g, int32_t t, int32_t b,
-                              hs_recompute_t rc, gcost_t *out, hs_error_t *err)
+static hs_status_t group_cost(autohet_t *a, const group_t *g, int32_t b, hs_recompute_t rc,
+                              gcost_t *out, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  int32_t devs[8];
+  int32_t devs[8], t = g->t;
   for (int32_t k = 0; k < t; k++)
     devs[k] = g->first_device + k;
   hs_stage_cost_t sb, sp, sq;
@@ -245,6 +264,331 @@ static void rb_add(row_buf_t *r, int32_t col, double v)
   r->n++;
 }
 
+/* One configuration's cost coefficients (docs/autohet.md), shared by the
+ * MILP and the greedy incumbent: per stage position p (into the stage
+ * sequence) f (s per block), cst (pre/post ops plus the blocking sends in
+ * and out), mcoef / mcap (memory row: mcoef L_p <= mcap); per pipeline
+ * fixed (fill/drain constants, 2 x cuts, optimizer of the pre ops), ysync
+ * (exposed sync + optimizer per block of the first stage), U (largest stage
+ * time) and tlo (perfectly balanced stage time). */
+typedef struct ccoef {
+  double *f, *cst, *mcoef, *mcap; /* ng */
+  double *fixed, *ysync, *U, *tlo; /* G */
+} ccoef_t;
+
+static void ccoef_free(ccoef_t *cc)
+{
+  free(cc->f);
+  memset(cc, 0, sizeof *cc);
+}
+
+static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t *gc, ccoef_t *cc,
+                                hs_error_t *err)
+{
+  const group_t *groups = a->groups[cf->pat];
+  int32_t ng = a->n_groups[cf->pat], G = cf->G, L = a->L;
+  const int32_t *pstart = a->assign + cf->assign_off, *order = pstart + G + 1;
+  memset(cc, 0, sizeof *cc);
+  cc->f = hs_calloc(4 * (size_t)ng + 4 * (size_t)G, sizeof *cc->f);
+  if (!cc->f)
+    return hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
+  cc->cst = cc->f + ng;
+  cc->mcoef = cc->cst + ng;
+  cc->mcap = cc->mcoef + ng;
+  cc->fixed = cc->mcap + ng;
+  cc->ysync = cc->fixed + G;
+  cc->U = cc->ysync + G;
+  cc->tlo = cc->U + G;
+  double cb = cut_bytes(a, cf->b);
+  /* the gradient all-reduce runs over the first stages of all pipelines:
+   * one estimate per distinct gradient size (one per TP degree) */
+  int32_t devs[64], nd = 0;
+  for (int32_t h = 0; h < G && nd < 64; h++)
+    devs[nd++] = groups[order[pstart[h]]].first_device;
+  bool leaves_node = false;
+  for (int32_t h = 1; h < nd; h++)
+    leaves_node |= a->c->devices[devs[h]].node != a->c->devices[devs[0]].node;
+  double memo_bytes[4], memo_s[4];
+  int32_t n_memo = 0;
+  for (int32_t g = 0; g < G; g++) {
+    int32_t S = pstart[g + 1] - pstart[g];
+    double U = 0.0, cuts = 0.0, c_in = 0.0, inv_f = 0.0, cst_f = 0.0;
+    for (int32_t s = 0; s < S; s++) {
+      int32_t p = pstart[g] + s, gi = order[p];
+      const gcost_t *q = &gc[gi];
+      double c_out = 0.0;
+      if (s + 1 < S)
+        c_out = hs_estimate_p2p_s(a->est, groups[gi].first_device,
+                                  groups[order[p + 1]].first_device, cb,
+                                  HS_MIN(groups[gi].t, groups[order[p + 1]].t));
+      cuts += c_out;
+      double cst = (s == 0 ? q->pre_s : 0.0) + (s == S - 1 ? q->post_s : 0.0) + c_in + c_out;
+      cc->f[p] = q->f_s;
+      cc->cst[p] = cst;
+      U = fmax(U, q->f_s * (L - S + 1) + cst);
+      if (q->f_s > 0) {
+        inv_f += 1.0 / q->f_s;
+        cst_f += cst / q->f_s;
+      }
+      /* memory: in flight S - s microbatches (1F1B) */
+      double k_in = (double)(S - s);
+      cc->mcoef[p] = q->state_l + q->act_l * k_in;
+      cc->mcap[p] = q->cap - ((s == 0 ? q->state_pre + q->act_pre * k_in : 0.0) +
+                              (s == S - 1 ? q->state_post + q->act_post * k_in : 0.0) + q->trans);
+      c_in = c_out;
+    }
+    /* exposed gradient sync + optimizer of the first stage, per block */
+    int32_t g0 = order[pstart[g]];
+    double y_l = 0.0;
+    if (G > 1) {
+      double grad_bytes = gc[g0].state_l / HS_ADAM_STATE_BYTES_PER_PARAM * 2.0;
+      int32_t k = 0;
+      while (k < n_memo && memo_bytes[k] != grad_bytes)
+        k++;
+      if (k == n_memo) {
+        y_l = hs_estimate_allreduce_s(a->est, devs, nd, grad_bytes * 16.0) / 16.0;
+        if (n_memo < 4) {
+          memo_bytes[n_memo] = grad_bytes;
+          memo_s[n_memo++] = y_l;
+        }
+      } else {
+        y_l = memo_s[k];
+      }
+      if (leaves_node)
+        y_l *= groups[g0].t;
+    }
+    double fixed = 2.0 * cuts + gc[g0].opt_pre;
+    for (int32_t s = 0; s < S; s++) {
+      int32_t gi = order[pstart[g] + s];
+      fixed += (s == 0 ? gc[gi].pre_s : 0.0) + (s == S - 1 ? gc[gi].post_s : 0.0);
+    }
+    cc->fixed[g] = fixed;
+    cc->ysync[g] = y_l + gc[g0].opt_l;
+    cc->U[g] = U;
+    cc->tlo[g] = inv_f > 0 ? (L + cst_f) / inv_f : 0.0;
+  }
+  return HS_OK;
+}
+
+/* The plan of configuration cf with lss[p] blocks on stage position p and
+ * mgs[g] microbatches on pipeline g (integer values). */
+static hs_status_t build_plan(autohet_t *a, const config_t *cf, const double *lss,
+                              const double *mgs, hs_plan_t *plan, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  const group_t *groups = a->groups[cf->pat];
+  int32_t G = cf->G, L = a->L;
+  const int32_t *pstart = a->assign + cf->assign_off, *order = pstart + G + 1;
+  hs_strlcpy(plan->strategy, "autohet", sizeof plan->strategy);
+  hs_strlcpy(plan->schedule, "1f1b", sizeof plan->schedule);
+  plan->precision = a->o.precision;
+  plan->practice = a->o.practice;
+  HS_CHECK(hs_plan_alloc_pipelines(plan, G));
+  for (int32_t g = 0; g < G; g++) {
+    int32_t S = pstart[g + 1] - pstart[g];
+    hs_plan_pipeline_t *pl = &plan->pipelines[g];
+    pl->microbatch_size = cf->b;
+    pl->n_microbatches = (int32_t)llround(mgs[g]);
+    HS_CHECK(hs_plan_alloc_stages(pl, S));
+    int32_t cum = 0;
+    for (int32_t s = 0; s < S; s++) {
+      int32_t gi = order[pstart[g] + s];
+      int32_t ls = (int32_t)llround(lss[pstart[g] + s]);
+      hs_plan_stage_t *stg = &pl->stages[s];
+      stg->op_first = s == 0 ? 0 : a->block_first[cum];
+      cum += ls;
+      stg->op_last = s == S - 1 ? (int32_t)a->m->n_ops : a->block_first[cum];
+      stg->recompute = cf->rc;
+      HS_CHECK(hs_plan_alloc_replicas(stg, 1));
+      int32_t devs[8];
+      for (int32_t k = 0; k < groups[gi].t; k++)
+        devs[k] = groups[gi].first_device + k;
+      HS_CHECK(hs_plan_replica_set_devices(&stg->replicas[0], devs, groups[gi].t));
+      stg->replicas[0].share = 1.0;
+    }
+    if (cum != L)
+      HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP blocks %d != %d", cum, L));
+  }
+cleanup:
+  if (st == HS_ENOMEM)
+    hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
+  return st;
+}
+
+/* Greedy integer point of configuration cf under the MILP's cost model
+ * (coefficients cc): TP segment sizes in proportion to the segments' speed,
+ * then within each pipeline and segment one block at a time to the stage
+ * that stays fastest and fits in memory, then microbatches by bisection on
+ * the iteration time (each pipeline takes floor((T - A_g) / tmax_g) + 1).
+ * Returns its objective (the MILP's, exactly) with lss / mgs filled, or
+ * INFINITY when a stage runs out of memory (*nomem when the host does). A
+ * feasible MILP point, so an incumbent: the MILPs then look only for better
+ * plans. O(L x stages + G x 200). */
+static double greedy_point(const autohet_t *a, const config_t *cf, const ccoef_t *cc, double *lss,
+                           double *mgs, bool *nomem)
+{
+  const group_t *groups = a->groups[cf->pat];
+  int32_t G = cf->G, L = a->L;
+  const int32_t *pstart = a->assign + cf->assign_off, *order = pstart + G + 1;
+  int64_t M = a->B / cf->b;
+  /* TP segments along pipeline 0 (every pipeline has the same runs) */
+  int32_t J = 0, seg_t[MAX_KINDS + 1];
+  for (int32_t s = 0; s < pstart[1]; s++)
+    if (s == 0 || groups[order[s]].t != groups[order[s - 1]].t) {
+      if (J == MAX_KINDS + 1)
+        return INFINITY;
+      seg_t[J++] = groups[order[s]].t;
+    }
+  int32_t nseg[MAX_KINDS + 1] = {0}, mincnt[MAX_KINDS + 1] = {0};
+  double w[MAX_KINDS + 1] = {0};
+  for (int32_t g = 0; g < G; g++)
+    for (int32_t s = pstart[g], j = 0, cnt = 0; s < pstart[g + 1]; s++) {
+      if (s > pstart[g] && groups[order[s]].t != groups[order[s - 1]].t)
+        j++, cnt = 0;
+      if (j > J - 1 || groups[order[s]].t != seg_t[j])
+        return INFINITY;
+      mincnt[j] = HS_MAX(mincnt[j], ++cnt);
+      w[j] += cc->f[s] > 0 ? 1.0 / cc->f[s] : 1.0;
+    }
+  int32_t tot = 0;
+  for (int32_t j = 0; j < J; j++)
+    tot += nseg[j] = mincnt[j];
+  for (; tot < L; tot++) { /* next block to the segment with the least blocks per speed */
+    int32_t bj = 0;
+    for (int32_t j = 1; j < J; j++)
+      if ((nseg[j] + 1) / w[j] < (nseg[bj] + 1) / w[bj])
+        bj = j;
+    nseg[bj]++;
+  }
+  if (tot > L)
+    return INFINITY;
+  for (int32_t g = 0; g < G; g++) {
+    for (int32_t s = pstart[g], j = 0; s < pstart[g + 1]; j++) {
+      int32_t e = s + 1;
+      while (e < pstart[g + 1] && groups[order[e]].t == groups[order[s]].t)
+        e++;
+      for (int32_t p = s; p < e; p++) {
+        lss[p] = 1.0;
+        if (cc->mcoef[p] > cc->mcap[p])
+          return INFINITY;
+      }
+      for (int32_t left = nseg[j] - (e - s); left > 0; left--) {
+        int32_t bp = -1;
+        double bt = INFINITY;
+        for (int32_t p = s; p < e; p++) {
+          double tt = cc->f[p] * (lss[p] + 1.0) + cc->cst[p];
+          if (cc->mcoef[p] * (lss[p] + 1.0) <= cc->mcap[p] && tt < bt) {
+            bt = tt;
+            bp = p;
+          }
+        }
+        if (bp < 0)
+          return INFINITY;
+        lss[bp] += 1.0;
+      }
+      s = e;
+    }
+  }
+  /* A_g: fill/drain and sync of pipeline g; tm_g: its slowest stage */
+  double *A = hs_calloc(2 * (size_t)G, sizeof *A);
+  if (!A) {
+    *nomem = true;
+    return INFINITY;
+  }
+  double *tm = A + G, Amax = 0.0, hi = 0.0;
+  for (int32_t g = 0; g < G; g++) {
+    A[g] = cc->fixed[g] + cc->ysync[g] * lss[pstart[g]];
+    for (int32_t p = pstart[g]; p < pstart[g + 1]; p++) {
+      A[g] += cc->f[p] * lss[p];
+      tm[g] = fmax(tm[g], cc->f[p] * lss[p] + cc->cst[p]);
+    }
+    Amax = fmax(Amax, A[g]);
+    hi = fmax(hi, A[g] + (double)(M - G) * tm[g]);
+  }
+  /* bisection on T: pipeline g takes floor((T - A_g) / tm_g) + 1 microbatches */
+  double lo = Amax;
+  hi = fmax(hi, Amax);
+  for (int it = 0; it < 200 && hi - lo > 1e-13 * hi; it++) {
+    double mid = 0.5 * (lo + hi), cnt = 0.0;
+    for (int32_t g = 0; g < G; g++)
+      cnt += mid < A[g] ? 0.0 : tm[g] > 0 ? floor((mid - A[g]) / tm[g]) + 1.0 : (double)M;
+    if (cnt >= (double)M)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  double sum = 0.0;
+  for (int32_t g = 0; g < G; g++) {
+    mgs[g] = tm[g] > 0 ? floor((hi - A[g]) / tm[g]) + 1.0 : (double)M;
+    mgs[g] = fmin(fmax(mgs[g], 1.0), (double)(M - G + 1));
+    sum += mgs[g];
+  }
+  /* too many (ties at hi): take back from the slowest pipelines; too few
+   * (rounding): give to the pipeline that stays fastest */
+  for (; sum > (double)M; sum -= 1.0) {
+    int32_t bg = -1;
+    for (int32_t g = 0; g < G; g++)
+      if (mgs[g] > 1.0 && (bg < 0 || A[g] + (mgs[g] - 1) * tm[g] > A[bg] + (mgs[bg] - 1) * tm[bg]))
+        bg = g;
+    if (bg < 0)
+      break;
+    mgs[bg] -= 1.0;
+  }
+  for (; sum < (double)M; sum += 1.0) {
+    int32_t bg = 0;
+    for (int32_t g = 1; g < G; g++)
+      if (A[g] + mgs[g] * tm[g] < A[bg] + mgs[bg] * tm[bg])
+        bg = g;
+    mgs[bg] += 1.0;
+  }
+  double T = 0.0;
+  for (int32_t g = 0; g < G; g++)
+    T = fmax(T, A[g] + (mgs[g] - 1.0) * tm[g]);
+  free(A);
+  return sum == (double)M ? T : INFINITY;
+}
+
+/* Scores configuration cf's greedy point (heur_s), offers its plan to the
+ * pool when it would enter, and makes it the incumbent when it is best. */
+static hs_status_t greedy_incumbent(autohet_t *a, config_t *cf, const gcost_t *gc, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  ccoef_t cc = {0};
+  hs_plan_t plan;
+  hs_plan_init(&plan);
+  int32_t ng = a->n_groups[cf->pat];
+  double *lss = hs_calloc((size_t)ng + (size_t)cf->G, sizeof *lss);
+  cf->heur_s = INFINITY;
+  if (!lss)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+  const int32_t *pstart = a->assign + cf->assign_off;
+  for (int32_t g = 0; g < cf->G; g++)
+    if (pstart[g + 1] - pstart[g] > a->L)
+      goto cleanup;
+  HS_CHECK(config_coefs(a, cf, gc, &cc, err));
+  bool nomem = false;
+  double T = greedy_point(a, cf, &cc, lss, lss + ng, &nomem);
+  if (nomem)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+  cf->heur_s = T;
+  if (!isfinite(T))
+    goto cleanup;
+  a->greedy++;
+  if (a->pool.n < a->pool.cap || T < a->pool.est_s[a->pool.n - 1]) {
+    HS_CHECK(build_plan(a, cf, lss, lss + ng, &plan, err));
+    hs__cpool_offer(&a->pool, &plan, T);
+  }
+  if (!a->have_best || T < a->best_T) {
+    a->best_T = T;
+    a->have_best = true;
+  }
+cleanup:
+  hs_plan_destroy(&plan);
+  ccoef_free(&cc);
+  free(lss);
+  return st;
+}
+
 /* Builds and solves the MILP of configuration cf and offers its plan to the
  * pool (the pool keeps the best few by objective). */
 static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *err)
@@ -252,48 +596,53 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
   hs_status_t st = HS_OK;
   hs_lp_t *lp = NULL;
   gcost_t *gc = NULL;
-  int32_t *order = NULL, *pstart = NULL, *Lcol = NULL, *zcol = NULL, *wcol = NULL, *tcol = NULL;
+  int32_t *Lcol = NULL, *zcol = NULL, *wcol = NULL, *tcol = NULL;
   double *mgs = NULL, *lss = NULL; /* microbatches per pipeline, blocks per stage */
   hs_plan_t plan;
   hs_plan_init(&plan);
   row_buf_t r = {0}, r2 = {0}, mrow = {0};
-  int ti = tp_index(a, cf->t);
-  const group_t *groups = a->groups[ti];
-  int32_t ng = a->n_groups[ti];
-  const int32_t *asg = a->assign + cf->assign_off;
+  ccoef_t cc = {0};
+  const group_t *groups = a->groups[cf->pat];
+  int32_t ng = a->n_groups[cf->pat];
+  const int32_t *seq = a->assign + cf->assign_off;
   int32_t G = cf->G, L = a->L;
+  int32_t xcol[MAX_KINDS + 1];
   int64_t M = a->B / cf->b;
   int32_t K = 0;
   while (((int64_t)1 << K) <= M)
     K++;
   gc = hs_calloc((size_t)ng, sizeof *gc);
-  order = hs_calloc((size_t)ng, sizeof *order);
-  pstart = hs_calloc((size_t)G + 1, sizeof *pstart);
   Lcol = hs_calloc((size_t)ng, sizeof *Lcol);
   zcol = hs_calloc((size_t)G * K, sizeof *zcol);
   wcol = hs_calloc((size_t)G * K, sizeof *wcol);
   tcol = hs_calloc((size_t)G, sizeof *tcol);
-  if (!gc || !order || !pstart || !Lcol || !zcol || !wcol || !tcol)
+  if (!gc || !Lcol || !zcol || !wcol || !tcol)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
   for (int32_t i = 0; i < ng; i++)
-    HS_CHECK(group_cost(a, &groups[i], cf->t, cf->b, cf->rc, &gc[i], err));
-  /* stages of pipeline g: its groups in device order, order[pstart[g]..pstart[g+1]) */
-  for (int32_t g = 0, k = 0; g < G; g++) {
-    pstart[g] = k;
-    for (int32_t i = 0; i < ng; i++)
-      if (asg[i] == g)
-        order[k++] = i;
-    pstart[g + 1] = k;
+    HS_CHECK(group_cost(a, &groups[i], cf->b, cf->rc, &gc[i], err));
+  /* stages of pipeline g: order[pstart[g]..pstart[g+1]) (push_config listed them) */
+  const int32_t *pstart = seq, *order = seq + G + 1;
+  for (int32_t g = 0; g < G; g++) {
     int32_t S = pstart[g + 1] - pstart[g];
     if (S == 0 || S > L)
       goto cleanup; /* not a valid partition for this model: nothing to do */
   }
-  double cb = cut_bytes(a, cf->b);
+  /* TP segments: the runs of equal TP degree along a pipeline, the same
+   * sequence in every pipeline (push_config checked it); segment j holds
+   * the blocks [X_j, X_{j+1}) in every pipeline, so every op has the same
+   * TP degree in every pipeline that holds it (docs/plan.md) */
+  int32_t J = 1;
+  for (int32_t s = 1; s < pstart[1]; s++)
+    J += groups[order[s]].t != groups[order[s - 1]].t;
+  HS_CHECK(config_coefs(a, cf, gc, &cc, err));
   HS_CHECK(hs_lp_new(true, &lp));
   int32_t Tcol;
   HS_CHECK(hs_lp_add_col(lp, 0, INFINITY, 1.0, false, &Tcol));
   for (int32_t k = 0; k < ng; k++)
     HS_CHECK(hs_lp_add_col(lp, 1, L, 0.0, true, &Lcol[k]));
+  /* segment boundaries X_1..X_{J-1} (X_0 = 0, X_J = L), integer blocks */
+  for (int32_t j = 1; j < J; j++)
+    HS_CHECK(hs_lp_add_col(lp, j, L - (J - j), 0.0, true, &xcol[j]));
   /* microbatches: sum_g (1 + sum_k 2^k z_gk) = M */
   size_t rcap = (size_t)ng + (size_t)G * K + 8;
   r.idx = hs_calloc(rcap, sizeof *r.idx);
@@ -311,65 +660,37 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
     for (int32_t s = 0; s < S; s++)
       rb_add(&r, Lcol[pstart[g] + s], 1.0);
     HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, L, L, err));
-    /* stage times, cut costs, tmax */
-    double U = 0.0, cuts = 0.0;
-    double c_in = 0.0, inv_f = 0.0, cst_f = 0.0;
+    /* TP segments: sum of the stages of segment j = X_{j+1} - X_j */
+    for (int32_t j = 0, s = 0; j + 1 < J && J > 1; j++) {
+      r.n = 0;
+      int32_t t = groups[order[pstart[g] + s]].t;
+      for (; s < S && groups[order[pstart[g] + s]].t == t; s++)
+        rb_add(&r, Lcol[pstart[g] + s], 1.0);
+      rb_add(&r, xcol[j + 1], -1.0);
+      if (j > 0)
+        rb_add(&r, xcol[j], 1.0);
+      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, 0.0, 0.0, err));
+    }
+    /* stage times (tmax_g >= f L_s + cst), memory rows */
+    double U = cc.U[g];
     HS_CHECK(hs_lp_add_col(lp, 0, INFINITY, 0.0, false, &tcol[g]));
     for (int32_t s = 0; s < S; s++) {
-      int32_t gi = order[pstart[g] + s];
-      const gcost_t *q = &gc[gi];
-      double c_out = 0.0;
-      if (s + 1 < S)
-        c_out = hs_estimate_p2p_s(a->est, groups[gi].first_device,
-                                  groups[order[pstart[g] + s + 1]].first_device, cb, cf->t);
-      cuts += c_out;
-      double cst = (s == 0 ? q->pre_s : 0.0) + (s == S - 1 ? q->post_s : 0.0) + c_in + c_out;
-      /* tmax_g >= f L_s + cst */
+      int32_t p = pstart[g] + s;
       r.n = 0;
       rb_add(&r, tcol[g], 1.0);
-      rb_add(&r, Lcol[pstart[g] + s], -q->f_s);
-      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, cst, INFINITY, err));
-      U = fmax(U, q->f_s * (L - S + 1) + cst);
-      if (q->f_s > 0) {
-        inv_f += 1.0 / q->f_s;
-        cst_f += cst / q->f_s;
-      }
-      /* memory: in flight S - s microbatches (1F1B) */
-      double k_in = (double)(S - s);
-      double coef = q->state_l + q->act_l * k_in;
-      double cm = (s == 0 ? q->state_pre + q->act_pre * k_in : 0.0) +
-                  (s == S - 1 ? q->state_post + q->act_post * k_in : 0.0) + q->trans;
+      rb_add(&r, Lcol[p], -cc.f[p]);
+      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, cc.cst[p], INFINITY, err));
       r.n = 0;
-      rb_add(&r, Lcol[pstart[g] + s], coef);
-      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, -INFINITY, q->cap - cm, err));
-      c_in = c_out;
-    }
-    /* exposed gradient sync + optimizer of the first stage, per block */
-    int32_t g0 = order[pstart[g]];
-    double y_l = 0.0;
-    if (G > 1) {
-      int32_t devs[64];
-      int32_t nd = 0;
-      for (int32_t h = 0; h < G && nd < 64; h++)
-        devs[nd++] = groups[order[pstart[h]]].first_device;
-      double grad_bytes = gc[g0].state_l / HS_ADAM_STATE_BYTES_PER_PARAM * 2.0;
-      y_l = hs_estimate_allreduce_s(a->est, devs, nd, grad_bytes * 16.0) / 16.0;
-      bool leaves_node = false;
-      for (int32_t h = 1; h < nd; h++)
-        leaves_node |= a->c->devices[devs[h]].node != a->c->devices[devs[0]].node;
-      if (leaves_node)
-        y_l *= cf->t;
+      rb_add(&r, Lcol[p], cc.mcoef[p]);
+      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, -INFINITY, cc.mcap[p], err));
     }
     /* T >= sum_s (f_s L_s + cst_s) + 2 cuts + sum_k 2^k w_gk + (y + o) L_g0 + o_pre */
     r.n = 0;
     rb_add(&r, Tcol, 1.0);
-    double cst_sum = 2.0 * cuts + gc[g0].opt_pre;
-    for (int32_t s = 0; s < S; s++) {
-      int32_t gi = order[pstart[g] + s];
-      rb_add(&r, Lcol[pstart[g] + s], -gc[gi].f_s);
-      cst_sum += (s == 0 ? gc[gi].pre_s : 0.0) + (s == S - 1 ? gc[gi].post_s : 0.0);
-    }
-    rb_add(&r, Lcol[pstart[g]], -(y_l + gc[g0].opt_l));
+    double cst_sum = cc.fixed[g];
+    for (int32_t s = 0; s < S; s++)
+      rb_add(&r, Lcol[pstart[g] + s], -cc.f[pstart[g] + s]);
+    rb_add(&r, Lcol[pstart[g]], -cc.ysync[g]);
     for (int32_t k = 0; k < K; k++) {
       HS_CHECK(hs_lp_add_col(lp, 0, 1, 0.0, true, &zcol[g * K + k]));
       HS_CHECK(hs_lp_add_col(lp, 0, INFINITY, 0.0, false, &wcol[g * K + k]));
@@ -386,7 +707,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
     /* McCormick envelope of P = (m - 1) tmax for m - 1 in [0, M - G], tmax
      * in [tlo, U]: valid cuts that make the LP relaxation see the steady
      * state (tlo: the perfectly balanced stage time, a lower bound) */
-    double tlo = inv_f > 0 ? (L + cst_f) / inv_f : 0.0;
+    double tlo = cc.tlo[g];
     double mhi = (double)(M - G);
     r.n = 0; /* P >= tlo (m - 1) */
     for (int32_t k = 0; k < K; k++) {
@@ -445,13 +766,8 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
       a->worst_gap = fmax(a->worst_gap, res.gap);
   }
   if (res.status == HS_LP_UNBOUNDED)
-    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP unbounded (t=%d, G=%d)", cf->t, G));
+    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP unbounded (pattern %d, G=%d)", cf->pat, G));
   /* build the plan */
-  hs_strlcpy(plan.strategy, "autohet", sizeof plan.strategy);
-  hs_strlcpy(plan.schedule, "1f1b", sizeof plan.schedule);
-  plan.precision = a->o.precision;
-  plan.practice = a->o.practice;
-  HS_CHECK(hs_plan_alloc_pipelines(&plan, G));
   mgs = hs_calloc((size_t)G, sizeof *mgs);
   lss = hs_calloc((size_t)ng, sizeof *lss);
   if (!mgs || !lss)
@@ -472,31 +788,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
     if (rounded)
       round_to_sum(lss + pstart[g], S, (double)L);
   }
-  for (int32_t g = 0; g < G; g++) {
-    int32_t S = pstart[g + 1] - pstart[g];
-    hs_plan_pipeline_t *pl = &plan.pipelines[g];
-    pl->microbatch_size = cf->b;
-    pl->n_microbatches = (int32_t)llround(mgs[g]);
-    HS_CHECK(hs_plan_alloc_stages(pl, S));
-    int32_t cum = 0;
-    for (int32_t s = 0; s < S; s++) {
-      int32_t gi = order[pstart[g] + s];
-      int32_t ls = (int32_t)llround(lss[pstart[g] + s]);
-      hs_plan_stage_t *stg = &pl->stages[s];
-      stg->op_first = s == 0 ? 0 : a->block_first[cum];
-      cum += ls;
-      stg->op_last = s == S - 1 ? (int32_t)a->m->n_ops : a->block_first[cum];
-      stg->recompute = cf->rc;
-      HS_CHECK(hs_plan_alloc_replicas(stg, 1));
-      int32_t devs[8];
-      for (int32_t k = 0; k < cf->t; k++)
-        devs[k] = groups[gi].first_device + k;
-      HS_CHECK(hs_plan_replica_set_devices(&stg->replicas[0], devs, cf->t));
-      stg->replicas[0].share = 1.0;
-    }
-    if (cum != L)
-      HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP blocks %d != %d", cum, L));
-  }
+  HS_CHECK(build_plan(a, cf, lss, mgs, &plan, err));
   if (rounded) {
     /* a rounded relaxation is no incumbent (its T is not a MILP value):
      * rank it by the estimator, and only if it fits */
@@ -512,7 +804,10 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
     a->best_T = res.objective;
     a->have_best = true;
   }
-  hs__cpool_offer(&a->pool, &plan, res.objective);
+  /* no better than the greedy point: that plan is offered already (a
+   * second copy would take a pool slot) */
+  if (res.objective < cf->heur_s * (1.0 - 1e-9))
+    hs__cpool_offer(&a->pool, &plan, res.objective);
 cleanup:
   free(mgs);
   free(lss);
@@ -525,8 +820,7 @@ cleanup:
   free(mrow.idx);
   free(mrow.val);
   free(gc);
-  free(order);
-  free(pstart);
+  ccoef_free(&cc);
   free(Lcol);
   free(zcol);
   free(wcol);
@@ -536,24 +830,77 @@ cleanup:
 
 /* ---- configuration enumeration ------------------------------------------------- */
 
+/* Pipeline h's TP runs (degrees along its stages, equal neighbours merged)
+ * are pipeline g's. */
+static bool same_tp_runs(const group_t *groups, const int32_t *pstart, const int32_t *order,
+                         int32_t g, int32_t h)
+{
+  int32_t i = pstart[g], k = pstart[h];
+  while (i < pstart[g + 1] && k < pstart[h + 1]) {
+    int32_t t = groups[order[i]].t;
+    if (groups[order[k]].t != t)
+      return false;
+    while (i < pstart[g + 1] && groups[order[i]].t == t)
+      i++;
+    while (k < pstart[h + 1] && groups[order[k]].t == t)
+      k++;
+  }
+  return i == pstart[g + 1] && k == pstart[h + 1];
+}
+
+/* Lists configuration cf with partition asg (pipeline of each group) once
+ * per stage order: device order (site, node, rank), then the groups of each
+ * pipeline sorted by GPU type in every permutation of the types (stable:
+ * device order within a type). An order whose TP runs differ between
+ * pipelines is skipped (an op would have two TP degrees: symmetric TP across
+ * data-parallel chains), and so is a sequence already listed for the same
+ * (pattern, b, rc). */
 static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *asg, int32_t ng)
 {
-  /* skip a partition already listed for the same (t, b, rc) */
-  for (size_t k = a->n_configs; k-- > 0;) {
-    const config_t *o = &a->configs[k];
-    if (o->t != cf->t || o->b != cf->b || o->rc != cf->rc)
-      break;
-    if (o->G == cf->G && !memcmp(a->assign + o->assign_off, asg, sizeof(int32_t) * (size_t)ng))
-      return HS_OK;
+  int32_t G = cf->G;
+  size_t len = (size_t)ng + (size_t)G + 1;
+  const group_t *groups = a->groups[cf->pat];
+  for (int32_t v = 0; v <= a->n_perms; v++) {
+    if (hs_reserve((void **)&a->assign, &a->cap_assign, a->n_assign + len, sizeof *a->assign))
+      return HS_ENOMEM;
+    int32_t *pstart = a->assign + a->n_assign, *order = pstart + G + 1;
+    int32_t k = 0;
+    for (int32_t g = 0; g < G; g++) {
+      pstart[g] = k;
+      for (int32_t i = 0; i < ng; i++)
+        if (asg[i] == g)
+          order[k++] = i;
+      if (v > 0) /* stable insertion sort by the permutation's rank of the GPU type */
+        for (int32_t x = pstart[g] + 1; x < k; x++)
+          for (int32_t y = x; y > pstart[g] && a->perms[v - 1][groups[order[y]].kind] <
+                                                   a->perms[v - 1][groups[order[y - 1]].kind]; y--) {
+            int32_t tmp = order[y];
+            order[y] = order[y - 1];
+            order[y - 1] = tmp;
+          }
+    }
+    pstart[G] = k;
+    int32_t runs = 1;
+    for (int32_t x = 1; x < pstart[1]; x++)
+      runs += groups[order[x]].t != groups[order[x - 1]].t;
+    bool ok = runs <= MAX_KINDS + 1; /* TP segments: X_1..X_{J-1} columns */
+    for (int32_t g = 1; g < G && ok; g++)
+      ok = same_tp_runs(groups, pstart, order, 0, g);
+    for (size_t c = a->n_configs; ok && c-- > 0;) {
+      const config_t *o = &a->configs[c];
+      if (o->pat != cf->pat || o->b != cf->b || o->rc != cf->rc)
+        break;
+      ok = !(o->G == G && !memcmp(a->assign + o->assign_off, pstart, sizeof(int32_t) * len));
+    }
+    if (!ok)
+      continue;
+    if (hs_reserve((void **)&a->configs, &a->cap_configs, a->n_configs + 1, sizeof *a->configs))
+      return HS_ENOMEM;
+    config_t c2 = *cf;
+    c2.assign_off = (int32_t)a->n_assign;
+    a->n_assign += len;
+    a->configs[a->n_configs++] = c2;
   }
-  if (hs_reserve((void **)&a->configs, &a->cap_configs, a->n_configs + 1, sizeof *a->configs) ||
-      hs_reserve((void **)&a->assign, &a->cap_assign, a->n_assign + (size_t)ng, sizeof *a->assign))
-    return HS_ENOMEM;
-  config_t c2 = *cf;
-  c2.assign_off = (int32_t)a->n_assign;
-  memcpy(a->assign + a->n_assign, asg, sizeof(int32_t) * (size_t)ng);
-  a->n_assign += (size_t)ng;
-  a->configs[a->n_configs++] = c2;
   return HS_OK;
 }
 
@@ -653,6 +1000,11 @@ cleanup:
 static int cmp_config(const void *x, const void *y)
 {
   const config_t *p = x, *q = y;
+  /* configurations with a greedy point first, best first; then round-robin */
+  if (isfinite(p->heur_s) != isfinite(q->heur_s))
+    return isfinite(p->heur_s) ? -1 : 1;
+  if (isfinite(p->heur_s) && p->heur_s != q->heur_s)
+    return p->heur_s < q->heur_s ? -1 : 1;
   if (p->rank != q->rank)
     return p->rank < q->rank ? -1 : 1;
   if (p->lb_s != q->lb_s)
@@ -669,8 +1021,9 @@ static void autohet_free(void *state)
     return;
   hs_estimator_free(a->est);
   free(a->block_first);
-  for (int i = 0; i < MAX_TP_CHOICES; i++)
+  for (int i = 0; i < MAX_PATTERNS; i++)
     free(a->groups[i]);
+  free(a->kind_of_node);
   free(a->configs);
   free(a->assign);
   hs__cpool_destroy(&a->pool);
@@ -682,6 +1035,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
 {
   hs_status_t st = HS_OK;
   autohet_t *a = state;
+  gcost_t *gcs = NULL;
   memset(a, 0, sizeof *a);
   a->t_start = now_s();
   a->m = m;
@@ -740,41 +1094,124 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
     a->budget_s = o->time_limit_s;
   HS_CHECK(hs_estimator_new(m, c, a->o.precision, &a->est, err));
   hs_estimator_set_practice(a->est, &a->o.practice);
-  if (hs__cpool_init(&a->pool, HS_MAX(2, hs__sim_budget(c))) != HS_OK)
+  /* the best few plans by the cost model are simulated; on small clusters
+   * (simulations are cheap) more of them, since the model's ranking is
+   * only as good as its blocking-1F1B approximation (docs/autohet.md) */
+  int32_t pool_n = c->n_devices <= SMALL_POOL_DEVICES ? SMALL_POOL
+                   : c->n_devices <= MID_POOL_DEVICES ? MID_POOL
+                                                      : HS_MAX(2, hs__sim_budget(c));
+  if (hs__cpool_init(&a->pool, pool_n) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
-  int32_t min_gpn = INT32_MAX;
-  for (size_t n = 0; n < c->n_nodes; n++)
-    min_gpn = HS_MIN(min_gpn, c->nodes[n].n_devices);
-  for (int32_t t = 1; t <= 8 && t <= min_gpn; t *= 2) {
-    if (!hs_model_tp_ok(m, t))
-      continue; /* the heads do not split t ways */
-    int ti = a->n_tps++;
-    a->tps[ti] = t;
+  /* GPU types in order of first appearance; with more than MAX_KINDS of
+   * them, one TP degree for all (one kind) and stages in device order */
+  a->kind_of_node = hs_calloc(c->n_nodes, sizeof *a->kind_of_node);
+  if (!a->kind_of_node)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+  const hs_gpu_t *kind_gpu[MAX_KINDS];
+  int32_t kind_gpn[MAX_KINDS];
+  for (size_t n = 0; n < c->n_nodes && a->n_kinds <= MAX_KINDS; n++) {
+    const hs_gpu_t *gpu = hs_cluster_gpu(c, c->nodes[n].first_device);
+    int32_t k = 0;
+    while (k < a->n_kinds && strcmp(kind_gpu[k]->name, gpu->name) != 0)
+      k++;
+    if (k == a->n_kinds && a->n_kinds++ < MAX_KINDS) {
+      kind_gpu[k] = gpu;
+      kind_gpn[k] = INT32_MAX;
+    }
+    if (k < MAX_KINDS) {
+      a->kind_of_node[n] = k;
+      kind_gpn[k] = HS_MIN(kind_gpn[k], c->nodes[n].n_devices);
+    }
+  }
+  if (a->n_kinds > MAX_KINDS) {
+    a->n_kinds = 1;
+    kind_gpn[0] = INT32_MAX;
+    for (size_t n = 0; n < c->n_nodes; n++) {
+      a->kind_of_node[n] = 0;
+      kind_gpn[0] = HS_MIN(kind_gpn[0], c->nodes[n].n_devices);
+    }
+  }
+  /* TP patterns: a degree per GPU type, each a power of two up to 8 within
+   * that type's smallest node that splits the model's heads, KV heads and
+   * the other TP-split dimensions (hs_model_tp_ok) */
+  int32_t tks[MAX_KINDS][4], ntk[MAX_KINDS];
+  for (int32_t k = 0; k < a->n_kinds; k++) {
+    ntk[k] = 0;
+    for (int32_t t = 1; t <= 8 && t <= kind_gpn[k]; t *= 2)
+      if (hs_model_tp_ok(m, t))
+        tks[k][ntk[k]++] = t;
+    if (ntk[k] == 0)
+      HS_FAIL(hs_error_set(err, HS_EINFEASIBLE,
+                           "autohet: no TP degree of 1-8 fits %s's heads on %d-GPU nodes", m->name,
+                           kind_gpn[k]));
+  }
+  for (int32_t p = 0;; p++) {
+    int32_t rem = p, tp_of[MAX_KINDS];
+    for (int32_t k = 0; k < a->n_kinds; k++) {
+      tp_of[k] = tks[k][rem % ntk[k]];
+      rem /= ntk[k];
+    }
+    if (rem > 0)
+      break;
+    int32_t pi = a->n_pats++;
+    memcpy(a->pat_t[pi], tp_of, sizeof tp_of);
     int32_t ng = 0;
     for (size_t n = 0; n < c->n_nodes; n++)
-      ng += c->nodes[n].n_devices / t;
-    a->groups[ti] = hs_calloc((size_t)ng, sizeof(group_t));
-    if (!a->groups[ti])
+      ng += c->nodes[n].n_devices / tp_of[a->kind_of_node[n]];
+    a->groups[pi] = hs_calloc((size_t)HS_MAX(ng, 1), sizeof(group_t));
+    if (!a->groups[pi])
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
     ng = 0;
-    for (size_t n = 0; n < c->n_nodes; n++)
+    for (size_t n = 0; n < c->n_nodes; n++) {
+      int32_t kind = a->kind_of_node[n], t = tp_of[kind];
       for (int32_t k = 0; k + t <= c->nodes[n].n_devices; k += t) {
-        group_t *g = &a->groups[ti][ng++];
+        group_t *g = &a->groups[pi][ng++];
         g->first_device = c->nodes[n].first_device + k;
         g->node = (int32_t)n;
+        g->t = t;
+        g->kind = kind;
         g->speed = t * hs__gpu_speed(hs_cluster_gpu(c, g->first_device), a->o.precision);
       }
-    a->n_groups[ti] = ng;
+    }
+    a->n_groups[pi] = ng;
+  }
+  /* stage orders beyond device order: every permutation of the GPU types */
+  if (a->n_kinds >= 2) {
+    int32_t perm[MAX_KINDS];
+    for (int32_t k = 0; k < a->n_kinds; k++)
+      perm[k] = k;
+    for (;;) {
+      for (int32_t k = 0; k < a->n_kinds; k++)
+        a->perms[a->n_perms][perm[k]] = k; /* rank of type perm[k] is k */
+      a->n_perms++;
+      /* next permutation (lexicographic) */
+      int32_t i = a->n_kinds - 2;
+      while (i >= 0 && perm[i] > perm[i + 1])
+        i--;
+      if (i < 0)
+        break;
+      int32_t j = a->n_kinds - 1;
+      while (perm[j] < perm[i])
+        j--;
+      int32_t tmp = perm[i];
+      perm[i] = perm[j];
+      perm[j] = tmp;
+      for (int32_t x = i + 1, y = a->n_kinds - 1; x < y; x++, y--) {
+        tmp = perm[x];
+        perm[x] = perm[y];
+        perm[y] = tmp;
+      }
+    }
   }
   hs_recompute_t rcs[2] = {HS_RECOMPUTE_NONE, HS_RECOMPUTE_FULL};
-  for (int ti = 0; ti < a->n_tps; ti++) {
-    int32_t t = a->tps[ti], ng = a->n_groups[ti];
+  for (int ti = 0; ti < a->n_pats; ti++) {
+    int32_t ng = a->n_groups[ti];
     for (int32_t b = 1; b <= maxmb; b *= 2) {
       if (a->B % b)
         continue;
       int64_t M = a->B / b;
       for (int r = 0; r < (o->allow_recompute ? 2 : 1); r++) {
-        config_t cf = {.t = t, .b = b, .rc = rcs[r]};
+        config_t cf = {.pat = ti, .b = b, .rc = rcs[r]};
         size_t first = a->n_configs;
         if (ng <= EXHAUSTIVE_GROUPS)
           HS_CHECK(all_partitions(a, &cf, ng, M));
@@ -782,12 +1219,20 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
           HS_CHECK(heuristic_partitions(a, &cf, a->groups[ti], ng, M));
         /* perfect-balance lower bound, same for every partition of (t, b, rc) */
         double inv = 0.0;
+        gcs = hs_calloc((size_t)ng, sizeof *gcs);
+        if (!gcs)
+          HS_FAIL(HS_ENOMEM);
         for (int32_t i = 0; i < ng; i++) {
-          gcost_t q;
-          HS_CHECK(group_cost(a, &a->groups[ti][i], t, b, rcs[r], &q, err));
-          inv += q.f_s > 0 ? 1.0 / q.f_s : 0.0;
+          HS_CHECK(group_cost(a, &a->groups[ti][i], b, rcs[r], &gcs[i], err));
+          inv += gcs[i].f_s > 0 ? 1.0 / gcs[i].f_s : 0.0;
         }
         double lb = inv > 0 ? (double)M * a->L / inv : 0.0;
+        /* a greedy integer point per configuration: incumbents for the
+         * MILPs, candidates for the pool, and the order they are solved in */
+        for (size_t k = first; k < a->n_configs; k++)
+          HS_CHECK(greedy_incumbent(a, &a->configs[k], gcs, err));
+        free(gcs);
+        gcs = NULL;
         for (size_t k = first; k < a->n_configs; k++) {
           config_t *q = &a->configs[k];
           q->lb_s = lb;
@@ -814,6 +1259,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
   qsort(a->configs, a->n_configs, sizeof *a->configs, cmp_config);
   return HS_OK;
 cleanup:
+  free(gcs);
   if (st == HS_ENOMEM)
     hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
   autohet_free(a);
@@ -828,7 +1274,7 @@ static hs_status_t autohet_step(void *state, bool *done, double *progress, hs_er
   if (!a->sim_phase) {
     /* MILP phase; 85% of the budget, the rest for simulating the pool */
     bool spent = (a->budget_s > 0 && now_s() - a->t_start > 0.85 * a->budget_s) ||
-                 (a->budget_work > 0 && a->work > 0.85 * a->budget_work);
+                 (a->budget_work > 0 && a->work > MILP_SHARE * a->budget_work);
     if (a->next < a->n_configs && spent) {
       a->budget_hit = true;
       a->next = a->n_configs;
@@ -867,13 +1313,13 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
   if (st != HS_OK)
     return st;
   bool exhaustive = true;
-  for (int ti = 0; ti < a->n_tps; ti++)
+  for (int ti = 0; ti < a->n_pats; ti++)
     exhaustive &= a->n_groups[ti] <= EXHAUSTIVE_GROUPS;
   stats->optimal = a->all_proven && !a->budget_hit && exhaustive;
   snprintf(stats->note, sizeof stats->note,
-           "best MILP %.4g s; %llu MILPs (%llu refuted by the incumbent, %lld simplex iterations), %zu configurations%s%s%s",
-           a->best_T, (unsigned long long)a->milps, (unsigned long long)a->refuted, (long long)a->iterations, a->n_configs,
-           a->budget_hit ? (a->budget_s > 0 && a->work <= 0.85 * a->budget_work
+           "best MILP %.6g s; %llu greedy points, %llu MILPs (%llu refuted by the incumbent, %lld simplex iterations), %zu configurations%s%s%s",
+           a->best_T, (unsigned long long)a->greedy, (unsigned long long)a->milps, (unsigned long long)a->refuted, (long long)a->iterations, a->n_configs,
+           a->budget_hit ? (a->budget_s > 0 && a->work <= MILP_SHARE * a->budget_work
                                 ? "; stopped at the time limit" : "; stopped at the work budget") : "",
            a->all_proven ? "" : "; some MILP not proven optimal",
            exhaustive ? "" : "; heuristic device grouping");

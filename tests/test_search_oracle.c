@@ -73,15 +73,14 @@ static void check_seed(const char *seed, double tol, double tol_pp)
 }
 
 static void test_hapt_oracle(void) { check_seed("hapt", 0.02, 0.02); }
-/* autohet keeps one TP degree for every stage and its stages in device order
- * (per-stage TP and stage-order search are open, issue 14): where the
- * oracle's best is a pipeline with per-stage TP or a different stage count
- * it is allowed 8% (measured +4.90% on case 4, whose oracle ran TP 2|1|1,
- * and +2.46% on case 5 with the calibrated A100 profile and the estimator's
- * shared-NIC pipeline sends; +5.38% and +6.78% once the V100 was calibrated
- * too (gemm_eff_max 0.60 -> 0.74, 2026-11-24), which moves the oracle to
- * TP 1 pp2 dp2 and TP 4 pp2; docs/planners.md). Single-stage optima: 2%. */
-static void test_autohet_oracle(void) { check_seed("autohet", 0.02, 0.08); }
+/* autohet searches a TP degree per GPU type (symmetric across
+ * data-parallel chains) and the stage order, at block boundaries, under
+ * blocking 1F1B sends. Where the oracle's best is a pipeline it is allowed
+ * 3%: measured +2.46% on case 5, whose oracle plan (V100 tp4 | A100 tp4)
+ * relies on hetero-1f1b's async sends: under blocking sends that plan
+ * runs 0.4047 s, 1% slower than autohet's 0.4013 s (docs/autohet.md).
+ * Case 4 (oracle TP 2|1|1 with a cut inside a block): +1.13%. */
+static void test_autohet_oracle(void) { check_seed("autohet", 0.02, 0.03); }
 /* HAP is SPMD only (data and tensor parallelism, no pipeline): where the
  * oracle pipelines it is allowed 8% (measured 2.97% on case 4 with the
  * default V100 profile; +3.39% on case 4 and +6.04% on case 5 with the

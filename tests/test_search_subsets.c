@@ -133,7 +133,7 @@ static void test_more_devices_never_slower(void)
   static const char *const models[] = {"validate/tiny-gpt.json", "models/gpt2/config.json",
                                        "models/pythia-160m/config.json"};
   static const char *const strategies[] = {"megatron", "deepspeed", "whale", "hapt",
-                                           "data-parallel"};
+                                           "data-parallel", "autohet"};
   hs_model_t mod[3];
   hs_error_t err;
   hs_error_init(&err);
