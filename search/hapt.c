@@ -43,6 +43,7 @@
 #define HS_HAPT_CAP_STEP 0.005 /* caps descend at least 0.5% at a time */
 #define HS_HAPT_MB_SLACK 1.5 /* first cap of a microbatch size, x the best score / (B - 1) */
 #define HS_HAPT_MAX_STATES 3000000
+#define HS_HAPT_MAX_VARIANTS 8 /* ZeRO 0-3 x sequence parallelism off/on */
 #define INF 1e300
 
 typedef struct choice {
@@ -72,6 +73,15 @@ typedef struct hapt {
   bool ls_have;
   uint64_t ls_sims, ls_moves;
   uint64_t dp_runs, transitions;
+  /* training-practice variants offered beside each DP solution (ZeRO stage,
+   * sequence parallelism), each with its own estimator so that the DP's
+   * table (h.est) keeps its practice and cache */
+  hs_practice_t var[HS_HAPT_MAX_VARIANTS];
+  hs_estimator_t *var_est[HS_HAPT_MAX_VARIANTS];
+  int32_t n_var;
+  bool search_practice, sp_allowed;
+  int32_t zero_min;             /* the options' ZeRO stage: variants stay at or above it */
+  uint64_t var_offers;
   char why[256];
 } hapt_t;
 
@@ -240,6 +250,31 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   memset(s, 0, sizeof *s);
   HS_CHECK(hs__hspace_init(&s->h, m, c, o, HS_HAPT_DP_CUTS, err));
   hs_hspace_t *h = &s->h;
+  s->search_practice = o->search_practice;
+  s->zero_min = o->practice.zero_stage;
+  s->sp_allowed = !o->practice.sequence_parallel;
+  if (o->search_practice) {
+    /* The DP runs with the distributed optimizer (ZeRO-1) on, as a
+     * Megatron user would switch it on (--use-distributed-optimizer): its
+     * memory rule then counts 1/r of the optimizer state on a stage of r
+     * replicas. The other ZeRO stages and sequence parallelism are tried
+     * on every offered solution (offer_sol) and in the local search. */
+    hs_practice_t pr = o->practice;
+    pr.zero_stage = HS_MAX(pr.zero_stage, 1);
+    hs_estimator_set_practice(h->est, &pr);
+    for (int32_t z = o->practice.zero_stage; z <= 3; z++)
+      for (int sp = 0; sp < (s->sp_allowed ? 2 : 1); sp++) {
+        hs_practice_t v = o->practice;
+        v.zero_stage = z;
+        v.sequence_parallel = o->practice.sequence_parallel || sp;
+        if (hs_practice_equal(&v, &pr))
+          continue; /* the DP's own practice: the base offer */
+        s->var[s->n_var] = v;
+        HS_CHECK(hs_estimator_new(m, c, h->dt, &s->var_est[s->n_var], err));
+        hs_estimator_set_practice(s->var_est[s->n_var], &v);
+        s->n_var++;
+      }
+  }
   s->radix = hs_calloc((size_t)h->n_sc, sizeof(int32_t));
   s->stride = hs_calloc((size_t)h->n_sc, sizeof(int32_t));
   if (!s->radix || !s->stride)
@@ -281,6 +316,8 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   return HS_OK;
 cleanup:
   hs__hspace_destroy(&s->h);
+  for (int32_t i = 0; i < HS_HAPT_MAX_VARIANTS; i++)
+    hs_estimator_free(s->var_est[i]);
   free(s->radix);
   free(s->stride);
   free(s->usum);
@@ -312,11 +349,32 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
     hs_plan_destroy(&plan);
     return st;
   }
-  if (es.oom)
+  /* the practice variants of the same layout (ZeRO stage, sequence
+   * parallelism where a stage has TP > 1): each estimated with its own
+   * estimator, offered when it fits */
+  for (int32_t i = 0; i < s->n_var && st == HS_OK; i++) {
+    hs_plan_t vp;
+    st = hs_plan_copy(&plan, &vp, err);
+    if (st != HS_OK)
+      break;
+    hs_plan_set_practice(&vp, &s->var[i]);
+    if (!hs_practice_equal(&vp.practice, &s->var[i])) {
+      hs_plan_destroy(&vp); /* no TP group: the same plan as the variant without SP */
+      continue;
+    }
+    hs_estimate_t ev;
+    st = hs_estimate_plan(s->var_est[i], &vp, true, &ev, err);
+    s->var_offers++;
+    if (st == HS_OK && !ev.oom)
+      hs__cpool_offer(&s->pool, &vp, ev.iteration_s);
+    else
+      hs_plan_destroy(&vp);
+  }
+  if (es.oom || st != HS_OK)
     hs_plan_destroy(&plan);
   else
     hs__cpool_offer(&s->pool, &plan, es.iteration_s);
-  return HS_OK;
+  return st;
 }
 
 /* ---- local search --------------------------------------------------------
@@ -334,10 +392,10 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
 #define HS_HAPT_LS_ROUNDS 12
 #define HS_HAPT_LS_SIM_DEVICES 2048 /* simulations: 2048 / devices, clamped to [4, 64] */
 
-static int32_t ls_neighbours(const hs_plan_t *p)
+static int32_t ls_neighbours(const hapt_t *s, const hs_plan_t *p)
 {
   int32_t S = p->pipelines[0].n_stages;
-  return 2 * (S - 1) + 2 * S;
+  return 2 * (S - 1) + 2 * S + (s->search_practice ? 4 : 0);
 }
 
 /* Neighbour j of p into *out (a copy); false when it does not exist. */
@@ -363,6 +421,31 @@ static bool ls_make(hapt_t *s, const hs_plan_t *p, int32_t j, hs_plan_t *out, hs
     if (op <= pl->stages[bi].op_first || op >= pl->stages[bi + 1].op_last)
       return false;
     dir = op;
+  } else if (j >= 2 * (S - 1) + 2 * S) {
+    /* practice: one of the three other ZeRO stages, or sequence
+     * parallelism toggled (where the options leave it to the search) */
+    int32_t pj = j - (2 * (S - 1) + 2 * S);
+    hs_practice_t pr = p->practice;
+    if (pj < 3) {
+      int32_t cur = pr.zero_stage, z = pj < cur ? pj : pj + 1;
+      if (z < s->zero_min || z > 3)
+        return false;
+      pr.zero_stage = z;
+    } else {
+      if (!s->sp_allowed)
+        return false;
+      pr.sequence_parallel = !pr.sequence_parallel;
+    }
+    *st = hs_plan_copy(p, out, err);
+    if (*st != HS_OK)
+      return false;
+    hs_plan_set_practice(out, &pr);
+    if (hs_practice_equal(&out->practice, &p->practice)) {
+      hs_plan_destroy(out); /* SP on a plan without TP: no change */
+      hs_plan_init(out);
+      return false;
+    }
+    return true;
   } else {
     si = (j - 2 * (S - 1)) / 2;
     int32_t cur = (int32_t)pl->stages[si].recompute;
@@ -400,7 +483,7 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
     s->ls_have = true;
     return HS_OK;
   }
-  int32_t n = ls_neighbours(&s->ls_best);
+  int32_t n = ls_neighbours(s, &s->ls_best);
   /* simulations cost more on big clusters: the budget shrinks with them */
   int64_t budget = HS_MAX(4, HS_MIN(64, HS_HAPT_LS_SIM_DEVICES / (int64_t)s->h.c->n_devices));
   if ((int64_t)s->ls_sims >= budget && s->ls_next < n)
@@ -538,10 +621,11 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
   stats->optimal = false;
   snprintf(stats->note, sizeof stats->note,
            "%d cut candidates%s, %d subclusters, %d microbatch sizes, %llu DP runs, %d simulated; "
-           "local search: %llu simulations, %llu moves",
+           "local search: %llu simulations, %llu moves%s",
            s->h.n_cuts - 1, s->h.coarse_cuts ? " (coarsened)" : "", s->h.n_sc, s->h.n_mbs,
            (unsigned long long)s->dp_runs, s->pool.next_sim, (unsigned long long)s->ls_sims,
-           (unsigned long long)s->ls_moves);
+           (unsigned long long)s->ls_moves,
+           s->search_practice ? "; ZeRO 0-3 and sequence parallelism searched" : "");
   if (s->pool.n == 0)
     snprintf(s->pool.why, sizeof s->pool.why,
              "no stage layout fits in memory (largest mesh, full recomputation)");
@@ -567,6 +651,8 @@ static void hapt_free(void *state)
   free(s->ch);
   free(s->best_mb.st);
   hs__cpool_destroy(&s->pool);
+  for (int32_t i = 0; i < HS_HAPT_MAX_VARIANTS; i++)
+    hs_estimator_free(s->var_est[i]);
   hs_plan_destroy(&s->ls_best);
   hs_plan_destroy(&s->ls_round);
 }
