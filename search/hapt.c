@@ -32,6 +32,7 @@
  * every factor; the local search adds at most 2048 / devices simulations.
  */
 #include "hapt_space.h"
+#include "hetero_warmup.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -82,6 +83,11 @@ typedef struct hapt {
   bool search_practice, sp_allowed;
   int32_t zero_min;             /* the options' ZeRO stage: variants stay at or above it */
   uint64_t var_offers;
+  /* phase 3: hetero-1f1b order adaptation (warm-up depths) of the final plan */
+  hs_plan_t tuned;
+  double tuned_s;
+  bool tuned_have;
+  int32_t tune_sims;
   char why[256];
 } hapt_t;
 
@@ -313,6 +319,7 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   s->best_all = INF;
   hs_plan_init(&s->ls_best);
   hs_plan_init(&s->ls_round);
+  hs_plan_init(&s->tuned);
   return HS_OK;
 cleanup:
   hs__hspace_destroy(&s->h);
@@ -607,7 +614,28 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
     return st;
   }
   *progress = 0.95;
-  return ls_step(s, done, err);
+  hs_status_t st = ls_step(s, done, err);
+  if (st != HS_OK || !*done || !s->ls_have)
+    return st;
+  /* Order adaptation: the climb's plan with its per-stage warm-up depths
+   * (the order of forwards and backwards on each stage) tuned by the
+   * simulator, within the same simulation budget as the climb. */
+  if (s->ls_best.n_pipelines != 1 || s->ls_best.pipelines[0].n_stages < 2)
+    return HS_OK;
+  int32_t budget = (int32_t)HS_MAX(4, HS_MIN(64, HS_HAPT_LS_SIM_DEVICES / (int64_t)h->c->n_devices));
+  HS_CHECK(hs_plan_copy(&s->ls_best, &s->tuned, err));
+  double t;
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  st = hs__hetero_warmup_tune(h->m, h->c, &s->tuned, budget, &t, &s->tune_sims, &e2);
+  if (st == HS_ENOMEM)
+    return hs_error_set(err, st, "%s", e2.msg);
+  st = HS_OK;
+  s->tuned_have = isfinite(t) && t < s->ls_best_s;
+  s->tuned_s = t;
+cleanup:
+  return st;
 }
 
 static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *stats,
@@ -637,6 +665,16 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
     st = hs_plan_copy(&s->ls_best, out, err);
     stats->predicted_s = s->ls_best_s;
   }
+  if (st == HS_OK && s->tuned_have) {
+    hs_plan_destroy(out);
+    hs_plan_init(out);
+    st = hs_plan_copy(&s->tuned, out, err);
+    stats->predicted_s = s->tuned_s;
+  }
+  size_t len = strlen(stats->note);
+  if (s->tune_sims > 0)
+    snprintf(stats->note + len, sizeof stats->note - len, "; warm-up order: %d simulations%s",
+             s->tune_sims, s->tuned_have ? ", adapted" : "");
   return st;
 }
 
@@ -655,6 +693,7 @@ static void hapt_free(void *state)
     hs_estimator_free(s->var_est[i]);
   hs_plan_destroy(&s->ls_best);
   hs_plan_destroy(&s->ls_round);
+  hs_plan_destroy(&s->tuned);
 }
 
 const hs_planner_type_t hs_planner_hapt = {
