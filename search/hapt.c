@@ -390,8 +390,9 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
  * decides, disagrees by several percent on some clusters (docs/planners.md).
  * So after the candidates are simulated, hapt climbs from the best one with
  * the simulator as the judge: a neighbour moves one stage boundary to the
- * previous or next cut candidate, or changes one stage's recomputation
- * (none, selective, full). Each round simulates every neighbour and moves
+ * previous or next cut candidate, doubles or halves the microbatch size,
+ * changes one stage's recomputation (none, selective, full), or (with
+ * practice search) the ZeRO stage or sequence parallelism. Each round simulates every neighbour and moves
  * to the best one when it is faster; it stops when none is, after
  * HS_HAPT_LS_ROUNDS rounds, or when its simulation budget (fewer on big
  * clusters) is spent. One simulation per step; deterministic. */
@@ -402,7 +403,7 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
 static int32_t ls_neighbours(const hapt_t *s, const hs_plan_t *p)
 {
   int32_t S = p->pipelines[0].n_stages;
-  return 2 * (S - 1) + 2 * S + (s->search_practice ? 4 : 0);
+  return 2 * (S - 1) + 2 * S + (s->search_practice ? 4 : 0) + 2;
 }
 
 /* Neighbour j of p into *out (a copy); false when it does not exist. */
@@ -428,10 +429,27 @@ static bool ls_make(hapt_t *s, const hs_plan_t *p, int32_t j, hs_plan_t *out, hs
     if (op <= pl->stages[bi].op_first || op >= pl->stages[bi + 1].op_last)
       return false;
     dir = op;
-  } else if (j >= 2 * (S - 1) + 2 * S) {
+  } else if (j < 2 * (S - 1) + 2) {
+    /* microbatch size doubled or halved (the same global batch), at least
+     * one sample per replica: the DP ranks sizes by its closed form and
+     * the pool simulates only the best few */
+    const hs_plan_pipeline_t *q0 = &p->pipelines[0];
+    int32_t mb = q0->microbatch_size, nmb = q0->n_microbatches, maxr = 1;
+    for (int32_t i = 0; i < S; i++)
+      maxr = HS_MAX(maxr, q0->stages[i].n_replicas);
+    bool up = j == 2 * (S - 1);
+    if (up ? (nmb % 2 != 0 || mb > INT32_MAX / 2) : (mb % 2 != 0 || mb / 2 < maxr))
+      return false;
+    *st = hs_plan_copy(p, out, err);
+    if (*st != HS_OK)
+      return false;
+    out->pipelines[0].microbatch_size = up ? mb * 2 : mb / 2;
+    out->pipelines[0].n_microbatches = up ? nmb / 2 : nmb * 2;
+    return true;
+  } else if (j >= 2 * (S - 1) + 2 + 2 * S) {
     /* practice: one of the three other ZeRO stages, or sequence
      * parallelism toggled (where the options leave it to the search) */
-    int32_t pj = j - (2 * (S - 1) + 2 * S);
+    int32_t pj = j - (2 * (S - 1) + 2 + 2 * S);
     hs_practice_t pr = p->practice;
     if (pj < 3) {
       int32_t cur = pr.zero_stage, z = pj < cur ? pj : pj + 1;
@@ -454,7 +472,7 @@ static bool ls_make(hapt_t *s, const hs_plan_t *p, int32_t j, hs_plan_t *out, hs
     }
     return true;
   } else {
-    si = (j - 2 * (S - 1)) / 2;
+    si = (j - 2 * (S - 1) - 2) / 2;
     int32_t cur = (int32_t)pl->stages[si].recompute;
     rc = (cur + 1 + (j % 2)) % 3; /* the two other settings */
     if (!h->allow_rc && rc != HS_RECOMPUTE_NONE)
