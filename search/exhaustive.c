@@ -29,7 +29,31 @@ typedef struct exh {
   uint64_t layouts;
   hs_cand_pool_t pool;
   bool dp_done;
+  hs_practice_t pr[8];        /* training-practice variants, each brute-forced (exh_practices) */
+  int32_t n_pr, pi;
 } exh_t;
+
+/* The practice variants the oracle covers (issue 14's broadened space):
+ * the options' practice, and with practice search every ZeRO stage from
+ * the options' to 3 x sequence parallelism off/on. The brute force runs
+ * once per variant, the table's memory rule and stage times under it
+ * (hapt_space.c). Returns the count (<= 8). */
+static int32_t exh_practices(const hs_plan_opts_t *o, hs_practice_t *out)
+{
+  int32_t n = 0;
+  out[n++] = o->practice;
+  if (!o->search_practice)
+    return n;
+  for (int32_t z = o->practice.zero_stage; z <= 3; z++)
+    for (int sp = 0; sp < (o->practice.sequence_parallel ? 1 : 2); sp++) {
+      hs_practice_t v = o->practice;
+      v.zero_stage = z;
+      v.sequence_parallel = o->practice.sequence_parallel || sp;
+      if (!hs_practice_equal(&v, &o->practice))
+        out[n++] = v;
+    }
+  return n;
+}
 
 static void score_leaf(exh_t *s, int32_t S)
 {
@@ -100,8 +124,10 @@ static hs_status_t exh_init(void *state, const hs_model_t *m, const hs_cluster_t
   hs_status_t st = hs__hspace_init(&s->h, m, c, o, 0, err);
   if (st != HS_OK)
     return st;
+  s->n_pr = exh_practices(o, s->pr);
   s->avail = hs_calloc((size_t)s->h.n_sc, sizeof(int32_t));
-  if (!s->avail || hs__cpool_init(&s->pool, HS_MIN(hs__sim_budget(c), s->h.n_mbs)) != HS_OK) {
+  if (!s->avail ||
+      hs__cpool_init(&s->pool, HS_MIN(hs__sim_budget(c), s->h.n_mbs * s->n_pr)) != HS_OK) {
     free(s->avail);
     hs__hspace_destroy(&s->h);
     return hs_error_set(err, HS_ENOMEM, "out of memory");
@@ -134,21 +160,30 @@ static hs_status_t exh_step(void *state, bool *done, double *progress, hs_error_
       hs_status_t st = hs__hspace_plan(h, &sol, "exhaustive", &plan, err);
       if (st != HS_OK)
         return st;
+      hs_plan_set_practice(&plan, &s->pr[s->pi]);
+      /* SP without a TP group is the variant without SP, offered already */
+      bool dup = !hs_practice_equal(&plan.practice, &s->pr[s->pi]);
       hs_estimate_t es;
       st = hs_estimate_plan(h->est, &plan, true, &es, err);
+      hs_estimator_set_practice(h->est, &s->pr[s->pi]); /* the table's, again */
       if (st != HS_OK) {
         hs_plan_destroy(&plan);
         return st;
       }
-      if (es.oom)
+      if (es.oom || dup)
         hs_plan_destroy(&plan);
       else
         hs__cpool_offer(&s->pool, &plan, es.iteration_s);
     }
     s->mi++;
-    if (s->mi >= h->n_mbs)
-      s->dp_done = true;
-    *progress = 0.9 * s->mi / h->n_mbs;
+    if (s->mi >= h->n_mbs) {
+      s->mi = 0;
+      if (++s->pi >= s->n_pr)
+        s->dp_done = true;
+      else
+        hs_estimator_set_practice(h->est, &s->pr[s->pi]);
+    }
+    *progress = 0.9 * (s->pi * h->n_mbs + s->mi) / (h->n_mbs * s->n_pr);
     return HS_OK;
   }
   hs_status_t st = hs__cpool_sim_step(&s->pool, h->m, h->c, done, err);

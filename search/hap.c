@@ -623,11 +623,16 @@ cleanup:
 
 
 /* HAP has no memory term, but an emitted plan must fit (as simulated: SPMD
- * stages keep only their slice of sharded parameters): try gradient
- * accumulation (more, smaller microbatches), then ZeRO-1 optimizer sharding,
- * then full recomputation, in that order of cost; the first configuration
- * where every device fits wins. None fitting is HS_EINFEASIBLE, with the
- * numbers, rather than a plan that cannot run. */
+ * stages keep only their slice of sharded parameters). A configuration is
+ * (ZeRO stage, recomputation, microbatches); for each (ZeRO, recompute) mode
+ * the fewest microbatches (gradient accumulation) with which every device
+ * fits are taken. Without practice search: the modes of HAP's fallback
+ * (none, ZeRO-1, ZeRO-1 + full recompute) in that order, the first that
+ * fits wins. With it (the default; docs/hap.md, "ours"): every ZeRO stage
+ * from the options' to 3 x (none, selective, full) recompute, each fitting
+ * mode simulated and the fastest kept. None fitting is HS_EINFEASIBLE, with
+ * the numbers, rather than a plan that cannot run. */
+#define HAP_MAX_MODES 12
 static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
@@ -638,13 +643,32 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
   int64_t B = a->B;
   double best_over = INFINITY;
   int32_t worst_dev = 0;
-  static const struct { bool zero; hs_recompute_t rc; const char *name; } modes[] = {
-      {false, HS_RECOMPUTE_NONE, ""},
-      {true, HS_RECOMPUTE_NONE, ", ZeRO-1"},
-      {true, HS_RECOMPUTE_FULL, ", ZeRO-1, full recompute"},
-  };
-  for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++) {
-    p->optimizer_sharding = modes[k].zero;
+  struct { int32_t zero; hs_recompute_t rc; } modes[HAP_MAX_MODES];
+  int32_t n_modes = 0;
+  bool search = a->o.search_practice;
+  int32_t z0 = a->o.practice.zero_stage;
+  if (search) {
+    for (int32_t z = z0; z <= 3; z++)
+      for (int rc = 0; rc < 3 && n_modes < HAP_MAX_MODES; rc++) {
+        if (rc != HS_RECOMPUTE_NONE && !a->o.allow_recompute)
+          continue;
+        modes[n_modes].zero = z;
+        modes[n_modes++].rc = (hs_recompute_t)rc;
+      }
+  } else {
+    modes[n_modes].zero = z0;
+    modes[n_modes++].rc = HS_RECOMPUTE_NONE;
+    modes[n_modes].zero = HS_MAX(z0, 1);
+    modes[n_modes++].rc = HS_RECOMPUTE_NONE;
+    modes[n_modes].zero = HS_MAX(z0, 1);
+    modes[n_modes++].rc = HS_RECOMPUTE_FULL;
+  }
+  double best_s = INFINITY;
+  int32_t best_mode = -1, n_sim = 0;
+  int64_t best_nmb = 0;
+  for (int32_t k = 0; k < n_modes; k++) {
+    p->optimizer_sharding = false;
+    p->practice.zero_stage = modes[k].zero;
     pl->stages[0].recompute = modes[k].rc;
     for (int64_t nmb = 1; nmb <= B; nmb++) {
       if (B % nmb != 0)
@@ -662,9 +686,29 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
         }
       }
       if (over <= 1.0) {
-        snprintf(what, what_n, "%lld microbatches of %lld%s", (long long)nmb, (long long)(B / nmb),
-                 modes[k].name);
-        goto cleanup;
+        double t = 0.0;
+        if (search) {
+          /* the simulator decides between fitting configurations */
+          hs_report_t rep;
+          hs_report_init(&rep);
+          hs_error_t e2;
+          hs_error_init(&e2);
+          e2.warn_fp = NULL;
+          hs_status_t s2 = hs_simulate(a->m, a->c, p, NULL, &rep, &e2);
+          n_sim++;
+          if (s2 == HS_ENOMEM) {
+            hs_report_destroy(&rep);
+            HS_FAIL(hs_error_set(err, s2, "hap: %s", e2.msg));
+          }
+          t = s2 == HS_OK && !rep.oom ? rep.iteration_time_s : INFINITY;
+          hs_report_destroy(&rep);
+        }
+        if (t < best_s || (!search && best_mode < 0)) {
+          best_s = t;
+          best_mode = k;
+          best_nmb = nmb;
+        }
+        break;
       }
       if (over < best_over) {
         best_over = over;
@@ -675,14 +719,36 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
       if (B / nmb <= (int64_t)a->N)
         break;
     }
+    if (!search && best_mode >= 0)
+      break;
+  }
+  if (best_mode >= 0) {
+    p->optimizer_sharding = false;
+    p->practice.zero_stage = modes[best_mode].zero;
+    pl->stages[0].recompute = modes[best_mode].rc;
+    pl->microbatch_size = (int32_t)(B / best_nmb);
+    pl->n_microbatches = (int32_t)best_nmb;
+    char sim[48] = "";
+    if (search)
+      snprintf(sim, sizeof sim, "; %d configurations simulated", n_sim);
+    snprintf(what, what_n, "%lld microbatches of %lld%s%s%s%s", (long long)best_nmb,
+             (long long)(B / best_nmb), modes[best_mode].zero > 0 ? ", ZeRO-" : "",
+             modes[best_mode].zero == 1 ? "1" : modes[best_mode].zero == 2 ? "2"
+                                            : modes[best_mode].zero == 3 ? "3" : "",
+             modes[best_mode].rc == HS_RECOMPUTE_FULL        ? ", full recompute"
+             : modes[best_mode].rc == HS_RECOMPUTE_SELECTIVE ? ", selective recompute"
+                                                             : "",
+             sim);
+    goto cleanup;
   }
   {
     const hs_gpu_t *g = hs_cluster_gpu(a->c, worst_dev);
     st = hs_error_set(err, HS_EINFEASIBLE,
                       "hap: the program does not fit: device %d (%s, %.1f GB) needs %.1f GB even "
-                      "with ZeRO-1, full recompute and one-sample microbatches (HAP's search has "
+                      "with ZeRO-%d, full recompute and one-sample microbatches (HAP's search has "
                       "no memory term; see docs/hap.md)",
-                      worst_dev, g->name, g->mem_bytes / 1e9, best_over * g->mem_bytes / 1e9);
+                      worst_dev, g->name, g->mem_bytes / 1e9, best_over * g->mem_bytes / 1e9,
+                      search ? 3 : HS_MAX(z0, 1));
   }
 cleanup:
   free(mem);
@@ -754,7 +820,7 @@ static hs_status_t hap_result(void *state, hs_plan_t *out, hs_search_stats_t *st
       s->collective = p->conv;
     }
   }
-  char fit[96];
+  char fit[128];
   HS_CHECK(fit_memory(a, out, fit, sizeof fit, err));
   stats->predicted_s = a->best_cost;
   stats->nodes_expanded = a->expanded;

@@ -32,6 +32,7 @@
  * every factor; the local search adds at most 2048 / devices simulations.
  */
 #include "hapt_space.h"
+#include "hetero_warmup.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@
 #define HS_HAPT_CAP_STEP 0.005 /* caps descend at least 0.5% at a time */
 #define HS_HAPT_MB_SLACK 1.5 /* first cap of a microbatch size, x the best score / (B - 1) */
 #define HS_HAPT_MAX_STATES 3000000
+#define HS_HAPT_MAX_VARIANTS 8 /* ZeRO 0-3 x sequence parallelism off/on */
 #define INF 1e300
 
 typedef struct choice {
@@ -72,6 +74,20 @@ typedef struct hapt {
   bool ls_have;
   uint64_t ls_sims, ls_moves;
   uint64_t dp_runs, transitions;
+  /* training-practice variants offered beside each DP solution (ZeRO stage,
+   * sequence parallelism), each with its own estimator so that the DP's
+   * table (h.est) keeps its practice and cache */
+  hs_practice_t var[HS_HAPT_MAX_VARIANTS];
+  hs_estimator_t *var_est[HS_HAPT_MAX_VARIANTS];
+  int32_t n_var;
+  bool search_practice, sp_allowed;
+  int32_t zero_min;             /* the options' ZeRO stage: variants stay at or above it */
+  uint64_t var_offers;
+  /* phase 3: hetero-1f1b order adaptation (warm-up depths) of the final plan */
+  hs_plan_t tuned;
+  double tuned_s;
+  bool tuned_have;
+  int32_t tune_sims;
   char why[256];
 } hapt_t;
 
@@ -240,6 +256,31 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   memset(s, 0, sizeof *s);
   HS_CHECK(hs__hspace_init(&s->h, m, c, o, HS_HAPT_DP_CUTS, err));
   hs_hspace_t *h = &s->h;
+  s->search_practice = o->search_practice;
+  s->zero_min = o->practice.zero_stage;
+  s->sp_allowed = !o->practice.sequence_parallel;
+  if (o->search_practice) {
+    /* The DP runs with the distributed optimizer (ZeRO-1) on, as a
+     * Megatron user would switch it on (--use-distributed-optimizer): its
+     * memory rule then counts 1/r of the optimizer state on a stage of r
+     * replicas. The other ZeRO stages and sequence parallelism are tried
+     * on every offered solution (offer_sol) and in the local search. */
+    hs_practice_t pr = o->practice;
+    pr.zero_stage = HS_MAX(pr.zero_stage, 1);
+    hs_estimator_set_practice(h->est, &pr);
+    for (int32_t z = o->practice.zero_stage; z <= 3; z++)
+      for (int sp = 0; sp < (s->sp_allowed ? 2 : 1); sp++) {
+        hs_practice_t v = o->practice;
+        v.zero_stage = z;
+        v.sequence_parallel = o->practice.sequence_parallel || sp;
+        if (hs_practice_equal(&v, &pr))
+          continue; /* the DP's own practice: the base offer */
+        s->var[s->n_var] = v;
+        HS_CHECK(hs_estimator_new(m, c, h->dt, &s->var_est[s->n_var], err));
+        hs_estimator_set_practice(s->var_est[s->n_var], &v);
+        s->n_var++;
+      }
+  }
   s->radix = hs_calloc((size_t)h->n_sc, sizeof(int32_t));
   s->stride = hs_calloc((size_t)h->n_sc, sizeof(int32_t));
   if (!s->radix || !s->stride)
@@ -278,9 +319,12 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   s->best_all = INF;
   hs_plan_init(&s->ls_best);
   hs_plan_init(&s->ls_round);
+  hs_plan_init(&s->tuned);
   return HS_OK;
 cleanup:
   hs__hspace_destroy(&s->h);
+  for (int32_t i = 0; i < HS_HAPT_MAX_VARIANTS; i++)
+    hs_estimator_free(s->var_est[i]);
   free(s->radix);
   free(s->stride);
   free(s->usum);
@@ -312,11 +356,32 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
     hs_plan_destroy(&plan);
     return st;
   }
-  if (es.oom)
+  /* the practice variants of the same layout (ZeRO stage, sequence
+   * parallelism where a stage has TP > 1): each estimated with its own
+   * estimator, offered when it fits */
+  for (int32_t i = 0; i < s->n_var && st == HS_OK; i++) {
+    hs_plan_t vp;
+    st = hs_plan_copy(&plan, &vp, err);
+    if (st != HS_OK)
+      break;
+    hs_plan_set_practice(&vp, &s->var[i]);
+    if (!hs_practice_equal(&vp.practice, &s->var[i])) {
+      hs_plan_destroy(&vp); /* no TP group: the same plan as the variant without SP */
+      continue;
+    }
+    hs_estimate_t ev;
+    st = hs_estimate_plan(s->var_est[i], &vp, true, &ev, err);
+    s->var_offers++;
+    if (st == HS_OK && !ev.oom)
+      hs__cpool_offer(&s->pool, &vp, ev.iteration_s);
+    else
+      hs_plan_destroy(&vp);
+  }
+  if (es.oom || st != HS_OK)
     hs_plan_destroy(&plan);
   else
     hs__cpool_offer(&s->pool, &plan, es.iteration_s);
-  return HS_OK;
+  return st;
 }
 
 /* ---- local search --------------------------------------------------------
@@ -325,8 +390,9 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
  * decides, disagrees by several percent on some clusters (docs/planners.md).
  * So after the candidates are simulated, hapt climbs from the best one with
  * the simulator as the judge: a neighbour moves one stage boundary to the
- * previous or next cut candidate, or changes one stage's recomputation
- * (none, selective, full). Each round simulates every neighbour and moves
+ * previous or next cut candidate, doubles or halves the microbatch size,
+ * changes one stage's recomputation (none, selective, full), or (with
+ * practice search) the ZeRO stage or sequence parallelism. Each round simulates every neighbour and moves
  * to the best one when it is faster; it stops when none is, after
  * HS_HAPT_LS_ROUNDS rounds, or when its simulation budget (fewer on big
  * clusters) is spent. One simulation per step; deterministic. */
@@ -334,10 +400,10 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
 #define HS_HAPT_LS_ROUNDS 12
 #define HS_HAPT_LS_SIM_DEVICES 2048 /* simulations: 2048 / devices, clamped to [4, 64] */
 
-static int32_t ls_neighbours(const hs_plan_t *p)
+static int32_t ls_neighbours(const hapt_t *s, const hs_plan_t *p)
 {
   int32_t S = p->pipelines[0].n_stages;
-  return 2 * (S - 1) + 2 * S;
+  return 2 * (S - 1) + 2 * S + (s->search_practice ? 4 : 0) + 2;
 }
 
 /* Neighbour j of p into *out (a copy); false when it does not exist. */
@@ -363,8 +429,50 @@ static bool ls_make(hapt_t *s, const hs_plan_t *p, int32_t j, hs_plan_t *out, hs
     if (op <= pl->stages[bi].op_first || op >= pl->stages[bi + 1].op_last)
       return false;
     dir = op;
+  } else if (j < 2 * (S - 1) + 2) {
+    /* microbatch size doubled or halved (the same global batch), at least
+     * one sample per replica: the DP ranks sizes by its closed form and
+     * the pool simulates only the best few */
+    const hs_plan_pipeline_t *q0 = &p->pipelines[0];
+    int32_t mb = q0->microbatch_size, nmb = q0->n_microbatches, maxr = 1;
+    for (int32_t i = 0; i < S; i++)
+      maxr = HS_MAX(maxr, q0->stages[i].n_replicas);
+    bool up = j == 2 * (S - 1);
+    if (up ? (nmb % 2 != 0 || mb > INT32_MAX / 2) : (mb % 2 != 0 || mb / 2 < maxr))
+      return false;
+    *st = hs_plan_copy(p, out, err);
+    if (*st != HS_OK)
+      return false;
+    out->pipelines[0].microbatch_size = up ? mb * 2 : mb / 2;
+    out->pipelines[0].n_microbatches = up ? nmb / 2 : nmb * 2;
+    return true;
+  } else if (j >= 2 * (S - 1) + 2 + 2 * S) {
+    /* practice: one of the three other ZeRO stages, or sequence
+     * parallelism toggled (where the options leave it to the search) */
+    int32_t pj = j - (2 * (S - 1) + 2 + 2 * S);
+    hs_practice_t pr = p->practice;
+    if (pj < 3) {
+      int32_t cur = pr.zero_stage, z = pj < cur ? pj : pj + 1;
+      if (z < s->zero_min || z > 3)
+        return false;
+      pr.zero_stage = z;
+    } else {
+      if (!s->sp_allowed)
+        return false;
+      pr.sequence_parallel = !pr.sequence_parallel;
+    }
+    *st = hs_plan_copy(p, out, err);
+    if (*st != HS_OK)
+      return false;
+    hs_plan_set_practice(out, &pr);
+    if (hs_practice_equal(&out->practice, &p->practice)) {
+      hs_plan_destroy(out); /* SP on a plan without TP: no change */
+      hs_plan_init(out);
+      return false;
+    }
+    return true;
   } else {
-    si = (j - 2 * (S - 1)) / 2;
+    si = (j - 2 * (S - 1) - 2) / 2;
     int32_t cur = (int32_t)pl->stages[si].recompute;
     rc = (cur + 1 + (j % 2)) % 3; /* the two other settings */
     if (!h->allow_rc && rc != HS_RECOMPUTE_NONE)
@@ -400,7 +508,7 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
     s->ls_have = true;
     return HS_OK;
   }
-  int32_t n = ls_neighbours(&s->ls_best);
+  int32_t n = ls_neighbours(s, &s->ls_best);
   /* simulations cost more on big clusters: the budget shrinks with them */
   int64_t budget = HS_MAX(4, HS_MIN(64, HS_HAPT_LS_SIM_DEVICES / (int64_t)s->h.c->n_devices));
   if ((int64_t)s->ls_sims >= budget && s->ls_next < n)
@@ -524,7 +632,28 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
     return st;
   }
   *progress = 0.95;
-  return ls_step(s, done, err);
+  hs_status_t st = ls_step(s, done, err);
+  if (st != HS_OK || !*done || !s->ls_have)
+    return st;
+  /* Order adaptation: the climb's plan with its per-stage warm-up depths
+   * (the order of forwards and backwards on each stage) tuned by the
+   * simulator, within the same simulation budget as the climb. */
+  if (s->ls_best.n_pipelines != 1 || s->ls_best.pipelines[0].n_stages < 2)
+    return HS_OK;
+  int32_t budget = (int32_t)HS_MAX(4, HS_MIN(64, HS_HAPT_LS_SIM_DEVICES / (int64_t)h->c->n_devices));
+  HS_CHECK(hs_plan_copy(&s->ls_best, &s->tuned, err));
+  double t;
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  st = hs__hetero_warmup_tune(h->m, h->c, &s->tuned, budget, &t, &s->tune_sims, &e2);
+  if (st == HS_ENOMEM)
+    return hs_error_set(err, st, "%s", e2.msg);
+  st = HS_OK;
+  s->tuned_have = isfinite(t) && t < s->ls_best_s;
+  s->tuned_s = t;
+cleanup:
+  return st;
 }
 
 static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *stats,
@@ -538,10 +667,11 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
   stats->optimal = false;
   snprintf(stats->note, sizeof stats->note,
            "%d cut candidates%s, %d subclusters, %d microbatch sizes, %llu DP runs, %d simulated; "
-           "local search: %llu simulations, %llu moves",
+           "local search: %llu simulations, %llu moves%s",
            s->h.n_cuts - 1, s->h.coarse_cuts ? " (coarsened)" : "", s->h.n_sc, s->h.n_mbs,
            (unsigned long long)s->dp_runs, s->pool.next_sim, (unsigned long long)s->ls_sims,
-           (unsigned long long)s->ls_moves);
+           (unsigned long long)s->ls_moves,
+           s->search_practice ? "; ZeRO 0-3 and sequence parallelism searched" : "");
   if (s->pool.n == 0)
     snprintf(s->pool.why, sizeof s->pool.why,
              "no stage layout fits in memory (largest mesh, full recomputation)");
@@ -553,6 +683,16 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
     st = hs_plan_copy(&s->ls_best, out, err);
     stats->predicted_s = s->ls_best_s;
   }
+  if (st == HS_OK && s->tuned_have) {
+    hs_plan_destroy(out);
+    hs_plan_init(out);
+    st = hs_plan_copy(&s->tuned, out, err);
+    stats->predicted_s = s->tuned_s;
+  }
+  size_t len = strlen(stats->note);
+  if (s->tune_sims > 0)
+    snprintf(stats->note + len, sizeof stats->note - len, "; warm-up order: %d simulations%s",
+             s->tune_sims, s->tuned_have ? ", adapted" : "");
   return st;
 }
 
@@ -567,8 +707,11 @@ static void hapt_free(void *state)
   free(s->ch);
   free(s->best_mb.st);
   hs__cpool_destroy(&s->pool);
+  for (int32_t i = 0; i < HS_HAPT_MAX_VARIANTS; i++)
+    hs_estimator_free(s->var_est[i]);
   hs_plan_destroy(&s->ls_best);
   hs_plan_destroy(&s->ls_round);
+  hs_plan_destroy(&s->tuned);
 }
 
 const hs_planner_type_t hs_planner_hapt = {

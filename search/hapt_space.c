@@ -277,6 +277,8 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
 {
   int32_t mb = h->mbs[mi];
   double gbytes = hs_precision_grad_bytes(h->dt);
+  hs_state_bytes_t sb = hs_precision_state_bytes(h->dt);
+  int32_t zs = hs_estimator_practice(h->est)->zero_stage;
   h->cur_mb = mi;
   for (int32_t k2 = 0; k2 < h->n_cuts; k2++)
     for (int32_t a = 0; a < h->n_sc; a++)
@@ -307,6 +309,18 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
               size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
               double bytes = sc.params_per_device * gbytes * (multi_node && tp > 1 ? tp : 1);
               double ar = r > 1 && bytes > 0 ? h->ar_a[ix] + h->ar_b[ix] * bytes : 0.0;
+              if (zs >= 1 && r > 1) {
+                /* ZeRO over the stage's r replicas (sim/memory.c's rule):
+                 * optimizer state, then gradients, then weights split r
+                 * ways; the optimizer step runs on 1/r of the parameters */
+                double w = sb.weight, g = sb.grad, op = sb.optimizer / r;
+                if (zs >= 2)
+                  g /= r;
+                if (zs >= 3)
+                  w /= r;
+                sc.state_bytes *= (w + g + op) / (sb.weight + sb.grad + sb.optimizer);
+                sc.optimizer_s /= r;
+              }
               o[n] = (hs_hopt_t){.tp = tp, .rc = rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE,
                                  .t = sc.fwd_s + sc.bwd_s, .tf = sc.fwd_s,
                                  .f = fmax(0.0, ar - sc.bwd_s) + sc.optimizer_s,

@@ -11,8 +11,10 @@
  *  interleaved-1f1b  Megatron's virtual pipeline: v chunks per rank, microbatch
  *                    groups of p, warm-up (p-r-1)*2 + (v-1)*p
  *  hetero-1f1b       HAPT-style heterogeneity-aware 1F1B: per-rank warm-up
- *                    depth (stage.warmup, set by the planner to cover slow
- *                    links) and asynchronous (early) sends
+ *                    depth (stage.warmup: the order of forwards and
+ *                    backwards, set by the planner to cover slow links and
+ *                    tuned by search/hetero_warmup.c) and asynchronous
+ *                    (early) sends
  */
 #include "hs_sim.h"
 

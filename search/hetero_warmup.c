@@ -1,0 +1,115 @@
+/*
+ * hetero_warmup.c - order adaptation for hetero-1F1B: per-stage warm-up
+ * depths chosen by coordinate descent with the simulator as the judge
+ * (hetero_warmup.h states the valid set and the invariants). Used by
+ * `hapt` on its final plan; tested against brute force over every valid
+ * warm-up vector (tests/test_hetero_warmup.c).
+ */
+#include "hetero_warmup.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Explicit warm-ups: the schedule's default (p - r - 1) where -1. */
+static void make_explicit(hs_plan_pipeline_t *pl)
+{
+  int32_t S = pl->n_stages;
+  for (int32_t r = 0; r < S; r++) {
+    if (pl->stages[r].warmup < 0)
+      pl->stages[r].warmup = S - r - 1;
+    pl->stages[r].warmup = HS_MIN(pl->stages[r].warmup, HS_MAX(pl->n_microbatches - 1, 0));
+  }
+}
+
+bool hs__hetero_warmup_move(hs_plan_t *plan, int32_t stage, int32_t dir)
+{
+  if (plan->n_pipelines != 1 || stage < 0 || stage >= plan->pipelines[0].n_stages)
+    return false;
+  hs_plan_pipeline_t *pl = &plan->pipelines[0];
+  int32_t S = pl->n_stages, m = pl->n_microbatches;
+  make_explicit(pl);
+  int32_t w = pl->stages[stage].warmup + dir;
+  int32_t lo = stage + 1 < S ? pl->stages[stage + 1].warmup : 0;
+  int32_t hi = m - 1;
+  if (w < lo || w > hi)
+    return false;
+  pl->stages[stage].warmup = w;
+  for (int32_t r = stage - 1; r >= 0; r--)
+    pl->stages[r].warmup = HS_MAX(pl->stages[r].warmup, pl->stages[r + 1].warmup);
+  return true;
+}
+
+/* Simulated time of p, INFINITY when it runs out of memory or the simulator
+ * rejects it; HS_ENOMEM passes through. */
+static hs_status_t sim_s(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *p, double *t,
+                         hs_error_t *err)
+{
+  hs_report_t rep;
+  hs_report_init(&rep);
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  hs_status_t st = hs_simulate(m, c, p, NULL, &rep, &e2);
+  *t = st == HS_OK && !rep.oom ? rep.iteration_time_s : INFINITY;
+  hs_report_destroy(&rep);
+  if (st == HS_ENOMEM)
+    return hs_error_set(err, st, "hetero-1f1b warm-up: %s", e2.msg);
+  return HS_OK;
+}
+
+hs_status_t hs__hetero_warmup_tune(const hs_model_t *m, const hs_cluster_t *c, hs_plan_t *plan,
+                                   int32_t max_sims, double *iter_s, int32_t *sims,
+                                   hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  *sims = 0;
+  *iter_s = INFINITY;
+  if (plan->n_pipelines != 1 || strcmp(plan->schedule, "hetero-1f1b") != 0)
+    return hs_error_set(err, HS_EINVAL,
+                        "hetero-1f1b warm-up: the plan must be one pipeline under hetero-1f1b "
+                        "(has %d pipelines, schedule \"%s\")",
+                        plan->n_pipelines, plan->schedule);
+  make_explicit(&plan->pipelines[0]);
+  double best;
+  HS_CHECK(sim_s(m, c, plan, &best, err));
+  (*sims)++;
+  if (!isfinite(best))
+    return hs_error_set(err, HS_EINVAL, "hetero-1f1b warm-up: the starting plan does not run");
+  int32_t S = plan->pipelines[0].n_stages;
+  hs_plan_t cand, round;
+  hs_plan_init(&cand);
+  hs_plan_init(&round);
+  while (*sims < max_sims) {
+    double round_s = best;
+    bool moved = false;
+    for (int32_t r = 0; r < S && *sims < max_sims; r++)
+      for (int32_t dir = 1; dir >= -1 && *sims < max_sims; dir -= 2) {
+        HS_CHECK(hs_plan_copy(plan, &cand, err));
+        if (hs__hetero_warmup_move(&cand, r, dir)) {
+          double t;
+          HS_CHECK(sim_s(m, c, &cand, &t, err));
+          (*sims)++;
+          if (t < round_s) {
+            round_s = t;
+            hs_plan_destroy(&round);
+            round = cand;
+            hs_plan_init(&cand);
+            moved = true;
+          }
+        }
+        hs_plan_destroy(&cand);
+        hs_plan_init(&cand);
+      }
+    if (!moved)
+      break;
+    hs_plan_destroy(plan);
+    *plan = round;
+    hs_plan_init(&round);
+    best = round_s;
+  }
+  *iter_s = best;
+cleanup:
+  hs_plan_destroy(&cand);
+  hs_plan_destroy(&round);
+  return st;
+}
