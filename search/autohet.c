@@ -346,7 +346,12 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
       while (k < n_memo && memo_bytes[k] != grad_bytes)
         k++;
       if (k == n_memo) {
-        y_l = hs_estimate_allreduce_s(a->est, devs, nd, grad_bytes * 16.0) / 16.0;
+        if (hs_estimate_allreduce(a->est, devs, nd, grad_bytes * 16.0, &y_l) != HS_OK) {
+          hs_free(cc->f);
+          memset(cc, 0, sizeof *cc);
+          return hs_error_set(err, HS_ENOMEM, "autohet: out of memory estimating a gradient sync");
+        }
+        y_l /= 16.0;
         if (n_memo < 4) {
           memo_bytes[n_memo] = grad_bytes;
           memo_s[n_memo++] = y_l;

@@ -153,12 +153,6 @@ hs_status_t hs_estimate_allreduce(hs_estimator_t *e, const int32_t *devices, int
   return coll_s(e, HS_COLL_ALLREDUCE, devices, n, bytes, out_s);
 }
 
-double hs_estimate_allreduce_s(hs_estimator_t *e, const int32_t *devices, int32_t n, double bytes)
-{
-  double t;
-  return coll_s(e, HS_COLL_ALLREDUCE, devices, n, bytes, &t) == HS_OK ? t : 0.0;
-}
-
 
 double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes, int32_t nsub)
 {

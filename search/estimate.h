@@ -85,10 +85,8 @@ hs_status_t hs_estimate_stage(hs_estimator_t *e, int32_t op_first, int32_t op_la
 double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes, int32_t nsub);
 
 /* Seconds of an all-reduce of `bytes` per rank over devices[0..n)
- * (hs_coll_estimate_s with the default algorithm). O(n). */
-double hs_estimate_allreduce_s(hs_estimator_t *e, const int32_t *devices, int32_t n, double bytes);
-/* The same into *out_s, HS_ENOMEM when memory ran out (hs_estimate_allreduce_s
- * then gives 0, a wrong estimate). */
+ * (hs_coll_estimate_s with the default algorithm) into *out_s; HS_ENOMEM
+ * when memory ran out. O(n). */
 hs_status_t hs_estimate_allreduce(hs_estimator_t *e, const int32_t *devices, int32_t n, double bytes,
                                   double *out_s);
 

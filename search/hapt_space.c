@@ -190,8 +190,12 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
         int32_t r = devs / tp;
         for (int32_t q = 0; q < r; q++)
           grp[q] = h->sc_devs[a][q * tp];
-        double t1 = hs_estimate_allreduce_s(h->est, grp, r, 1e6);
-        double t2 = hs_estimate_allreduce_s(h->est, grp, r, 2e6);
+        double t1 = 0.0, t2 = 0.0;
+        if (hs_estimate_allreduce(h->est, grp, r, 1e6, &t1) != HS_OK ||
+            hs_estimate_allreduce(h->est, grp, r, 2e6, &t2) != HS_OK) {
+          free(grp);
+          HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory estimating all-reduce times"));
+        }
         size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
         h->ar_b[ix] = (t2 - t1) / 1e6;
         h->ar_a[ix] = t1 - h->ar_b[ix] * 1e6;

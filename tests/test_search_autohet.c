@@ -115,7 +115,8 @@ static double bf_cost(bf_t *x, int Ls[8][8], const int *mg)
         leaves |= x->c->devices[devs[h]].node != x->c->devices[devs[0]].node;
       }
       double grad = x->mem_coef_state[g0] / HS_ADAM_STATE_BYTES_PER_PARAM * 2.0;
-      y = hs_estimate_allreduce_s(x->e, devs, x->G, grad * 16.0) / 16.0 * (leaves ? x->tg[g0] : 1);
+      CHECK(hs_estimate_allreduce(x->e, devs, x->G, grad * 16.0, &y) == HS_OK);
+      y = y / 16.0 * (leaves ? x->tg[g0] : 1);
     }
     double Tg = sum + 2 * cuts + (mg[g] - 1) * tmax + (y + x->opt_l[g0]) * Ls[g][0];
     T = fmax(T, Tg);
