@@ -1,7 +1,7 @@
 """Builds the hetsim package: runs the project's own CMake build of the shared
 libhetsim (capi/hetsim.h) and puts libhetsim.so and the catalogs it reads
-(models/catalog, clusters/catalog, clusters/gpus.json) inside the package, so
-that a wheel built here installs on another machine with the same Debian
+(models/catalog, clusters/catalog, clusters/gpus.json, clusters/links.json)
+inside the package, so that a wheel built here installs on another machine with the same Debian
 libraries (libcjson, libigraph, libglpk, libgsl: scripts/setup.sh).
 
 Environment:
@@ -21,7 +21,12 @@ from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
 
 HERE = Path(__file__).resolve().parent
-DATA_FILES = ["models/catalog/*.json", "clusters/catalog/*.json", "clusters/gpus.json"]
+DATA_FILES = [
+    "models/catalog/*.json",
+    "clusters/catalog/*.json",
+    "clusters/gpus.json",
+    "clusters/links.json",  # the calibrated interconnects cluster files may name
+]
 
 
 def _source_dir() -> Path:
