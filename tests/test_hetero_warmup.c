@@ -8,7 +8,7 @@
  * fitting vectors. Also: the move keeps the chain valid.
  */
 #include "hetero_warmup.h"
-#include "hs_test.h"
+#include "search_fixture.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,24 +27,6 @@ static hs_status_t cluster3(hs_cluster_t *c, double GBps, double latency_us, hs_
            GBps, latency_us);
   hs_cluster_init(c);
   return hs_cluster_parse(json, "warmup.json", c, err);
-}
-
-static void small_gpt(hs_model_t *m, int layers, int hidden, int seq)
-{
-  hs_transformer_cfg_t cfg;
-  hs_transformer_cfg_init(&cfg);
-  snprintf(cfg.name, sizeof cfg.name, "gpt-%dx%d", layers, hidden);
-  cfg.layers = layers;
-  cfg.hidden = hidden;
-  cfg.heads = hidden / 64;
-  cfg.kv_heads = cfg.heads;
-  cfg.ffn = 4 * hidden;
-  cfg.vocab = 32000;
-  cfg.seq_len = seq;
-  cfg.max_positions = seq;
-  hs_error_t err;
-  hs_error_init(&err);
-  CHECK_MSG(hs_model_from_transformer(&cfg, m, &err) == HS_OK, "model: %s", err.msg);
 }
 
 /* One pipeline of S stages on devices devs[], ops split at cut[] (S - 1
