@@ -127,13 +127,50 @@ static hs_status_t fit_max(const double *x, const double *t, int32_t n, double *
   return HS_OK;
 }
 
+/* Weighted least squares t = coef[0] + sum_{j >= 1} coef[j] cols[j][i]
+ * over n points, weights 1 / t^2 (relative errors count); k <= 3 terms
+ * (cols[0] is the constant and unused). The one GSL fit behind the line and
+ * the plane. */
+static hs_status_t wls_fit(const double *const *cols, int k, const double *t, int32_t n,
+                           const char *what, double *coef, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  gsl_set_error_handler_off();
+  gsl_matrix *X = gsl_matrix_alloc((size_t)n, (size_t)k);
+  gsl_matrix *cov = gsl_matrix_alloc((size_t)k, (size_t)k);
+  gsl_vector *y = gsl_vector_alloc((size_t)n);
+  gsl_vector *w = gsl_vector_alloc((size_t)n);
+  gsl_vector *c = gsl_vector_alloc((size_t)k);
+  gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc((size_t)n, (size_t)k);
+  if (!X || !cov || !y || !w || !c || !ws)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  for (int32_t i = 0; i < n; i++) {
+    gsl_matrix_set(X, (size_t)i, 0, 1.0);
+    for (int j = 1; j < k; j++)
+      gsl_matrix_set(X, (size_t)i, (size_t)j, cols[j][i]);
+    gsl_vector_set(y, (size_t)i, t[i]);
+    gsl_vector_set(w, (size_t)i, 1.0 / (t[i] * t[i]));
+  }
+  double chisq = 0.0;
+  if (gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws) != GSL_SUCCESS)
+    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "%s: least squares failed", what));
+  for (int j = 0; j < k; j++)
+    coef[j] = gsl_vector_get(c, (size_t)j);
+cleanup:
+  gsl_matrix_free(X);
+  gsl_matrix_free(cov);
+  gsl_vector_free(y);
+  gsl_vector_free(w);
+  gsl_vector_free(c);
+  if (ws)
+    gsl_multifit_linear_free(ws);
+  return st;
+}
+
 hs_status_t hs__fit_line(const double *x, const double *t, int32_t n, const char *what,
                          hs_line_fit_t *out, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  gsl_matrix *X = NULL, *cov = NULL;
-  gsl_vector *y = NULL, *w = NULL, *c = NULL;
-  gsl_multifit_linear_workspace *ws = NULL;
   double *rel = NULL;
   memset(out, 0, sizeof *out);
   bool varied = false;
@@ -146,37 +183,17 @@ hs_status_t hs__fit_line(const double *x, const double *t, int32_t n, const char
   if (n < 2 || !varied)
     return hs_error_set(err, HS_EINVAL,
                         "%s: need at least 2 points of different sizes, got %d", what, n);
-  gsl_set_error_handler_off();
-  X = gsl_matrix_alloc((size_t)n, 2);
-  cov = gsl_matrix_alloc(2, 2);
-  y = gsl_vector_alloc((size_t)n);
-  w = gsl_vector_alloc((size_t)n);
-  c = gsl_vector_alloc(2);
-  ws = gsl_multifit_linear_alloc((size_t)n, 2);
+  const double *cols[2] = {NULL, x};
+  double coef[2];
+  HS_CHECK(wls_fit(cols, 2, t, n, what, coef, err));
   rel = hs_calloc((size_t)n, sizeof *rel);
-  if (!X || !cov || !y || !w || !c || !ws || !rel)
+  if (!rel)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  for (int32_t i = 0; i < n; i++) {
-    gsl_matrix_set(X, (size_t)i, 0, 1.0);
-    gsl_matrix_set(X, (size_t)i, 1, x[i]);
-    gsl_vector_set(y, (size_t)i, t[i]);
-    gsl_vector_set(w, (size_t)i, 1.0 / (t[i] * t[i]));
-  }
-  double chisq = 0.0;
-  if (gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws) != GSL_SUCCESS)
-    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "%s: least squares failed", what));
-  out->a = gsl_vector_get(c, 0);
-  out->b = gsl_vector_get(c, 1);
+  out->a = coef[0];
+  out->b = coef[1];
   out->n = n;
   line_quality(x, t, n, rel, out);
 cleanup:
-  gsl_matrix_free(X);
-  gsl_matrix_free(cov);
-  gsl_vector_free(y);
-  gsl_vector_free(w);
-  gsl_vector_free(c);
-  if (ws)
-    gsl_multifit_linear_free(ws);
   free(rel);
   return st;
 }
@@ -187,9 +204,6 @@ static hs_status_t fit_plane(const double *x, const double *z, const double *t, 
                              const char *what, hs_line_fit_t *out, double *c_out, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  gsl_matrix *X = NULL, *cov = NULL;
-  gsl_vector *y = NULL, *w = NULL, *c = NULL;
-  gsl_multifit_linear_workspace *ws = NULL;
   memset(out, 0, sizeof *out);
   *c_out = 0.0;
   if (n < 3)
@@ -199,28 +213,12 @@ static hs_status_t fit_plane(const double *x, const double *z, const double *t, 
         !isfinite(z[i]))
       return hs_error_set(err, HS_EINVAL, "%s point %d: time %g s, FLOPs %g and output %g must be "
                           "positive and finite", what, i, t[i], x[i], z[i]);
-  gsl_set_error_handler_off();
-  X = gsl_matrix_alloc((size_t)n, 3);
-  cov = gsl_matrix_alloc(3, 3);
-  y = gsl_vector_alloc((size_t)n);
-  w = gsl_vector_alloc((size_t)n);
-  c = gsl_vector_alloc(3);
-  ws = gsl_multifit_linear_alloc((size_t)n, 3);
-  if (!X || !cov || !y || !w || !c || !ws)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  for (int32_t i = 0; i < n; i++) {
-    gsl_matrix_set(X, (size_t)i, 0, 1.0);
-    gsl_matrix_set(X, (size_t)i, 1, x[i]);
-    gsl_matrix_set(X, (size_t)i, 2, z[i]);
-    gsl_vector_set(y, (size_t)i, t[i]);
-    gsl_vector_set(w, (size_t)i, 1.0 / (t[i] * t[i]));
-  }
-  double chisq = 0.0;
-  if (gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws) != GSL_SUCCESS)
-    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "%s: least squares failed", what));
-  out->a = gsl_vector_get(c, 0);
-  out->b = gsl_vector_get(c, 1);
-  *c_out = gsl_vector_get(c, 2);
+  const double *cols[3] = {NULL, x, z};
+  double coef[3];
+  HS_CHECK(wls_fit(cols, 3, t, n, what, coef, err));
+  out->a = coef[0];
+  out->b = coef[1];
+  *c_out = coef[2];
   out->n = n;
   {
     /* quality of the plane: fold the z term into t for line_quality */
@@ -244,13 +242,6 @@ static hs_status_t fit_plane(const double *x, const double *z, const double *t, 
     free(tz);
   }
 cleanup:
-  gsl_matrix_free(X);
-  gsl_matrix_free(cov);
-  gsl_vector_free(y);
-  gsl_vector_free(w);
-  gsl_vector_free(c);
-  if (ws)
-    gsl_multifit_linear_free(ws);
   return st;
 }
 
