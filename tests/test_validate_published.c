@@ -12,6 +12,8 @@
  * 3. The options mapping: every option reaches the plan (context and
  *    expert parallelism too) and a modelled one changes the prediction.
  * 4. Broken row files name the file, the field and the value.
+ * 5. A row the file leaves out ("not_modelled": reason) is reported with
+ *    its reason and the statistics are those of the other rows.
  */
 #include "hs_json.h"
 #include "hs_test.h"
@@ -274,8 +276,46 @@ static void test_bad_input(void)
              "rows[0] (a): nodes: the cluster has 8 GPUs, the plan tp x pp x dp x cp = 16", true);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"expert_parallel\": 2"),
              "has no MoE experts", true);
+  /* a row left out must say why */
+  expect_bad(mutate(b, sizeof b, "\"measured\": 1,", "\"measured\": 1, \"not_modelled\": \"\","),
+             "rows[0].not_modelled: must state the reason", false);
   /* fp8 on the A100 rows: the plan validation refuses it, naming the row */
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"precision\": \"fp8\""), "rows[0] (a)", true);
+}
+
+/* Row b left out by the file: its reason is reported, it is not simulated,
+ * and MAPE, maximum error and rank pairs are those of rows a and c as the
+ * full table computes them. */
+static void test_row_left_out(void)
+{
+  char b[4096];
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_pub_table_t full, part;
+  hs_pub_result_t rf[3], rp[3];
+  hs_pub_summary_t sf, sp;
+  CHECK(hs_pub_table_parse(small_table(b, sizeof b, ""), "f.json", &full, &err) == HS_OK);
+  CHECK(hs_pub_table_parse(mutate(b, sizeof b, "\"source\": \"r2\",",
+                                  "\"source\": \"r2\", \"not_modelled\": \"convention unknown\","),
+                           "p.json", &part, &err) == HS_OK);
+  /* measured figures far apart, so every pair is ranked */
+  for (int i = 0; i < 3; i++)
+    full.rows[i].measured = part.rows[i].measured = 1.0 + i;
+  CHECK(hs_pub_run(&full, rf, &sf, &err) == HS_OK);
+  CHECK_MSG(hs_pub_run(&part, rp, &sp, &err) == HS_OK, "%s", err.msg);
+  CHECK(rp[1].not_modelled && strcmp(rp[1].not_modelled, "convention unknown") == 0);
+  CHECK(!rp[0].not_modelled && !rp[2].not_modelled);
+  CHECK_EQ_INT(sp.n_simulated, 2);
+  CHECK_EQ_INT(sp.n_not_modelled, 1);
+  CHECK_REL(rp[0].predicted, rf[0].predicted, 1e-12);
+  CHECK_REL(rp[2].predicted, rf[2].predicted, 1e-12);
+  CHECK_REL(sp.mape, (fabs(rf[0].err) + fabs(rf[2].err)) / 2, 1e-12);
+  CHECK_REL(sp.max_abs_err, fmax(fabs(rf[0].err), fabs(rf[2].err)), 1e-12);
+  CHECK_EQ_INT(sf.pairs, 3);
+  CHECK_EQ_INT(sp.pairs, 1); /* a-c only */
+  CHECK_EQ_INT(sp.concordant, (rf[0].predicted < rf[2].predicted) ? 1 : 0);
+  hs_pub_table_destroy(&full);
+  hs_pub_table_destroy(&part);
 }
 
 int main(void)
@@ -283,6 +323,7 @@ int main(void)
   HS_RUN(test_statistics);
   HS_RUN(test_options);
   HS_RUN(test_bad_input);
+  HS_RUN(test_row_left_out);
   HS_RUN(test_suite_bounds);
   return hs_test_failures ? 1 : 0;
 }

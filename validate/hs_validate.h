@@ -397,6 +397,8 @@ typedef struct hs_pub_row {
   char schedule[24];           /* "1f1b" | "interleaved-1f1b" | "gpipe" */
   hs_pub_options_t opt;
   double measured;             /* in the table's metric */
+  char not_modelled[256];      /* the file's reason to leave the row out of the
+                                  statistics unsimulated ("" = simulate it) */
 } hs_pub_row_t;
 
 typedef struct hs_pub_table {
@@ -426,7 +428,8 @@ hs_status_t hs_pub_paths(const char *path, char ***out, int32_t *n, hs_error_t *
 void hs_pub_paths_free(char **paths, int32_t n);
 
 typedef struct hs_pub_result {
-  const char *not_modelled;    /* static; NULL when simulated */
+  const char *not_modelled;    /* static, or the row's own reason (lives as long
+                                  as the table); NULL when simulated */
   bool infeasible;             /* simulated, out of memory: no figure */
   int32_t n_gpus;
   double predicted;            /* in the table's metric */

@@ -8,7 +8,9 @@
  * parameter (docs/validation.md). Rows whose framework options the
  * simulator does not model are reported as such and left out of the
  * statistics; which options those are is decided in hs_pub_options_map
- * alone. Deterministic: the simulator is, and rows run in file order.
+ * alone. A row file may also leave a row out itself ("not_modelled":
+ * reason, e.g. a figure whose FLOP convention its source does not state);
+ * the reason is printed instead of a prediction. Deterministic: the simulator is, and rows run in file order.
  */
 #include "hs_validate.h"
 
@@ -106,7 +108,7 @@ static hs_status_t run_row(const hs_pub_table_t *t, int32_t i, hs_pub_result_t *
   s.grid.global_batch = row->global_batch;
   s.grid.schedule = row->schedule;
   s.grid.chunks = row->chunks;
-  out->not_modelled = hs_pub_options_map(&row->opt, &s);
+  out->not_modelled = row->not_modelled[0] ? row->not_modelled : hs_pub_options_map(&row->opt, &s);
   if (out->not_modelled)
     return HS_OK;
   HS_CHECK(hs_model_parse_json(row->model_json, "model", 0, &m, err));

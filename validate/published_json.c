@@ -13,7 +13,8 @@
  *              "plan": {"tp": 1, "pp": 1, "dp": 32, "microbatch": 16, "global_batch": 512,
  *                       "chunks": 1, "schedule": "1f1b"},
  *              "options": {...},                                 replaces table options
- *              "measured": 137}]}
+ *              "measured": 137,
+ *              "not_modelled": "why the row is left out"}]}   optional
  *
  * Each row becomes a model JSON text and a cluster JSON text that the
  * ordinary loaders read (hs_model_parse_json, hs_cluster_parse), so a row
@@ -185,7 +186,7 @@ static hs_status_t read_row(const hs_jreader_t *r, const cJSON *e, const char *p
                             hs_pub_row_t *row)
 {
   static const char *const known[] = {"name", "source", "model", "nodes", "plan", "options",
-                                      "measured", "notes", NULL};
+                                      "measured", "notes", "not_modelled", NULL};
   static const char *const kplan[] = {"tp", "pp", "dp", "microbatch", "global_batch", "chunks",
                                       "schedule", NULL};
   hs_status_t st = HS_OK;
@@ -196,6 +197,13 @@ static hs_status_t read_row(const hs_jreader_t *r, const cJSON *e, const char *p
   HS_CHECK(hs_json_string(r, e, path, "name", true, "", row->name, sizeof row->name));
   HS_CHECK(hs_json_string(r, e, path, "source", true, "", row->source, sizeof row->source));
   HS_CHECK(hs_json_number(r, e, path, "measured", true, 0, HS_JNUM_POSITIVE, 1e12, &row->measured));
+  /* the file's own reason to leave a row out (a measured figure whose
+   * convention the source does not state, a plan the simulator cannot
+   * express): the row still loads, so its model and cluster are checked */
+  HS_CHECK(hs_json_string(r, e, path, "not_modelled", false, "", row->not_modelled, sizeof row->not_modelled));
+  if (cJSON_GetObjectItemCaseSensitive(e, "not_modelled") && !row->not_modelled[0])
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.not_modelled: must state the reason, got \"\"", r->file,
+                         path));
   int64_t nodes = 0;
   HS_CHECK(hs_json_int(r, e, path, "nodes", true, 0, 1, 1 << 20, &nodes));
   const cJSON *plan = NULL;
