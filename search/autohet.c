@@ -77,6 +77,7 @@ typedef struct group {
 typedef struct config {
   int32_t pat, b, G;     /* TP pattern (degree per GPU type), microbatch size, pipelines */
   hs_recompute_t rc;
+  int32_t z;             /* ZeRO stage over the G pipelines (each op's DP group) */
   int32_t assign_off;    /* into st->assign: pstart[G + 1] then the stage sequence (group
                           * indexes, pipeline by pipeline, in stage order) */
   double lb_s;
@@ -138,6 +139,15 @@ typedef struct autohet {
   uint64_t greedy;       /* configurations with a greedy integer point */
   uint64_t rounded;      /* MILPs stopped without an integer solution, relaxation rounded */
   bool have_rounded;     /* some rounded plan fits (pool holds it) */
+  /* training practice: the stage costs' (base_pr: the options', plus
+   * sequence parallelism under practice search), the ZeRO stages of the
+   * configuration classes, and the variants tried on the best simulated
+   * plan (ZeRO stage, sequence parallelism, hetero-1f1b async sends) */
+  hs_practice_t base_pr;
+  int32_t zs[2], n_zs;
+  bool var_phase;
+  int32_t var_next, n_var;
+  uint64_t var_sims, var_better;
 } autohet_t;
 
 /* Rounds x[0..n) (each >= 1, summing to `total` up to LP tolerance) to
@@ -310,6 +320,19 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
     leaves_node |= a->c->devices[devs[h]].node != a->c->devices[devs[0]].node;
   double memo_bytes[4], memo_s[4];
   int32_t n_memo = 0;
+  /* ZeRO over the G holders of every op (one stage per pipeline): state
+   * per parameter as the simulator counts it (weights, gradients,
+   * optimizer at the plan's precision), the stored 16 B/param scaled to it;
+   * the optimizer step split G ways; ZeRO-3 adds the parameter all-gathers
+   * to the gradient sync (1.5x, as hs_estimate_plan) */
+  hs_state_bytes_t sbp = hs_precision_state_bytes(a->o.precision);
+  double zdiv = G > 1 ? (double)G : 1.0;
+  double zf = ((cf->z >= 3 ? sbp.weight / zdiv : sbp.weight) +
+               (cf->z >= 2 ? sbp.grad / zdiv : sbp.grad) +
+               (cf->z >= 1 ? sbp.optimizer / zdiv : sbp.optimizer)) /
+              HS_ADAM_STATE_BYTES_PER_PARAM;
+  double optf = cf->z >= 1 ? 1.0 / zdiv : 1.0;
+  double syncf = cf->z >= 3 ? 1.5 : 1.0;
   for (int32_t g = 0; g < G; g++) {
     int32_t S = pstart[g + 1] - pstart[g];
     double U = 0.0, cuts = 0.0, c_in = 0.0, inv_f = 0.0, cst_f = 0.0;
@@ -332,9 +355,9 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
       }
       /* memory: in flight S - s microbatches (1F1B) */
       double k_in = (double)(S - s);
-      cc->mcoef[p] = q->state_l + q->act_l * k_in;
-      cc->mcap[p] = q->cap - ((s == 0 ? q->state_pre + q->act_pre * k_in : 0.0) +
-                              (s == S - 1 ? q->state_post + q->act_post * k_in : 0.0) + q->trans);
+      cc->mcoef[p] = q->state_l * zf + q->act_l * k_in;
+      cc->mcap[p] = q->cap - ((s == 0 ? q->state_pre * zf + q->act_pre * k_in : 0.0) +
+                              (s == S - 1 ? q->state_post * zf + q->act_post * k_in : 0.0) + q->trans);
       c_in = c_out;
     }
     /* exposed gradient sync + optimizer of the first stage, per block */
@@ -361,14 +384,15 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
       }
       if (leaves_node)
         y_l *= groups[g0].t;
+      y_l *= syncf;
     }
-    double fixed = 2.0 * cuts + gc[g0].opt_pre;
+    double fixed = 2.0 * cuts + gc[g0].opt_pre * optf;
     for (int32_t s = 0; s < S; s++) {
       int32_t gi = order[pstart[g] + s];
       fixed += (s == 0 ? gc[gi].pre_s : 0.0) + (s == S - 1 ? gc[gi].post_s : 0.0);
     }
     cc->fixed[g] = fixed;
-    cc->ysync[g] = y_l + gc[g0].opt_l;
+    cc->ysync[g] = y_l + gc[g0].opt_l * optf;
     cc->U[g] = U;
     cc->tlo[g] = inv_f > 0 ? (L + cst_f) / inv_f : 0.0;
   }
@@ -387,7 +411,6 @@ static hs_status_t build_plan(autohet_t *a, const config_t *cf, const double *ls
   hs_strlcpy(plan->strategy, "autohet", sizeof plan->strategy);
   hs_strlcpy(plan->schedule, "1f1b", sizeof plan->schedule);
   plan->precision = a->o.precision;
-  plan->practice = a->o.practice;
   HS_CHECK(hs_plan_alloc_pipelines(plan, G));
   for (int32_t g = 0; g < G; g++) {
     int32_t S = pstart[g + 1] - pstart[g];
@@ -414,6 +437,9 @@ static hs_status_t build_plan(autohet_t *a, const config_t *cf, const double *ls
     if (cum != L)
       HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP blocks %d != %d", cum, L));
   }
+  hs_practice_t pr = a->base_pr;
+  pr.zero_stage = cf->z;
+  hs_plan_set_practice(plan, &pr); /* no sequence parallelism without TP */
 cleanup:
   if (st == HS_ENOMEM)
     hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
@@ -799,6 +825,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
      * rank it by the estimator, and only if it fits */
     hs_estimate_t e;
     HS_CHECK(hs_estimate_plan(a->est, &plan, true, &e, err));
+    hs_estimator_set_practice(a->est, &a->base_pr); /* the plan's was set */
     if (!e.oom) {
       a->have_rounded = true;
       hs__cpool_offer(&a->pool, &plan, e.iteration_s);
@@ -865,6 +892,8 @@ static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *
   int32_t G = cf->G;
   size_t len = (size_t)ng + (size_t)G + 1;
   const group_t *groups = a->groups[cf->pat];
+  if (G == 1 && cf->z != a->zs[0])
+    return HS_OK; /* one pipeline: no data parallelism to shard over */
   for (int32_t v = 0; v <= a->n_perms; v++) {
     if (hs_reserve((void **)&a->assign, &a->cap_assign, a->n_assign + len, sizeof *a->assign))
       return HS_ENOMEM;
@@ -893,7 +922,7 @@ static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *
       ok = same_tp_runs(groups, pstart, order, 0, g);
     for (size_t c = a->n_configs; ok && c-- > 0;) {
       const config_t *o = &a->configs[c];
-      if (o->pat != cf->pat || o->b != cf->b || o->rc != cf->rc)
+      if (o->pat != cf->pat || o->b != cf->b || o->rc != cf->rc || o->z != cf->z)
         break;
       ok = !(o->G == G && !memcmp(a->assign + o->assign_off, pstart, sizeof(int32_t) * len));
     }
@@ -1098,7 +1127,26 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
   if (o->time_limit_s > 0)
     a->budget_s = o->time_limit_s;
   HS_CHECK(hs_estimator_new(m, c, a->o.precision, &a->est, err));
-  hs_estimator_set_practice(a->est, &a->o.practice);
+  /* training practice (ours: AutoHet's record says nothing of it). With
+   * practice search, stage costs and memory assume sequence parallelism
+   * on TP groups (plans without TP drop it: hs_plan_set_practice), and the
+   * configurations come in ZeRO-2 and ZeRO-3 classes (memory and optimizer
+   * step sharded over the G pipelines); the best simulated plan is then
+   * tried under every ZeRO stage from the options' up, with and without
+   * SP, with blocking 1F1B and with hetero-1f1b's async sends */
+  a->base_pr = o->practice;
+  a->zs[a->n_zs++] = o->practice.zero_stage;
+  if (o->search_practice) {
+    a->base_pr.sequence_parallel = true;
+    a->zs[0] = HS_MAX(o->practice.zero_stage, 2);
+    if (a->zs[0] < 3)
+      a->zs[a->n_zs++] = 3;
+  }
+  a->n_var = 2 * (4 - o->practice.zero_stage) *
+             (o->search_practice && !o->practice.sequence_parallel ? 2 : 1);
+  if (!o->search_practice)
+    a->n_var = 2; /* the schedule only */
+  hs_estimator_set_practice(a->est, &a->base_pr);
   /* the best few plans by the cost model are simulated; on small clusters
    * (simulations are cheap) more of them, since the model's ranking is
    * only as good as its blocking-1F1B approximation (docs/autohet.md) */
@@ -1215,8 +1263,9 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
       if (a->B % b)
         continue;
       int64_t M = a->B / b;
-      for (int r = 0; r < (o->allow_recompute ? 2 : 1); r++) {
-        config_t cf = {.pat = ti, .b = b, .rc = rcs[r]};
+      for (int32_t rz = 0; rz < (o->allow_recompute ? 2 : 1) * a->n_zs; rz++) {
+        int r = rz / a->n_zs, zi = rz % a->n_zs;
+        config_t cf = {.pat = ti, .b = b, .rc = rcs[r], .z = a->zs[zi]};
         size_t first = a->n_configs;
         if (ng <= EXHAUSTIVE_GROUPS)
           HS_CHECK(all_partitions(a, &cf, ng, M));
@@ -1271,6 +1320,106 @@ cleanup:
   return st;
 }
 
+/* hetero-1f1b warm-up depths of plan p (hapt's rule, search/hapt_space.c):
+ * stage r of a pipeline of S runs S - r - 1 forwards before its first
+ * backward, plus ceil(c / t_fwd) when its outgoing activation crosses
+ * sites (forwards keep the slow link busy while the send is in flight),
+ * then made non-increasing along the pipeline (a shallower warm-up than
+ * the successor's deadlocks). O(stages) estimates. */
+static hs_status_t set_warmups(autohet_t *a, hs_plan_t *p)
+{
+  hs_estimator_set_practice(a->est, &p->practice);
+  hs_status_t st = HS_OK;
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    hs_plan_pipeline_t *pl = &p->pipelines[i];
+    int32_t S = pl->n_stages;
+    for (int32_t s = 0; s < S; s++) {
+      hs_plan_stage_t *stg = &pl->stages[s];
+      const hs_plan_replica_t *r = &stg->replicas[0];
+      int32_t extra = 0;
+      if (s + 1 < S) {
+        const hs_plan_replica_t *nx = &pl->stages[s + 1].replicas[0];
+        int32_t d0 = r->devices[0], d1 = nx->devices[0];
+        if (a->c->devices[d0].site != a->c->devices[d1].site) {
+          hs_stage_cost_t sc;
+          st = hs_estimate_stage(a->est, stg->op_first, stg->op_last, r->devices, r->n_devices,
+                                 pl->microbatch_size, stg->recompute, &sc);
+          if (st != HS_OK)
+            break;
+          double c = hs_estimate_p2p_s(a->est, d0, d1,
+                                       a->m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size,
+                                       HS_MIN(r->n_devices, nx->n_devices));
+          if (sc.fwd_s > 0)
+            extra = (int32_t)ceil(c / sc.fwd_s);
+        }
+      }
+      stg->warmup = S - s - 1 + extra;
+    }
+    for (int32_t s = S - 2; s >= 0; s--)
+      pl->stages[s].warmup = HS_MAX(pl->stages[s].warmup, pl->stages[s + 1].warmup + 1);
+    if (st != HS_OK)
+      break;
+  }
+  hs_estimator_set_practice(a->est, &a->base_pr);
+  return st;
+}
+
+/* Variant k of the best simulated plan (pool.best): ZeRO stage, sequence
+ * parallelism and schedule set absolutely from k, so that after all
+ * n_var of them the plan is the best of that grid for its layout.
+ * Simulates it and keeps it when it fits and is faster. O(one simulation). */
+static hs_status_t variant_step(autohet_t *a, int32_t k, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_cand_pool_t *p = &a->pool;
+  hs_plan_t v;
+  hs_plan_init(&v);
+  hs_report_t rep;
+  hs_report_init(&rep);
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  const hs_plan_t *cur = &p->plans[p->best];
+  bool async = k % 2 == 1;
+  int32_t rest = k / 2;
+  int32_t nsp = a->o.search_practice && !a->o.practice.sequence_parallel ? 2 : 1;
+  hs_practice_t pr = cur->practice;
+  if (a->o.search_practice) {
+    pr.sequence_parallel = a->o.practice.sequence_parallel || rest % nsp == 1;
+    pr.zero_stage = a->o.practice.zero_stage + rest / nsp;
+  }
+  HS_CHECK(hs_plan_copy(cur, &v, err));
+  hs_plan_set_practice(&v, &pr);
+  hs_strlcpy(v.schedule, async ? "hetero-1f1b" : "1f1b", sizeof v.schedule);
+  v.async_send = async;
+  for (int32_t i = 0; i < v.n_pipelines; i++)
+    for (int32_t s = 0; s < v.pipelines[i].n_stages; s++)
+      v.pipelines[i].stages[s].warmup = -1;
+  if (async && set_warmups(a, &v) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory estimating warm-ups"));
+  if (hs_practice_equal(&v.practice, &cur->practice) && v.async_send == cur->async_send &&
+      strcmp(v.schedule, cur->schedule) == 0)
+    goto cleanup; /* the plan itself (or SP dropped: no TP) */
+  a->var_sims++;
+  st = hs_simulate(a->m, a->c, &v, NULL, &rep, &e2);
+  if (st == HS_ENOMEM)
+    HS_FAIL(hs_error_set(err, st, "%s", e2.msg));
+  if (st != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_EINTERNAL,
+                         "autohet emitted a plan variant the simulator rejects: %.200s", e2.msg));
+  if (!rep.oom && rep.iteration_time_s < p->best_sim_s) {
+    hs_plan_t tmp = p->plans[p->best];
+    p->plans[p->best] = v;
+    v = tmp;
+    p->best_sim_s = rep.iteration_time_s;
+    a->var_better++;
+  }
+cleanup:
+  hs_report_destroy(&rep);
+  hs_plan_destroy(&v);
+  return st;
+}
+
 static hs_status_t autohet_step(void *state, bool *done, double *progress, hs_error_t *err)
 {
   autohet_t *a = state;
@@ -1295,10 +1444,25 @@ static hs_status_t autohet_step(void *state, bool *done, double *progress, hs_er
       return HS_OK;
     return solve_config(a, cf, err);
   }
-  bool sim_done = false;
-  hs_status_t st = hs__cpool_sim_step(&a->pool, a->m, a->c, &sim_done, err);
-  *done = sim_done || st != HS_OK;
-  *progress = *done ? 1.0 : 0.95;
+  if (!a->var_phase) {
+    bool sim_done = false;
+    hs_status_t st = hs__cpool_sim_step(&a->pool, a->m, a->c, &sim_done, err);
+    if (st != HS_OK) {
+      *done = true;
+      return st;
+    }
+    a->var_phase = sim_done;
+    *progress = 0.95;
+    return HS_OK;
+  }
+  if (a->pool.best < 0 || a->var_next >= a->n_var) {
+    *done = true;
+    *progress = 1.0;
+    return HS_OK;
+  }
+  *progress = 0.97;
+  hs_status_t st = variant_step(a, a->var_next++, err);
+  *done = st != HS_OK;
   return st;
 }
 
@@ -1331,6 +1495,12 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
   if (!a->all_proven && a->worst_gap > 0) {
     size_t n = strlen(stats->note);
     snprintf(stats->note + n, sizeof stats->note - n, " (gap <= %.1f%%)", 100 * a->worst_gap);
+  }
+  if (a->var_sims > 0) {
+    size_t n = strlen(stats->note);
+    snprintf(stats->note + n, sizeof stats->note - n,
+             "; %llu practice/schedule variants of the best plan simulated, %llu better",
+             (unsigned long long)a->var_sims, (unsigned long long)a->var_better);
   }
   if (a->rounded > 0) {
     size_t n = strlen(stats->note);

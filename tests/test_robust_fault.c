@@ -463,6 +463,29 @@ static hs_status_t sc_whale_plan(hs_error_t *err)
   return st;
 }
 
+/* The autohet planner's whole search on the fixture (TP patterns, device
+ * groupings, greedy points, MILPs through GLPK, the pool's simulations and
+ * the practice/schedule variants of the best plan): out of memory anywhere
+ * in it is HS_ENOMEM, never a different plan. Its plan's JSON is the
+ * output. (GLPK's own allocations are not counted.) */
+static hs_status_t sc_autohet_plan(hs_error_t *err)
+{
+  const hs_planner_type_t *t = hs_planner_find("autohet");
+  if (!t)
+    return hs_error_set(err, HS_EINTERNAL, "no autohet planner");
+  hs_plan_opts_t o;
+  hs_plan_opts_init(&o);
+  o.global_batch = 8;
+  hs_plan_t plan;
+  hs_plan_init(&plan);
+  hs_search_stats_t stats;
+  hs_status_t st = hs_planner_run(t, &fx_model, &fx_cluster, &o, NULL, &plan, &stats, NULL, err);
+  if (st == HS_OK)
+    st = keep_output(hs_plan_to_json(&plan), "hs_plan_to_json", err);
+  hs_plan_destroy(&plan);
+  return st;
+}
+
 /* A purchase study's own allocations, without the planners (whose search
  * is the planner scenarios' business): --gpu-price overrides parsed, and
  * the JSON of a result with a feasible and an infeasible option. */
@@ -572,6 +595,7 @@ static const struct {
     {"elastic_trace", sc_elastic_trace}, {"capi", sc_capi},
     {"whatif_output", sc_whatif_output}, {"whatif_plan", sc_whatif_plan},
     {"whale_plan", sc_whale_plan},
+    {"autohet_plan", sc_autohet_plan},
     {"nccl_tests", sc_nccl_tests},   {"megatron_log", sc_megatron_log}, {"run_json", sc_run_json},
     {"torch_trace", sc_torch_trace}, {"compare_runs", sc_compare_runs},
     {"link_catalog", sc_link_catalog},
