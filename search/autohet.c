@@ -52,7 +52,12 @@
 
 #define EXHAUSTIVE_GROUPS 6
 #define MAX_KINDS 3        /* GPU types with their own TP degree and stage-order permutations */
-#define MAX_PATTERNS 64    /* TP degree per GPU type: 4^MAX_KINDS */
+#define MAX_PATTERNS 128   /* TP degree per GPU type (4^MAX_KINDS) plus per-stage splits */
+#define MAX_RUNS 6         /* TP runs along a pipeline (MILP columns X_1..X_{J-1}) */
+/* per-stage TP: the split patterns (one GPU type's nodes in two halves of
+ * different degree) are built around the SPLIT_SEEDS per-type patterns
+ * with the best greedy points, all of them up to SMALL_POOL_DEVICES GPUs */
+#define SPLIT_SEEDS 2
 #define MAX_ORDERS 7       /* device order + every permutation of <= 3 GPU types */
 #define MEM_SAFETY 0.999 /* keep a hair below capacity: the simulator flags > capacity */
 #define SMALL_POOL_DEVICES 16 /* clusters up to this many GPUs simulate SMALL_POOL candidates */
@@ -105,10 +110,11 @@ typedef struct autohet {
   int32_t L;             /* transformer blocks */
   int32_t *block_first;  /* L + 1: first op of block l; [L] = first op after the blocks */
   int64_t B;
-  int32_t n_kinds;       /* GPU types, capped at MAX_KINDS + 1 (more: uniform TP only) */
+  int32_t n_kinds;       /* GPU types, capped at MAX_RUNS (more: uniform TP only) */
   int32_t *kind_of_node;
-  int32_t pat_t[MAX_PATTERNS][MAX_KINDS]; /* TP degree per GPU type */
+  int32_t *pat_node_t[MAX_PATTERNS]; /* TP degree of every node's groups */
   int32_t n_pats;
+  int32_t maxmb;
   int32_t perms[MAX_ORDERS][MAX_KINDS];   /* stage orders: rank of each GPU type */
   int32_t n_perms;
   group_t *groups[MAX_PATTERNS];
@@ -463,15 +469,15 @@ static double greedy_point(const autohet_t *a, const config_t *cf, const ccoef_t
   const int32_t *pstart = a->assign + cf->assign_off, *order = pstart + G + 1;
   int64_t M = a->B / cf->b;
   /* TP segments along pipeline 0 (every pipeline has the same runs) */
-  int32_t J = 0, seg_t[MAX_KINDS + 1];
+  int32_t J = 0, seg_t[MAX_RUNS];
   for (int32_t s = 0; s < pstart[1]; s++)
     if (s == 0 || groups[order[s]].t != groups[order[s - 1]].t) {
-      if (J == MAX_KINDS + 1)
+      if (J == MAX_RUNS)
         return INFINITY;
       seg_t[J++] = groups[order[s]].t;
     }
-  int32_t nseg[MAX_KINDS + 1] = {0}, mincnt[MAX_KINDS + 1] = {0};
-  double w[MAX_KINDS + 1] = {0};
+  int32_t nseg[MAX_RUNS] = {0}, mincnt[MAX_RUNS] = {0};
+  double w[MAX_RUNS] = {0};
   for (int32_t g = 0; g < G; g++)
     for (int32_t s = pstart[g], j = 0, cnt = 0; s < pstart[g + 1]; s++) {
       if (s > pstart[g] && groups[order[s]].t != groups[order[s - 1]].t)
@@ -637,7 +643,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
   int32_t ng = a->n_groups[cf->pat];
   const int32_t *seq = a->assign + cf->assign_off;
   int32_t G = cf->G, L = a->L;
-  int32_t xcol[MAX_KINDS + 1];
+  int32_t xcol[MAX_RUNS];
   int64_t M = a->B / cf->b;
   int32_t K = 0;
   while (((int64_t)1 << K) <= M)
@@ -917,7 +923,7 @@ static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *
     int32_t runs = 1;
     for (int32_t x = 1; x < pstart[1]; x++)
       runs += groups[order[x]].t != groups[order[x - 1]].t;
-    bool ok = runs <= MAX_KINDS + 1; /* TP segments: X_1..X_{J-1} columns */
+    bool ok = runs <= MAX_RUNS; /* TP segments: X_1..X_{J-1} columns */
     for (int32_t g = 1; g < G && ok; g++)
       ok = same_tp_runs(groups, pstart, order, 0, g);
     for (size_t c = a->n_configs; ok && c-- > 0;) {
@@ -1046,6 +1052,104 @@ static int cmp_config(const void *x, const void *y)
   return p->assign_off < q->assign_off ? -1 : p->assign_off > q->assign_off;
 }
 
+/* Adds the TP pattern whose groups have degree node_t[n] on node n (every
+ * node cut into consecutive groups of that size, leftover GPUs idle). */
+static hs_status_t add_pattern(autohet_t *a, const int32_t *node_t, hs_error_t *err)
+{
+  const hs_cluster_t *c = a->c;
+  int32_t pi = a->n_pats;
+  int32_t ng = 0;
+  for (size_t n = 0; n < c->n_nodes; n++)
+    ng += c->nodes[n].n_devices / node_t[n];
+  a->groups[pi] = hs_calloc((size_t)HS_MAX(ng, 1), sizeof(group_t));
+  a->pat_node_t[pi] = hs_calloc(c->n_nodes, sizeof(int32_t));
+  if (!a->groups[pi] || !a->pat_node_t[pi]) {
+    free(a->groups[pi]);
+    free(a->pat_node_t[pi]);
+    a->groups[pi] = NULL;
+    a->pat_node_t[pi] = NULL;
+    return hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
+  }
+  memcpy(a->pat_node_t[pi], node_t, c->n_nodes * sizeof *node_t);
+  ng = 0;
+  for (size_t n = 0; n < c->n_nodes; n++) {
+    int32_t kind = a->kind_of_node[n], t = node_t[n];
+    for (int32_t k = 0; k + t <= c->nodes[n].n_devices; k += t) {
+      group_t *g = &a->groups[pi][ng++];
+      g->first_device = c->nodes[n].first_device + k;
+      g->node = (int32_t)n;
+      g->t = t;
+      g->kind = kind;
+      g->speed = t * hs__gpu_speed(hs_cluster_gpu(c, g->first_device), a->o.precision);
+    }
+  }
+  a->n_groups[pi] = ng;
+  a->n_pats++;
+  return HS_OK;
+}
+
+/* Lists the configurations of pattern ti (every microbatch size,
+ * recomputation, ZeRO class and device grouping), each with its greedy
+ * point, lower bound and rank within its class. */
+static hs_status_t pattern_configs(autohet_t *a, int32_t ti, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  gcost_t *gcs = NULL;
+  const hs_plan_opts_t *o = &a->o;
+  int32_t maxmb = a->maxmb;
+  hs_recompute_t rcs[2] = {HS_RECOMPUTE_NONE, HS_RECOMPUTE_FULL};
+  {
+    int32_t ng = a->n_groups[ti];
+    for (int32_t b = 1; b <= maxmb; b *= 2) {
+      if (a->B % b)
+        continue;
+      int64_t M = a->B / b;
+      for (int32_t rz = 0; rz < (o->allow_recompute ? 2 : 1) * a->n_zs; rz++) {
+        int r = rz / a->n_zs, zi = rz % a->n_zs;
+        config_t cf = {.pat = ti, .b = b, .rc = rcs[r], .z = a->zs[zi]};
+        size_t first = a->n_configs;
+        if (ng <= EXHAUSTIVE_GROUPS)
+          HS_CHECK(all_partitions(a, &cf, ng, M));
+        else
+          HS_CHECK(heuristic_partitions(a, &cf, a->groups[ti], ng, M));
+        /* perfect-balance lower bound, same for every partition of (t, b, rc) */
+        double inv = 0.0;
+        gcs = hs_calloc((size_t)ng, sizeof *gcs);
+        if (!gcs)
+          HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+        for (int32_t i = 0; i < ng; i++) {
+          HS_CHECK(group_cost(a, &a->groups[ti][i], b, rcs[r], &gcs[i], err));
+          inv += gcs[i].f_s > 0 ? 1.0 / gcs[i].f_s : 0.0;
+        }
+        double lb = inv > 0 ? (double)M * a->L / inv : 0.0;
+        /* a greedy integer point per configuration: incumbents for the
+         * MILPs, candidates for the pool, and the order they are solved in */
+        for (size_t k = first; k < a->n_configs; k++)
+          HS_CHECK(greedy_incumbent(a, &a->configs[k], gcs, err));
+        free(gcs);
+        gcs = NULL;
+        for (size_t k = first; k < a->n_configs; k++) {
+          config_t *q = &a->configs[k];
+          q->lb_s = lb;
+          q->order_key = fabs(log2((double)ng / q->G / 4.0));
+        }
+        /* rank inside the class by pipeline depth closeness to 4 stages (stable) */
+        for (size_t k = first + 1; k < a->n_configs; k++)
+          for (size_t j = k; j > first && a->configs[j].order_key < a->configs[j - 1].order_key; j--) {
+            config_t tmp = a->configs[j];
+            a->configs[j] = a->configs[j - 1];
+            a->configs[j - 1] = tmp;
+          }
+        for (size_t k = first; k < a->n_configs; k++)
+          a->configs[k].rank = (int32_t)(k - first);
+      }
+    }
+  }
+cleanup:
+  free(gcs);
+  return st;
+}
+
 /* ---- type object --------------------------------------------------------------- */
 
 static void autohet_free(void *state)
@@ -1055,8 +1159,10 @@ static void autohet_free(void *state)
     return;
   hs_estimator_free(a->est);
   free(a->block_first);
-  for (int i = 0; i < MAX_PATTERNS; i++)
+  for (int i = 0; i < MAX_PATTERNS; i++) {
     free(a->groups[i]);
+    free(a->pat_node_t[i]);
+  }
   free(a->kind_of_node);
   free(a->configs);
   free(a->assign);
@@ -1069,7 +1175,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
 {
   hs_status_t st = HS_OK;
   autohet_t *a = state;
-  gcost_t *gcs = NULL;
+  int32_t *node_t = NULL;
   memset(a, 0, sizeof *a);
   a->t_start = now_s();
   a->m = m;
@@ -1198,6 +1304,9 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
                            "autohet: no TP degree of 1-8 fits %s's heads on %d-GPU nodes", m->name,
                            kind_gpn[k]));
   }
+  node_t = hs_calloc(c->n_nodes, sizeof *node_t);
+  if (!node_t)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
   for (int32_t p = 0;; p++) {
     int32_t rem = p, tp_of[MAX_KINDS];
     for (int32_t k = 0; k < a->n_kinds; k++) {
@@ -1206,27 +1315,9 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
     }
     if (rem > 0)
       break;
-    int32_t pi = a->n_pats++;
-    memcpy(a->pat_t[pi], tp_of, sizeof tp_of);
-    int32_t ng = 0;
     for (size_t n = 0; n < c->n_nodes; n++)
-      ng += c->nodes[n].n_devices / tp_of[a->kind_of_node[n]];
-    a->groups[pi] = hs_calloc((size_t)HS_MAX(ng, 1), sizeof(group_t));
-    if (!a->groups[pi])
-      HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
-    ng = 0;
-    for (size_t n = 0; n < c->n_nodes; n++) {
-      int32_t kind = a->kind_of_node[n], t = tp_of[kind];
-      for (int32_t k = 0; k + t <= c->nodes[n].n_devices; k += t) {
-        group_t *g = &a->groups[pi][ng++];
-        g->first_device = c->nodes[n].first_device + k;
-        g->node = (int32_t)n;
-        g->t = t;
-        g->kind = kind;
-        g->speed = t * hs__gpu_speed(hs_cluster_gpu(c, g->first_device), a->o.precision);
-      }
-    }
-    a->n_groups[pi] = ng;
+      node_t[n] = tp_of[a->kind_of_node[n]];
+    HS_CHECK(add_pattern(a, node_t, err));
   }
   /* stage orders beyond device order: every permutation of the GPU types */
   if (a->n_kinds >= 2) {
@@ -1256,54 +1347,66 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
       }
     }
   }
-  hs_recompute_t rcs[2] = {HS_RECOMPUTE_NONE, HS_RECOMPUTE_FULL};
-  for (int ti = 0; ti < a->n_pats; ti++) {
-    int32_t ng = a->n_groups[ti];
-    for (int32_t b = 1; b <= maxmb; b *= 2) {
-      if (a->B % b)
-        continue;
-      int64_t M = a->B / b;
-      for (int32_t rz = 0; rz < (o->allow_recompute ? 2 : 1) * a->n_zs; rz++) {
-        int r = rz / a->n_zs, zi = rz % a->n_zs;
-        config_t cf = {.pat = ti, .b = b, .rc = rcs[r], .z = a->zs[zi]};
-        size_t first = a->n_configs;
-        if (ng <= EXHAUSTIVE_GROUPS)
-          HS_CHECK(all_partitions(a, &cf, ng, M));
-        else
-          HS_CHECK(heuristic_partitions(a, &cf, a->groups[ti], ng, M));
-        /* perfect-balance lower bound, same for every partition of (t, b, rc) */
-        double inv = 0.0;
-        gcs = hs_calloc((size_t)ng, sizeof *gcs);
-        if (!gcs)
-          HS_FAIL(HS_ENOMEM);
-        for (int32_t i = 0; i < ng; i++) {
-          HS_CHECK(group_cost(a, &a->groups[ti][i], b, rcs[r], &gcs[i], err));
-          inv += gcs[i].f_s > 0 ? 1.0 / gcs[i].f_s : 0.0;
+  a->maxmb = maxmb;
+  int32_t n_base = a->n_pats;
+  for (int32_t ti = 0; ti < n_base; ti++)
+    HS_CHECK(pattern_configs(a, ti, err));
+  /* per-stage TP (AutoHet: TP symmetric across data-parallel chains, free
+   * along a pipeline): around the best per-type patterns by greedy point,
+   * one GPU type's nodes split in two halves (device order) of different
+   * degree, so two stages of one type can differ in TP; push_config keeps
+   * only stage sequences whose TP runs agree over the pipelines */
+  if (a->n_kinds <= MAX_KINDS) {
+    int32_t seeds[MAX_PATTERNS], n_seeds = 0;
+    double seed_s[MAX_PATTERNS];
+    int32_t max_seeds = c->n_devices <= SMALL_POOL_DEVICES ? n_base : SPLIT_SEEDS;
+    for (int32_t ti = 0; ti < n_base; ti++) {
+      double best = INFINITY;
+      for (size_t k = 0; k < a->n_configs; k++)
+        if (a->configs[k].pat == ti)
+          best = fmin(best, a->configs[k].heur_s);
+      int32_t j = n_seeds++; /* insertion by best greedy point, stable */
+      while (j > 0 && best < seed_s[j - 1]) {
+        seeds[j] = seeds[j - 1];
+        seed_s[j] = seed_s[j - 1];
+        j--;
+      }
+      seeds[j] = ti;
+      seed_s[j] = best;
+    }
+    for (int32_t si = 0; si < HS_MIN(n_seeds, max_seeds); si++) {
+      int32_t ti = seeds[si];
+      for (int32_t k = 0; k < a->n_kinds; k++) {
+        int32_t nk = 0;
+        for (size_t n = 0; n < c->n_nodes; n++)
+          nk += a->kind_of_node[n] == k;
+        if (nk < 2)
+          continue;
+        int32_t t1 = 0;
+        for (size_t n = 0; n < c->n_nodes && !t1; n++)
+          if (a->kind_of_node[n] == k)
+            t1 = a->pat_node_t[ti][n];
+        for (int32_t x = 0; x < ntk[k]; x++) {
+          int32_t t2 = tks[k][x];
+          if (t2 == t1 || (max_seeds == SPLIT_SEEDS && t2 != 2 * t1 && 2 * t2 != t1))
+            continue;
+          memcpy(node_t, a->pat_node_t[ti], c->n_nodes * sizeof *node_t);
+          for (size_t n = 0, seen = 0; n < c->n_nodes; n++)
+            if (a->kind_of_node[n] == k && seen++ >= (size_t)(nk + 1) / 2)
+              node_t[n] = t2;
+          bool dup = false;
+          for (int32_t q = 0; q < a->n_pats && !dup; q++)
+            dup = !memcmp(a->pat_node_t[q], node_t, c->n_nodes * sizeof *node_t);
+          if (dup || a->n_pats == MAX_PATTERNS)
+            continue;
+          HS_CHECK(add_pattern(a, node_t, err));
+          HS_CHECK(pattern_configs(a, a->n_pats - 1, err));
         }
-        double lb = inv > 0 ? (double)M * a->L / inv : 0.0;
-        /* a greedy integer point per configuration: incumbents for the
-         * MILPs, candidates for the pool, and the order they are solved in */
-        for (size_t k = first; k < a->n_configs; k++)
-          HS_CHECK(greedy_incumbent(a, &a->configs[k], gcs, err));
-        free(gcs);
-        gcs = NULL;
-        for (size_t k = first; k < a->n_configs; k++) {
-          config_t *q = &a->configs[k];
-          q->lb_s = lb;
-          q->order_key = fabs(log2((double)ng / q->G / 4.0));
-        }
-        /* rank inside the class by pipeline depth closeness to 4 stages (stable) */
-        for (size_t k = first + 1; k < a->n_configs; k++)
-          for (size_t j = k; j > first && a->configs[j].order_key < a->configs[j - 1].order_key; j--) {
-            config_t tmp = a->configs[j];
-            a->configs[j] = a->configs[j - 1];
-            a->configs[j - 1] = tmp;
-          }
-        for (size_t k = first; k < a->n_configs; k++)
-          a->configs[k].rank = (int32_t)(k - first);
       }
     }
   }
+  free(node_t);
+  node_t = NULL;
   if (st == HS_ENOMEM)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
   if (a->n_configs == 0)
@@ -1313,8 +1416,8 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
   qsort(a->configs, a->n_configs, sizeof *a->configs, cmp_config);
   return HS_OK;
 cleanup:
-  free(gcs);
-  if (st == HS_ENOMEM)
+  free(node_t);
+  if (st == HS_ENOMEM && err && err->status == HS_OK)
     hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
   autohet_free(a);
   return st;
