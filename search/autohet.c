@@ -1417,8 +1417,8 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
   return HS_OK;
 cleanup:
   free(node_t);
-  if (st == HS_ENOMEM && err && err->status == HS_OK)
-    hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
+  if (st != HS_OK && err && !err->msg[0])
+    hs_error_set(err, st, "autohet: %s", hs_status_message(st));
   autohet_free(a);
   return st;
 }
@@ -1523,9 +1523,20 @@ cleanup:
   return st;
 }
 
+static hs_status_t autohet_step_one(autohet_t *a, bool *done, double *progress, hs_error_t *err);
+
+/* One step; a failure always carries a message (lp.c and the plan
+ * allocators return HS_ENOMEM without one). */
 static hs_status_t autohet_step(void *state, bool *done, double *progress, hs_error_t *err)
 {
-  autohet_t *a = state;
+  hs_status_t st = autohet_step_one(state, done, progress, err);
+  if (st != HS_OK && err && !err->msg[0])
+    hs_error_set(err, st, "autohet: %s", hs_status_message(st));
+  return st;
+}
+
+static hs_status_t autohet_step_one(autohet_t *a, bool *done, double *progress, hs_error_t *err)
+{
   *done = false;
   *progress = -1.0;
   if (!a->sim_phase) {
