@@ -52,7 +52,12 @@
 
 #define EXHAUSTIVE_GROUPS 6
 #define MAX_KINDS 3        /* GPU types with their own TP degree and stage-order permutations */
-#define MAX_PATTERNS 64    /* TP degree per GPU type: 4^MAX_KINDS */
+#define MAX_PATTERNS 128   /* TP degree per GPU type (4^MAX_KINDS) plus per-stage splits */
+#define MAX_RUNS 6         /* TP runs along a pipeline (MILP columns X_1..X_{J-1}) */
+/* per-stage TP: the split patterns (one GPU type's nodes in two halves of
+ * different degree) are built around the SPLIT_SEEDS per-type patterns
+ * with the best greedy points, all of them up to SMALL_POOL_DEVICES GPUs */
+#define SPLIT_SEEDS 2
 #define MAX_ORDERS 7       /* device order + every permutation of <= 3 GPU types */
 #define MEM_SAFETY 0.999 /* keep a hair below capacity: the simulator flags > capacity */
 #define SMALL_POOL_DEVICES 16 /* clusters up to this many GPUs simulate SMALL_POOL candidates */
@@ -77,6 +82,7 @@ typedef struct group {
 typedef struct config {
   int32_t pat, b, G;     /* TP pattern (degree per GPU type), microbatch size, pipelines */
   hs_recompute_t rc;
+  int32_t z;             /* ZeRO stage over the G pipelines (each op's DP group) */
   int32_t assign_off;    /* into st->assign: pstart[G + 1] then the stage sequence (group
                           * indexes, pipeline by pipeline, in stage order) */
   double lb_s;
@@ -104,10 +110,11 @@ typedef struct autohet {
   int32_t L;             /* transformer blocks */
   int32_t *block_first;  /* L + 1: first op of block l; [L] = first op after the blocks */
   int64_t B;
-  int32_t n_kinds;       /* GPU types, capped at MAX_KINDS + 1 (more: uniform TP only) */
+  int32_t n_kinds;       /* GPU types, capped at MAX_RUNS (more: uniform TP only) */
   int32_t *kind_of_node;
-  int32_t pat_t[MAX_PATTERNS][MAX_KINDS]; /* TP degree per GPU type */
+  int32_t *pat_node_t[MAX_PATTERNS]; /* TP degree of every node's groups */
   int32_t n_pats;
+  int32_t maxmb;
   int32_t perms[MAX_ORDERS][MAX_KINDS];   /* stage orders: rank of each GPU type */
   int32_t n_perms;
   group_t *groups[MAX_PATTERNS];
@@ -138,6 +145,15 @@ typedef struct autohet {
   uint64_t greedy;       /* configurations with a greedy integer point */
   uint64_t rounded;      /* MILPs stopped without an integer solution, relaxation rounded */
   bool have_rounded;     /* some rounded plan fits (pool holds it) */
+  /* training practice: the stage costs' (base_pr: the options', plus
+   * sequence parallelism under practice search), the ZeRO stages of the
+   * configuration classes, and the variants tried on the best simulated
+   * plan (ZeRO stage, sequence parallelism, hetero-1f1b async sends) */
+  hs_practice_t base_pr;
+  int32_t zs[2], n_zs;
+  bool var_phase;
+  int32_t var_next, n_var;
+  uint64_t var_sims, var_better;
 } autohet_t;
 
 /* Rounds x[0..n) (each >= 1, summing to `total` up to LP tolerance) to
@@ -310,6 +326,19 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
     leaves_node |= a->c->devices[devs[h]].node != a->c->devices[devs[0]].node;
   double memo_bytes[4], memo_s[4];
   int32_t n_memo = 0;
+  /* ZeRO over the G holders of every op (one stage per pipeline): state
+   * per parameter as the simulator counts it (weights, gradients,
+   * optimizer at the plan's precision), the stored 16 B/param scaled to it;
+   * the optimizer step split G ways; ZeRO-3 adds the parameter all-gathers
+   * to the gradient sync (1.5x, as hs_estimate_plan) */
+  hs_state_bytes_t sbp = hs_precision_state_bytes(a->o.precision);
+  double zdiv = G > 1 ? (double)G : 1.0;
+  double zf = ((cf->z >= 3 ? sbp.weight / zdiv : sbp.weight) +
+               (cf->z >= 2 ? sbp.grad / zdiv : sbp.grad) +
+               (cf->z >= 1 ? sbp.optimizer / zdiv : sbp.optimizer)) /
+              HS_ADAM_STATE_BYTES_PER_PARAM;
+  double optf = cf->z >= 1 ? 1.0 / zdiv : 1.0;
+  double syncf = cf->z >= 3 ? 1.5 : 1.0;
   for (int32_t g = 0; g < G; g++) {
     int32_t S = pstart[g + 1] - pstart[g];
     double U = 0.0, cuts = 0.0, c_in = 0.0, inv_f = 0.0, cst_f = 0.0;
@@ -332,9 +361,9 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
       }
       /* memory: in flight S - s microbatches (1F1B) */
       double k_in = (double)(S - s);
-      cc->mcoef[p] = q->state_l + q->act_l * k_in;
-      cc->mcap[p] = q->cap - ((s == 0 ? q->state_pre + q->act_pre * k_in : 0.0) +
-                              (s == S - 1 ? q->state_post + q->act_post * k_in : 0.0) + q->trans);
+      cc->mcoef[p] = q->state_l * zf + q->act_l * k_in;
+      cc->mcap[p] = q->cap - ((s == 0 ? q->state_pre * zf + q->act_pre * k_in : 0.0) +
+                              (s == S - 1 ? q->state_post * zf + q->act_post * k_in : 0.0) + q->trans);
       c_in = c_out;
     }
     /* exposed gradient sync + optimizer of the first stage, per block */
@@ -361,14 +390,15 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
       }
       if (leaves_node)
         y_l *= groups[g0].t;
+      y_l *= syncf;
     }
-    double fixed = 2.0 * cuts + gc[g0].opt_pre;
+    double fixed = 2.0 * cuts + gc[g0].opt_pre * optf;
     for (int32_t s = 0; s < S; s++) {
       int32_t gi = order[pstart[g] + s];
       fixed += (s == 0 ? gc[gi].pre_s : 0.0) + (s == S - 1 ? gc[gi].post_s : 0.0);
     }
     cc->fixed[g] = fixed;
-    cc->ysync[g] = y_l + gc[g0].opt_l;
+    cc->ysync[g] = y_l + gc[g0].opt_l * optf;
     cc->U[g] = U;
     cc->tlo[g] = inv_f > 0 ? (L + cst_f) / inv_f : 0.0;
   }
@@ -387,7 +417,6 @@ static hs_status_t build_plan(autohet_t *a, const config_t *cf, const double *ls
   hs_strlcpy(plan->strategy, "autohet", sizeof plan->strategy);
   hs_strlcpy(plan->schedule, "1f1b", sizeof plan->schedule);
   plan->precision = a->o.precision;
-  plan->practice = a->o.practice;
   HS_CHECK(hs_plan_alloc_pipelines(plan, G));
   for (int32_t g = 0; g < G; g++) {
     int32_t S = pstart[g + 1] - pstart[g];
@@ -414,6 +443,9 @@ static hs_status_t build_plan(autohet_t *a, const config_t *cf, const double *ls
     if (cum != L)
       HS_FAIL(hs_error_set(err, HS_EINTERNAL, "autohet: MILP blocks %d != %d", cum, L));
   }
+  hs_practice_t pr = a->base_pr;
+  pr.zero_stage = cf->z;
+  hs_plan_set_practice(plan, &pr); /* no sequence parallelism without TP */
 cleanup:
   if (st == HS_ENOMEM)
     hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
@@ -437,15 +469,15 @@ static double greedy_point(const autohet_t *a, const config_t *cf, const ccoef_t
   const int32_t *pstart = a->assign + cf->assign_off, *order = pstart + G + 1;
   int64_t M = a->B / cf->b;
   /* TP segments along pipeline 0 (every pipeline has the same runs) */
-  int32_t J = 0, seg_t[MAX_KINDS + 1];
+  int32_t J = 0, seg_t[MAX_RUNS];
   for (int32_t s = 0; s < pstart[1]; s++)
     if (s == 0 || groups[order[s]].t != groups[order[s - 1]].t) {
-      if (J == MAX_KINDS + 1)
+      if (J == MAX_RUNS)
         return INFINITY;
       seg_t[J++] = groups[order[s]].t;
     }
-  int32_t nseg[MAX_KINDS + 1] = {0}, mincnt[MAX_KINDS + 1] = {0};
-  double w[MAX_KINDS + 1] = {0};
+  int32_t nseg[MAX_RUNS] = {0}, mincnt[MAX_RUNS] = {0};
+  double w[MAX_RUNS] = {0};
   for (int32_t g = 0; g < G; g++)
     for (int32_t s = pstart[g], j = 0, cnt = 0; s < pstart[g + 1]; s++) {
       if (s > pstart[g] && groups[order[s]].t != groups[order[s - 1]].t)
@@ -611,7 +643,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
   int32_t ng = a->n_groups[cf->pat];
   const int32_t *seq = a->assign + cf->assign_off;
   int32_t G = cf->G, L = a->L;
-  int32_t xcol[MAX_KINDS + 1];
+  int32_t xcol[MAX_RUNS];
   int64_t M = a->B / cf->b;
   int32_t K = 0;
   while (((int64_t)1 << K) <= M)
@@ -799,6 +831,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
      * rank it by the estimator, and only if it fits */
     hs_estimate_t e;
     HS_CHECK(hs_estimate_plan(a->est, &plan, true, &e, err));
+    hs_estimator_set_practice(a->est, &a->base_pr); /* the plan's was set */
     if (!e.oom) {
       a->have_rounded = true;
       hs__cpool_offer(&a->pool, &plan, e.iteration_s);
@@ -865,6 +898,8 @@ static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *
   int32_t G = cf->G;
   size_t len = (size_t)ng + (size_t)G + 1;
   const group_t *groups = a->groups[cf->pat];
+  if (G == 1 && cf->z != a->zs[0])
+    return HS_OK; /* one pipeline: no data parallelism to shard over */
   for (int32_t v = 0; v <= a->n_perms; v++) {
     if (hs_reserve((void **)&a->assign, &a->cap_assign, a->n_assign + len, sizeof *a->assign))
       return HS_ENOMEM;
@@ -888,12 +923,12 @@ static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *
     int32_t runs = 1;
     for (int32_t x = 1; x < pstart[1]; x++)
       runs += groups[order[x]].t != groups[order[x - 1]].t;
-    bool ok = runs <= MAX_KINDS + 1; /* TP segments: X_1..X_{J-1} columns */
+    bool ok = runs <= MAX_RUNS; /* TP segments: X_1..X_{J-1} columns */
     for (int32_t g = 1; g < G && ok; g++)
       ok = same_tp_runs(groups, pstart, order, 0, g);
     for (size_t c = a->n_configs; ok && c-- > 0;) {
       const config_t *o = &a->configs[c];
-      if (o->pat != cf->pat || o->b != cf->b || o->rc != cf->rc)
+      if (o->pat != cf->pat || o->b != cf->b || o->rc != cf->rc || o->z != cf->z)
         break;
       ok = !(o->G == G && !memcmp(a->assign + o->assign_off, pstart, sizeof(int32_t) * len));
     }
@@ -1017,6 +1052,104 @@ static int cmp_config(const void *x, const void *y)
   return p->assign_off < q->assign_off ? -1 : p->assign_off > q->assign_off;
 }
 
+/* Adds the TP pattern whose groups have degree node_t[n] on node n (every
+ * node cut into consecutive groups of that size, leftover GPUs idle). */
+static hs_status_t add_pattern(autohet_t *a, const int32_t *node_t, hs_error_t *err)
+{
+  const hs_cluster_t *c = a->c;
+  int32_t pi = a->n_pats;
+  int32_t ng = 0;
+  for (size_t n = 0; n < c->n_nodes; n++)
+    ng += c->nodes[n].n_devices / node_t[n];
+  a->groups[pi] = hs_calloc((size_t)HS_MAX(ng, 1), sizeof(group_t));
+  a->pat_node_t[pi] = hs_calloc(c->n_nodes, sizeof(int32_t));
+  if (!a->groups[pi] || !a->pat_node_t[pi]) {
+    free(a->groups[pi]);
+    free(a->pat_node_t[pi]);
+    a->groups[pi] = NULL;
+    a->pat_node_t[pi] = NULL;
+    return hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
+  }
+  memcpy(a->pat_node_t[pi], node_t, c->n_nodes * sizeof *node_t);
+  ng = 0;
+  for (size_t n = 0; n < c->n_nodes; n++) {
+    int32_t kind = a->kind_of_node[n], t = node_t[n];
+    for (int32_t k = 0; k + t <= c->nodes[n].n_devices; k += t) {
+      group_t *g = &a->groups[pi][ng++];
+      g->first_device = c->nodes[n].first_device + k;
+      g->node = (int32_t)n;
+      g->t = t;
+      g->kind = kind;
+      g->speed = t * hs__gpu_speed(hs_cluster_gpu(c, g->first_device), a->o.precision);
+    }
+  }
+  a->n_groups[pi] = ng;
+  a->n_pats++;
+  return HS_OK;
+}
+
+/* Lists the configurations of pattern ti (every microbatch size,
+ * recomputation, ZeRO class and device grouping), each with its greedy
+ * point, lower bound and rank within its class. */
+static hs_status_t pattern_configs(autohet_t *a, int32_t ti, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  gcost_t *gcs = NULL;
+  const hs_plan_opts_t *o = &a->o;
+  int32_t maxmb = a->maxmb;
+  hs_recompute_t rcs[2] = {HS_RECOMPUTE_NONE, HS_RECOMPUTE_FULL};
+  {
+    int32_t ng = a->n_groups[ti];
+    for (int32_t b = 1; b <= maxmb; b *= 2) {
+      if (a->B % b)
+        continue;
+      int64_t M = a->B / b;
+      for (int32_t rz = 0; rz < (o->allow_recompute ? 2 : 1) * a->n_zs; rz++) {
+        int r = rz / a->n_zs, zi = rz % a->n_zs;
+        config_t cf = {.pat = ti, .b = b, .rc = rcs[r], .z = a->zs[zi]};
+        size_t first = a->n_configs;
+        if (ng <= EXHAUSTIVE_GROUPS)
+          HS_CHECK(all_partitions(a, &cf, ng, M));
+        else
+          HS_CHECK(heuristic_partitions(a, &cf, a->groups[ti], ng, M));
+        /* perfect-balance lower bound, same for every partition of (t, b, rc) */
+        double inv = 0.0;
+        gcs = hs_calloc((size_t)ng, sizeof *gcs);
+        if (!gcs)
+          HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+        for (int32_t i = 0; i < ng; i++) {
+          HS_CHECK(group_cost(a, &a->groups[ti][i], b, rcs[r], &gcs[i], err));
+          inv += gcs[i].f_s > 0 ? 1.0 / gcs[i].f_s : 0.0;
+        }
+        double lb = inv > 0 ? (double)M * a->L / inv : 0.0;
+        /* a greedy integer point per configuration: incumbents for the
+         * MILPs, candidates for the pool, and the order they are solved in */
+        for (size_t k = first; k < a->n_configs; k++)
+          HS_CHECK(greedy_incumbent(a, &a->configs[k], gcs, err));
+        free(gcs);
+        gcs = NULL;
+        for (size_t k = first; k < a->n_configs; k++) {
+          config_t *q = &a->configs[k];
+          q->lb_s = lb;
+          q->order_key = fabs(log2((double)ng / q->G / 4.0));
+        }
+        /* rank inside the class by pipeline depth closeness to 4 stages (stable) */
+        for (size_t k = first + 1; k < a->n_configs; k++)
+          for (size_t j = k; j > first && a->configs[j].order_key < a->configs[j - 1].order_key; j--) {
+            config_t tmp = a->configs[j];
+            a->configs[j] = a->configs[j - 1];
+            a->configs[j - 1] = tmp;
+          }
+        for (size_t k = first; k < a->n_configs; k++)
+          a->configs[k].rank = (int32_t)(k - first);
+      }
+    }
+  }
+cleanup:
+  free(gcs);
+  return st;
+}
+
 /* ---- type object --------------------------------------------------------------- */
 
 static void autohet_free(void *state)
@@ -1026,8 +1159,10 @@ static void autohet_free(void *state)
     return;
   hs_estimator_free(a->est);
   free(a->block_first);
-  for (int i = 0; i < MAX_PATTERNS; i++)
+  for (int i = 0; i < MAX_PATTERNS; i++) {
     free(a->groups[i]);
+    free(a->pat_node_t[i]);
+  }
   free(a->kind_of_node);
   free(a->configs);
   free(a->assign);
@@ -1040,7 +1175,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
 {
   hs_status_t st = HS_OK;
   autohet_t *a = state;
-  gcost_t *gcs = NULL;
+  int32_t *node_t = NULL;
   memset(a, 0, sizeof *a);
   a->t_start = now_s();
   a->m = m;
@@ -1098,7 +1233,26 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
   if (o->time_limit_s > 0)
     a->budget_s = o->time_limit_s;
   HS_CHECK(hs_estimator_new(m, c, a->o.precision, &a->est, err));
-  hs_estimator_set_practice(a->est, &a->o.practice);
+  /* training practice (ours: AutoHet's record says nothing of it). With
+   * practice search, stage costs and memory assume sequence parallelism
+   * on TP groups (plans without TP drop it: hs_plan_set_practice), and the
+   * configurations come in ZeRO-2 and ZeRO-3 classes (memory and optimizer
+   * step sharded over the G pipelines); the best simulated plan is then
+   * tried under every ZeRO stage from the options' up, with and without
+   * SP, with blocking 1F1B and with hetero-1f1b's async sends */
+  a->base_pr = o->practice;
+  a->zs[a->n_zs++] = o->practice.zero_stage;
+  if (o->search_practice) {
+    a->base_pr.sequence_parallel = true;
+    a->zs[0] = HS_MAX(o->practice.zero_stage, 2);
+    if (a->zs[0] < 3)
+      a->zs[a->n_zs++] = 3;
+  }
+  a->n_var = 2 * (4 - o->practice.zero_stage) *
+             (o->search_practice && !o->practice.sequence_parallel ? 2 : 1);
+  if (!o->search_practice)
+    a->n_var = 2; /* the schedule only */
+  hs_estimator_set_practice(a->est, &a->base_pr);
   /* the best few plans by the cost model are simulated; on small clusters
    * (simulations are cheap) more of them, since the model's ranking is
    * only as good as its blocking-1F1B approximation (docs/autohet.md) */
@@ -1150,6 +1304,9 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
                            "autohet: no TP degree of 1-8 fits %s's heads on %d-GPU nodes", m->name,
                            kind_gpn[k]));
   }
+  node_t = hs_calloc(c->n_nodes, sizeof *node_t);
+  if (!node_t)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
   for (int32_t p = 0;; p++) {
     int32_t rem = p, tp_of[MAX_KINDS];
     for (int32_t k = 0; k < a->n_kinds; k++) {
@@ -1158,27 +1315,9 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
     }
     if (rem > 0)
       break;
-    int32_t pi = a->n_pats++;
-    memcpy(a->pat_t[pi], tp_of, sizeof tp_of);
-    int32_t ng = 0;
     for (size_t n = 0; n < c->n_nodes; n++)
-      ng += c->nodes[n].n_devices / tp_of[a->kind_of_node[n]];
-    a->groups[pi] = hs_calloc((size_t)HS_MAX(ng, 1), sizeof(group_t));
-    if (!a->groups[pi])
-      HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
-    ng = 0;
-    for (size_t n = 0; n < c->n_nodes; n++) {
-      int32_t kind = a->kind_of_node[n], t = tp_of[kind];
-      for (int32_t k = 0; k + t <= c->nodes[n].n_devices; k += t) {
-        group_t *g = &a->groups[pi][ng++];
-        g->first_device = c->nodes[n].first_device + k;
-        g->node = (int32_t)n;
-        g->t = t;
-        g->kind = kind;
-        g->speed = t * hs__gpu_speed(hs_cluster_gpu(c, g->first_device), a->o.precision);
-      }
-    }
-    a->n_groups[pi] = ng;
+      node_t[n] = tp_of[a->kind_of_node[n]];
+    HS_CHECK(add_pattern(a, node_t, err));
   }
   /* stage orders beyond device order: every permutation of the GPU types */
   if (a->n_kinds >= 2) {
@@ -1208,53 +1347,66 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
       }
     }
   }
-  hs_recompute_t rcs[2] = {HS_RECOMPUTE_NONE, HS_RECOMPUTE_FULL};
-  for (int ti = 0; ti < a->n_pats; ti++) {
-    int32_t ng = a->n_groups[ti];
-    for (int32_t b = 1; b <= maxmb; b *= 2) {
-      if (a->B % b)
-        continue;
-      int64_t M = a->B / b;
-      for (int r = 0; r < (o->allow_recompute ? 2 : 1); r++) {
-        config_t cf = {.pat = ti, .b = b, .rc = rcs[r]};
-        size_t first = a->n_configs;
-        if (ng <= EXHAUSTIVE_GROUPS)
-          HS_CHECK(all_partitions(a, &cf, ng, M));
-        else
-          HS_CHECK(heuristic_partitions(a, &cf, a->groups[ti], ng, M));
-        /* perfect-balance lower bound, same for every partition of (t, b, rc) */
-        double inv = 0.0;
-        gcs = hs_calloc((size_t)ng, sizeof *gcs);
-        if (!gcs)
-          HS_FAIL(HS_ENOMEM);
-        for (int32_t i = 0; i < ng; i++) {
-          HS_CHECK(group_cost(a, &a->groups[ti][i], b, rcs[r], &gcs[i], err));
-          inv += gcs[i].f_s > 0 ? 1.0 / gcs[i].f_s : 0.0;
+  a->maxmb = maxmb;
+  int32_t n_base = a->n_pats;
+  for (int32_t ti = 0; ti < n_base; ti++)
+    HS_CHECK(pattern_configs(a, ti, err));
+  /* per-stage TP (AutoHet: TP symmetric across data-parallel chains, free
+   * along a pipeline): around the best per-type patterns by greedy point,
+   * one GPU type's nodes split in two halves (device order) of different
+   * degree, so two stages of one type can differ in TP; push_config keeps
+   * only stage sequences whose TP runs agree over the pipelines */
+  if (a->n_kinds <= MAX_KINDS) {
+    int32_t seeds[MAX_PATTERNS], n_seeds = 0;
+    double seed_s[MAX_PATTERNS];
+    int32_t max_seeds = c->n_devices <= SMALL_POOL_DEVICES ? n_base : SPLIT_SEEDS;
+    for (int32_t ti = 0; ti < n_base; ti++) {
+      double best = INFINITY;
+      for (size_t k = 0; k < a->n_configs; k++)
+        if (a->configs[k].pat == ti)
+          best = fmin(best, a->configs[k].heur_s);
+      int32_t j = n_seeds++; /* insertion by best greedy point, stable */
+      while (j > 0 && best < seed_s[j - 1]) {
+        seeds[j] = seeds[j - 1];
+        seed_s[j] = seed_s[j - 1];
+        j--;
+      }
+      seeds[j] = ti;
+      seed_s[j] = best;
+    }
+    for (int32_t si = 0; si < HS_MIN(n_seeds, max_seeds); si++) {
+      int32_t ti = seeds[si];
+      for (int32_t k = 0; k < a->n_kinds; k++) {
+        int32_t nk = 0;
+        for (size_t n = 0; n < c->n_nodes; n++)
+          nk += a->kind_of_node[n] == k;
+        if (nk < 2)
+          continue;
+        int32_t t1 = 0;
+        for (size_t n = 0; n < c->n_nodes && !t1; n++)
+          if (a->kind_of_node[n] == k)
+            t1 = a->pat_node_t[ti][n];
+        for (int32_t x = 0; x < ntk[k]; x++) {
+          int32_t t2 = tks[k][x];
+          if (t2 == t1 || (max_seeds == SPLIT_SEEDS && t2 != 2 * t1 && 2 * t2 != t1))
+            continue;
+          memcpy(node_t, a->pat_node_t[ti], c->n_nodes * sizeof *node_t);
+          for (size_t n = 0, seen = 0; n < c->n_nodes; n++)
+            if (a->kind_of_node[n] == k && seen++ >= (size_t)(nk + 1) / 2)
+              node_t[n] = t2;
+          bool dup = false;
+          for (int32_t q = 0; q < a->n_pats && !dup; q++)
+            dup = !memcmp(a->pat_node_t[q], node_t, c->n_nodes * sizeof *node_t);
+          if (dup || a->n_pats == MAX_PATTERNS)
+            continue;
+          HS_CHECK(add_pattern(a, node_t, err));
+          HS_CHECK(pattern_configs(a, a->n_pats - 1, err));
         }
-        double lb = inv > 0 ? (double)M * a->L / inv : 0.0;
-        /* a greedy integer point per configuration: incumbents for the
-         * MILPs, candidates for the pool, and the order they are solved in */
-        for (size_t k = first; k < a->n_configs; k++)
-          HS_CHECK(greedy_incumbent(a, &a->configs[k], gcs, err));
-        free(gcs);
-        gcs = NULL;
-        for (size_t k = first; k < a->n_configs; k++) {
-          config_t *q = &a->configs[k];
-          q->lb_s = lb;
-          q->order_key = fabs(log2((double)ng / q->G / 4.0));
-        }
-        /* rank inside the class by pipeline depth closeness to 4 stages (stable) */
-        for (size_t k = first + 1; k < a->n_configs; k++)
-          for (size_t j = k; j > first && a->configs[j].order_key < a->configs[j - 1].order_key; j--) {
-            config_t tmp = a->configs[j];
-            a->configs[j] = a->configs[j - 1];
-            a->configs[j - 1] = tmp;
-          }
-        for (size_t k = first; k < a->n_configs; k++)
-          a->configs[k].rank = (int32_t)(k - first);
       }
     }
   }
+  free(node_t);
+  node_t = NULL;
   if (st == HS_ENOMEM)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
   if (a->n_configs == 0)
@@ -1264,16 +1416,127 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
   qsort(a->configs, a->n_configs, sizeof *a->configs, cmp_config);
   return HS_OK;
 cleanup:
-  free(gcs);
-  if (st == HS_ENOMEM)
-    hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
+  free(node_t);
+  if (st != HS_OK && err && !err->msg[0])
+    hs_error_set(err, st, "autohet: %s", hs_status_message(st));
   autohet_free(a);
   return st;
 }
 
+/* hetero-1f1b warm-up depths of plan p (hapt's rule, search/hapt_space.c):
+ * stage r of a pipeline of S runs S - r - 1 forwards before its first
+ * backward, plus ceil(c / t_fwd) when its outgoing activation crosses
+ * sites (forwards keep the slow link busy while the send is in flight),
+ * then made non-increasing along the pipeline (a shallower warm-up than
+ * the successor's deadlocks). O(stages) estimates. */
+static hs_status_t set_warmups(autohet_t *a, hs_plan_t *p)
+{
+  hs_estimator_set_practice(a->est, &p->practice);
+  hs_status_t st = HS_OK;
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    hs_plan_pipeline_t *pl = &p->pipelines[i];
+    int32_t S = pl->n_stages;
+    for (int32_t s = 0; s < S; s++) {
+      hs_plan_stage_t *stg = &pl->stages[s];
+      const hs_plan_replica_t *r = &stg->replicas[0];
+      int32_t extra = 0;
+      if (s + 1 < S) {
+        const hs_plan_replica_t *nx = &pl->stages[s + 1].replicas[0];
+        int32_t d0 = r->devices[0], d1 = nx->devices[0];
+        if (a->c->devices[d0].site != a->c->devices[d1].site) {
+          hs_stage_cost_t sc;
+          st = hs_estimate_stage(a->est, stg->op_first, stg->op_last, r->devices, r->n_devices,
+                                 pl->microbatch_size, stg->recompute, &sc);
+          if (st != HS_OK)
+            break;
+          double c = hs_estimate_p2p_s(a->est, d0, d1,
+                                       a->m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size,
+                                       HS_MIN(r->n_devices, nx->n_devices));
+          if (sc.fwd_s > 0)
+            extra = (int32_t)ceil(c / sc.fwd_s);
+        }
+      }
+      stg->warmup = S - s - 1 + extra;
+    }
+    for (int32_t s = S - 2; s >= 0; s--)
+      pl->stages[s].warmup = HS_MAX(pl->stages[s].warmup, pl->stages[s + 1].warmup + 1);
+    if (st != HS_OK)
+      break;
+  }
+  hs_estimator_set_practice(a->est, &a->base_pr);
+  return st;
+}
+
+/* Variant k of the best simulated plan (pool.best): ZeRO stage, sequence
+ * parallelism and schedule set absolutely from k, so that after all
+ * n_var of them the plan is the best of that grid for its layout.
+ * Simulates it and keeps it when it fits and is faster. O(one simulation). */
+static hs_status_t variant_step(autohet_t *a, int32_t k, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_cand_pool_t *p = &a->pool;
+  hs_plan_t v;
+  hs_plan_init(&v);
+  hs_report_t rep;
+  hs_report_init(&rep);
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  const hs_plan_t *cur = &p->plans[p->best];
+  bool async = k % 2 == 1;
+  int32_t rest = k / 2;
+  int32_t nsp = a->o.search_practice && !a->o.practice.sequence_parallel ? 2 : 1;
+  hs_practice_t pr = cur->practice;
+  if (a->o.search_practice) {
+    pr.sequence_parallel = a->o.practice.sequence_parallel || rest % nsp == 1;
+    pr.zero_stage = a->o.practice.zero_stage + rest / nsp;
+  }
+  HS_CHECK(hs_plan_copy(cur, &v, err));
+  hs_plan_set_practice(&v, &pr);
+  hs_strlcpy(v.schedule, async ? "hetero-1f1b" : "1f1b", sizeof v.schedule);
+  v.async_send = async;
+  for (int32_t i = 0; i < v.n_pipelines; i++)
+    for (int32_t s = 0; s < v.pipelines[i].n_stages; s++)
+      v.pipelines[i].stages[s].warmup = -1;
+  if (async && set_warmups(a, &v) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory estimating warm-ups"));
+  if (hs_practice_equal(&v.practice, &cur->practice) && v.async_send == cur->async_send &&
+      strcmp(v.schedule, cur->schedule) == 0)
+    goto cleanup; /* the plan itself (or SP dropped: no TP) */
+  a->var_sims++;
+  st = hs_simulate(a->m, a->c, &v, NULL, &rep, &e2);
+  if (st == HS_ENOMEM)
+    HS_FAIL(hs_error_set(err, st, "%s", e2.msg));
+  if (st != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_EINTERNAL,
+                         "autohet emitted a plan variant the simulator rejects: %.200s", e2.msg));
+  if (!rep.oom && rep.iteration_time_s < p->best_sim_s) {
+    hs_plan_t tmp = p->plans[p->best];
+    p->plans[p->best] = v;
+    v = tmp;
+    p->best_sim_s = rep.iteration_time_s;
+    a->var_better++;
+  }
+cleanup:
+  hs_report_destroy(&rep);
+  hs_plan_destroy(&v);
+  return st;
+}
+
+static hs_status_t autohet_step_one(autohet_t *a, bool *done, double *progress, hs_error_t *err);
+
+/* One step; a failure always carries a message (lp.c and the plan
+ * allocators return HS_ENOMEM without one). */
 static hs_status_t autohet_step(void *state, bool *done, double *progress, hs_error_t *err)
 {
-  autohet_t *a = state;
+  hs_status_t st = autohet_step_one(state, done, progress, err);
+  if (st != HS_OK && err && !err->msg[0])
+    hs_error_set(err, st, "autohet: %s", hs_status_message(st));
+  return st;
+}
+
+static hs_status_t autohet_step_one(autohet_t *a, bool *done, double *progress, hs_error_t *err)
+{
   *done = false;
   *progress = -1.0;
   if (!a->sim_phase) {
@@ -1295,10 +1558,25 @@ static hs_status_t autohet_step(void *state, bool *done, double *progress, hs_er
       return HS_OK;
     return solve_config(a, cf, err);
   }
-  bool sim_done = false;
-  hs_status_t st = hs__cpool_sim_step(&a->pool, a->m, a->c, &sim_done, err);
-  *done = sim_done || st != HS_OK;
-  *progress = *done ? 1.0 : 0.95;
+  if (!a->var_phase) {
+    bool sim_done = false;
+    hs_status_t st = hs__cpool_sim_step(&a->pool, a->m, a->c, &sim_done, err);
+    if (st != HS_OK) {
+      *done = true;
+      return st;
+    }
+    a->var_phase = sim_done;
+    *progress = 0.95;
+    return HS_OK;
+  }
+  if (a->pool.best < 0 || a->var_next >= a->n_var) {
+    *done = true;
+    *progress = 1.0;
+    return HS_OK;
+  }
+  *progress = 0.97;
+  hs_status_t st = variant_step(a, a->var_next++, err);
+  *done = st != HS_OK;
   return st;
 }
 
@@ -1331,6 +1609,12 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
   if (!a->all_proven && a->worst_gap > 0) {
     size_t n = strlen(stats->note);
     snprintf(stats->note + n, sizeof stats->note - n, " (gap <= %.1f%%)", 100 * a->worst_gap);
+  }
+  if (a->var_sims > 0) {
+    size_t n = strlen(stats->note);
+    snprintf(stats->note + n, sizeof stats->note - n,
+             "; %llu practice/schedule variants of the best plan simulated, %llu better",
+             (unsigned long long)a->var_sims, (unsigned long long)a->var_better);
   }
   if (a->rounded > 0) {
     size_t n = strlen(stats->note);

@@ -463,6 +463,48 @@ static hs_status_t sc_whale_plan(hs_error_t *err)
   return st;
 }
 
+/* The autohet planner's whole search on the fixture (TP patterns, device
+ * groupings, greedy points, MILPs through GLPK, the pool's simulations and
+ * the practice/schedule variants of the best plan): out of memory anywhere
+ * in it is HS_ENOMEM, never a different plan. Its plan's JSON is the
+ * output. (GLPK's own allocations are not counted.) */
+static hs_status_t sc_autohet_plan(hs_error_t *err)
+{
+  const hs_planner_type_t *t = hs_planner_find("autohet");
+  if (!t)
+    return hs_error_set(err, HS_EINTERNAL, "no autohet planner");
+  /* a smaller cluster than the fixture's (one 2-GPU node per site: three
+   * the whole cluster only), microbatches of one: every phase runs (TP
+   * patterns 1 and 2, ZeRO classes, greedy points, MILPs, pool, variants)
+   * in far fewer allocations than on the fixture (93,333 there) */
+  hs_cluster_t c;
+  hs_cluster_init(&c);
+  hs_status_t st = hs_cluster_parse(
+      "{\"name\": \"f2\", \"sites\": [{\"name\": \"east\", \"nodes\": [{\"count\": 1,"
+      " \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 2}]},"
+      " {\"name\": \"west\", \"nodes\": [{\"count\": 1, \"gpu\": \"V100-SXM2-32GB\","
+      " \"gpus_per_node\": 2}]}],"
+      " \"links\": [{\"between\": [\"east\", \"west\"], \"GBps\": 1.25, \"latency_us\": 50}]}",
+      "autohet-fixture.json", &c, err);
+  if (st != HS_OK)
+    return st;
+  hs_plan_opts_t o;
+  hs_plan_opts_init(&o);
+  o.global_batch = 2;
+  o.max_microbatch_size = 1;
+  o.device_subsets = false; /* the driver's subsets only repeat the same code */
+  o.search_practice = false; /* variants: the schedule only (same code as practice ones) */
+  hs_plan_t plan;
+  hs_plan_init(&plan);
+  hs_search_stats_t stats;
+  st = hs_planner_run(t, &fx_model, &c, &o, NULL, &plan, &stats, NULL, err);
+  if (st == HS_OK)
+    st = keep_output(hs_plan_to_json(&plan), "hs_plan_to_json", err);
+  hs_plan_destroy(&plan);
+  hs_cluster_destroy(&c);
+  return st;
+}
+
 /* A purchase study's own allocations, without the planners (whose search
  * is the planner scenarios' business): --gpu-price overrides parsed, and
  * the JSON of a result with a feasible and an infeasible option. */
@@ -572,6 +614,7 @@ static const struct {
     {"elastic_trace", sc_elastic_trace}, {"capi", sc_capi},
     {"whatif_output", sc_whatif_output}, {"whatif_plan", sc_whatif_plan},
     {"whale_plan", sc_whale_plan},
+    {"autohet_plan", sc_autohet_plan},
     {"nccl_tests", sc_nccl_tests},   {"megatron_log", sc_megatron_log}, {"run_json", sc_run_json},
     {"torch_trace", sc_torch_trace}, {"compare_runs", sc_compare_runs},
     {"link_catalog", sc_link_catalog},

@@ -3,7 +3,7 @@
  *
  *  - brute force: on tiny mixed clusters (<= 8 GPUs, <= 8 blocks) an
  *    independent enumeration of the planner's search space (a TP degree per
- *    GPU type, microbatch size, every set partition of the TP groups into
+ *    node, i.e. per stage: AutoHet's per-stage TP, microbatch size, every set partition of the TP groups into
  *    pipelines with stages in device order, fast type first or slow type
  *    first, TP the same for every block in every pipeline (symmetric TP
  *    across data-parallel chains), every split of blocks over stages, every
@@ -195,8 +195,12 @@ static void bf_partitions(bf_t *x, int i, int G)
   }
 }
 
-/* Best cost over a TP degree per GPU type in {1, 2, ...<= gpn}, b in {1, 2, ...<= maxmb}. */
-static double brute_force(const hs_model_t *m, const hs_cluster_t *c, int B, int maxmb)
+/* Best cost over a TP degree per node in {1, 2, ...<= gpn} (per_node; else
+ * one per GPU type), b in {1, 2, ...<= maxmb}. Per node is AutoHet's
+ * per-stage TP on these clusters (at most two nodes of a type: autohet's
+ * split patterns cover every per-node choice). */
+static double brute_force(const hs_model_t *m, const hs_cluster_t *c, int B, int maxmb,
+                          bool per_node)
 {
   hs_error_t err;
   hs_error_init(&err);
@@ -208,17 +212,33 @@ static double brute_force(const hs_model_t *m, const hs_cluster_t *c, int B, int
   x.B = B;
   x.best = INFINITY;
   CHECK(hs_estimator_new(m, c, HS_DTYPE_BF16, &x.e, &err) == HS_OK);
-  int gpn = c->nodes[0].n_devices;
-  for (int tf = 1; tf <= gpn; tf *= 2)
-    for (int ts = 1; ts <= gpn; ts *= 2)
+  int gpn = c->nodes[0].n_devices, nd = 0;
+  while ((1 << nd) < gpn)
+    nd++;
+  int nvec = 1; /* degree vectors: (nd + 1) choices per node */
+  for (size_t n = 0; n < c->n_nodes; n++)
+    nvec *= nd + 1;
+  for (int v = 0; v < nvec; v++)
     for (int b = 1; b <= maxmb; b *= 2) {
+      int tn[8], rem = v, tf = -1, ts = -1;
+      bool uniform = true;
+      for (size_t n = 0; n < c->n_nodes; n++) {
+        tn[n] = 1 << (rem % (nd + 1));
+        rem /= nd + 1;
+        bool fast = hs_cluster_gpu(c, c->nodes[n].first_device)->name[0] == 'F';
+        int *tt = fast ? &tf : &ts;
+        uniform &= *tt < 0 || *tt == tn[n];
+        *tt = tn[n];
+      }
+      if (!per_node && !uniform)
+        continue;
       if (B % b)
         continue;
       x.b = b;
       x.ng = 0;
       for (size_t n = 0; n < c->n_nodes; n++) {
         bool fast = hs_cluster_gpu(c, c->nodes[n].first_device)->name[0] == 'F';
-        int t = fast ? tf : ts;
+        int t = tn[n];
         for (int k = 0; k + t <= c->nodes[n].n_devices; k += t) {
           int gi = x.ng++;
           x.first[gi] = c->nodes[n].first_device + k;
@@ -250,6 +270,8 @@ static void opts_small(hs_plan_opts_t *o, int B, int maxmb)
   o->max_microbatch_size = maxmb;
   o->allow_recompute = false;
   o->mip_gap = 0.0;
+  /* the brute force below is the practice-less space (no ZeRO, no SP) */
+  o->search_practice = false;
   /* a work budget, not seconds: the same plan however busy the machine is
    * (3e8 units is about 30 s of GLPK on the build machine) */
   o->work_limit = 3e8;
@@ -261,7 +283,8 @@ static void check_plan(const hs_plan_t *p, const hs_model_t *m, const hs_cluster
   hs_error_init(&err);
   CHECK_MSG(hs_plan_validate(p, m, c, "autohet", &err) == HS_OK, "%s", err.msg);
   CHECK_EQ_INT(hs_plan_global_batch(p), B);
-  CHECK(!strcmp(p->schedule, "1f1b"));
+  /* blocking 1F1B, or hetero-1f1b's async sends (the variant phase) */
+  CHECK(!strcmp(p->schedule, "1f1b") || (!strcmp(p->schedule, "hetero-1f1b") && p->async_send));
   /* symmetric TP across data-parallel chains: every op has one TP degree
    * in every pipeline (checked here op by op, not through the validator) */
   for (size_t op = 0; op < m->n_ops; op++) {
@@ -294,11 +317,16 @@ static void test_brute_force_tiny(void)
     int nf, ns, gpn;
     double memf, mems;
     int L, B, maxmb;
+    double out_bytes;
   } cases[] = {
-      {1, 1, 2, 80, 80, 6, 8, 2},   /* 4 GPUs, compute only matters */
-      {1, 1, 2, 0.5, 80, 8, 8, 2},  /* fast GPUs short of memory */
-      {2, 1, 2, 80, 80, 5, 6, 1},   /* 6 GPUs: 203 partitions at t = 1 */
-      {1, 2, 2, 1.0, 4, 8, 4, 2},   /* memory binds on both types */
+      {1, 1, 2, 80, 80, 6, 8, 2, 4e6},   /* 4 GPUs, compute only matters */
+      {1, 1, 2, 0.5, 80, 8, 8, 2, 4e6},  /* fast GPUs short of memory */
+      {2, 1, 2, 80, 80, 5, 6, 1, 4e6},   /* 6 GPUs: 203 partitions at t = 1 */
+      {1, 2, 2, 1.0, 4, 8, 4, 2, 4e6},   /* memory binds on both types */
+      /* per-stage TP in reach (two nodes of one type), TP costly (100 MB
+       * outputs) and memory binding on the type with two nodes */
+      {2, 1, 2, 0.45, 80, 8, 8, 1, 1e8},
+      {1, 2, 2, 80, 0.45, 8, 8, 1, 3e7},
   };
   for (size_t k = 0; k < HS_ARRAY_LEN(cases); k++) {
     hs_error_t err;
@@ -309,7 +337,7 @@ static void test_brute_force_tiny(void)
     hs_model_t m;
     /* 2e10 FLOPs per op: 10 ms fwd on the fast GPU; 2e7 params (320 MB of
      * state per block), 4 MB outputs, 40 MB saved per sample */
-    fx_chain_model(&m, cases[k].L, 1, 2e10, 2e7, 4e6, 4e7);
+    fx_chain_model(&m, cases[k].L, 1, 2e10, 2e7, cases[k].out_bytes, 4e7);
     hs_plan_opts_t o;
     opts_small(&o, cases[k].B, cases[k].maxmb);
     hs_plan_t plan;
@@ -317,7 +345,8 @@ static void test_brute_force_tiny(void)
     double t0 = wall_s();
     hs_status_t st = run_type(&hs_planner_autohet, &m, &c, &o, &plan, &stats, STEP_LIMIT, &err);
     double dt = wall_s() - t0;
-    double bf = brute_force(&m, &c, cases[k].B, cases[k].maxmb);
+    double bf = brute_force(&m, &c, cases[k].B, cases[k].maxmb, true);
+    double bf_type = brute_force(&m, &c, cases[k].B, cases[k].maxmb, false);
     CHECK_MSG(st == HS_OK, "case %zu: %s", k, err.msg);
     if (st == HS_OK) {
       /* the best objective (greedy points and MILPs, the note's "best
@@ -334,6 +363,7 @@ static void test_brute_force_tiny(void)
       CHECK_MSG(hs_simulate(&m, &c, &plan, NULL, &rep, &err) == HS_OK, "%s", err.msg);
       char sum[256];
       hs_plan_summary(&plan, sum, sizeof sum);
+      fprintf(stderr, "  case %zu: brute force %.4f s with one TP degree per GPU type\n", k, bf_type);
       fprintf(stderr, "  case %zu: milp %.4f s, brute force %.4f s, simulated %.4f s%s, search %.2f s (%s)\n    %s\n",
               k, stats.predicted_s, bf, rep.iteration_time_s, rep.oom ? " OOM" : "", dt,
               stats.note, sum);
