@@ -67,6 +67,12 @@ typedef struct hs_stage_cost {
   double act_bytes;          /* activations saved per microbatch in flight, per device */
   double transient_bytes;    /* full recomputation: one block's activations */
   double optimizer_s;        /* Adam step over params_per_device */
+  /* for the context- and expert-parallel exchanges (hs_estimate_plan) */
+  double att_fwd_s, att_bwd_s; /* attention cores' compute, forward / backward */
+  double kv_bytes;           /* K and V of one sample over the attention ops (one TP rank) */
+  int32_t n_att;             /* attention ops */
+  double a2a_bytes;          /* expert ops' routed tokens of one sample, one way */
+  int32_t n_expert;          /* MoE expert ops */
 } hs_stage_cost_t;
 
 /* Cost of ops [op_first, op_last) for `samples` samples per microbatch on the
