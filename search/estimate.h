@@ -23,6 +23,12 @@
  *    bwd + f AR) - bwd (the first bucket after its share of the backward,
  *    the last bucket's all-reduce always exposed); stage i ends its last
  *    backward sum_{j<i} bwd_j before the pipeline ends;
+ *  - context parallelism: per attention op the ring's K/V all-gather over
+ *    the C replicas' first devices, minus the (C-1)/C of the attention it
+ *    overlaps (twice the bytes in backward); expert parallelism: two
+ *    all-to-alls per expert op and pass over the same replica of E
+ *    consecutive pipelines (the TP rank's 1/t of the tokens), 1/E of the
+ *    expert parameters (sim/lower.c);
  *  - optimizer: memory-bound Adam over the device's parameters (32 B/param);
  *  - memory: hs_memory_per_device against each GPU's capacity (the
  *    planners' cluster view already has the memory headroom taken off:

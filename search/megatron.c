@@ -22,10 +22,13 @@
  *    df, dl in [0, HS_MEGATRON_MAX_UNEVEN] blocks fewer than the m middle
  *    stages' (f + l + (pp-2) m = blocks), pp >= 2, not interleaved;
  *  - with search_practice: sequence parallelism off/on (tp > 1) and ZeRO
- *    stage o.zero or max(o.zero, 1); without it (the classic grid of
- *    Megatron-LM 2021): the options' practice, recompute none/full, even
- *    split, no interleaving.
- * Candidates: |tp| x |pp| x |b| x 3 x (1 + |v| + |uneven|) x 4, each
+ *    stage o.zero or max(o.zero, 1); context parallelism C (powers of two
+ *    dividing the sequence, from HS_MEGATRON_CP_MIN_SEQ tokens; dp =
+ *    devices / (tp pp C)) and, for MoE, expert parallelism E (divisors of
+ *    the experts dividing dp, not with ZeRO-3); without it (the classic
+ *    grid of Megatron-LM 2021): the options' practice, recompute
+ *    none/full, even split, no interleaving.
+ * Candidates: |tp| x |pp| x |b| x 3 x (1 + |v| + |uneven|) x 4 x |C| x |E|, each
  * O(devices + ops) to build and estimate; a candidate whose time estimate
  * cannot enter the pool of the best few is not sized for memory (exact: the
  * pool ranks by that estimate). Plus hs__sim_budget simulations.
