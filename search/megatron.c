@@ -47,6 +47,10 @@
  * Guide, read 2026-11-24); below it the space is as before. */
 #define HS_MEGATRON_CP_MIN_SEQ 8192
 #define HS_MEGATRON_MAX_CP 32     /* --context-parallel-size: powers of two up to this */
+/* ... each rank keeping at least this many tokens of the sequence (ours, a
+ * search-space bound: 8K sequences get C = 2, 32K up to 8, 128K up to 32;
+ * every extra C multiplies the candidates) */
+#define HS_MEGATRON_CP_MIN_TOKENS 4096
 #define HS_MEGATRON_MAX_PR 64     /* practice variants: 4 (SP, ZeRO) x 4 (CP) x 4 (EP) */
 
 typedef struct cand {
@@ -127,7 +131,8 @@ static int32_t model_experts(const hs_model_t *m)
 /* The practice variants searched: the options', then with sequence
  * parallelism and/or the distributed optimizer when the options leave them
  * off; each also with context parallelism C (powers of two dividing the
- * sequence, from HS_MEGATRON_CP_MIN_SEQ tokens on) and, for an MoE model,
+ * sequence, from HS_MEGATRON_CP_MIN_SEQ tokens on, at least
+ * HS_MEGATRON_CP_MIN_TOKENS per rank) and, for an MoE model,
  * expert parallelism E (every divisor >= 2 of the experts, up to 8 values)
  * when the options leave them at 1. The first n_base variants (C = E = 1)
  * are the space as it was before CP and EP were searched, in the same order. */
@@ -150,7 +155,7 @@ static void practices(megatron_t *s)
   int32_t cps[8] = {1}, eps[8] = {1}, n_cp = 1, n_ep = 1;
   int64_t seq = s->m->seq_len;
   if (base.context_parallel <= 1 && seq >= HS_MEGATRON_CP_MIN_SEQ)
-    for (int32_t C = 2; C <= HS_MEGATRON_MAX_CP && n_cp < 8; C *= 2)
+    for (int32_t C = 2; C <= HS_MEGATRON_MAX_CP && n_cp < 8 && seq / C >= HS_MEGATRON_CP_MIN_TOKENS; C *= 2)
       if (seq % C == 0)
         cps[n_cp++] = C;
   int32_t experts = model_experts(s->m);

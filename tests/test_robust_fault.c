@@ -475,6 +475,11 @@ static hs_status_t planner_scenario(const char *name, hs_error_t *err)
   hs_plan_opts_t o;
   hs_plan_opts_init(&o);
   o.global_batch = 8;
+  /* one search over the whole cluster, two microbatch sizes: every code
+   * path of the planner, at a number of allocations (each failed once, a
+   * whole run per failure) that the fault build runs in minutes */
+  o.device_subsets = false;
+  o.max_microbatch_size = 2;
   hs_plan_t plan;
   hs_plan_init(&plan);
   hs_search_stats_t stats;

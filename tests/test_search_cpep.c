@@ -234,10 +234,11 @@ static void test_megatron_cp_brute_force(void)
     o.max_microbatch_size = 1;
     o.device_subsets = false; /* the brute force covers all 4 GPUs */
     CHECK(hs_kernels_preset("megatron-core-2024", &o.practice.kernels) == HS_OK);
-    const int32_t cps[] = {1, 2, 4};
+    /* megatron's CP degrees at 8192 tokens: each rank keeps >= 4096 */
+    const int32_t cps[] = {1, 2};
     double b1, bx;
     int points;
-    megatron_brute(&m, &c, o.global_batch, 1, &o.practice, cps, 3, false, &b1, &bx, &points);
+    megatron_brute(&m, &c, o.global_batch, 1, &o.practice, cps, 2, false, &b1, &bx, &points);
     CHECK_MSG(b1 > 0 || bx > 0, "case %zu: brute force found nothing in %d points", k, points);
     int32_t cp = 0, ep = 0;
     char sum[256];
