@@ -22,8 +22,11 @@
  * infeasible, when the sum reaches the best score, or after
  * HS_HAPT_MAX_SWEEPS caps. Every cap's solution near the best is offered to
  * the candidate pool (ranked by the whole-plan estimate, the best few
- * simulated); then a simulator-driven local search over every cut
- * candidate and per-stage recomputation climbs from the best simulated plan.
+ * simulated); the microbatch sizes where memory bound the ZeRO-1 DP are
+ * swept again under ZeRO-2 + SP (the memory-saving pass, at most
+ * HS_HAPT_SAVE_SWEEPS caps each); then a simulator-driven local search
+ * over every cut candidate and per-stage recomputation climbs from the
+ * best simulated plan.
  *
  * Complexity per cap: O(S x K^2 x U x A^2 x Z x opts) with S stages, K cut
  * candidates (at most HS_HAPT_DP_CUTS), U = prod_a (levels_a + 1), A
