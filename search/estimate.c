@@ -17,7 +17,14 @@
 #define OPT_BYTES_PER_PARAM 32.0 /* as the simulator's optimizer step (lower.c) */
 #define AR_MEMO_MAX 64
 
-enum { P_FWD, P_BWD, P_RECOMP_SEL, P_PARAMS, P_ACT, P_ACT_SEL, P_ACT_FULL, P__COUNT };
+enum {
+  P_FWD, P_BWD, P_RECOMP_SEL, P_PARAMS, P_ACT, P_ACT_SEL, P_ACT_FULL,
+  /* context parallelism: attention compute, KV bytes per sample, count */
+  P_ATT_FWD, P_ATT_BWD, P_KV, P_N_ATT,
+  /* expert parallelism: all-to-all bytes per sample (one way), count */
+  P_A2A, P_N_EXP,
+  P__COUNT
+};
 
 typedef struct cache_entry {
   bool used;
@@ -173,6 +180,21 @@ static double op_saved(const hs_op_t *op, bool selective, int32_t tp)
   return (op->saved_tp_sharded && tp > 1) ? b / tp : b;
 }
 
+/* K and V of one sample for one TP rank, as the simulator's ring
+ * attention exchanges them (sim/lower.c kv_sample_bytes: 2 x s x the
+ * rank's KV heads x head_dim elements; explicit op lists: two thirds of
+ * the attention's saved Q, K, V). O(1). */
+static double kv_sample_bytes(const hs_model_t *m, const hs_op_t *op, int32_t tp)
+{
+  const hs_transformer_cfg_t *c = &m->cfg;
+  if (!m->from_generator || c->heads <= 0)
+    return op->saved_bytes_selective * 2.0 / 3.0 / (tp > 1 ? tp : 1);
+  double kvh = (double)(c->kv_heads > 0 ? c->kv_heads : c->heads);
+  double per_rank = tp > 1 ? (kvh >= tp ? kvh / tp : 1.0) : kvh;
+  double head_dim = (double)c->hidden / (double)c->heads;
+  return 2.0 * (double)m->seq_len * per_rank * head_dim * hs_dtype_bytes(m->dtype);
+}
+
 /* Fills entry k for the key; O(ops) compute calls plus a few collective
  * estimates (the TP all-reduce and all-to-all are linear in bytes: two
  * probes give the line). */
@@ -191,6 +213,7 @@ static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_
   const hs_gpu_t *g = hs_cluster_gpu(e->c, devices[0]);
   double ar_a = 0, ar_b = 0, a2a_a = 0, a2a_b = 0;
   bool sp = e->practice.sequence_parallel && tp > 1;
+  int32_t ep = e->practice.expert_parallel > 1 ? e->practice.expert_parallel : 1;
   if (tp > 1) {
     double rs1 = 0, ag1 = 0, rs2 = 0, ag2 = 0, u1, u2;
     if (sp ? coll_s(e, HS_COLL_REDUCE_SCATTER, devices, tp, 1e6, &rs1) != HS_OK ||
@@ -227,7 +250,7 @@ static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_
         double c = ar_a + ar_b * m->ops[i - 1].out_bytes * samples;
         b += ov ? fmax(0.0, c - b) : c;
       }
-      if (op->kind == HS_OP_MOE_EXPERT) {
+      if (op->kind == HS_OP_MOE_EXPERT && ep == 1) { /* EP: over the EP group instead */
         double a2a = 2 * (a2a_a + a2a_b * op->out_bytes * (op->topk > 0 ? op->topk : 1) * samples);
         f += a2a;
         b += a2a;
@@ -236,6 +259,12 @@ static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_
     double sel = hs_practice_recomputes_selective(op)
                      ? hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_FWD) : 0.0;
     double params = (op->tp_split == HS_TP_REPLICATE || tp <= 1) ? op->params : op->params / tp;
+    bool expert = op->kind == HS_OP_MOE_EXPERT;
+    if (expert && ep > 1)
+      params /= ep; /* each rank of the EP group holds 1/E of the experts */
+    bool att = op->kind == HS_OP_ATTENTION;
+    double fc = att ? hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_FWD) : 0.0;
+    double bc = att ? hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_BWD) : 0.0;
     double full;
     if (op->layer < 0)
       full = op_saved(op, false, tp);
@@ -244,7 +273,10 @@ static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_
     else
       full = 0.0;
     double vals[P__COUNT] = {f, b, sel, params, op_saved(op, false, tp) * samples,
-                             op_saved(op, true, tp) * samples, full * samples};
+                             op_saved(op, true, tp) * samples, full * samples, fc, bc,
+                             att ? kv_sample_bytes(m, op, tp) : 0.0, att ? 1.0 : 0.0,
+                             expert ? op->out_bytes * (op->topk > 0 ? op->topk : 1) : 0.0,
+                             expert ? 1.0 : 0.0};
     for (int p = 0; p < P__COUNT; p++)
       ce->pre[p][i + 1] = ce->pre[p][i] + vals[p];
   }
@@ -300,6 +332,12 @@ hs_status_t hs_estimate_stage(hs_estimator_t *e, int32_t op_first, int32_t op_la
           (h->tp_split == HS_TP_REPLICATE || tp <= 1) ? h->tied_params : h->tied_params / tp;
   }
   out->state_bytes = out->params_per_device * HS_ADAM_STATE_BYTES_PER_PARAM;
+  out->att_fwd_s = RANGE(P_ATT_FWD);
+  out->att_bwd_s = RANGE(P_ATT_BWD);
+  out->kv_bytes = RANGE(P_KV);
+  out->n_att = (int32_t)lround(RANGE(P_N_ATT));
+  out->a2a_bytes = RANGE(P_A2A);
+  out->n_expert = (int32_t)lround(RANGE(P_N_EXP));
   switch (recompute) {
   case HS_RECOMPUTE_FULL:
     out->bwd_s += out->fwd_s;
@@ -365,6 +403,74 @@ static int32_t holders(const hs_plan_t *p, int32_t op, int32_t *group, uint64_t 
     }
   }
   return n;
+}
+
+/* Exposed time per microbatch of stage s of pipeline i's group exchanges,
+ * forward into *xf and backward into *xb (the recomputed forward of full
+ * recomputation repeats the forward's), as sim/lower.c runs them, from
+ * the stage's first replica (sc0) and its groups (buf: scratch for
+ * device ids, at least max(C, E) entries):
+ *  - ring attention (practice.context_parallel C): per attention op the
+ *    group's K and V are all-gathered over the C replicas' first devices
+ *    beside (C-1)/C of the attention, so max(0, ring - (C-1)/C att) shows;
+ *    backward moves twice the bytes;
+ *  - expert parallelism (practice.expert_parallel E): per expert op an
+ *    all-to-all before and after (dispatch, combine), each carrying the
+ *    TP rank's 1/t of the routed tokens, over the same replica of E
+ *    consecutive pipelines; the same in backward.
+ * The TP ranks' exchanges share the NIC when the group leaves a node
+ * (bytes x tp). O(C + E) plus two collective estimates. */
+static hs_status_t group_exchanges(hs_estimator_t *e, const hs_plan_t *p, int32_t i, int32_t s,
+                                   const hs_stage_cost_t *sc0, int32_t *buf, double *xf, double *xb)
+{
+  *xf = *xb = 0.0;
+  const hs_cluster_t *c = e->c;
+  const hs_plan_pipeline_t *pl = &p->pipelines[i];
+  const hs_plan_stage_t *stg = &pl->stages[s];
+  int32_t C = p->practice.context_parallel, E = p->practice.expert_parallel;
+  int32_t tp = stg->replicas[0].n_devices;
+  if (C > 1 && sc0->n_att > 0 && stg->n_replicas >= C) {
+    bool multi = false;
+    double share = 0.0;
+    for (int32_t k = 0; k < C; k++) {
+      buf[k] = stg->replicas[k].devices[0];
+      share += stg->replicas[k].share;
+      multi = multi || c->devices[buf[k]].node != c->devices[buf[0]].node;
+    }
+    double bytes = sc0->kv_bytes / sc0->n_att * share * pl->microbatch_size;
+    if (multi && tp > 1)
+      bytes *= tp;
+    double rf = 0.0, rb = 0.0;
+    if (coll_s(e, HS_COLL_ALLGATHER, buf, C, bytes, &rf) != HS_OK ||
+        coll_s(e, HS_COLL_ALLGATHER, buf, C, 2.0 * bytes, &rb) != HS_OK)
+      return HS_ENOMEM;
+    double hide = (C - 1.0) / C / sc0->n_att;
+    *xf += sc0->n_att * fmax(0.0, rf - hide * sc0->att_fwd_s);
+    *xb += sc0->n_att * fmax(0.0, rb - hide * sc0->att_bwd_s);
+  }
+  if (E > 1 && sc0->n_expert > 0 && p->n_pipelines >= E) {
+    int32_t i0 = i - i % E;
+    if (i0 + E > p->n_pipelines)
+      return HS_OK;
+    bool multi = false;
+    for (int32_t k = 0; k < E; k++) {
+      const hs_plan_pipeline_t *pk = &p->pipelines[i0 + k];
+      if (s >= pk->n_stages)
+        return HS_OK; /* pipelines not alike: validation refuses the plan */
+      buf[k] = pk->stages[s].replicas[0].devices[0];
+      multi = multi || c->devices[buf[k]].node != c->devices[buf[0]].node;
+    }
+    double bytes = sc0->a2a_bytes / sc0->n_expert * stg->replicas[0].share * pl->microbatch_size /
+                   (tp > 1 ? tp : 1);
+    if (multi && tp > 1)
+      bytes *= tp;
+    double a = 0.0;
+    if (coll_s(e, HS_COLL_ALLTOALL, buf, E, bytes, &a) != HS_OK)
+      return HS_ENOMEM;
+    *xf += sc0->n_expert * 2.0 * a;
+    *xb += sc0->n_expert * 2.0 * a;
+  }
+  return HS_OK;
 }
 
 hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_memory,
@@ -459,6 +565,8 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
     for (int32_t s = 0; s < S; s++) {
       const hs_plan_stage_t *stg = &pl->stages[s];
       tf[s] = tb[s] = params[s] = opt[s] = 0.0;
+      hs_stage_cost_t sc0;
+      memset(&sc0, 0, sizeof sc0);
       for (int32_t q = 0; q < stg->n_replicas; q++) {
         const hs_plan_replica_t *r = &stg->replicas[q];
         hs_stage_cost_t sc_;
@@ -468,11 +576,19 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
           HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory estimating pipelines[%d].stages[%d]", i, s));
         if (se != HS_OK)
           HS_FAIL(hs_error_set(err, HS_EINVAL, "pipelines[%d].stages[%d]: cannot estimate", i, s));
+        if (q == 0)
+          sc0 = sc_;
         tf[s] = fmax(tf[s], sc_.fwd_s);
         tb[s] = fmax(tb[s], sc_.bwd_s);
         params[s] = fmax(params[s], sc_.params_per_device);
         opt[s] = fmax(opt[s], sc_.optimizer_s);
       }
+      double xf = 0.0, xb = 0.0;
+      if (group_exchanges(e, p, i, s, &sc0, group, &xf, &xb) != HS_OK)
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory estimating pipelines[%d].stages[%d]'s "
+                             "context/expert-parallel exchanges", i, s));
+      tf[s] += xf;
+      tb[s] += xb + (stg->recompute == HS_RECOMPUTE_FULL ? xf : 0.0);
       cut[s] = 0.0;
       if (s + 1 < S) {
         const hs_plan_stage_t *nx = &pl->stages[s + 1];

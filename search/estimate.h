@@ -23,6 +23,12 @@
  *    bwd + f AR) - bwd (the first bucket after its share of the backward,
  *    the last bucket's all-reduce always exposed); stage i ends its last
  *    backward sum_{j<i} bwd_j before the pipeline ends;
+ *  - context parallelism: per attention op the ring's K/V all-gather over
+ *    the C replicas' first devices, minus the (C-1)/C of the attention it
+ *    overlaps (twice the bytes in backward); expert parallelism: two
+ *    all-to-alls per expert op and pass over the same replica of E
+ *    consecutive pipelines (the TP rank's 1/t of the tokens), 1/E of the
+ *    expert parameters (sim/lower.c);
  *  - optimizer: memory-bound Adam over the device's parameters (32 B/param);
  *  - memory: hs_memory_per_device against each GPU's capacity (the
  *    planners' cluster view already has the memory headroom taken off:
@@ -67,6 +73,12 @@ typedef struct hs_stage_cost {
   double act_bytes;          /* activations saved per microbatch in flight, per device */
   double transient_bytes;    /* full recomputation: one block's activations */
   double optimizer_s;        /* Adam step over params_per_device */
+  /* for the context- and expert-parallel exchanges (hs_estimate_plan) */
+  double att_fwd_s, att_bwd_s; /* attention cores' compute, forward / backward */
+  double kv_bytes;           /* K and V of one sample over the attention ops (one TP rank) */
+  int32_t n_att;             /* attention ops */
+  double a2a_bytes;          /* expert ops' routed tokens of one sample, one way */
+  int32_t n_expert;          /* MoE expert ops */
 } hs_stage_cost_t;
 
 /* Cost of ops [op_first, op_last) for `samples` samples per microbatch on the

@@ -89,6 +89,7 @@ typedef struct hap {
    * kind, not per op. Index: hs_coll_op_t. */
   double aff_lat[HS_COLL__COUNT], aff_per_byte[HS_COLL__COUNT];
   bool aff_ok[HS_COLL__COUNT];
+  bool oom;             /* a collective estimate ran out of memory (coll_est) */
   bool use_heuristic;
   /* alternation */
   double r[MAX_TYPES];
@@ -109,8 +110,10 @@ static double coll_est(hap_t *a, hs_coll_op_t op, double bytes, const double *sh
   int32_t *devs = NULL;
   double t = 0.0;
   devs = hs_calloc((size_t)a->N, sizeof *devs);
-  if (!devs)
+  if (!devs) {
+    a->oom = true; /* the caller reports HS_ENOMEM: a 0 s collective is no answer */
     return 0.0;
+  }
   for (int32_t d = 0; d < a->N; d++)
     devs[d] = d;
   hs_coll_t cl;
@@ -120,7 +123,8 @@ static double coll_est(hap_t *a, hs_coll_op_t op, double bytes, const double *sh
   cl.n = a->N;
   cl.bytes = bytes;
   cl.shares = shares;
-  t = hs_coll_estimate_s(a->topo, &cl);
+  if (hs_coll_estimate_topo(a->topo, &cl, &t, NULL) == HS_ENOMEM)
+    a->oom = true;
   free(devs);
   return isfinite(t) ? t : 0.0;
 }
@@ -574,6 +578,8 @@ static hs_status_t hap_init(void *state, const hs_model_t *m, const hs_cluster_t
                        : 0.0;
     q->ar_out = q->ar_x;
   }
+  if (a->oom)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "hap: out of memory estimating the collectives"));
   for (size_t k = n; k-- > 0;)
     a->h[k] = a->h[k + 1] + a->coef[k].flops / a->sumF;
   /* HAP starts from ratios proportional to FLOP/s */
@@ -616,6 +622,8 @@ static hs_status_t hap_step(void *state, bool *done, double *progress, hs_error_
   memcpy(a->r, r2, sizeof r2);
   *done = a->rounds >= MAX_ROUNDS;
 cleanup:
+  if (st == HS_OK && a->oom)
+    st = HS_ENOMEM; /* a collective estimate inside A* or the cost was not made */
   if (st == HS_ENOMEM)
     hs_error_set(err, st, "hap: out of memory");
   return st;
@@ -841,6 +849,8 @@ static hs_status_t hap_result(void *state, hs_plan_t *out, hs_search_stats_t *st
   snprintf(stats->note + len, sizeof stats->note - len, "; %s", fit);
   return HS_OK;
 cleanup:
+  if (st == HS_ENOMEM && !err->msg[0])
+    hs_error_set(err, st, "hap: out of memory building the plan");
   hs_plan_destroy(out);
   return st;
 }

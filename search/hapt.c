@@ -22,8 +22,11 @@
  * infeasible, when the sum reaches the best score, or after
  * HS_HAPT_MAX_SWEEPS caps. Every cap's solution near the best is offered to
  * the candidate pool (ranked by the whole-plan estimate, the best few
- * simulated); then a simulator-driven local search over every cut
- * candidate and per-stage recomputation climbs from the best simulated plan.
+ * simulated); the microbatch sizes where memory bound the ZeRO-1 DP are
+ * swept again under ZeRO-2 + SP (the memory-saving pass, at most
+ * HS_HAPT_SAVE_SWEEPS caps each); then a simulator-driven local search
+ * over every cut candidate and per-stage recomputation climbs from the
+ * best simulated plan.
  *
  * Complexity per cap: O(S x K^2 x U x A^2 x Z x opts) with S stages, K cut
  * candidates (at most HS_HAPT_DP_CUTS), U = prod_a (levels_a + 1), A
@@ -45,6 +48,7 @@
 #define HS_HAPT_MB_SLACK 1.5 /* first cap of a microbatch size, x the best score / (B - 1) */
 #define HS_HAPT_MAX_STATES 3000000
 #define HS_HAPT_MAX_VARIANTS 8 /* ZeRO 0-3 x sequence parallelism off/on */
+#define HS_HAPT_SAVE_SWEEPS 8  /* caps per microbatch size in the memory-saving pass */
 #define INF 1e300
 
 typedef struct choice {
@@ -83,6 +87,19 @@ typedef struct hapt {
   bool search_practice, sp_allowed;
   int32_t zero_min;             /* the options' ZeRO stage: variants stay at or above it */
   uint64_t var_offers;
+  /* memory-saving pass (docs/planners.md): the DP again under ZeRO-2 (with
+   * sequence parallelism where allowed) for the microbatch sizes where the
+   * ZeRO-1 DP's first cap found no layout or memory forced a stage of the
+   * best layout to a slower option; at most HS_HAPT_SAVE_SWEEPS caps each.
+   * ZeRO-2, not 3: the table does not count ZeRO-3's gathered weights, so
+   * its layouts are not more likely to fit (ZeRO-3 stays a variant) */
+  hs_practice_t save_pr;
+  bool save_on;                 /* search_practice and save_pr differs from the DP's */
+  int32_t pass;                 /* 0: the DP's practice; 1: save_pr */
+  bool rerun[HS_HAPT_MAX_MB];
+  bool first_run;               /* the current size's first (uncapped) DP run is next */
+  bool uncapped;                /* ... and its cap is infinite */
+  uint64_t save_runs;
   /* phase 3: hetero-1f1b order adaptation (warm-up depths) of the final plan */
   hs_plan_t tuned;
   double tuned_s;
@@ -268,13 +285,18 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
     hs_practice_t pr = o->practice;
     pr.zero_stage = HS_MAX(pr.zero_stage, 1);
     hs_estimator_set_practice(h->est, &pr);
+    s->save_pr = pr;
+    s->save_pr.zero_stage = 2;
+    s->save_pr.sequence_parallel = pr.sequence_parallel || s->sp_allowed;
+    s->save_on = !hs_practice_equal(&s->save_pr, &pr);
     for (int32_t z = o->practice.zero_stage; z <= 3; z++)
       for (int sp = 0; sp < (s->sp_allowed ? 2 : 1); sp++) {
         hs_practice_t v = o->practice;
         v.zero_stage = z;
         v.sequence_parallel = o->practice.sequence_parallel || sp;
-        if (hs_practice_equal(&v, &pr))
-          continue; /* the DP's own practice: the base offer */
+        /* the DP's own practice is the base offer of the first pass, a
+         * variant of the memory-saving pass's solutions (offer_sol skips
+         * the variant equal to a plan's own practice) */
         s->var[s->n_var] = v;
         HS_CHECK(hs_estimator_new(m, c, h->dt, &s->var_est[s->n_var], err));
         hs_estimator_set_practice(s->var_est[s->n_var], &v);
@@ -365,8 +387,10 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
     if (st != HS_OK)
       break;
     hs_plan_set_practice(&vp, &s->var[i]);
-    if (!hs_practice_equal(&vp.practice, &s->var[i])) {
-      hs_plan_destroy(&vp); /* no TP group: the same plan as the variant without SP */
+    if (!hs_practice_equal(&vp.practice, &s->var[i]) || hs_practice_equal(&vp.practice, &plan.practice)) {
+      /* no TP group: the same plan as the variant without SP; or the
+       * plan's own practice: the base offer below */
+      hs_plan_destroy(&vp);
       continue;
     }
     hs_estimate_t ev;
@@ -565,10 +589,31 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
   hs_hspace_t *h = &s->h;
   *done = false;
   if (s->phase == 0) {
-    if (s->mi < 0 || s->tmax <= 0.0 || s->sweep >= HS_HAPT_MAX_SWEEPS) {
+    if (s->mi < 0 || s->tmax <= 0.0 ||
+        s->sweep >= (s->pass == 0 ? HS_HAPT_MAX_SWEEPS : HS_HAPT_SAVE_SWEEPS)) {
       /* next microbatch size (every solution is already in the pool) */
+      if (s->pass == 0 && s->mi >= 0 && s->best_mb.n > 0)
+        for (int32_t i = 0; i < s->best_mb.n; i++)
+          if (s->best_mb.st[i].opt > 0)
+            s->rerun[s->mi] = true; /* memory forced a slower option on a stage */
       s->mi++;
+      while (s->pass == 1 && s->mi < h->n_mbs && !s->rerun[s->mi])
+        s->mi++;
       if (s->mi >= h->n_mbs) {
+        if (s->pass == 0 && s->save_on) {
+          /* the memory-saving pass: the sizes without any ZeRO-1 layout,
+           * and those whose best layout has a stage that memory forced
+           * to a slower option (recomputation, another TP degree) */
+          bool any = false;
+          for (int32_t i = 0; i < h->n_mbs; i++)
+            any = any || s->rerun[i];
+          if (any) {
+            s->pass = 1;
+            s->mi = -1;
+            hs_estimator_set_practice(h->est, &s->save_pr);
+            return HS_OK;
+          }
+        }
         s->phase = 1;
         return HS_OK;
       }
@@ -583,9 +628,12 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
       s->sweep = 0;
       s->best_mb.n = 0;
       s->best_mb.score_s = INF;
+      s->first_run = true;
+      s->uncapped = !(s->tmax < INF);
     }
     run_dp(s);
     s->dp_runs++;
+    s->save_runs += s->pass == 1;
     s->sweep++;
     hs_hsol_t sol = {.st = hs_calloc((size_t)s->S + 1, sizeof(hs_hstage_t))};
     if (!sol.st)
@@ -600,6 +648,9 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
         return st;
       }
     }
+    if (s->first_run && s->pass == 0 && !found)
+      s->rerun[s->mi] = true; /* no layout (within the size's first cap) under the DP's practice */
+    s->first_run = false;
     if (!found) {
       s->tmax = 0.0; /* infeasible: smaller caps are too */
     } else {
@@ -620,7 +671,8 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
       s->tmax = nc > 0.0 ? nc : 0.0;
     }
     free(sol.st);
-    *progress = 0.9 * (s->mi + (double)s->sweep / HS_HAPT_MAX_SWEEPS) / h->n_mbs;
+    *progress = 0.9 * (s->mi + (double)s->sweep / HS_HAPT_MAX_SWEEPS) / h->n_mbs / (s->save_on ? 2 : 1) +
+                (s->pass == 1 ? 0.45 : 0.0);
     return HS_OK;
   }
   if (s->phase == 1) {
@@ -666,10 +718,11 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
    * start at a slack cap, and the DP may see fewer cuts than all_cuts */
   stats->optimal = false;
   snprintf(stats->note, sizeof stats->note,
-           "%d cut candidates%s, %d subclusters, %d microbatch sizes, %llu DP runs, %d simulated; "
-           "local search: %llu simulations, %llu moves%s",
+           "%d cut candidates%s, %d subclusters, %d microbatch sizes, %llu DP runs (%llu under "
+           "ZeRO-2), %d simulated; local search: %llu simulations, %llu moves%s",
            s->h.n_cuts - 1, s->h.coarse_cuts ? " (coarsened)" : "", s->h.n_sc, s->h.n_mbs,
-           (unsigned long long)s->dp_runs, s->pool.next_sim, (unsigned long long)s->ls_sims,
+           (unsigned long long)s->dp_runs, (unsigned long long)s->save_runs, s->pool.next_sim,
+           (unsigned long long)s->ls_sims,
            (unsigned long long)s->ls_moves,
            s->search_practice ? "; ZeRO 0-3 and sequence parallelism searched" : "");
   if (s->pool.n == 0)

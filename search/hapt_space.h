@@ -14,7 +14,8 @@
  * Memory and the optimizer step follow the estimator's practice: under ZeRO
  * stage z >= 1 a stage of r replicas keeps 1/r of the optimizer state (and
  * of the gradients from z = 2, of the weights from z = 3) and steps 1/r of
- * its parameters (hapt sets ZeRO-1; exhaustive one practice per pass).
+ * its parameters (hapt sets ZeRO-1, then ZeRO-2 + SP in its memory-saving
+ * pass; exhaustive one practice per pass).
  *
  * Score (HAPT's objective under hetero-1f1b, async sends):
  *   sum_i (t_i + f_i + 2 c_i) + (B - 1) max_i max(t_i, c_i)

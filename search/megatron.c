@@ -22,10 +22,13 @@
  *    df, dl in [0, HS_MEGATRON_MAX_UNEVEN] blocks fewer than the m middle
  *    stages' (f + l + (pp-2) m = blocks), pp >= 2, not interleaved;
  *  - with search_practice: sequence parallelism off/on (tp > 1) and ZeRO
- *    stage o.zero or max(o.zero, 1); without it (the classic grid of
- *    Megatron-LM 2021): the options' practice, recompute none/full, even
- *    split, no interleaving.
- * Candidates: |tp| x |pp| x |b| x 3 x (1 + |v| + |uneven|) x 4, each
+ *    stage o.zero or max(o.zero, 1); context parallelism C (powers of two
+ *    dividing the sequence, from HS_MEGATRON_CP_MIN_SEQ tokens; dp =
+ *    devices / (tp pp C)) and, for MoE, expert parallelism E (divisors of
+ *    the experts dividing dp, not with ZeRO-3); without it (the classic
+ *    grid of Megatron-LM 2021): the options' practice, recompute
+ *    none/full, even split, no interleaving.
+ * Candidates: |tp| x |pp| x |b| x 3 x (1 + |v| + |uneven|) x 4 x |C| x |E|, each
  * O(devices + ops) to build and estimate; a candidate whose time estimate
  * cannot enter the pool of the best few is not sized for memory (exact: the
  * pool ranks by that estimate). Plus hs__sim_budget simulations.
@@ -38,6 +41,17 @@
 
 #define CANDS_PER_STEP 16
 #define HS_MEGATRON_MAX_UNEVEN 4 /* blocks fewer on the first / last stage */
+/* Context parallelism is searched from this sequence length on: Megatron-
+ * Core's parallelism guide recommends CP for "long sequences (8K+ tokens)"
+ * (docs.nvidia.com/megatron-core/developer-guide, Parallelism Strategies
+ * Guide, read 2026-11-24); below it the space is as before. */
+#define HS_MEGATRON_CP_MIN_SEQ 8192
+#define HS_MEGATRON_MAX_CP 32     /* --context-parallel-size: powers of two up to this */
+/* ... each rank keeping at least this many tokens of the sequence (ours, a
+ * search-space bound: 8K sequences get C = 2, 32K up to 8, 128K up to 32;
+ * every extra C multiplies the candidates) */
+#define HS_MEGATRON_CP_MIN_TOKENS 4096
+#define HS_MEGATRON_MAX_PR 64     /* practice variants: 4 (SP, ZeRO) x 4 (CP) x 4 (EP) */
 
 typedef struct cand {
   int32_t tp, pp, dp, mbs;
@@ -54,7 +68,7 @@ typedef struct megatron {
   hs_dtype_t dt;
   int64_t gb;
   hs_estimator_t *est;
-  hs_practice_t pr[4];
+  hs_practice_t pr[HS_MEGATRON_MAX_PR];
   int32_t n_pr;
   cand_t *cands;
   int32_t n_cands, next;
@@ -104,9 +118,24 @@ static hs_status_t find_layers(megatron_t *s)
   return HS_OK;
 }
 
+/* The model's MoE expert count (0 for a dense model). O(ops). */
+static int32_t model_experts(const hs_model_t *m)
+{
+  int32_t x = 0;
+  for (size_t i = 0; i < m->n_ops; i++)
+    if (m->ops[i].kind == HS_OP_MOE_EXPERT)
+      x = HS_MAX(x, m->ops[i].experts);
+  return x > 1 ? x : 0;
+}
+
 /* The practice variants searched: the options', then with sequence
  * parallelism and/or the distributed optimizer when the options leave them
- * off. */
+ * off; each also with context parallelism C (powers of two dividing the
+ * sequence, from HS_MEGATRON_CP_MIN_SEQ tokens on, at least
+ * HS_MEGATRON_CP_MIN_TOKENS per rank) and, for an MoE model,
+ * expert parallelism E (every divisor >= 2 of the experts, up to 8 values)
+ * when the options leave them at 1. The first n_base variants (C = E = 1)
+ * are the space as it was before CP and EP were searched, in the same order. */
 static void practices(megatron_t *s)
 {
   hs_practice_t base = s->o.practice;
@@ -122,6 +151,29 @@ static void practices(megatron_t *s)
       p.sequence_parallel = base.sequence_parallel || sp;
       p.zero_stage = z ? HS_MAX(base.zero_stage, 1) : base.zero_stage;
       s->pr[s->n_pr++] = p;
+    }
+  int32_t cps[8] = {1}, eps[8] = {1}, n_cp = 1, n_ep = 1;
+  int64_t seq = s->m->seq_len;
+  if (base.context_parallel <= 1 && seq >= HS_MEGATRON_CP_MIN_SEQ)
+    for (int32_t C = 2; C <= HS_MEGATRON_MAX_CP && n_cp < 8 && seq / C >= HS_MEGATRON_CP_MIN_TOKENS; C *= 2)
+      if (seq % C == 0)
+        cps[n_cp++] = C;
+  int32_t experts = model_experts(s->m);
+  if (base.expert_parallel <= 1)
+    for (int32_t E = 2; E <= experts && n_ep < 8; E++)
+      if (experts % E == 0)
+        eps[n_ep++] = E;
+  int32_t n_base = s->n_pr;
+  for (int32_t a = 0; a < n_cp; a++)
+    for (int32_t b = 0; b < n_ep; b++) {
+      if (a == 0 && b == 0)
+        continue;
+      for (int32_t k = 0; k < n_base && s->n_pr < HS_MEGATRON_MAX_PR; k++) {
+        hs_practice_t p = s->pr[k];
+        p.context_parallel = cps[a];
+        p.expert_parallel = eps[b];
+        s->pr[s->n_pr++] = p;
+      }
     }
 }
 
@@ -157,10 +209,15 @@ static hs_status_t megatron_init(void *state, const hs_model_t *m, const hs_clus
         continue;
       if (tp == 1 && s->pr[k].sequence_parallel && !o->practice.sequence_parallel)
         continue; /* nothing to split: the same plan as without */
+      int32_t C = HS_MAX(s->pr[k].context_parallel, 1), E = HS_MAX(s->pr[k].expert_parallel, 1);
       for (int32_t pp = 1; pp <= n / tp && pp <= layers; pp++) {
-        if ((n / tp) % pp)
+        if ((n / tp) % pp || (n / tp / pp) % C)
           continue;
-        int32_t dp = n / tp / pp;
+        /* dp pipelines of C context-parallel replicas per stage; experts
+         * split over groups of E pipelines (not with ZeRO-3) */
+        int32_t dp = n / tp / pp / C;
+        if (dp % E || (E > 1 && s->pr[k].zero_stage >= 3))
+          continue;
         for (int32_t b = 1; b <= HS_MAX(o->max_microbatch_size, 1); b *= 2) {
           if (s->gb % ((int64_t)dp * b))
             continue;
@@ -246,6 +303,7 @@ static hs_status_t offer(megatron_t *s, const cand_t *cd, hs_error_t *err)
   g.microbatch_size = cd->mbs;
   g.global_batch = s->gb;
   g.recompute = cd->rc;
+  g.practice.context_parallel = HS_MAX(s->pr[cd->practice].context_parallel, 1);
   if (cd->v > 1) {
     g.schedule = "interleaved-1f1b";
     g.chunks = cd->v;

@@ -172,10 +172,15 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
   HS_CHECK(t->result(state, plan, stats, err));
   /* the options as asked, less sequence parallelism on a plan without TP;
    * what a strategy searched on top of them (sequence parallelism, ZeRO
-   * stage) stays */
+   * stage, context and expert parallelism: the plan's layout depends on
+   * the last two) stays */
   hs_practice_t pr = o->practice;
   pr.sequence_parallel = pr.sequence_parallel || plan->practice.sequence_parallel;
   pr.zero_stage = HS_MAX(pr.zero_stage, plan->practice.zero_stage);
+  if (plan->practice.context_parallel > 1)
+    pr.context_parallel = plan->practice.context_parallel;
+  if (plan->practice.expert_parallel > 1)
+    pr.expert_parallel = plan->practice.expert_parallel;
   hs_plan_set_practice(plan, &pr);
   stats->search_s = search_s;
   if (stats->candidates == 0)

@@ -505,6 +505,40 @@ static hs_status_t sc_autohet_plan(hs_error_t *err)
   return st;
 }
 
+/* One planner's whole search on the fixture (hs_planner_run: device
+ * subsets, search, final simulations): out of memory anywhere in it is
+ * HS_ENOMEM with a message, never a crash or a different plan. The plan's
+ * JSON is the output. */
+static hs_status_t planner_scenario(const char *name, hs_error_t *err)
+{
+  const hs_planner_type_t *t = hs_planner_find(name);
+  if (!t)
+    return hs_error_set(err, HS_EINTERNAL, "no %s planner", name);
+  hs_plan_opts_t o;
+  hs_plan_opts_init(&o);
+  o.global_batch = 8;
+  /* one search over the whole cluster, two microbatch sizes: every code
+   * path of the planner, at a number of allocations (each failed once, a
+   * whole run per failure) that the fault build runs in minutes */
+  o.device_subsets = false;
+  o.max_microbatch_size = 2;
+  hs_plan_t plan;
+  hs_plan_init(&plan);
+  hs_search_stats_t stats;
+  hs_status_t st = hs_planner_run(t, &fx_model, &fx_cluster, &o, NULL, &plan, &stats, NULL, err);
+  if (st == HS_OK)
+    st = keep_output(hs_plan_to_json(&plan), "hs_plan_to_json", err);
+  hs_plan_destroy(&plan);
+  return st;
+}
+
+/* hapt: the DP tables, the candidate plans, the local search and the
+ * hetero-1F1B warm-up tuning. */
+static hs_status_t sc_hapt_plan(hs_error_t *err) { return planner_scenario("hapt", err); }
+
+/* hap: A*, the LP and the simulated practice configurations. */
+static hs_status_t sc_hap_plan(hs_error_t *err) { return planner_scenario("hap", err); }
+
 /* A purchase study's own allocations, without the planners (whose search
  * is the planner scenarios' business): --gpu-price overrides parsed, and
  * the JSON of a result with a feasible and an infeasible option. */
@@ -615,6 +649,8 @@ static const struct {
     {"whatif_output", sc_whatif_output}, {"whatif_plan", sc_whatif_plan},
     {"whale_plan", sc_whale_plan},
     {"autohet_plan", sc_autohet_plan},
+    {"hapt_plan", sc_hapt_plan},
+    {"hap_plan", sc_hap_plan},
     {"nccl_tests", sc_nccl_tests},   {"megatron_log", sc_megatron_log}, {"run_json", sc_run_json},
     {"torch_trace", sc_torch_trace}, {"compare_runs", sc_compare_runs},
     {"link_catalog", sc_link_catalog},
