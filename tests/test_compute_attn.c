@@ -301,11 +301,36 @@ static void test_bad_input(void)
                           "\"head_dim\": 128, \"tflops\": 3}]}", "m.json: points[0].seq");
 }
 
+/* A profile (hetsim calibrate -o, --profile) carries the four fields too:
+ * applied, they time flash attention on the cluster's GPU; one alone is an
+ * error naming the file, the field and the value. */
+static void test_profile(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  hs_cluster_t c;
+  hs_cluster_init(&c);
+  CHECK(hs_cluster_load("dgx-a100-1node", &c, &err) == HS_OK);
+  const hs_gpu_t *g = hs_gpu_catalog_find(&c.gpus, "A100-SXM4-80GB");
+  CHECK(g && !hs_gpu_attn_calibrated(g));
+  CHECK_MSG(hs_profile_parse("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"attn_fwd_eff_max\": 0.5, "
+                             "\"attn_fwd_half_seq\": 100, \"attn_bwd_eff_max\": 0.4, \"attn_bwd_half_seq\": 50}]}",
+                             "p.json", &c, &err) == HS_OK, "%s", err.msg);
+  CHECK(g && hs_gpu_attn_calibrated(g) && g->attn_fwd_eff_max == 0.5 && g->attn_bwd_half_seq == 50);
+  hs_status_t st = hs_profile_parse("{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"attn_bwd_half_seq\": 7}]}",
+                                    "p.json", &c, &err);
+  CHECK_EQ_INT(hs_status_exit_code(st), 2);
+  CHECK_CONTAINS(err.msg, "p.json: gpus[0].attn_bwd_half_seq: given (7) without attn_fwd_eff_max");
+  hs_cluster_destroy(&c);
+}
+
 int main(void)
 {
   HS_RUN(test_fused_closed_form);
   HS_RUN(test_uncalibrated_unchanged);
   HS_RUN(test_fit_recovers);
   HS_RUN(test_bad_input);
+  HS_RUN(test_profile);
   HS_TEST_END();
 }

@@ -17,7 +17,9 @@
  * file enter the fit (a file transcribes one head dim).
  *
  * Invariants: eff_max in [HS_EFF_MIN, 1] (a larger value means the catalog
- * peak is wrong: HS_EINVAL), half_seq >= 0 (clamped, reported). O(points).
+ * peak is wrong: HS_EINVAL), half_seq in [0, 1e7] (below 0 clamped and
+ * reported, above refused), as the catalog and profile loaders accept.
+ * O(points).
  */
 #include "validate_internal.h"
 
@@ -72,6 +74,9 @@ static hs_status_t fit_dir(const hs_measurements_t *ms, bool bwd, double peak, d
                         "[%g, 1]: the points are not of this GPU", what, *eff_max, ms->gpu, peak,
                         HS_EFF_MIN);
   *half_seq = l.b / l.a;
+  if (!(*half_seq <= 1e7)) /* also NaN: what the catalog and profiles accept */
+    return hs_error_set(err, HS_EINVAL, "%s: half-rate sequence length %g is above 1e7; the points "
+                        "cannot be fitted", what, *half_seq);
   if (*half_seq < 0) {
     hs_error_warn(err, "%s: negative half-rate length %.3g; set to 0", what, *half_seq);
     *half_seq = 0;
