@@ -143,6 +143,7 @@ static void test_uncalibrated_unchanged(void)
   hs_gpu_catalog_t cat;
   hs_error_t err;
   hs_error_init(&err);
+  hs_gpu_catalog_init(&cat);
   CHECK(hs_gpu_catalog_load(NULL, &cat, &err) == HS_OK);
   const hs_gpu_t *a100 = hs_gpu_catalog_find(&cat, "A100-SXM4-80GB");
   const hs_gpu_t *h100 = hs_gpu_catalog_find(&cat, "H100-SXM5-80GB");
@@ -251,6 +252,7 @@ static void expect_bad_gpu(const char *json, const char *needle)
   hs_error_t err;
   hs_error_init(&err);
   err.warn_fp = NULL;
+  hs_gpu_catalog_init(&cat);
   CHECK(hs_gpu_catalog_load(NULL, &cat, &err) == HS_OK);
   hs_status_t st = hs_gpu_catalog_parse(json, "g.json", &cat, &err);
   CHECK_MSG(st != HS_OK && hs_status_exit_code(st) == 2, "accepted: %s", json);
