@@ -161,7 +161,7 @@ static void add_attn(hs_measurements_t *ms, bool bwd, bool causal, double seq, d
   p.causal = causal;
   p.m = (int64_t)seq;
   p.k = 128;
-  p.rate_flops = tflops * 1e12;
+  p.tflops = tflops;
   CHECK(hs_measurements_add(ms, &p) == HS_OK);
 }
 

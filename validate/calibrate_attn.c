@@ -37,7 +37,7 @@ static int32_t collect_attn(const hs_measurements_t *ms, bool bwd, bool causal, 
     if (p->kind != HS_MB_ATTN || p->bwd != bwd || p->causal != causal)
       continue;
     x[n] = 1.0 / (double)p->m;
-    y[n] = peak / p->rate_flops;
+    y[n] = peak / (1e12 * p->tflops);
     n++;
   }
   return n;

@@ -154,10 +154,11 @@ typedef struct hs_mb_point {
   double s;               /* median seconds */
   int32_t source;         /* 1 + index into hs_measurements_t.sources; 0 = none */
   /* "attn" points (fused attention kernel benchmarks): m = sequence length,
-   * k = head dim, the published rate in FLOP/s (FlashAttention's count:
-   * forward 4 s^2 d per head, backward 2.5x, causal halved). */
+   * k = head dim, the published rate in TFLOP/s as written in the file
+   * (FlashAttention's count: forward 4 s^2 d per head, backward 2.5x,
+   * causal halved). */
   bool bwd, causal;
-  double rate_flops;
+  double tflops;
 } hs_mb_point_t;
 
 /* Where published points come from (measurements transcribed from a

@@ -102,7 +102,7 @@ cJSON *hs_measurements_to_json(const hs_measurements_t *m)
       cJSON_AddBoolToObject(o, "causal", p->causal);
       cJSON_AddNumberToObject(o, "seq", (double)p->m);
       cJSON_AddNumberToObject(o, "head_dim", (double)p->k);
-      cJSON_AddNumberToObject(o, "tflops", p->rate_flops / 1e12);
+      cJSON_AddNumberToObject(o, "tflops", p->tflops);
     } else if (p->kind == HS_MB_GEMM) {
       cJSON_AddStringToObject(o, "dtype", hs_dtype_name(p->dtype));
       cJSON_AddNumberToObject(o, "m", (double)p->m);
@@ -266,9 +266,7 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
       HS_CHECK(hs_json_bool(&r, e, p, "causal", true, false, &pt.causal));
       HS_CHECK(hs_json_int(&r, e, p, "seq", true, 1, 1, INT64_C(1) << 24, &pt.m));
       HS_CHECK(hs_json_int(&r, e, p, "head_dim", true, 1, 1, 1024, &pt.k));
-      double tf = 0.0;
-      HS_CHECK(hs_json_number(&r, e, p, "tflops", true, 0, HS_JNUM_POSITIVE, 1e6, &tf));
-      pt.rate_flops = tf * 1e12;
+      HS_CHECK(hs_json_number(&r, e, p, "tflops", true, 0, HS_JNUM_POSITIVE, 1e6, &pt.tflops));
     } else if (pt.kind == HS_MB_GEMM) {
       HS_CHECK(hs_json_string(&r, e, p, "dtype", false, "fp32", dt, sizeof dt));
       if (hs_dtype_parse(dt, &pt.dtype) != HS_OK)
