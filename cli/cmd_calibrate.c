@@ -155,6 +155,13 @@ int hs_cmd_calibrate(int argc, char **argv)
           "median |err| %.1f%% max %.1f%%\n",
           fit.n_gemm, fit.gemm_r2, 100 * fit.gemm_median_rel_err, 100 * fit.gemm_max_rel_err,
           fit.n_mem, fit.mem_r2, 100 * fit.mem_median_rel_err, 100 * fit.mem_max_rel_err);
+  if (fit.fitted & HS_FIT_ATTN)
+    fprintf(info, "fused attention: fwd eff_max %.4g half_seq %.4g (%d %s points), bwd eff_max %.4g "
+            "half_seq %.4g (%d %s points); rate median |err| %.1f%% max %.1f%%\n",
+            fit.attn_fwd_eff_max, fit.attn_fwd_half_seq, fit.n_attn_fwd,
+            fit.attn_fwd_causal ? "causal" : "non-causal", fit.attn_bwd_eff_max,
+            fit.attn_bwd_half_seq, fit.n_attn_bwd, fit.attn_bwd_causal ? "causal" : "non-causal",
+            100 * fit.attn_median_rel_err, 100 * fit.attn_max_rel_err);
   if (fit.n_p2p >= 2)
     fprintf(info, "links (alpha-beta): latency %.3g us, %.4g GB/s, %d points R2 %.4f\n",
             fit.p2p_latency_us, fit.p2p_GBps, fit.n_p2p, fit.p2p_r2);

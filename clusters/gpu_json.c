@@ -29,7 +29,8 @@
 static const char *const gpu_known[] = {
     "name", "vendor", "memory_GiB", "mem_bw_GBps", "peak_tflops", "nvlink_GBps",
     "nvlink_bridge_only", "pcie_gen", "pcie_GBps", "tdp_w", "gemm_eff_max", "gemm_half_flops",
-    "mem_eff", "launch_us", "gemm_out_k", "calibrated", "price_ondemand_usd_h", "price_spot_usd_h",
+    "mem_eff", "launch_us", "gemm_out_k", "attn_fwd_eff_max", "attn_fwd_half_seq",
+    "attn_bwd_eff_max", "attn_bwd_half_seq", "calibrated", "price_ondemand_usd_h", "price_spot_usd_h",
     "price_source", "source", "notes", "calibration_source", NULL};
 
 static const char *const dtype_keys[HS_DTYPE__COUNT] = {
@@ -145,6 +146,7 @@ static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char 
                           &g->launch_us));
   HS_CHECK(hs_json_number(r, e, path, "gemm_out_k", false, g->gemm_out_k, HS_JNUM_NONNEG, 1e6,
                           &g->gemm_out_k));
+  HS_CHECK(hs_gpu_attn_read(r, e, path, g));
   HS_CHECK(hs_json_bool(r, e, path, "calibrated", false, g->calibrated, &g->calibrated));
   /* A catalog entry that says calibrated names where its figures come from
    * (clusters/calibration/<GPU>.json); a profile applied at run time
@@ -166,6 +168,39 @@ static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char 
   hs_json_warn_unknown(r, e, path, gpu_known);
 cleanup:
   return st;
+}
+
+hs_status_t hs_gpu_attn_read(const hs_jreader_t *r, const cJSON *e, const char *path, hs_gpu_t *g)
+{
+  static const char *const keys[4] = {"attn_fwd_eff_max", "attn_fwd_half_seq", "attn_bwd_eff_max",
+                                      "attn_bwd_half_seq"};
+  double *vals[4] = {&g->attn_fwd_eff_max, &g->attn_fwd_half_seq, &g->attn_bwd_eff_max,
+                     &g->attn_bwd_half_seq};
+  hs_status_t st = HS_OK;
+  int present = 0, first = -1, missing = -1;
+  for (int i = 0; i < 4; i++) {
+    if (!cJSON_GetObjectItemCaseSensitive(e, keys[i])) {
+      missing = missing < 0 ? i : missing;
+      continue;
+    }
+    present++;
+    first = first < 0 ? i : first;
+    if (i % 2 == 0)
+      HS_CHECK(hs_json_number_in(r, e, path, keys[i], false, *vals[i], HS_EFF_MIN, 1.0, vals[i]));
+    else
+      HS_CHECK(hs_json_number(r, e, path, keys[i], false, *vals[i], HS_JNUM_NONNEG, 1e7, vals[i]));
+  }
+  if (present > 0 && present < 4)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.%s: given (%g) without %s: the fused attention "
+                         "model needs all four attn_* fields", r->file, path, keys[first],
+                         *vals[first], keys[missing]));
+cleanup:
+  return st;
+}
+
+bool hs_gpu_attn_calibrated(const hs_gpu_t *g)
+{
+  return g->attn_fwd_eff_max > 0 && g->attn_bwd_eff_max > 0;
 }
 
 hs_status_t hs__gpu_catalog_read(const hs_jreader_t *r, const cJSON *arr, const char *path,

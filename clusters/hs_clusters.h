@@ -71,6 +71,13 @@ typedef struct hs_gpu {
    * prologue and epilogue): t = (f + gemm_half_flops + 2 gemm_out_k out) /
    * (peak gemm_eff_max); 0 = FLOP-only model (sim/compute.c). */
   double gemm_out_k;
+  /* Fused (FlashAttention-style) causal attention kernel rate, fitted on
+   * published kernel benchmarks (clusters/calibration/<GPU>.json "attn"
+   * points): rate(s) = bf16 peak * eff_max * s / (s + half_seq) at
+   * sequence length s, forward and backward apart. eff_max 0 = uncalibrated:
+   * the attention core is timed as a GEMM (sim/compute.c). */
+  double attn_fwd_eff_max, attn_fwd_half_seq;
+  double attn_bwd_eff_max, attn_bwd_half_seq;
   bool calibrated;             /* profile came from measurements */
   /* Prices, USD per GPU-hour; 0 = unknown. */
   double price_ondemand_usd_h;
@@ -272,6 +279,17 @@ const hs_interconnect_t *hs_link_catalog_find(const hs_link_catalog_t *c, const 
  * Its sites/links/spot read back as a cluster file. Caller frees with
  * cJSON_Delete (hs_json_free); NULL when out of memory. */
 struct cJSON *hs_cluster_to_json(const hs_cluster_t *c);
+
+/* Reads the fused-attention fields of a GPU entry or profile entry `e` at
+ * `path` into g (attn_fwd_eff_max, attn_fwd_half_seq, attn_bwd_eff_max,
+ * attn_bwd_half_seq): absent keeps g's values; each eff_max in
+ * [HS_EFF_MIN, 1], each half_seq in [0, 1e7], and the four come together
+ * (one alone is an error naming the file, the field and the value). */
+struct hs_jreader;
+hs_status_t hs_gpu_attn_read(const struct hs_jreader *r, const struct cJSON *e, const char *path,
+                             hs_gpu_t *g);
+/* True when g's fused attention rate is calibrated (attn_*_eff_max > 0). */
+bool hs_gpu_attn_calibrated(const hs_gpu_t *g);
 
 /* ---- topology ----------------------------------------------------------- */
 

@@ -4,8 +4,10 @@
 
 Usage: scripts/calibrate_catalog.py [path/to/hetsim]   (default build/hetsim)
 
-Each calibration file holds published kernel-level points (GEMM, memory)
-with their sources; its "applies" list names the parameters the catalog
+Each calibration file holds published kernel-level points (GEMM, memory,
+fused attention "attn") with their sources; the attention fields
+(attn_fwd_eff_max, attn_fwd_half_seq, attn_bwd_eff_max, attn_bwd_half_seq)
+are taken whenever the file has "attn" points; its "applies" list names the parameters the catalog
 takes (default all four) and must include gemm_eff_max: the GEMM rate is
 what sets the speed ratio between GPU types, so a file without it marks
 nothing calibrated. "gemm_fit"/"mem_fit": "max" says the points are
@@ -24,6 +26,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARAMS = ["gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us"]
+ATTN = ["attn_fwd_eff_max", "attn_fwd_half_seq", "attn_bwd_eff_max", "attn_bwd_half_seq"]
 
 
 def main():
@@ -52,6 +55,10 @@ def main():
             sys.exit(f"{fn}: applies must include gemm_eff_max (got {applies})")
         for p in applies:
             gpu[p] = prof[p]
+        # fused attention rate ("attn" points): taken whenever the file has them
+        attn = [p for p in ATTN if p in prof]
+        for p in attn:
+            gpu[p] = prof[p]
         refs = "; ".join(f"{s['ref']} ({s['date']})" for s in meas.get("sources", []))
         kept = [p for p in PARAMS if p not in applies]
         gpu["calibrated"] = True
@@ -61,10 +68,10 @@ def main():
             how = "; ".join(x for x in ("gemm_fit \"shape\" (kernel-shape model, sim/compute.c)", how) if x)
         gpu["calibration_source"] = (
             f"clusters/calibration/{fn} (retrieved {meas.get('retrieved', '?')}): "
-            f"{', '.join(applies)} fitted by hetsim calibrate"
+            f"{', '.join(applies + attn)} fitted by hetsim calibrate"
             + (f" ({how})" if how else "") + f" on {refs}"
             + (f"; {', '.join(kept)} kept at the default (see the file's description)" if kept else ""))
-        print(f"{meas['gpu']}: " + ", ".join(f"{p} {prof[p]:.4g}" for p in applies))
+        print(f"{meas['gpu']}: " + ", ".join(f"{p} {prof[p]:.4g}" for p in applies + attn))
     with open(cat_path, "w") as f:
         json.dump(cat, f, indent=1, ensure_ascii=False)
         f.write("\n")

@@ -23,6 +23,18 @@
  * (QK^T, scale-mask-softmax, dropout, AV; backward: two BMMs, dropout,
  * softmax, two BMMs), whose times add instead of overlapping. GPUs without
  * gemm_out_k keep the FLOP-only model above, bit for bit.
+ *
+ * Fused attention (FlashAttention: the attention op with no score matrix
+ * saved, saved_bytes <= saved_bytes_selective) on a GPU whose catalog entry
+ * has the attn_* fields (fitted on published FlashAttention benchmarks,
+ * docs/clusters.md) is one kernel per direction at the measured rate
+ *     t = launch + (f / 2) / (bf16 peak * attn_eff_max * s / (s + attn_half_seq))
+ * with s the sequence length (gemm_m): the published rates count a causal
+ * kernel's FLOPs halved (only the unmasked half is computed) while the op
+ * counts the full 4 s^2 d per head forward (2.5x backward), hence f / 2:
+ * every model is timed as causal (decoder) attention. The memory term is
+ * inside the measured rate. GPUs without the fields keep the GEMM timing
+ * above, bit for bit.
  */
 #include "hs_sim.h"
 
@@ -117,6 +129,21 @@ static double unfused_attention_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_
          + kernel_s(g, dt, true, f, c, P * d + 2.0 * c * d);       /* dK = dS^T Q */
 }
 
+/* Fused causal attention at the calibrated rate (see the header). */
+static double fused_attention_s(const hs_gpu_t *g, double flops, double seq, hs_phase_t phase)
+{
+  double emax = phase == HS_PHASE_FWD ? g->attn_fwd_eff_max : g->attn_bwd_eff_max;
+  double half = phase == HS_PHASE_FWD ? g->attn_fwd_half_seq : g->attn_bwd_half_seq;
+  double rate = hs_gpu_peak_flops(g, HS_DTYPE_BF16) * emax * seq / (seq + half);
+  return g->launch_us * 1e-6 + (rate > 0.0 ? 0.5 * flops / rate : 0.0);
+}
+
+bool hs_compute_attn_fused(const hs_gpu_t *g, const hs_op_t *op)
+{
+  return op->kind == HS_OP_ATTENTION && hs_gpu_attn_calibrated(g) && op->gemm_m > 0 &&
+         op->saved_bytes <= op->saved_bytes_selective;
+}
+
 double hs_compute_op_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, double samples,
                        int32_t tp, hs_phase_t phase)
 {
@@ -130,6 +157,8 @@ double hs_compute_op_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, doub
    * attention core and the router stay in bf16 */
   if (dt == HS_DTYPE_FP8 && (op->kind == HS_OP_ATTENTION || op->kind == HS_OP_MOE_ROUTER))
     dt = HS_DTYPE_BF16;
+  if (flops > 0.0 && hs_compute_attn_fused(g, op))
+    return fused_attention_s(g, flops, (double)op->gemm_m, phase);
   if (g->gemm_out_k > 0 && gemm && op->gemm_m > 0 && op->gemm_n > 0 && op->gemm_k > 0) {
     if (op->kind != HS_OP_ATTENTION)
       return gemm_op_s(g, dt, op, samples, tp, phase, flops, bytes);

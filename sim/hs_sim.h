@@ -269,6 +269,9 @@ double hs_compute_gemm_s(const hs_gpu_t *g, hs_dtype_t dt, double flops, double 
                          double bytes);
 double hs_compute_op_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, double samples,
                        int32_t tp, hs_phase_t phase);
+/* True when hs_compute_op_s times op as a fused attention kernel at g's
+ * calibrated rate (attn_* fields; sim/compute.c). */
+bool hs_compute_attn_fused(const hs_gpu_t *g, const hs_op_t *op);
 
 /* Device profiles: calibrated efficiency parameters that replace catalog
  * defaults (validate/ writes them). Applied to every GPU of the cluster whose

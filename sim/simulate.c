@@ -967,9 +967,15 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
     const hs_gpu_t *gpu = &s->cluster->gpus.gpus[g];
     if (!hs_cluster_gpu_used(s->cluster, (int32_t)g))
       continue;
-    if (pl + strlen(gpu->name) + 16 < sizeof r->device_profiles)
-      pl += (size_t)snprintf(r->device_profiles + pl, sizeof r->device_profiles - pl, "%s%s %s",
-                             pl ? "; " : "", gpu->name, gpu->calibrated ? "calibrated" : "uncalibrated");
+    /* with FlashAttention, whether its kernel rate is measured (attn_*
+     * fields) or the GEMM curve stands in for it (sim/compute.c) */
+    const char *attn = plan->practice.kernels.attention != HS_ATTENTION_FLASH ? ""
+                       : hs_gpu_attn_calibrated(gpu) ? ", flash attention calibrated"
+                                                     : ", flash attention uncalibrated (GEMM rate)";
+    if (pl + strlen(gpu->name) + strlen(attn) + 16 < sizeof r->device_profiles)
+      pl += (size_t)snprintf(r->device_profiles + pl, sizeof r->device_profiles - pl, "%s%s %s%s",
+                             pl ? "; " : "", gpu->name, gpu->calibrated ? "calibrated" : "uncalibrated",
+                             attn);
     if (!gpu->calibrated && ul + strlen(gpu->name) + 2 < sizeof r->uncalibrated_gpus)
       ul += (size_t)snprintf(r->uncalibrated_gpus + ul, sizeof r->uncalibrated_gpus - ul, "%s%s",
                              ul ? "," : "", gpu->name);

@@ -89,6 +89,27 @@ static void check_points_reproduced(const hs_measurements_t *ms, const hs_gpu_t 
   }
   if (ms->mem_fit_max && (a & HS_FIT_MEM_EFF))
     CHECK_REL(g->mem_bw_GBps * 1e9 * g->mem_eff, best_mem, 1e-9);
+  /* fused attention: the catalog's rate curve, bf16 peak x eff_max x s / (s
+   * + half_seq), against every published rate of the mask it was fitted on
+   * (causal forward where the file has causal forward points, else
+   * non-causal; likewise backward), within 5% */
+  bool causal_pts[2] = {false, false};
+  int n_dir[2] = {0, 0};
+  for (int32_t i = 0; i < ms->n; i++)
+    if (ms->p[i].kind == HS_MB_ATTN && ms->p[i].causal && n_dir[ms->p[i].bwd]++ >= 1)
+      causal_pts[ms->p[i].bwd] = true;
+  double bf16 = hs_gpu_peak_flops(g, HS_DTYPE_BF16);
+  for (int32_t i = 0; i < ms->n; i++) {
+    const hs_mb_point_t *p = &ms->p[i];
+    if (p->kind != HS_MB_ATTN || p->causal != causal_pts[p->bwd])
+      continue;
+    double emax = p->bwd ? g->attn_bwd_eff_max : g->attn_fwd_eff_max;
+    double half = p->bwd ? g->attn_bwd_half_seq : g->attn_fwd_half_seq;
+    double seq = (double)p->m, rate = bf16 * emax * seq / (seq + half);
+    CHECK_MSG(fabs(rate - 1e12 * p->tflops) <= 0.05 * 1e12 * p->tflops,
+              "%s: attn %s seq %g: catalog %.1f TFLOP/s, published %.1f", file,
+              p->bwd ? "bwd" : "fwd", seq, rate / 1e12, p->tflops);
+  }
 }
 
 static void test_catalog_matches_fit(void)
@@ -157,6 +178,15 @@ static void test_catalog_matches_fit(void)
         CHECK_REL(g->gemm_out_k, fit.gemm_out_k, 1e-9);
       else
         CHECK_MSG(g->gemm_out_k == 0, "%s: gemm_out_k without a \"shape\" fit", g->name);
+      if (fit.fitted & HS_FIT_ATTN) {
+        CHECK_REL(g->attn_fwd_eff_max, fit.attn_fwd_eff_max, 1e-9);
+        CHECK_REL(g->attn_fwd_half_seq, fit.attn_fwd_half_seq, 1e-9);
+        CHECK_REL(g->attn_bwd_eff_max, fit.attn_bwd_eff_max, 1e-9);
+        CHECK_REL(g->attn_bwd_half_seq, fit.attn_bwd_half_seq, 1e-9);
+      } else {
+        CHECK_MSG(!hs_gpu_attn_calibrated(g) && g->attn_fwd_half_seq == 0 && g->attn_bwd_half_seq == 0,
+                  "%s: attention fields without \"attn\" points", g->name);
+      }
       check_points_reproduced(&ms, g, names[i], fit.dtype);
       fprintf(stderr, "  %s: gemm_eff_max %.4f gemm_half_flops %.4g mem_eff %.3f launch_us %.3f "
               "(gemm %s %s, %d points; mem %s, %d points)\n", g->name, g->gemm_eff_max,

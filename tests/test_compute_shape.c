@@ -231,6 +231,7 @@ static void test_bad_input(void)
     hs_error_t err;
     hs_error_init(&err);
     err.warn_fp = NULL;
+    hs_gpu_catalog_init(&cat);
     CHECK(hs_gpu_catalog_load(NULL, &cat, &err) == HS_OK);
     hs_status_t st = hs_gpu_catalog_parse(gpu_cases[i].json, "g.json", &cat, &err);
     CHECK_MSG(st != HS_OK && hs_status_exit_code(st) == 2, "accepted: %s", gpu_cases[i].json);

@@ -74,7 +74,7 @@ void hs_measurements_set_gpu(hs_measurements_t *m, const hs_gpu_t *g)
 
 const char *hs_mb_kind_name(hs_mb_kind_t k)
 {
-  static const char *const names[] = {"gemm", "mem", "p2p", "h2d", "allreduce"};
+  static const char *const names[] = {"gemm", "mem", "p2p", "h2d", "allreduce", "attn"};
   return (unsigned)k < HS_ARRAY_LEN(names) ? names[k] : "?";
 }
 
@@ -396,6 +396,7 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     out->p2p_r2 = l.r2;
     out->p2p_median_rel_err = l.med_rel;
   }
+  HS_CHECK(hs__calibrate_attn(ms, out, err));
 cleanup:
   free(x);
   free(t);

@@ -141,7 +141,7 @@ hs_status_t hs__measured_aggregate(const hs_taskgraph_t *tg, const hs_kernel_sam
 
 /* ---- microbenchmarks and calibration ---------------------------------------- */
 
-typedef enum { HS_MB_GEMM, HS_MB_MEM, HS_MB_P2P, HS_MB_H2D, HS_MB_ALLREDUCE } hs_mb_kind_t;
+typedef enum { HS_MB_GEMM, HS_MB_MEM, HS_MB_P2P, HS_MB_H2D, HS_MB_ALLREDUCE, HS_MB_ATTN } hs_mb_kind_t;
 const char *hs_mb_kind_name(hs_mb_kind_t k);
 
 typedef struct hs_mb_point {
@@ -153,6 +153,12 @@ typedef struct hs_mb_point {
   double bytes;           /* moved */
   double s;               /* median seconds */
   int32_t source;         /* 1 + index into hs_measurements_t.sources; 0 = none */
+  /* "attn" points (fused attention kernel benchmarks): m = sequence length,
+   * k = head dim, the published rate in TFLOP/s as written in the file
+   * (FlashAttention's count: forward 4 s^2 d per head, backward 2.5x,
+   * causal halved). */
+  bool bwd, causal;
+  double tflops;
 } hs_mb_point_t;
 
 /* Where published points come from (measurements transcribed from a
@@ -201,7 +207,8 @@ enum {
   HS_FIT_MEM_EFF = 1u << 2,
   HS_FIT_LAUNCH_US = 1u << 3,
   HS_FIT_ALL = 15u,
-  HS_FIT_GEMM_OUT_K = 1u << 4 /* only from "gemm_fit": "shape"; not part of HS_FIT_ALL */
+  HS_FIT_GEMM_OUT_K = 1u << 4, /* only from "gemm_fit": "shape"; not part of HS_FIT_ALL */
+  HS_FIT_ATTN = 1u << 5        /* attn_{fwd,bwd}_{eff_max,half_seq}, from "attn" points */
 };
 
 void hs_measurements_init(hs_measurements_t *m);
@@ -241,6 +248,13 @@ typedef struct hs_fit {
   double gemm_eff_max;
   double gemm_half_flops;
   double gemm_out_k;      /* "shape" fits only; 0 otherwise */
+  /* fused attention (HS_FIT_ATTN): eff(s) = eff_max s / (s + half_seq) of
+   * the bf16 peak, each direction fitted on its causal points (or, with
+   * fewer than 2, its non-causal ones; *_causal says which) */
+  double attn_fwd_eff_max, attn_fwd_half_seq, attn_bwd_eff_max, attn_bwd_half_seq;
+  bool attn_fwd_causal, attn_bwd_causal;
+  int32_t n_attn_fwd, n_attn_bwd;
+  double attn_median_rel_err, attn_max_rel_err; /* of the rate, over the fitted points */
   int32_t n_gemm, n_mem, n_p2p;
   double gemm_r2, mem_r2, p2p_r2;
   double gemm_median_rel_err, gemm_max_rel_err;

@@ -22,6 +22,11 @@
  * determined, so "applies" must be given and must not name gemm_half_flops,
  * or launch_us when "mem_fit" is "max"). Files the microbenchmarks write
  * carry none of these.
+ *
+ * Fused-attention points (published FlashAttention benchmarks) have no
+ * time: {"kind": "attn", "dir": "fwd" | "bwd", "causal": true, "seq": 2048,
+ * "head_dim": 128, "tflops": 298, "source": "fa3"}, the rate as published
+ * (FlashAttention's FLOP count); all five fields required.
  */
 #include "hs_json.h"
 #include "hs_validate.h"
@@ -92,7 +97,13 @@ cJSON *hs_measurements_to_json(const hs_measurements_t *m)
     if (!o)
       break;
     cJSON_AddStringToObject(o, "kind", hs_mb_kind_name(p->kind));
-    if (p->kind == HS_MB_GEMM) {
+    if (p->kind == HS_MB_ATTN) {
+      cJSON_AddStringToObject(o, "dir", p->bwd ? "bwd" : "fwd");
+      cJSON_AddBoolToObject(o, "causal", p->causal);
+      cJSON_AddNumberToObject(o, "seq", (double)p->m);
+      cJSON_AddNumberToObject(o, "head_dim", (double)p->k);
+      cJSON_AddNumberToObject(o, "tflops", p->tflops);
+    } else if (p->kind == HS_MB_GEMM) {
       cJSON_AddStringToObject(o, "dtype", hs_dtype_name(p->dtype));
       cJSON_AddNumberToObject(o, "m", (double)p->m);
       cJSON_AddNumberToObject(o, "n", (double)p->n);
@@ -103,7 +114,8 @@ cJSON *hs_measurements_to_json(const hs_measurements_t *m)
       if (p->ranks > 0)
         cJSON_AddNumberToObject(o, "ranks", p->ranks);
     }
-    cJSON_AddNumberToObject(o, "s", p->s);
+    if (p->kind != HS_MB_ATTN)
+      cJSON_AddNumberToObject(o, "s", p->s);
     if (p->source > 0 && p->source <= m->n_sources)
       cJSON_AddStringToObject(o, "source", m->sources[p->source - 1].id);
     cJSON_AddItemToArray(arr, o);
@@ -120,7 +132,7 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
   static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us",
                                           "gemm_out_k"};
   static const char *const kpt[] = {"kind", "dtype", "m", "n", "k", "flops", "bytes", "ranks", "s",
-                                    "source", NULL};
+                                    "source", "dir", "causal", "seq", "head_dim", "tflops", NULL};
   static const char *const ksrc[] = {"id", "ref", "date", NULL};
   hs_status_t st = HS_OK;
   cJSON *j = NULL;
@@ -233,17 +245,29 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
     memset(&pt, 0, sizeof pt);
     HS_CHECK(hs_json_string(&r, e, p, "kind", true, "", kind, sizeof kind));
     bool found = false;
-    for (int q = 0; q <= HS_MB_ALLREDUCE; q++)
+    for (int q = 0; q <= HS_MB_ATTN; q++)
       if (strcmp(kind, hs_mb_kind_name((hs_mb_kind_t)q)) == 0) {
         pt.kind = (hs_mb_kind_t)q;
         found = true;
       }
     if (!found)
       HS_FAIL(hs_error_set(err, HS_EINVAL,
-                           "%s: %s.kind: must be gemm, mem, p2p, h2d or allreduce, got \"%s\"", file,
-                           p, kind));
-    HS_CHECK(hs_json_number(&r, e, p, "s", true, 0, HS_JNUM_POSITIVE, 1e6, &pt.s));
-    if (pt.kind == HS_MB_GEMM) {
+                           "%s: %s.kind: must be gemm, mem, p2p, h2d, allreduce or attn, got \"%s\"",
+                           file, p, kind));
+    if (pt.kind != HS_MB_ATTN)
+      HS_CHECK(hs_json_number(&r, e, p, "s", true, 0, HS_JNUM_POSITIVE, 1e6, &pt.s));
+    if (pt.kind == HS_MB_ATTN) {
+      /* a published fused-attention rate: direction, mask, shape, TFLOP/s */
+      char dir[8];
+      HS_CHECK(hs_json_string(&r, e, p, "dir", true, "", dir, sizeof dir));
+      if (strcmp(dir, "fwd") != 0 && strcmp(dir, "bwd") != 0)
+        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.dir: must be fwd or bwd, got \"%s\"", file, p, dir));
+      pt.bwd = dir[0] == 'b';
+      HS_CHECK(hs_json_bool(&r, e, p, "causal", true, false, &pt.causal));
+      HS_CHECK(hs_json_int(&r, e, p, "seq", true, 1, 1, INT64_C(1) << 24, &pt.m));
+      HS_CHECK(hs_json_int(&r, e, p, "head_dim", true, 1, 1, 1024, &pt.k));
+      HS_CHECK(hs_json_number(&r, e, p, "tflops", true, 0, HS_JNUM_POSITIVE, 1e6, &pt.tflops));
+    } else if (pt.kind == HS_MB_GEMM) {
       HS_CHECK(hs_json_string(&r, e, p, "dtype", false, "fp32", dt, sizeof dt));
       if (hs_dtype_parse(dt, &pt.dtype) != HS_OK)
         HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.dtype: unknown dtype \"%s\"", file, p, dt));
@@ -316,6 +340,12 @@ cJSON *hs_profile_to_json(const hs_measurements_t *ms, const hs_fit_t *f)
     cJSON_AddNumberToObject(g, "launch_us", f->launch_us);
   if (f->fitted & HS_FIT_GEMM_OUT_K)
     cJSON_AddNumberToObject(g, "gemm_out_k", f->gemm_out_k);
+  if (f->fitted & HS_FIT_ATTN) {
+    cJSON_AddNumberToObject(g, "attn_fwd_eff_max", f->attn_fwd_eff_max);
+    cJSON_AddNumberToObject(g, "attn_fwd_half_seq", f->attn_fwd_half_seq);
+    cJSON_AddNumberToObject(g, "attn_bwd_eff_max", f->attn_bwd_eff_max);
+    cJSON_AddNumberToObject(g, "attn_bwd_half_seq", f->attn_bwd_half_seq);
+  }
   cJSON *fit = cJSON_AddObjectToObject(g, "fit");
   if (fit) {
     cJSON_AddStringToObject(fit, "gemm_dtype", hs_dtype_name(f->dtype));
@@ -328,6 +358,14 @@ cJSON *hs_profile_to_json(const hs_measurements_t *ms, const hs_fit_t *f)
     cJSON_AddNumberToObject(fit, "mem_median_rel_err", f->mem_median_rel_err);
     cJSON_AddNumberToObject(fit, "mem_max_rel_err", f->mem_max_rel_err);
     cJSON_AddBoolToObject(fit, "clamped", f->clamped);
+    if (f->fitted & HS_FIT_ATTN) {
+      cJSON_AddNumberToObject(fit, "attn_fwd_points", f->n_attn_fwd);
+      cJSON_AddBoolToObject(fit, "attn_fwd_causal", f->attn_fwd_causal);
+      cJSON_AddNumberToObject(fit, "attn_bwd_points", f->n_attn_bwd);
+      cJSON_AddBoolToObject(fit, "attn_bwd_causal", f->attn_bwd_causal);
+      cJSON_AddNumberToObject(fit, "attn_median_rel_err", f->attn_median_rel_err);
+      cJSON_AddNumberToObject(fit, "attn_max_rel_err", f->attn_max_rel_err);
+    }
     if (f->n_p2p >= 2) {
       cJSON_AddNumberToObject(fit, "p2p_points", f->n_p2p);
       cJSON_AddNumberToObject(fit, "p2p_latency_us", f->p2p_latency_us);

@@ -33,6 +33,10 @@ typedef struct hs_line_fit {
 hs_status_t hs__fit_line(const double *x, const double *t, int32_t n, const char *what,
                          hs_line_fit_t *out, hs_error_t *err);
 
+/* Fits the fused-attention rate model (calibrate_attn.c) on the "attn"
+ * points of ms into out (HS_FIT_ATTN); no such points: nothing. O(n). */
+hs_status_t hs__calibrate_attn(const hs_measurements_t *ms, hs_fit_t *out, hs_error_t *err);
+
 /* Median of v[0..n) sorting v in place (no allocation, so no silent
  * fallback when memory is short); 0 for n == 0. O(n log n). */
 double hs__median_inplace(double *v, size_t n);

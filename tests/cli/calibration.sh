@@ -18,6 +18,22 @@ fit=$(jq '.gpus[0].gemm_eff_max' "$tmp/p.json")
 cat=$(jq '.gpus[] | select(.name == "H100-SXM5-80GB") | .gemm_eff_max' "$src/clusters/gpus.json")
 awk -v a="$fit" -v b="$cat" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-9 * b) }' \
   || die "catalog gemm_eff_max $cat is not the fit $fit"
+# the same file's FlashAttention-2 points: the profile and the catalog hold
+# the same fused-attention fields, and the simulator says so
+for f in attn_fwd_eff_max attn_fwd_half_seq attn_bwd_eff_max attn_bwd_half_seq; do
+  fit=$(jq ".gpus[0].$f" "$tmp/p.json")
+  cat=$(jq ".gpus[] | select(.name == \"H100-SXM5-80GB\") | .$f" "$src/clusters/gpus.json")
+  awk -v a="$fit" -v b="$cat" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 1e-9 * b) }' \
+    || die "catalog $f $cat is not the fit $fit"
+done
+"$bin" simulate --model gpt3-1.3b --cluster dgx-h100-1node --tp 1 --pp 1 --dp 8 --global-batch 16 \
+  --attention flash >"$tmp/sim.txt" 2>"$tmp/err" || die "simulate: $(cat "$tmp/err")"
+grep -q 'H100-SXM5-80GB calibrated, flash attention calibrated' "$tmp/sim.txt" \
+  || die "simulate does not say the H100 flash attention rate is calibrated: $(grep profiles "$tmp/sim.txt")"
+"$bin" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 1 --pp 1 --dp 8 --global-batch 16 \
+  --attention flash >"$tmp/sim.txt" 2>"$tmp/err" || die "simulate: $(cat "$tmp/err")"
+grep -q 'A100-SXM4-80GB calibrated, flash attention uncalibrated (GEMM rate)' "$tmp/sim.txt" \
+  || die "simulate does not say the A100 flash attention rate is uncalibrated: $(grep profiles "$tmp/sim.txt")"
 
 # a GEMM shape sweep ("shape" fit) beside a best-achievable copy rate
 # ("max" memory fit): the profile holds the GEMM terms and gemm_out_k and
