@@ -17,13 +17,13 @@
  * each GPU port once, so uncontended, with GPU ports B_in and NICs B_nic:
  *   all-reduce                  T = L + 2(n-1)/n S max(1/B_in, 1/B_nic)
  *   reduce-scatter, all-gather  T = L + (n-1)/n S max(1/B_in, 1/B_nic)
- * Latency L: a chunk crosses s = 2(n-1) (resp. n-1) consecutive ring hops,
- * of which a fraction m/n (m nodes) leave a node:
- *   L = s (n - m)/n a_in + s m/n a_x
+ * Latency L, as NCCL's tuning model counts a ring's steps (tuning.cc: the
+ * ring's s = 2(n-1) (resp. n-1) steps, of which s_x = 2(m-1) (resp. m-1)
+ * cross nodes, m nodes):
+ *   L = (s - s_x) a_in + s_x a_x
  * with a_in / a_x the largest same-node / cross-node neighbour path
- * latency (NCCL's tuning model: intra steps x intra latency + inter steps x
- * inter latency). With one rank per node (m = n) this is the ring's
- * 2(n-1) a_x exactly.
+ * latency. With one rank per node (m = n) this is the ring's 2(n-1) a_x
+ * exactly.
  */
 #include "coll_impl.h"
 
@@ -88,7 +88,7 @@ static hs_status_t node_ring_build(hs_coll_builder_t *b, const hs_coll_t *c, int
       a_x = HS_MAX(a_x, lat);
   }
   /* m = 1: a plain ring inside one node (no inter-node hop) */
-  double inter = m > 1 ? steps * m / n : 0.0;
+  double inter = m < 2 ? 0.0 : c->op == HS_COLL_ALLREDUCE ? 2.0 * (m - 1) : (double)(m - 1);
   b->latency_ns = (steps - inter) * a_in + inter * a_x;
 cleanup:
   return st;

@@ -154,14 +154,15 @@ static void test_hierarchical(void)
  * each NIC once, so the slowest link sets the rate:
  *   all-reduce      s = 2(n-1):  s L + 2(n-1)/n S max(1/B, 1/B_nic)
  *   RS, all-gather  s = n-1:     s L + (n-1)/n S max(1/B, 1/B_nic)
- * where a chunk's s hops are inter-node for a fraction m/n of them:
- *   L = ((n-m) a + m (a + x)) / n. */
+ * with NCCL's count of the steps that cross nodes, s_x = 2(m-1) (all-reduce)
+ * or m-1: latency (s - s_x) a + s_x (a + x). */
 static double node_ring_want(hs_coll_op_t op, int m, int k, double S, double B, double B_nic,
                              double a, double x)
 {
   int n = m * k;
   double s = op == HS_COLL_ALLREDUCE ? 2.0 * (n - 1) : n - 1.0;
-  return s * ((n - m) * a + m * (a + x)) / n / NS + s / n * S * fmax(1 / B, 1 / B_nic);
+  double sx = op == HS_COLL_ALLREDUCE ? 2.0 * (m - 1) : m - 1.0;
+  return ((s - sx) * a + sx * (a + x)) / NS + s / n * S * fmax(1 / B, 1 / B_nic);
 }
 
 static void test_node_ring(void)
@@ -190,14 +191,14 @@ static void test_node_ring(void)
       }
       run_close(&r);
     }
-  /* nodes holding different numbers of ranks: 3 + 1 + 2 on 3 nodes of 4;
-   * still m = 3 inter-node hops out of n = 6 */
+  /* nodes holding different numbers of ranks: 3 + 1 + 2 on 3 nodes of 4
+   * (n = 6, m = 3): s = 10 steps, 4 of them across nodes */
   {
     const double B = 300 * GB, B_nic = 25 * GB;
     run_t r;
     run_open(&r, 3, 4, 300, a, 25, x);
     int32_t uneven[] = {0, 4, 8, 1, 9, 2};
-    double s = 2.0 * 5, L = s * (3 * a + 3 * (a + x)) / 6 / NS;
+    double s = 2.0 * 5, L = (6 * a + 4 * (a + x)) / NS;
     CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, uneven, 6, S, NULL),
              L + s / 6 * S * fmax(1 / B, 1 / B_nic), 2);
     run_close(&r);
