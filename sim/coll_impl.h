@@ -62,6 +62,7 @@ double hs__coll_estimate(const hs_coll_algo_t *algo, const hs_net_paths_t *paths
 extern const hs_coll_algo_t hs_coll_ring;
 extern const hs_coll_algo_t hs_coll_tree;
 extern const hs_coll_algo_t hs_coll_hier;
+extern const hs_coll_algo_t hs_coll_node_ring;
 extern const hs_coll_algo_t hs_coll_direct;
 
 /* ---- what the collective layer needs from a network (net.c) ---------------- */

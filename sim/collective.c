@@ -50,7 +50,8 @@ hs_status_t hs_coll_op_parse(const char *s, hs_coll_op_t *out)
   return HS_ENOTFOUND;
 }
 
-const hs_coll_algo_t *const hs_coll_algos[] = {&hs_coll_ring, &hs_coll_tree, &hs_coll_hier,
+const hs_coll_algo_t *const hs_coll_algos[] = {&hs_coll_ring,   &hs_coll_tree,
+                                               &hs_coll_hier,   &hs_coll_node_ring,
                                                &hs_coll_direct, NULL};
 
 const hs_coll_algo_t *hs_coll_algo_find(const char *name)
@@ -346,7 +347,12 @@ static const hs_coll_algo_t *default_algo(hs_coll_builder_t *b, hs_coll_op_t op,
   case HS_COLL_P2P:
   case HS_COLL_ALLTOALL:
     return &hs_coll_direct;
-  case HS_COLL_ALLREDUCE: {
+  case HS_COLL_ALLREDUCE:
+  case HS_COLL_REDUCE_SCATTER:
+  case HS_COLL_ALLGATHER: {
+    /* NCCL's ring over all ranks, node by node, when the group spans several
+     * nodes and some node holds more than one of its ranks; the plain ring
+     * otherwise (one node, or one rank per node: the same ring). */
     int32_t k = 0, m = 0;
     hs_error_t *saved = b->err;
     b->err = NULL;
@@ -354,7 +360,7 @@ static const hs_coll_algo_t *default_algo(hs_coll_builder_t *b, hs_coll_op_t op,
     b->err = saved;
     if (st == HS_ENOMEM)
       return NULL; /* not a silent fall-back to ring: the choice changes results */
-    return st == HS_OK && m > 1 && k > 1 ? &hs_coll_hier : &hs_coll_ring;
+    return st == HS_OK && m > 1 && m < n ? &hs_coll_node_ring : &hs_coll_ring;
   }
   default:
     return &hs_coll_ring;

@@ -741,9 +741,10 @@ static double seg_colls_s(const sim_t *s, const hs_exec_t *ex, const hs_tmpl_t *
     } else if (ex->tp <= 1) {
       continue;
     }
-    /* tp_comm_overlap: only what the overlapped GEMM does not hide */
-    sum += sg->ov_ns > 0 ? fmax(0.0, hs_coll_estimate_s(s->topo, &cc) - hs_time_to_s(sg->ov_ns))
-                         : hs_coll_estimate_s(s->topo, &cc);
+    /* tp_comm_overlap: only what the overlapped GEMM does not hide (a NaN
+     * estimate stays NaN: fmax would turn it into 0) */
+    double est = hs_coll_estimate_s(s->topo, &cc);
+    sum += sg->ov_ns > 0 && !isnan(est) ? fmax(0.0, est - hs_time_to_s(sg->ov_ns)) : est;
   }
   return sum;
 }

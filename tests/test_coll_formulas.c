@@ -148,6 +148,130 @@ static void test_hierarchical(void)
   run_close(&r);
 }
 
+/* NCCL's ring across nodes (node_ring, the default for all-reduce,
+ * reduce-scatter and all-gather when a group spans nodes): one pipelined
+ * ring over all n = m k ranks, node by node. It crosses each GPU port and
+ * each NIC once, so the slowest link sets the rate:
+ *   all-reduce      s = 2(n-1):  s L + 2(n-1)/n S max(1/B, 1/B_nic)
+ *   RS, all-gather  s = n-1:     s L + (n-1)/n S max(1/B, 1/B_nic)
+ * with NCCL's count of the steps that cross nodes, s_x = 2(m-1) (all-reduce)
+ * or m-1: latency (s - s_x) a + s_x (a + x). */
+static double node_ring_want(hs_coll_op_t op, int m, int k, double S, double B, double B_nic,
+                             double a, double x)
+{
+  int n = m * k;
+  double s = op == HS_COLL_ALLREDUCE ? 2.0 * (n - 1) : n - 1.0;
+  double sx = op == HS_COLL_ALLREDUCE ? 2.0 * (m - 1) : m - 1.0;
+  return ((s - sx) * a + sx * (a + x)) / NS + s / n * S * fmax(1 / B, 1 / B_nic);
+}
+
+static void test_node_ring(void)
+{
+  const double a = 2000, x = 8000, S = 512e6;
+  const hs_coll_op_t ops[] = {HS_COLL_ALLREDUCE, HS_COLL_REDUCE_SCATTER, HS_COLL_ALLGATHER};
+  int shapes[][2] = {{2, 4}, {4, 2}, {4, 4}, {3, 4}, {2, 8}};
+  /* NIC slower than a GPU port (the usual case), then faster */
+  double nic_GBps[] = {25, 200, 600};
+  for (int i = 0; i < 5; i++)
+    for (int v = 0; v < 3; v++) {
+      int m = shapes[i][0], k = shapes[i][1];
+      const double B = 300 * GB, B_nic = nic_GBps[v] * GB;
+      run_t r;
+      run_open(&r, m, k, 300, a, nic_GBps[v], x);
+      int32_t dev[16], mixed[16];
+      for (int d = 0; d < m * k; d++) {
+        dev[d] = d;
+        mixed[d] = (d % m) * k + d / m; /* nodes interleaved in the group */
+      }
+      for (int o = 0; o < 3; o++) {
+        double want = node_ring_want(ops[o], m, k, S, B, B_nic, a, x);
+        CHECK_NS(sim_one(&r, "node_ring", ops[o], dev, m * k, S, NULL), want, 2);
+        CHECK_NS(sim_one(&r, "node_ring", ops[o], mixed, m * k, S, NULL), want, 2);
+        CHECK_NS(sim_one(&r, NULL, ops[o], mixed, m * k, S, NULL), want, 2); /* the default */
+      }
+      run_close(&r);
+    }
+  /* nodes holding different numbers of ranks: 3 + 1 + 2 on 3 nodes of 4
+   * (n = 6, m = 3): s = 10 steps, 4 of them across nodes */
+  {
+    const double B = 300 * GB, B_nic = 25 * GB;
+    run_t r;
+    run_open(&r, 3, 4, 300, a, 25, x);
+    int32_t uneven[] = {0, 4, 8, 1, 9, 2};
+    double s = 2.0 * 5, L = (6 * a + 4 * (a + x)) / NS;
+    CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, uneven, 6, S, NULL),
+             L + s / 6 * S * fmax(1 / B, 1 / B_nic), 2);
+    run_close(&r);
+  }
+  /* the issue's case, 2 nodes x 8 A100 (NVLink 232.3 GB/s per GPU, NIC
+   * 200 GB/s per node), no latency: the ring's busbw 2(n-1)/n S / T is the
+   * NIC's rate, not twice it. The three-phase hierarchical all-reduce (kept
+   * as an explicit choice), which does not pipeline, adds its phases:
+   *   T_hier = 2 (7/8) S / 232.3 + 2 (1/2) (S/8) 8 / 200
+   *          = S (1.75 / 232.3 + 1 / 200) */
+  {
+    const double S1 = 1 << 30;
+    run_t r;
+    run_open(&r, 2, 8, 232.3, 0, 200, 0);
+    double t = sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, 16, S1, NULL);
+    CHECK_MSG(fabs(2.0 * 15 / 16 * S1 / t / GB - 200) < 1e-3, "busbw %.6f GB/s, want 200",
+              2.0 * 15 / 16 * S1 / t / GB);
+    double th = sim_one(&r, "hierarchical", HS_COLL_ALLREDUCE, seq, 16, S1, NULL);
+    CHECK_NS(th, S1 * (1.75 / (232.3 * GB) + 1 / (200 * GB)), 2);
+    CHECK(th > 1.2 * t);
+    /* all-gather of the same group: (n-1)/n S / 200 GB/s */
+    CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLGATHER, seq, 16, S1, NULL), 15.0 / 16 * S1 / (200 * GB),
+             2);
+    run_close(&r);
+  }
+  /* one rank per node: the default stays the plain ring, and node_ring
+   * gives it exactly: 2(m-1)(a + x + S/(m B_nic)) */
+  {
+    run_t r;
+    run_open(&r, 4, 1, 300, a, 25, x);
+    double want = 6 * ((a + x) / NS + S / (4 * 25 * GB));
+    CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, 4, S, NULL), want, 1);
+    CHECK_NS(sim_one(&r, "node_ring", HS_COLL_ALLREDUCE, seq, 4, S, NULL), want, 1);
+    run_close(&r);
+  }
+}
+
+/* A pipelined ring occupies every GPU port and NIC of its group at once:
+ * 2 nodes x 2 GPUs, B = B_nic = 100 GB/s, no latency, all-gather of S
+ * (3S/4 per sub-flow, ring 0 -> 1 -> 2 -> 3 -> 0). A p2p of 3S/8 sharing
+ * one of the ring's links holds both to B/2 until it ends (at 3S/4 / B);
+ * the ring then moves its last 3S/8 at B: it ends at 9S/8 / B instead of
+ * 3S/4 / B. The same holds whether the shared link is an NVLink port
+ * (p2p 0 -> 1) or the NIC (p2p 1 -> 3 crosses up1, nic0 up, nic1 down,
+ * down3, all on the ring's hops 1 -> 2 and 2 -> 3). */
+static void test_node_ring_contention(void)
+{
+  const double B = 100 * GB, S = 400e6;
+  int32_t pairs[2][2] = {{0, 1}, {1, 3}};
+  for (int p = 0; p < 2; p++) {
+    run_t r;
+    run_open(&r, 2, 2, 100, 0, 100, 0);
+    hs_coll_t ag, p2p;
+    hs_coll_init(&ag);
+    ag.op = HS_COLL_ALLGATHER;
+    ag.devices = seq;
+    ag.n = 4;
+    ag.bytes = S;
+    hs_coll_init(&p2p);
+    p2p.op = HS_COLL_P2P;
+    p2p.devices = pairs[p];
+    p2p.n = 2;
+    p2p.bytes = 3 * S / 8;
+    CHECK(hs_coll_start(r.net, &ag, NULL) == HS_OK);
+    CHECK(ag.run_algo == hs_coll_algo_find("node_ring"));
+    CHECK(hs_coll_start(r.net, &p2p, NULL) == HS_OK);
+    CHECK(hs_engine_run(&r.eng, HS_TIME_MAX) == HS_OK);
+    CHECK_NS(hs_time_to_s(p2p.t_end), 0.75 * S / B, 1);
+    CHECK_NS(hs_time_to_s(ag.t_end), 9.0 / 8 * S / B, 1);
+    run_close(&r);
+  }
+}
+
 static void test_direct(void)
 {
   const double B = 100 * GB, B_nic = 10 * GB, a = 3000, x = 10000, S = 80e6;
@@ -232,6 +356,8 @@ int main(void)
   HS_RUN(test_ring_rs_ag_bcast);
   HS_RUN(test_tree);
   HS_RUN(test_hierarchical);
+  HS_RUN(test_node_ring);
+  HS_RUN(test_node_ring_contention);
   HS_RUN(test_direct);
   HS_RUN(test_hap_collectives);
   HS_RUN(test_trivial);

@@ -188,13 +188,19 @@ static void test_names_and_defaults(void)
   int32_t in_node[] = {0, 1, 2, 3}, two[] = {0, 1, 4, 5}, uneven[] = {0, 1, 2, 4},
           one_each[] = {0, 4};
   CHECK(hs_coll_algo_default_paths(&p, HS_COLL_ALLREDUCE, in_node, 4) == hs_coll_algo_find("ring"));
-  CHECK(hs_coll_algo_default_paths(&p, HS_COLL_ALLREDUCE, two, 4) ==
-        hs_coll_algo_find("hierarchical"));
-  CHECK(hs_coll_algo_default_paths(&p, HS_COLL_ALLREDUCE, uneven, 4) == hs_coll_algo_find("ring"));
+  /* across nodes, NCCL's pipelined ring over all ranks (any number per
+   * node); one rank per node is the plain ring */
+  const hs_coll_algo_t *nr = hs_coll_algo_find("node_ring");
+  CHECK(nr != NULL);
+  CHECK(hs_coll_algo_default_paths(&p, HS_COLL_ALLREDUCE, two, 4) == nr);
+  CHECK(hs_coll_algo_default_paths(&p, HS_COLL_ALLREDUCE, uneven, 4) == nr);
   CHECK(hs_coll_algo_default_paths(&p, HS_COLL_ALLREDUCE, one_each, 2) == hs_coll_algo_find("ring"));
   CHECK(hs_coll_algo_default_paths(&p, HS_COLL_P2P, two, 2) == hs_coll_algo_find("direct"));
   CHECK(hs_coll_algo_default_paths(&p, HS_COLL_ALLTOALL, two, 4) == hs_coll_algo_find("direct"));
-  CHECK(hs_coll_algo_default_paths(&p, HS_COLL_ALLGATHER, two, 4) == hs_coll_algo_find("ring"));
+  CHECK(hs_coll_algo_default_paths(&p, HS_COLL_ALLGATHER, two, 4) == nr);
+  CHECK(hs_coll_algo_default_paths(&p, HS_COLL_REDUCE_SCATTER, two, 4) == nr);
+  CHECK(hs_coll_algo_default_paths(&p, HS_COLL_ALLGATHER, in_node, 4) == hs_coll_algo_find("ring"));
+  CHECK(hs_coll_algo_default_paths(&p, HS_COLL_BROADCAST, two, 4) == hs_coll_algo_find("ring"));
   tfab_free(&fab);
 }
 

@@ -233,9 +233,17 @@ static void test_scenarios_seed_beats_megatron(void)
     CHECK_MSG(st == HS_OK, "%s: %s", sc->seed_strategy, err.msg);
     /* never worse than the baseline; since megatron may leave node groups
      * idle (issue 14) it ties on the hapt scenario, where training on the
-     * A100 site alone is best for both */
+     * A100 site alone is best for both. Exception: a seed without pipeline
+     * stages (HAP's SPMD) against a megatron plan that pipelines, which the
+     * seed cannot express: on hap-vit (10 Gb/s between nodes) megatron puts
+     * its pipeline across nodes and keeps data parallelism inside them,
+     * while cross-node data parallelism pays NCCL's ring, 2(n-1)/n of the
+     * gradients through each NIC (docs/network.md, "Multi-node
+     * collectives"); the seed must then stay within 10%. */
+    bool out_of_space = st == HS_OK && p1.n_pipelines > 0 && p1.pipelines[0].n_stages > 1 &&
+                        p2.n_pipelines > 0 && p2.pipelines[0].n_stages == 1;
     if (st == HS_OK)
-      CHECK_MSG(r2.iteration_time_s <= r1.iteration_time_s * (1 + 1e-9),
+      CHECK_MSG(r2.iteration_time_s <= r1.iteration_time_s * (out_of_space ? 1.10 : 1 + 1e-9),
                 "scenario %s: %s %.4f s vs megatron %.4f s", sc->name, sc->seed_strategy,
                 r2.iteration_time_s, r1.iteration_time_s);
     ran++;

@@ -10,8 +10,8 @@
  * Links: the file's group becomes a one-site cluster of its nodes (m nodes of
  * k GPUs, the GPU catalog entry, default links) and the simulator's own
  * collective model (hs_coll_estimate_s, the default algorithm: ring on one
- * node, hierarchical across nodes for all-reduce, direct for alltoall and
- * sendrecv) gives its line a(L) + S b(X) as a function of the unknown link:
+ * node, NCCL's ring across nodes (node_ring) for all-reduce, reduce-scatter
+ * and all-gather, direct for alltoall and sendrecv) gives its line a(L) + S b(X) as a function of the unknown link:
  * intra_node for single-node files, nic for multi-node ones. a is affine in
  * the latency L (two evaluations solve it) and b is non-increasing in the
  * bandwidth X (bisection in log X), so the link is set so that the model

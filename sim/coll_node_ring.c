@@ -1,0 +1,110 @@
+/*
+ * coll_node_ring.c - NCCL's ring across nodes: all-reduce, reduce-scatter
+ * and all-gather over a group that spans several nodes, as one pipelined
+ * ring over all its ranks (docs/network.md "Multi-node collectives").
+ *
+ * NCCL builds its rings over every rank of the communicator, ordered so that
+ * the ranks of a node are contiguous (each ring leaves a node once, through
+ * one NIC; its channels use different NICs, which hetsim's one NIC link per
+ * node aggregates), splits the buffer into chunks and pipelines them around
+ * the ring, so every link works at once and the slowest one sets the rate.
+ * This file takes the group's devices node by node (nodes in order of first
+ * appearance in c->devices, the order of c->devices inside each node; nodes
+ * may hold different numbers of ranks) and runs the ring algorithm's single
+ * phase over that order: one coupled flow over the n neighbour paths, of
+ * 2(n-1) S / n bytes per sub-flow (all-reduce) or (n-1) S / n
+ * (reduce-scatter, all-gather). The ring crosses each node's NIC once and
+ * each GPU port once, so uncontended, with GPU ports B_in and NICs B_nic:
+ *   all-reduce                  T = L + 2(n-1)/n S max(1/B_in, 1/B_nic)
+ *   reduce-scatter, all-gather  T = L + (n-1)/n S max(1/B_in, 1/B_nic)
+ * Latency L, as NCCL's tuning model counts a ring's steps (tuning.cc: the
+ * ring's s = 2(n-1) (resp. n-1) steps, of which s_x = 2(m-1) (resp. m-1)
+ * cross nodes, m nodes):
+ *   L = (s - s_x) a_in + s_x a_x
+ * with a_in / a_x the largest same-node / cross-node neighbour path
+ * latency. With one rank per node (m = n) this is the ring's 2(n-1) a_x
+ * exactly.
+ */
+#include "coll_impl.h"
+
+static bool node_ring_supports(hs_coll_op_t op)
+{
+  return op == HS_COLL_ALLREDUCE || op == HS_COLL_REDUCE_SCATTER || op == HS_COLL_ALLGATHER;
+}
+
+/* order[0..n) = indices into c->devices, node by node; *m_out = nodes.
+ * node[] and order[] live in b->tmp (3n int32). O(n m). */
+static hs_status_t node_order(hs_coll_builder_t *b, const hs_coll_t *c, const int32_t **order_out,
+                              const int32_t **node_out, int32_t *m_out)
+{
+  int32_t n = c->n;
+  hs_status_t st = hs__builder_tmp(b, 3 * (size_t)n);
+  if (st != HS_OK)
+    return st;
+  int32_t *node = b->tmp, *first = b->tmp + n, *order = b->tmp + 2 * n;
+  if ((st = hs__coll_nodes(b, c->devices, n, node)) != HS_OK)
+    return st;
+  /* first[g]: index of the first rank of the g-th node to appear */
+  int32_t m = 0;
+  for (int32_t i = 0; i < n; i++) {
+    bool seen = i > 0 && node[i] == node[i - 1];
+    for (int32_t g = 0; !seen && g < m; g++)
+      seen = node[first[g]] == node[i];
+    if (!seen)
+      first[m++] = i;
+  }
+  int32_t w = 0;
+  for (int32_t g = 0; g < m; g++)
+    for (int32_t i = first[g]; i < n; i++)
+      if (node[i] == node[first[g]])
+        order[w++] = i;
+  *order_out = order;
+  *node_out = node;
+  *m_out = m;
+  return HS_OK;
+}
+
+static hs_status_t node_ring_build(hs_coll_builder_t *b, const hs_coll_t *c, int32_t phase,
+                                   bool *has_phase)
+{
+  hs_status_t st = HS_OK;
+  int32_t n = c->n, m = 0;
+  double S = c->bytes;
+  const int32_t *order = NULL, *node = NULL, *d = c->devices;
+  *has_phase = phase == 0 && n > 1 && S > 0.0;
+  if (!*has_phase)
+    return HS_OK;
+  HS_CHECK(node_order(b, c, &order, &node, &m));
+  double steps = c->op == HS_COLL_ALLREDUCE ? 2.0 * (n - 1) : (double)(n - 1);
+  HS_CHECK(hs__builder_flow(b, steps * S / n));
+  double a_in = 0.0, a_x = 0.0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t p = order[i], q = order[(i + 1) % n];
+    double lat = 0.0;
+    HS_CHECK(hs__builder_path(b, d[p], d[q], &lat));
+    if (node[p] == node[q])
+      a_in = HS_MAX(a_in, lat);
+    else
+      a_x = HS_MAX(a_x, lat);
+  }
+  /* m = 1: a plain ring inside one node (no inter-node hop) */
+  double inter = m < 2 ? 0.0 : c->op == HS_COLL_ALLREDUCE ? 2.0 * (m - 1) : (double)(m - 1);
+  b->latency_ns = (steps - inter) * a_in + inter * a_x;
+cleanup:
+  return st;
+}
+
+static double node_ring_estimate(const hs_net_paths_t *paths, const hs_coll_t *c)
+{
+  return hs__coll_estimate(&hs_coll_node_ring, paths, c);
+}
+
+const hs_coll_algo_t hs_coll_node_ring = {
+    .name = "node_ring",
+    .description = "NCCL's ring across nodes: all-reduce / reduce-scatter / all-gather as one "
+                   "pipelined ring over all ranks, node by node (the slowest link sets the rate)",
+    .supports = node_ring_supports,
+    .estimate_s = node_ring_estimate,
+    .start = hs__coll_run,
+    .build_phase = node_ring_build,
+};
