@@ -239,6 +239,12 @@ void hs_model_layer_totals(const hs_model_t *m, int32_t layer, hs_model_totals_t
 /* Number of transformer blocks: cfg.layers for generated models, else
  * 1 + the largest op.layer (0 when no op belongs to a block). O(n_ops). */
 int64_t hs_model_layers(const hs_model_t *m);
+/* Bytes of K and V of one sample held by one of `tp` TP ranks, as ring
+ * attention (context parallelism) exchanges them: 2 x seq_len x the rank's
+ * KV heads x head_dim elements, the KV heads split over the TP group (one
+ * each when there are fewer than ranks). Explicit op lists: two thirds of
+ * the attention op's saved Q, K, V, divided by tp. O(1). */
+double hs_model_kv_sample_bytes(const hs_model_t *m, const hs_op_t *op, int32_t tp);
 
 /* FLOPs of one training iteration of `batch` samples: forward+backward, and
  * with one extra forward of every transformer block (ops with layer >= 0:

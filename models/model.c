@@ -165,6 +165,17 @@ int64_t hs_model_layers(const hs_model_t *m)
   return max_layer + 1;
 }
 
+double hs_model_kv_sample_bytes(const hs_model_t *m, const hs_op_t *op, int32_t tp)
+{
+  const hs_transformer_cfg_t *c = &m->cfg;
+  if (!m->from_generator || c->heads <= 0)
+    return op->saved_bytes_selective * 2.0 / 3.0 / (tp > 1 ? tp : 1);
+  double kvh = (double)(c->kv_heads > 0 ? c->kv_heads : c->heads);
+  double per_rank = tp > 1 ? (kvh >= tp ? kvh / tp : 1.0) : kvh;
+  double head_dim = (double)c->hidden / (double)c->heads;
+  return 2.0 * (double)m->seq_len * per_rank * head_dim * hs_dtype_bytes(m->dtype);
+}
+
 void hs_model_flops(const hs_model_t *m, double batch, hs_model_flops_t *out)
 {
   memset(out, 0, sizeof(*out));

@@ -180,20 +180,6 @@ static double op_saved(const hs_op_t *op, bool selective, int32_t tp)
   return (op->saved_tp_sharded && tp > 1) ? b / tp : b;
 }
 
-/* K and V of one sample for one TP rank, as the simulator's ring
- * attention exchanges them (sim/lower.c kv_sample_bytes: 2 x s x the
- * rank's KV heads x head_dim elements; explicit op lists: two thirds of
- * the attention's saved Q, K, V). O(1). */
-static double kv_sample_bytes(const hs_model_t *m, const hs_op_t *op, int32_t tp)
-{
-  const hs_transformer_cfg_t *c = &m->cfg;
-  if (!m->from_generator || c->heads <= 0)
-    return op->saved_bytes_selective * 2.0 / 3.0 / (tp > 1 ? tp : 1);
-  double kvh = (double)(c->kv_heads > 0 ? c->kv_heads : c->heads);
-  double per_rank = tp > 1 ? (kvh >= tp ? kvh / tp : 1.0) : kvh;
-  double head_dim = (double)c->hidden / (double)c->heads;
-  return 2.0 * (double)m->seq_len * per_rank * head_dim * hs_dtype_bytes(m->dtype);
-}
 
 /* Fills entry k for the key; O(ops) compute calls plus a few collective
  * estimates (the TP all-reduce and all-to-all are linear in bytes: two
@@ -274,7 +260,7 @@ static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_
       full = 0.0;
     double vals[P__COUNT] = {f, b, sel, params, op_saved(op, false, tp) * samples,
                              op_saved(op, true, tp) * samples, full * samples, fc, bc,
-                             att ? kv_sample_bytes(m, op, tp) : 0.0, att ? 1.0 : 0.0,
+                             att ? hs_model_kv_sample_bytes(m, op, tp) : 0.0, att ? 1.0 : 0.0,
                              expert ? op->out_bytes * (op->topk > 0 ? op->topk : 1) : 0.0,
                              expert ? 1.0 : 0.0};
     for (int p = 0; p < P__COUNT; p++)

@@ -231,20 +231,6 @@ static double unit_bytes(const hs_model_t *m, int32_t lo, int32_t hi, int32_t tp
   return p * wbytes;
 }
 
-/* K and V of one sample for one TP rank (ring attention exchanges them):
- * 2 x s x (hidden x kv_heads / heads) elements, the KV heads split over
- * the TP group (one each when there are fewer than ranks). Explicit op
- * lists: two thirds of the attention's saved Q, K, V. */
-static double kv_sample_bytes(const hs_model_t *m, const hs_op_t *op, int32_t tp)
-{
-  const hs_transformer_cfg_t *c = &m->cfg;
-  if (!m->from_generator || c->heads <= 0)
-    return op->saved_bytes_selective * 2.0 / 3.0 / (tp > 1 ? tp : 1);
-  double kvh = (double)(c->kv_heads > 0 ? c->kv_heads : c->heads);
-  double per_rank = tp > 1 ? (kvh >= tp ? kvh / tp : 1.0) : kvh;
-  double head_dim = (double)c->hidden / (double)c->heads;
-  return 2.0 * (double)m->seq_len * per_rank * head_dim * hs_dtype_bytes(m->dtype);
-}
 /* A stage-wide collective after the compute accumulated so far. */
 static hs_status_t tb_cut_group(tbuild_t *b, const spmd_ctx_t *sx, double bytes, hs_coll_op_t op)
 {
@@ -341,7 +327,7 @@ static hs_status_t forward_segments(tbuild_t *b, const hs_model_t *m, const hs_g
        * the attention runs on the blocks already there, so (C-1)/C of it
        * overlaps the exchange and the last block's 1/C follows it */
       double c = (double)gx->cp;
-      if (tb_side(b, gx->cp_group, kv_sample_bytes(m, op, tp) * gx->mb_samples,
+      if (tb_side(b, gx->cp_group, hs_model_kv_sample_bytes(m, op, tp) * gx->mb_samples,
                   HS_COLL_ALLGATHER) != HS_OK)
         return HS_ENOMEM;
       tb_add_frac(b, g, dt, op, i, samples, tp, HS_PHASE_FWD, (c - 1.0) / c);
@@ -448,7 +434,7 @@ static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *st
         /* ring attention backward: K, V and their gradients travel the
          * ring (twice the forward's bytes) while the blocks' backward runs */
         double c = (double)gx->cp;
-        if (tb_side(&b, gx->cp_group, 2.0 * kv_sample_bytes(m, op, tp) * gx->mb_samples,
+        if (tb_side(&b, gx->cp_group, 2.0 * hs_model_kv_sample_bytes(m, op, tp) * gx->mb_samples,
                     HS_COLL_ALLGATHER) != HS_OK)
           HS_FAIL(HS_ENOMEM);
         tb_add_frac(&b, g, dt, op, i, samples, tp, HS_PHASE_BWD, (c - 1.0) / c);

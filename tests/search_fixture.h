@@ -32,11 +32,17 @@ static inline hs_status_t two_site_cluster(hs_cluster_t *c, int gpn, double GBps
   return hs_cluster_parse(json, "two-site.json", c, err);
 }
 
-static inline void small_gpt(hs_model_t *m, int layers, int hidden, int seq)
+/* A GPT of `layers` x `hidden` (64-wide heads, ffn 4 x hidden, vocabulary
+ * 32000) at sequence `seq`; with experts > 1 an MoE of that many experts,
+ * top-2 routing. */
+static inline void small_moe(hs_model_t *m, int layers, int hidden, int seq, int experts)
 {
   hs_transformer_cfg_t cfg;
   hs_transformer_cfg_init(&cfg);
-  snprintf(cfg.name, sizeof cfg.name, "gpt-%dx%d", layers, hidden);
+  if (experts > 1)
+    snprintf(cfg.name, sizeof cfg.name, "moe-%dx%d-e%d", layers, hidden, experts);
+  else
+    snprintf(cfg.name, sizeof cfg.name, "gpt-%dx%d", layers, hidden);
   cfg.layers = layers;
   cfg.hidden = hidden;
   cfg.heads = hidden / 64;
@@ -45,10 +51,30 @@ static inline void small_gpt(hs_model_t *m, int layers, int hidden, int seq)
   cfg.vocab = 32000;
   cfg.seq_len = seq;
   cfg.max_positions = seq;
+  if (experts > 1) {
+    cfg.experts = experts;
+    cfg.topk = 2;
+  }
   hs_error_t err;
   hs_error_init(&err);
   hs_status_t st = hs_model_from_transformer(&cfg, m, &err);
   CHECK_MSG(st == HS_OK, "model: %s", err.msg);
+}
+
+static inline void small_gpt(hs_model_t *m, int layers, int hidden, int seq)
+{
+  small_moe(m, layers, hidden, seq, 0);
+}
+
+/* First op of block k (k == blocks: one past the last op). */
+static inline int32_t block_first(const hs_model_t *m, int32_t k, int32_t blocks)
+{
+  if (k >= blocks)
+    return (int32_t)m->n_ops;
+  for (size_t i = 0; i < m->n_ops; i++)
+    if (m->ops[i].layer == k)
+      return (int32_t)i;
+  return -1;
 }
 
 static inline hs_status_t run(const char *name, const hs_model_t *m, const hs_cluster_t *c,

@@ -41,39 +41,6 @@ static void one_node(hs_cluster_t *c, double intra_GBps, double mem_gib)
   CHECK_MSG(hs_cluster_parse(json, "one-node.json", c, &err) == HS_OK, "%s", err.msg);
 }
 
-static void model_of(hs_model_t *m, int layers, int hidden, int seq, int experts)
-{
-  hs_transformer_cfg_t cfg;
-  hs_transformer_cfg_init(&cfg);
-  snprintf(cfg.name, sizeof cfg.name, "cpep-%dx%d-s%d-e%d", layers, hidden, seq, experts);
-  cfg.layers = layers;
-  cfg.hidden = hidden;
-  cfg.heads = hidden / 64;
-  cfg.kv_heads = cfg.heads;
-  cfg.ffn = 4 * hidden;
-  cfg.vocab = 32000;
-  cfg.seq_len = seq;
-  cfg.max_positions = seq;
-  if (experts > 1) {
-    cfg.experts = experts;
-    cfg.topk = 2;
-  }
-  hs_error_t err;
-  hs_error_init(&err);
-  hs_model_init(m);
-  CHECK_MSG(hs_model_from_transformer(&cfg, m, &err) == HS_OK, "model: %s", err.msg);
-}
-
-static int32_t block_first(const hs_model_t *m, int32_t k, int32_t blocks)
-{
-  if (k >= blocks)
-    return (int32_t)m->n_ops;
-  for (size_t i = 0; i < m->n_ops; i++)
-    if (m->ops[i].layer == k)
-      return (int32_t)i;
-  return -1;
-}
-
 /* Simulated time of one point, or -1 when it cannot be built, is rejected
  * or does not fit (1 - HEADROOM) of memory. */
 static double sim_point(const hs_model_t *m, const hs_cluster_t *c, const hs_grid_opts_t *g,
@@ -222,7 +189,7 @@ static double plan_with(const char *name, const hs_model_t *m, const hs_cluster_
 static void test_megatron_cp_brute_force(void)
 {
   hs_model_t m;
-  model_of(&m, 4, 256, 8192, 0);
+  small_moe(&m, 4, 256, 8192, 0);
   const struct { double GBps; int64_t gb; } cases[] = {{300.0, 2}, {8.0, 8}};
   int cp_cases = 0;
   for (size_t k = 0; k < HS_ARRAY_LEN(cases); k++) {
@@ -265,7 +232,7 @@ static void test_megatron_cp_brute_force(void)
 static void test_megatron_ep_brute_force(void)
 {
   hs_model_t m;
-  model_of(&m, 4, 1024, 512, 8);
+  small_moe(&m, 4, 1024, 512, 8);
   const double link_GBps[] = {300.0, 1.0};
   int ep_cases = 0;
   for (size_t k = 0; k < HS_ARRAY_LEN(link_GBps); k++) {
@@ -303,7 +270,7 @@ static void test_megatron_ep_brute_force(void)
 static void test_deepspeed_ep_brute_force(void)
 {
   hs_model_t m;
-  model_of(&m, 4, 1024, 512, 8);
+  small_moe(&m, 4, 1024, 512, 8);
   const double link_GBps[] = {300.0, 1.0};
   for (size_t k = 0; k < HS_ARRAY_LEN(link_GBps); k++) {
     hs_cluster_t c;
@@ -358,7 +325,7 @@ static void test_deepspeed_ep_brute_force(void)
 static void test_short_dense_unchanged(void)
 {
   hs_model_t m;
-  model_of(&m, 4, 256, 2048, 0);
+  small_moe(&m, 4, 256, 2048, 0);
   hs_cluster_t c;
   one_node(&c, 300.0, 40.0);
   hs_plan_opts_t o;

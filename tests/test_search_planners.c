@@ -413,17 +413,6 @@ static void test_estimate_at_plan_precision(void)
   hs_cluster_destroy(&c);
 }
 
-/* First op of block k (k == blocks: one past the last op). */
-static int32_t block_first(const hs_model_t *m, int32_t k, int32_t blocks)
-{
-  if (k >= blocks)
-    return (int32_t)m->n_ops;
-  for (size_t i = 0; i < m->n_ops; i++)
-    if (m->ops[i].layer == k)
-      return (int32_t)i;
-  return -1;
-}
-
 /* Simulated time of one brute-force point, or -1 when it cannot be built,
  * is rejected or does not fit in (1 - headroom) of memory. */
 static double brute_point(const hs_model_t *m, const hs_cluster_t *c, const hs_grid_opts_t *g,
