@@ -41,6 +41,34 @@ static inline void fx_chain_model(hs_model_t *m, int n_layers, int ops_per_layer
   }
 }
 
+/* The generator's attention op (the single HS_OP_ATTENTION op of a
+ * one-layer decoder) for sequence s, heads a, head_dim hd in dtype. */
+static inline hs_op_t fx_attention_op(double s, double a, double hd, hs_dtype_t dtype)
+{
+  hs_transformer_cfg_t c;
+  memset(&c, 0, sizeof c);
+  c.arch = HS_ARCH_DECODER;
+  c.layers = 1;
+  c.hidden = (int64_t)(a * hd);
+  c.heads = (int64_t)a;
+  c.kv_heads = (int64_t)a;
+  c.ffn = 4 * c.hidden;
+  c.vocab = 1000;
+  c.seq_len = (int64_t)s;
+  c.dtype = dtype;
+  hs_model_t m;
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_op_t out;
+  memset(&out, 0, sizeof out);
+  CHECK(hs_model_from_transformer(&c, &m, &err) == HS_OK);
+  for (size_t i = 0; i < m.n_ops; i++)
+    if (m.ops[i].kind == HS_OP_ATTENTION)
+      out = m.ops[i];
+  hs_model_destroy(&m);
+  return out;
+}
+
 /* One site, `nodes` nodes of `gpn` ideal GPUs; intra-node GB/s and latency,
  * NIC GB/s and latency. */
 static inline hs_status_t fx_cluster(hs_cluster_t *c, int nodes, int gpn, double intra_GBps,

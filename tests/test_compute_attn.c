@@ -20,6 +20,7 @@
 #include "hs_sim.h"
 #include "hs_test.h"
 #include "hs_validate.h"
+#include "sim_fixture.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -46,33 +47,6 @@ static void truth_gpu(hs_gpu_t *g, bool attn)
   }
 }
 
-/* The generator's attention op for s, heads a, head_dim hd (bf16). */
-static hs_op_t attention_op(double s, double a, double hd)
-{
-  hs_transformer_cfg_t c;
-  memset(&c, 0, sizeof c);
-  c.arch = HS_ARCH_DECODER;
-  c.layers = 1;
-  c.hidden = (int64_t)(a * hd);
-  c.heads = (int64_t)a;
-  c.kv_heads = (int64_t)a;
-  c.ffn = 4 * c.hidden;
-  c.vocab = 1000;
-  c.seq_len = (int64_t)s;
-  c.dtype = HS_DTYPE_BF16;
-  hs_model_t m;
-  hs_error_t err;
-  hs_error_init(&err);
-  hs_op_t out;
-  memset(&out, 0, sizeof out);
-  CHECK(hs_model_from_transformer(&c, &m, &err) == HS_OK);
-  for (size_t i = 0; i < m.n_ops; i++)
-    if (m.ops[i].kind == HS_OP_ATTENTION)
-      out = m.ops[i];
-  hs_model_destroy(&m);
-  return out;
-}
-
 static const hs_op_t *flash(const hs_op_t *op, int32_t tp, hs_op_t *tmp)
 {
   hs_practice_t pr;
@@ -86,7 +60,7 @@ static void test_fused_closed_form(void)
   hs_gpu_t g;
   truth_gpu(&g, true);
   double s = 2048, a = 32, hd = 128, smp = 3, t = 4;
-  hs_op_t op = attention_op(s, a, hd), tmp;
+  hs_op_t op = fx_attention_op(s, a, hd, HS_DTYPE_BF16), tmp;
   const hs_op_t *fl = flash(&op, (int32_t)t, &tmp);
   CHECK(hs_compute_attn_fused(&g, fl));
   CHECK(!hs_compute_attn_fused(&g, &op)); /* the unfused core keeps its kernels */
@@ -102,7 +76,8 @@ static void test_fused_closed_form(void)
   CHECK(hs_compute_op_s(&g, HS_DTYPE_FP8, fl, smp, (int32_t)t, HS_PHASE_FWD) ==
         hs_compute_op_s(&g, HS_DTYPE_BF16, fl, smp, (int32_t)t, HS_PHASE_FWD));
   /* short sequences run further below the asymptote: 512 vs 8192 */
-  hs_op_t o1 = attention_op(512, a, hd), o2 = attention_op(8192, a, hd), t1, t2;
+  hs_op_t o1 = fx_attention_op(512, a, hd, HS_DTYPE_BF16);
+  hs_op_t o2 = fx_attention_op(8192, a, hd, HS_DTYPE_BF16), t1, t2;
   const hs_op_t *f1 = flash(&o1, 1, &t1), *f2 = flash(&o2, 1, &t2);
   double rate1 = 0.5 * f1->fwd_flops / (hs_compute_op_s(&g, HS_DTYPE_BF16, f1, 1, 1, HS_PHASE_FWD) - 5e-6);
   double rate2 = 0.5 * f2->fwd_flops / (hs_compute_op_s(&g, HS_DTYPE_BF16, f2, 1, 1, HS_PHASE_FWD) - 5e-6);
@@ -124,7 +99,7 @@ static void test_uncalibrated_unchanged(void)
   truth_gpu(&off, false);
   truth_gpu(&on, true);
   double smp = 2, t = 2;
-  hs_op_t op = attention_op(2048, 16, 128), tmp;
+  hs_op_t op = fx_attention_op(2048, 16, 128, HS_DTYPE_BF16), tmp;
   const hs_op_t *fl = flash(&op, (int32_t)t, &tmp);
   CHECK(!hs_compute_attn_fused(&off, fl));
   double f = fl->fwd_flops * smp / t, b = fl->fwd_mem_bytes * smp / t;

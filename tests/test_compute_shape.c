@@ -17,6 +17,7 @@
 #include "hs_sim.h"
 #include "hs_test.h"
 #include "hs_validate.h"
+#include "sim_fixture.h"
 
 #include <math.h>
 
@@ -102,39 +103,12 @@ static void test_weight_gemm_kernels(void)
         hs_compute_op_s(&off, HS_DTYPE_BF16, &thin, 1, 1, HS_PHASE_FWD));
 }
 
-/* The generator's attention op for s, heads a, head_dim hd (fp16). */
-static hs_op_t attention_op(double s, double a, double hd)
-{
-  hs_transformer_cfg_t c;
-  memset(&c, 0, sizeof c);
-  c.arch = HS_ARCH_DECODER;
-  c.layers = 1;
-  c.hidden = (int64_t)(a * hd);
-  c.heads = (int64_t)a;
-  c.kv_heads = (int64_t)a;
-  c.ffn = 4 * c.hidden;
-  c.vocab = 1000;
-  c.seq_len = (int64_t)s;
-  c.dtype = HS_DTYPE_FP16;
-  hs_model_t m;
-  hs_error_t err;
-  hs_error_init(&err);
-  hs_op_t out;
-  memset(&out, 0, sizeof out);
-  CHECK(hs_model_from_transformer(&c, &m, &err) == HS_OK);
-  for (size_t i = 0; i < m.n_ops; i++)
-    if (m.ops[i].kind == HS_OP_ATTENTION)
-      out = m.ops[i];
-  hs_model_destroy(&m);
-  return out;
-}
-
 static void test_unfused_attention_serial(void)
 {
   hs_gpu_t g;
   truth_gpu(&g, 200.0);
   double s = 2048, a = 32, hd = 128, smp = 2, t = 4;
-  hs_op_t op = attention_op(s, a, hd);
+  hs_op_t op = fx_attention_op(s, a, hd, HS_DTYPE_FP16);
   CHECK(op.kind == HS_OP_ATTENTION && op.saved_bytes > op.saved_bytes_selective);
   double P = a / t * s * s * smp, c = a / t * s * hd * smp, f = 2 * P * hd, d = 2;
   double fwd = closed_kernel(&g, f, P, P * d + 2 * c * d) + closed_mem(2 * P * d) +
