@@ -77,6 +77,45 @@ static inline int32_t block_first(const hs_model_t *m, int32_t k, int32_t blocks
   return -1;
 }
 
+/* Cuts every pipeline of a pp-stage plan unevenly: `first` blocks in the
+ * first stage, `last` in the last, the rest split evenly between the
+ * middle ones (the brute forces' uneven first/last points). */
+static inline void cut_first_last(hs_plan_t *p, const hs_model_t *m, int32_t pp, int32_t first,
+                                  int32_t last)
+{
+  int32_t blocks = (int32_t)hs_model_layers(m);
+  int32_t mid = pp > 2 ? (blocks - first - last) / (pp - 2) : 0;
+  for (int32_t i = 0; i < p->n_pipelines; i++)
+    for (int32_t s = 0; s + 1 < pp; s++) {
+      int32_t b = block_first(m, first + s * mid, blocks);
+      p->pipelines[i].stages[s].op_last = b;
+      p->pipelines[i].stages[s + 1].op_first = b;
+    }
+}
+
+/* Whether `first` and `last` blocks in the first and last of pp stages
+ * is one of megatron's uneven cuts (Megatron-LM's rules written out): the
+ * middle stages even and at least as full, first and last at most 4
+ * blocks lighter, and not the even split. */
+static inline bool uneven_cut_ok(int32_t pp, int32_t blocks, int32_t first, int32_t last)
+{
+  int32_t rest = blocks - first - last;
+  if (rest < 0 || (pp > 2 && rest % (pp - 2)) || (pp == 2 && rest != 0))
+    return false;
+  int32_t mid = pp > 2 ? rest / (pp - 2) : (first > last ? first : last);
+  return !(first > mid || last > mid || mid - first > 4 || mid - last > 4 || (first == mid && last == mid));
+}
+
+/* A simulated report's iteration time, or -1 when it ran out of memory or
+ * a device's peak is above (1 - headroom) of its GPU's memory. */
+static inline double fit_time_s(const hs_report_t *r, const hs_cluster_t *c, double headroom)
+{
+  bool fits = !r->oom;
+  for (int32_t d = 0; d < r->n_device_mem; d++)
+    fits = fits && r->device_peak_memory_bytes[d] <= (1.0 - headroom) * hs_cluster_gpu(c, d)->mem_bytes;
+  return fits ? r->iteration_time_s : -1.0;
+}
+
 static inline hs_status_t run(const char *name, const hs_model_t *m, const hs_cluster_t *c,
                        const hs_plan_opts_t *o, hs_plan_t *plan, hs_search_stats_t *stats,
                        hs_report_t *rep, hs_error_t *err)

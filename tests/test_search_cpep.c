@@ -54,24 +54,12 @@ static double sim_point(const hs_model_t *m, const hs_cluster_t *c, const hs_gri
     return -1.0;
   p.precision = HS_DTYPE_BF16;
   hs_plan_set_practice(&p, pr);
-  if (first > 0) {
-    int32_t blocks = (int32_t)hs_model_layers(m), pp = g->pp;
-    int32_t mid = pp > 2 ? (blocks - first - last) / (pp - 2) : 0;
-    for (int32_t i = 0; i < p.n_pipelines; i++)
-      for (int32_t s = 0; s + 1 < pp; s++) {
-        int32_t b = block_first(m, first + s * mid, blocks);
-        p.pipelines[i].stages[s].op_last = b;
-        p.pipelines[i].stages[s + 1].op_first = b;
-      }
-  }
+  if (first > 0)
+    cut_first_last(&p, m, g->pp, first, last);
   double t = -1.0;
   hs_report_t r;
   if (hs_plan_validate(&p, m, c, NULL, &err) == HS_OK && hs_simulate(m, c, &p, NULL, &r, &err) == HS_OK) {
-    bool fits = !r.oom;
-    for (int32_t d = 0; d < r.n_device_mem; d++)
-      fits = fits && r.device_peak_memory_bytes[d] <= (1.0 - HEADROOM) * hs_cluster_gpu(c, d)->mem_bytes;
-    if (fits)
-      t = r.iteration_time_s;
+    t = fit_time_s(&r, c, HEADROOM);
     hs_report_destroy(&r);
   }
   hs_plan_destroy(&p);
@@ -134,11 +122,7 @@ static void megatron_brute(const hs_model_t *m, const hs_cluster_t *c, int64_t g
                 g.chunks = 1;
                 for (int32_t f = 1; pp >= 2 && f <= blocks; f++)
                   for (int32_t l = 1; l <= blocks; l++) {
-                    int32_t rest = blocks - f - l;
-                    if (rest < 0 || (pp > 2 && rest % (pp - 2)) || (pp == 2 && rest != 0))
-                      continue;
-                    int32_t mid = pp > 2 ? rest / (pp - 2) : (f > l ? f : l);
-                    if (f > mid || l > mid || mid - f > 4 || mid - l > 4 || (f == mid && l == mid))
+                    if (!uneven_cut_ok(pp, blocks, f, l))
                       continue;
                     double t = sim_point(m, c, &g, f, l, &pr);
                     (*points)++;
@@ -183,6 +167,34 @@ static double plan_with(const char *name, const hs_model_t *m, const hs_cluster_
   return t;
 }
 
+/* megatron's plan for `o` on `c` against megatron_brute over the degrees
+ * xs (CP, or EP when x_is_ep) with microbatches of one: the plan uses CP
+ * (EP) exactly when the brute force's fastest point does, and is within 2%
+ * of that point's time, never below it. `label` names the case in the
+ * messages. Returns whether the brute force's fastest point uses CP (EP). */
+static bool megatron_vs_brute(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_opts_t *o,
+                              const int32_t *xs, int n_x, bool x_is_ep, const char *label)
+{
+  const char *x = x_is_ep ? "EP" : "CP";
+  double b1, bx;
+  int points;
+  megatron_brute(m, c, o->global_batch, 1, &o->practice, xs, n_x, x_is_ep, &b1, &bx, &points);
+  CHECK_MSG(b1 > 0 || bx > 0, "%s: brute force found nothing in %d points", label, points);
+  int32_t cp = 0, ep = 0;
+  char sum[256];
+  double t = plan_with("megatron", m, c, o, &cp, &ep, sum, sizeof sum);
+  double best = (b1 > 0 && (bx < 0 || b1 <= bx)) ? b1 : bx;
+  bool brute_x = bx > 0 && (b1 < 0 || bx < b1);
+  int32_t plan_x = x_is_ep ? ep : cp;
+  fprintf(stderr, "  %s %s: brute force %d points, best without %s %.6g s, with %s %.6g s; "
+                  "megatron %.6g s (%s)\n", x_is_ep ? "ep" : "cp", label, points, x, b1, x, bx, t, sum);
+  CHECK_MSG((plan_x > 1) == brute_x, "%s: megatron's plan has %s %d, the brute force's best %s %s", label,
+            x, plan_x, brute_x ? "uses" : "does not use", x);
+  CHECK_MSG(t >= best * (1 - 1e-12), "%s: megatron %.6g s below the brute force %.6g s", label, t, best);
+  CHECK_MSG(t <= best * 1.02, "%s: megatron %.6g s, brute force %.6g s", label, t, best);
+  return brute_x;
+}
+
 /* 1. CP iff the brute force says CP is faster. Two clusters: NVLink and a
  * global batch of 2 (few data-parallel ranks to use), and a slow 8 GB/s
  * link with a batch of 8 (the ring's KV exchange costs more). */
@@ -203,22 +215,9 @@ static void test_megatron_cp_brute_force(void)
     CHECK(hs_kernels_preset("megatron-core-2024", &o.practice.kernels) == HS_OK);
     /* megatron's CP degrees at 8192 tokens: each rank keeps >= 4096 */
     const int32_t cps[] = {1, 2};
-    double b1, bx;
-    int points;
-    megatron_brute(&m, &c, o.global_batch, 1, &o.practice, cps, 2, false, &b1, &bx, &points);
-    CHECK_MSG(b1 > 0 || bx > 0, "case %zu: brute force found nothing in %d points", k, points);
-    int32_t cp = 0, ep = 0;
-    char sum[256];
-    double t = plan_with("megatron", &m, &c, &o, &cp, &ep, sum, sizeof sum);
-    double best = (b1 > 0 && (bx < 0 || b1 <= bx)) ? b1 : bx;
-    bool brute_cp = bx > 0 && (b1 < 0 || bx < b1);
-    cp_cases += brute_cp;
-    fprintf(stderr, "  cp case %zu: brute force %d points, best without CP %.6g s, with CP %.6g s; "
-                    "megatron %.6g s (%s)\n", k, points, b1, bx, t, sum);
-    CHECK_MSG((cp > 1) == brute_cp, "case %zu: megatron's plan has CP %d, the brute force's best %s CP",
-              k, cp, brute_cp ? "uses" : "does not use");
-    CHECK_MSG(t >= best * (1 - 1e-12), "case %zu: megatron %.6g s below the brute force %.6g s", k, t, best);
-    CHECK_MSG(t <= best * 1.02, "case %zu: megatron %.6g s, brute force %.6g s", k, t, best);
+    char label[32];
+    snprintf(label, sizeof label, "case %zu", k);
+    cp_cases += megatron_vs_brute(&m, &c, &o, cps, 2, false, label);
     hs_cluster_destroy(&c);
   }
   /* the cases are chosen so that both answers occur; if the simulator's
@@ -244,22 +243,9 @@ static void test_megatron_ep_brute_force(void)
     o.max_microbatch_size = 1;
     o.device_subsets = false;
     const int32_t eps[] = {1, 2, 4};
-    double b1, bx;
-    int points;
-    megatron_brute(&m, &c, o.global_batch, 1, &o.practice, eps, 3, true, &b1, &bx, &points);
-    CHECK_MSG(b1 > 0 || bx > 0, "%g GB/s: brute force found nothing in %d points", link_GBps[k], points);
-    int32_t cp = 0, ep = 0;
-    char sum[256];
-    double t = plan_with("megatron", &m, &c, &o, &cp, &ep, sum, sizeof sum);
-    double best = (b1 > 0 && (bx < 0 || b1 <= bx)) ? b1 : bx;
-    bool brute_ep = bx > 0 && (b1 < 0 || bx < b1);
-    ep_cases += brute_ep;
-    fprintf(stderr, "  ep %g GB/s: brute force %d points, best without EP %.6g s, with EP %.6g s; "
-                    "megatron %.6g s (%s)\n", link_GBps[k], points, b1, bx, t, sum);
-    CHECK_MSG((ep > 1) == brute_ep, "%g GB/s: megatron's plan has EP %d, the brute force's best %s EP",
-              link_GBps[k], ep, brute_ep ? "uses" : "does not use");
-    CHECK_MSG(t >= best * (1 - 1e-12) && t <= best * 1.02, "%g GB/s: megatron %.6g s, brute force %.6g s",
-              link_GBps[k], t, best);
+    char label[32];
+    snprintf(label, sizeof label, "%g GB/s", link_GBps[k]);
+    ep_cases += megatron_vs_brute(&m, &c, &o, eps, 3, true, label);
     hs_cluster_destroy(&c);
   }
   CHECK_MSG(ep_cases == 1, "expected EP to win in exactly one case, it won in %d", ep_cases);

@@ -427,24 +427,12 @@ static double brute_point(const hs_model_t *m, const hs_cluster_t *c, const hs_g
   p.precision = HS_DTYPE_BF16;
   p.practice.sequence_parallel = sp;
   p.practice.zero_stage = zero;
-  if (first > 0) {
-    int32_t blocks = (int32_t)hs_model_layers(m), pp = g->pp;
-    int32_t mid = pp > 2 ? (blocks - first - last) / (pp - 2) : 0;
-    for (int32_t i = 0; i < p.n_pipelines; i++)
-      for (int32_t s = 0; s + 1 < pp; s++) {
-        int32_t b = block_first(m, first + s * mid, blocks);
-        p.pipelines[i].stages[s].op_last = b;
-        p.pipelines[i].stages[s + 1].op_first = b;
-      }
-  }
+  if (first > 0)
+    cut_first_last(&p, m, g->pp, first, last);
   hs_report_t r;
   double t = -1.0;
   if (hs_simulate(m, c, &p, NULL, &r, &err) == HS_OK) {
-    bool fits = !r.oom;
-    for (int32_t d = 0; d < r.n_device_mem; d++)
-      fits = fits && r.device_peak_memory_bytes[d] <= (1.0 - headroom) * hs_cluster_gpu(c, d)->mem_bytes;
-    if (fits)
-      t = r.iteration_time_s;
+    t = fit_time_s(&r, c, headroom);
     hs_report_destroy(&r);
   }
   hs_plan_destroy(&p);
@@ -509,13 +497,7 @@ static void test_megatron_matches_brute_force(void)
                 g.chunks = 1;
                 for (int32_t f = 1; pp >= 2 && f <= blocks; f++)
                   for (int32_t l = 1; l <= blocks; l++) {
-                    /* middle stages even and at least as full, first and
-                     * last at most 4 blocks lighter; not the even split */
-                    int32_t rest = blocks - f - l;
-                    if (rest < 0 || (pp > 2 && rest % (pp - 2)) || (pp == 2 && rest != 0))
-                      continue;
-                    int32_t mid = pp > 2 ? rest / (pp - 2) : (f > l ? f : l);
-                    if (f > mid || l > mid || mid - f > 4 || mid - l > 4 || (f == mid && l == mid))
+                    if (!uneven_cut_ok(pp, blocks, f, l))
                       continue;
                     double t = brute_point(&m, &c, &g, f, l, sp, z, 0.1);
                     points++;
