@@ -71,6 +71,18 @@ static hs_status_t get_int(const hs_jreader_t *r, const cJSON *o, const char *ke
   return hs_json_int(r, o, "", key, true, def, lo, hi, out);
 }
 
+/* get_int into an int32_t field (lo and hi within int32_t); *out is
+ * unchanged on error. */
+static hs_status_t get_int32(const hs_jreader_t *r, const cJSON *o, const char *key, int64_t def,
+                             int64_t lo, int64_t hi, int32_t *out)
+{
+  int64_t v;
+  hs_status_t st = get_int(r, o, key, def, lo, hi, &v);
+  if (st == HS_OK)
+    *out = (int32_t)v;
+  return st;
+}
+
 static hs_status_t get_double(const hs_jreader_t *r, const cJSON *o, const char *key, double def,
                               double lo, double hi, double *out)
 {
@@ -153,15 +165,13 @@ static hs_status_t get_headroom(const hs_jreader_t *r, const cJSON *o, double *o
 static hs_status_t read_practice(const hs_jreader_t *r, const cJSON *o, hs__api_practice_t *p)
 {
   hs_status_t st = HS_OK;
-  int64_t v;
   memset(p, 0, sizeof *p);
   HS_CHECK(get_string(r, o, "kernels", "", p->kernels, sizeof p->kernels));
   HS_CHECK(get_string(r, o, "attention", "", p->attention, sizeof p->attention));
   HS_CHECK(get_string(r, o, "precision", "", p->precision, sizeof p->precision));
   HS_CHECK(get_flag(r, o, "sequence_parallel", &p->sequence_parallel));
   HS_CHECK(get_flag(r, o, "tp_comm_overlap", &p->tp_comm_overlap));
-  HS_CHECK(get_int(r, o, "zero_stage", -1, 0, 3, &v));
-  p->zero_stage = (int32_t)v;
+  HS_CHECK(get_int32(r, o, "zero_stage", -1, 0, 3, &p->zero_stage));
   p->any = p->kernels[0] || p->attention[0] || p->precision[0] || p->sequence_parallel >= 0 ||
            p->tp_comm_overlap >= 0 || p->zero_stage >= 0;
 cleanup:
@@ -202,19 +212,13 @@ static hs_status_t read_grid(const hs_jreader_t *r, const cJSON *o, void *outp)
 {
   hs__api_grid_t *out = outp;
   hs_status_t st = HS_OK;
-  int64_t v;
   char rc[32];
-  HS_CHECK(get_int(r, o, "tp", 1, 1, 1024, &v));
-  out->g.tp = (int32_t)v;
-  HS_CHECK(get_int(r, o, "pp", 1, 1, 1 << 20, &v));
-  out->g.pp = (int32_t)v;
-  HS_CHECK(get_int(r, o, "dp", 0, 1, 1 << 20, &v)); /* 0: hs_grid_opts_defaults */
-  out->g.dp = (int32_t)v;
-  HS_CHECK(get_int(r, o, "microbatch_size", 1, 1, 1 << 20, &v));
-  out->g.microbatch_size = (int32_t)v;
+  HS_CHECK(get_int32(r, o, "tp", 1, 1, 1024, &out->g.tp));
+  HS_CHECK(get_int32(r, o, "pp", 1, 1, 1 << 20, &out->g.pp));
+  HS_CHECK(get_int32(r, o, "dp", 0, 1, 1 << 20, &out->g.dp)); /* 0: hs_grid_opts_defaults */
+  HS_CHECK(get_int32(r, o, "microbatch_size", 1, 1, 1 << 20, &out->g.microbatch_size));
   HS_CHECK(get_int(r, o, "global_batch", 0, 1, INT64_C(1) << 40, &out->g.global_batch));
-  HS_CHECK(get_int(r, o, "chunks", 1, 1, 1024, &v));
-  out->g.chunks = (int32_t)v;
+  HS_CHECK(get_int32(r, o, "chunks", 1, 1, 1024, &out->g.chunks));
   HS_CHECK(get_string(r, o, "schedule", "1f1b", out->schedule, sizeof out->schedule));
   out->g.schedule = out->schedule;
   HS_CHECK(get_string(r, o, "recompute", "none", rc, sizeof rc));
@@ -243,10 +247,8 @@ static hs_status_t read_sim(const hs_jreader_t *r, const cJSON *o, void *outp)
 {
   hs__api_sim_t *out = outp;
   hs_status_t st = HS_OK;
-  int64_t v;
   HS_CHECK(get_string(r, o, "trace", "", out->trace, sizeof out->trace));
-  HS_CHECK(get_int(r, o, "trace_devices", 0, 0, 1 << 30, &v));
-  out->trace_devices = (int32_t)v;
+  HS_CHECK(get_int32(r, o, "trace_devices", 0, 0, 1 << 30, &out->trace_devices));
   HS_CHECK(read_practice(r, o, &out->practice));
 cleanup:
   return st;
@@ -265,14 +267,12 @@ static hs_status_t read_plan_opts(const hs_jreader_t *r, const cJSON *o, hs_plan
 {
   hs_status_t st = HS_OK;
   hs__api_practice_t pr;
-  int64_t v;
   double x;
   bool b;
   HS_CHECK(get_int(r, o, "global_batch", po->global_batch, 0, INT64_C(1) << 40, &po->global_batch));
-  HS_CHECK(get_int(r, o, "max_microbatch_size", po->max_microbatch_size, 1, 1 << 20, &v));
-  po->max_microbatch_size = (int32_t)v;
-  HS_CHECK(get_int(r, o, "max_devices", po->max_devices, 1, 1 << 20, &v));
-  po->max_devices = (int32_t)v;
+  HS_CHECK(get_int32(r, o, "max_microbatch_size", po->max_microbatch_size, 1, 1 << 20,
+                     &po->max_microbatch_size));
+  HS_CHECK(get_int32(r, o, "max_devices", po->max_devices, 1, 1 << 20, &po->max_devices));
   HS_CHECK(get_double(r, o, "time_limit", po->time_limit_s, 0.0, 1e9, &po->time_limit_s));
   HS_CHECK(get_double(r, o, "mip_gap", po->mip_gap, 0.0, 1.0, &x));
   if (x >= 1.0)
@@ -381,7 +381,6 @@ static hs_status_t read_whatif(const hs_jreader_t *r, const cJSON *o, void *outp
   hs__api_whatif_t *out = outp;
   hs_whatif_run_opts_t *w = &out->o;
   hs_status_t st = HS_OK;
-  int64_t v;
   char s[2048];
   hs__api_practice_t pr;
   HS_CHECK(get_bool(r, o, "replace", &w->enumerate.replace));
@@ -394,20 +393,16 @@ static hs_status_t read_whatif(const hs_jreader_t *r, const cJSON *o, void *outp
     HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: price: must be on-demand or spot, got \"%s\"", r->file, s));
   w->enumerate.price = strcmp(s, "spot") == 0 ? HS_PRICE_SPOT : HS_PRICE_ONDEMAND;
   HS_CHECK(get_string(r, o, "gpu_price", "", out->gpu_price, sizeof out->gpu_price));
-  HS_CHECK(get_int(r, o, "step", 8, 1, 1 << 20, &v));
-  w->enumerate.step = (int32_t)v;
-  HS_CHECK(get_int(r, o, "max_options", 500, 1, 1 << 20, &v));
-  w->enumerate.max_options = (int32_t)v;
-  HS_CHECK(get_int(r, o, "gpus_per_node", 8, 1, HS_CLUSTER_MAX_GPUS_PER_NODE, &v));
-  w->gpus_per_node = (int32_t)v;
+  HS_CHECK(get_int32(r, o, "step", 8, 1, 1 << 20, &w->enumerate.step));
+  HS_CHECK(get_int32(r, o, "max_options", 500, 1, 1 << 20, &w->enumerate.max_options));
+  HS_CHECK(get_int32(r, o, "gpus_per_node", 8, 1, HS_CLUSTER_MAX_GPUS_PER_NODE, &w->gpus_per_node));
   HS_CHECK(get_double(r, o, "nic_GBps", 25.0, -HUGE_VAL, HUGE_VAL, &w->nic_GBps));
   HS_CHECK(get_double(r, o, "link_GBps", 25.0, -HUGE_VAL, HUGE_VAL, &w->link_GBps));
   HS_CHECK(get_double(r, o, "link_latency_us", 10.0, -HUGE_VAL, HUGE_VAL, &w->link_latency_us));
   HS_CHECK(get_int(r, o, "global_batch", 0, 1, INT64_C(1) << 40, &w->plan.global_batch));
   HS_CHECK(get_int(r, o, "global_batch_per_gpu", 0, 1, 1 << 20, &w->global_batch_per_gpu));
   HS_CHECK(get_double(r, o, "time_limit", 60.0, 0.0, 1e9, &w->plan.time_limit_s));
-  HS_CHECK(get_int(r, o, "workers", 1, 1, 256, &v));
-  w->workers = (int32_t)v;
+  HS_CHECK(get_int32(r, o, "workers", 1, 1, 256, &w->workers));
   HS_CHECK(get_int(r, o, "top", 0, 0, INT64_C(1) << 30, &out->top));
   HS_CHECK(get_string(r, o, "format", "csv", s, 32));
   if (hs_whatif_format_parse(s, &out->format) != HS_OK)
@@ -439,10 +434,8 @@ static hs_status_t read_sweep(const hs_jreader_t *r, const cJSON *o, void *outp)
 {
   hs__api_sweep_t *out = outp;
   hs_status_t st = HS_OK;
-  int64_t v;
   HS_CHECK(get_bool(r, o, "no_timings", &out->no_timings));
-  HS_CHECK(get_int(r, o, "workers", 1, 1, 1024, &v));
-  out->workers = (int32_t)v;
+  HS_CHECK(get_int32(r, o, "workers", 1, 1, 1024, &out->workers));
   /* --precision and --memory-headroom override the spec's */
   HS_CHECK(get_string(r, o, "precision", "", out->precision, sizeof out->precision));
   if (out->precision[0] && hs_dtype_parse(out->precision, &(hs_dtype_t){0}) != HS_OK)
