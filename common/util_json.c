@@ -153,6 +153,15 @@ static void value_text(const cJSON *v, char *buf, size_t n)
 
 #define FIELD(r, path, key) (r)->file, (path), (*(path) ? "." : ""), (key)
 
+/* The error for a member of the wrong type: "must be <what>, got <value>". */
+static hs_status_t wrong_type(const hs_jreader_t *r, const char *path, const char *key, const cJSON *v,
+                              const char *what)
+{
+  char val[80];
+  value_text(v, val, sizeof val);
+  return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be %s, got %s", FIELD(r, path, key), what, val);
+}
+
 static const cJSON *member(const hs_jreader_t *r, const cJSON *obj, const char *path,
                            const char *key, bool required, hs_status_t *st)
 {
@@ -189,19 +198,18 @@ hs_status_t hs_json_number(const hs_jreader_t *r, const cJSON *obj, const char *
     return HS_OK;
   }
   static const char *const what[] = {"a finite number", "a non-negative number", "a positive number"};
-  char val[80];
-  value_text(v, val, sizeof val);
   if (!cJSON_IsNumber(v))
-    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be %s, got %s", FIELD(r, path, key),
-                        what[rule], val);
+    return wrong_type(r, path, key, v, what[rule]);
   double x = v->valuedouble;
   bool ok = isfinite(x) && (rule != HS_JNUM_NONNEG || x >= 0.0) && (rule != HS_JNUM_POSITIVE || x > 0.0);
   if (!ok)
-    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be %s, got %s", FIELD(r, path, key),
-                        what[rule], val);
-  if (x > max)
+    return wrong_type(r, path, key, v, what[rule]);
+  if (x > max) {
+    char val[80];
+    value_text(v, val, sizeof val);
     return hs_error_set(r->err, HS_ELIMIT, "%s: %s%s%s: must be at most %g, got %s",
                         FIELD(r, path, key), max, val);
+  }
   *out = x;
   return HS_OK;
 }
@@ -235,22 +243,18 @@ hs_status_t hs_json_int(const hs_jreader_t *r, const cJSON *obj, const char *pat
     *out = def;
     return HS_OK;
   }
-  char val[80];
-  value_text(v, val, sizeof val);
   const char *what = lo == 1 ? "a positive integer" : lo == 0 ? "a non-negative integer" : "an integer";
   if (!cJSON_IsNumber(v))
-    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be %s, got %s", FIELD(r, path, key),
-                        what, val);
+    return wrong_type(r, path, key, v, what);
   double x = v->valuedouble;
-  if (!isfinite(x) || x != floor(x))
-    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be %s, got %s", FIELD(r, path, key),
-                        what, val);
-  if (x < (double)lo)
-    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be %s, got %s", FIELD(r, path, key),
-                        what, val);
-  if (x > (double)hi)
+  if (!isfinite(x) || x != floor(x) || x < (double)lo)
+    return wrong_type(r, path, key, v, what);
+  if (x > (double)hi) {
+    char val[80];
+    value_text(v, val, sizeof val);
     return hs_error_set(r->err, HS_ELIMIT, "%s: %s%s%s: must be at most %lld, got %s",
                         FIELD(r, path, key), (long long)hi, val);
+  }
   *out = (int64_t)x;
   return HS_OK;
 }
@@ -267,10 +271,7 @@ hs_status_t hs_json_bool(const hs_jreader_t *r, const cJSON *obj, const char *pa
     return HS_OK;
   }
   if (!cJSON_IsBool(v)) {
-    char val[80];
-    value_text(v, val, sizeof val);
-    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be true or false, got %s",
-                        FIELD(r, path, key), val);
+    return wrong_type(r, path, key, v, "true or false");
   }
   *out = cJSON_IsTrue(v);
   return HS_OK;
@@ -288,10 +289,7 @@ hs_status_t hs_json_string(const hs_jreader_t *r, const cJSON *obj, const char *
     return HS_OK;
   }
   if (!cJSON_IsString(v)) {
-    char val[80];
-    value_text(v, val, sizeof val);
-    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be a string, got %s",
-                        FIELD(r, path, key), val);
+    return wrong_type(r, path, key, v, "a string");
   }
   if (!hs_strlcpy(out, v->valuestring, n))
     return hs_error_set(r->err, HS_ELIMIT, "%s: %s%s%s: string longer than %zu characters: \"%.40s...\"",
@@ -310,10 +308,7 @@ hs_status_t hs_json_array(const hs_jreader_t *r, const cJSON *obj, const char *p
   if (st != HS_OK || !v)
     return st;
   if (!cJSON_IsArray(v)) {
-    char val[80];
-    value_text(v, val, sizeof val);
-    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be an array, got %s",
-                        FIELD(r, path, key), val);
+    return wrong_type(r, path, key, v, "an array");
   }
   *out = v;
   if (count)
@@ -330,10 +325,7 @@ hs_status_t hs_json_object(const hs_jreader_t *r, const cJSON *obj, const char *
   if (st != HS_OK || !v)
     return st;
   if (!cJSON_IsObject(v)) {
-    char val[80];
-    value_text(v, val, sizeof val);
-    return hs_error_set(r->err, HS_EINVAL, "%s: %s%s%s: must be an object, got %s",
-                        FIELD(r, path, key), val);
+    return wrong_type(r, path, key, v, "an object");
   }
   *out = v;
   return HS_OK;
