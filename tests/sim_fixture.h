@@ -41,6 +41,31 @@ static inline void fx_chain_model(hs_model_t *m, int n_layers, int ops_per_layer
   }
 }
 
+/* A GPT-3-style decoder (Megatron-LM's: GELU, LayerNorm, biases, tied
+ * embeddings, ffn 4h, vocabulary 51200, bf16) of l layers, hidden h, a
+ * heads and sequence s. */
+static inline hs_transformer_cfg_t fx_gpt_cfg(const char *name, int64_t l, int64_t h, int64_t a,
+                                              int64_t s)
+{
+  hs_transformer_cfg_t c;
+  hs_transformer_cfg_init(&c);
+  snprintf(c.name, sizeof c.name, "%s", name);
+  c.layers = l;
+  c.hidden = h;
+  c.heads = a;
+  c.kv_heads = a;
+  c.ffn = 4 * h;
+  c.vocab = 51200;
+  c.seq_len = s;
+  c.max_positions = s;
+  c.bias = true;
+  c.tied_embeddings = true;
+  c.act = HS_ACT_GELU;
+  c.norm = HS_NORM_LAYERNORM;
+  c.dtype = HS_DTYPE_BF16;
+  return c;
+}
+
 /* The generator's attention op (the single HS_OP_ATTENTION op of a
  * one-layer decoder) for sequence s, heads a, head_dim hd in dtype. */
 static inline hs_op_t fx_attention_op(double s, double a, double hd, hs_dtype_t dtype)

@@ -8,29 +8,9 @@
 #include "hs_json.h"
 #include "hs_models.h"
 #include "hs_test.h"
+#include "sim_fixture.h"
 
 #include <cjson/cJSON.h>
-
-static hs_transformer_cfg_t gpt_cfg(const char *name, int64_t l, int64_t h, int64_t a, int64_t s)
-{
-  hs_transformer_cfg_t c;
-  hs_transformer_cfg_init(&c);
-  snprintf(c.name, sizeof c.name, "%s", name);
-  c.layers = l;
-  c.hidden = h;
-  c.heads = a;
-  c.kv_heads = a;
-  c.ffn = 4 * h;
-  c.vocab = 51200;
-  c.seq_len = s;
-  c.max_positions = s;
-  c.bias = true;
-  c.tied_embeddings = true;
-  c.act = HS_ACT_GELU;
-  c.norm = HS_NORM_LAYERNORM;
-  c.dtype = HS_DTYPE_BF16;
-  return c;
-}
 
 static hs_transformer_cfg_t llama_cfg(int64_t l, int64_t h, int64_t a, int64_t kv, int64_t f,
                                       int64_t v)
@@ -119,7 +99,7 @@ static double gpt_params_formula(double l, double h, double s, double v)
 
 static void test_gpt3_params(void)
 {
-  hs_transformer_cfg_t c = gpt_cfg("gpt3-175b", 96, 12288, 96, 2048);
+  hs_transformer_cfg_t c = fx_gpt_cfg("gpt3-175b", 96, 12288, 96, 2048);
   double p = params_of(&c);
   CHECK_REL(p, 174.6e9, 1e-3); /* Brown et al. 2020: 175B; Megatron: 174.6B */
   CHECK_REL(p, gpt_params_formula(96, 12288, 2048, 51200), 1e-15);
@@ -180,7 +160,7 @@ static void test_bert_params(void)
 static void check_megatron_flops(int64_t l, int64_t h, int64_t a, double B)
 {
   double s = 2048, V = 51200, L = (double)l, H = (double)h;
-  hs_transformer_cfg_t c = gpt_cfg("gpt", l, h, a, 2048);
+  hs_transformer_cfg_t c = fx_gpt_cfg("gpt", l, h, a, 2048);
   hs_model_t m;
   hs_error_t err;
   hs_error_init(&err);
@@ -244,7 +224,7 @@ static void test_gemm_shapes(void)
 
 static void test_op_sequence(void)
 {
-  hs_transformer_cfg_t c = gpt_cfg("gpt", 3, 1024, 16, 1024);
+  hs_transformer_cfg_t c = fx_gpt_cfg("gpt", 3, 1024, 16, 1024);
   hs_model_t m;
   hs_error_t err;
   hs_error_init(&err);
@@ -364,7 +344,7 @@ static void test_activations_korthikanti(void)
 {
   /* GPT-3 175B layer: s = 2048, h = 12288, a = 96, 2-byte activations. */
   double s = 2048, h = 12288, a = 96, t = 8;
-  hs_transformer_cfg_t c = gpt_cfg("gpt3", 2, 12288, 96, 2048);
+  hs_transformer_cfg_t c = fx_gpt_cfg("gpt3", 2, 12288, 96, 2048);
   hs_model_t m;
   hs_error_t err;
   hs_error_init(&err);

@@ -33,34 +33,13 @@
 
 #include <cjson/cJSON.h>
 
-static hs_transformer_cfg_t gpt_cfg(int64_t l, int64_t h, int64_t a, int64_t s)
-{
-  hs_transformer_cfg_t c;
-  hs_transformer_cfg_init(&c);
-  snprintf(c.name, sizeof c.name, "gpt-test");
-  c.layers = l;
-  c.hidden = h;
-  c.heads = a;
-  c.kv_heads = a;
-  c.ffn = 4 * h;
-  c.vocab = 51200;
-  c.seq_len = s;
-  c.max_positions = s;
-  c.bias = true;
-  c.tied_embeddings = true;
-  c.act = HS_ACT_GELU;
-  c.norm = HS_NORM_LAYERNORM;
-  c.dtype = HS_DTYPE_BF16;
-  return c;
-}
-
 /* Saved activation bytes per sample of one block under the practice: the
  * middle stage of pp=3 over a 3-block model, one microbatch in flight,
  * memory at microbatch size 2 minus at 1. */
 static double block_act(int64_t h, int64_t a, int64_t s, int32_t t, const hs_practice_t *pr,
                         hs_recompute_t rc)
 {
-  hs_transformer_cfg_t cfg = gpt_cfg(3, h, a, s);
+  hs_transformer_cfg_t cfg = fx_gpt_cfg("gpt-test", 3, h, a, s);
   hs_model_t m;
   hs_error_t err;
   hs_error_init(&err);
@@ -157,7 +136,7 @@ static void test_flash_kernel(void)
   pr.kernels.attention = HS_ATTENTION_FLASH;
   double fm[2], bm[2];
   for (int k = 0; k < 2; k++) {
-    hs_transformer_cfg_t cfg = gpt_cfg(1, 1024, 16, 1024 << k);
+    hs_transformer_cfg_t cfg = fx_gpt_cfg("gpt-test", 1, 1024, 16, 1024 << k);
     hs_model_t m;
     CHECK(hs_model_from_transformer(&cfg, &m, &err) == HS_OK);
     const hs_op_t *at = find_kind(&m, HS_OP_ATTENTION);
@@ -195,7 +174,7 @@ static double total_link_bytes(const hs_report_t *r)
  * byte on the links is TP traffic. */
 static void test_sp_volume(void)
 {
-  hs_transformer_cfg_t cfg = gpt_cfg(2, 1024, 16, 512);
+  hs_transformer_cfg_t cfg = fx_gpt_cfg("gpt-test", 2, 1024, 16, 512);
   hs_model_t m;
   hs_error_t err;
   hs_error_init(&err);
@@ -294,7 +273,7 @@ static void test_refusals_and_json(void)
 /* Naming the default kernel set explicitly gives byte-identical reports. */
 static void test_default_identical(void)
 {
-  hs_transformer_cfg_t cfg = gpt_cfg(4, 512, 8, 256);
+  hs_transformer_cfg_t cfg = fx_gpt_cfg("gpt-test", 4, 512, 8, 256);
   hs_model_t m;
   hs_error_t err;
   hs_error_init(&err);
