@@ -20,25 +20,17 @@
 #include "hs_sim.h"
 #include "hs_test.h"
 #include "hs_validate.h"
+#include "compute_fixture.h"
 #include "sim_fixture.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
 
-#define PEAK 300e12
+#define PEAK 300e12 /* truth_gpu_base's bf16 peak */
 
 static void truth_gpu(hs_gpu_t *g, bool attn)
 {
-  memset(g, 0, sizeof *g);
-  hs_strlcpy(g->name, "ATTN-GPU", sizeof g->name);
-  g->mem_bw_GBps = 2000;
-  g->peak_flops[HS_DTYPE_FP32] = 20e12;
-  g->peak_flops[HS_DTYPE_FP16] = PEAK;
-  g->peak_flops[HS_DTYPE_BF16] = PEAK;
-  g->gemm_eff_max = 0.8;
-  g->gemm_half_flops = 1e10;
-  g->mem_eff = 0.75;
-  g->launch_us = 5.0;
+  truth_gpu_base(g, "ATTN-GPU");
   if (attn) {
     g->attn_fwd_eff_max = 0.4;
     g->attn_fwd_half_seq = 300;
@@ -219,33 +211,6 @@ static void test_fit_recovers(void)
   CHECK_CONTAINS(err.msg, "calibrate: attn fwd: fitted efficiency");
   CHECK_CONTAINS(err.msg, "the points are not of this GPU");
   hs_measurements_destroy(&ms);
-}
-
-static void expect_bad_gpu(const char *json, const char *needle)
-{
-  hs_gpu_catalog_t cat;
-  hs_error_t err;
-  hs_error_init(&err);
-  err.warn_fp = NULL;
-  hs_gpu_catalog_init(&cat);
-  CHECK(hs_gpu_catalog_load(NULL, &cat, &err) == HS_OK);
-  hs_status_t st = hs_gpu_catalog_parse(json, "g.json", &cat, &err);
-  CHECK_MSG(st != HS_OK && hs_status_exit_code(st) == 2, "accepted: %s", json);
-  CHECK_CONTAINS(err.msg, needle);
-  hs_gpu_catalog_destroy(&cat);
-}
-
-static void expect_bad_measurements(const char *text, const char *needle)
-{
-  hs_measurements_t ms;
-  hs_error_t err;
-  hs_error_init(&err);
-  err.warn_fp = NULL;
-  hs_status_t st = hs_measurements_parse(text, "m.json", &ms, &err);
-  CHECK_MSG(st != HS_OK && hs_status_exit_code(st) == 2, "accepted: %s", text);
-  CHECK_CONTAINS(err.msg, needle);
-  if (st == HS_OK)
-    hs_measurements_destroy(&ms);
 }
 
 #define MS_HEAD "{\"gpu\": \"X\", \"peak_tflops\": {\"bf16\": 300}, \"mem_bw_GBps\": 2000, \"points\": ["

@@ -17,22 +17,14 @@
 #include "hs_sim.h"
 #include "hs_test.h"
 #include "hs_validate.h"
+#include "compute_fixture.h"
 #include "sim_fixture.h"
 
 #include <math.h>
 
 static void truth_gpu(hs_gpu_t *g, double out_k)
 {
-  memset(g, 0, sizeof *g);
-  hs_strlcpy(g->name, "SHAPE-GPU", sizeof g->name);
-  g->mem_bw_GBps = 2000;
-  g->peak_flops[HS_DTYPE_FP32] = 20e12;
-  g->peak_flops[HS_DTYPE_FP16] = 300e12;
-  g->peak_flops[HS_DTYPE_BF16] = 300e12;
-  g->gemm_eff_max = 0.8;
-  g->gemm_half_flops = 1e10;
-  g->mem_eff = 0.75;
-  g->launch_us = 5.0;
+  truth_gpu_base(g, "SHAPE-GPU");
   g->gemm_out_k = out_k;
 }
 
@@ -174,19 +166,6 @@ static void test_shape_fit_recovers(void)
   hs_measurements_destroy(&ms);
 }
 
-static void expect_bad_measurements(const char *text, const char *needle)
-{
-  hs_measurements_t ms;
-  hs_error_t err;
-  hs_error_init(&err);
-  err.warn_fp = NULL;
-  hs_status_t st = hs_measurements_parse(text, "m.json", &ms, &err);
-  CHECK_MSG(st != HS_OK && hs_status_exit_code(st) == 2, "accepted: %s", text);
-  CHECK_CONTAINS(err.msg, needle);
-  if (st == HS_OK)
-    hs_measurements_destroy(&ms);
-}
-
 #define MS_HEAD "{\"gpu\": \"X\", \"peak_tflops\": {\"bf16\": 300}, \"mem_bw_GBps\": 2000, "
 #define MS_PT "{\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 64, \"n\": 64, \"k\": 64, \"s\": 1e-5}"
 
@@ -200,18 +179,8 @@ static void test_bad_input(void)
       {"[{\"name\": \"A100-SXM4-80GB\", \"gemm_out_k\": \"big\"}]", "g.json: [0].gemm_out_k: must be a non-negative number, got \"big\""},
       {"[{\"name\": \"A100-SXM4-80GB\", \"gemm_out_k\": 1e9}]", "g.json: [0].gemm_out_k: must be at most 1e+06, got 1000000000"},
   };
-  for (size_t i = 0; i < HS_ARRAY_LEN(gpu_cases); i++) {
-    hs_gpu_catalog_t cat;
-    hs_error_t err;
-    hs_error_init(&err);
-    err.warn_fp = NULL;
-    hs_gpu_catalog_init(&cat);
-    CHECK(hs_gpu_catalog_load(NULL, &cat, &err) == HS_OK);
-    hs_status_t st = hs_gpu_catalog_parse(gpu_cases[i].json, "g.json", &cat, &err);
-    CHECK_MSG(st != HS_OK && hs_status_exit_code(st) == 2, "accepted: %s", gpu_cases[i].json);
-    CHECK_CONTAINS(err.msg, gpu_cases[i].msg);
-    hs_gpu_catalog_destroy(&cat);
-  }
+  for (size_t i = 0; i < HS_ARRAY_LEN(gpu_cases); i++)
+    expect_bad_gpu(gpu_cases[i].json, gpu_cases[i].msg);
   /* the measurements file */
   expect_bad_measurements(MS_HEAD "\"applies\": [\"gemm_eff_max\", \"gemm_out_k\"], \"points\": [" MS_PT "]}",
                           "m.json: applies: gemm_out_k needs \"gemm_fit\": \"shape\"");
