@@ -14,6 +14,20 @@
 
 #include <cjson/cJSON.h>
 
+/* --tolerance (default 0.1) into *tol; 0, or the exit code 2 with the
+ * message when it is outside (0, 10]. */
+static int read_tolerance(const hs_opt_t *opts, double *tol)
+{
+  int rc = hs_cli_double(opts, "tolerance", 0.1, tol);
+  if (rc)
+    return rc;
+  if (!(*tol > 0) || *tol > 10) {
+    fprintf(stderr, "hetsim validate: --tolerance: must be in (0, 10], got %g\n", *tol);
+    return 2;
+  }
+  return 0;
+}
+
 /* --run run.json --cluster C: simulate the run's model and plan, compare
  * with its measured iterations. */
 static int validate_run(const hs_opt_t *opts, const char *run_path, const hs_opt_t *ocl,
@@ -29,13 +43,9 @@ static int validate_run(const hs_opt_t *opts, const char *run_path, const hs_opt
     return 2;
   }
   double tol = 0.1;
-  int rc = hs_cli_double(opts, "tolerance", 0.1, &tol);
+  int rc = read_tolerance(opts, &tol);
   if (rc)
     return rc;
-  if (!(tol > 0) || tol > 10) {
-    fprintf(stderr, "hetsim validate: --tolerance: must be in (0, 10], got %g\n", tol);
-    return 2;
-  }
   hs_error_t err;
   hs_error_init(&err);
   hs_status_t st = HS_OK;
@@ -159,12 +169,8 @@ int hs_cmd_validate(int argc, char **argv)
     return 2;
   }
   double tol = 0.1;
-  if ((rc = hs_cli_double(opts, "tolerance", 0.1, &tol)))
+  if ((rc = read_tolerance(opts, &tol)))
     return rc;
-  if (!(tol > 0) || tol > 10) {
-    fprintf(stderr, "hetsim validate: --tolerance: must be in (0, 10], got %g\n", tol);
-    return 2;
-  }
   hs_error_t err;
   hs_error_init(&err);
   hs_status_t st = HS_OK;
