@@ -172,28 +172,30 @@ static void test_malformed(void)
   *strstr(b, "  num_layers") = '\0';
   expect_bad(b, "train.log:5: arguments block never ends");
   free(b);
-  /* a required argument missing */
-  b = subst(t, "  num_layers ...................................... 12\n", "");
-  expect_bad(b, "train.log:5-42: arguments block: no num_layers");
-  free(b);
-  /* a value that is not a number */
-  b = subst(t, "hidden_size ..................................... 768", "hidden_size ..................................... 7x8");
-  expect_bad(b, "train.log:17: hidden_size: expected an integer");
-  free(b);
-  b = subst(t, "fp16 ............................................ True", "fp16 ............................................ yes");
-  expect_bad(b, "fp16: expected True or False");
-  free(b);
-  /* an iteration time that is not one */
-  b = subst(t, "(ms): 820.7", "(ms): fast");
-  expect_bad(b, "train.log:50: elapsed time per iteration (ms): expected a positive number, got \"fast\"");
-  free(b);
-  /* inconsistent sizes */
-  b = subst(t, "world_size ...................................... 1", "world_size ...................................... 8");
-  expect_bad(b, "world_size 8 is not tensor 1 x pipeline 1 x data 1");
-  free(b);
-  b = subst(t, "global_batch_size ............................... 16", "global_batch_size ............................... 0");
-  expect_bad(b, "global_batch_size: expected an integer in [1,");
-  free(b);
+  /* a required argument missing, a value that is not a number, an
+   * iteration time that is not one, inconsistent sizes: the log with one
+   * text replaced */
+  static const struct {
+    const char *from, *to, *needle;
+  } cases[] = {
+      {"  num_layers ...................................... 12\n", "",
+       "train.log:5-42: arguments block: no num_layers"},
+      {"hidden_size ..................................... 768", "hidden_size ..................................... 7x8",
+       "train.log:17: hidden_size: expected an integer"},
+      {"fp16 ............................................ True", "fp16 ............................................ yes",
+       "fp16: expected True or False"},
+      {"(ms): 820.7", "(ms): fast",
+       "train.log:50: elapsed time per iteration (ms): expected a positive number, got \"fast\""},
+      {"world_size ...................................... 1", "world_size ...................................... 8",
+       "world_size 8 is not tensor 1 x pipeline 1 x data 1"},
+      {"global_batch_size ............................... 16", "global_batch_size ............................... 0",
+       "global_batch_size: expected an integer in [1,"},
+  };
+  for (size_t i = 0; i < HS_ARRAY_LEN(cases); i++) {
+    b = subst(t, cases[i].from, cases[i].to);
+    expect_bad(b, cases[i].needle);
+    free(b);
+  }
   /* nothing measured */
   b = strdup(t);
   *strstr(b, "training ...") = '\0';
