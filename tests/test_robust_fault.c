@@ -442,25 +442,34 @@ static hs_status_t sc_whatif_plan(hs_error_t *err)
   return HS_OK;
 }
 
+/* Runs planner `name` over fx_model on `c` with `o` (hs_planner_run) and
+ * keeps its plan's JSON as the output: the common end of every planner
+ * scenario. */
+static hs_status_t planner_output(const char *name, const hs_cluster_t *c, const hs_plan_opts_t *o,
+                                  hs_error_t *err)
+{
+  const hs_planner_type_t *t = hs_planner_find(name);
+  if (!t)
+    return hs_error_set(err, HS_EINTERNAL, "no %s planner", name);
+  hs_plan_t plan;
+  hs_plan_init(&plan);
+  hs_search_stats_t stats;
+  hs_status_t st = hs_planner_run(t, &fx_model, c, o, NULL, &plan, &stats, NULL, err);
+  if (st == HS_OK)
+    st = keep_output(hs_plan_to_json(&plan), "hs_plan_to_json", err);
+  hs_plan_destroy(&plan);
+  return st;
+}
+
 /* The whale baseline's whole search on the fixture (candidates built,
  * estimated, pooled and simulated): out of memory anywhere in it is
  * HS_ENOMEM, never a different plan. Its plan's JSON is the output. */
 static hs_status_t sc_whale_plan(hs_error_t *err)
 {
-  const hs_planner_type_t *t = hs_planner_find("whale");
-  if (!t)
-    return hs_error_set(err, HS_EINTERNAL, "no whale planner");
   hs_plan_opts_t o;
   hs_plan_opts_init(&o);
   o.global_batch = 8;
-  hs_plan_t plan;
-  hs_plan_init(&plan);
-  hs_search_stats_t stats;
-  hs_status_t st = hs_planner_run(t, &fx_model, &fx_cluster, &o, NULL, &plan, &stats, NULL, err);
-  if (st == HS_OK)
-    st = keep_output(hs_plan_to_json(&plan), "hs_plan_to_json", err);
-  hs_plan_destroy(&plan);
-  return st;
+  return planner_output("whale", &fx_cluster, &o, err);
 }
 
 /* The autohet planner's whole search on the fixture (TP patterns, device
@@ -470,9 +479,6 @@ static hs_status_t sc_whale_plan(hs_error_t *err)
  * output. (GLPK's own allocations are not counted.) */
 static hs_status_t sc_autohet_plan(hs_error_t *err)
 {
-  const hs_planner_type_t *t = hs_planner_find("autohet");
-  if (!t)
-    return hs_error_set(err, HS_EINTERNAL, "no autohet planner");
   /* a smaller cluster than the fixture's (one 2-GPU node per site: three
    * the whole cluster only), microbatches of one: every phase runs (TP
    * patterns 1 and 2, ZeRO classes, greedy points, MILPs, pool, variants)
@@ -494,13 +500,7 @@ static hs_status_t sc_autohet_plan(hs_error_t *err)
   o.max_microbatch_size = 1;
   o.device_subsets = false; /* the driver's subsets only repeat the same code */
   o.search_practice = false; /* variants: the schedule only (same code as practice ones) */
-  hs_plan_t plan;
-  hs_plan_init(&plan);
-  hs_search_stats_t stats;
-  st = hs_planner_run(t, &fx_model, &c, &o, NULL, &plan, &stats, NULL, err);
-  if (st == HS_OK)
-    st = keep_output(hs_plan_to_json(&plan), "hs_plan_to_json", err);
-  hs_plan_destroy(&plan);
+  st = planner_output("autohet", &c, &o, err);
   hs_cluster_destroy(&c);
   return st;
 }
@@ -511,9 +511,6 @@ static hs_status_t sc_autohet_plan(hs_error_t *err)
  * JSON is the output. */
 static hs_status_t planner_scenario(const char *name, hs_error_t *err)
 {
-  const hs_planner_type_t *t = hs_planner_find(name);
-  if (!t)
-    return hs_error_set(err, HS_EINTERNAL, "no %s planner", name);
   hs_plan_opts_t o;
   hs_plan_opts_init(&o);
   o.global_batch = 8;
@@ -522,14 +519,7 @@ static hs_status_t planner_scenario(const char *name, hs_error_t *err)
    * whole run per failure) that the fault build runs in minutes */
   o.device_subsets = false;
   o.max_microbatch_size = 2;
-  hs_plan_t plan;
-  hs_plan_init(&plan);
-  hs_search_stats_t stats;
-  hs_status_t st = hs_planner_run(t, &fx_model, &fx_cluster, &o, NULL, &plan, &stats, NULL, err);
-  if (st == HS_OK)
-    st = keep_output(hs_plan_to_json(&plan), "hs_plan_to_json", err);
-  hs_plan_destroy(&plan);
-  return st;
+  return planner_output(name, &fx_cluster, &o, err);
 }
 
 /* hapt: the DP tables, the candidate plans, the local search and the
