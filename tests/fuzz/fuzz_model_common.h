@@ -3,7 +3,8 @@
  * loaded: every accounting function, the summary JSON, and the documented
  * round trip through the explicit-op JSON (hs_model_to_ops_json must read
  * back to the same number of ops); a broken round trip aborts, which the
- * fuzzer reports as a crash.
+ * fuzzer reports as a crash. fuzz_model_run is both targets' whole body,
+ * given their loader.
  */
 #ifndef HS_FUZZ_MODEL_COMMON_H
 #define HS_FUZZ_MODEL_COMMON_H
@@ -50,6 +51,30 @@ static inline void fuzz_model_exercise(const hs_model_t *m)
   }
   hs_model_destroy(&back);
   free(txt);
+}
+
+/* A model loader's signature (hs_model_parse_json, hs_model_parse_hf_config). */
+typedef hs_status_t (*fuzz_model_parse_fn)(const char *text, const char *file, int64_t seq_len,
+                                           hs_model_t *m, hs_error_t *err);
+
+/* One fuzz input through `parse` as `file`, then fuzz_model_exercise on
+ * what loaded: the whole body of both model targets. */
+static inline int fuzz_model_run(const uint8_t *data, size_t size, fuzz_model_parse_fn parse,
+                                 const char *file)
+{
+  char *text = fuzz_text(data, size);
+  if (!text)
+    return 0;
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  hs_model_t m;
+  hs_model_init(&m);
+  if (parse(text, file, 0, &m, &err) == HS_OK)
+    fuzz_model_exercise(&m);
+  hs_model_destroy(&m);
+  free(text);
+  return 0;
 }
 
 #endif

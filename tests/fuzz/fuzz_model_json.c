@@ -6,17 +6,5 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  char *text = fuzz_text(data, size);
-  if (!text)
-    return 0;
-  hs_error_t err;
-  hs_error_init(&err);
-  err.warn_fp = NULL;
-  hs_model_t m;
-  hs_model_init(&m);
-  if (hs_model_parse_json(text, "fuzz-model.json", 0, &m, &err) == HS_OK)
-    fuzz_model_exercise(&m);
-  hs_model_destroy(&m);
-  free(text);
-  return 0;
+  return fuzz_model_run(data, size, hs_model_parse_json, "fuzz-model.json");
 }
