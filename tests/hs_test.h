@@ -6,6 +6,8 @@
 #ifndef HS_TEST_H
 #define HS_TEST_H
 
+#include "hs_common.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +93,18 @@ static inline const char *hs_test_data(const char *name)
   const char *d = getenv("HETSIM_TEST_DATA");
   snprintf(buf, sizeof buf, "%s/%s", d ? d : "tests/data", name);
   return buf;
+}
+
+/* The whole file at `path` (up to 64 MiB; malloc'd, the caller frees), or
+ * NULL with the error printed. */
+static inline char *hs_test_slurp(const char *path)
+{
+  char *t = NULL;
+  hs_error_t err;
+  hs_error_init(&err);
+  if (hs_file_read(path, 1 << 26, &t, NULL, &err) != HS_OK)
+    fprintf(stderr, "%s\n", err.msg);
+  return t;
 }
 
 #endif

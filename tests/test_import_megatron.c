@@ -15,16 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *slurp(const char *path)
-{
-  char *t = NULL;
-  hs_error_t err;
-  hs_error_init(&err);
-  if (hs_file_read(path, 1 << 26, &t, NULL, &err) != HS_OK)
-    fprintf(stderr, "%s\n", err.msg);
-  return t;
-}
-
 static void test_real_gpt2(void)
 {
   hs_error_t err;
@@ -91,8 +81,8 @@ static void test_real_gpt2(void)
 static void test_real_throughput_lines(void)
 {
   /* the GPT-2 arguments with the Mixtral issue's iteration lines: TFLOP/s */
-  char *args = slurp(hs_test_data("import/megatron_gpt2_1gpu.log"));
-  char *its = slurp(hs_test_data("import/megatron_mixtral_iterations.log"));
+  char *args = hs_test_slurp(hs_test_data("import/megatron_gpt2_1gpu.log"));
+  char *its = hs_test_slurp(hs_test_data("import/megatron_mixtral_iterations.log"));
   CHECK(args && its);
   if (!args || !its) {
     free(args);
@@ -162,7 +152,7 @@ static char *subst(const char *text, const char *from, const char *to)
 
 static void test_malformed(void)
 {
-  char *t = slurp(hs_test_data("import/megatron_gpt2_1gpu.log"));
+  char *t = hs_test_slurp(hs_test_data("import/megatron_gpt2_1gpu.log"));
   CHECK(t != NULL);
   if (!t)
     return;

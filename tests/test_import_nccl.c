@@ -21,16 +21,6 @@
 
 #include <cjson/cJSON.h>
 
-static char *slurp(const char *path)
-{
-  char *t = NULL;
-  hs_error_t err;
-  hs_error_init(&err);
-  if (hs_file_read(path, 1 << 26, &t, NULL, &err) != HS_OK)
-    fprintf(stderr, "%s\n", err.msg);
-  return t;
-}
-
 static void test_real_all_gather(void)
 {
   hs_error_t err;
@@ -265,7 +255,7 @@ static void expect_bad(const char *text, const char *file, const hs_nt_opts_t *o
 
 static void test_malformed(void)
 {
-  char *txt = slurp(hs_test_data("import/nccl_all_gather_2xH200.txt"));
+  char *txt = hs_test_slurp(hs_test_data("import/nccl_all_gather_2xH200.txt"));
   CHECK(txt != NULL);
   if (!txt)
     return;
