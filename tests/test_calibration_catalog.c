@@ -92,6 +92,14 @@ static void check_points_reproduced(const hs_measurements_t *ms, const hs_gpu_t 
   }
   if (ms->mem_fit_max && (a & HS_FIT_MEM_EFF))
     CHECK_REL(g->mem_bw_GBps * 1e9 * g->mem_eff, best_mem, 1e-9);
+  if (ms->mem_eff_source && (a & HS_FIT_MEM_EFF)) {
+    /* the rate is the best of the named source's copies, not of the sweep */
+    double best_src = 0;
+    for (int32_t i = 0; i < ms->n; i++)
+      if (ms->p[i].kind == HS_MB_MEM && ms->p[i].source == ms->mem_eff_source)
+        best_src = fmax(best_src, ms->p[i].bytes / ms->p[i].s);
+    CHECK_REL(g->mem_bw_GBps * 1e9 * g->mem_eff, best_src, 1e-9);
+  }
   /* fused attention: the catalog's rate curve, bf16 peak x eff_max x s / (s
    * + half_seq), against every published rate of the mask it was fitted on
    * (causal forward where the file has causal forward points, else
@@ -420,6 +428,17 @@ static void test_fit_fields_bad_input(void)
              "calibrate: gemm: \"max\" needs at least 1 point, got 0");
   expect_bad("\"gemm_fit\": \"max\", \"applies\": [\"gemm_eff_max\", \"mem_eff\"],", GEMM_PT,
              "calibrate: mem: need at least 2 points");
+  /* "mem_eff_source": a known source with a memory point, beside a line */
+  expect_bad("\"mem_eff_source\": \"nope\",", GEMM_PT "," GEMM_PT2 "," MEM_PT,
+             "cal.json: mem_eff_source: \"nope\" is not an id of \"sources\"");
+  expect_bad("\"mem_eff_source\": \"s\", \"mem_fit\": \"max\", \"applies\": [\"gemm_eff_max\", \"mem_eff\"],",
+             GEMM_PT "," GEMM_PT2 "," MEM_PT, "cal.json: mem_eff_source: needs a \"line\" memory fit");
+  expect_bad("\"mem_eff_source\": \"s\",", GEMM_PT "," GEMM_PT2,
+             "cal.json: mem_eff_source: \"s\" has no \"mem\" point");
+  expect_bad("\"mem_eff_source\": 7,", GEMM_PT "," GEMM_PT2 "," MEM_PT, "mem_eff_source");
+  /* every memory point is of the rate source: no line is left for the launch */
+  expect_bad("\"mem_eff_source\": \"s\",", GEMM_PT "," GEMM_PT2 "," MEM_PT,
+             "calibrate: mem: need at least 2 points");
   /* a best rate above the peak is clamped, not taken: 2 PFLOP/s on 312 TFLOP/s */
   hs_measurements_t ms;
   hs_error_t err;
@@ -474,6 +493,48 @@ static void test_max_fit(void)
   hs_measurements_destroy(&ms);
 }
 
+/* "mem_eff_source": the launch is the intercept of the line through the
+ * other source's two copies (closed form: t = 2 us + B / 100 GB/s at 1 MB and
+ * 1 GB), mem_eff the named source's best rate over mem_bw_GBps (1 TB/s of
+ * 1555 GB/s), and the field survives a write/read round trip. */
+static void test_mem_eff_source(void)
+{
+  const char *text =
+      "{\"gpu\": \"A100-SXM4-40GB\", \"backend\": \"published\", \"retrieved\": \"2026-11-24\","
+      " \"mem_eff_source\": \"stream\","
+      " \"sources\": [{\"id\": \"sweep\", \"ref\": \"example/a@0 f.md\", \"date\": \"2025\"},"
+      "  {\"id\": \"stream\", \"ref\": \"example/b@0 g.md\", \"date\": \"2024\"}],"
+      " \"peak_tflops\": {\"bf16\": 312}, \"mem_bw_GBps\": 1555, \"points\": ["
+      " {\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 1024, \"n\": 1024, \"k\": 1024, \"s\": 2e-5, \"source\": \"sweep\"},"
+      " {\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 2048, \"n\": 1024, \"k\": 1024, \"s\": 3.5e-5, \"source\": \"sweep\"},"
+      " {\"kind\": \"mem\", \"bytes\": 1e6, \"s\": 1.2e-5, \"source\": \"sweep\"},"
+      " {\"kind\": \"mem\", \"bytes\": 1e9, \"s\": 1.0002e-2, \"source\": \"sweep\"},"
+      " {\"kind\": \"mem\", \"bytes\": 5e8, \"s\": 5e-4, \"source\": \"stream\"},"
+      " {\"kind\": \"mem\", \"bytes\": 5e8, \"s\": 6e-4, \"source\": \"stream\"}]}";
+  hs_measurements_t ms, back;
+  hs_error_t err;
+  hs_error_init(&err);
+  CHECK(hs_measurements_parse(text, "split.json", &ms, &err) == HS_OK);
+  CHECK(ms.mem_eff_source == 2);
+  hs_fit_t f;
+  CHECK(hs_calibrate_fit(&ms, HS_DTYPE_BF16, &f, &err) == HS_OK);
+  CHECK_REL(f.launch_us, 2.0, 1e-6);
+  CHECK_REL(f.mem_eff, 5e8 / 5e-4 / 1555e9, 1e-12);
+  CHECK(f.n_mem == 4);
+  CHECK((f.fitted & (HS_FIT_MEM_EFF | HS_FIT_LAUNCH_US)) == (HS_FIT_MEM_EFF | HS_FIT_LAUNCH_US));
+  cJSON *j = hs_measurements_to_json(&ms);
+  char *t = j ? cJSON_PrintUnformatted(j) : NULL;
+  CHECK(t != NULL);
+  if (t) {
+    CHECK(hs_measurements_parse(t, "back.json", &back, &err) == HS_OK);
+    CHECK(back.mem_eff_source == 2);
+    hs_measurements_destroy(&back);
+  }
+  free(t);
+  cJSON_Delete(j);
+  hs_measurements_destroy(&ms);
+}
+
 int main(void)
 {
   HS_RUN(test_catalog_matches_fit);
@@ -482,5 +543,6 @@ int main(void)
   HS_RUN(test_mamf_and_stream_entries);
   HS_RUN(test_fit_fields_bad_input);
   HS_RUN(test_max_fit);
+  HS_RUN(test_mem_eff_source);
   return hs_test_failures ? 1 : 0;
 }
