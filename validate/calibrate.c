@@ -21,6 +21,10 @@
  * hs_fit_t.fitted. A GEMM line fitted beside a "max" memory fit has no
  * launch to subtract, so its intercept goes to gemm_half_flops entirely.
  *
+ * "mem_eff_source" splits the memory points: the line through the points
+ * of the other sources gives launch_us (its slope is not used), the
+ * points of that source give mem_eff as a "max" fit.
+ *
  * "gemm_fit": "shape" (points of several shapes, BMMs with "flops" =
  * 2 b m n k) adds the per-output-element term of sim/compute.c: one
  * weighted least squares in two regressors, t = a + b F + c F / k (F / k =
@@ -245,19 +249,29 @@ cleanup:
   return st;
 }
 
-/* Collects (x, t) of points of `kind` (and dtype dt for GEMMs when dt >= 0). */
-static int32_t collect(const hs_measurements_t *ms, hs_mb_kind_t kind, int dt, double *x, double *t)
+/* Collects (x, t) of points of `kind` (and dtype dt for GEMMs when dt >= 0;
+ * for memory points, src > 0: of source src only, src < 0: of any source
+ * but -src). */
+static int32_t collect_src(const hs_measurements_t *ms, hs_mb_kind_t kind, int dt, int32_t src,
+                           double *x, double *t)
 {
   int32_t n = 0;
   for (int32_t i = 0; i < ms->n; i++) {
     const hs_mb_point_t *p = &ms->p[i];
     if (p->kind != kind || (dt >= 0 && (int)p->dtype != dt))
       continue;
+    if ((src > 0 && p->source != src) || (src < 0 && p->source == -src))
+      continue;
     x[n] = kind == HS_MB_GEMM ? p->flops : p->bytes;
     t[n] = p->s;
     n++;
   }
   return n;
+}
+
+static int32_t collect(const hs_measurements_t *ms, hs_mb_kind_t kind, int dt, double *x, double *t)
+{
+  return collect_src(ms, kind, dt, 0, x, t);
 }
 
 hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_t *out,
@@ -278,7 +292,7 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
                          ms->gpu, ms->mem_bw_GBps));
   hs_line_fit_t mem, gemm;
   memset(&mem, 0, sizeof mem);
-  int32_t n = collect(ms, HS_MB_MEM, -1, x, t);
+  int32_t n = collect_src(ms, HS_MB_MEM, -1, -ms->mem_eff_source, x, t);
   /* published GEMM figures without any memory figure: the memory terms stay
    * undetermined when the catalog takes neither of them */
   bool skip_mem = n == 0 && ms->applies && !(ms->applies & (HS_FIT_MEM_EFF | HS_FIT_LAUNCH_US));
@@ -290,6 +304,14 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
   } else {
     HS_CHECK(hs__fit_line(x, t, n, "calibrate: mem", &mem, err));
     out->fitted |= HS_FIT_MEM_EFF | HS_FIT_LAUNCH_US;
+  }
+  if (!skip_mem && ms->mem_eff_source) {
+    /* launch from the line above; the rate from the named source's points */
+    hs_line_fit_t rate;
+    int32_t nr = collect_src(ms, HS_MB_MEM, -1, ms->mem_eff_source, x, t);
+    HS_CHECK(fit_max(x, t, nr, rel, "calibrate: mem (mem_eff_source)", &rate, err));
+    mem.b = rate.b;
+    n += nr;
   }
   if (!skip_mem) {
     out->n_mem = n;

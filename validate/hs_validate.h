@@ -196,6 +196,13 @@ typedef struct hs_measurements {
    * several shapes, fitted as t = a + F / (peak eff_max) + 2 out gemm_out_k /
    * (peak eff_max), out = F / (2 k) output elements (sim/compute.c). */
   bool gemm_fit_shape;
+  /* "mem_eff_source": "<id>" (a "line" memory fit only): the memory points
+   * of that source are best-achievable rates and set mem_eff alone (as
+   * "max"); the line through the other memory points sets launch_us. For
+   * a copy sweep that gives the launch but not the HBM rate of the part
+   * (e.g. an unnamed board variant) beside a published STREAM figure.
+   * 1-based index into sources; 0 = none. */
+  int32_t mem_eff_source;
 } hs_measurements_t;
 
 /* Fitted parameters, as bits of hs_measurements_t.applies ("applies":

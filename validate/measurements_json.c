@@ -20,8 +20,11 @@
  * (default all). "gemm_fit" / "mem_fit": "line" (default: a sweep of sizes)
  * or "max" (the points are best-achievable rates; only the efficiency is
  * determined, so "applies" must be given and must not name gemm_half_flops,
- * or launch_us when "mem_fit" is "max"). Files the microbenchmarks write
- * carry none of these.
+ * or launch_us when "mem_fit" is "max"). "mem_eff_source": "<id>" (with a
+ * "line" memory fit) splits the memory points: those of that source are
+ * best-achievable rates for mem_eff, the others the line for launch_us; it
+ * must name a source that has a memory point. Files the microbenchmarks
+ * write carry none of these.
  *
  * Fused-attention points (published FlashAttention benchmarks) have no
  * time: {"kind": "attn", "dir": "fwd" | "bwd", "causal": true, "seq": 2048,
@@ -72,6 +75,8 @@ cJSON *hs_measurements_to_json(const hs_measurements_t *m)
     cJSON_AddStringToObject(j, "gemm_fit", m->gemm_fit_max ? "max" : "shape");
   if (m->mem_fit_max)
     cJSON_AddStringToObject(j, "mem_fit", "max");
+  if (m->mem_eff_source > 0 && m->mem_eff_source <= m->n_sources)
+    cJSON_AddStringToObject(j, "mem_eff_source", m->sources[m->mem_eff_source - 1].id);
   static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us",
                                           "gemm_out_k"};
   cJSON *aa = m->applies ? cJSON_AddArrayToObject(j, "applies") : NULL;
@@ -128,7 +133,7 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
 {
   static const char *const known[] = {"gpu", "backend", "device", "peak_tflops", "mem_bw_GBps",
                                       "points", "description", "sources", "retrieved", "applies",
-                                      "gemm_fit", "mem_fit", NULL};
+                                      "gemm_fit", "mem_fit", "mem_eff_source", NULL};
   static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us",
                                           "gemm_out_k"};
   static const char *const kpt[] = {"kind", "dtype", "m", "n", "k", "flops", "bytes", "ranks", "s",
@@ -230,6 +235,17 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
                              src->id, q));
     out->n_sources++;
   }
+  char msid[sizeof out->sources[0].id];
+  HS_CHECK(hs_json_string(&r, j, "", "mem_eff_source", false, "", msid, sizeof msid));
+  for (int32_t q = 0; msid[0] && q < out->n_sources && !out->mem_eff_source; q++)
+    if (strcmp(out->sources[q].id, msid) == 0)
+      out->mem_eff_source = q + 1;
+  if (msid[0] && !out->mem_eff_source)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: mem_eff_source: \"%s\" is not an id of \"sources\"",
+                         file, msid));
+  if (out->mem_eff_source && out->mem_fit_max)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: mem_eff_source: needs a \"line\" memory fit, got "
+                         "\"mem_fit\": \"max\"", file));
   const cJSON *arr = NULL;
   int n = 0;
   HS_CHECK(hs_json_array(&r, j, "", "points", true, &arr, &n));
@@ -292,6 +308,14 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
                            p, sid));
     if (hs_measurements_add(out, &pt) != HS_OK)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  }
+  if (out->mem_eff_source) {
+    bool has = false;
+    for (int32_t i = 0; i < out->n; i++)
+      has |= out->p[i].kind == HS_MB_MEM && out->p[i].source == out->mem_eff_source;
+    if (!has)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: mem_eff_source: \"%s\" has no \"mem\" point", file,
+                           msid));
   }
 cleanup:
   hs_json_free(j);
