@@ -1461,6 +1461,32 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
           HS_CHECK(add_pattern(a, node_t, err));
           HS_CHECK(pattern_configs(a, a->n_pats - 1, err));
         }
+        /* three-way splits (small clusters only): the type's nodes in
+         * three runs [0, i), [i, j), [j, nk) of device order, the first
+         * with the seed's degree, the others with any legal degree each
+         * (with three nodes: every degree per node after the first) */
+        if (max_seeds == SPLIT_SEEDS || nk < 3)
+          continue;
+        for (int32_t i = 1; i < nk - 1; i++)
+          for (int32_t j = i + 1; j < nk; j++)
+            for (int32_t x = 0; x < ntk[k] * ntk[k]; x++) {
+              int32_t t2 = tks[k][x / ntk[k]], t3 = tks[k][x % ntk[k]];
+              if (t2 == t1 || t3 == t2)
+                continue; /* a two-way split or none: listed above */
+              memcpy(node_t, a->pat_node_t[ti], c->n_nodes * sizeof *node_t);
+              for (size_t n = 0, seen = 0; n < c->n_nodes; n++)
+                if (a->kind_of_node[n] == k) {
+                  node_t[n] = (int32_t)seen < i ? t1 : (int32_t)seen < j ? t2 : t3;
+                  seen++;
+                }
+              bool dup = false;
+              for (int32_t q = 0; q < a->n_pats && !dup; q++)
+                dup = !memcmp(a->pat_node_t[q], node_t, c->n_nodes * sizeof *node_t);
+              if (dup || a->n_pats == MAX_PATTERNS)
+                continue;
+              HS_CHECK(add_pattern(a, node_t, err));
+              HS_CHECK(pattern_configs(a, a->n_pats - 1, err));
+            }
       }
     }
   }
