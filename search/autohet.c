@@ -20,7 +20,9 @@
  * per pipeline g (1F1B fill/drain plus steady state, the exposed gradient
  * sync and optimizer step of the first stage, which finishes last), with
  * t_s = f_s L_s + pre/post ops, tmax_g >= t_s + c_in + c_out (blocking
- * sends), and per-stage memory (16 B/param state + activations of the
+ * sends; a stage order with a cross-site cut is listed again under
+ * hetero-1f1b's async sends: tmax_g >= t_s and tmax_g >= c, the warm-up's
+ * extra microbatches in the memory row), and per-stage memory (16 B/param state + activations of the
  * S_g - s microbatches 1F1B keeps in flight) under the GPU's capacity. The
  * product (m_g - 1) tmax_g is linearised exactly by a binary expansion of
  * m_g - 1 = sum_k 2^k z_gk with w_gk >= tmax_g - U_g (1 - z_gk), w_gk >= 0.
@@ -83,6 +85,7 @@ typedef struct config {
   int32_t pat, b, G;     /* TP pattern (degree per GPU type), microbatch size, pipelines */
   hs_recompute_t rc;
   int32_t z;             /* ZeRO stage over the G pipelines (each op's DP group) */
+  bool async;            /* hetero-1f1b with async sends: sends overlap compute (cost model) */
   int32_t assign_off;    /* into st->assign: pstart[G + 1] then the stage sequence (group
                           * indexes, pipeline by pipeline, in stage order) */
   double lb_s;
@@ -289,7 +292,7 @@ static void rb_add(row_buf_t *r, int32_t col, double v)
  * time) and tlo (perfectly balanced stage time). */
 typedef struct ccoef {
   double *f, *cst, *mcoef, *mcap; /* ng */
-  double *fixed, *ysync, *U, *tlo; /* G */
+  double *fixed, *ysync, *U, *tlo, *link; /* G; link: slowest send (async: tmax >= link) */
 } ccoef_t;
 
 static void ccoef_free(ccoef_t *cc)
@@ -305,7 +308,7 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
   int32_t ng = a->n_groups[cf->pat], G = cf->G, L = a->L;
   const int32_t *pstart = a->assign + cf->assign_off, *order = pstart + G + 1;
   memset(cc, 0, sizeof *cc);
-  cc->f = hs_calloc(4 * (size_t)ng + 4 * (size_t)G, sizeof *cc->f);
+  cc->f = hs_calloc(4 * (size_t)ng + 5 * (size_t)G, sizeof *cc->f);
   if (!cc->f)
     return hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
   cc->cst = cc->f + ng;
@@ -315,6 +318,7 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
   cc->ysync = cc->fixed + G;
   cc->U = cc->ysync + G;
   cc->tlo = cc->U + G;
+  cc->link = cc->tlo + G;
   double cb = cut_bytes(a, cf->b);
   /* the gradient all-reduce runs over the first stages of all pipelines:
    * one estimate per distinct gradient size (one per TP degree) */
@@ -341,7 +345,33 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
   double syncf = cf->z >= 3 ? 1.5 : 1.0;
   for (int32_t g = 0; g < G; g++) {
     int32_t S = pstart[g + 1] - pstart[g];
-    double U = 0.0, cuts = 0.0, c_in = 0.0, inv_f = 0.0, cst_f = 0.0;
+    double U = 0.0, cuts = 0.0, c_in = 0.0, inv_f = 0.0, cst_f = 0.0, link = 0.0;
+    /* async sends: hetero-1f1b's warm-up (set_warmups' rule) keeps
+     * ceil(c / t_fwd) more microbatches in flight in front of a cross-site
+     * send; t_fwd is taken at the stage's perfectly balanced share of the
+     * blocks (a third of f per block), made non-increasing along the
+     * pipeline. warm[] holds the in-flight counts of the stages. */
+    double inv_all = 0.0, warm[64];
+    for (int32_t s = 0; s < S; s++)
+      inv_all += gc[order[pstart[g] + s]].f_s > 0 ? 1.0 / gc[order[pstart[g] + s]].f_s : 0.0;
+    for (int32_t s = S; s-- > 0;) {
+      int32_t p = pstart[g] + s, gi = order[p];
+      double w = (double)(S - s);
+      if (cf->async && s + 1 < S &&
+          a->c->devices[groups[gi].first_device].site !=
+              a->c->devices[groups[order[p + 1]].first_device].site) {
+        double c = hs_estimate_p2p_s(a->est, groups[gi].first_device,
+                                     groups[order[p + 1]].first_device, cb,
+                                     HS_MIN(groups[gi].t, groups[order[p + 1]].t));
+        double tf = inv_all > 0 ? (double)L / inv_all / 3.0 : 0.0;
+        if (tf > 0)
+          w += ceil(c / tf);
+      }
+      if (s + 1 < S && s + 1 < 64)
+        w = fmax(w, warm[s + 1] + 1.0);
+      if (s < 64)
+        warm[s] = w;
+    }
     for (int32_t s = 0; s < S; s++) {
       int32_t p = pstart[g] + s, gi = order[p];
       const gcost_t *q = &gc[gi];
@@ -351,7 +381,12 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
                                   groups[order[p + 1]].first_device, cb,
                                   HS_MIN(groups[gi].t, groups[order[p + 1]].t));
       cuts += c_out;
-      double cst = (s == 0 ? q->pre_s : 0.0) + (s == S - 1 ? q->post_s : 0.0) + c_in + c_out;
+      link = fmax(link, c_out);
+      /* blocking 1F1B: a stage's step includes its send and receive; async
+       * (hetero-1f1b): they overlap compute, and the link is a resource of
+       * its own (tmax >= link) */
+      double cst = (s == 0 ? q->pre_s : 0.0) + (s == S - 1 ? q->post_s : 0.0) +
+                   (cf->async ? 0.0 : c_in + c_out);
       cc->f[p] = q->f_s;
       cc->cst[p] = cst;
       U = fmax(U, q->f_s * (L - S + 1) + cst);
@@ -359,8 +394,9 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
         inv_f += 1.0 / q->f_s;
         cst_f += cst / q->f_s;
       }
-      /* memory: in flight S - s microbatches (1F1B) */
-      double k_in = (double)(S - s);
+      /* memory: in flight S - s microbatches (1F1B), more under async
+       * sends in front of a slow link (warm[]) */
+      double k_in = cf->async && s < 64 ? warm[s] : (double)(S - s);
       cc->mcoef[p] = q->state_l * zf + q->act_l * k_in;
       cc->mcap[p] = q->cap - ((s == 0 ? q->state_pre * zf + q->act_pre * k_in : 0.0) +
                               (s == S - 1 ? q->state_post * zf + q->act_post * k_in : 0.0) + q->trans);
@@ -399,11 +435,14 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
     }
     cc->fixed[g] = fixed;
     cc->ysync[g] = y_l + gc[g0].opt_l * optf;
-    cc->U[g] = U;
-    cc->tlo[g] = inv_f > 0 ? (L + cst_f) / inv_f : 0.0;
+    cc->link[g] = cf->async ? link : 0.0;
+    cc->U[g] = fmax(U, cc->link[g]);
+    cc->tlo[g] = fmax(inv_f > 0 ? (L + cst_f) / inv_f : 0.0, cc->link[g]);
   }
   return HS_OK;
 }
+
+static hs_status_t set_warmups(autohet_t *a, hs_plan_t *p);
 
 /* The plan of configuration cf with lss[p] blocks on stage position p and
  * mgs[g] microbatches on pipeline g (integer values). */
@@ -446,6 +485,12 @@ static hs_status_t build_plan(autohet_t *a, const config_t *cf, const double *ls
   hs_practice_t pr = a->base_pr;
   pr.zero_stage = cf->z;
   hs_plan_set_practice(plan, &pr); /* no sequence parallelism without TP */
+  if (cf->async) {
+    hs_strlcpy(plan->schedule, "hetero-1f1b", sizeof plan->schedule);
+    plan->async_send = true;
+    if (set_warmups(a, plan) != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory estimating warm-ups"));
+  }
 cleanup:
   if (st == HS_ENOMEM)
     hs_error_set(err, HS_ENOMEM, "autohet: out of memory");
@@ -535,6 +580,7 @@ static double greedy_point(const autohet_t *a, const config_t *cf, const ccoef_t
   double *tm = A + G, Amax = 0.0, hi = 0.0;
   for (int32_t g = 0; g < G; g++) {
     A[g] = cc->fixed[g] + cc->ysync[g] * lss[pstart[g]];
+    tm[g] = cc->link[g];
     for (int32_t p = pstart[g]; p < pstart[g + 1]; p++) {
       A[g] += cc->f[p] * lss[p];
       tm[g] = fmax(tm[g], cc->f[p] * lss[p] + cc->cst[p]);
@@ -710,7 +756,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
     }
     /* stage times (tmax_g >= f L_s + cst), memory rows */
     double U = cc.U[g];
-    HS_CHECK(hs_lp_add_col(lp, 0, INFINITY, 0.0, false, &tcol[g]));
+    HS_CHECK(hs_lp_add_col(lp, cc.link[g], INFINITY, 0.0, false, &tcol[g]));
     for (int32_t s = 0; s < S; s++) {
       int32_t p = pstart[g] + s;
       r.n = 0;
@@ -940,6 +986,19 @@ static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *
     c2.assign_off = (int32_t)a->n_assign;
     a->n_assign += len;
     a->configs[a->n_configs++] = c2;
+    /* a stage order with a cross-site cut is listed a second time under
+     * hetero-1f1b's async sends (same stage sequence, other cost model) */
+    bool cross = false;
+    for (int32_t g = 0; g < G && !cross; g++)
+      for (int32_t x = pstart[g] + 1; x < pstart[g + 1] && !cross; x++)
+        cross = a->c->devices[groups[order[x]].first_device].site !=
+                a->c->devices[groups[order[x - 1]].first_device].site;
+    if (cross) {
+      if (hs_reserve((void **)&a->configs, &a->cap_configs, a->n_configs + 1, sizeof *a->configs))
+        return HS_ENOMEM;
+      c2.async = true;
+      a->configs[a->n_configs++] = c2;
+    }
   }
   return HS_OK;
 }
@@ -1402,6 +1461,32 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
           HS_CHECK(add_pattern(a, node_t, err));
           HS_CHECK(pattern_configs(a, a->n_pats - 1, err));
         }
+        /* three-way splits (small clusters only): the type's nodes in
+         * three runs [0, i), [i, j), [j, nk) of device order, the first
+         * with the seed's degree, the others with any legal degree each
+         * (with three nodes: every degree per node after the first) */
+        if (max_seeds == SPLIT_SEEDS || nk < 3)
+          continue;
+        for (int32_t i = 1; i < nk - 1; i++)
+          for (int32_t j = i + 1; j < nk; j++)
+            for (int32_t x = 0; x < ntk[k] * ntk[k]; x++) {
+              int32_t t2 = tks[k][x / ntk[k]], t3 = tks[k][x % ntk[k]];
+              if (t2 == t1 || t3 == t2)
+                continue; /* a two-way split or none: listed above */
+              memcpy(node_t, a->pat_node_t[ti], c->n_nodes * sizeof *node_t);
+              for (size_t n = 0, seen = 0; n < c->n_nodes; n++)
+                if (a->kind_of_node[n] == k) {
+                  node_t[n] = (int32_t)seen < i ? t1 : (int32_t)seen < j ? t2 : t3;
+                  seen++;
+                }
+              bool dup = false;
+              for (int32_t q = 0; q < a->n_pats && !dup; q++)
+                dup = !memcmp(a->pat_node_t[q], node_t, c->n_nodes * sizeof *node_t);
+              if (dup || a->n_pats == MAX_PATTERNS)
+                continue;
+              HS_CHECK(add_pattern(a, node_t, err));
+              HS_CHECK(pattern_configs(a, a->n_pats - 1, err));
+            }
       }
     }
   }
