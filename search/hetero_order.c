@@ -93,6 +93,7 @@ hs_status_t hs__hetero_order_tune(const hs_model_t *m, const hs_cluster_t *c, hs
   hs_plan_t cand;
   hs_plan_init(&cand);
   char *buf = NULL;
+  int32_t *perm = NULL;
   double best;
   bool ran;
   HS_CHECK(sim_s(m, c, plan, &best, &ran, err));
@@ -123,10 +124,28 @@ hs_status_t hs__hetero_order_tune(const hs_model_t *m, const hs_cluster_t *c, hs
                            "microbatch in flight per stage"));
     improved = true;
   }
+  /* Scan order: the stages in turn, on each the swap positions by distance
+   * from where its first backward stood at the start (the end of its
+   * warm-up: where a stage's order differs from its neighbours'), so a
+   * small budget tries every stage's likeliest moves first. */
+  int32_t P = 2 * n_mb - 1;
+  perm = hs_calloc((size_t)S * (size_t)P, sizeof *perm);
+  if (!perm)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "hetero-1f1b order: out of memory"));
+  for (int32_t r = 0; r < S; r++) {
+    const char *o = cand.pipelines[0].stages[r].order;
+    int32_t b0 = (int32_t)(strchr(o, 'B') - o), k = 0;
+    for (int32_t d = 0; k < P; d++)
+      for (int32_t sgn = -1; sgn <= 1 && k < P; sgn += 2) {
+        int32_t j = b0 - 1 + sgn * d + (sgn > 0); /* b0 - 1 - d, then b0 + d */
+        if (j >= 0 && j < P)
+          perm[(size_t)r * P + k++] = j;
+      }
+  }
   /* first improvement; a full pass without one ends the climb */
-  int32_t since = 0, total = S * (2 * n_mb - 1), pos = 0;
+  int32_t since = 0, total = S * P, pos = 0;
   while (since < total && *sims < max_sims) {
-    int32_t r = pos / (2 * n_mb - 1), j = pos % (2 * n_mb - 1);
+    int32_t r = pos % S, j = perm[(size_t)r * P + pos / S];
     pos = (pos + 1) % total;
     since++;
     char *o = cand.pipelines[0].stages[r].order;
@@ -154,5 +173,6 @@ hs_status_t hs__hetero_order_tune(const hs_model_t *m, const hs_cluster_t *c, hs
 cleanup:
   hs_plan_destroy(&cand);
   free(buf);
+  free(perm);
   return st;
 }
