@@ -35,6 +35,7 @@
  * every factor; the local search adds at most 2048 / devices simulations.
  */
 #include "hapt_space.h"
+#include "hetero_order.h"
 #include "hetero_warmup.h"
 
 #include <math.h>
@@ -105,6 +106,9 @@ typedef struct hapt {
   double tuned_s;
   bool tuned_have;
   int32_t tune_sims;
+  int32_t order_sims;   /* explicit-order climb (hetero_order.h) */
+  bool order_have;      /* it beat the warm-up depths */
+  bool warm_have;       /* the warm-up climb beat the local search's plan */
   char why[256];
 } hapt_t;
 
@@ -704,6 +708,27 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
   st = HS_OK;
   s->tuned_have = isfinite(t) && t < s->ls_best_s;
   s->tuned_s = t;
+  s->warm_have = s->tuned_have;
+  /* then explicit per-stage orders (adjacent forward/backward swaps) from
+   * the best warm-up depths, within a quarter of that budget (on the
+   * scenarios it finds nothing, and the full budget doubled hapt's time) */
+  if (!s->tuned_have) {
+    hs_plan_destroy(&s->tuned);
+    HS_CHECK(hs_plan_copy(&s->ls_best, &s->tuned, err));
+    s->tuned_s = s->ls_best_s;
+  }
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  st = hs__hetero_order_tune(h->m, h->c, &s->tuned, HS_MAX(4, budget / 4), &t, &s->order_sims,
+                             &e2);
+  if (st == HS_ENOMEM)
+    return hs_error_set(err, st, "%s", e2.msg);
+  st = HS_OK;
+  if (isfinite(t) && t < s->tuned_s) {
+    s->order_have = true;
+    s->tuned_have = true;
+    s->tuned_s = t;
+  }
 cleanup:
   return st;
 }
@@ -744,8 +769,10 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
   }
   size_t len = strlen(stats->note);
   if (s->tune_sims > 0)
-    snprintf(stats->note + len, sizeof stats->note - len, "; warm-up order: %d simulations%s",
-             s->tune_sims, s->tuned_have ? ", adapted" : "");
+    snprintf(stats->note + len, sizeof stats->note - len,
+             "; warm-up order: %d simulations%s; explicit order: %d simulations%s", s->tune_sims,
+             s->warm_have ? ", adapted" : "", s->order_sims,
+             s->order_have ? ", adapted" : "");
   return st;
 }
 

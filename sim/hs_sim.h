@@ -44,6 +44,9 @@ typedef struct hs_plan_stage {
   hs_plan_replica_t *replicas; /* owned */
   int32_t n_replicas;
   int32_t warmup;            /* hetero-1f1b: forwards before the first backward; -1 = default */
+  char *order;               /* hetero-1f1b: explicit order, 2 * microbatches of 'F'/'B' (the
+                                k-th F is microbatch k's forward, the k-th B its backward);
+                                owned; NULL = the warm-up rule. Overrides warmup. */
 } hs_plan_stage_t;
 
 typedef struct hs_plan_pipeline {
@@ -173,6 +176,10 @@ hs_status_t hs_plan_alloc_pipelines(hs_plan_t *p, int32_t n);
 hs_status_t hs_plan_alloc_stages(hs_plan_pipeline_t *pl, int32_t n);
 hs_status_t hs_plan_alloc_replicas(hs_plan_stage_t *st, int32_t n);
 hs_status_t hs_plan_replica_set_devices(hs_plan_replica_t *r, const int32_t *devices, int32_t n);
+/* Replaces st->order with a copy of order (NULL clears it); HS_ENOMEM. */
+hs_status_t hs_plan_stage_set_order(hs_plan_stage_t *st, const char *order);
+/* Two stage orders (NULL or strings) are the same. */
+bool hs__order_same(const char *a, const char *b);
 
 /* Megatron-style grid plan: dp identical pipelines of pp stages with tp-way
  * TP, even split of transformer blocks (embedding with the first stage, head
@@ -236,6 +243,7 @@ typedef struct hs_sched_params {
   int32_t m;         /* microbatches */
   int32_t rank;
   int32_t warmup;    /* -1 = schedule default */
+  const char *order; /* hetero-1f1b: explicit 'F'/'B' order of length 2m, or NULL */
 } hs_sched_params_t;
 
 /* A pipeline schedule: the per-rank order of forward and backward items. */

@@ -761,7 +761,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
         for (int32_t ch = 0; ch < v; ch++)
           x->zgroup[ch] = -1;
         hs_sched_params_t sp = {.p = ranks, .v = v, .m = x->m, .rank = r,
-                                .warmup = pl->stages[r].warmup};
+                                .warmup = pl->stages[r].warmup, .order = pl->stages[r].order};
         sc->order(&sp, x->order);
       }
     }
@@ -940,7 +940,8 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
           zero3 = sy && sy->op_first == stg->op_first && sy->op_last == stg->op_last &&
                   y->m == ex->m && y->tp == ex->tp && y->rank == ex->rank &&
                   px->n_stages == py->n_stages &&
-                  px->stages[ex->rank].warmup == py->stages[y->rank].warmup;
+                  px->stages[ex->rank].warmup == py->stages[y->rank].warmup &&
+                  hs__order_same(px->stages[ex->rank].order, py->stages[y->rank].order);
         }
         if (!zero3)
           break;

@@ -207,7 +207,7 @@ hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, cons
           transient = tr * samples > transient ? tr * samples : transient;
         }
         hs_sched_params_t sp = {.p = ranks, .v = v, .m = pl->n_microbatches, .rank = r,
-                                .warmup = pl->stages[r].warmup};
+                                .warmup = pl->stages[r].warmup, .order = pl->stages[r].order};
         sc->order(&sp, order);
         memset(inflight, 0, sizeof(int32_t) * (size_t)v);
         double peak_act = 0.0, cur = 0.0;

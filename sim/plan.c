@@ -53,6 +53,8 @@ static void stage_destroy(hs_plan_stage_t *st)
   for (int32_t r = 0; r < st->n_replicas; r++)
     free(st->replicas[r].devices);
   free(st->replicas);
+  free(st->order);
+  st->order = NULL;
   st->replicas = NULL;
   st->n_replicas = 0;
 }
@@ -129,6 +131,25 @@ hs_status_t hs_plan_replica_set_devices(hs_plan_replica_t *r, const int32_t *dev
   return HS_OK;
 }
 
+hs_status_t hs_plan_stage_set_order(hs_plan_stage_t *st, const char *order)
+{
+  char *o = NULL;
+  if (order) {
+    size_t n = strlen(order);
+    if (!(o = hs_calloc(n + 1, 1)))
+      return HS_ENOMEM;
+    memcpy(o, order, n);
+  }
+  free(st->order);
+  st->order = o;
+  return HS_OK;
+}
+
+bool hs__order_same(const char *a, const char *b)
+{
+  return a == b || (a && b && strcmp(a, b) == 0);
+}
+
 hs_status_t hs_plan_copy(const hs_plan_t *src, hs_plan_t *dst, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
@@ -155,6 +176,8 @@ hs_status_t hs_plan_copy(const hs_plan_t *src, hs_plan_t *dst, hs_error_t *err)
       ds->op_last = ss->op_last;
       ds->recompute = ss->recompute;
       ds->warmup = ss->warmup;
+      if (ss->order)
+        HS_CHECK(hs_plan_stage_set_order(ds, ss->order));
       HS_CHECK(hs_plan_alloc_replicas(ds, ss->n_replicas));
       for (int32_t r = 0; r < ss->n_replicas; r++) {
         ds->replicas[r].share = ss->replicas[r].share;
@@ -437,6 +460,61 @@ bool hs_model_tp_ok(const hs_model_t *m, int32_t tp)
 /* Context and expert parallelism (practice.context_parallel,
  * practice.expert_parallel): the groups they need must exist and be
  * uniform. O(pipelines x stages x replicas). */
+/* An explicit hetero-1f1b stage order: only that schedule, one chunk,
+ * 2m letters F/B, m of each, and no prefix with more backwards than
+ * forwards (microbatch k's backward after its forward). */
+static hs_status_t check_order(const char *o, const char *sched, int32_t v, int32_t m,
+                               const char *f, int32_t i, int32_t s, hs_error_t *err)
+{
+  if (strcmp(sched, "hetero-1f1b") != 0 || v != 1)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: pipelines[%d].stages[%d].order: only hetero-1f1b with chunks=1 runs "
+                        "an explicit order (schedule \"%s\", chunks=%d)",
+                        f, i, s, sched, v);
+  size_t n = strlen(o);
+  int32_t fw = 0, bw = 0;
+  for (size_t k = 0; k < n && k <= 2 * (size_t)m; k++) {
+    if (o[k] == 'F')
+      fw++;
+    else if (o[k] == 'B')
+      bw++;
+    else
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: pipelines[%d].stages[%d].order: letter %zu is '%c', only F "
+                          "(forward) and B (backward)",
+                          f, i, s, k, (o[k] > 32 && o[k] < 127) ? o[k] : '?');
+    if (bw > fw)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: pipelines[%d].stages[%d].order: backward %d at letter %zu comes "
+                          "before its forward",
+                          f, i, s, bw - 1, k);
+  }
+  if (n != 2 * (size_t)m || fw != m || bw != m)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: pipelines[%d].stages[%d].order: \"%.40s%s\" has %zu letters, "
+                        "need %d Fs and %d Bs (microbatches=%d)",
+                        f, i, s, o, n > 40 ? "..." : "", n, m, m, m);
+  return HS_OK;
+}
+
+/* Forwards stage stg runs before its k-th backward under hetero-1f1b. */
+static int32_t fwd_before(const hs_plan_stage_t *stg, int32_t ranks, int32_t s, int32_t m,
+                          int32_t k)
+{
+  if (stg->order) {
+    int32_t fw = 0, bw = 0;
+    for (const char *c = stg->order; *c; c++) {
+      if (*c == 'B' && bw++ == k)
+        return fw;
+      if (*c == 'F')
+        fw++;
+    }
+    return fw;
+  }
+  int32_t w = stg->warmup >= 0 ? stg->warmup : ranks - s - 1;
+  return w + 1 + k < m ? w + 1 + k : m;
+}
+
 static hs_status_t validate_cp_ep(const hs_plan_t *p, const hs_model_t *m, const char *f,
                                   hs_error_t *err)
 {
@@ -508,7 +586,8 @@ static hs_status_t validate_cp_ep(const hs_plan_t *p, const hs_model_t *m, const
       for (int32_t s = 0; same && s < a->n_stages; s++) {
         const hs_plan_stage_t *x = &a->stages[s], *y = &b->stages[s];
         same = x->op_first == y->op_first && x->op_last == y->op_last &&
-               x->n_replicas == y->n_replicas && x->warmup == y->warmup;
+               x->n_replicas == y->n_replicas && x->warmup == y->warmup &&
+               hs__order_same(x->order, y->order);
         for (int32_t r = 0; same && r < x->n_replicas; r++)
           same = x->replicas[r].n_devices == y->replicas[r].n_devices &&
                  fabs(x->replicas[r].share - y->replicas[r].share) <= 1e-9;
@@ -642,6 +721,8 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
                              f, i, s));
       if (stg->warmup >= 0 && strcmp(sc->name, "hetero-1f1b") != 0)
         hs_error_warn(err, "%s: pipelines[%d].stages[%d].warmup: only used by hetero-1f1b", f, i, s);
+      if (stg->order)
+        HS_CHECK(check_order(stg->order, sc->name, v, pl->n_microbatches, f, i, s, err));
       if (sc->interleaved && s >= ranks) {
         const hs_plan_stage_t *base = &pl->stages[s % ranks];
         bool same = base->n_replicas == stg->n_replicas;
@@ -738,8 +819,28 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
      * pipeline; otherwise rank r waits for a gradient while rank r+1 waits
      * for an activation (sends are asynchronous, so nothing else blocks). */
     if (strcmp(sc->name, "hetero-1f1b") == 0 && v == 1) {
+      /* the same with explicit orders: before every backward k, no stage
+       * runs more forwards than the stage before it */
+      for (int32_t s = 1; s < pl->n_stages; s++) {
+        if (!pl->stages[s].order && !pl->stages[s - 1].order)
+          continue;
+        for (int32_t k = 0; k < pl->n_microbatches; k++) {
+          int32_t a = fwd_before(&pl->stages[s - 1], ranks, s - 1, pl->n_microbatches, k);
+          int32_t b = fwd_before(&pl->stages[s], ranks, s, pl->n_microbatches, k);
+          if (b > a)
+            HS_FAIL(hs_error_set(err, HS_EINVAL,
+                                 "%s: pipelines[%d].stages[%d].order: %d forwards before "
+                                 "backward %d but the previous stage runs only %d, so the "
+                                 "pipeline deadlocks",
+                                 f, i, s, b, k, a));
+        }
+      }
       int32_t prev = 0;
       for (int32_t s = 0; s < pl->n_stages; s++) {
+        if (pl->stages[s].order || (s > 0 && pl->stages[s - 1].order)) {
+          prev = fwd_before(&pl->stages[s], ranks, s, pl->n_microbatches, 0);
+          continue;
+        }
         int32_t w = pl->stages[s].warmup >= 0 ? pl->stages[s].warmup : ranks - s - 1;
         int32_t fwd = w + 1 < pl->n_microbatches ? w + 1 : pl->n_microbatches;
         if (s > 0 && fwd > prev)

@@ -57,8 +57,8 @@ static hs_status_t parse_replica(const hs_jreader_t *r, const cJSON *jr, const c
 static hs_status_t parse_stage(const hs_jreader_t *r, const cJSON *js, const char *path,
                                hs_plan_stage_t *stg)
 {
-  static const char *const known[] = {"ops", "recompute", "replicas", "warmup", "devices", "layers",
-                                      NULL};
+  static const char *const known[] = {"ops", "recompute", "replicas", "warmup", "order", "devices",
+                                      "layers", NULL};
   hs_status_t st = hs_json_expect_object(r, js, path);
   if (st != HS_OK)
     return st;
@@ -88,6 +88,18 @@ static hs_status_t parse_stage(const hs_jreader_t *r, const cJSON *js, const cha
   if ((st = hs_json_int(r, js, path, "warmup", false, -1, -1, 1000000, &w)) != HS_OK)
     return st;
   stg->warmup = (int32_t)w;
+  /* explicit hetero-1f1b order: its letters and length are checked by
+   * hs_plan_validate, which knows the microbatch count and schedule */
+  const cJSON *jord = cJSON_GetObjectItemCaseSensitive(js, "order");
+  if (jord && !cJSON_IsString(jord))
+    return hs_error_set(r->err, HS_EINVAL,
+                        "%s: %s.order: must be a string of F (forward) and B (backward) letters",
+                        r->file, path);
+  if (jord && strlen(jord->valuestring) > 2000000)
+    return hs_error_set(r->err, HS_ELIMIT, "%s: %s.order: longer than 2000000 letters", r->file,
+                        path);
+  if (jord && hs_plan_stage_set_order(stg, jord->valuestring) != HS_OK)
+    return hs_error_set(r->err, HS_ENOMEM, "out of memory");
   const cJSON *jr = NULL;
   int nr = 0;
   if ((st = hs_json_array(r, js, path, "replicas", true, &jr, &nr)) != HS_OK)
@@ -381,6 +393,8 @@ cJSON *hs_plan_to_json(const hs_plan_t *p)
       cJSON_AddStringToObject(so, "recompute", hs_recompute_name(stg->recompute));
       if (stg->warmup >= 0)
         cJSON_AddNumberToObject(so, "warmup", stg->warmup);
+      if (stg->order)
+        cJSON_AddStringToObject(so, "order", stg->order);
       cJSON *jr = cJSON_AddArrayToObject(so, "replicas");
       for (int32_t r = 0; jr && r < stg->n_replicas; r++) {
         cJSON *ro = cJSON_CreateObject();

@@ -13,8 +13,9 @@
  *  hetero-1f1b       HAPT-style heterogeneity-aware 1F1B: per-rank warm-up
  *                    depth (stage.warmup: the order of forwards and
  *                    backwards, set by the planner to cover slow links and
- *                    tuned by search/hetero_warmup.c) and asynchronous
- *                    (early) sends
+ *                    tuned by search/hetero_warmup.c) or an explicit
+ *                    per-stage order (stage.order, tuned by
+ *                    search/hetero_order.c), and asynchronous (early) sends
  */
 #include "hs_sim.h"
 
@@ -62,6 +63,22 @@ static void ofob_order(const hs_sched_params_t *sp, hs_sched_item_t *out)
 
 static void hetero_order(const hs_sched_params_t *sp, hs_sched_item_t *out)
 {
+  /* an explicit order (plan validation checks it: 2m letters, every
+   * prefix with no more Bs than Fs); a malformed one falls back to the rule */
+  if (sp->order && strlen(sp->order) == 2 * (size_t)sp->m) {
+    int32_t f = 0, b = 0;
+    bool ok = true;
+    for (int32_t k = 0; ok && k < 2 * sp->m; k++) {
+      if (sp->order[k] == 'F' && f < sp->m)
+        out[k] = (hs_sched_item_t){.mb = f++, .phase = HS_PHASE_FWD};
+      else if (sp->order[k] == 'B' && b < f)
+        out[k] = (hs_sched_item_t){.mb = b++, .phase = HS_PHASE_BWD};
+      else
+        ok = false;
+    }
+    if (ok)
+      return;
+  }
   int32_t w = sp->warmup >= 0 ? sp->warmup : sp->p - sp->rank - 1;
   one_f_one_b(sp->m, w, out);
 }
