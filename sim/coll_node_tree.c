@@ -12,8 +12,12 @@
  * r_0..r_{k_g-1}, tree 0 runs the chain r_{k-1} -> ... -> r_0 with head r_0
  * and tree 1 the reversed chain with head r_{k-1} (NCCL splits the node's
  * two trees over different GPUs so that one GPU does not carry both trees'
- * inter-node traffic). A head talks to its parent node's head of the same
- * tree and to its child nodes' heads.
+ * inter-node traffic). As in NCCL's default balanced tree pattern
+ * (NCCL_TOPO_PATTERN_BALANCED_TREE: tree parent and one child on the first
+ * GPU of the chain, the second child on the last), a node's head talks to
+ * its parent node and to its first child node (children in increasing node
+ * index); its second child node attaches to the other end of the chain. A
+ * child always attaches through its own head.
  *
  * Decomposition: ONE phase. NCCL pipelines the tree all-reduce in chunks,
  * and the broadcast of early chunks runs while later chunks are still being
@@ -36,8 +40,10 @@
  *          w = 4 inside a chain of k >= 3, 3 for k = 2, 2 for k = 1:
  *          T = L + max(w_gpu S / (2 B_in), S / B_nic)
  *   m >= 3: a node inner in one tree with two children carries up to
- *          4 sub-flows each way on its NIC: T = L + 2 S / B_nic when the NIC
- *          binds, so the ring (2(n-1)/n S / B_nic) is then faster.
+ *          4 sub-flows each way on its NIC (3 on 3 nodes): T = L + 2 S /
+ *          B_nic when the NIC binds, so the ring (2(n-1)/n S / B_nic) is
+ *          then faster; a GPU port carries at most 4 sub-flows each way
+ *          (the balanced tree splits a node's edges over both chain ends).
  * So on two nodes each NIC moves S each way where the ring moves
  * 2(n-1)/n S: the busbw nccl-tests reports can reach 2(n-1)/n B_nic.
  * All-reduce only (NCCL has no tree reduce-scatter or all-gather).
@@ -116,17 +122,26 @@ static hs_status_t node_tree_build(hs_coll_builder_t *b, const hs_coll_t *c, int
       }
     }
   }
-  for (int32_t t = 0; t < 2 && m > 1; t++)
+  /* NCCL's balanced tree: a node's parent and first child attach to the
+   * head of the tree's chain, its second child to the chain's other end.
+   * nth[] counts the children seen per node (b->tmp + n, free after the
+   * layout). */
+  int32_t *nth = b->tmp + n;
+  for (int32_t t = 0; t < 2 && m > 1; t++) {
+    for (int32_t g = 0; g < m; g++)
+      nth[g] = 0;
     for (int32_t g = 0; g < m; g++) {
       int32_t up = hs__coll_dbtree_parent(m, t, g);
       if (up < 0)
         continue;
-      int32_t ch = d[head_of(order, start, g, t)], pa = d[head_of(order, start, up, t)];
+      int32_t ch = d[head_of(order, start, g, t)];
+      int32_t pa = d[head_of(order, start, up, nth[up]++ == 0 ? t : 1 - t)];
       HS_CHECK(hs__builder_path(b, ch, pa, &lat));
       a_x = HS_MAX(a_x, lat);
       HS_CHECK(hs__builder_path(b, pa, ch, &lat));
       a_x = HS_MAX(a_x, lat);
     }
+  }
   int32_t h = m > 1 ? hs__coll_dbtree_height(m) : 0;
   b->latency_ns = 2.0 * ((double)(k_max - 1) * a_in + (double)h * a_x);
 cleanup:

@@ -269,8 +269,9 @@ static double node_tree_want(int m, int k, double S, double B, double B_nic, dou
 {
   const int w_nic[] = {0, 0, 2, 3, 4}, h[] = {0, 0, 1, 2, 2};
   int w_gpu = k >= 3 ? 4 : k == 2 ? 3 : 2;
-  if (m > 2) /* inner node heads: chain 1 + up to 3 inter-node + other tree's chain 1 */
-    w_gpu = k == 1 ? w_nic[m] : 5;
+  if (m > 2) /* balanced tree: parent + first child on a chain's head, the
+              * second child on its other end: at most 4 per port (k >= 2) */
+    w_gpu = k == 1 ? w_nic[m] : 4;
   return 2.0 * ((k - 1) * a + h[m] * (a + x)) / NS +
          S / 2 * fmax(w_gpu / B, w_nic[m] / B_nic);
 }
@@ -279,7 +280,9 @@ static void test_node_tree(void)
 {
   const double a = 2000, x = 8000;
   /* NIC-bound (GPU ports 10x the NIC): every shape, nodes in order and
-   * interleaved; then GPU-bound on 2 nodes (NIC 6x a GPU port) */
+   * interleaved; then GPU-bound (NIC 6x a GPU port) on 2 nodes, and on 4
+   * nodes, where a port would carry 5 sub-flows (2S/B_in + S/(2B_in))
+   * without the balanced tree's split */
   for (int m = 2; m <= 4; m++)
     for (int k = 1; k <= 4; k *= 2) {
       const double B = 250 * GB, B_nic = 25 * GB, S = 256e6;
@@ -301,6 +304,14 @@ static void test_node_tree(void)
     run_open(&r, 2, k, 100, a, 600, x);
     CHECK_NS(sim_one(&r, "node_tree", HS_COLL_ALLREDUCE, seq, 2 * k, S, NULL),
              node_tree_want(2, k, S, B, B_nic, a, x), 2);
+    run_close(&r);
+  }
+  for (int k = 2; k <= 4; k *= 2) {
+    const double B = 100 * GB, B_nic = 600 * GB, S = 256e6;
+    run_t r;
+    run_open(&r, 4, k, 100, a, 600, x);
+    CHECK_NS(sim_one(&r, "node_tree", HS_COLL_ALLREDUCE, seq, 4 * k, S, NULL),
+             node_tree_want(4, k, S, B, B_nic, a, x), 2);
     run_close(&r);
   }
   /* the size-aware default = the faster closed form, per size: on 2 x 4
