@@ -59,10 +59,17 @@ hs_status_t hs__coll_run(hs_net_t *net, hs_coll_t *c);
 double hs__coll_estimate(const hs_coll_algo_t *algo, const hs_net_paths_t *paths,
                          const hs_coll_t *c);
 
+/* NCCL's double binary tree over ranks 0..n-1 (coll_tree.c): the parent of
+ * rank r in tree 0 or 1, -1 for the root; and the deeper tree's height in
+ * edges. O(log n) and O(n log n). */
+int32_t hs__coll_dbtree_parent(int32_t n, int32_t tree, int32_t r);
+int32_t hs__coll_dbtree_height(int32_t n);
+
 extern const hs_coll_algo_t hs_coll_ring;
 extern const hs_coll_algo_t hs_coll_tree;
 extern const hs_coll_algo_t hs_coll_hier;
 extern const hs_coll_algo_t hs_coll_node_ring;
+extern const hs_coll_algo_t hs_coll_node_tree;
 extern const hs_coll_algo_t hs_coll_direct;
 
 /* ---- what the collective layer needs from a network (net.c) ---------------- */

@@ -35,7 +35,7 @@ static int32_t btree_parent(int32_t n, int32_t r)
   return up;
 }
 
-static int32_t tree_parent(int32_t n, int32_t tree, int32_t r)
+int32_t hs__coll_dbtree_parent(int32_t n, int32_t tree, int32_t r)
 {
   if (tree == 0)
     return btree_parent(n, r);
@@ -47,14 +47,13 @@ static int32_t tree_parent(int32_t n, int32_t tree, int32_t r)
   return u < 0 ? -1 : (u + 1) % n;
 }
 
-/* Height in edges of the deeper tree. O(n log n). */
-static int32_t tree_height(int32_t n)
+int32_t hs__coll_dbtree_height(int32_t n)
 {
   int32_t h = 0;
   for (int32_t t = 0; t < 2; t++)
     for (int32_t r = 0; r < n; r++) {
       int32_t d = 0;
-      for (int32_t p = tree_parent(n, t, r); p >= 0; p = tree_parent(n, t, p))
+      for (int32_t p = hs__coll_dbtree_parent(n, t, r); p >= 0; p = hs__coll_dbtree_parent(n, t, p))
         d++;
       h = HS_MAX(h, d);
     }
@@ -74,7 +73,7 @@ static hs_status_t tree_build(hs_coll_builder_t *b, const hs_coll_t *c, int32_t 
   HS_CHECK(hs__builder_flow(b, c->bytes / 2.0));
   for (int32_t t = 0; t < 2; t++)
     for (int32_t r = 0; r < n; r++) {
-      int32_t p = tree_parent(n, t, r);
+      int32_t p = hs__coll_dbtree_parent(n, t, r);
       if (p < 0)
         continue;
       double lat = 0.0;
@@ -84,7 +83,7 @@ static hs_status_t tree_build(hs_coll_builder_t *b, const hs_coll_t *c, int32_t 
         HS_CHECK(hs__builder_path(b, d[p], d[r], &lat));
       amax = HS_MAX(amax, lat);
     }
-  b->latency_ns = (double)tree_height(n) * amax;
+  b->latency_ns = (double)hs__coll_dbtree_height(n) * amax;
 cleanup:
   return st;
 }

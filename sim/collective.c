@@ -2,8 +2,9 @@
  * collective.c - the collective layer: validation, the phase builder, the
  * phase driver that runs an algorithm's phases on the network, the generic
  * uncontended-time evaluator behind every estimate_s, and the algorithm
- * table. The algorithms (coll_ring.c, coll_tree.c, coll_hier.c,
- * coll_direct.c) only describe phases; simulation and estimate both consume
+ * table, and the size-aware default (ring or tree across nodes, by the
+ * closed forms). The algorithms (coll_ring.c, coll_tree.c, coll_hier.c,
+ * coll_node_ring.c, coll_node_tree.c, coll_direct.c) only describe phases; simulation and estimate both consume
  * those descriptions, so they cannot disagree on the decomposition.
  *
  * A running collective: phase k = wait latency_ns (one engine event, rounded
@@ -50,9 +51,10 @@ hs_status_t hs_coll_op_parse(const char *s, hs_coll_op_t *out)
   return HS_ENOTFOUND;
 }
 
-const hs_coll_algo_t *const hs_coll_algos[] = {&hs_coll_ring,   &hs_coll_tree,
-                                               &hs_coll_hier,   &hs_coll_node_ring,
-                                               &hs_coll_direct, NULL};
+const hs_coll_algo_t *const hs_coll_algos[] = {&hs_coll_ring,      &hs_coll_tree,
+                                               &hs_coll_hier,      &hs_coll_node_ring,
+                                               &hs_coll_node_tree, &hs_coll_direct,
+                                               NULL};
 
 const hs_coll_algo_t *hs_coll_algo_find(const char *name)
 {
@@ -367,6 +369,41 @@ static const hs_coll_algo_t *default_algo(hs_coll_builder_t *b, hs_coll_op_t op,
   }
 }
 
+static hs_status_t estimate_with(hs_coll_builder_t *b, const hs_coll_algo_t *algo,
+                                 const hs_coll_t *c, double *out_s);
+
+/* The size-aware choice (hs_coll_algo_choose_paths): an all-reduce whose
+ * default is node_ring runs node_tree when its estimate is strictly smaller.
+ * An estimate that fails (bad input) leaves the default, whose own
+ * validation then reports the error; NULL only when out of memory. */
+static const hs_coll_algo_t *choose_algo(hs_coll_builder_t *b, const hs_coll_t *c)
+{
+  const hs_coll_algo_t *a = default_algo(b, c->op, c->devices, c->n);
+  if (a != &hs_coll_node_ring || c->op != HS_COLL_ALLREDUCE)
+    return a;
+  hs_error_t *saved = b->err;
+  b->err = NULL;
+  double t_ring = NAN, t_tree = NAN;
+  hs_status_t st = estimate_with(b, &hs_coll_node_ring, c, &t_ring);
+  if (st == HS_OK)
+    st = estimate_with(b, &hs_coll_node_tree, c, &t_tree);
+  b->err = saved;
+  if (st == HS_ENOMEM)
+    return NULL;
+  return st == HS_OK && t_tree < t_ring ? &hs_coll_node_tree : a;
+}
+
+const hs_coll_algo_t *hs_coll_algo_choose_paths(const hs_net_paths_t *paths, const hs_coll_t *c)
+{
+  if (!paths || !c)
+    return NULL;
+  hs_coll_builder_t b;
+  hs__builder_init(&b, paths, NULL);
+  const hs_coll_algo_t *a = choose_algo(&b, c);
+  hs__builder_destroy(&b);
+  return a;
+}
+
 const hs_coll_algo_t *hs_coll_algo_default_paths(const hs_net_paths_t *paths, hs_coll_op_t op,
                                                  const int32_t *devices, int32_t n)
 {
@@ -508,7 +545,7 @@ hs_status_t hs_coll_estimate_paths(const hs_net_paths_t *paths, const hs_coll_t 
   *out_s = NAN;
   hs_coll_builder_t b;
   hs__builder_init(&b, paths, err);
-  const hs_coll_algo_t *algo = c->algo ? c->algo : default_algo(&b, c->op, c->devices, c->n);
+  const hs_coll_algo_t *algo = c->algo ? c->algo : choose_algo(&b, c);
   double s = NAN;
   hs_status_t st = algo ? estimate_with(&b, algo, c, &s)
                         : hs_error_set(err, HS_ENOMEM, "coll: out of memory choosing the algorithm");
@@ -724,7 +761,7 @@ hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err)
   hs_engine_t *eng = hs__net_engine(net);
   hs_coll_builder_t *b = &cs->builder;
   b->err = err;
-  c->run_algo = c->algo ? c->algo : default_algo(b, c->op, c->devices, c->n);
+  c->run_algo = c->algo ? c->algo : choose_algo(b, c);
   if (!c->run_algo)
     return hs_error_set(err, HS_ENOMEM, "coll: out of memory choosing the algorithm");
   HS_CHECK(coll_validate(b, c, c->run_algo));

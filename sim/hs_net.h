@@ -226,14 +226,22 @@ typedef struct hs_coll_algo {
 
 extern const hs_coll_algo_t *const hs_coll_algos[]; /* NULL-terminated */
 const hs_coll_algo_t *hs_coll_algo_find(const char *name);
-/* NCCL-like default choice for op and group (ring inside a node, hierarchical
- * across nodes for all-reduce when every node holds the same number (> 1) of
- * the group's ranks, direct for p2p and all-to-all). O(n) path queries for
- * all-reduce, O(1) otherwise. NULL when out of memory. */
+/* NCCL-like default choice for op and group, without the message size
+ * (ring inside a node or with one rank per node, node_ring across nodes for
+ * all-reduce / reduce-scatter / all-gather, direct for p2p and all-to-all).
+ * O(n) path queries for those three, O(1) otherwise. NULL when out of
+ * memory. */
 const hs_coll_algo_t *hs_coll_algo_default(const hs_topology_t *topo, hs_coll_op_t op,
                                            const int32_t *devices, int32_t n);
 const hs_coll_algo_t *hs_coll_algo_default_paths(const hs_net_paths_t *paths, hs_coll_op_t op,
                                                  const int32_t *devices, int32_t n);
+
+/* The algorithm a collective with c->algo == NULL runs: the default above,
+ * except that an all-reduce across nodes (node_ring by default) runs
+ * node_tree when its uncontended time (estimate_s, the closed forms) is
+ * strictly smaller for c->bytes, as NCCL's tuner picks Tree or Ring by size
+ * (docs/network.md). O(n) path queries. NULL when out of memory. */
+const hs_coll_algo_t *hs_coll_algo_choose_paths(const hs_net_paths_t *paths, const hs_coll_t *c);
 
 typedef void (*hs_coll_done_fn)(hs_coll_t *c);
 
@@ -247,7 +255,7 @@ typedef void (*hs_coll_done_fn)(hs_coll_t *c);
 struct hs_coll {
   /* public */
   hs_coll_op_t op;
-  const hs_coll_algo_t *algo;   /* NULL = hs_coll_algo_default */
+  const hs_coll_algo_t *algo;   /* NULL = hs_coll_algo_choose_paths */
   const int32_t *devices;
   int32_t n;
   double bytes;

@@ -187,7 +187,13 @@ static void test_node_ring(void)
         double want = node_ring_want(ops[o], m, k, S, B, B_nic, a, x);
         CHECK_NS(sim_one(&r, "node_ring", ops[o], dev, m * k, S, NULL), want, 2);
         CHECK_NS(sim_one(&r, "node_ring", ops[o], mixed, m * k, S, NULL), want, 2);
-        CHECK_NS(sim_one(&r, NULL, ops[o], mixed, m * k, S, NULL), want, 2); /* the default */
+        /* the default: the ring, or for all-reduce NCCL's tree across
+         * nodes where that is faster (test_node_tree checks it against its
+         * closed form) */
+        double best = ops[o] == HS_COLL_ALLREDUCE
+                          ? fmin(want, sim_one(&r, "node_tree", ops[o], mixed, m * k, S, NULL))
+                          : want;
+        CHECK_NS(sim_one(&r, NULL, ops[o], mixed, m * k, S, NULL), best, 2);
       }
       run_close(&r);
     }
@@ -199,8 +205,11 @@ static void test_node_ring(void)
     run_open(&r, 3, 4, 300, a, 25, x);
     int32_t uneven[] = {0, 4, 8, 1, 9, 2};
     double s = 2.0 * 5, L = (6 * a + 4 * (a + x)) / NS;
-    CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, uneven, 6, S, NULL),
+    CHECK_NS(sim_one(&r, "node_ring", HS_COLL_ALLREDUCE, uneven, 6, S, NULL),
              L + s / 6 * S * fmax(1 / B, 1 / B_nic), 2);
+    /* all-gather has no tree: the default is this ring, (n-1)/n S */
+    CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLGATHER, uneven, 6, S, NULL),
+             (3 * a + 2 * (a + x)) / NS + 5.0 / 6 * S * fmax(1 / B, 1 / B_nic), 2);
     run_close(&r);
   }
   /* the issue's case, 2 nodes x 8 A100 (NVLink 232.3 GB/s per GPU, NIC
@@ -213,9 +222,17 @@ static void test_node_ring(void)
     const double S1 = 1 << 30;
     run_t r;
     run_open(&r, 2, 8, 232.3, 0, 200, 0);
-    double t = sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, 16, S1, NULL);
+    double t = sim_one(&r, "node_ring", HS_COLL_ALLREDUCE, seq, 16, S1, NULL);
     CHECK_MSG(fabs(2.0 * 15 / 16 * S1 / t / GB - 200) < 1e-3, "busbw %.6f GB/s, want 200",
               2.0 * 15 / 16 * S1 / t / GB);
+    /* NCCL's tree across the 2 nodes moves S through each NIC (not
+     * 2(n-1)/n S) and 2S through an inner chain GPU's port: T = max(2S /
+     * 232.3, S / 200) = S / 116.15 GB/s, faster than the ring's 1.875 S /
+     * 200, so the default takes it: busbw 1.875 x 116.15 = 217.78 GB/s */
+    double tt = sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, 16, S1, NULL);
+    CHECK_NS(tt, 2 * S1 / (232.3 * GB), 2);
+    CHECK_MSG(fabs(2.0 * 15 / 16 * S1 / tt / GB - 217.78125) < 1e-3, "busbw %.6f GB/s",
+              2.0 * 15 / 16 * S1 / tt / GB);
     double th = sim_one(&r, "hierarchical", HS_COLL_ALLREDUCE, seq, 16, S1, NULL);
     CHECK_NS(th, S1 * (1.75 / (232.3 * GB) + 1 / (200 * GB)), 2);
     CHECK(th > 1.2 * t);
@@ -234,6 +251,118 @@ static void test_node_ring(void)
     CHECK_NS(sim_one(&r, "node_ring", HS_COLL_ALLREDUCE, seq, 4, S, NULL), want, 1);
     run_close(&r);
   }
+}
+
+/* NCCL's tree across nodes (node_tree): chains inside the m nodes (tree 0
+ * headed by a node's first rank, tree 1 by its last), NCCL's double binary
+ * tree over the nodes, reduce and broadcast at once: one coupled flow of S/2
+ * per sub-flow, latency 2((k-1) a_in + h a_x). Sub-flows per NIC and
+ * direction, counted by hand from the trees (m = 2: nodes 0 and 1 are each
+ * other's parent in one tree; m = 3: tree 0 is 1 -> 2 -> 0, tree 1 is
+ * 2 -> 0 -> 1; m = 4: tree 0 has 1, 3 -> 2 -> 0, tree 1 its mirror), with h
+ * the deeper tree's height:
+ *   m = 2: w 2, h 1;  m = 3: w 3, h 2;  m = 4: w 4, h 2
+ * GPU ports: 2 sub-flows per direction per chain neighbour (both trees),
+ * plus the head's inter-node ones: an inner chain GPU w = 4, on 2 nodes a
+ * head 3 (k >= 2) or 2 (k = 1). */
+static double node_tree_want(int m, int k, double S, double B, double B_nic, double a, double x)
+{
+  const int w_nic[] = {0, 0, 2, 3, 4}, h[] = {0, 0, 1, 2, 2};
+  int w_gpu = k >= 3 ? 4 : k == 2 ? 3 : 2;
+  if (m > 2) /* balanced tree: parent + first child on a chain's head, the
+              * second child on its other end: at most 4 per port (k >= 2) */
+    w_gpu = k == 1 ? w_nic[m] : 4;
+  return 2.0 * ((k - 1) * a + h[m] * (a + x)) / NS +
+         S / 2 * fmax(w_gpu / B, w_nic[m] / B_nic);
+}
+
+static void test_node_tree(void)
+{
+  const double a = 2000, x = 8000;
+  /* NIC-bound (GPU ports 10x the NIC): every shape, nodes in order and
+   * interleaved; then GPU-bound (NIC 6x a GPU port) on 2 nodes, and on 4
+   * nodes, where a port would carry 5 sub-flows (2S/B_in + S/(2B_in))
+   * without the balanced tree's split */
+  for (int m = 2; m <= 4; m++)
+    for (int k = 1; k <= 4; k *= 2) {
+      const double B = 250 * GB, B_nic = 25 * GB, S = 256e6;
+      run_t r;
+      run_open(&r, m, k, 250, a, 25, x);
+      int32_t dev[16], mixed[16];
+      for (int d = 0; d < m * k; d++) {
+        dev[d] = d;
+        mixed[d] = (d % m) * k + d / m;
+      }
+      double want = node_tree_want(m, k, S, B, B_nic, a, x);
+      CHECK_NS(sim_one(&r, "node_tree", HS_COLL_ALLREDUCE, dev, m * k, S, NULL), want, 2);
+      CHECK_NS(sim_one(&r, "node_tree", HS_COLL_ALLREDUCE, mixed, m * k, S, NULL), want, 2);
+      run_close(&r);
+    }
+  for (int k = 1; k <= 8; k *= 2) {
+    const double B = 100 * GB, B_nic = 600 * GB, S = 256e6;
+    run_t r;
+    run_open(&r, 2, k, 100, a, 600, x);
+    CHECK_NS(sim_one(&r, "node_tree", HS_COLL_ALLREDUCE, seq, 2 * k, S, NULL),
+             node_tree_want(2, k, S, B, B_nic, a, x), 2);
+    run_close(&r);
+  }
+  for (int k = 2; k <= 4; k *= 2) {
+    const double B = 100 * GB, B_nic = 600 * GB, S = 256e6;
+    run_t r;
+    run_open(&r, 4, k, 100, a, 600, x);
+    CHECK_NS(sim_one(&r, "node_tree", HS_COLL_ALLREDUCE, seq, 4 * k, S, NULL),
+             node_tree_want(4, k, S, B, B_nic, a, x), 2);
+    run_close(&r);
+  }
+  /* the size-aware default = the faster closed form, per size: on 2 x 4
+   * with NIC 25 GB/s the tree wins at every size here (smaller latency,
+   * S/B_nic instead of 1.75 S/B_nic); on 4 x 4 the tree's latency wins at
+   * small sizes and the ring's NIC term (1.875 S vs 2 S) at large ones */
+  const double sizes[] = {1e3, 1e5, 1e6, 64e6, 1e9};
+  for (int m = 2; m <= 4; m += 2)
+    for (int i = 0; i < 5; i++) {
+      const double B = 250 * GB, B_nic = 25 * GB, S = sizes[i];
+      int k = 4;
+      run_t r;
+      run_open(&r, m, k, 250, a, 25, x);
+      double ring = node_ring_want(HS_COLL_ALLREDUCE, m, k, S, B, B_nic, a, x);
+      double tree = node_tree_want(m, k, S, B, B_nic, a, x);
+      CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, m * k, S, NULL), fmin(ring, tree), 2);
+      hs_coll_t c;
+      hs_coll_init(&c);
+      c.op = HS_COLL_ALLREDUCE;
+      c.devices = seq;
+      c.n = m * k;
+      c.bytes = S;
+      hs_net_paths_t p = tfab_paths(&r.fab);
+      CHECK(hs_coll_algo_choose_paths(&p, &c) ==
+            hs_coll_algo_find(tree < ring ? "node_tree" : "node_ring"));
+      if (m == 2)
+        CHECK(tree < ring);
+      if (m == 4 && S >= 1e9)
+        CHECK(ring < tree);
+      if (m == 4 && S <= 1e3)
+        CHECK(tree < ring);
+      run_close(&r);
+    }
+  /* unchanged: one node, and one rank per node, stay the plain ring even
+   * where a tree's latency would win (4 x 1, 1 kB: ring 6 (a + x), tree
+   * 4 (a + x)) */
+  {
+    const double S = 1e3;
+    run_t r;
+    run_open(&r, 4, 1, 250, a, 25, x);
+    CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, 4, S, NULL),
+             6 * ((a + x) / NS + S / (4 * 25 * GB)), 1);
+    run_close(&r);
+    run_open(&r, 1, 8, 250, a, 25, x);
+    CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, 8, S, NULL),
+             14 * (a / NS + S / (8 * 250 * GB)), 1);
+    run_close(&r);
+  }
+  /* node_tree is all-reduce only */
+  CHECK(!hs_coll_algo_find("node_tree")->supports(HS_COLL_ALLGATHER));
+  CHECK(!hs_coll_algo_find("node_tree")->supports(HS_COLL_REDUCE_SCATTER));
 }
 
 /* A pipelined ring occupies every GPU port and NIC of its group at once:
@@ -358,6 +487,7 @@ int main(void)
   HS_RUN(test_hierarchical);
   HS_RUN(test_node_ring);
   HS_RUN(test_node_ring_contention);
+  HS_RUN(test_node_tree);
   HS_RUN(test_direct);
   HS_RUN(test_hap_collectives);
   HS_RUN(test_trivial);

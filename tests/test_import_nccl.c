@@ -9,7 +9,9 @@
  * nodes (a_intra + a_nic + a_fabric) + S/(2B)), whose link parameters the
  * import must recover.
  */
+#include "hs_clusters.h"
 #include "hs_json.h"
+#include "hs_net.h"
 #include "hs_sim.h"
 #include "hs_test.h"
 #include "hs_validate.h"
@@ -103,6 +105,66 @@ static void test_real_all_reduce_ranks_inferred(void)
   for (int32_t r = 0; r < im.files[0].n_rows; r++)
     CHECK_REL(im.fits[0].pred_busbw_GBps[r], im.files[0].rows[r].busbw_GBps[0], 0.02);
   hs_nt_import_destroy(&im);
+}
+
+/* GCP A3 Mega, 2 x 8 H100, all_reduce_perf 8 B - 8 GiB: the busbw at 8 GiB,
+ * 338.82 GB/s, is above any ring's bound (the per-node NIC rate, 200 GB/s
+ * line rate for 8 x 200 Gb/s): NCCL ran its tree. With the catalog links
+ * (NVLink4-NVSwitch, and HDR-IB-8x200 for the 8 x 200 Gb/s NICs) the
+ * default all-reduce picks the tree there and predicts it within 5%; the
+ * ring alone stays under the NIC's 186.8 GB/s. Validation, not a fit: no
+ * link is set from this file. */
+static void test_real_a3mega_tree(void)
+{
+  hs_nt_opts_t o;
+  hs_nt_opts_init(&o);
+  hs_nccl_tests_t t;
+  hs_error_t err;
+  hs_error_init(&err);
+  const char *f = hs_test_data("import/nccl_all_reduce_a3mega_h100_2x8.txt");
+  CHECK_MSG(hs_nccl_tests_load(f, &o, &t, &err) == HS_OK, "%s", err.msg);
+  CHECK(t.coll == HS_NT_ALL_REDUCE);
+  CHECK_EQ_INT(t.nranks, 16);
+  CHECK_EQ_INT(t.n_nodes, 2);
+  CHECK_EQ_INT(t.n_rows, 31);
+  double S = 0, busbw = 0;
+  if (t.n_rows == 31) {
+    S = t.rows[30].size_bytes;
+    busbw = t.rows[30].busbw_GBps[0];
+    CHECK(S == 8589934592.0 && t.rows[30].time_us[0] == 47535 && busbw == 338.82);
+  }
+  hs_nccl_tests_destroy(&t);
+  const char *cl = "{\"name\": \"a3mega\", \"sites\": [{\"name\": \"dc\", \"nodes\": [{"
+                   "\"count\": 2, \"gpu\": \"H100-SXM5-80GB\", \"gpus_per_node\": 8, "
+                   "\"intra_node\": {\"interconnect\": \"NVLink4-NVSwitch\"}, "
+                   "\"nic\": {\"interconnect\": \"HDR-IB-8x200\"}}], "
+                   "\"fabric\": {\"latency_us\": 2.0}}]}";
+  hs_cluster_t c;
+  hs_cluster_init(&c);
+  hs_topology_t *topo = NULL;
+  hs_error_init(&err);
+  if (hs_cluster_parse(cl, "a3mega.json", &c, &err) != HS_OK ||
+      hs_topology_new(&c, &topo, &err) != HS_OK) {
+    CHECK_MSG(0, "%s", err.msg);
+  } else {
+    int32_t dev[16];
+    for (int32_t i = 0; i < 16; i++)
+      dev[i] = i;
+    hs_coll_t coll;
+    hs_coll_init(&coll);
+    coll.op = HS_COLL_ALLREDUCE;
+    coll.devices = dev;
+    coll.n = 16;
+    coll.bytes = S;
+    double f_bus = 2.0 * 15 / 16 * S / 1e9; /* busbw x seconds */
+    double t_auto = hs_coll_estimate_s(topo, &coll);
+    coll.algo = hs_coll_algo_find("node_ring");
+    double t_ring = hs_coll_estimate_s(topo, &coll);
+    CHECK_REL(f_bus / t_auto, busbw, 0.05);
+    CHECK(f_bus / t_ring < 200.0);
+  }
+  hs_topology_free(topo);
+  hs_cluster_destroy(&c);
 }
 
 /* Writes an nccl-tests file of `n` ranks on `hosts` hosts whose out-of-place
@@ -327,6 +389,7 @@ int main(void)
 {
   HS_RUN(test_real_all_gather);
   HS_RUN(test_real_all_reduce_ranks_inferred);
+  HS_RUN(test_real_a3mega_tree);
   HS_RUN(test_fit_recovers_links);
   HS_RUN(test_malformed);
   HS_RUN(test_profile_links_bad);

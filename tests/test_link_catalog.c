@@ -93,6 +93,8 @@ static double allreduce_s(const char *cluster_json, int32_t n, double bytes)
     coll.devices = dev;
     coll.n = n;
     coll.bytes = bytes;
+    /* the algorithm the links are fitted with (node_ring across nodes) */
+    coll.algo = hs_coll_algo_default(topo, coll.op, dev, n);
     s = hs_coll_estimate_s(topo, &coll);
   }
   hs_topology_free(topo);

@@ -9,8 +9,9 @@
  *
  * Links: the file's group becomes a one-site cluster of its nodes (m nodes of
  * k GPUs, the GPU catalog entry, default links) and the simulator's own
- * collective model (hs_coll_estimate_s, the default algorithm: ring on one
- * node, NCCL's ring across nodes (node_ring) for all-reduce, reduce-scatter
+ * collective model (hs_coll_estimate_s with the size-independent default
+ * algorithm, hs_coll_algo_default: ring on one node, NCCL's ring across
+ * nodes (node_ring; never the per-size node_tree) for all-reduce, reduce-scatter
  * and all-gather, direct for alltoall and sendrecv) gives its line a(L) + S b(X) as a function of the unknown link:
  * intra_node for single-node files, nic for multi-node ones. a is affine in
  * the latency L (two evaluations solve it) and b is non-increasing in the
@@ -171,6 +172,12 @@ static hs_status_t estimate(const hs_cluster_t *c, const hs_nccl_tests_t *t, int
       dev[i] = i;
     coll.n = t->nranks;
   }
+  /* the size-independent default (node_ring across nodes), not the
+   * per-size ring-or-tree choice: a link is fitted as the rate NCCL's ring
+   * gets out of it (docs/network.md "Calibrated interconnects") */
+  coll.algo = hs_coll_algo_default(topo, coll.op, coll.devices, coll.n);
+  if (!coll.algo)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   for (int32_t i = 0; i < ns; i++) {
     coll.bytes = sizes[i];
     out_s[i] = sizes[i] > 0 ? hs_coll_estimate_s(topo, &coll) : 0.0;
