@@ -29,6 +29,7 @@
  * - A100 PCIe (MAMF) against issue #108's A100-PCIE-40GB sweep, which no
  *   fit uses; MI250X's package efficiency is the published per-GCD one;
  *   the BabelStream copy rates behind A100-SXM4-80GB's and MI300X's mem_eff.
+ * - Every uncalibrated entry says why in its "notes".
  * - Third pass: RTX 4090 against another 4090's best rate and copy rate.
  * - Bad input for the "gemm_fit"/"mem_fit" fields and the fits they select.
  */
@@ -38,6 +39,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,6 +267,42 @@ static void test_ratios_match_published(void)
     const hs_gpu_t *g = hs_gpu_catalog_find(&cat, unc[i]);
     CHECK_MSG(g && !g->calibrated, "%s should be uncalibrated", unc[i]);
   }
+  /* and the catalog says why, in each uncalibrated entry's "notes" (a field
+   * the loader checks as text but does not keep: read with cJSON here) */
+  char path[1200];
+  snprintf(path, sizeof path, "%s/clusters/gpus.json", hs_data_dir());
+  FILE *f = fopen(path, "rb");
+  CHECK_MSG(f != NULL, "cannot open %s", path);
+  char *text = NULL;
+  if (f) {
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    text = len > 0 ? malloc((size_t)len + 1) : NULL;
+    if (text) {
+      size_t got = fread(text, 1, (size_t)len, f);
+      text[got] = '\0';
+    }
+    fclose(f);
+  }
+  cJSON *root = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  CHECK(root != NULL);
+  int n_unc = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "gpus"))
+  {
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "calibrated")))
+      continue;
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(e, "notes");
+    n_unc++;
+    CHECK_MSG(cJSON_IsString(notes) && strstr(notes->valuestring, "uncalibrated") &&
+                  strstr(notes->valuestring, "docs/clusters.md"),
+              "%s: uncalibrated without a \"notes\" saying why", cJSON_IsString(nm) ? nm->valuestring : "?");
+  }
+  CHECK_EQ_INT(n_unc, (int)HS_ARRAY_LEN(unc));
+  cJSON_Delete(root);
   fprintf(stderr, "  asymptotes: A100 %.1f, H100 %.1f, MI300X %.1f TFLOP/s; A100:H100 %.4f (MAMF %.4f)\n",
           a100 / 1e12, h100 / 1e12, mi300x / 1e12, a100 / h100, MAMF_A100 / MAMF_H100);
   hs_gpu_catalog_destroy(&cat);
