@@ -29,6 +29,8 @@
  * - A100 PCIe (MAMF) against issue #108's A100-PCIE-40GB sweep, which no
  *   fit uses; MI250X's package efficiency is the published per-GCD one;
  *   the BabelStream copy rates behind A100-SXM4-80GB's and MI300X's mem_eff.
+ * - Every uncalibrated entry says why in its "notes".
+ * - Third pass: RTX 4090 against another 4090's best rate and copy rate.
  * - Bad input for the "gemm_fit"/"mem_fit" fields and the fits they select.
  */
 #include "hs_test.h"
@@ -37,6 +39,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,7 +150,7 @@ static void test_catalog_matches_fit(void)
   /* A100 SXM4 40/80 GB, H100, H200 (derived), MI300X; A10G, H100-PCIe,
    * H20, H800 (derived), L4, P100 PCIe/SXM2, V100-SXM2 16 GB and 32 GB
    * (derived); A100 PCIe 40/80 GB (MAMF), MI250X (MAMF, derived package) */
-  CHECK(nf >= 17);
+  CHECK(nf >= 18); /* + RTX 4090 (third pass) */
   bool fitted[256] = {false};
   for (int i = 0; i < nf; i++) {
     char path[1400];
@@ -259,12 +262,47 @@ static void test_ratios_match_published(void)
   /* GPUs without usable published GEMM figures stay on the defaults, said so
    * (docs/clusters.md says why for each) */
   static const char *const unc[] = {"T4-16GB", "L40S-48GB", "A10-24GB", "V100-PCIe-16GB",
-                                    "V100-PCIe-32GB", "RTX-3090-24GB", "RTX-4090-24GB",
-                                    "RTX-A6000-48GB"};
+                                    "V100-PCIe-32GB", "RTX-3090-24GB", "RTX-A6000-48GB"};
   for (size_t i = 0; i < HS_ARRAY_LEN(unc); i++) {
     const hs_gpu_t *g = hs_gpu_catalog_find(&cat, unc[i]);
     CHECK_MSG(g && !g->calibrated, "%s should be uncalibrated", unc[i]);
   }
+  /* and the catalog says why, in each uncalibrated entry's "notes" (a field
+   * the loader checks as text but does not keep: read with cJSON here) */
+  char path[1200];
+  snprintf(path, sizeof path, "%s/clusters/gpus.json", hs_data_dir());
+  FILE *f = fopen(path, "rb");
+  CHECK_MSG(f != NULL, "cannot open %s", path);
+  char *text = NULL;
+  if (f) {
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    text = len > 0 ? malloc((size_t)len + 1) : NULL;
+    if (text) {
+      size_t got = fread(text, 1, (size_t)len, f);
+      text[got] = '\0';
+    }
+    fclose(f);
+  }
+  cJSON *root = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  CHECK(root != NULL);
+  int n_unc = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "gpus"))
+  {
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "calibrated")))
+      continue;
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(e, "notes");
+    n_unc++;
+    CHECK_MSG(cJSON_IsString(notes) && strstr(notes->valuestring, "uncalibrated") &&
+                  strstr(notes->valuestring, "docs/clusters.md"),
+              "%s: uncalibrated without a \"notes\" saying why", cJSON_IsString(nm) ? nm->valuestring : "?");
+  }
+  CHECK_EQ_INT(n_unc, (int)HS_ARRAY_LEN(unc));
+  cJSON_Delete(root);
   fprintf(stderr, "  asymptotes: A100 %.1f, H100 %.1f, MI300X %.1f TFLOP/s; A100:H100 %.4f (MAMF %.4f)\n",
           a100 / 1e12, h100 / 1e12, mi300x / 1e12, a100 / h100, MAMF_A100 / MAMF_H100);
   hs_gpu_catalog_destroy(&cat);
@@ -376,6 +414,41 @@ static void test_mamf_and_stream_entries(void)
   }
   fprintf(stderr, "  A100-PCIe %.1f TFLOP/s (issue #108 at 4096: %.1f%% below); MI250X eff %.4f\n",
           pcie / 1e12, 100 * (1 - TPTD108_A100_PCIE_BF16 / pcie), mi ? mi->gemm_eff_max : 0.0);
+  hs_gpu_catalog_destroy(&cat);
+}
+
+/* Third pass of issue #13 (2026-11-24): the RTX 4090 from issue #78 of
+ * torch-performance-test-data (bf16 sweep, line fit) and the copy rate of
+ * chsasank/device-benchmarks' README (912 GB/s), against figures that no
+ * fit uses:
+ * - issue #41 of the same repository, another RTX 4090 (torch 2.6.0+cu126):
+ *   best bf16 of its five sizes 167.71 TFLOP/s; the fit's asymptote lies
+ *   within 6% below it (the line follows the sustained 8192-10240 rates,
+ *   a best-of-sizes figure errs fast);
+ * - the catalog peak is the AD102 whitepaper's dense bf16 rate with fp32
+ *   accumulation (165.2), not the fp16-accumulate 330.3: the sweep's best
+ *   rate, 164.81, stays under it, so the efficiency is below 1;
+ * - the README's 'Nvidia 4090 (WSL2)' row, 885 GB/s on another machine,
+ *   within 4% of the fitted copy rate. */
+static void test_third_pass_entries(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_gpu_catalog_t cat;
+  memset(&cat, 0, sizeof cat);
+  CHECK(hs_gpu_catalog_load(NULL, &cat, &err) == HS_OK);
+  const hs_gpu_t *g = hs_gpu_catalog_find(&cat, "RTX-4090-24GB");
+  CHECK(g && g->calibrated);
+  if (g) {
+    double asym = hs_gpu_peak_flops(g, HS_DTYPE_BF16) * g->gemm_eff_max;
+    CHECK(asym < 167.71e12 && asym > 0.94 * 167.71e12);
+    CHECK_REL(g->peak_flops[HS_DTYPE_BF16], 165.2e12, 1e-12);
+    CHECK(g->gemm_eff_max < 1.0 && 164.81e12 < g->peak_flops[HS_DTYPE_BF16]);
+    CHECK_REL(g->mem_eff * g->mem_bw_GBps, 912.0, 1e-9);
+    CHECK_REL(g->mem_eff * g->mem_bw_GBps, 885.0, 0.04);
+    fprintf(stderr, "  RTX-4090 %.1f TFLOP/s (issue #41 best: 167.7), copy %.0f GB/s\n", asym / 1e12,
+            g->mem_eff * g->mem_bw_GBps);
+  }
   hs_gpu_catalog_destroy(&cat);
 }
 
@@ -541,6 +614,7 @@ int main(void)
   HS_RUN(test_ratios_match_published);
   HS_RUN(test_sweeps_cross_checked);
   HS_RUN(test_mamf_and_stream_entries);
+  HS_RUN(test_third_pass_entries);
   HS_RUN(test_fit_fields_bad_input);
   HS_RUN(test_max_fit);
   HS_RUN(test_mem_eff_source);
