@@ -174,9 +174,8 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
       h->inv_bw[a * ns + b] = inv;
     }
   /* all-reduce lines per (sc, size, tp) over the replicas' first devices */
-  h->ar_a = hs_calloc((size_t)ns * h->max_sizes * TP_SLOTS, sizeof(double));
-  h->ar_b = hs_calloc((size_t)ns * h->max_sizes * TP_SLOTS, sizeof(double));
-  if (!h->ar_a || !h->ar_b)
+  h->ar = hs_calloc((size_t)ns * h->max_sizes * TP_SLOTS, sizeof *h->ar);
+  if (!h->ar)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   int32_t *grp = hs_calloc(c->n_devices, sizeof(int32_t));
   if (!grp)
@@ -190,15 +189,13 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
         int32_t r = devs / tp;
         for (int32_t q = 0; q < r; q++)
           grp[q] = h->sc_devs[a][q * tp];
-        double t1 = 0.0, t2 = 0.0;
-        if (hs_estimate_allreduce(h->est, grp, r, 1e6, &t1) != HS_OK ||
-            hs_estimate_allreduce(h->est, grp, r, 2e6, &t2) != HS_OK) {
+        size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
+        /* per algorithm the simulator may pick (ring or NCCL's tree), so
+         * the time at the gradient's size is the one the simulator runs */
+        if (hs_estimate_allreduce_line(h->est, grp, r, &h->ar[ix]) != HS_OK) {
           free(grp);
           HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory estimating all-reduce times"));
         }
-        size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
-        h->ar_b[ix] = (t2 - t1) / 1e6;
-        h->ar_a[ix] = t1 - h->ar_b[ix] * 1e6;
       }
     }
   free(grp);
@@ -255,8 +252,7 @@ void hs__hspace_destroy(hs_hspace_t *h)
   free(h->sc_devs);
   free(h->lat_s);
   free(h->inv_bw);
-  free(h->ar_a);
-  free(h->ar_b);
+  free(h->ar);
   free(h->cuts);
   free(h->all_cuts);
   free(h->opts);
@@ -312,7 +308,7 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
                 return HS_ENOMEM;
               size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
               double bytes = sc.params_per_device * gbytes * (multi_node && tp > 1 ? tp : 1);
-              double ar = r > 1 && bytes > 0 ? h->ar_a[ix] + h->ar_b[ix] * bytes : 0.0;
+              double ar = r > 1 ? hs_estimate_allreduce_line_s(&h->ar[ix], bytes) : 0.0;
               if (zs >= 1 && r > 1) {
                 /* ZeRO over the stage's r replicas (sim/memory.c's rule):
                  * optimizer state, then gradients, then weights split r

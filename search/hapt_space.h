@@ -89,7 +89,7 @@ typedef struct hs_hspace {
   int32_t mbs[HS_HAPT_MAX_MB];
   int32_t n_mbs;
   double *lat_s, *inv_bw;    /* n_sc x n_sc: cut latency and s/byte (same sc: inter-node) */
-  double *ar_a, *ar_b;       /* per (sc, size idx, tp log2): all-reduce time = a + b bytes */
+  hs_allreduce_line_t *ar;   /* per (sc, size idx, tp log2): all-reduce time per algorithm */
   /* table for the current microbatch size: entry (k, k2, a, zi) -> options */
   int32_t cur_mb;            /* index into mbs, -1 none */
   hs_hopt_t *opts;           /* pairs k < k2 x n_sc x max_sizes x opt_stride */
