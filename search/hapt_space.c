@@ -207,20 +207,29 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
   h->opt_stride = HS_MIN(h->opt_stride, HS_HAPT_MAX_OPTS);
   if (make_cuts(h, max_cuts) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  /* microbatch sizes: powers of two dividing the batch, at most max_mb per
-   * replica of the biggest mesh, spread over the valid range */
-  int32_t valid[HS_HAPT_MAX_MB], nv = 0, maxdev = 0;
+  /* microbatch sizes: every divisor of the batch (microbatch count B =
+   * batch / size), at most max_mb per replica of the biggest mesh; past
+   * HS_HAPT_MAX_MB of them, every k-th (the smallest and the largest kept;
+   * n_mbs_valid says how many there were) */
+  int32_t maxdev = 0;
   for (int32_t a = 0; a < ns; a++)
     maxdev = HS_MAX(maxdev, h->sc[a].n_devices);
   int64_t cap = (int64_t)HS_MAX(o->max_microbatch_size, 1) * maxdev;
-  for (int64_t b = 1; b <= h->gb && b <= cap && nv < HS_HAPT_MAX_MB; b *= 2)
-    if (h->gb % b == 0)
-      valid[nv++] = (int32_t)b;
+  int32_t nv = 0;
+  for (int64_t b = 1; b <= h->gb && b <= cap && b <= INT32_MAX; b++)
+    nv += h->gb % b == 0;
   if (nv == 0)
     HS_FAIL(hs_error_set(err, HS_EINFEASIBLE, "global batch %lld has no usable microbatch size",
                          (long long)h->gb));
-  for (int32_t i = 0; i < nv; i++) /* every one: no sampling */
-    h->mbs[h->n_mbs++] = valid[i];
+  h->n_mbs_valid = nv;
+  int32_t step = (nv + HS_HAPT_MAX_MB - 1) / HS_HAPT_MAX_MB, iv = 0;
+  for (int64_t b = 1; b <= h->gb && b <= cap && b <= INT32_MAX; b++) {
+    if (h->gb % b)
+      continue;
+    if ((iv % step == 0 || iv == nv - 1) && h->n_mbs < HS_HAPT_MAX_MB)
+      h->mbs[h->n_mbs++] = (int32_t)b;
+    iv++;
+  }
   size_t ne = pair_count(h->n_cuts) * ns * h->max_sizes;
   h->opts = hs_calloc(ne * (size_t)h->opt_stride, sizeof *h->opts);
   h->n_opts = hs_calloc(ne, 1);
