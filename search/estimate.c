@@ -555,7 +555,7 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
   double tied_ar = 0.0;
   if (e->tied_head >= 0) {
     const hs_op_t *h = &m->ops[e->tied_head];
-    int32_t nh = 0, ne = 0, d_h = -1, d_e = -1, tp_h = 1;
+    int32_t nh = 0, ne = 0, d_h = -1, d_e = -1, tp_h = 1, tp_e = 1;
     for (int32_t i = 0; i < p->n_pipelines; i++) {
       const hs_plan_pipeline_t *pl = &p->pipelines[i];
       int32_t ranks = pl->n_stages / v, sh = stage_of(pl, e->tied_head), se = stage_of(pl, h->tied_op);
@@ -567,11 +567,15 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
         d_h = pl->stages[sh].replicas[0].devices[0];
         d_e = pl->stages[se].replicas[0].devices[0];
         tp_h = pl->stages[sh].replicas[0].n_devices;
+        tp_e = pl->stages[se].replicas[0].n_devices;
       }
     }
     if (nh > 0) {
+      /* TP-split shares only when both ends have the same TP degree: pairs
+       * whose degrees differ exchange the whole gradient between their
+       * first devices (sim/lower.c) */
       double bytes = h->tied_params * grad_bytes /
-                     ((h->tp_split == HS_TP_REPLICATE || tp_h <= 1) ? 1.0 : tp_h);
+                     ((h->tp_split == HS_TP_REPLICATE || tp_h <= 1 || tp_h != tp_e) ? 1.0 : tp_h);
       if (c->devices[d_h].site != c->devices[d_e].site)
         bytes *= HS_MAX(nh, ne);
       int32_t pair[2] = {d_e, d_h};
