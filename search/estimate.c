@@ -160,6 +160,60 @@ hs_status_t hs_estimate_allreduce(hs_estimator_t *e, const int32_t *devices, int
   return coll_s(e, HS_COLL_ALLREDUCE, devices, n, bytes, out_s);
 }
 
+/* One algorithm's line from two probes (its closed form is affine in the
+ * bytes: latency terms plus bytes over bandwidths). */
+static hs_status_t algo_line(hs_estimator_t *e, const hs_coll_algo_t *algo, const int32_t *devices,
+                             int32_t n, double *a_s, double *b_s)
+{
+  double t[2] = {NAN, NAN};
+  for (int i = 0; i < 2; i++) {
+    hs_coll_t cl;
+    hs_coll_init(&cl);
+    cl.op = HS_COLL_ALLREDUCE;
+    cl.algo = algo;
+    cl.devices = devices;
+    cl.n = n;
+    cl.bytes = (i + 1) * 1e6;
+    if (hs_coll_estimate_topo(e->topo, &cl, &t[i], NULL) == HS_ENOMEM)
+      return HS_ENOMEM;
+    if (!isfinite(t[i]))
+      t[i] = 0.0;
+  }
+  *b_s = (t[1] - t[0]) / 1e6;
+  *a_s = t[0] - *b_s * 1e6;
+  return HS_OK;
+}
+
+hs_status_t hs_estimate_allreduce_line(hs_estimator_t *e, const int32_t *devices, int32_t n,
+                                       hs_allreduce_line_t *out)
+{
+  memset(out, 0, sizeof *out);
+  if (n <= 1)
+    return HS_OK;
+  const hs_coll_algo_t *def = hs_coll_algo_default(e->topo, HS_COLL_ALLREDUCE, devices, n);
+  if (!def)
+    return HS_ENOMEM;
+  if (algo_line(e, def, devices, n, &out->a_s[0], &out->b_s_per_byte[0]) != HS_OK)
+    return HS_ENOMEM;
+  out->n_algos = 1;
+  const hs_coll_algo_t *ring = hs_coll_algo_find("node_ring"), *tree = hs_coll_algo_find("node_tree");
+  if (def == ring && tree) {
+    if (algo_line(e, tree, devices, n, &out->a_s[1], &out->b_s_per_byte[1]) != HS_OK)
+      return HS_ENOMEM;
+    out->n_algos = 2;
+  }
+  return HS_OK;
+}
+
+double hs_estimate_allreduce_line_s(const hs_allreduce_line_t *l, double bytes)
+{
+  if (bytes <= 0.0 || l->n_algos == 0)
+    return 0.0;
+  double t = l->a_s[0] + l->b_s_per_byte[0] * bytes;
+  if (l->n_algos > 1)
+    t = fmin(t, l->a_s[1] + l->b_s_per_byte[1] * bytes);
+  return t;
+}
 
 double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes, int32_t nsub)
 {
@@ -501,7 +555,7 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
   double tied_ar = 0.0;
   if (e->tied_head >= 0) {
     const hs_op_t *h = &m->ops[e->tied_head];
-    int32_t nh = 0, ne = 0, d_h = -1, d_e = -1, tp_h = 1;
+    int32_t nh = 0, ne = 0, d_h = -1, d_e = -1, tp_h = 1, tp_e = 1;
     for (int32_t i = 0; i < p->n_pipelines; i++) {
       const hs_plan_pipeline_t *pl = &p->pipelines[i];
       int32_t ranks = pl->n_stages / v, sh = stage_of(pl, e->tied_head), se = stage_of(pl, h->tied_op);
@@ -513,11 +567,15 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
         d_h = pl->stages[sh].replicas[0].devices[0];
         d_e = pl->stages[se].replicas[0].devices[0];
         tp_h = pl->stages[sh].replicas[0].n_devices;
+        tp_e = pl->stages[se].replicas[0].n_devices;
       }
     }
     if (nh > 0) {
+      /* TP-split shares only when both ends have the same TP degree: pairs
+       * whose degrees differ exchange the whole gradient between their
+       * first devices (sim/lower.c) */
       double bytes = h->tied_params * grad_bytes /
-                     ((h->tp_split == HS_TP_REPLICATE || tp_h <= 1) ? 1.0 : tp_h);
+                     ((h->tp_split == HS_TP_REPLICATE || tp_h <= 1 || tp_h != tp_e) ? 1.0 : tp_h);
       if (c->devices[d_h].site != c->devices[d_e].site)
         bytes *= HS_MAX(nh, ne);
       int32_t pair[2] = {d_e, d_h};

@@ -102,6 +102,23 @@ double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double byt
 hs_status_t hs_estimate_allreduce(hs_estimator_t *e, const int32_t *devices, int32_t n, double bytes,
                                   double *out_s);
 
+/* An all-reduce's time over a group as a function of bytes per rank, for
+ * callers that cost many sizes: one line a_s + b_s_per_byte x bytes per
+ * algorithm the simulator may pick for the group (the default; plus NCCL's
+ * tree where the default is node_ring, hs_coll_algo_choose_paths), so that
+ * hs_estimate_allreduce_line_s returns the time of the algorithm the
+ * simulator runs at that size (the smaller one), not one line probed at a
+ * size where the other algorithm wins. */
+typedef struct hs_allreduce_line {
+  double a_s[2], b_s_per_byte[2];
+  int32_t n_algos; /* 0: no traffic (n <= 1); 1 or 2 lines */
+} hs_allreduce_line_t;
+/* O(n) path queries; HS_ENOMEM when memory ran out. */
+hs_status_t hs_estimate_allreduce_line(hs_estimator_t *e, const int32_t *devices, int32_t n,
+                                       hs_allreduce_line_t *out);
+/* Seconds for `bytes` per rank (0 for bytes <= 0). O(1). */
+double hs_estimate_allreduce_line_s(const hs_allreduce_line_t *l, double bytes);
+
 typedef struct hs_estimate {
   double iteration_s;        /* predicted iteration time */
   double pipeline_s;         /* slowest pipeline's fill + steady + drain */

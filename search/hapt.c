@@ -31,7 +31,7 @@
  * Complexity per cap: O(S x K^2 x U x A^2 x Z x opts) with S stages, K cut
  * candidates (at most HS_HAPT_DP_CUTS), U = prod_a (levels_a + 1), A
  * subclusters, Z mesh sizes; times the sweeps and the microbatch sizes
- * (every power of two dividing the batch). The knobs in hapt_space.h bound
+ * (every divisor of the batch). The knobs in hapt_space.h bound
  * every factor; the local search adds at most 2048 / devices simulations.
  */
 #include "hapt_space.h"
@@ -418,7 +418,8 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
  * decides, disagrees by several percent on some clusters (docs/planners.md).
  * So after the candidates are simulated, hapt climbs from the best one with
  * the simulator as the judge: a neighbour moves one stage boundary to the
- * previous or next cut candidate, doubles or halves the microbatch size,
+ * previous or next cut candidate, moves the microbatch size to the next
+ * larger or smaller divisor of the batch,
  * changes one stage's recomputation (none, selective, full), or (with
  * practice search) the ZeRO stage or sequence parallelism. Each round simulates every neighbour and moves
  * to the best one when it is faster; it stops when none is, after
@@ -458,21 +459,27 @@ static bool ls_make(hapt_t *s, const hs_plan_t *p, int32_t j, hs_plan_t *out, hs
       return false;
     dir = op;
   } else if (j < 2 * (S - 1) + 2) {
-    /* microbatch size doubled or halved (the same global batch), at least
-     * one sample per replica: the DP ranks sizes by its closed form and
-     * the pool simulates only the best few */
+    /* microbatch size: the next larger or smaller divisor of the
+     * pipeline's samples (the same global batch), at least one sample per
+     * replica: the DP ranks sizes by its closed form and the pool
+     * simulates only the best few */
     const hs_plan_pipeline_t *q0 = &p->pipelines[0];
-    int32_t mb = q0->microbatch_size, nmb = q0->n_microbatches, maxr = 1;
+    int64_t mb = q0->microbatch_size, samples = mb * q0->n_microbatches;
+    int32_t maxr = 1;
     for (int32_t i = 0; i < S; i++)
       maxr = HS_MAX(maxr, q0->stages[i].n_replicas);
     bool up = j == 2 * (S - 1);
-    if (up ? (nmb % 2 != 0 || mb > INT32_MAX / 2) : (mb % 2 != 0 || mb / 2 < maxr))
+    int64_t b = mb;
+    do
+      b += up ? 1 : -1;
+    while (b >= maxr && b <= samples && samples % b != 0);
+    if (b < maxr || b > samples || b > INT32_MAX)
       return false;
     *st = hs_plan_copy(p, out, err);
     if (*st != HS_OK)
       return false;
-    out->pipelines[0].microbatch_size = up ? mb * 2 : mb / 2;
-    out->pipelines[0].n_microbatches = up ? nmb / 2 : nmb * 2;
+    out->pipelines[0].microbatch_size = (int32_t)b;
+    out->pipelines[0].n_microbatches = (int32_t)(samples / b);
     return true;
   } else if (j >= 2 * (S - 1) + 2 + 2 * S) {
     /* practice: one of the three other ZeRO stages, or sequence
@@ -743,9 +750,10 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
    * start at a slack cap, and the DP may see fewer cuts than all_cuts */
   stats->optimal = false;
   snprintf(stats->note, sizeof stats->note,
-           "%d cut candidates%s, %d subclusters, %d microbatch sizes, %llu DP runs (%llu under "
+           "%d cut candidates%s, %d subclusters, %d microbatch sizes%s, %llu DP runs (%llu under "
            "ZeRO-2), %d simulated; local search: %llu simulations, %llu moves%s",
            s->h.n_cuts - 1, s->h.coarse_cuts ? " (coarsened)" : "", s->h.n_sc, s->h.n_mbs,
+           s->h.n_mbs < s->h.n_mbs_valid ? " (thinned)" : "",
            (unsigned long long)s->dp_runs, (unsigned long long)s->save_runs, s->pool.next_sim,
            (unsigned long long)s->ls_sims,
            (unsigned long long)s->ls_moves,

@@ -174,9 +174,8 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
       h->inv_bw[a * ns + b] = inv;
     }
   /* all-reduce lines per (sc, size, tp) over the replicas' first devices */
-  h->ar_a = hs_calloc((size_t)ns * h->max_sizes * TP_SLOTS, sizeof(double));
-  h->ar_b = hs_calloc((size_t)ns * h->max_sizes * TP_SLOTS, sizeof(double));
-  if (!h->ar_a || !h->ar_b)
+  h->ar = hs_calloc((size_t)ns * h->max_sizes * TP_SLOTS, sizeof *h->ar);
+  if (!h->ar)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   int32_t *grp = hs_calloc(c->n_devices, sizeof(int32_t));
   if (!grp)
@@ -190,15 +189,13 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
         int32_t r = devs / tp;
         for (int32_t q = 0; q < r; q++)
           grp[q] = h->sc_devs[a][q * tp];
-        double t1 = 0.0, t2 = 0.0;
-        if (hs_estimate_allreduce(h->est, grp, r, 1e6, &t1) != HS_OK ||
-            hs_estimate_allreduce(h->est, grp, r, 2e6, &t2) != HS_OK) {
+        size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
+        /* per algorithm the simulator may pick (ring or NCCL's tree), so
+         * the time at the gradient's size is the one the simulator runs */
+        if (hs_estimate_allreduce_line(h->est, grp, r, &h->ar[ix]) != HS_OK) {
           free(grp);
           HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory estimating all-reduce times"));
         }
-        size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
-        h->ar_b[ix] = (t2 - t1) / 1e6;
-        h->ar_a[ix] = t1 - h->ar_b[ix] * 1e6;
       }
     }
   free(grp);
@@ -210,20 +207,29 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
   h->opt_stride = HS_MIN(h->opt_stride, HS_HAPT_MAX_OPTS);
   if (make_cuts(h, max_cuts) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  /* microbatch sizes: powers of two dividing the batch, at most max_mb per
-   * replica of the biggest mesh, spread over the valid range */
-  int32_t valid[HS_HAPT_MAX_MB], nv = 0, maxdev = 0;
+  /* microbatch sizes: every divisor of the batch (microbatch count B =
+   * batch / size), at most max_mb per replica of the biggest mesh; past
+   * HS_HAPT_MAX_MB of them, every k-th (the smallest and the largest kept;
+   * n_mbs_valid says how many there were) */
+  int32_t maxdev = 0;
   for (int32_t a = 0; a < ns; a++)
     maxdev = HS_MAX(maxdev, h->sc[a].n_devices);
   int64_t cap = (int64_t)HS_MAX(o->max_microbatch_size, 1) * maxdev;
-  for (int64_t b = 1; b <= h->gb && b <= cap && nv < HS_HAPT_MAX_MB; b *= 2)
-    if (h->gb % b == 0)
-      valid[nv++] = (int32_t)b;
+  int32_t nv = 0;
+  for (int64_t b = 1; b <= h->gb && b <= cap && b <= INT32_MAX; b++)
+    nv += h->gb % b == 0;
   if (nv == 0)
     HS_FAIL(hs_error_set(err, HS_EINFEASIBLE, "global batch %lld has no usable microbatch size",
                          (long long)h->gb));
-  for (int32_t i = 0; i < nv; i++) /* every one: no sampling */
-    h->mbs[h->n_mbs++] = valid[i];
+  h->n_mbs_valid = nv;
+  int32_t step = (nv + HS_HAPT_MAX_MB - 1) / HS_HAPT_MAX_MB, iv = 0;
+  for (int64_t b = 1; b <= h->gb && b <= cap && b <= INT32_MAX; b++) {
+    if (h->gb % b)
+      continue;
+    if ((iv % step == 0 || iv == nv - 1) && h->n_mbs < HS_HAPT_MAX_MB)
+      h->mbs[h->n_mbs++] = (int32_t)b;
+    iv++;
+  }
   size_t ne = pair_count(h->n_cuts) * ns * h->max_sizes;
   h->opts = hs_calloc(ne * (size_t)h->opt_stride, sizeof *h->opts);
   h->n_opts = hs_calloc(ne, 1);
@@ -255,8 +261,7 @@ void hs__hspace_destroy(hs_hspace_t *h)
   free(h->sc_devs);
   free(h->lat_s);
   free(h->inv_bw);
-  free(h->ar_a);
-  free(h->ar_b);
+  free(h->ar);
   free(h->cuts);
   free(h->all_cuts);
   free(h->opts);
@@ -312,7 +317,7 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
                 return HS_ENOMEM;
               size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
               double bytes = sc.params_per_device * gbytes * (multi_node && tp > 1 ? tp : 1);
-              double ar = r > 1 && bytes > 0 ? h->ar_a[ix] + h->ar_b[ix] * bytes : 0.0;
+              double ar = r > 1 ? hs_estimate_allreduce_line_s(&h->ar[ix], bytes) : 0.0;
               if (zs >= 1 && r > 1) {
                 /* ZeRO over the stage's r replicas (sim/memory.c's rule):
                  * optimizer state, then gradients, then weights split r

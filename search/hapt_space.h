@@ -28,8 +28,9 @@
  * block boundary plus one cut inside each block (after the attention half);
  * the table uses them all unless the caller's max_cuts or
  * HS_HAPT_MAX_TABLE_BYTES (the table is triangular in the cut pairs) says
- * fewer: then every k-th block boundary (coarse_cuts = k); every power-of-two microbatch size that divides the batch
- * (up to max_microbatch_size per replica of the biggest mesh); counter units are single GPUs on clusters of at most
+ * fewer: then every k-th block boundary (coarse_cuts = k); every microbatch
+ * size that divides the batch (up to max_microbatch_size per replica of the
+ * biggest mesh; every k-th past HS_HAPT_MAX_MB of them); counter units are single GPUs on clusters of at most
  * HS_HAPT_FINE_DEVICES devices (mesh sizes: powers of two up to a node, then
  * whole nodes), else groups of whole nodes with at most HS_HAPT_MAX_LEVELS
  * units per subcluster.
@@ -42,7 +43,7 @@
 #define HS_HAPT_FINE_DEVICES 16
 #define HS_HAPT_MAX_LEVELS 8
 #define HS_HAPT_MAX_TABLE_BYTES ((size_t)256 << 20)
-#define HS_HAPT_MAX_MB 40     /* microbatch sizes (powers of two) */
+#define HS_HAPT_MAX_MB 64     /* microbatch sizes (divisors of the batch) */
 #define HS_HAPT_MAX_OPTS 16   /* tp x recompute options per stage */
 
 typedef struct hs_hopt {
@@ -88,8 +89,9 @@ typedef struct hs_hspace {
   int32_t opt_stride;        /* option slots per table entry (tp degrees x recompute) */
   int32_t mbs[HS_HAPT_MAX_MB];
   int32_t n_mbs;
+  int32_t n_mbs_valid;       /* divisors of the batch within the cap (n_mbs < it: thinned) */
   double *lat_s, *inv_bw;    /* n_sc x n_sc: cut latency and s/byte (same sc: inter-node) */
-  double *ar_a, *ar_b;       /* per (sc, size idx, tp log2): all-reduce time = a + b bytes */
+  hs_allreduce_line_t *ar;   /* per (sc, size idx, tp log2): all-reduce time per algorithm */
   /* table for the current microbatch size: entry (k, k2, a, zi) -> options */
   int32_t cur_mb;            /* index into mbs, -1 none */
   hs_hopt_t *opts;           /* pairs k < k2 x n_sc x max_sizes x opt_stride */

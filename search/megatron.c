@@ -13,7 +13,7 @@
  *
  * Search space (exact: every point is estimated; docs/planners.md):
  *  - tp in {1,2,..,max_tp} with hs_model_tp_ok, pp dividing devices/tp with
- *    pp <= blocks, dp = devices/(tp pp), microbatch b in {1,2,4,..,
+ *    pp <= blocks, dp = devices/(tp pp), microbatch b in {1,2,3,..,
  *    max_microbatch_size} with dp b dividing the global batch;
  *  - recompute in {none, selective, full} (none only without allow_recompute);
  *  - layout: the even split (hs_plan_grid); interleaved with v >= 2 chunks
@@ -218,7 +218,7 @@ static hs_status_t megatron_init(void *state, const hs_model_t *m, const hs_clus
         int32_t dp = n / tp / pp / C;
         if (dp % E || (E > 1 && s->pr[k].zero_stage >= 3))
           continue;
-        for (int32_t b = 1; b <= HS_MAX(o->max_microbatch_size, 1); b *= 2) {
+        for (int32_t b = 1; b <= HS_MAX(o->max_microbatch_size, 1); b++) {
           if (s->gb % ((int64_t)dp * b))
             continue;
           int64_t n_mb = s->gb / ((int64_t)dp * b);
