@@ -413,16 +413,19 @@ static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *st
       if (gx && gx->zgroup >= 0 && (i == stg->op_last - 1 || m->ops[i + 1].layer != op->layer)) {
         /* ZeRO-3 / FSDP backward: the weights are gathered again, the
          * last unit's before the backward, each earlier one's while the
-         * unit after it runs (FSDP BACKWARD_PRE prefetch) */
+         * unit after it runs (FSDP BACKWARD_PRE prefetch); BACKWARD_POST
+         * issues it only once the unit after it has its gradients, so
+         * every unit's gather runs before it, not overlapped */
         int32_t lo, hi;
+        bool post = pr->fsdp_backward_post;
         unit_of(m, i, stg->op_first, stg->op_last, &lo, &hi);
         if (i != stg->op_last - 1 && tb_flush(&b) != HS_OK)
           HS_FAIL(HS_ENOMEM);
-        if (i == stg->op_last - 1 &&
+        if ((post || i == stg->op_last - 1) &&
             tb_group_coll(&b, gx->zgroup, unit_bytes(m, lo, hi, tp, gx->weight_bytes),
                           HS_COLL_ALLGATHER) != HS_OK)
           HS_FAIL(HS_ENOMEM);
-        if (lo > stg->op_first) {
+        if (!post && lo > stg->op_first) {
           int32_t lo2, hi2;
           unit_of(m, lo - 1, stg->op_first, stg->op_last, &lo2, &hi2);
           if (tb_side(&b, gx->zgroup, unit_bytes(m, lo2, hi2, tp, gx->weight_bytes),
@@ -1107,7 +1110,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       double share = stg->replicas[ex->replica].share * pl->microbatch_size;
       gctx_t gx = {.cp_group = ex->cp_group, .cp = CP, .ep_group = ex->ep_group, .ep = EP,
                    .zgroup = ex->zgroup[ch],
-                   .weight_bytes = hs_precision_state_bytes(plan->precision).weight,
+                   .weight_bytes = hs_practice_gather_bytes(&plan->practice, plan->precision),
                    .mb_samples = share * CP};
       /* chunks of an interleaved rank share replica structure (validated) */
       for (int32_t ph = 0; ph < 2; ph++)

@@ -11,7 +11,10 @@
  *        fwd = g + (L-1) max(c, g) + c,  bwd = g + (L-1) max(b, g) + b,
  *    then one reduce-scatter of all gradients (n-1)(a + 2LP/(nB)) and the
  *    optimizer step over LP/n parameters (32 B each at the memory
- *    bandwidth); both regimes (gather hidden, gather bound);
+ *    bandwidth); both regimes (gather hidden, gather bound); with
+ *    fsdp_param_dtype fp32 the gathers move 4P instead of 2P bytes; with
+ *    fsdp_backward_prefetch post every backward gather is exposed,
+ *    bwd = L (g + b);
  *  - context parallelism C: activation memory exactly 1/C of C = 1's; the
  *    KV bytes each attention exchanges = 2 s (kv_heads / t) head_dim x 2 B x
  *    the group's samples, twice that in backward, one exchange per
@@ -53,7 +56,9 @@ static hs_transformer_cfg_t tcfg(int64_t l, int64_t h, int64_t a, int64_t kv, in
 
 /* ---- ZeRO-3 gathers ------------------------------------------------------- */
 
-static void zero3_case(int L, int n, double P, bool gather_bound)
+/* wb: bytes per gathered parameter (fsdp_param_dtype: 2 = default bf16,
+ * 4 = fp32); post: FSDP BACKWARD_POST, every backward gather exposed */
+static void zero3_case_opt(int L, int n, double P, bool gather_bound, double wb, bool post)
 {
   double B = 100.0, lat_us = 2.0;
   hs_model_t m;
@@ -67,17 +72,24 @@ static void zero3_case(int L, int n, double P, bool gather_bound)
   g.dp = n;
   g.global_batch = n;
   g.practice.zero_stage = 3;
+  if (wb == 4.0) {
+    g.practice.fsdp_param_dtype_set = true;
+    g.practice.fsdp_param_dtype = HS_DTYPE_FP32;
+  }
+  g.practice.fsdp_backward_post = post;
   hs_plan_t plan;
   CHECK_MSG(hs_plan_grid(&m, &c, &g, &plan, &err) == HS_OK, "%s", err.msg);
+  CHECK(plan.practice.fsdp_backward_post == post);
   plan.bucket_bytes = 1e15; /* one reduce-scatter after the backward */
   hs_report_t rep;
   CHECK_MSG(hs_simulate(&m, &c, &plan, NULL, &rep, &err) == HS_OK, "%s", err.msg);
   double a = lat_us * 1e-6, Bb = B * 1e9;
-  double gth = (n - 1) * (a + 2.0 * P / (n * Bb));
+  double gth = (n - 1) * (a + wb * P / (n * Bb));
   double cf = 1e-3, cb = 2e-3; /* 1 and 2 GFLOP per block on 1 TFLOP/s */
   CHECK(gather_bound ? gth > cb : gth < cf);
   double fwd = gth + (L - 1) * fmax(cf, gth) + cf;
-  double bwd = gth + (L - 1) * fmax(cb, gth) + cb;
+  double bwd = post ? L * (gth + cb) : gth + (L - 1) * fmax(cb, gth) + cb;
+  /* gradients reduced in the precision's 2 B whatever the gather dtype */
   double rs = (n - 1) * (a + 2.0 * L * P / (n * Bb));
   double opt = L * P / n * 32.0 / 1000e9;
   CHECK_REL(rep.iteration_time_s, fwd + bwd + rs + opt, 1e-6);
@@ -87,8 +99,18 @@ static void zero3_case(int L, int n, double P, bool gather_bound)
   hs_model_destroy(&m);
 }
 
+static void zero3_case(int L, int n, double P, bool gather_bound)
+{
+  zero3_case_opt(L, n, P, gather_bound, 2.0, false);
+}
+
 static void test_zero3_gathers(void)
 {
+  /* fp32 gathers: twice the bytes; BACKWARD_POST: no backward overlap */
+  zero3_case_opt(6, 4, 10e6, false, 4.0, false);
+  zero3_case_opt(6, 4, 20e6, false, 2.0, true);
+  zero3_case_opt(6, 4, 20e6, false, 4.0, true);
+  zero3_case_opt(6, 4, 200e6, true, 4.0, true);
   zero3_case(6, 4, 20e6, false);  /* gather 0.6 ms beside 1 ms blocks: hidden */
   zero3_case(6, 4, 200e6, true);  /* gather 6 ms: every block waits for it */
   zero3_case(3, 8, 50e6, false);

@@ -391,6 +391,8 @@ typedef struct hs_pub_options {
   bool dp_overlap;             /* default true; false: gradients reduced after the flush */
   int32_t context_parallel;    /* 1 = none */
   int32_t expert_parallel;     /* 1 = none */
+  char fsdp_param_dtype[8];    /* "" = the precision's weights; FSDP all-gather dtype */
+  bool fsdp_backward_post;     /* FSDP backward_prefetch BACKWARD_POST (default PRE) */
 } hs_pub_options_t;
 void hs_pub_options_init(hs_pub_options_t *o);
 
