@@ -110,6 +110,11 @@ typedef struct hs_practice {
   bool fsdp_param_dtype_set;  /* false (default): ZeRO-3 gathers the plan precision's weights */
   hs_dtype_t fsdp_param_dtype; /* when set: the dtype ZeRO-3 / FSDP all-gathers parameters in
                                  (PyTorch FSDP MixedPrecision.param_dtype; None there = fp32) */
+  bool fsdp_shard_grad_op;    /* zero_stage 2 as PyTorch FSDP SHARD_GRAD_OP: each block's
+                                 parameters all-gathered in forward (prefetched like
+                                 ZeRO-3's) and kept for backward, gradients reduce-
+                                 scattered; false (default): folded into the gradient
+                                 all-reduce. No effect on other stages */
   bool fsdp_backward_post;    /* FSDP backward_prefetch BACKWARD_POST: a unit's backward
                                  gather starts after the later unit's backward, exposed;
                                  false (default): BACKWARD_PRE, overlapped (sim/lower.c) */

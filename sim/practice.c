@@ -116,7 +116,8 @@ bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b)
          a->context_parallel == b->context_parallel && a->expert_parallel == b->expert_parallel &&
          a->fsdp_param_dtype_set == b->fsdp_param_dtype_set &&
          (!a->fsdp_param_dtype_set || a->fsdp_param_dtype == b->fsdp_param_dtype) &&
-         a->fsdp_backward_post == b->fsdp_backward_post;
+         a->fsdp_backward_post == b->fsdp_backward_post &&
+         a->fsdp_shard_grad_op == b->fsdp_shard_grad_op;
 }
 
 bool hs_practice_is_default(const hs_practice_t *p)

@@ -14,7 +14,8 @@
  *    bandwidth); both regimes (gather hidden, gather bound); with
  *    fsdp_param_dtype fp32 the gathers move 4P instead of 2P bytes; with
  *    fsdp_backward_prefetch post every backward gather is exposed,
- *    bwd = L (g + b);
+ *    bwd = L (g + b); ZeRO-2 with fsdp_shard_grad_op (FSDP SHARD_GRAD_OP):
+ *    the forward's gathers only, bwd = L b, the same reduce-scatter;
  *  - context parallelism C: activation memory exactly 1/C of C = 1's; the
  *    KV bytes each attention exchanges = 2 s (kv_heads / t) head_dim x 2 B x
  *    the group's samples, twice that in backward, one exchange per
@@ -58,7 +59,7 @@ static hs_transformer_cfg_t tcfg(int64_t l, int64_t h, int64_t a, int64_t kv, in
 
 /* wb: bytes per gathered parameter (fsdp_param_dtype: 2 = default bf16,
  * 4 = fp32); post: FSDP BACKWARD_POST, every backward gather exposed */
-static void zero3_case_opt(int L, int n, double P, bool gather_bound, double wb, bool post)
+static void zero_case(int stage, int L, int n, double P, bool gather_bound, double wb, bool post)
 {
   double B = 100.0, lat_us = 2.0;
   hs_model_t m;
@@ -71,7 +72,8 @@ static void zero3_case_opt(int L, int n, double P, bool gather_bound, double wb,
   hs_grid_opts_init(&g);
   g.dp = n;
   g.global_batch = n;
-  g.practice.zero_stage = 3;
+  g.practice.zero_stage = stage;
+  g.practice.fsdp_shard_grad_op = stage == 2;
   if (wb == 4.0) {
     g.practice.fsdp_param_dtype_set = true;
     g.practice.fsdp_param_dtype = HS_DTYPE_FP32;
@@ -89,6 +91,8 @@ static void zero3_case_opt(int L, int n, double P, bool gather_bound, double wb,
   CHECK(gather_bound ? gth > cb : gth < cf);
   double fwd = gth + (L - 1) * fmax(cf, gth) + cf;
   double bwd = post ? L * (gth + cb) : gth + (L - 1) * fmax(cb, gth) + cb;
+  if (stage == 2) /* SHARD_GRAD_OP: the forward's gathered weights kept */
+    bwd = L * cb;
   /* gradients reduced in the precision's 2 B whatever the gather dtype */
   double rs = (n - 1) * (a + 2.0 * L * P / (n * Bb));
   double opt = L * P / n * 32.0 / 1000e9;
@@ -101,16 +105,19 @@ static void zero3_case_opt(int L, int n, double P, bool gather_bound, double wb,
 
 static void zero3_case(int L, int n, double P, bool gather_bound)
 {
-  zero3_case_opt(L, n, P, gather_bound, 2.0, false);
+  zero_case(3, L, n, P, gather_bound, 2.0, false);
 }
 
 static void test_zero3_gathers(void)
 {
   /* fp32 gathers: twice the bytes; BACKWARD_POST: no backward overlap */
-  zero3_case_opt(6, 4, 10e6, false, 4.0, false);
-  zero3_case_opt(6, 4, 20e6, false, 2.0, true);
-  zero3_case_opt(6, 4, 20e6, false, 4.0, true);
-  zero3_case_opt(6, 4, 200e6, true, 4.0, true);
+  zero_case(3, 6, 4, 10e6, false, 4.0, false);
+  zero_case(3, 6, 4, 20e6, false, 2.0, true);
+  zero_case(3, 6, 4, 20e6, false, 4.0, true);
+  zero_case(3, 6, 4, 200e6, true, 4.0, true);
+  /* ZeRO-2 as FSDP SHARD_GRAD_OP: forward gathers only */
+  zero_case(2, 6, 4, 20e6, false, 2.0, false);
+  zero_case(2, 6, 4, 200e6, true, 4.0, false);
   zero3_case(6, 4, 20e6, false);  /* gather 0.6 ms beside 1 ms blocks: hidden */
   zero3_case(6, 4, 200e6, true);  /* gather 6 ms: every block waits for it */
   zero3_case(3, 8, 50e6, false);

@@ -229,6 +229,7 @@ static void test_refusals_and_json(void)
       {", \"zero_stage\": -1", "zero_stage"},
       {", \"fsdp_param_dtype\": \"fp64\"", "fsdp_param_dtype: must be fp32, fp16, bf16 or fp8, got \"fp64\""},
       {", \"fsdp_param_dtype\": 4", "fsdp_param_dtype"},
+      {", \"fsdp_shard_grad_op\": \"yes\"", "fsdp_shard_grad_op"},
       {", \"fsdp_backward_prefetch\": \"none\"", "fsdp_backward_prefetch: must be pre or post, got \"none\""},
   };
   for (size_t k = 0; k < HS_ARRAY_LEN(bad); k++) {
@@ -264,10 +265,10 @@ static void test_refusals_and_json(void)
   /* FSDP options: bytes per gathered parameter, round trip */
   hs_error_init(&err);
   snprintf(text, sizeof text, "%s, \"zero_stage\": 3, \"fsdp_param_dtype\": \"fp32\","
-           " \"fsdp_backward_prefetch\": \"post\"}", base);
+           " \"fsdp_backward_prefetch\": \"post\", \"fsdp_shard_grad_op\": true}", base);
   CHECK_MSG(hs_plan_parse(text, "p.json", &p, &err) == HS_OK, "%s", err.msg);
   CHECK(p.practice.fsdp_param_dtype_set && p.practice.fsdp_param_dtype == HS_DTYPE_FP32);
-  CHECK(p.practice.fsdp_backward_post);
+  CHECK(p.practice.fsdp_backward_post && p.practice.fsdp_shard_grad_op);
   CHECK(hs_practice_gather_bytes(&p.practice, HS_DTYPE_BF16) == 4.0);
   j = hs_plan_to_json(&p);
   s = cJSON_PrintUnformatted(j);

@@ -190,12 +190,13 @@ static void test_options(void)
   o.context_parallel = o.expert_parallel = 1;
   CHECK(!s.grid.practice.fsdp_param_dtype_set && !s.grid.practice.fsdp_backward_post);
   hs_strlcpy(o.fsdp_param_dtype, "fp32", sizeof o.fsdp_param_dtype);
-  o.fsdp_backward_post = true;
+  o.fsdp_backward_post = o.fsdp_shard_grad_op = true;
   CHECK(hs_pub_options_map(&o, &s) == NULL);
+  CHECK(s.grid.practice.fsdp_shard_grad_op);
   CHECK(s.grid.practice.fsdp_param_dtype_set && s.grid.practice.fsdp_param_dtype == HS_DTYPE_FP32);
   CHECK(s.grid.practice.fsdp_backward_post);
   o.fsdp_param_dtype[0] = '\0';
-  o.fsdp_backward_post = false;
+  o.fsdp_backward_post = o.fsdp_shard_grad_op = false;
   /* Megatron-LM runs tp 1 without sequence parallelism (and its overlap) */
   s.grid.tp = 1;
   CHECK(hs_pub_options_map(&o, &s) == NULL);
@@ -271,6 +272,8 @@ static void test_bad_input(void)
              false);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"fsdp_param_dtype\": \"fp64\""),
              "options.fsdp_param_dtype: must be bf16, fp16, fp32 or fp8, got \"fp64\"", false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"fsdp_shard_grad_op\": 1"),
+             "fsdp_shard_grad_op", false);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"fsdp_backward_prefetch\": \"late\""),
              "options.fsdp_backward_prefetch: must be pre or post, got \"late\"", false);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"precision\": \"int4\""),
