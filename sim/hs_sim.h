@@ -107,7 +107,24 @@ typedef struct hs_practice {
                                  the sequence (sim/lower.c; docs/plan.md) */
   int32_t expert_parallel;    /* E >= 1 (default 1): MoE experts split over groups of E
                                  consecutive pipelines, all-to-all within each group */
+  bool fsdp_param_dtype_set;  /* false (default): ZeRO-3 gathers the plan precision's weights */
+  hs_dtype_t fsdp_param_dtype; /* when set: the dtype ZeRO-3 / FSDP all-gathers parameters in
+                                 (PyTorch FSDP MixedPrecision.param_dtype; None there = fp32) */
+  bool fsdp_shard_grad_op;    /* zero_stage 2 as PyTorch FSDP SHARD_GRAD_OP: each block's
+                                 parameters all-gathered in forward (prefetched like
+                                 ZeRO-3's) and kept for backward, gradients reduce-
+                                 scattered; false (default): folded into the gradient
+                                 all-reduce. No effect on other stages */
+  bool fsdp_backward_post;    /* FSDP backward_prefetch BACKWARD_POST: a unit's backward
+                                 gather starts after the later unit's backward, exposed;
+                                 false (default): BACKWARD_PRE, overlapped (sim/lower.c) */
 } hs_practice_t;
+/* Bytes per parameter a ZeRO-3 gather moves: fsdp_param_dtype's, or the
+ * precision's weight bytes (hs_precision_state_bytes) when unset. */
+double hs_practice_gather_bytes(const hs_practice_t *p, hs_dtype_t precision);
+/* "pre" / "post" for fsdp_backward_post; parse returns HS_EINVAL on others. */
+const char *hs_fsdp_prefetch_name(bool post);
+hs_status_t hs_fsdp_prefetch_parse(const char *s, bool *post);
 void hs_practice_init(hs_practice_t *p);
 bool hs_practice_is_default(const hs_practice_t *p);
 bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b);

@@ -99,6 +99,7 @@ typedef struct gctx {
   int32_t ep_group, ep;
   int32_t zgroup;
   double weight_bytes;     /* bytes per gathered parameter */
+  bool bwd_gathers;        /* ZeRO-3: gathered again for backward (not SHARD_GRAD_OP) */
   double mb_samples;       /* the CP group's samples per microbatch (the executor's x cp) */
 } gctx_t;
 
@@ -390,7 +391,7 @@ static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *st
   hs_status_t st = HS_OK;
   /* the recomputed forward runs on the weights its block's backward
    * gathers (FSDP checkpointed blocks): no gathers of its own */
-  gctx_t gx_rc = {-1, 1, -1, 1, -1, 0.0, 0.0};
+  gctx_t gx_rc = {-1, 1, -1, 1, -1, 0.0, false, 0.0};
   if (gx) {
     gx_rc = *gx;
     gx_rc.zgroup = -1;
@@ -410,19 +411,23 @@ static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *st
     }
     for (int32_t i = stg->op_last - 1; i >= stg->op_first; i--) {
       const hs_op_t *op = &m->ops[i];
-      if (gx && gx->zgroup >= 0 && (i == stg->op_last - 1 || m->ops[i + 1].layer != op->layer)) {
+      if (gx && gx->zgroup >= 0 && gx->bwd_gathers &&
+          (i == stg->op_last - 1 || m->ops[i + 1].layer != op->layer)) {
         /* ZeRO-3 / FSDP backward: the weights are gathered again, the
          * last unit's before the backward, each earlier one's while the
-         * unit after it runs (FSDP BACKWARD_PRE prefetch) */
+         * unit after it runs (FSDP BACKWARD_PRE prefetch); BACKWARD_POST
+         * issues it only once the unit after it has its gradients, so
+         * every unit's gather runs before it, not overlapped */
         int32_t lo, hi;
+        bool post = pr->fsdp_backward_post;
         unit_of(m, i, stg->op_first, stg->op_last, &lo, &hi);
         if (i != stg->op_last - 1 && tb_flush(&b) != HS_OK)
           HS_FAIL(HS_ENOMEM);
-        if (i == stg->op_last - 1 &&
+        if ((post || i == stg->op_last - 1) &&
             tb_group_coll(&b, gx->zgroup, unit_bytes(m, lo, hi, tp, gx->weight_bytes),
                           HS_COLL_ALLGATHER) != HS_OK)
           HS_FAIL(HS_ENOMEM);
-        if (lo > stg->op_first) {
+        if (!post && lo > stg->op_first) {
           int32_t lo2, hi2;
           unit_of(m, lo - 1, stg->op_first, stg->op_last, &lo2, &hi2);
           if (tb_side(&b, gx->zgroup, unit_bytes(m, lo2, hi2, tp, gx->weight_bytes),
@@ -649,7 +654,11 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
   int32_t *members = NULL, *zids = NULL, n_zids = 0;
   int32_t CP = plan->practice.context_parallel > 1 ? plan->practice.context_parallel : 1;
   int32_t EP = plan->practice.expert_parallel > 1 ? plan->practice.expert_parallel : 1;
-  bool zero3 = hs_plan_zero_stage(plan) >= 3 && plan->n_shards == 0;
+  /* per-block gathers: ZeRO-3, and ZeRO-2 run as FSDP SHARD_GRAD_OP
+   * (forward gathers only, gradients reduce-scattered) */
+  bool zero3 = (hs_plan_zero_stage(plan) >= 3 ||
+                (hs_plan_zero_stage(plan) == 2 && plan->practice.fsdp_shard_grad_op)) &&
+               plan->n_shards == 0;
 
   /* SPMD exchanges of HAP plans (plan.sharding) */
   if (plan->n_shards > 0) {
@@ -1107,7 +1116,8 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       double share = stg->replicas[ex->replica].share * pl->microbatch_size;
       gctx_t gx = {.cp_group = ex->cp_group, .cp = CP, .ep_group = ex->ep_group, .ep = EP,
                    .zgroup = ex->zgroup[ch],
-                   .weight_bytes = hs_precision_state_bytes(plan->precision).weight,
+                   .weight_bytes = hs_practice_gather_bytes(&plan->practice, plan->precision),
+                   .bwd_gathers = hs_plan_zero_stage(plan) >= 3,
                    .mb_samples = share * CP};
       /* chunks of an interleaved rank share replica structure (validated) */
       for (int32_t ph = 0; ph < 2; ph++)

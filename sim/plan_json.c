@@ -221,6 +221,19 @@ static hs_status_t parse_practice(const hs_jreader_t *r, const cJSON *j, const c
   pr->context_parallel = (int32_t)z;
   HS_CHECK(hs_json_int(r, j, "", "expert_parallel", false, 1, 1, HS_CLUSTER_MAX_DEVICES, &z));
   pr->expert_parallel = (int32_t)z;
+  if (cJSON_GetObjectItemCaseSensitive(j, "fsdp_param_dtype")) {
+    HS_CHECK(hs_json_string(r, j, "", "fsdp_param_dtype", false, "", name, sizeof name));
+    pr->fsdp_param_dtype_set = true;
+    if (hs_dtype_parse(name, &pr->fsdp_param_dtype) != HS_OK)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: fsdp_param_dtype: must be fp32, fp16, bf16 or fp8, got \"%s\"", file,
+                          name);
+  }
+  HS_CHECK(hs_json_bool(r, j, "", "fsdp_shard_grad_op", false, false, &pr->fsdp_shard_grad_op));
+  HS_CHECK(hs_json_string(r, j, "", "fsdp_backward_prefetch", false, "pre", name, sizeof name));
+  if (hs_fsdp_prefetch_parse(name, &pr->fsdp_backward_post) != HS_OK)
+    return hs_error_set(err, HS_EINVAL, "%s: fsdp_backward_prefetch: must be pre or post, got \"%s\"",
+                        file, name);
 cleanup:
   return st;
 }
@@ -232,7 +245,9 @@ hs_status_t hs_plan_parse(const char *text, const char *file, hs_plan_t *out, hs
                                       "global_batch", "model", "cluster", "device_ratios",
                                       "description", "attention", "kernels",
                                       "sequence_parallel", "zero_stage", "tp_comm_overlap",
-                                      "dp_overlap", "context_parallel", "expert_parallel", NULL};
+                                      "dp_overlap", "context_parallel", "expert_parallel",
+                                      "fsdp_param_dtype", "fsdp_backward_prefetch",
+                                      "fsdp_shard_grad_op", NULL};
   hs_status_t st = HS_OK;
   cJSON *j = NULL;
   hs_jreader_t r = {file, err};
@@ -375,6 +390,12 @@ cJSON *hs_plan_to_json(const hs_plan_t *p)
   cJSON_AddBoolToObject(j, "dp_overlap", p->practice.dp_overlap);
   cJSON_AddNumberToObject(j, "context_parallel", p->practice.context_parallel);
   cJSON_AddNumberToObject(j, "expert_parallel", p->practice.expert_parallel);
+  if (p->practice.fsdp_param_dtype_set)
+    cJSON_AddStringToObject(j, "fsdp_param_dtype", hs_dtype_name(p->practice.fsdp_param_dtype));
+  if (p->practice.fsdp_shard_grad_op)
+    cJSON_AddBoolToObject(j, "fsdp_shard_grad_op", true);
+  if (p->practice.fsdp_backward_post)
+    cJSON_AddStringToObject(j, "fsdp_backward_prefetch", "post");
   cJSON_AddNumberToObject(j, "global_batch", (double)hs_plan_global_batch(p));
   cJSON *jp = cJSON_AddArrayToObject(j, "pipelines");
   for (int32_t i = 0; jp && i < p->n_pipelines; i++) {

@@ -2,7 +2,8 @@
  * practice.c - training practice carried by a plan: the kernel set (fused
  * attention and the other fusions, named presets per framework era) and
  * Megatron sequence parallelism, as they change each op's FLOPs, memory
- * traffic and saved activations (docs/simulator.md, "Modern training
+ * traffic and saved activations, and the FSDP options (gather dtype,
+ * backward prefetch) lowering reads (docs/simulator.md, "Modern training
  * practice"). One entry point for the cost side: hs_practice_op.
  *
  * Invariants: hs_practice_init's default (megatron-2021 kernels, no
@@ -84,6 +85,27 @@ void hs_practice_init(hs_practice_t *p)
   p->expert_parallel = 1;
 }
 
+double hs_practice_gather_bytes(const hs_practice_t *p, hs_dtype_t precision)
+{
+  if (p->fsdp_param_dtype_set)
+    return hs_dtype_bytes(p->fsdp_param_dtype);
+  return hs_precision_state_bytes(precision).weight;
+}
+
+const char *hs_fsdp_prefetch_name(bool post)
+{
+  return post ? "post" : "pre";
+}
+
+hs_status_t hs_fsdp_prefetch_parse(const char *s, bool *post)
+{
+  if (s && (strcmp(s, "pre") == 0 || strcmp(s, "post") == 0)) {
+    *post = strcmp(s, "post") == 0;
+    return HS_OK;
+  }
+  return HS_EINVAL;
+}
+
 bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b)
 {
   return a->kernels.attention == b->kernels.attention && a->kernels.fused_act == b->kernels.fused_act &&
@@ -91,7 +113,11 @@ bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b)
          a->kernels.fused_cross_entropy == b->kernels.fused_cross_entropy &&
          a->sequence_parallel == b->sequence_parallel && a->zero_stage == b->zero_stage &&
          a->tp_comm_overlap == b->tp_comm_overlap && a->dp_overlap == b->dp_overlap &&
-         a->context_parallel == b->context_parallel && a->expert_parallel == b->expert_parallel;
+         a->context_parallel == b->context_parallel && a->expert_parallel == b->expert_parallel &&
+         a->fsdp_param_dtype_set == b->fsdp_param_dtype_set &&
+         (!a->fsdp_param_dtype_set || a->fsdp_param_dtype == b->fsdp_param_dtype) &&
+         a->fsdp_backward_post == b->fsdp_backward_post &&
+         a->fsdp_shard_grad_op == b->fsdp_shard_grad_op;
 }
 
 bool hs_practice_is_default(const hs_practice_t *p)

@@ -11,7 +11,11 @@
  *        fwd = g + (L-1) max(c, g) + c,  bwd = g + (L-1) max(b, g) + b,
  *    then one reduce-scatter of all gradients (n-1)(a + 2LP/(nB)) and the
  *    optimizer step over LP/n parameters (32 B each at the memory
- *    bandwidth); both regimes (gather hidden, gather bound);
+ *    bandwidth); both regimes (gather hidden, gather bound); with
+ *    fsdp_param_dtype fp32 the gathers move 4P instead of 2P bytes; with
+ *    fsdp_backward_prefetch post every backward gather is exposed,
+ *    bwd = L (g + b); ZeRO-2 with fsdp_shard_grad_op (FSDP SHARD_GRAD_OP):
+ *    the forward's gathers only, bwd = L b, the same reduce-scatter;
  *  - context parallelism C: activation memory exactly 1/C of C = 1's; the
  *    KV bytes each attention exchanges = 2 s (kv_heads / t) head_dim x 2 B x
  *    the group's samples, twice that in backward, one exchange per
@@ -53,7 +57,9 @@ static hs_transformer_cfg_t tcfg(int64_t l, int64_t h, int64_t a, int64_t kv, in
 
 /* ---- ZeRO-3 gathers ------------------------------------------------------- */
 
-static void zero3_case(int L, int n, double P, bool gather_bound)
+/* wb: bytes per gathered parameter (fsdp_param_dtype: 2 = default bf16,
+ * 4 = fp32); post: FSDP BACKWARD_POST, every backward gather exposed */
+static void zero_case(int stage, int L, int n, double P, bool gather_bound, double wb, bool post)
 {
   double B = 100.0, lat_us = 2.0;
   hs_model_t m;
@@ -66,18 +72,28 @@ static void zero3_case(int L, int n, double P, bool gather_bound)
   hs_grid_opts_init(&g);
   g.dp = n;
   g.global_batch = n;
-  g.practice.zero_stage = 3;
+  g.practice.zero_stage = stage;
+  g.practice.fsdp_shard_grad_op = stage == 2;
+  if (wb == 4.0) {
+    g.practice.fsdp_param_dtype_set = true;
+    g.practice.fsdp_param_dtype = HS_DTYPE_FP32;
+  }
+  g.practice.fsdp_backward_post = post;
   hs_plan_t plan;
   CHECK_MSG(hs_plan_grid(&m, &c, &g, &plan, &err) == HS_OK, "%s", err.msg);
+  CHECK(plan.practice.fsdp_backward_post == post);
   plan.bucket_bytes = 1e15; /* one reduce-scatter after the backward */
   hs_report_t rep;
   CHECK_MSG(hs_simulate(&m, &c, &plan, NULL, &rep, &err) == HS_OK, "%s", err.msg);
   double a = lat_us * 1e-6, Bb = B * 1e9;
-  double gth = (n - 1) * (a + 2.0 * P / (n * Bb));
+  double gth = (n - 1) * (a + wb * P / (n * Bb));
   double cf = 1e-3, cb = 2e-3; /* 1 and 2 GFLOP per block on 1 TFLOP/s */
   CHECK(gather_bound ? gth > cb : gth < cf);
   double fwd = gth + (L - 1) * fmax(cf, gth) + cf;
-  double bwd = gth + (L - 1) * fmax(cb, gth) + cb;
+  double bwd = post ? L * (gth + cb) : gth + (L - 1) * fmax(cb, gth) + cb;
+  if (stage == 2) /* SHARD_GRAD_OP: the forward's gathered weights kept */
+    bwd = L * cb;
+  /* gradients reduced in the precision's 2 B whatever the gather dtype */
   double rs = (n - 1) * (a + 2.0 * L * P / (n * Bb));
   double opt = L * P / n * 32.0 / 1000e9;
   CHECK_REL(rep.iteration_time_s, fwd + bwd + rs + opt, 1e-6);
@@ -87,8 +103,21 @@ static void zero3_case(int L, int n, double P, bool gather_bound)
   hs_model_destroy(&m);
 }
 
+static void zero3_case(int L, int n, double P, bool gather_bound)
+{
+  zero_case(3, L, n, P, gather_bound, 2.0, false);
+}
+
 static void test_zero3_gathers(void)
 {
+  /* fp32 gathers: twice the bytes; BACKWARD_POST: no backward overlap */
+  zero_case(3, 6, 4, 10e6, false, 4.0, false);
+  zero_case(3, 6, 4, 20e6, false, 2.0, true);
+  zero_case(3, 6, 4, 20e6, false, 4.0, true);
+  zero_case(3, 6, 4, 200e6, true, 4.0, true);
+  /* ZeRO-2 as FSDP SHARD_GRAD_OP: forward gathers only */
+  zero_case(2, 6, 4, 20e6, false, 2.0, false);
+  zero_case(2, 6, 4, 200e6, true, 4.0, false);
   zero3_case(6, 4, 20e6, false);  /* gather 0.6 ms beside 1 ms blocks: hidden */
   zero3_case(6, 4, 200e6, true);  /* gather 6 ms: every block waits for it */
   zero3_case(3, 8, 50e6, false);

@@ -227,6 +227,10 @@ static void test_refusals_and_json(void)
       {", \"zero_stage\": 4", "zero_stage"},
       {", \"tp_comm_overlap\": \"yes\"", "tp_comm_overlap"},
       {", \"zero_stage\": -1", "zero_stage"},
+      {", \"fsdp_param_dtype\": \"fp64\"", "fsdp_param_dtype: must be fp32, fp16, bf16 or fp8, got \"fp64\""},
+      {", \"fsdp_param_dtype\": 4", "fsdp_param_dtype"},
+      {", \"fsdp_shard_grad_op\": \"yes\"", "fsdp_shard_grad_op"},
+      {", \"fsdp_backward_prefetch\": \"none\"", "fsdp_backward_prefetch: must be pre or post, got \"none\""},
   };
   for (size_t k = 0; k < HS_ARRAY_LEN(bad); k++) {
     snprintf(text, sizeof text, "%s%s}", base, bad[k].extra);
@@ -256,6 +260,41 @@ static void test_refusals_and_json(void)
   CHECK(hs_practice_equal(&p.practice, &q.practice));
   free(s);
   cJSON_Delete(j);
+  hs_plan_destroy(&q);
+  hs_plan_destroy(&p);
+  /* FSDP options: bytes per gathered parameter, round trip */
+  hs_error_init(&err);
+  snprintf(text, sizeof text, "%s, \"zero_stage\": 3, \"fsdp_param_dtype\": \"fp32\","
+           " \"fsdp_backward_prefetch\": \"post\", \"fsdp_shard_grad_op\": true}", base);
+  CHECK_MSG(hs_plan_parse(text, "p.json", &p, &err) == HS_OK, "%s", err.msg);
+  CHECK(p.practice.fsdp_param_dtype_set && p.practice.fsdp_param_dtype == HS_DTYPE_FP32);
+  CHECK(p.practice.fsdp_backward_post && p.practice.fsdp_shard_grad_op);
+  CHECK(hs_practice_gather_bytes(&p.practice, HS_DTYPE_BF16) == 4.0);
+  j = hs_plan_to_json(&p);
+  s = cJSON_PrintUnformatted(j);
+  CHECK(hs_plan_parse(s, "q.json", &q, &err) == HS_OK);
+  CHECK(hs_practice_equal(&p.practice, &q.practice));
+  CHECK(strstr(s, "\"fsdp_param_dtype\":\"fp32\"") && strstr(s, "\"fsdp_backward_prefetch\":\"post\""));
+  free(s);
+  cJSON_Delete(j);
+  hs_plan_destroy(&q);
+  hs_plan_destroy(&p);
+  /* unset: the precision's weight bytes (hs_precision_state_bytes) */
+  hs_practice_t d;
+  hs_practice_init(&d);
+  CHECK(hs_practice_gather_bytes(&d, HS_DTYPE_BF16) == 2.0);
+  CHECK(hs_practice_gather_bytes(&d, HS_DTYPE_FP32) == 4.0);
+  d.fsdp_param_dtype_set = true;
+  d.fsdp_param_dtype = HS_DTYPE_BF16;
+  CHECK(hs_practice_gather_bytes(&d, HS_DTYPE_FP32) == 2.0);
+  bool post = true;
+  CHECK(hs_fsdp_prefetch_parse("pre", &post) == HS_OK && !post);
+  CHECK(hs_fsdp_prefetch_parse("POST", &post) == HS_EINVAL);
+  CHECK(hs_fsdp_prefetch_parse(NULL, &post) == HS_EINVAL);
+  snprintf(text, sizeof text, "%s, \"kernels\": {\"preset\": \"megatron-core-2024\", \"fused_norm\": false},"
+           " \"sequence_parallel\": true, \"zero_stage\": 2}", base);
+  CHECK(hs_plan_parse(text, "p.json", &p, &err) == HS_OK);
+  CHECK(hs_plan_parse(text, "q.json", &q, &err) == HS_OK);
   /* SP on a plan whose TP groups are all single devices: refused, naming it */
   hs_model_t m;
   fx_chain_model(&m, 1, 2, 1e9, 1e6, 0, 0);

@@ -188,6 +188,15 @@ static void test_options(void)
   CHECK(hs_pub_options_map(&o, &s) == NULL);
   CHECK(s.grid.practice.context_parallel == 2 && s.grid.practice.expert_parallel == 4);
   o.context_parallel = o.expert_parallel = 1;
+  CHECK(!s.grid.practice.fsdp_param_dtype_set && !s.grid.practice.fsdp_backward_post);
+  hs_strlcpy(o.fsdp_param_dtype, "fp32", sizeof o.fsdp_param_dtype);
+  o.fsdp_backward_post = o.fsdp_shard_grad_op = true;
+  CHECK(hs_pub_options_map(&o, &s) == NULL);
+  CHECK(s.grid.practice.fsdp_shard_grad_op);
+  CHECK(s.grid.practice.fsdp_param_dtype_set && s.grid.practice.fsdp_param_dtype == HS_DTYPE_FP32);
+  CHECK(s.grid.practice.fsdp_backward_post);
+  o.fsdp_param_dtype[0] = '\0';
+  o.fsdp_backward_post = o.fsdp_shard_grad_op = false;
   /* Megatron-LM runs tp 1 without sequence parallelism (and its overlap) */
   s.grid.tp = 1;
   CHECK(hs_pub_options_map(&o, &s) == NULL);
@@ -261,6 +270,12 @@ static void test_bad_input(void)
              "options.attention: must be unfused or flash, got \"fused\"", false);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"zero_stage\": 5"), "options.zero_stage",
              false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"fsdp_param_dtype\": \"fp64\""),
+             "options.fsdp_param_dtype: must be bf16, fp16, fp32 or fp8, got \"fp64\"", false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"fsdp_shard_grad_op\": 1"),
+             "fsdp_shard_grad_op", false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"fsdp_backward_prefetch\": \"late\""),
+             "options.fsdp_backward_prefetch: must be pre or post, got \"late\"", false);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"precision\": \"int4\""),
              "options.precision: must be bf16, fp16, fp32 or fp8, got \"int4\"", false);
   expect_bad(mutate(b, sizeof b, "\"nodes\": [{\"count\": 1,", "\"nodez\": [{\"count\": 1,"),

@@ -391,6 +391,9 @@ typedef struct hs_pub_options {
   bool dp_overlap;             /* default true; false: gradients reduced after the flush */
   int32_t context_parallel;    /* 1 = none */
   int32_t expert_parallel;     /* 1 = none */
+  char fsdp_param_dtype[8];    /* "" = the precision's weights; FSDP all-gather dtype */
+  bool fsdp_backward_post;     /* FSDP backward_prefetch BACKWARD_POST (default PRE) */
+  bool fsdp_shard_grad_op;     /* zero_stage 2 as FSDP SHARD_GRAD_OP (forward gathers) */
 } hs_pub_options_t;
 void hs_pub_options_init(hs_pub_options_t *o);
 

@@ -50,6 +50,11 @@ const char *hs_pub_options_map(const hs_pub_options_t *o, hs_pub_setup_t *s)
   pr->zero_stage = o->zero_stage;
   pr->context_parallel = o->context_parallel;
   pr->expert_parallel = o->expert_parallel;
+  pr->fsdp_backward_post = o->fsdp_backward_post;
+  pr->fsdp_shard_grad_op = o->fsdp_shard_grad_op;
+  pr->fsdp_param_dtype_set = o->fsdp_param_dtype[0] != '\0';
+  if (pr->fsdp_param_dtype_set && hs_dtype_parse(o->fsdp_param_dtype, &pr->fsdp_param_dtype) != HS_OK)
+    return "fsdp_param_dtype";
   if (o->precision[0]) {
     hs_dtype_t dt = HS_DTYPE_BF16;
     if (hs_dtype_parse(o->precision, &dt) != HS_OK)

@@ -70,7 +70,8 @@ static hs_status_t read_options(const hs_jreader_t *r, const cJSON *obj, const c
 {
   static const char *const known[] = {"recompute", "attention", "sequence_parallel", "zero_stage",
                                       "distributed_optimizer", "precision", "tp_comm_overlap", "dp_overlap",
-                                      "context_parallel", "expert_parallel", NULL};
+                                      "context_parallel", "expert_parallel", "fsdp_param_dtype",
+                                      "fsdp_backward_prefetch", "fsdp_shard_grad_op", NULL};
   hs_status_t st = HS_OK;
   char buf[16];
   HS_CHECK(hs_json_expect_object(r, obj, path));
@@ -107,6 +108,21 @@ static hs_status_t read_options(const hs_jreader_t *r, const cJSON *obj, const c
   o->context_parallel = (int32_t)v;
   HS_CHECK(hs_json_int(r, obj, path, "expert_parallel", false, o->expert_parallel, 1, 1 << 20, &v));
   o->expert_parallel = (int32_t)v;
+  HS_CHECK(hs_json_string(r, obj, path, "fsdp_param_dtype", false, o->fsdp_param_dtype, buf,
+                          sizeof buf));
+  if (buf[0] && hs_dtype_parse(buf, &dt) != HS_OK)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL,
+                         "%s: %s.fsdp_param_dtype: must be bf16, fp16, fp32 or fp8, got \"%s\"", r->file,
+                         path, buf));
+  hs_strlcpy(o->fsdp_param_dtype, buf, sizeof o->fsdp_param_dtype);
+  HS_CHECK(hs_json_bool(r, obj, path, "fsdp_shard_grad_op", false, o->fsdp_shard_grad_op,
+                        &o->fsdp_shard_grad_op));
+  HS_CHECK(hs_json_string(r, obj, path, "fsdp_backward_prefetch", false,
+                          hs_fsdp_prefetch_name(o->fsdp_backward_post), buf, sizeof buf));
+  if (hs_fsdp_prefetch_parse(buf, &o->fsdp_backward_post) != HS_OK)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL,
+                         "%s: %s.fsdp_backward_prefetch: must be pre or post, got \"%s\"", r->file, path,
+                         buf));
 cleanup:
   return st;
 }
