@@ -54,7 +54,7 @@ hs_status_t hs_coll_op_parse(const char *s, hs_coll_op_t *out)
 const hs_coll_algo_t *const hs_coll_algos[] = {&hs_coll_ring,      &hs_coll_tree,
                                                &hs_coll_hier,      &hs_coll_node_ring,
                                                &hs_coll_node_tree, &hs_coll_direct,
-                                               NULL};
+                                               &hs_coll_nvls,      NULL};
 
 const hs_coll_algo_t *hs_coll_algo_find(const char *name)
 {

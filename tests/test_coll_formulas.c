@@ -517,6 +517,47 @@ static void test_hap_collectives(void)
   run_close(&r);
 }
 
+/* NVLS all-reduce inside one node (coll_nvls.c): each GPU port carries
+ * (n + 1) S / n per direction (load-reduce: S out, S/n in; multicast store:
+ * S/n out, S in), latency one switch traversal a:
+ *   T = a + (n + 1) S / (n B). */
+static void test_nvls(void)
+{
+  const double a = 3000, S = 256e6, B = 450 * GB;
+  run_t r;
+  run_open_nvls(&r, 2, 8, 450, a, 50, 8000, true);
+  for (int n = 2; n <= 8; n *= 2) {
+    CHECK_NS(sim_one(&r, "nvls", HS_COLL_ALLREDUCE, seq, n, S, NULL),
+             a / NS + (n + 1.0) * S / (n * B), 2);
+    /* explicit only: the default inside a node stays the ring */
+    CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, n, S, NULL),
+             2 * (n - 1) * (a / NS + S / (n * B)), 2);
+  }
+  /* 8 ranks at large sizes: algbw 8/9 B, busbw 2 (7/8) (8/9) 450 = 700 GB/s */
+  double t = sim_one(&r, "nvls", HS_COLL_ALLREDUCE, seq, 8, 64e9, NULL);
+  CHECK_MSG(fabs(1.75 * 64e9 / t / GB - 700) < 0.05, "busbw %.3f", 1.75 * 64e9 / t / GB);
+  CHECK(!hs_coll_algo_find("nvls")->supports(HS_COLL_ALLGATHER));
+  /* refused across nodes, and on ports without NVLS */
+  hs_coll_t c;
+  hs_error_t err;
+  hs_coll_init(&c);
+  c.op = HS_COLL_ALLREDUCE;
+  c.algo = hs_coll_algo_find("nvls");
+  c.devices = (const int32_t[]){6, 7, 8, 9};
+  c.n = 4;
+  c.bytes = S;
+  hs_error_init(&err);
+  CHECK(hs_coll_start(r.net, &c, &err) == HS_EUNSUPPORTED);
+  CHECK_CONTAINS(err.msg, "nvls all-reduce runs inside one node");
+  run_close(&r);
+  run_open(&r, 1, 8, 450, a, 50, 8000);
+  c.devices = seq;
+  hs_error_init(&err);
+  CHECK(hs_coll_start(r.net, &c, &err) == HS_EUNSUPPORTED);
+  CHECK_CONTAINS(err.msg, "needs NVLink SHARP GPU ports");
+  run_close(&r);
+}
+
 static void test_trivial(void)
 {
   run_t r;
@@ -551,6 +592,7 @@ int main(void)
   HS_RUN(test_node_tree);
   HS_RUN(test_direct);
   HS_RUN(test_hap_collectives);
+  HS_RUN(test_nvls);
   HS_RUN(test_trivial);
   HS_TEST_END();
 }
