@@ -118,6 +118,7 @@ static hs_status_t read_named_port(const hs_jreader_t *r, const cJSON *p, const 
     ref->GBps = l->GBps;
     ref->latency_us = l->latency_us;
     ref->calibrated = l->calibrated;
+    ref->nvls = l->nvls;
     c->n_named_links = k + 1;
   }
   *link = (int16_t)(k + 1);

@@ -163,6 +163,7 @@ typedef struct hs_link_ref {
   char name[HS_NAME_MAX];
   double GBps, latency_us;
   bool calibrated;
+  bool nvls;            /* the interconnect's "nvls" (NVLink SHARP in the switch) */
 } hs_link_ref_t;
 
 typedef struct hs_cluster {
@@ -250,6 +251,7 @@ typedef struct hs_interconnect {
   double GBps, latency_us;
   double nominal_GBps;
   bool calibrated;                  /* has fit files: GBps/latency_us are their fit */
+  bool nvls;                        /* intra_node only: the switch reduces (NVLink SHARP) */
   char system[256];
   char source[1024];
   char date[128];
@@ -310,6 +312,8 @@ typedef struct hs_link {
   int32_t dir;          /* XSITE: 0 = a->b, 1 = b->a */
   double GBps;
   double latency_ns;    /* added once per traversal */
+  bool nvls;            /* GPU port of an NVLink SHARP switch (catalog "nvls"): NCCL's
+                           NVLS / NVLS-Tree algorithms are eligible over it */
   char label[48];       /* "n3.nic.up", "east->west" for traces */
 } hs_link_t;
 

@@ -22,7 +22,7 @@
 
 static const char *const top_known[] = {"description", "source", "interconnects", NULL};
 static const char *const entry_known[] = {"name", "scope", "GBps", "latency_us", "nominal_GBps",
-                                          "system", "source", "date", "fit", "notes", NULL};
+                                          "system", "source", "date", "fit", "notes", "nvls", NULL};
 static const char *const fit_known[] = {"gpu", "files", NULL};
 
 static hs_status_t read_bw(const hs_jreader_t *r, const cJSON *o, const char *path, const char *key,
@@ -101,6 +101,10 @@ static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char 
   if (!l->source[0] || !l->date[0])
     HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.%s: must not be empty (every catalog figure carries "
                          "its source and date)", r->file, path, l->source[0] ? "date" : "source"));
+  HS_CHECK(hs_json_bool(r, e, path, "nvls", false, false, &l->nvls));
+  if (l->nvls && l->scope != HS_LINK_SCOPE_INTRA_NODE)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.nvls: true only for an intra_node interconnect "
+                         "(an NVLink switch), not scope nic", r->file, path));
   HS_CHECK(read_fit(r, e, path, l));
 cleanup:
   return st;

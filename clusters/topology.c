@@ -117,6 +117,8 @@ static hs_status_t build_links(const hs_cluster_t *c, hs_topology_t *t)
     hs_link_t *up = &t->links[2 * d], *down = up + 1;
     set_link(up, HS_LINK_GPU_UP, (int32_t)d, 0, n->intra_GBps, n->intra_latency_us / 2);
     set_link(down, HS_LINK_GPU_DOWN, (int32_t)d, 1, n->intra_GBps, n->intra_latency_us / 2);
+    const hs_link_ref_t *ref = hs_cluster_node_link(c, c->devices[d].node, false);
+    up->nvls = down->nvls = ref && ref->nvls; /* the catalog's NVLink SHARP switch */
     snprintf(up->label, sizeof up->label, "d%zu.up", d);
     snprintf(down->label, sizeof down->label, "d%zu.down", d);
   }

@@ -70,6 +70,7 @@ extern const hs_coll_algo_t hs_coll_tree;
 extern const hs_coll_algo_t hs_coll_hier;
 extern const hs_coll_algo_t hs_coll_node_ring;
 extern const hs_coll_algo_t hs_coll_node_tree;
+extern const hs_coll_algo_t hs_coll_nvls;
 extern const hs_coll_algo_t hs_coll_direct;
 
 /* ---- what the collective layer needs from a network (net.c) ---------------- */

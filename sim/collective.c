@@ -54,7 +54,7 @@ hs_status_t hs_coll_op_parse(const char *s, hs_coll_op_t *out)
 const hs_coll_algo_t *const hs_coll_algos[] = {&hs_coll_ring,      &hs_coll_tree,
                                                &hs_coll_hier,      &hs_coll_node_ring,
                                                &hs_coll_node_tree, &hs_coll_direct,
-                                               NULL};
+                                               &hs_coll_nvls,      NULL};
 
 const hs_coll_algo_t *hs_coll_algo_find(const char *name)
 {
@@ -372,8 +372,61 @@ static const hs_coll_algo_t *default_algo(hs_coll_builder_t *b, hs_coll_op_t op,
 static hs_status_t estimate_with(hs_coll_builder_t *b, const hs_coll_algo_t *algo,
                                  const hs_coll_t *c, double *out_s);
 
+/* NCCL's tuner (NVIDIA/nccl src/graph/tuning.cc, commit
+ * b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2, ncclTopoTuneModel and
+ * ncclTopoGetAlgoTime) gives Tree, Simple protocol, the bus bandwidth of the
+ * same channels as Ring times 0.92, and converts it to algorithm bandwidth
+ * with 0.5 where Ring uses nRanks / (2 (nRanks - 1)); for sizes below 256 MiB
+ * it also multiplies Tree's bandwidth by treeCorrectionFactor[Simple]
+ * [log2(bytes / 64)]. Those are the constants below. */
+#define HS_NCCL_TREE_BW_FACTOR 0.92
+static double nccl_tree_correction(double bytes)
+{
+  static const double simple[23] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+                                    .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9};
+  if (!(bytes >= 0.0) || bytes >= 0x1p62)
+    return 1.0;
+  uint64_t v = (uint64_t)bytes >> 6;
+  int l = 0;
+  while (v >>= 1)
+    l++;
+  return l < 23 ? simple[l] : 1.0;
+}
+
+/* True when every GPU port on the group's ring paths is an NVLink SHARP
+ * switch port (hs_link_t.nvls, the catalog's "nvls"). */
+static bool group_nvls(const hs_net_paths_t *ps, const int32_t *d, int32_t n)
+{
+  bool any = false;
+  for (int32_t i = 0; i < n; i++) {
+    hs_path_t p;
+    if (ps->path(ps->ctx, d[i], d[(i + 1) % n], &p) != HS_OK)
+      return false;
+    for (int32_t h = 0; h < p.n; h++) {
+      const hs_link_t *l = &ps->links[p.links[h]];
+      if (l->kind == HS_LINK_GPU_UP || l->kind == HS_LINK_GPU_DOWN) {
+        if (!l->nvls)
+          return false;
+        any = true;
+      }
+    }
+  }
+  return any;
+}
+
 /* The size-aware choice (hs_coll_algo_choose_paths): an all-reduce whose
- * default is node_ring runs node_tree when its estimate is strictly smaller.
+ * default is node_ring may run node_tree instead.
+ * - Nodes without NVLink SHARP (A100, any node whose GPU ports lack "nvls"):
+ *   as NCCL's tuner decides between Tree and Ring: the tree is chosen when
+ *   its latency plus the ring's bandwidth term rescaled to the tuner's tree
+ *   bandwidth, L_tree + X_ring n / ((n - 1) 0.92 c(S)), is strictly smaller
+ *   than the ring's time. Latencies and X_ring are this model's closed forms
+ *   (estimate_s at S and S/2: one phase, linear in S). The tuner never prefers
+ *   Tree's bandwidth (2 / 0.92 > 2 (n - 1) / n), so the tree wins only on
+ *   latency, at small and medium sizes.
+ * - Every GPU port NVLS (H100 NVSwitch): NCCL runs NVLS-Tree there, not
+ *   modelled; node_tree, whose NIC carries S per direction on two nodes as
+ *   NVLS-Tree's does, stands for it when its closed form is strictly faster.
  * An estimate that fails (bad input) leaves the default, whose own
  * validation then reports the error; NULL only when out of memory. */
 static const hs_coll_algo_t *choose_algo(hs_coll_builder_t *b, const hs_coll_t *c)
@@ -383,14 +436,30 @@ static const hs_coll_algo_t *choose_algo(hs_coll_builder_t *b, const hs_coll_t *
     return a;
   hs_error_t *saved = b->err;
   b->err = NULL;
-  double t_ring = NAN, t_tree = NAN;
+  double t_ring = NAN, t_tree = NAN, t_ring_h = NAN, t_tree_h = NAN;
+  bool nvls = group_nvls(b->paths, c->devices, c->n);
   hs_status_t st = estimate_with(b, &hs_coll_node_ring, c, &t_ring);
   if (st == HS_OK)
     st = estimate_with(b, &hs_coll_node_tree, c, &t_tree);
+  if (st == HS_OK && !nvls) {
+    hs_coll_t c2 = *c;
+    c2.bytes = 0.5 * c->bytes;
+    st = estimate_with(b, &hs_coll_node_ring, &c2, &t_ring_h);
+    if (st == HS_OK)
+      st = estimate_with(b, &hs_coll_node_tree, &c2, &t_tree_h);
+  }
   b->err = saved;
   if (st == HS_ENOMEM)
     return NULL;
-  return st == HS_OK && t_tree < t_ring ? &hs_coll_node_tree : a;
+  if (st != HS_OK)
+    return a;
+  if (nvls)
+    return t_tree < t_ring ? &hs_coll_node_tree : a;
+  double x_ring = 2.0 * (t_ring - t_ring_h), l_tree = 2.0 * t_tree_h - t_tree;
+  double n = (double)c->n;
+  double t_tuner = l_tree + x_ring * n / ((n - 1.0) * HS_NCCL_TREE_BW_FACTOR *
+                                          nccl_tree_correction(c->bytes));
+  return t_tuner < t_ring ? &hs_coll_node_tree : a;
 }
 
 const hs_coll_algo_t *hs_coll_algo_choose_paths(const hs_net_paths_t *paths, const hs_coll_t *c)

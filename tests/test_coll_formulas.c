@@ -18,13 +18,22 @@ typedef struct run {
   tfab_t fab;
 } run_t;
 
-static void run_open(run_t *r, int nodes, int per_node, double B, double a_ns, double B_nic,
-                     double x_ns)
+/* nvls: every GPU port is an NVLink SHARP switch port (hs_link_t.nvls). */
+static void run_open_nvls(run_t *r, int nodes, int per_node, double B, double a_ns, double B_nic,
+                          double x_ns, bool nvls)
 {
   hs_engine_init(&r->eng, NULL);
   tfab_build(&r->fab, nodes, per_node, B, a_ns / 2, B_nic, x_ns / 2);
+  for (int d = 0; d < nodes * per_node; d++)
+    r->fab.links[tfab_up(&r->fab, d)].nvls = r->fab.links[tfab_down(&r->fab, d)].nvls = nvls;
   r->net = tfab_net(&r->fab, &r->eng);
   CHECK(r->net != NULL);
+}
+
+static void run_open(run_t *r, int nodes, int per_node, double B, double a_ns, double B_nic,
+                     double x_ns)
+{
+  run_open_nvls(r, nodes, per_node, B, a_ns, B_nic, x_ns, false);
 }
 
 static void run_close(run_t *r)
@@ -165,6 +174,34 @@ static double node_ring_want(hs_coll_op_t op, int m, int k, double S, double B, 
   return ((s - sx) * a + sx * (a + x)) / NS + s / n * S * fmax(1 / B, 1 / B_nic);
 }
 
+/* NCCL's tuner (NVIDIA/nccl src/graph/tuning.cc, commit b6475625): Tree,
+ * Simple protocol, gets 0.92 of the channels' bus bandwidth and algorithm
+ * bandwidth = bus x 0.5 (Ring: bus x n / (2(n-1))), times
+ * treeCorrectionFactor[Simple][floor(log2(S / 64))] below 256 MiB. With the
+ * ring's bandwidth term X = 2(n-1)/n S max(1/B, 1/B_nic) the tuner's tree
+ * time is L_tree + X n / ((n-1) 0.92 cf(S)). */
+static double nccl_cf(double S)
+{
+  const double simple[23] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+                             .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9};
+  int l = 0;
+  for (double v = floor(S / 64); v >= 2; v = floor(v / 2))
+    l++;
+  return l < 23 ? simple[l] : 1.0;
+}
+
+static double node_tree_want(int m, int k, double S, double B, double B_nic, double a, double x);
+
+/* Whether the default on nodes without NVLS runs the tree (the tuner's rule). */
+static bool tuner_tree(int m, int k, double S, double B, double B_nic, double a, double x)
+{
+  int n = m * k;
+  double X = 2.0 * (n - 1) / n * S * fmax(1 / B, 1 / B_nic);
+  double ring = node_ring_want(HS_COLL_ALLREDUCE, m, k, S, B, B_nic, a, x);
+  double l_tree = node_tree_want(m, k, 0, B, B_nic, a, x);
+  return l_tree + X * n / ((n - 1) * 0.92 * nccl_cf(S)) < ring;
+}
+
 static void test_node_ring(void)
 {
   const double a = 2000, x = 8000, S = 512e6;
@@ -188,10 +225,10 @@ static void test_node_ring(void)
         CHECK_NS(sim_one(&r, "node_ring", ops[o], dev, m * k, S, NULL), want, 2);
         CHECK_NS(sim_one(&r, "node_ring", ops[o], mixed, m * k, S, NULL), want, 2);
         /* the default: the ring, or for all-reduce NCCL's tree across
-         * nodes where that is faster (test_node_tree checks it against its
-         * closed form) */
-        double best = ops[o] == HS_COLL_ALLREDUCE
-                          ? fmin(want, sim_one(&r, "node_tree", ops[o], mixed, m * k, S, NULL))
+         * nodes where NCCL's tuner takes it (test_node_tree checks the
+         * tree against its closed form) */
+        double best = ops[o] == HS_COLL_ALLREDUCE && tuner_tree(m, k, S, B, B_nic, a, x)
+                          ? sim_one(&r, "node_tree", ops[o], mixed, m * k, S, NULL)
                           : want;
         CHECK_NS(sim_one(&r, NULL, ops[o], mixed, m * k, S, NULL), best, 2);
       }
@@ -228,17 +265,33 @@ static void test_node_ring(void)
     /* NCCL's tree across the 2 nodes moves S through each NIC (not
      * 2(n-1)/n S) and 2S through an inner chain GPU's port: T = max(2S /
      * 232.3, S / 200) = S / 116.15 GB/s, faster than the ring's 1.875 S /
-     * 200, so the default takes it: busbw 1.875 x 116.15 = 217.78 GB/s */
-    double tt = sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, 16, S1, NULL);
+     * 200 on these links; but NCCL's tuner rates Tree at 0.92 x 0.5 of the
+     * bus bandwidth against the ring's 16/30, so on A100 (no NVLS) the
+     * default stays the ring (NCCL 2.12.12's measured busbw, 182.8 GB/s at
+     * 1 GiB, stays below this NIC's 200 too) */
+    double tt = sim_one(&r, "node_tree", HS_COLL_ALLREDUCE, seq, 16, S1, NULL);
     CHECK_NS(tt, 2 * S1 / (232.3 * GB), 2);
-    CHECK_MSG(fabs(2.0 * 15 / 16 * S1 / tt / GB - 217.78125) < 1e-3, "busbw %.6f GB/s",
-              2.0 * 15 / 16 * S1 / tt / GB);
+    CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, 16, S1, NULL), t, 2);
     double th = sim_one(&r, "hierarchical", HS_COLL_ALLREDUCE, seq, 16, S1, NULL);
     CHECK_NS(th, S1 * (1.75 / (232.3 * GB) + 1 / (200 * GB)), 2);
     CHECK(th > 1.2 * t);
     /* all-gather of the same group: (n-1)/n S / 200 GB/s */
     CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLGATHER, seq, 16, S1, NULL), 15.0 / 16 * S1 / (200 * GB),
              2);
+    run_close(&r);
+  }
+  /* the same links as NVLink SHARP ports (H100 NVSwitch): NCCL runs
+   * NVLS-Tree, whose NIC carries S as node_tree's does; the default takes
+   * the tree when its closed form is faster: busbw 1.875 x 116.15 =
+   * 217.78 GB/s */
+  {
+    const double S1 = 1 << 30;
+    run_t r;
+    run_open_nvls(&r, 2, 8, 232.3, 0, 200, 0, true);
+    double tt = sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, 16, S1, NULL);
+    CHECK_NS(tt, 2 * S1 / (232.3 * GB), 2);
+    CHECK_MSG(fabs(2.0 * 15 / 16 * S1 / tt / GB - 217.78125) < 1e-3, "busbw %.6f GB/s",
+              2.0 * 15 / 16 * S1 / tt / GB);
     run_close(&r);
   }
   /* one rank per node: the default stays the plain ring, and node_ring
@@ -314,37 +367,45 @@ static void test_node_tree(void)
              node_tree_want(4, k, S, B, B_nic, a, x), 2);
     run_close(&r);
   }
-  /* the size-aware default = the faster closed form, per size: on 2 x 4
-   * with NIC 25 GB/s the tree wins at every size here (smaller latency,
-   * S/B_nic instead of 1.75 S/B_nic); on 4 x 4 the tree's latency wins at
-   * small sizes and the ring's NIC term (1.875 S vs 2 S) at large ones */
+  /* the size-aware default, per size. Without NVLS, NCCL's tuner rule
+   * (tuner_tree): the tree only where its latency wins, i.e. at small sizes
+   * (2 x 4: L_tree = 2(3a + a + x) = 32 us against the ring's 12a + 2(a + x)
+   * = 44 us; at 1 GB the ring). With NVLS ports, the faster closed form: on
+   * 2 x 4 with NIC 25 GB/s the tree at every size (smaller latency, S/B_nic
+   * instead of 1.75 S/B_nic); on 4 x 4 the tree's latency at small sizes and
+   * the ring's NIC term (1.875 S vs 2 S) at large ones */
   const double sizes[] = {1e3, 1e5, 1e6, 64e6, 1e9};
-  for (int m = 2; m <= 4; m += 2)
-    for (int i = 0; i < 5; i++) {
-      const double B = 250 * GB, B_nic = 25 * GB, S = sizes[i];
-      int k = 4;
-      run_t r;
-      run_open(&r, m, k, 250, a, 25, x);
-      double ring = node_ring_want(HS_COLL_ALLREDUCE, m, k, S, B, B_nic, a, x);
-      double tree = node_tree_want(m, k, S, B, B_nic, a, x);
-      CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, m * k, S, NULL), fmin(ring, tree), 2);
-      hs_coll_t c;
-      hs_coll_init(&c);
-      c.op = HS_COLL_ALLREDUCE;
-      c.devices = seq;
-      c.n = m * k;
-      c.bytes = S;
-      hs_net_paths_t p = tfab_paths(&r.fab);
-      CHECK(hs_coll_algo_choose_paths(&p, &c) ==
-            hs_coll_algo_find(tree < ring ? "node_tree" : "node_ring"));
-      if (m == 2)
-        CHECK(tree < ring);
-      if (m == 4 && S >= 1e9)
-        CHECK(ring < tree);
-      if (m == 4 && S <= 1e3)
-        CHECK(tree < ring);
-      run_close(&r);
-    }
+  for (int nv = 0; nv < 2; nv++)
+    for (int m = 2; m <= 4; m += 2)
+      for (int i = 0; i < 5; i++) {
+        const double B = 250 * GB, B_nic = 25 * GB, S = sizes[i];
+        int k = 4;
+        run_t r;
+        run_open_nvls(&r, m, k, 250, a, 25, x, nv == 1);
+        double ring = node_ring_want(HS_COLL_ALLREDUCE, m, k, S, B, B_nic, a, x);
+        double tree = node_tree_want(m, k, S, B, B_nic, a, x);
+        bool pick_tree = nv ? tree < ring : tuner_tree(m, k, S, B, B_nic, a, x);
+        CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, m * k, S, NULL),
+                 pick_tree ? tree : ring, 2);
+        hs_coll_t c;
+        hs_coll_init(&c);
+        c.op = HS_COLL_ALLREDUCE;
+        c.devices = seq;
+        c.n = m * k;
+        c.bytes = S;
+        hs_net_paths_t p = tfab_paths(&r.fab);
+        CHECK(hs_coll_algo_choose_paths(&p, &c) ==
+              hs_coll_algo_find(pick_tree ? "node_tree" : "node_ring"));
+        if (nv && m == 2)
+          CHECK(tree < ring);
+        if (m == 4 && S >= 1e9)
+          CHECK(ring < tree && !pick_tree);
+        if (S <= 1e3)
+          CHECK(pick_tree);
+        if (!nv && S >= 1e9)
+          CHECK(!pick_tree && tree < ring * (m == 2 ? 1 : 2)); /* 2 x 4: the tree is faster, not taken */
+        run_close(&r);
+      }
   /* unchanged: one node, and one rank per node, stay the plain ring even
    * where a tree's latency would win (4 x 1, 1 kB: ring 6 (a + x), tree
    * 4 (a + x)) */
@@ -456,6 +517,47 @@ static void test_hap_collectives(void)
   run_close(&r);
 }
 
+/* NVLS all-reduce inside one node (coll_nvls.c): each GPU port carries
+ * (n + 1) S / n per direction (load-reduce: S out, S/n in; multicast store:
+ * S/n out, S in), latency one switch traversal a:
+ *   T = a + (n + 1) S / (n B). */
+static void test_nvls(void)
+{
+  const double a = 3000, S = 256e6, B = 450 * GB;
+  run_t r;
+  run_open_nvls(&r, 2, 8, 450, a, 50, 8000, true);
+  for (int n = 2; n <= 8; n *= 2) {
+    CHECK_NS(sim_one(&r, "nvls", HS_COLL_ALLREDUCE, seq, n, S, NULL),
+             a / NS + (n + 1.0) * S / (n * B), 2);
+    /* explicit only: the default inside a node stays the ring */
+    CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, n, S, NULL),
+             2 * (n - 1) * (a / NS + S / (n * B)), 2);
+  }
+  /* 8 ranks at large sizes: algbw 8/9 B, busbw 2 (7/8) (8/9) 450 = 700 GB/s */
+  double t = sim_one(&r, "nvls", HS_COLL_ALLREDUCE, seq, 8, 64e9, NULL);
+  CHECK_MSG(fabs(1.75 * 64e9 / t / GB - 700) < 0.05, "busbw %.3f", 1.75 * 64e9 / t / GB);
+  CHECK(!hs_coll_algo_find("nvls")->supports(HS_COLL_ALLGATHER));
+  /* refused across nodes, and on ports without NVLS */
+  hs_coll_t c;
+  hs_error_t err;
+  hs_coll_init(&c);
+  c.op = HS_COLL_ALLREDUCE;
+  c.algo = hs_coll_algo_find("nvls");
+  c.devices = (const int32_t[]){6, 7, 8, 9};
+  c.n = 4;
+  c.bytes = S;
+  hs_error_init(&err);
+  CHECK(hs_coll_start(r.net, &c, &err) == HS_EUNSUPPORTED);
+  CHECK_CONTAINS(err.msg, "nvls all-reduce runs inside one node");
+  run_close(&r);
+  run_open(&r, 1, 8, 450, a, 50, 8000);
+  c.devices = seq;
+  hs_error_init(&err);
+  CHECK(hs_coll_start(r.net, &c, &err) == HS_EUNSUPPORTED);
+  CHECK_CONTAINS(err.msg, "needs NVLink SHARP GPU ports");
+  run_close(&r);
+}
+
 static void test_trivial(void)
 {
   run_t r;
@@ -490,6 +592,7 @@ int main(void)
   HS_RUN(test_node_tree);
   HS_RUN(test_direct);
   HS_RUN(test_hap_collectives);
+  HS_RUN(test_nvls);
   HS_RUN(test_trivial);
   HS_TEST_END();
 }

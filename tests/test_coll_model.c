@@ -40,6 +40,9 @@ static void test_sim_equals_estimate(void)
     fab.links[tfab_down(&fab, d)].GBps = 75;
   }
   fab.links[tfab_nic_up(&fab, 1)].GBps = 12.5;
+  /* node 0's ports are NVLink SHARP ports: nvls runs on the groups inside it */
+  for (int d = 0; d < 4; d++)
+    fab.links[tfab_up(&fab, d)].nvls = fab.links[tfab_down(&fab, d)].nvls = true;
   hs_net_paths_t paths = tfab_paths(&fab);
   int32_t g_node[] = {0, 1, 2, 3};
   int32_t g_two[] = {0, 1, 2, 3, 4, 5, 6, 7};
@@ -71,6 +74,8 @@ static void test_sim_equals_estimate(void)
       if (!al->supports((hs_coll_op_t)op))
         continue;
       for (size_t g = 0; g < HS_ARRAY_LEN(groups); g++) {
+        if (al == hs_coll_algo_find("nvls") && groups[g].d != g_node)
+          continue; /* one node only (test_coll_formulas checks the refusal) */
         int n = op == HS_COLL_P2P ? 2 : groups[g].n;
         const int32_t *d = op == HS_COLL_P2P ? groups[g].d + groups[g].n - 2 : groups[g].d;
         hs_coll_t c;
@@ -181,7 +186,8 @@ static void test_names_and_defaults(void)
   CHECK(strcmp(hs_coll_op_name((hs_coll_op_t)99), "?") == 0);
   for (size_t i = 0; hs_coll_algos[i]; i++)
     CHECK(hs_coll_algo_find(hs_coll_algos[i]->name) == hs_coll_algos[i]);
-  CHECK(hs_coll_algo_find("nvls") == NULL);
+  CHECK(hs_coll_algo_find("collnet") == NULL);
+  CHECK(hs_coll_algo_find("nvls") != NULL); /* coll_nvls.c, explicit only */
   tfab_t fab;
   tfab_build(&fab, 2, 4, 100, 1000, 25, 5000);
   hs_net_paths_t p = tfab_paths(&fab);

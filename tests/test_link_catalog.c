@@ -155,6 +155,24 @@ static void test_reported_uncalibrated(void)
                          "t.json", &c, &err) == HS_OK);
   CHECK_EQ_INT(hs_cluster_describe_links(&c, buf, sizeof buf, unc, sizeof unc), 2);
   CHECK_CONTAINS(buf, "intra_node NVLink4-NVSwitch uncalibrated");
+  /* NVLink4-NVSwitch carries "nvls" (NVLink SHARP) onto its nodes' GPU
+   * ports; NVLink3 (A100) does not */
+  {
+    hs_topology_t *topo = NULL;
+    CHECK(hs_topology_new(&c, &topo, &err) == HS_OK);
+    if (topo) {
+      size_t gpu_ports = 0, nvls = 0;
+      for (size_t i = 0; i < hs_topology_n_links(topo); i++) {
+        const hs_link_t *l = &hs_topology_links(topo)[i];
+        gpu_ports += l->kind == HS_LINK_GPU_UP || l->kind == HS_LINK_GPU_DOWN;
+        nvls += l->nvls;
+        CHECK(!l->nvls || l->kind == HS_LINK_GPU_UP || l->kind == HS_LINK_GPU_DOWN);
+      }
+      CHECK_EQ_INT((int)gpu_ports, 32);
+      CHECK_EQ_INT((int)nvls, 32);
+    }
+    hs_topology_free(topo);
+  }
   CHECK_CONTAINS(unc, "nic 25 GB/s");
   hs_cluster_destroy(&c);
 }
@@ -233,6 +251,10 @@ static void test_bad_catalogs(void)
                       "\"nominal_GBps\": 1, \"source\": \"s\", \"date\": \"d\"}, {\"name\": \"X\", \"scope\": "
                       "\"nic\", \"GBps\": 1, \"latency_us\": 1, \"nominal_GBps\": 1, \"source\": \"s\", \"date\": "
                       "\"d\"}]}", HS_EINVAL, "interconnects[1].name: duplicate interconnect \"X\" (also interconnects[0])");
+  /* "nvls": a boolean, and only for an intra_node switch */
+  expect_catalog_fail(ENTRY(", \"nvls\": \"yes\""), HS_EINVAL, "interconnects[0].nvls");
+  expect_catalog_fail(ENTRY(", \"nvls\": true"), HS_EINVAL,
+                      "interconnects[0].nvls: true only for an intra_node interconnect");
   expect_catalog_fail("{\"interconnects\": 5}", HS_EINVAL, "interconnects");
   expect_catalog_fail("{\"interconnects\": [", HS_EPARSE, "malformed JSON");
   /* a calibrated entry whose files do not exist: the re-fit names the file */
