@@ -7,8 +7,9 @@
  * node into TP groups of its type's degree (one node, one GPU type; leftover
  * GPUs of a node stay idle). The groups are partitioned into G pipelines (DP
  * replicas); a pipeline's stages are its groups in device order (site, node,
- * rank) or sorted by GPU type in a permutation of the types, every group is
- * one stage. TP is symmetric across data-parallel chains: the runs of equal
+ * rank), sorted by GPU type in a permutation of the types, site-major (sites
+ * in device order or reversed) with a type permutation inside each site, or
+ * by group memory, largest first (order_key); every group is one stage. TP is symmetric across data-parallel chains: the runs of equal
  * degree along every pipeline are the same sequence and hold the same blocks
  * (integer boundaries X_j shared by all pipelines), so an op has one TP
  * degree wherever it is held. For each (pattern, microbatch size b,
@@ -60,7 +61,11 @@
  * different degree) are built around the SPLIT_SEEDS per-type patterns
  * with the best greedy points, all of them up to SMALL_POOL_DEVICES GPUs */
 #define SPLIT_SEEDS 2
-#define MAX_ORDERS 7       /* device order + every permutation of <= 3 GPU types */
+#define MAX_PERMS 6        /* every permutation of <= 3 GPU types */
+/* stage orders besides device order: by type (every permutation), site-major
+ * with the sites in device order and reversed, each with every type
+ * permutation inside a site, and by group memory (largest first) */
+#define MAX_ORDERS (3 * MAX_PERMS + 1) /* bound on n_orders */
 #define MEM_SAFETY 0.999 /* keep a hair below capacity: the simulator flags > capacity */
 #define SMALL_POOL_DEVICES 16 /* clusters up to this many GPUs simulate SMALL_POOL candidates */
 #define SMALL_POOL 24
@@ -118,8 +123,10 @@ typedef struct autohet {
   int32_t *pat_node_t[MAX_PATTERNS]; /* TP degree of every node's groups */
   int32_t n_pats;
   int32_t maxmb;
-  int32_t perms[MAX_ORDERS][MAX_KINDS];   /* stage orders: rank of each GPU type */
+  int32_t perms[MAX_PERMS][MAX_KINDS];    /* rank of each GPU type, per permutation */
   int32_t n_perms;
+  int32_t n_orders;      /* stage orders besides device order (order_key) */
+  int32_t n_sites;
   group_t *groups[MAX_PATTERNS];
   int32_t n_groups[MAX_PATTERNS];
   config_t *configs;
@@ -932,10 +939,33 @@ static bool same_tp_runs(const group_t *groups, const int32_t *pstart, const int
   return i == pstart[g + 1] && k == pstart[h + 1];
 }
 
+/* Sort key of group gi under stage order v (0-based, besides device order):
+ * v < P: the rank of its GPU type in permutation v; P <= v < 3P: site-major
+ * (sites in device order, then reversed), the type's rank in permutation
+ * v mod P inside a site (AutoHet: cross the slow link as few times as
+ * possible; only with two or more sites); the last (3P, or P with one
+ * site): group memory, TP degree x GPU memory, largest first (more in-flight
+ * activations on earlier 1F1B stages). Sorting is stable: ties keep device
+ * order. */
+static double order_key(const autohet_t *a, const group_t *groups, int32_t v, int32_t gi)
+{
+  const group_t *gr = &groups[gi];
+  int32_t P = a->n_perms;
+  if (v < P)
+    return a->perms[v][gr->kind];
+  if (v < a->n_orders - 1) {
+    int32_t site = a->c->devices[gr->first_device].site;
+    if (v >= 2 * P)
+      site = a->n_sites - 1 - site;
+    return (double)site * MAX_KINDS + a->perms[v % P][gr->kind];
+  }
+  return -(double)gr->t * (double)hs_cluster_gpu(a->c, gr->first_device)->mem_bytes;
+}
+
 /* Lists configuration cf with partition asg (pipeline of each group) once
  * per stage order: device order (site, node, rank), then the groups of each
- * pipeline sorted by GPU type in every permutation of the types (stable:
- * device order within a type). An order whose TP runs differ between
+ * pipeline sorted by order_key's orders (type permutations, site-major with
+ * a type permutation inside each site, memory). An order whose TP runs differ between
  * pipelines is skipped (an op would have two TP degrees: symmetric TP across
  * data-parallel chains), and so is a sequence already listed for the same
  * (pattern, b, rc). */
@@ -946,7 +976,7 @@ static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *
   const group_t *groups = a->groups[cf->pat];
   if (G == 1 && cf->z != a->zs[0])
     return HS_OK; /* one pipeline: no data parallelism to shard over */
-  for (int32_t v = 0; v <= a->n_perms; v++) {
+  for (int32_t v = 0; v <= a->n_orders; v++) {
     if (hs_reserve((void **)&a->assign, &a->cap_assign, a->n_assign + len, sizeof *a->assign))
       return HS_ENOMEM;
     int32_t *pstart = a->assign + a->n_assign, *order = pstart + G + 1;
@@ -956,10 +986,10 @@ static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *
       for (int32_t i = 0; i < ng; i++)
         if (asg[i] == g)
           order[k++] = i;
-      if (v > 0) /* stable insertion sort by the permutation's rank of the GPU type */
+      if (v > 0) /* stable insertion sort by the order's key */
         for (int32_t x = pstart[g] + 1; x < k; x++)
-          for (int32_t y = x; y > pstart[g] && a->perms[v - 1][groups[order[y]].kind] <
-                                                   a->perms[v - 1][groups[order[y - 1]].kind]; y--) {
+          for (int32_t y = x; y > pstart[g] && order_key(a, groups, v - 1, order[y]) <
+                                                   order_key(a, groups, v - 1, order[y - 1]); y--) {
             int32_t tmp = order[y];
             order[y] = order[y - 1];
             order[y - 1] = tmp;
@@ -1406,6 +1436,14 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
       }
     }
   }
+  /* site-major and memory orders: only where they can differ from the
+   * ones above (two or more sites; two or more GPU types) */
+  a->n_sites = (int32_t)c->n_sites;
+  a->n_orders = a->n_perms;
+  if (a->n_perms > 0 && a->n_sites > 1)
+    a->n_orders = 3 * a->n_perms + 1;
+  else if (a->n_perms > 0)
+    a->n_orders = a->n_perms + 1;
   a->maxmb = maxmb;
   int32_t n_base = a->n_pats;
   for (int32_t ti = 0; ti < n_base; ti++)
