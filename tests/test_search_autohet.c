@@ -16,6 +16,10 @@
  *    by hs_simulate;
  *  - every op has one TP degree in all pipelines (symmetric TP across
  *    data-parallel chains), and with 28 heads / 4 KV heads no stage gets TP 8;
+ *  - on two sites each holding both GPU types, a brute force over every
+ *    stage order of every pipeline bounds autohet's best objective (its
+ *    site-major orders); on a fast and a slow node of 4 GPUs, one over
+ *    every degree or pair of degrees per node (mixed TP inside a node);
  *  - a model that does not fit anywhere is reported infeasible, not crashed;
  *  - behind a slow inter-site link autohet's async-send cost model predicts
  *    the simulator's saving of hetero-1f1b's async sends over blocking
@@ -279,6 +283,9 @@ static void bf_partitions(bf_t *x, int i, int G)
 /* TP degree vectors with more TP groups than this are skipped (autohet
  * groups more than 6 heuristically: its space is exhaustive only below) */
 static int bf_max_groups = 8;
+/* mixed degrees inside a node (bf_mixed), on at most bf_max_mixed nodes */
+static bool bf_mixed = false;
+static int bf_max_mixed = 0;
 
 static double brute_force(const hs_model_t *m, const hs_cluster_t *c, int B, int maxmb,
                           bool per_node)
@@ -296,26 +303,42 @@ static double brute_force(const hs_model_t *m, const hs_cluster_t *c, int B, int
   int gpn = c->nodes[0].n_devices, nd = 0;
   while ((1 << nd) < gpn)
     nd++;
-  int nvec = 1; /* degree vectors: (nd + 1) choices per node */
+  /* choices per node: a degree 1, 2, ... gpn for the whole node, and with
+   * bf_mixed every pair (d1, d2), d1 != d2 <= gpn / 2: the first half of
+   * the node in TP groups of d1, the second half of d2 */
+  int opt_t1[32], opt_t2[32], nopt = 0;
+  for (int i = 0; i <= nd; i++, nopt++)
+    opt_t1[nopt] = opt_t2[nopt] = 1 << i;
+  for (int i = 0; bf_mixed && i < nd; i++)
+    for (int j = 0; j < nd; j++)
+      if (i != j) {
+        opt_t1[nopt] = 1 << i;
+        opt_t2[nopt++] = 1 << j;
+      }
+  int nvec = 1;
   for (size_t n = 0; n < c->n_nodes; n++)
-    nvec *= nd + 1;
+    nvec *= nopt;
   for (int v = 0; v < nvec; v++)
     for (int b = 1; b <= maxmb; b *= 2) {
-      int tn[8], rem = v, tf = -1, ts = -1;
+      int tn[8], tn2[8], rem = v, tf = -1, ts = -1, n_mixed = 0;
       bool uniform = true;
       for (size_t n = 0; n < c->n_nodes; n++) {
-        tn[n] = 1 << (rem % (nd + 1));
-        rem /= nd + 1;
+        int oi = rem % nopt;
+        rem /= nopt;
+        tn[n] = opt_t1[oi];
+        tn2[n] = opt_t2[oi];
+        n_mixed += tn[n] != tn2[n];
         bool fast = hs_cluster_gpu(c, c->nodes[n].first_device)->name[0] == 'F';
         int *tt = fast ? &tf : &ts;
-        uniform &= *tt < 0 || *tt == tn[n];
-        *tt = tn[n];
+        uniform &= *tt < 0 || *tt == oi;
+        *tt = oi;
       }
-      if (!per_node && !uniform)
+      if ((!per_node && !uniform) || n_mixed > bf_max_mixed)
         continue;
       int ngroups = 0;
       for (size_t n = 0; n < c->n_nodes; n++)
-        ngroups += c->nodes[n].n_devices / tn[n];
+        ngroups += tn[n] == tn2[n] ? c->nodes[n].n_devices / tn[n]
+                                   : c->nodes[n].n_devices / 2 / tn[n] + c->nodes[n].n_devices / 2 / tn2[n];
       if (ngroups > bf_max_groups)
         continue;
       if (B % b)
@@ -324,8 +347,12 @@ static double brute_force(const hs_model_t *m, const hs_cluster_t *c, int B, int
       x.ng = 0;
       for (size_t n = 0; n < c->n_nodes; n++) {
         bool fast = hs_cluster_gpu(c, c->nodes[n].first_device)->name[0] == 'F';
-        int t = tn[n];
-        for (int k = 0; k + t <= c->nodes[n].n_devices; k += t) {
+        int mid = tn[n] == tn2[n] ? c->nodes[n].n_devices : c->nodes[n].n_devices / 2;
+        for (int k = 0, t = tn[n]; k + t <= (k < mid ? mid : c->nodes[n].n_devices); k += t) {
+          if (k >= mid)
+            t = tn2[n];
+          if (k + t > c->nodes[n].n_devices)
+            break;
           int gi = x.ng++;
           x.first[gi] = c->nodes[n].first_device + k;
           x.tg[gi] = t;
@@ -569,6 +596,65 @@ static void test_stage_orders_two_sites(void)
       CHECK(bf_all <= bf_two * (1 + 1e-9));
       CHECK_MSG(bm && best <= bf_all * (1 + 1e-5), "case %zu: best %.6f vs brute force %.6f", k, best,
                 bf_all);
+      check_plan(&plan, &m, &c, cases[k].B);
+    }
+    hs_plan_destroy(&plan);
+    hs_model_destroy(&m);
+    hs_cluster_destroy(&c);
+  }
+}
+
+/* Mixed TP degrees inside one node (e.g. 4 = 2 + 1 + 1): a fast and a slow
+ * node of 4 GPUs, the brute force over every degree or pair of degrees per
+ * node (at most one mixed node: autohet mixes one GPU type at a time,
+ * around a per-type pattern), at most 6 TP groups, device order and slow
+ * first. autohet's best objective is at most the brute force's (its space
+ * also has the memory order); the best with one degree per node and with
+ * both nodes mixed print for comparison. */
+static void test_mixed_in_node(void)
+{
+  static const struct {
+    double memf, mems, out_bytes;
+    int L, B;
+  } cases[] = {
+      {80, 80, 1e8, 8, 8},
+      {0.45, 80, 1e8, 8, 8},
+      {80, 0.45, 3e7, 8, 8},
+      {0.6, 80, 4e6, 6, 4},
+  };
+  for (size_t k = 0; k < HS_ARRAY_LEN(cases); k++) {
+    hs_error_t err;
+    hs_error_init(&err);
+    hs_cluster_t c;
+    CHECK_MSG(mixed_cluster(&c, 1, 1, 4, cases[k].memf, cases[k].mems, &err) == HS_OK, "%s", err.msg);
+    hs_model_t m;
+    fx_chain_model(&m, cases[k].L, 1, 2e10, 2e7, cases[k].out_bytes, 4e7);
+    hs_plan_opts_t o;
+    opts_small(&o, cases[k].B, 1);
+    hs_plan_t plan;
+    hs_search_stats_t stats;
+    hs_status_t st = run_type(&hs_planner_autohet, &m, &c, &o, &plan, &stats, STEP_LIMIT, &err);
+    bf_max_groups = 6;
+    double bf_node = brute_force(&m, &c, cases[k].B, 1, true);
+    bf_mixed = true;
+    bf_max_mixed = 1;
+    double bf_one = brute_force(&m, &c, cases[k].B, 1, true);
+    bf_max_mixed = 2;
+    double bf_two = brute_force(&m, &c, cases[k].B, 1, true);
+    bf_mixed = false;
+    bf_max_mixed = 0;
+    bf_max_groups = 8;
+    CHECK_MSG(st == HS_OK, "case %zu: %s", k, err.msg);
+    if (st == HS_OK) {
+      const char *bm = strstr(stats.note, "best MILP ");
+      double best = bm ? strtod(bm + 10, NULL) : 0.0;
+      char sum[256];
+      hs_plan_summary(&plan, sum, sizeof sum);
+      fprintf(stderr, "  mixed case %zu: best %.6f s, brute force one mixed node %.6f s, none %.6f s, "
+              "both %.6f s\n    %s\n", k, best, bf_one, bf_node, bf_two, sum);
+      CHECK(bf_one <= bf_node * (1 + 1e-9) && bf_two <= bf_one * (1 + 1e-9));
+      CHECK_MSG(bm && best <= bf_one * (1 + 1e-5), "case %zu: best %.6f vs brute force %.6f", k, best,
+                bf_one);
       check_plan(&plan, &m, &c, cases[k].B);
     }
     hs_plan_destroy(&plan);
@@ -864,6 +950,7 @@ int main(void)
   HS_RUN(test_brute_force_tiny);
   HS_RUN(test_brute_force_three_way);
   HS_RUN(test_stage_orders_two_sites);
+  HS_RUN(test_mixed_in_node);
   HS_RUN(test_infeasible_memory);
   HS_RUN(test_tp_divides_heads);
   HS_RUN(test_beats_megatron_mixed);
