@@ -5,10 +5,13 @@
  * Search space. A TP pattern (a degree in 1, 2, 4, 8 per GPU type, at most
  * the type's smallest node, dividing the heads: hs_model_tp_ok) cuts every
  * node into TP groups of its type's degree (one node, one GPU type; leftover
- * GPUs of a node stay idle). The groups are partitioned into G pipelines (DP
+ * GPUs of a node stay idle); split patterns give one type's nodes two or
+ * three degrees, mixed ones split every node of a type into two halves of
+ * different degree (MIX_BASE). The groups are partitioned into G pipelines (DP
  * replicas); a pipeline's stages are its groups in device order (site, node,
- * rank) or sorted by GPU type in a permutation of the types, every group is
- * one stage. TP is symmetric across data-parallel chains: the runs of equal
+ * rank), sorted by GPU type in a permutation of the types, site-major (sites
+ * in device order or reversed) with a type permutation inside each site, or
+ * by group memory, largest first (order_key); every group is one stage. TP is symmetric across data-parallel chains: the runs of equal
  * degree along every pipeline are the same sequence and hold the same blocks
  * (integer boundaries X_j shared by all pipelines), so an op has one TP
  * degree wherever it is held. For each (pattern, microbatch size b,
@@ -60,7 +63,14 @@
  * different degree) are built around the SPLIT_SEEDS per-type patterns
  * with the best greedy points, all of them up to SMALL_POOL_DEVICES GPUs */
 #define SPLIT_SEEDS 2
-#define MAX_ORDERS 7       /* device order + every permutation of <= 3 GPU types */
+#define MAX_PERMS 6        /* every permutation of <= 3 GPU types */
+/* a pattern's node degree >= MIX_BASE is a mixed node: t1 * MIX_BASE + t2,
+ * the first half of its GPUs in TP groups of t1, the second half of t2 */
+#define MIX_BASE 16
+/* stage orders besides device order: by type (every permutation), site-major
+ * with the sites in device order and reversed, each with every type
+ * permutation inside a site, and by group memory (largest first) */
+#define MAX_ORDERS (3 * MAX_PERMS + 1) /* bound on n_orders */
 #define MEM_SAFETY 0.999 /* keep a hair below capacity: the simulator flags > capacity */
 #define SMALL_POOL_DEVICES 16 /* clusters up to this many GPUs simulate SMALL_POOL candidates */
 #define SMALL_POOL 24
@@ -115,11 +125,13 @@ typedef struct autohet {
   int64_t B;
   int32_t n_kinds;       /* GPU types, capped at MAX_RUNS (more: uniform TP only) */
   int32_t *kind_of_node;
-  int32_t *pat_node_t[MAX_PATTERNS]; /* TP degree of every node's groups */
+  int32_t *pat_node_t[MAX_PATTERNS]; /* TP degree of every node's groups (or MIX_BASE code) */
   int32_t n_pats;
   int32_t maxmb;
-  int32_t perms[MAX_ORDERS][MAX_KINDS];   /* stage orders: rank of each GPU type */
+  int32_t perms[MAX_PERMS][MAX_KINDS];    /* rank of each GPU type, per permutation */
   int32_t n_perms;
+  int32_t n_orders;      /* stage orders besides device order (order_key) */
+  int32_t n_sites;
   group_t *groups[MAX_PATTERNS];
   int32_t n_groups[MAX_PATTERNS];
   config_t *configs;
@@ -932,10 +944,33 @@ static bool same_tp_runs(const group_t *groups, const int32_t *pstart, const int
   return i == pstart[g + 1] && k == pstart[h + 1];
 }
 
+/* Sort key of group gi under stage order v (0-based, besides device order):
+ * v < P: the rank of its GPU type in permutation v; P <= v < 3P: site-major
+ * (sites in device order, then reversed), the type's rank in permutation
+ * v mod P inside a site (AutoHet: cross the slow link as few times as
+ * possible; only with two or more sites); the last (3P, or P with one
+ * site): group memory, TP degree x GPU memory, largest first (more in-flight
+ * activations on earlier 1F1B stages). Sorting is stable: ties keep device
+ * order. */
+static double order_key(const autohet_t *a, const group_t *groups, int32_t v, int32_t gi)
+{
+  const group_t *gr = &groups[gi];
+  int32_t P = a->n_perms;
+  if (v < P)
+    return a->perms[v][gr->kind];
+  if (v < a->n_orders - 1) {
+    int32_t site = a->c->devices[gr->first_device].site;
+    if (v >= 2 * P)
+      site = a->n_sites - 1 - site;
+    return (double)site * MAX_KINDS + a->perms[v % P][gr->kind];
+  }
+  return -(double)gr->t * (double)hs_cluster_gpu(a->c, gr->first_device)->mem_bytes;
+}
+
 /* Lists configuration cf with partition asg (pipeline of each group) once
  * per stage order: device order (site, node, rank), then the groups of each
- * pipeline sorted by GPU type in every permutation of the types (stable:
- * device order within a type). An order whose TP runs differ between
+ * pipeline sorted by order_key's orders (type permutations, site-major with
+ * a type permutation inside each site, memory). An order whose TP runs differ between
  * pipelines is skipped (an op would have two TP degrees: symmetric TP across
  * data-parallel chains), and so is a sequence already listed for the same
  * (pattern, b, rc). */
@@ -946,7 +981,7 @@ static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *
   const group_t *groups = a->groups[cf->pat];
   if (G == 1 && cf->z != a->zs[0])
     return HS_OK; /* one pipeline: no data parallelism to shard over */
-  for (int32_t v = 0; v <= a->n_perms; v++) {
+  for (int32_t v = 0; v <= a->n_orders; v++) {
     if (hs_reserve((void **)&a->assign, &a->cap_assign, a->n_assign + len, sizeof *a->assign))
       return HS_ENOMEM;
     int32_t *pstart = a->assign + a->n_assign, *order = pstart + G + 1;
@@ -956,10 +991,10 @@ static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *
       for (int32_t i = 0; i < ng; i++)
         if (asg[i] == g)
           order[k++] = i;
-      if (v > 0) /* stable insertion sort by the permutation's rank of the GPU type */
+      if (v > 0) /* stable insertion sort by the order's key */
         for (int32_t x = pstart[g] + 1; x < k; x++)
-          for (int32_t y = x; y > pstart[g] && a->perms[v - 1][groups[order[y]].kind] <
-                                                   a->perms[v - 1][groups[order[y - 1]].kind]; y--) {
+          for (int32_t y = x; y > pstart[g] && order_key(a, groups, v - 1, order[y]) <
+                                                   order_key(a, groups, v - 1, order[y - 1]); y--) {
             int32_t tmp = order[y];
             order[y] = order[y - 1];
             order[y - 1] = tmp;
@@ -1118,8 +1153,11 @@ static hs_status_t add_pattern(autohet_t *a, const int32_t *node_t, hs_error_t *
   const hs_cluster_t *c = a->c;
   int32_t pi = a->n_pats;
   int32_t ng = 0;
-  for (size_t n = 0; n < c->n_nodes; n++)
-    ng += c->nodes[n].n_devices / node_t[n];
+  for (size_t n = 0; n < c->n_nodes; n++) {
+    int32_t nd = c->nodes[n].n_devices;
+    ng += node_t[n] < MIX_BASE ? nd / node_t[n]
+                               : nd / 2 / (node_t[n] / MIX_BASE) + nd / 2 / (node_t[n] % MIX_BASE);
+  }
   a->groups[pi] = hs_calloc((size_t)HS_MAX(ng, 1), sizeof(group_t));
   a->pat_node_t[pi] = hs_calloc(c->n_nodes, sizeof(int32_t));
   if (!a->groups[pi] || !a->pat_node_t[pi]) {
@@ -1132,14 +1170,24 @@ static hs_status_t add_pattern(autohet_t *a, const int32_t *node_t, hs_error_t *
   memcpy(a->pat_node_t[pi], node_t, c->n_nodes * sizeof *node_t);
   ng = 0;
   for (size_t n = 0; n < c->n_nodes; n++) {
-    int32_t kind = a->kind_of_node[n], t = node_t[n];
-    for (int32_t k = 0; k + t <= c->nodes[n].n_devices; k += t) {
+    int32_t kind = a->kind_of_node[n], nd = c->nodes[n].n_devices;
+    int32_t t1 = node_t[n], t2 = node_t[n], mid = nd;
+    if (node_t[n] >= MIX_BASE) { /* mixed node: first half in groups of t1, second of t2 */
+      t1 = node_t[n] / MIX_BASE;
+      t2 = node_t[n] % MIX_BASE;
+      mid = nd / 2;
+    }
+    for (int32_t k = 0;; ) {
+      int32_t t = k < mid ? t1 : t2;
+      if (k + t > (k < mid ? mid : nd))
+        break;
       group_t *g = &a->groups[pi][ng++];
       g->first_device = c->nodes[n].first_device + k;
       g->node = (int32_t)n;
       g->t = t;
       g->kind = kind;
       g->speed = t * hs__gpu_speed(hs_cluster_gpu(c, g->first_device), a->o.precision);
+      k += t;
     }
   }
   a->n_groups[pi] = ng;
@@ -1406,6 +1454,14 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
       }
     }
   }
+  /* site-major and memory orders: only where they can differ from the
+   * ones above (two or more sites; two or more GPU types) */
+  a->n_sites = (int32_t)c->n_sites;
+  a->n_orders = a->n_perms;
+  if (a->n_perms > 0 && a->n_sites > 1)
+    a->n_orders = 3 * a->n_perms + 1;
+  else if (a->n_perms > 0)
+    a->n_orders = a->n_perms + 1;
   a->maxmb = maxmb;
   int32_t n_base = a->n_pats;
   for (int32_t ti = 0; ti < n_base; ti++)
@@ -1439,13 +1495,11 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
         int32_t nk = 0;
         for (size_t n = 0; n < c->n_nodes; n++)
           nk += a->kind_of_node[n] == k;
-        if (nk < 2)
-          continue;
         int32_t t1 = 0;
         for (size_t n = 0; n < c->n_nodes && !t1; n++)
           if (a->kind_of_node[n] == k)
             t1 = a->pat_node_t[ti][n];
-        for (int32_t x = 0; x < ntk[k]; x++) {
+        for (int32_t x = 0; x < ntk[k] && nk >= 2; x++) {
           int32_t t2 = tks[k][x];
           if (t2 == t1 || (max_seeds == SPLIT_SEEDS && t2 != 2 * t1 && 2 * t2 != t1))
             continue;
@@ -1453,6 +1507,38 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
           for (size_t n = 0, seen = 0; n < c->n_nodes; n++)
             if (a->kind_of_node[n] == k && seen++ >= (size_t)(nk + 1) / 2)
               node_t[n] = t2;
+          bool dup = false;
+          for (int32_t q = 0; q < a->n_pats && !dup; q++)
+            dup = !memcmp(a->pat_node_t[q], node_t, c->n_nodes * sizeof *node_t);
+          if (dup || a->n_pats == MAX_PATTERNS)
+            continue;
+          HS_CHECK(add_pattern(a, node_t, err));
+          HS_CHECK(pattern_configs(a, a->n_pats - 1, err));
+        }
+        /* mixed degrees inside one node (every node of type k): the first
+         * half of its GPUs in TP groups of d1, the second half of d2
+         * (e.g. 8 = 4 + 2 + 2); up to SMALL_POOL_DEVICES GPUs every pair
+         * of legal degrees up to half a node, above only pairs of the
+         * seed's degree and a neighbour (half, double) */
+        int32_t half = INT32_MAX;
+        for (size_t n = 0; n < c->n_nodes; n++)
+          if (a->kind_of_node[n] == k)
+            half = HS_MIN(half, c->nodes[n].n_devices % 2 ? 0 : c->nodes[n].n_devices / 2);
+        for (int32_t x = 0; x < ntk[k] * ntk[k]; x++) {
+          int32_t d1 = tks[k][x / ntk[k]], d2 = tks[k][x % ntk[k]];
+          if (d1 == d2 || d1 > half || d2 > half)
+            continue;
+          bool ok = true;
+          for (size_t n = 0; n < c->n_nodes && ok; n++)
+            ok = a->kind_of_node[n] != k || ((c->nodes[n].n_devices / 2) % d1 == 0 &&
+                                                 (c->nodes[n].n_devices / 2) % d2 == 0);
+          if (!ok || (max_seeds == SPLIT_SEEDS && !((d1 == t1 && (d2 == 2 * t1 || 2 * d2 == t1)) ||
+                                                    (d2 == t1 && (d1 == 2 * t1 || 2 * d1 == t1)))))
+            continue;
+          memcpy(node_t, a->pat_node_t[ti], c->n_nodes * sizeof *node_t);
+          for (size_t n = 0; n < c->n_nodes; n++)
+            if (a->kind_of_node[n] == k)
+              node_t[n] = d1 * MIX_BASE + d2;
           bool dup = false;
           for (int32_t q = 0; q < a->n_pats && !dup; q++)
             dup = !memcmp(a->pat_node_t[q], node_t, c->n_nodes * sizeof *node_t);
