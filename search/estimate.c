@@ -201,6 +201,8 @@ hs_status_t hs_estimate_allreduce_line(hs_estimator_t *e, const int32_t *devices
     if (algo_line(e, tree, devices, n, &out->a_s[1], &out->b_s_per_byte[1]) != HS_OK)
       return HS_ENOMEM;
     out->n_algos = 2;
+    out->n = n;
+    out->nvls = hs_coll_group_nvls(e->topo, devices, n);
   }
   return HS_OK;
 }
@@ -209,10 +211,14 @@ double hs_estimate_allreduce_line_s(const hs_allreduce_line_t *l, double bytes)
 {
   if (bytes <= 0.0 || l->n_algos == 0)
     return 0.0;
-  double t = l->a_s[0] + l->b_s_per_byte[0] * bytes;
-  if (l->n_algos > 1)
-    t = fmin(t, l->a_s[1] + l->b_s_per_byte[1] * bytes);
-  return t;
+  double ring = l->a_s[0] + l->b_s_per_byte[0] * bytes;
+  if (l->n_algos < 2)
+    return ring;
+  double tree = l->a_s[1] + l->b_s_per_byte[1] * bytes;
+  return hs_coll_tree_preferred(ring, l->b_s_per_byte[0] * bytes, tree, l->a_s[1], l->n, l->nvls,
+                                bytes)
+             ? tree
+             : ring;
 }
 
 double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes, int32_t nsub)

@@ -395,7 +395,7 @@ static double nccl_tree_correction(double bytes)
 
 /* True when every GPU port on the group's ring paths is an NVLink SHARP
  * switch port (hs_link_t.nvls, the catalog's "nvls"). */
-static bool group_nvls(const hs_net_paths_t *ps, const int32_t *d, int32_t n)
+bool hs_coll_group_nvls_paths(const hs_net_paths_t *ps, const int32_t *d, int32_t n)
 {
   bool any = false;
   for (int32_t i = 0; i < n; i++) {
@@ -437,7 +437,7 @@ static const hs_coll_algo_t *choose_algo(hs_coll_builder_t *b, const hs_coll_t *
   hs_error_t *saved = b->err;
   b->err = NULL;
   double t_ring = NAN, t_tree = NAN, t_ring_h = NAN, t_tree_h = NAN;
-  bool nvls = group_nvls(b->paths, c->devices, c->n);
+  bool nvls = hs_coll_group_nvls_paths(b->paths, c->devices, c->n);
   hs_status_t st = estimate_with(b, &hs_coll_node_ring, c, &t_ring);
   if (st == HS_OK)
     st = estimate_with(b, &hs_coll_node_tree, c, &t_tree);
@@ -453,13 +453,22 @@ static const hs_coll_algo_t *choose_algo(hs_coll_builder_t *b, const hs_coll_t *
     return NULL;
   if (st != HS_OK)
     return a;
+  double x_ring = nvls ? 0.0 : 2.0 * (t_ring - t_ring_h);
+  double l_tree = nvls ? 0.0 : 2.0 * t_tree_h - t_tree;
+  return hs_coll_tree_preferred(t_ring, x_ring, t_tree, l_tree, c->n, nvls, c->bytes)
+             ? &hs_coll_node_tree
+             : a;
+}
+
+bool hs_coll_tree_preferred(double t_ring_s, double x_ring_s, double t_tree_s, double l_tree_s,
+                            int32_t n, bool nvls, double bytes)
+{
   if (nvls)
-    return t_tree < t_ring ? &hs_coll_node_tree : a;
-  double x_ring = 2.0 * (t_ring - t_ring_h), l_tree = 2.0 * t_tree_h - t_tree;
-  double n = (double)c->n;
-  double t_tuner = l_tree + x_ring * n / ((n - 1.0) * HS_NCCL_TREE_BW_FACTOR *
-                                          nccl_tree_correction(c->bytes));
-  return t_tuner < t_ring ? &hs_coll_node_tree : a;
+    return t_tree_s < t_ring_s;
+  double nr = (double)n;
+  double t_tuner = l_tree_s + x_ring_s * nr / ((nr - 1.0) * HS_NCCL_TREE_BW_FACTOR *
+                                               nccl_tree_correction(bytes));
+  return t_tuner < t_ring_s;
 }
 
 const hs_coll_algo_t *hs_coll_algo_choose_paths(const hs_net_paths_t *paths, const hs_coll_t *c)

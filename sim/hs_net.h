@@ -243,6 +243,19 @@ const hs_coll_algo_t *hs_coll_algo_default_paths(const hs_net_paths_t *paths, hs
  * (docs/network.md). O(n) path queries. NULL when out of memory. */
 const hs_coll_algo_t *hs_coll_algo_choose_paths(const hs_net_paths_t *paths, const hs_coll_t *c);
 
+/* The rule inside hs_coll_algo_choose_paths, for callers that hold the two
+ * closed forms as lines (search/estimate.c costs many sizes that way): at
+ * `bytes` per rank, the ring takes t_ring_s of which x_ring_s is its
+ * bandwidth term, the tree t_tree_s of which l_tree_s is its latency. On
+ * NVLS groups the faster closed form wins; elsewhere NCCL's tuner rule
+ * (docs/network.md, "Ring or tree"). n: ranks in the group. O(1). */
+bool hs_coll_tree_preferred(double t_ring_s, double x_ring_s, double t_tree_s, double l_tree_s,
+                            int32_t n, bool nvls, double bytes);
+/* True when every GPU port on the group's ring paths is an NVLink SHARP
+ * port (hs_link_t.nvls); false on a path error. O(n) path queries. */
+bool hs_coll_group_nvls_paths(const hs_net_paths_t *paths, const int32_t *devices, int32_t n);
+bool hs_coll_group_nvls(const hs_topology_t *topo, const int32_t *devices, int32_t n);
+
 typedef void (*hs_coll_done_fn)(hs_coll_t *c);
 
 #define HS_COLL_MAX_FLOWS 4

@@ -72,3 +72,9 @@ const hs_coll_algo_t *hs_coll_algo_default(const hs_topology_t *topo, hs_coll_op
   hs_net_paths_t p = topo_paths(topo);
   return hs_coll_algo_default_paths(&p, op, devices, n);
 }
+
+bool hs_coll_group_nvls(const hs_topology_t *topo, const int32_t *devices, int32_t n)
+{
+  hs_net_paths_t p = topo_paths(topo);
+  return hs_coll_group_nvls_paths(&p, devices, n);
+}
