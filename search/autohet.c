@@ -1195,6 +1195,22 @@ static hs_status_t add_pattern(autohet_t *a, const int32_t *node_t, hs_error_t *
   return HS_OK;
 }
 
+static hs_status_t pattern_configs(autohet_t *a, int32_t ti, hs_error_t *err);
+
+/* add_pattern and its configurations, unless the same per-node degrees are
+ * listed already or the pattern table is full (then nothing, HS_OK). */
+static hs_status_t add_new_pattern(autohet_t *a, const int32_t *node_t, hs_error_t *err)
+{
+  size_t bytes = a->c->n_nodes * sizeof *node_t;
+  for (int32_t q = 0; q < a->n_pats; q++)
+    if (!memcmp(a->pat_node_t[q], node_t, bytes))
+      return HS_OK;
+  if (a->n_pats == MAX_PATTERNS)
+    return HS_OK;
+  hs_status_t st = add_pattern(a, node_t, err);
+  return st == HS_OK ? pattern_configs(a, a->n_pats - 1, err) : st;
+}
+
 /* Lists the configurations of pattern ti (every microbatch size,
  * recomputation, ZeRO class and device grouping), each with its greedy
  * point, lower bound and rank within its class. */
@@ -1507,13 +1523,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
           for (size_t n = 0, seen = 0; n < c->n_nodes; n++)
             if (a->kind_of_node[n] == k && seen++ >= (size_t)(nk + 1) / 2)
               node_t[n] = t2;
-          bool dup = false;
-          for (int32_t q = 0; q < a->n_pats && !dup; q++)
-            dup = !memcmp(a->pat_node_t[q], node_t, c->n_nodes * sizeof *node_t);
-          if (dup || a->n_pats == MAX_PATTERNS)
-            continue;
-          HS_CHECK(add_pattern(a, node_t, err));
-          HS_CHECK(pattern_configs(a, a->n_pats - 1, err));
+          HS_CHECK(add_new_pattern(a, node_t, err));
         }
         /* mixed degrees inside one node (every node of type k): the first
          * half of its GPUs in TP groups of d1, the second half of d2
@@ -1539,13 +1549,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
           for (size_t n = 0; n < c->n_nodes; n++)
             if (a->kind_of_node[n] == k)
               node_t[n] = d1 * MIX_BASE + d2;
-          bool dup = false;
-          for (int32_t q = 0; q < a->n_pats && !dup; q++)
-            dup = !memcmp(a->pat_node_t[q], node_t, c->n_nodes * sizeof *node_t);
-          if (dup || a->n_pats == MAX_PATTERNS)
-            continue;
-          HS_CHECK(add_pattern(a, node_t, err));
-          HS_CHECK(pattern_configs(a, a->n_pats - 1, err));
+          HS_CHECK(add_new_pattern(a, node_t, err));
         }
         /* three-way splits (small clusters only): the type's nodes in
          * three runs [0, i), [i, j), [j, nk) of device order, the first
@@ -1565,13 +1569,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
                   node_t[n] = (int32_t)seen < i ? t1 : (int32_t)seen < j ? t2 : t3;
                   seen++;
                 }
-              bool dup = false;
-              for (int32_t q = 0; q < a->n_pats && !dup; q++)
-                dup = !memcmp(a->pat_node_t[q], node_t, c->n_nodes * sizeof *node_t);
-              if (dup || a->n_pats == MAX_PATTERNS)
-                continue;
-              HS_CHECK(add_pattern(a, node_t, err));
-              HS_CHECK(pattern_configs(a, a->n_pats - 1, err));
+              HS_CHECK(add_new_pattern(a, node_t, err));
             }
       }
     }
