@@ -214,6 +214,13 @@ typedef struct hs_grid_opts {
   hs_practice_t practice;     /* copied into the plan; practice.context_parallel C puts
                                  C replicas of tp devices in every stage (device rank =
                                  ((pp_rank*dp + dp_rank)*C + cp_rank)*tp + tp_rank) */
+  /* Uneven layout (sim/layout.c): transformer blocks per (virtual) stage,
+   * n_stage_layers = pp x chunks entries in virtual-stage order (stage k =
+   * chunk k / pp of rank k % pp), summing to the model's layers; 0 allowed
+   * for the first (embedding only) and last (head and loss only) stage.
+   * NULL = the even split. Not owned. */
+  const int32_t *stage_layers;
+  int32_t n_stage_layers;
 } hs_grid_opts_t;
 void hs_grid_opts_init(hs_grid_opts_t *o);
 /* The defaults of `hetsim simulate`'s grid shortcut, for fields left at 0:
@@ -222,6 +229,12 @@ void hs_grid_opts_init(hs_grid_opts_t *o);
 void hs_grid_opts_defaults(hs_grid_opts_t *o, const hs_cluster_t *c);
 hs_status_t hs_plan_grid(const hs_model_t *m, const hs_cluster_t *c, const hs_grid_opts_t *o,
                          hs_plan_t *out, hs_error_t *err);
+/* Op boundaries (n+1, into bounds) of n stages holding counts[k] blocks
+ * each, embedding with stage 0, head with stage n-1 (sim/layout.c).
+ * HS_EINVAL naming stage_layers[k] when a count is negative, the sum is
+ * not the model's layers, or a stage would be empty. O(n + ops). */
+hs_status_t hs_layout_bounds(const hs_model_t *m, const int32_t *counts, int32_t n, int32_t *bounds,
+                             hs_error_t *err);
 
 /* Checks the plan against model and cluster: unknown device, device used
  * twice (except interleaved chunks), op ranges with gaps or overlaps, shares

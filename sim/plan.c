@@ -386,7 +386,14 @@ hs_status_t hs_plan_grid(const hs_model_t *m, const hs_cluster_t *c, const hs_gr
   bounds = hs_calloc((size_t)n_st + 1, sizeof *bounds);
   if (!bounds)
     return hs_error_set(err, HS_ENOMEM, "out of memory");
-  HS_CHECK(even_split(m, n_st, bounds, err));
+  if (o->stage_layers) {
+    if (o->n_stage_layers != n_st)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "stage_layers: %d counts, but pp x chunks = %d x %d = %d stages",
+                           o->n_stage_layers, o->pp, v, n_st));
+    HS_CHECK(hs_layout_bounds(m, o->stage_layers, n_st, bounds, err));
+  } else {
+    HS_CHECK(even_split(m, n_st, bounds, err));
+  }
   hs_strlcpy(out->strategy, "grid", sizeof out->strategy);
   hs_strlcpy(out->schedule, sc->name, sizeof out->schedule);
   out->chunks = v;

@@ -419,6 +419,10 @@ typedef struct hs_pub_row {
   int32_t tp, pp, dp, microbatch, chunks;
   int64_t global_batch;
   char schedule[24];           /* "1f1b" | "interleaved-1f1b" | "gpipe" */
+  int32_t *stage_layers;       /* owned, optional: blocks per virtual stage (pp x chunks
+                                  entries, hs_grid_opts_t.stage_layers); NULL = even split */
+  int32_t n_stage_layers;
+  bool async_send;             /* plan.async_send: p2p sends overlap compute */
   hs_pub_options_t opt;
   double measured;             /* in the table's metric */
   char not_modelled[256];      /* the file's reason to leave the row out of the

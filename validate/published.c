@@ -113,6 +113,8 @@ static hs_status_t run_row(const hs_pub_table_t *t, int32_t i, hs_pub_result_t *
   s.grid.global_batch = row->global_batch;
   s.grid.schedule = row->schedule;
   s.grid.chunks = row->chunks;
+  s.grid.stage_layers = row->stage_layers;
+  s.grid.n_stage_layers = row->n_stage_layers;
   out->not_modelled = row->not_modelled[0] ? row->not_modelled : hs_pub_options_map(&row->opt, &s);
   if (out->not_modelled)
     return HS_OK;
@@ -124,6 +126,7 @@ static hs_status_t run_row(const hs_pub_table_t *t, int32_t i, hs_pub_result_t *
   HS_CHECK(hs_plan_grid(&m, &c, &s.grid, &plan, err));
   if (s.set_precision)
     plan.precision = s.precision;
+  plan.async_send = row->async_send;
   hs_sim_opts_t so;
   hs_sim_opts_init(&so);
   HS_CHECK(hs_simulate(&m, &c, &plan, &so, &rep, err));

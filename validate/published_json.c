@@ -26,6 +26,7 @@
 #include "hs_validate.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,7 @@ void hs_pub_table_destroy(hs_pub_table_t *t)
   for (int32_t i = 0; i < t->n_rows && t->rows; i++) {
     free(t->rows[i].model_json);
     free(t->rows[i].cluster_json);
+    free(t->rows[i].stage_layers);
   }
   free(t->rows);
   memset(t, 0, sizeof *t);
@@ -197,6 +199,36 @@ cleanup:
   return st;
 }
 
+/* plan.stage_layers: [int >= 0], pp x chunks of them (hs_plan_grid checks
+ * the sum and empty stages against the model, naming the entry). */
+static hs_status_t read_stage_layers(const hs_jreader_t *r, const cJSON *plan, const char *pp_,
+                                     hs_pub_row_t *row)
+{
+  const cJSON *ja = NULL;
+  int n = 0;
+  hs_status_t st = hs_json_array(r, plan, pp_, "stage_layers", false, &ja, &n);
+  if (st != HS_OK || !ja)
+    return st;
+  int64_t want = (int64_t)row->pp * (row->chunks > 1 ? row->chunks : 1);
+  if ((int64_t)n != want)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s.stage_layers: %d counts, pp x chunks = %lld needs "
+                        "one per (virtual) stage", r->file, pp_, n, (long long)want);
+  row->stage_layers = hs_calloc((size_t)n, sizeof *row->stage_layers);
+  if (!row->stage_layers)
+    return hs_error_set(r->err, HS_ENOMEM, "out of memory");
+  row->n_stage_layers = n;
+  int k = 0;
+  for (const cJSON *e = ja->child; e; e = e->next, k++) {
+    double x = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+    if (!cJSON_IsNumber(e) || !isfinite(x) || x != floor(x) || x < 0 || x > 1e6)
+      return hs_error_set(r->err, HS_EINVAL, "%s: %s.stage_layers[%d]: must be an integer >= 0 (layers), "
+                          "got %s", r->file, pp_, k, cJSON_IsNumber(e) ? "a non-integer or negative number"
+                                                                       : "a non-number");
+    row->stage_layers[k] = (int32_t)x;
+  }
+  return HS_OK;
+}
+
 static hs_status_t read_row(const hs_jreader_t *r, const cJSON *e, const char *path,
                             const cJSON *model, const cJSON *cluster, const hs_pub_options_t *defs,
                             hs_pub_row_t *row)
@@ -204,7 +236,7 @@ static hs_status_t read_row(const hs_jreader_t *r, const cJSON *e, const char *p
   static const char *const known[] = {"name", "source", "model", "nodes", "plan", "options",
                                       "measured", "notes", "not_modelled", NULL};
   static const char *const kplan[] = {"tp", "pp", "dp", "microbatch", "global_batch", "chunks",
-                                      "schedule", NULL};
+                                      "schedule", "stage_layers", "async_send", NULL};
   hs_status_t st = HS_OK;
   char pp_[96];
   int64_t v = 0;
@@ -239,6 +271,12 @@ static hs_status_t read_row(const hs_jreader_t *r, const cJSON *e, const char *p
   row->chunks = (int32_t)v;
   HS_CHECK(hs_json_string(r, plan, pp_, "schedule", false, row->chunks > 1 ? "interleaved-1f1b" : "1f1b",
                           row->schedule, sizeof row->schedule));
+  HS_CHECK(read_stage_layers(r, plan, pp_, row));
+  {
+    const hs_schedule_t *sc = hs_schedule_find(row->schedule);
+    HS_CHECK(hs_json_bool(r, plan, pp_, "async_send", false, sc && sc->default_async_send,
+                          &row->async_send));
+  }
   if (row->global_batch % ((int64_t)row->dp * row->microbatch) != 0)
     HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.global_batch: %lld is not a multiple of dp x "
                          "microbatch = %lld", r->file, pp_, (long long)row->global_batch,
