@@ -11,6 +11,53 @@
 
 #include <cjson/cJSON.h>
 
+/* --stage-layers: comma-separated items N (one stage of N blocks) or N*R
+ * (R stages of N blocks each), at most 2^20 stages; *out owned by the
+ * caller. 0 or HS_EXIT_USAGE with a message naming the item. */
+static int parse_stage_layers(const char *text, int32_t **out, int32_t *n)
+{
+  *out = NULL;
+  *n = 0;
+  int64_t total = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    int64_t k = 0;
+    const char *p = text;
+    for (int item = 0;; item++) {
+      char *end = NULL;
+      long long v = strtoll(p, &end, 10), r = 1;
+      bool ok = end != p && v >= 0 && v <= (1 << 20);
+      if (ok && *end == '*') {
+        const char *q = end + 1;
+        r = strtoll(q, &end, 10);
+        ok = end != q && r >= 1 && r <= (1 << 20);
+      }
+      if (!ok || (*end != ',' && *end != '\0') || k + r > (1 << 20)) {
+        fprintf(stderr, "hetsim simulate: --stage-layers: item %d: must be N or N*R (N >= 0 blocks, R >= 1 "
+                        "stages, at most 1048576 stages in all), got \"%s\"\n", item, text);
+        free(*out);
+        *out = NULL;
+        return HS_EXIT_USAGE;
+      }
+      for (long long j = 0; j < r; j++, k++)
+        if (pass == 1)
+          (*out)[k] = (int32_t)v;
+      if (*end == '\0')
+        break;
+      p = end + 1;
+    }
+    if (pass == 0) {
+      total = k;
+      *out = hs_calloc((size_t)total, sizeof **out);
+      if (!*out) {
+        fprintf(stderr, "hetsim simulate: out of memory\n");
+        return 1;
+      }
+    }
+  }
+  *n = (int32_t)total;
+  return 0;
+}
+
 int hs_cmd_simulate(int argc, char **argv)
 {
   hs_opt_t opts[] = {
@@ -24,6 +71,7 @@ int hs_cmd_simulate(int argc, char **argv)
       {"global-batch", true, "samples per iteration (grid, default dp x microbatch x pp x 4)"},
       {"schedule", true, "gpipe|1f1b|interleaved-1f1b|hetero-1f1b (grid, default 1f1b)"},
       {"chunks", true, "model chunks per device for interleaved-1f1b"},
+      {"stage-layers", true, "blocks per (virtual) stage, pp x chunks items N or N*R (grid; e.g. 0,1*126,0)"},
       {"recompute", true, "none|selective|full (grid)"},
       HS_CLI_PRACTICE_OPTS,
       HS_CLI_SIM_PRACTICE_OPTS,
@@ -42,6 +90,7 @@ int hs_cmd_simulate(int argc, char **argv)
                         "usage: hetsim simulate --model M --cluster C\n"
                         "         (--plan plan.json | --tp T --pp P [--dp D] [--microbatch-size B])\n"
                         "         [--global-batch G] [--schedule S] [--chunks V] [--recompute R]\n"
+                        "         [--stage-layers N,N*R,...]\n"
                         "         [--kernels megatron-2021|megatron-core-2024|unfused]\n"
                         "         [--attention flash|unfused] [--sequence-parallel] [--zero-stage Z]\n"
                         "         [--precision bf16|fp16|fp8|fp32] [--tp-comm-overlap]\n"
@@ -57,6 +106,11 @@ int hs_cmd_simulate(int argc, char **argv)
     fprintf(stderr, "hetsim simulate: --model and --cluster are required (see --help)\n");
     return 2;
   }
+  if (hs_cli_opt(opts, "plan") && hs_cli_opt(opts, "stage-layers")) {
+    fprintf(stderr, "hetsim simulate: --stage-layers: builds a grid plan, not with --plan (a plan's stages "
+                    "set their own op ranges)\n");
+    return HS_EXIT_USAGE;
+  }
   hs_error_t err;
   hs_error_init(&err);
   hs_status_t st = HS_OK;
@@ -64,6 +118,7 @@ int hs_cmd_simulate(int argc, char **argv)
   hs_cluster_t c;
   hs_plan_t plan;
   hs_report_t rep;
+  int32_t *layers = NULL; /* --stage-layers */
   hs_model_init(&m);
   hs_cluster_init(&c);
   hs_plan_init(&plan);
@@ -116,6 +171,12 @@ int hs_cmd_simulate(int argc, char **argv)
     if ((rc = hs_cli_int(opts, "chunks", 1, 1, 1024, &v)))
       goto out;
     g.chunks = (int32_t)v;
+    const hs_opt_t *osl = hs_cli_opt(opts, "stage-layers");
+    if (osl) {
+      if ((rc = parse_stage_layers(osl->value, &layers, &g.n_stage_layers)))
+        goto out;
+      g.stage_layers = layers;
+    }
     const hs_opt_t *orc = hs_cli_opt(opts, "recompute");
     if (orc && hs_recompute_parse(orc->value, &g.recompute) != HS_OK) {
       fprintf(stderr, "hetsim: --recompute: must be none, selective or full, got \"%s\"\n", orc->value);
@@ -184,6 +245,7 @@ int hs_cmd_simulate(int argc, char **argv)
 fail:
   rc = hs_cli_fail(&err, st);
 out:
+  free(layers);
   hs_report_destroy(&rep);
   hs_plan_destroy(&plan);
   hs_cluster_destroy(&c);
