@@ -341,6 +341,8 @@ static void check_same_profile(const hs_gpu_catalog_t *cat, const char *derived,
     CHECK_REL(d->gemm_half_flops, f->gemm_half_flops, 1e-12);
     CHECK_REL(d->launch_us, f->launch_us, 1e-12);
     CHECK_REL(d->mem_eff, f->mem_eff, 1e-12);
+    /* the fp8 curve too (H800: the H100's fp8 points; both 0 where absent) */
+    CHECK(d->gemm_eff_max_fp8 == f->gemm_eff_max_fp8 && d->gemm_half_flops_fp8 == f->gemm_half_flops_fp8);
   }
 }
 
