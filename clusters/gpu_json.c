@@ -29,7 +29,7 @@
 static const char *const gpu_known[] = {
     "name", "vendor", "memory_GiB", "mem_bw_GBps", "peak_tflops", "nvlink_GBps",
     "nvlink_bridge_only", "pcie_gen", "pcie_GBps", "tdp_w", "gemm_eff_max", "gemm_half_flops",
-    "mem_eff", "launch_us", "gemm_out_k", "attn_fwd_eff_max", "attn_fwd_half_seq",
+    "mem_eff", "launch_us", "gemm_out_k", "gemm_eff_max_fp8", "gemm_half_flops_fp8", "attn_fwd_eff_max", "attn_fwd_half_seq",
     "attn_bwd_eff_max", "attn_bwd_half_seq", "calibrated", "price_ondemand_usd_h", "price_spot_usd_h",
     "price_source", "source", "notes", "calibration_source", NULL};
 
@@ -146,6 +146,23 @@ static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char 
                           &g->launch_us));
   HS_CHECK(hs_json_number(r, e, path, "gemm_out_k", false, g->gemm_out_k, HS_JNUM_NONNEG, 1e6,
                           &g->gemm_out_k));
+  {
+    /* the fp8 GEMM curve: both fields or neither (absent: 0, the bf16 curve) */
+    bool has_eff = cJSON_GetObjectItemCaseSensitive(e, "gemm_eff_max_fp8") != NULL;
+    bool has_half = cJSON_GetObjectItemCaseSensitive(e, "gemm_half_flops_fp8") != NULL;
+    if (has_eff)
+      HS_CHECK(hs_json_number_in(r, e, path, "gemm_eff_max_fp8", true, 0.0, HS_EFF_MIN, 1.0,
+                                 &g->gemm_eff_max_fp8));
+    if (has_half)
+      HS_CHECK(hs_json_number(r, e, path, "gemm_half_flops_fp8", true, 0.0, HS_JNUM_NONNEG, 1e18,
+                              &g->gemm_half_flops_fp8));
+    if (has_eff != has_half)
+      HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.%s: given (%g) without %s: the fp8 GEMM "
+                           "curve needs both", r->file, path,
+                           has_eff ? "gemm_eff_max_fp8" : "gemm_half_flops_fp8",
+                           has_eff ? g->gemm_eff_max_fp8 : g->gemm_half_flops_fp8,
+                           has_eff ? "gemm_half_flops_fp8" : "gemm_eff_max_fp8"));
+  }
   HS_CHECK(hs_gpu_attn_read(r, e, path, g));
   HS_CHECK(hs_json_bool(r, e, path, "calibrated", false, g->calibrated, &g->calibrated));
   /* A catalog entry that says calibrated names where its figures come from

@@ -71,6 +71,10 @@ typedef struct hs_gpu {
    * prologue and epilogue): t = (f + gemm_half_flops + 2 gemm_out_k out) /
    * (peak gemm_eff_max); 0 = FLOP-only model (sim/compute.c). */
   double gemm_out_k;
+  /* fp8 GEMM curve (issue #13): gemm_eff_max_fp8 > 0 replaces gemm_eff_max
+   * and gemm_half_flops (by gemm_half_flops_fp8) for fp8 GEMMs on a GPU
+   * with an fp8 peak; 0 = fp8 GEMMs use the curve above (sim/compute.c). */
+  double gemm_eff_max_fp8, gemm_half_flops_fp8;
   /* Fused (FlashAttention-style) causal attention kernel rate, fitted on
    * published kernel benchmarks (clusters/calibration/<GPU>.json "attn"
    * points): rate(s) = bf16 peak * eff_max * s / (s + half_seq) at

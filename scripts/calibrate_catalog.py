@@ -7,7 +7,9 @@ Usage: scripts/calibrate_catalog.py [path/to/hetsim]   (default build/hetsim)
 Each calibration file holds published kernel-level points (GEMM, memory,
 fused attention "attn") with their sources; the attention fields
 (attn_fwd_eff_max, attn_fwd_half_seq, attn_bwd_eff_max, attn_bwd_half_seq)
-are taken whenever the file has "attn" points; its "applies" list names the parameters the catalog
+are taken whenever the file has "attn" points, gemm_eff_max_fp8 and
+gemm_half_flops_fp8 whenever it has 2 or more "dtype": "fp8" GEMM points
+(a second `hetsim calibrate --dtype fp8`); its "applies" list names the parameters the catalog
 takes (default all four) and must include gemm_eff_max: the GEMM rate is
 what sets the speed ratio between GPU types, so a file without it marks
 nothing calibrated. "gemm_fit"/"mem_fit": "max" says the points are
@@ -59,6 +61,18 @@ def main():
         attn = [p for p in ATTN if p in prof]
         for p in attn:
             gpu[p] = prof[p]
+        # fp8 GEMM curve ("dtype": "fp8" GEMM points): a second fit at fp8,
+        # which sees only those points; the bf16 fit above never sees them
+        fp8 = []
+        if sum(1 for q in meas["points"] if q["kind"] == "gemm" and q.get("dtype") == "fp8") >= 2:
+            with tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, "profile.json")
+                subprocess.run([hetsim, "calibrate", path, "--dtype", "fp8", "-o", out], check=True)
+                with open(out) as f:
+                    prof8 = json.load(f)["gpus"][0]
+            for p in ("gemm_eff_max", "gemm_half_flops"):
+                gpu[p + "_fp8"] = prof8[p]
+                fp8.append(p + "_fp8")
         refs = "; ".join(f"{s['ref']} ({s['date']})" for s in meas.get("sources", []))
         kept = [p for p in PARAMS if p not in applies]
         gpu["calibrated"] = True
@@ -68,10 +82,11 @@ def main():
             how = "; ".join(x for x in ("gemm_fit \"shape\" (kernel-shape model, sim/compute.c)", how) if x)
         gpu["calibration_source"] = (
             f"clusters/calibration/{fn} (retrieved {meas.get('retrieved', '?')}): "
-            f"{', '.join(applies + attn)} fitted by hetsim calibrate"
+            f"{', '.join(applies + attn + fp8)} fitted by hetsim calibrate"
             + (f" ({how})" if how else "") + f" on {refs}"
             + (f"; {', '.join(kept)} kept at the default (see the file's description)" if kept else ""))
-        print(f"{meas['gpu']}: " + ", ".join(f"{p} {prof[p]:.4g}" for p in applies + attn))
+        print(f"{meas['gpu']}: " + ", ".join(f"{p} {prof[p]:.4g}" for p in applies + attn)
+              + "".join(f", {p} {gpu[p]:.4g}" for p in fp8))
     with open(cat_path, "w") as f:
         json.dump(cat, f, indent=1, ensure_ascii=False)
         f.write("\n")

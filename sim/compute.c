@@ -6,7 +6,11 @@
  * with the GEMM efficiency curve eff(f) = gemm_eff_max * f / (f + gemm_half_flops):
  * small GEMMs are latency/occupancy bound, large ones approach gemm_eff_max.
  * Memory-bound kernels (norms, elementwise, embedding) use only the byte
- * term at their own peak. The parameters are the GPU catalog's defaults until a
+ * term at their own peak. FP8 GEMMs (dtype fp8 on a GPU with an fp8 peak)
+ * use gemm_eff_max_fp8 and gemm_half_flops_fp8 instead where the catalog
+ * entry has them (fitted on published fp8 GEMM sweeps, docs/clusters.md);
+ * without them fp8 GEMMs take the curve above on the fp8 peak, bit for bit
+ * as before. The parameters are the GPU catalog's defaults until a
  * calibrated profile (hs_profile_apply_file) replaces them.
  *
  * Kernel shape (GPUs whose catalog entry has gemm_out_k > 0, fitted on GEMM
@@ -52,8 +56,12 @@ static double kernel_s(const hs_gpu_t *g, hs_dtype_t dt, bool is_gemm, double fl
     double peak = is_gemm ? hs_gpu_peak_flops(g, dt) : hs_gpu_peak_flops(g, HS_DTYPE_FP32);
     double eff = 1.0;
     if (is_gemm) {
-      double emax = g->gemm_eff_max > 0 ? g->gemm_eff_max : 1.0;
-      double extra = (g->gemm_half_flops > 0 ? g->gemm_half_flops : 0.0) +
+      /* fp8 GEMMs on their own curve where the catalog has one (and the GPU
+       * runs fp8: the fallback to a bf16 peak keeps the bf16 curve) */
+      bool fp8 = dt == HS_DTYPE_FP8 && g->gemm_eff_max_fp8 > 0 && g->peak_flops[HS_DTYPE_FP8] > 0;
+      double emax = fp8 ? g->gemm_eff_max_fp8 : g->gemm_eff_max > 0 ? g->gemm_eff_max : 1.0;
+      double half = fp8 ? g->gemm_half_flops_fp8 : g->gemm_half_flops;
+      double extra = (half > 0 ? half : 0.0) +
                      (g->gemm_out_k > 0 && out > 0 ? 2.0 * g->gemm_out_k * out : 0.0);
       eff = emax * flops / (flops + extra);
     }

@@ -202,6 +202,22 @@ static void test_catalog_matches_fit(void)
         CHECK_MSG(!hs_gpu_attn_calibrated(g) && g->attn_fwd_half_seq == 0 && g->attn_bwd_half_seq == 0,
                   "%s: attention fields without \"attn\" points", g->name);
       }
+      /* the fp8 GEMM curve is the fit of the file's fp8 GEMM points, when
+       * it has 2 or more (scripts/calibrate_catalog.py), and absent otherwise */
+      int32_t n_fp8 = 0;
+      for (int32_t p = 0; p < ms.n; p++)
+        n_fp8 += ms.p[p].kind == HS_MB_GEMM && ms.p[p].dtype == HS_DTYPE_FP8;
+      if (n_fp8 >= 2) {
+        hs_fit_t f8;
+        CHECK_MSG(hs_calibrate_fit(&ms, HS_DTYPE_FP8, &f8, &err) == HS_OK, "%s: %s", names[i], err.msg);
+        CHECK(f8.dtype == HS_DTYPE_FP8 && !f8.clamped && f8.n_gemm == n_fp8);
+        CHECK_REL(ms.peak_flops[HS_DTYPE_FP8], g->peak_flops[HS_DTYPE_FP8], 1e-12);
+        CHECK_REL(g->gemm_eff_max_fp8, f8.gemm_eff_max, 1e-9);
+        CHECK_REL(g->gemm_half_flops_fp8, f8.gemm_half_flops, 1e-9);
+      } else {
+        CHECK_MSG(g->gemm_eff_max_fp8 == 0 && g->gemm_half_flops_fp8 == 0,
+                  "%s: an fp8 GEMM curve without fp8 GEMM points", g->name);
+      }
       check_points_reproduced(&ms, g, names[i], fit.dtype);
       fprintf(stderr, "  %s: gemm_eff_max %.4f gemm_half_flops %.4g mem_eff %.3f launch_us %.3f "
               "(gemm %s %s, %d points; mem %s, %d points)\n", g->name, g->gemm_eff_max,
@@ -325,6 +341,8 @@ static void check_same_profile(const hs_gpu_catalog_t *cat, const char *derived,
     CHECK_REL(d->gemm_half_flops, f->gemm_half_flops, 1e-12);
     CHECK_REL(d->launch_us, f->launch_us, 1e-12);
     CHECK_REL(d->mem_eff, f->mem_eff, 1e-12);
+    /* the fp8 curve too (H800: the H100's fp8 points; both 0 where absent) */
+    CHECK(d->gemm_eff_max_fp8 == f->gemm_eff_max_fp8 && d->gemm_half_flops_fp8 == f->gemm_half_flops_fp8);
   }
 }
 
