@@ -173,6 +173,8 @@ typedef struct hs_transformer_cfg {
   /* Added after the first version of this header. */
   int64_t head_dim;        /* per-head size; 0 = hidden / heads (Mistral-Nemo, Qwen3 set it) */
   bool qkv_bias;           /* q/k/v projections have biases even when `bias` is false (Qwen2) */
+  bool no_dropout;         /* trained without dropout (Llama, MPT): no masks saved or written,
+                              no attention-dropout pass; false (the zero value) = dropout */
 } hs_transformer_cfg_t;
 
 void hs_transformer_cfg_init(hs_transformer_cfg_t *cfg);

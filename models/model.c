@@ -244,10 +244,11 @@ void hs_model_print(const hs_model_t *m, FILE *out)
     fprintf(out, "  source            %s\n", m->source);
   if (m->from_generator) {
     const hs_transformer_cfg_t *g = &m->cfg;
-    fprintf(out, "  architecture      %s, %s, %s, %s%s%s\n", hs_arch_name(g->arch),
+    fprintf(out, "  architecture      %s, %s, %s, %s%s%s%s\n", hs_arch_name(g->arch),
             hs_act_name(g->act), hs_norm_name(g->norm),
             g->max_positions > 0 ? "learned positions" : "rotary positions",
-            g->tied_embeddings ? ", tied embeddings" : "", g->bias ? ", biases" : "");
+            g->tied_embeddings ? ", tied embeddings" : "", g->bias ? ", biases" : "",
+            g->no_dropout ? ", no dropout" : "");
     fprintf(out, "  layers %lld, hidden %lld, heads %lld (kv %lld), ffn %lld, vocab %lld\n",
             (long long)g->layers, (long long)g->hidden, (long long)g->heads,
             (long long)g->kv_heads, (long long)g->ffn, (long long)g->vocab);

@@ -29,7 +29,7 @@ static const char *const known_transformer[] = {
     "arch",       "layers",  "hidden", "heads", "kv_heads", "head_dim",        "ffn",
     "vocab",      "seq_len", "max_positions",   "type_vocab", "experts",       "topk",
     "act",        "norm",    "bias",   "qkv_bias",          "tied_embeddings", "lm_head",
-    "pooler",     "dtype",   NULL};
+    "pooler",     "dtype",   "dropout", NULL};
 static const char *const known_op[] = {
     "name",          "kind",          "layer",          "fwd_flops",  "bwd_flops",
     "fwd_mem_bytes", "bwd_mem_bytes", "params",         "out_bytes",  "saved_bytes",
@@ -110,6 +110,9 @@ static hs_status_t read_transformer(const hs_jreader_t *r, const cJSON *t, hs_tr
   HS_CHECK(hs_json_bool(r, t, p, "tied_embeddings", false, true, &c->tied_embeddings));
   HS_CHECK(hs_json_bool(r, t, p, "lm_head", false, true, &c->lm_head));
   HS_CHECK(hs_json_bool(r, t, p, "pooler", false, false, &c->pooler));
+  bool dropout = true;
+  HS_CHECK(hs_json_bool(r, t, p, "dropout", false, true, &dropout));
+  c->no_dropout = !dropout;
   HS_CHECK(read_dtype(r, t, p, &c->dtype));
 cleanup:
   return st;

@@ -194,16 +194,18 @@ static hs_status_t add_norm(builder_t *b, const dims_t *g, int64_t layer, const 
   return HS_OK;
 }
 
-/* Dropout + residual add after a row-parallel GEMM. */
+/* Dropout + residual add after a row-parallel GEMM (a plain residual add,
+ * with no mask written or saved, for models trained without dropout). */
 static hs_status_t add_resid(builder_t *b, const dims_t *g, int64_t layer, const char *name)
 {
   hs_op_t *op = push(b, HS_OP_ELEMENTWISE, layer, name);
   if (!op)
     return HS_EINTERNAL;
   double sh = g->s * g->h;
+  double mask = g->c->no_dropout ? 0.0 : sh * MASK_BYTES;
   set_membound(op, g, sh, 2.0 * sh, DROPOUT_ADD_FLOPS_PER_ELEM);
-  op->fwd_mem_bytes += sh * MASK_BYTES;
-  set_saved(op, sh * MASK_BYTES, false);
+  op->fwd_mem_bytes += mask;
+  set_saved(op, mask, false);
   op->shardable = HS_SHARD_BATCH | HS_SHARD_OUT;
   return HS_OK;
 }
@@ -240,13 +242,17 @@ static hs_status_t add_attention_block(builder_t *b, const dims_t *g, int64_t l)
   op->gemm_batch = (int32_t)c->heads;
   op->fwd_flops = 4.0 * s * s * g->qd; /* QK^T and AV, no causal discount */
   op->bwd_flops = 2.0 * op->fwd_flops;
-  /* read Q,K,V; scores, softmax and dropout each written and read; write context */
-  op->fwd_mem_bytes = qkv_bytes + 5.0 * probs * g->d + probs * MASK_BYTES + s * g->qd * g->d;
+  /* read Q,K,V; scores, softmax and dropout each written and read; write
+   * context. Without dropout the dropout pass (its read, write and mask) goes. */
+  double drop_passes = c->no_dropout ? 0.0 : 2.0;
+  double drop_mask = c->no_dropout ? 0.0 : probs * MASK_BYTES;
+  op->fwd_mem_bytes = qkv_bytes + (3.0 + drop_passes) * probs * g->d + drop_mask + s * g->qd * g->d;
   op->bwd_mem_bytes = 2.0 * op->fwd_mem_bytes;
   op->out_bytes = s * g->qd * g->d;
   /* Q, K, V (6sh without GQA) + softmax output, dropout mask, dropout output
-   * (2as² + as² + 2as² at 2 bytes); selective recomputation drops the as² part. */
-  op->saved_bytes = qkv_bytes + 2.0 * probs * g->d + probs * MASK_BYTES;
+   * (2as² + as² + 2as² at 2 bytes; without dropout the softmax output alone,
+   * 2as²); selective recomputation drops the as² part. */
+  op->saved_bytes = qkv_bytes + (c->no_dropout ? 1.0 : 2.0) * probs * g->d + drop_mask;
   op->saved_bytes_selective = qkv_bytes;
   op->saved_tp_sharded = true;
   op->tp_split = HS_TP_HEADS;
@@ -354,7 +360,7 @@ static hs_status_t add_embedding(builder_t *b, const dims_t *g)
   op->fwd_mem_bytes = (1.0 + adds) * sh * g->d + sh * g->d;
   op->bwd_mem_bytes = 2.0 * op->fwd_mem_bytes;
   op->out_bytes = sh * g->d;
-  set_saved(op, sh * MASK_BYTES, false); /* embedding dropout mask */
+  set_saved(op, c->no_dropout ? 0.0 : sh * MASK_BYTES, false); /* embedding dropout mask */
   op->tp_split = HS_TP_VOCAB;
   op->tp_allreduce_fwd = true; /* vocab-parallel lookup sums partial rows */
   op->shardable = HS_SHARD_BATCH | HS_SHARD_VOCAB;

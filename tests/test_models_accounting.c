@@ -11,6 +11,7 @@
 #include "sim_fixture.h"
 
 #include <cjson/cJSON.h>
+#include <string.h>
 
 static hs_transformer_cfg_t llama_cfg(int64_t l, int64_t h, int64_t a, int64_t kv, int64_t f,
                                       int64_t v)
@@ -382,6 +383,39 @@ static void test_activations_korthikanti(void)
   hs_model_destroy(&m);
 }
 
+/* Trained without dropout (Llama, MPT): Korthikanti's count minus the two
+ * residual masks (sh each), the attention mask (as²) and the dropout output
+ * (2as²): 32sh + 2as² per block, 32sh selective; the embedding saves nothing;
+ * the attention's memory traffic loses the dropout pass (2 x 2as² + as²). */
+static void test_activations_no_dropout(void)
+{
+  double s = 2048, h = 12288, a = 96;
+  hs_transformer_cfg_t c = fx_gpt_cfg("gpt3", 2, 12288, 96, 2048);
+  hs_model_t with, without;
+  hs_error_t err;
+  hs_error_init(&err);
+  CHECK(hs_model_from_transformer(&c, &with, &err) == HS_OK);
+  c.no_dropout = true;
+  CHECK(hs_model_from_transformer(&c, &without, &err) == HS_OK);
+  hs_model_totals_t l1;
+  hs_model_layer_totals(&without, 1, &l1);
+  CHECK_REL(l1.saved_bytes, 32.0 * s * h + 2.0 * a * s * s, 1e-15);
+  CHECK_REL(l1.saved_bytes_selective, 32.0 * s * h, 1e-15);
+  CHECK_EQ_INT(with.n_ops, without.n_ops);
+  for (size_t i = 0; i < with.n_ops; i++) {
+    const hs_op_t *x = &with.ops[i], *y = &without.ops[i];
+    CHECK(x->fwd_flops == y->fwd_flops && x->params == y->params);
+    if (x->kind == HS_OP_EMBEDDING)
+      CHECK(y->saved_bytes == 0.0 && x->saved_bytes == s * h);
+    if (x->kind == HS_OP_ATTENTION)
+      CHECK_REL(x->fwd_mem_bytes - y->fwd_mem_bytes, 2.0 * 2.0 * a * s * s + a * s * s, 1e-12);
+    if (x->kind == HS_OP_ELEMENTWISE && strstr(x->name, "resid") != NULL)
+      CHECK_REL(x->fwd_mem_bytes - y->fwd_mem_bytes, s * h, 1e-12);
+  }
+  hs_model_destroy(&with);
+  hs_model_destroy(&without);
+}
+
 /* ---- JSON views ---------------------------------------------------------------- */
 
 static void test_ops_json_roundtrip(void)
@@ -553,6 +587,7 @@ int main(void)
   HS_RUN(test_op_sequence);
   HS_RUN(test_moe_accounting);
   HS_RUN(test_activations_korthikanti);
+  HS_RUN(test_activations_no_dropout);
   HS_RUN(test_ops_json_roundtrip);
   HS_RUN(test_summary_json);
   HS_RUN(test_copy_and_destroy);

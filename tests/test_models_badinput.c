@@ -88,6 +88,7 @@ static void test_hetsim_json(void)
       BAD(T("\"heads\": 2.5, "), HS_EINVAL, "transformer.heads", "2.5"),
       BAD(T("\"layers\": null, "), HS_EINVAL, "transformer.layers", "null"),
       BAD(T("\"bias\": \"yes\", "), HS_EINVAL, "transformer.bias", "\"yes\""),
+      BAD(T("\"dropout\": 0, "), HS_EINVAL, "transformer.dropout", "0"),
       BAD(T("\"kv_heads\": 0, "), HS_EINVAL, "transformer.kv_heads", "0"),
       BAD(T("\"head_dim\": -1, "), HS_EINVAL, "transformer.head_dim", "-1"),
       BAD(T("\"max_positions\": -5, "), HS_EINVAL, "transformer.max_positions", "-5"),
