@@ -66,11 +66,12 @@ int hs_cli_memory_headroom(const hs_opt_t *opts, double *headroom);
 struct hs_practice;
 int hs_cli_practice(const hs_opt_t *opts, struct hs_practice *pr);
 /* simulate's own practice options (cli/opt_practice.c): --dp-overlap,
- * --context-parallel, --expert-parallel. */
+ * --context-parallel, --expert-parallel, --grad-accum. */
 #define HS_CLI_SIM_PRACTICE_OPTS                                                          \
   {"dp-overlap", true, "on|off: gradient buckets overlapped with the last backward (default on; off = Megatron-LM 2021 local DDP)"}, \
       {"context-parallel", true, "C: ring attention, each stage's sequence split over C ranks (grid: C x tp devices per stage)"}, \
-      {"expert-parallel", true, "E: MoE experts split over groups of E data-parallel pipelines (E divides dp and the experts)"}
+      {"expert-parallel", true, "E: MoE experts split over groups of E data-parallel pipelines (E divides dp and the experts)"}, \
+      {"grad-accum", true, "fused|add|add_fp32|cast_add_fp32|autograd: per-microbatch gradient accumulation pass (default fused: none; docs/plan.md)"}
 int hs_cli_sim_practice(const hs_opt_t *opts, struct hs_practice *pr);
 /* --precision: 0 and *dt set when given (left alone when not), else 2. */
 int hs_cli_precision(const hs_opt_t *opts, hs_dtype_t *dt);

@@ -3,6 +3,7 @@
  * and compare: --kernels PRESET, --attention flash|unfused and
  * --sequence-parallel, --zero-stage 0|1|2|3, --precision (docs/simulator.md, "Modern training practice"),
  * simulate's --dp-overlap on|off, --context-parallel C, --expert-parallel E,
+ * --grad-accum MODE,
  * and the planners' --memory-headroom F.
  * Only options given change *pr, so a plan file's own values stay unless a
  * flag overrides them. Bad values: a message naming the flag and the value,
@@ -93,5 +94,12 @@ int hs_cli_sim_practice(const hs_opt_t *opts, hs_practice_t *pr)
   if ((rc = hs_cli_int(opts, "expert-parallel", pr->expert_parallel, 1, 1024, &v)))
     return rc;
   pr->expert_parallel = (int32_t)v;
+  const hs_opt_t *og = hs_cli_opt(opts, "grad-accum");
+  if (og && hs_grad_accum_parse(og->value, &pr->grad_accum) != HS_OK) {
+    fprintf(stderr, "hetsim: --grad-accum: must be fused, add, add_fp32, cast_add_fp32 or autograd, "
+                    "got \"%s\"\n",
+            og->value);
+    return HS_EXIT_USAGE;
+  }
   return 0;
 }

@@ -91,6 +91,35 @@ hs_status_t hs_kernels_preset(const char *name, hs_kernels_t *out);
 /* The preset name whose kernel set equals k, or NULL. */
 const char *hs_kernels_preset_name(const hs_kernels_t *k);
 
+/* How each microbatch's weight gradients reach the buffer the optimizer
+ * and the gradient sync read (sim/grad_accum.c; docs/plan.md "grad_accum").
+ * Every mode but FUSED adds a memory-bound pass over the stage's
+ * parameters after each microbatch's backward, on the compute stream. */
+typedef enum {
+  HS_GRAD_ACCUM_FUSED = 0,    /* weight-gradient GEMMs accumulate in place (Megatron
+                                 gradient_accumulation_fusion, Megatron-Core): no pass */
+  HS_GRAD_ACCUM_ADD,          /* main_grad.add_(grad), main grad in the gradient dtype, every
+                                 microbatch (Megatron-LM local DDP, --fp16 without
+                                 --accumulate-allreduce-grads-in-fp32, before the fusion) */
+  HS_GRAD_ACCUM_ADD_FP32,     /* the same into an fp32 main grad (Megatron-LM
+                                 --accumulate-allreduce-grads-in-fp32 or --bf16, unfused) */
+  HS_GRAD_ACCUM_CAST_ADD_FP32, /* hp.add_(lp.grad.to(fp32)), every microbatch (DeepSpeed
+                                 BF16_Optimizer.update_hp_grads) */
+  HS_GRAD_ACCUM_AUTOGRAD,     /* PyTorch AccumulateGrad under DDP no_sync: grad += new in the
+                                 gradient dtype for every microbatch but the first */
+  HS_GRAD_ACCUM__COUNT
+} hs_grad_accum_t;
+/* "fused", "add", "add_fp32", "cast_add_fp32", "autograd"; parse returns
+ * HS_EINVAL on anything else (s may be NULL). */
+const char *hs_grad_accum_name(hs_grad_accum_t a);
+hs_status_t hs_grad_accum_parse(const char *s, hs_grad_accum_t *out);
+/* HBM bytes per parameter that one microbatch's accumulation pass moves,
+ * averaged over the iteration's `microbatches` (>= 1) microbatches, for
+ * gradients of the precision's gradient dtype (hs_precision_grad_bytes).
+ * 0 for FUSED (and AUTOGRAD with one microbatch). O(1). */
+double hs_grad_accum_bytes_per_param(hs_grad_accum_t a, hs_dtype_t precision,
+                                     int32_t microbatches);
+
 typedef struct hs_practice {
   hs_kernels_t kernels;       /* default: megatron-2021 */
   bool sequence_parallel;     /* Megatron SP over each TP group (Korthikanti et al.) */
@@ -118,6 +147,7 @@ typedef struct hs_practice {
   bool fsdp_backward_post;    /* FSDP backward_prefetch BACKWARD_POST: a unit's backward
                                  gather starts after the later unit's backward, exposed;
                                  false (default): BACKWARD_PRE, overlapped (sim/lower.c) */
+  hs_grad_accum_t grad_accum; /* default FUSED: no separate accumulation pass */
 } hs_practice_t;
 /* Bytes per parameter a ZeRO-3 gather moves: fsdp_param_dtype's, or the
  * precision's weight bytes (hs_precision_state_bytes) when unset. */

@@ -639,6 +639,27 @@ static const hs_plan_stage_t *exec_stage(const hs_plan_t *plan, const hs_exec_t 
   return &pl->stages[ch * (pl->n_stages / x->v) + x->rank];
 }
 
+/* Parameters executor ex holds of stage chunk stg, counted as
+ * params_per_device counts them (TP split, SPMD slices, 1/E of the
+ * experts, tied copies): what its gradient accumulation pass reads. */
+static double chunk_params(const hs_model_t *m, const hs_plan_stage_t *stg, const hs_exec_t *ex,
+                           const spmd_op_t *spmd, const holder_list_t *holders, int32_t EP)
+{
+  double p = 0.0;
+  for (int32_t op = stg->op_first; op < stg->op_last; op++) {
+    double div = (m->ops[op].tp_split == HS_TP_REPLICATE) ? 1.0 : ex->tp;
+    if (ex->group >= 0 && spmd[op].sharded_params)
+      p += m->ops[op].params * stg->replicas[ex->replica].share;
+    else if (EP > 1 && m->ops[op].kind == HS_OP_MOE_EXPERT)
+      p += m->ops[op].params / div / EP;
+    else
+      p += m->ops[op].params / div;
+    if (tied_copy(m, holders, op))
+      p += m->ops[op].tied_params / div;
+  }
+  return p;
+}
+
 hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topology_t *topo,
                       const hs_plan_t *plan, hs_lowered_t *out, hs_error_t *err)
 {
@@ -1130,6 +1151,15 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       }
       HS_CHECK(build_template(m, stg, ex->gpu, plan->precision, share, ex->tp, HS_PHASE_BWD, &sx,
                               cutmark, &plan->practice, &gx, &ex->tmpl_final[ch]));
+      if (plan->practice.grad_accum != HS_GRAD_ACCUM_FUSED) {
+        double cp = chunk_params(m, stg, ex, spmd, holders, EP);
+        HS_CHECK(hs__grad_accum_append(&ex->tmpl[ch * 2 + HS_PHASE_BWD], ex->gpu,
+                                       plan->practice.grad_accum, plan->precision, ex->m, cp,
+                                       stg->op_first, stg->op_last - 1));
+        HS_CHECK(hs__grad_accum_append(&ex->tmpl_final[ch], ex->gpu, plan->practice.grad_accum,
+                                       plan->precision, ex->m, cp, stg->op_first,
+                                       stg->op_last - 1));
+      }
       for (int32_t op = stg->op_first; op < stg->op_last; op++)
         cutmark[op] = 0;
     }

@@ -131,5 +131,12 @@ typedef struct hs_lowered {
 hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topology_t *topo,
                       const hs_plan_t *plan, hs_lowered_t *out, hs_error_t *err);
 void hs__lowered_destroy(hs_lowered_t *l);
+/* sim/grad_accum.c: appends the per-microbatch gradient accumulation pass
+ * of mode `a` over `params` parameters (the stage chunk's, per device) to
+ * backward template t as a compute-only segment covering ops [op_lo,
+ * op_hi]; nothing for FUSED. HS_ENOMEM leaves t as it was. O(segments). */
+hs_status_t hs__grad_accum_append(hs_tmpl_t *t, const hs_gpu_t *gpu, hs_grad_accum_t a,
+                                  hs_dtype_t precision, int32_t microbatches, double params,
+                                  int32_t op_lo, int32_t op_hi);
 
 #endif

@@ -259,7 +259,8 @@ hs_status_t hs_taskgraph_new(const hs_model_t *m, const hs_cluster_t *c, const h
   if (!hs_practice_is_default(&plan->practice))
     return hs_error_set(err, HS_EINVAL,
                         "plan: attention/kernels/sequence_parallel/zero_stage/tp_comm_overlap/"
-                        "dp_overlap/context_parallel/expert_parallel: the replay harness runs the "
+                        "dp_overlap/context_parallel/expert_parallel/grad_accum: the replay harness "
+                        "runs the "
                         "default practice only (megatron-2021 kernels, no sequence, context or "
                         "expert parallelism, overlapped DP sync); replay the plan without these "
                         "options");

@@ -197,6 +197,11 @@ static void test_options(void)
   CHECK(s.grid.practice.fsdp_backward_post);
   o.fsdp_param_dtype[0] = '\0';
   o.fsdp_backward_post = o.fsdp_shard_grad_op = false;
+  CHECK(s.grid.practice.grad_accum == HS_GRAD_ACCUM_FUSED);
+  o.grad_accum = HS_GRAD_ACCUM_CAST_ADD_FP32;
+  CHECK(hs_pub_options_map(&o, &s) == NULL);
+  CHECK(s.grid.practice.grad_accum == HS_GRAD_ACCUM_CAST_ADD_FP32);
+  o.grad_accum = HS_GRAD_ACCUM_FUSED;
   /* Megatron-LM runs tp 1 without sequence parallelism (and its overlap) */
   s.grid.tp = 1;
   CHECK(hs_pub_options_map(&o, &s) == NULL);
@@ -276,6 +281,11 @@ static void test_bad_input(void)
              "fsdp_shard_grad_op", false);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"fsdp_backward_prefetch\": \"late\""),
              "options.fsdp_backward_prefetch: must be pre or post, got \"late\"", false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"grad_accum\": \"separate\""),
+             "options.grad_accum: must be fused, add, add_fp32, cast_add_fp32 or autograd, got "
+             "\"separate\"",
+             false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"grad_accum\": 2"), "grad_accum", false);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"precision\": \"int4\""),
              "options.precision: must be bf16, fp16, fp32 or fp8, got \"int4\"", false);
   expect_bad(mutate(b, sizeof b, "\"nodes\": [{\"count\": 1,", "\"nodez\": [{\"count\": 1,"),

@@ -73,7 +73,7 @@ static hs_status_t read_options(const hs_jreader_t *r, const cJSON *obj, const c
   static const char *const known[] = {"recompute", "attention", "sequence_parallel", "zero_stage",
                                       "distributed_optimizer", "precision", "tp_comm_overlap", "dp_overlap",
                                       "context_parallel", "expert_parallel", "fsdp_param_dtype",
-                                      "fsdp_backward_prefetch", "fsdp_shard_grad_op", NULL};
+                                      "fsdp_backward_prefetch", "fsdp_shard_grad_op", "grad_accum", NULL};
   hs_status_t st = HS_OK;
   char buf[16];
   HS_CHECK(hs_json_expect_object(r, obj, path));
@@ -125,6 +125,13 @@ static hs_status_t read_options(const hs_jreader_t *r, const cJSON *obj, const c
     HS_FAIL(hs_error_set(r->err, HS_EINVAL,
                          "%s: %s.fsdp_backward_prefetch: must be pre or post, got \"%s\"", r->file, path,
                          buf));
+  HS_CHECK(hs_json_string(r, obj, path, "grad_accum", false, hs_grad_accum_name(o->grad_accum), buf,
+                          sizeof buf));
+  if (hs_grad_accum_parse(buf, &o->grad_accum) != HS_OK)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL,
+                         "%s: %s.grad_accum: must be fused, add, add_fp32, cast_add_fp32 or autograd, "
+                         "got \"%s\"",
+                         r->file, path, buf));
 cleanup:
   return st;
 }

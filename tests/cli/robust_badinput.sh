@@ -86,6 +86,7 @@ expect2 --precision fp4 -- "${SIMG[@]}" --tp 2 --precision fp4
 expect2 --tp-comm-overlap --sequence-parallel -- "${SIMG[@]}" --tp 2 --tp-comm-overlap
 expect2 "precision (--precision): fp8" A100-SXM4-80GB -- "${SIMG[@]}" --tp 2 --precision fp8
 expect2 --dp-overlap '"maybe"' -- "${SIMG[@]}" --tp 2 --dp-overlap maybe
+expect2 --grad-accum '"separate"' -- "${SIMG[@]}" --tp 2 --grad-accum separate
 expect2 --context-parallel "does not divide the sequence length 2048" -- "${SIMG[@]}" --tp 1 --context-parallel 3
 expect2 --context-parallel "got 0" -- "${SIMG[@]}" --tp 1 --context-parallel 0
 expect2 --expert-parallel "has no MoE experts" -- "${SIMG[@]}" --tp 1 --expert-parallel 2
