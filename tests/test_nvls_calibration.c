@@ -187,6 +187,9 @@ static void test_h100_h200_prediction(void)
       CHECK(def == (S < 462756 ? ring : nv));
       double pred = 1.75 * S / def / 1e9, err = pred / t.busbw_GBps[i] - 1;
       int band = S < 1048576 ? 0 : S < 268435456 ? 1 : 2;
+      if (getenv("HS_NVLS_TABLE"))
+        printf("  %s %.0f %s %.2f %.2f %+.1f%% (nvls alone %.2f)\n", cases[k].file, S,
+               def == nv ? "nvls" : "ring", t.busbw_GBps[i], pred, 100 * err, 1.75 * S / nv / 1e9);
       band_max[band] = fmax(band_max[band], fabs(err));
       if (band == 2) {
         n_large++;
