@@ -24,6 +24,8 @@
  * nvls_latency_ns (the measured fixed cost of NVLS, NCCL's channel setup and
  * multimem round trips included) instead of the path latency:
  *   T = L_nvls + (n + 1) S / (n B_nvls).
+ * The links' byte counters then count that port occupancy (x GBps /
+ * nvls_GBps), not the payload.
  *
  * Invariants: every device of the group on one node (else HS_EUNSUPPORTED),
  * and every GPU port on the neighbour paths an NVLink SHARP port
