@@ -3,7 +3,9 @@
  * interconnect of clusters/links.json from its stored nccl-tests files and
  * print the catalog's numbers beside the re-fit, the datasheet figure and
  * the measured-against-predicted busbw at the largest size; list the
- * uncalibrated entries. Exit 1 when a re-fit disagrees with the catalog by
+ * uncalibrated entries; then every NVLS fit (nvls_GBps / nvls_latency_us
+ * from its published busbw table, hs_link_refit_nvls; the "nominal" column
+ * is the port's GBps). Exit 1 when a re-fit disagrees with the catalog by
  * more than its printed rounding (0.1%), so the catalog cannot drift from its
  * data (docs/network.md "Calibrated interconnects").
  */
@@ -71,6 +73,33 @@ int hs_cmd_calibrate_links(int argc, char **argv)
     }
     printf("%s\n", ok ? "" : "  MISMATCH: links.json disagrees with its files");
     hs_nt_import_destroy(&im);
+  }
+  for (size_t i = 0; i < cat.n; i++) {
+    const hs_interconnect_t *l = &cat.links[i];
+    if (!l->nvls_fit_file[0])
+      continue;
+    hs_busbw_table_t t;
+    hs_nvls_fit_t f;
+    st = hs_link_refit_nvls(l, od ? od->value : NULL, &t, &f, &err);
+    if (st != HS_OK) {
+      hs_busbw_table_destroy(&t);
+      hs_link_catalog_destroy(&cat);
+      return hs_cli_fail(&err, st);
+    }
+    bool ok = fabs(f.GBps - l->nvls_GBps) <= REFIT_REL_TOL * l->nvls_GBps &&
+              fabs(f.latency_us - l->nvls_latency_us) <= REFIT_REL_TOL * fmax(l->nvls_latency_us, 1.0);
+    n_bad += !ok;
+    char cat_s[48], fit_s[48];
+    snprintf(cat_s, sizeof cat_s, "%.4g GB/s %.4g us", l->nvls_GBps, l->nvls_latency_us);
+    snprintf(fit_s, sizeof fit_s, "%.4g GB/s %.4g us", f.GBps, f.latency_us);
+    int32_t r = t.n - 1;
+    double n = t.nranks, S = t.size_bytes[r];
+    double T = f.latency_us * 1e-6 + (n + 1) * S / (n * f.GBps * HS_GB);
+    printf("%-18s %-10s %4.0f GB/s %18s %18s %8.1f%%  %s (%d rows >= %.0f B) %.1f/%.1f%s\n", l->name,
+           "nvls", l->GBps, cat_s, fit_s, 100 * f.max_rel, l->nvls_fit_file, f.n_rows,
+           l->nvls_fit_min_bytes, t.busbw_GBps[r], S * hs_nt_busbw_factor(t.coll, t.nranks) / T / HS_GB,
+           ok ? "" : "  MISMATCH: links.json disagrees with its file");
+    hs_busbw_table_destroy(&t);
   }
   printf("uncalibrated (datasheet, no nccl-tests source):");
   const char *sep = " ";

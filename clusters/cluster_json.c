@@ -119,6 +119,8 @@ static hs_status_t read_named_port(const hs_jreader_t *r, const cJSON *p, const 
     ref->latency_us = l->latency_us;
     ref->calibrated = l->calibrated;
     ref->nvls = l->nvls;
+    ref->nvls_GBps = l->nvls_GBps;
+    ref->nvls_latency_us = l->nvls_latency_us;
     c->n_named_links = k + 1;
   }
   *link = (int16_t)(k + 1);

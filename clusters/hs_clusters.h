@@ -168,6 +168,7 @@ typedef struct hs_link_ref {
   double GBps, latency_us;
   bool calibrated;
   bool nvls;            /* the interconnect's "nvls" (NVLink SHARP in the switch) */
+  double nvls_GBps, nvls_latency_us; /* the interconnect's, 0 = not given */
 } hs_link_ref_t;
 
 typedef struct hs_cluster {
@@ -256,6 +257,11 @@ typedef struct hs_interconnect {
   double nominal_GBps;
   bool calibrated;                  /* has fit files: GBps/latency_us are their fit */
   bool nvls;                        /* intra_node only: the switch reduces (NVLink SHARP) */
+  double nvls_GBps, nvls_latency_us;/* nvls only, 0 = not given: what NCCL's NVLS all-reduce
+                                       achieves per GPU port and its fixed cost (coll_nvls.c),
+                                       fitted on nvls_fit_file (docs/network.md "NVLS") */
+  char nvls_fit_file[128];          /* "" = none; relative to clusters/calibration/ */
+  double nvls_fit_min_bytes;        /* the fit uses the rows of at least this size */
   char system[256];
   char source[1024];
   char date[128];
@@ -318,6 +324,8 @@ typedef struct hs_link {
   double latency_ns;    /* added once per traversal */
   bool nvls;            /* GPU port of an NVLink SHARP switch (catalog "nvls"): NCCL's
                            NVLS / NVLS-Tree algorithms are eligible over it */
+  double nvls_GBps;     /* nvls: per-direction rate NCCL's NVLS reaches here; 0 = GBps */
+  double nvls_latency_ns; /* nvls: NVLS all-reduce fixed cost; 0 = the path's latency */
   char label[48];       /* "n3.nic.up", "east->west" for traces */
 } hs_link_t;
 

@@ -22,8 +22,10 @@
 
 static const char *const top_known[] = {"description", "source", "interconnects", NULL};
 static const char *const entry_known[] = {"name", "scope", "GBps", "latency_us", "nominal_GBps",
-                                          "system", "source", "date", "fit", "notes", "nvls", NULL};
+                                          "system", "source", "date", "fit", "notes", "nvls",
+                                          "nvls_GBps", "nvls_latency_us", "nvls_fit", NULL};
 static const char *const fit_known[] = {"gpu", "files", NULL};
+static const char *const nvls_fit_known[] = {"file", "min_bytes", NULL};
 
 static hs_status_t read_bw(const hs_jreader_t *r, const cJSON *o, const char *path, const char *key,
                            double *out)
@@ -73,6 +75,48 @@ cleanup:
   return st;
 }
 
+/* "nvls_GBps", "nvls_latency_us" (both or neither, only with "nvls": true,
+ * nvls_GBps at most GBps: NVLS cannot beat the port it crosses) and
+ * "nvls_fit": {"file", "min_bytes"} (only with both numbers). */
+static hs_status_t read_nvls(const hs_jreader_t *r, const cJSON *e, const char *path, hs_interconnect_t *l)
+{
+  hs_status_t st = HS_OK;
+  const cJSON *fit = NULL;
+  char fpath[256];
+  bool has_bw = cJSON_GetObjectItemCaseSensitive(e, "nvls_GBps") != NULL;
+  bool has_lat = cJSON_GetObjectItemCaseSensitive(e, "nvls_latency_us") != NULL;
+  bool has_fit = cJSON_GetObjectItemCaseSensitive(e, "nvls_fit") != NULL;
+  if ((has_bw || has_lat || has_fit) && !l->nvls)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s.%s: only for an interconnect with \"nvls\": true",
+                        r->file, path, has_bw ? "nvls_GBps" : has_lat ? "nvls_latency_us" : "nvls_fit");
+  if (has_bw != has_lat || (has_fit && !has_bw))
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s: nvls_GBps and nvls_latency_us go together (and "
+                        "nvls_fit needs both); got %s", r->file, path,
+                        has_bw ? "nvls_GBps only" : has_lat ? "nvls_latency_us only" : "nvls_fit only");
+  if (!has_bw)
+    return HS_OK;
+  HS_CHECK(read_bw(r, e, path, "nvls_GBps", &l->nvls_GBps));
+  if (l->nvls_GBps > l->GBps)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.nvls_GBps: %.17g is above the port's GBps %.17g",
+                         r->file, path, l->nvls_GBps, l->GBps));
+  HS_CHECK(hs_json_number(r, e, path, "nvls_latency_us", true, 0.0, HS_JNUM_POSITIVE, HS_LATENCY_MAX_US,
+                          &l->nvls_latency_us));
+  if (!has_fit)
+    return HS_OK;
+  HS_CHECK(hs_json_object(r, e, path, "nvls_fit", true, &fit));
+  hs_json_path(fpath, sizeof fpath, path, "nvls_fit", 0);
+  hs_json_warn_unknown(r, fit, fpath, nvls_fit_known);
+  HS_CHECK(hs_json_string(r, fit, fpath, "file", true, NULL, l->nvls_fit_file, sizeof l->nvls_fit_file));
+  if (!l->nvls_fit_file[0] || strstr(l->nvls_fit_file, "..") || l->nvls_fit_file[0] == '/')
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.file: \"%s\": must be a path inside "
+                         "clusters/calibration/ (not empty, no \"..\", not absolute)", r->file, fpath,
+                         l->nvls_fit_file));
+  HS_CHECK(hs_json_number(r, fit, fpath, "min_bytes", true, 0.0, HS_JNUM_NONNEG, 1e15,
+                          &l->nvls_fit_min_bytes));
+cleanup:
+  return st;
+}
+
 static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char *path, hs_interconnect_t *l)
 {
   hs_status_t st = HS_OK;
@@ -105,6 +149,7 @@ static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char 
   if (l->nvls && l->scope != HS_LINK_SCOPE_INTRA_NODE)
     HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.nvls: true only for an intra_node interconnect "
                          "(an NVLink switch), not scope nic", r->file, path));
+  HS_CHECK(read_nvls(r, e, path, l));
   HS_CHECK(read_fit(r, e, path, l));
 cleanup:
   return st;

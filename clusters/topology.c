@@ -119,6 +119,8 @@ static hs_status_t build_links(const hs_cluster_t *c, hs_topology_t *t)
     set_link(down, HS_LINK_GPU_DOWN, (int32_t)d, 1, n->intra_GBps, n->intra_latency_us / 2);
     const hs_link_ref_t *ref = hs_cluster_node_link(c, c->devices[d].node, false);
     up->nvls = down->nvls = ref && ref->nvls; /* the catalog's NVLink SHARP switch */
+    up->nvls_GBps = down->nvls_GBps = up->nvls ? ref->nvls_GBps : 0.0;
+    up->nvls_latency_ns = down->nvls_latency_ns = up->nvls ? 1e3 * ref->nvls_latency_us : 0.0;
     snprintf(up->label, sizeof up->label, "d%zu.up", d);
     snprintf(down->label, sizeof down->label, "d%zu.down", d);
   }

@@ -203,6 +203,29 @@ hs_status_t hs_estimate_allreduce_line(hs_estimator_t *e, const int32_t *devices
     out->n_algos = 2;
     out->n = n;
     out->nvls = hs_coll_group_nvls(e->topo, devices, n);
+  } else if (def == hs_coll_algo_find("ring") &&
+             (out->nvls_port_GBps = hs_coll_group_nvls_port_GBps_topo(e->topo, devices, n)) > 0) {
+    /* one NVLS node: nvls where NCCL's tuner takes it (hs_coll_algo_choose_paths) */
+    const hs_coll_algo_t *nvls = hs_coll_algo_find("nvls");
+    hs_coll_t cl;
+    hs_coll_init(&cl);
+    cl.op = HS_COLL_ALLREDUCE;
+    cl.algo = nvls;
+    cl.devices = devices;
+    cl.n = n;
+    cl.bytes = 1e6;
+    double s = NAN;
+    hs_status_t st = hs_coll_estimate_topo(e->topo, &cl, &s, NULL);
+    if (st == HS_ENOMEM)
+      return HS_ENOMEM;
+    if (st == HS_OK && isfinite(s)) {
+      if (algo_line(e, nvls, devices, n, &out->a_s[1], &out->b_s_per_byte[1]) != HS_OK)
+        return HS_ENOMEM;
+      out->n_algos = 2;
+      out->n = n;
+    } else {
+      out->nvls_port_GBps = 0.0;
+    }
   }
   return HS_OK;
 }
@@ -215,6 +238,8 @@ double hs_estimate_allreduce_line_s(const hs_allreduce_line_t *l, double bytes)
   if (l->n_algos < 2)
     return ring;
   double tree = l->a_s[1] + l->b_s_per_byte[1] * bytes;
+  if (l->nvls_port_GBps > 0.0)
+    return hs_coll_nvls_preferred(bytes, l->n, l->nvls_port_GBps) ? tree : ring;
   return hs_coll_tree_preferred(ring, l->b_s_per_byte[0] * bytes, tree, l->a_s[1], l->n, l->nvls,
                                 bytes)
              ? tree

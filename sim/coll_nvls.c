@@ -1,7 +1,8 @@
 /*
  * coll_nvls.c - NCCL's NVLS all-reduce (NVLink SHARP) inside one node: the
- * NVSwitch reduces. Explicit choice only ("nvls", hs_coll_algo_find); the
- * default never picks it (docs/network.md, "NVLS").
+ * NVSwitch reduces. Explicit ("nvls", hs_coll_algo_find), and the default
+ * for an all-reduce inside one node of NVLS ports when its estimate beats
+ * the ring's (collective.c, choose_algo; docs/network.md, "NVLS").
  *
  * What moves: NCCL's NVLS kernel gives each of the n GPUs 1/n of the buffer;
  * a multimem load-reduce pulls that chunk from all n GPUs through the switch
@@ -15,6 +16,16 @@
  * traversal); one coupled flow over the n neighbour paths, (n + 1) S / n
  * bytes per sub-flow, so each GPU's up and down port carries one sub-flow:
  *   T = a + (n + 1) S / (n B),  algbw = n / (n + 1) B.
+ * Calibrated ports (hs_link_t.nvls_GBps / nvls_latency_ns > 0, the catalog's
+ * fit of a published NVLS all-reduce table): NVLS reaches only nvls_GBps of
+ * a port of GBps, so each sub-flow carries (n + 1) S / n x GBps / nvls_GBps
+ * (max over the ports: alone it takes (n + 1) S / (n nvls_GBps); under
+ * contention it holds the port that much longer), and a is the ports'
+ * nvls_latency_ns (the measured fixed cost of NVLS, NCCL's channel setup and
+ * multimem round trips included) instead of the path latency:
+ *   T = L_nvls + (n + 1) S / (n B_nvls).
+ * The links' byte counters then count that port occupancy (x GBps /
+ * nvls_GBps), not the payload.
  *
  * Invariants: every device of the group on one node (else HS_EUNSUPPORTED),
  * and every GPU port on the neighbour paths an NVLink SHARP port
@@ -25,8 +36,11 @@
 
 static bool nvls_supports(hs_coll_op_t op) { return op == HS_COLL_ALLREDUCE; }
 
-/* HS_OK when the path d -> e crosses only NVLS GPU ports (and no NIC). */
-static hs_status_t check_path(hs_coll_builder_t *b, int32_t i, int32_t d, int32_t e)
+/* HS_OK when the path d -> e crosses only NVLS GPU ports (and no NIC);
+ * raises *scale to the ports' GBps / nvls_GBps and *lat_ns to their
+ * nvls_latency_ns (*calibrated false when a port lacks either). */
+static hs_status_t check_path(hs_coll_builder_t *b, int32_t i, int32_t d, int32_t e, double *scale,
+                              double *lat_ns, bool *calibrated)
 {
   hs_path_t p;
   hs_status_t st = b->paths->path(b->paths->ctx, d, e, &p);
@@ -41,6 +55,12 @@ static hs_status_t check_path(hs_coll_builder_t *b, int32_t i, int32_t d, int32_
                           "(an interconnect with \"nvls\"); the path from device %d to %d "
                           "crosses link %d (%s), which is not one",
                           i, d, e, (int)p.links[h], l->label);
+    if (l->nvls_GBps > 0.0 && l->nvls_latency_ns > 0.0) {
+      *scale = HS_MAX(*scale, l->GBps / l->nvls_GBps);
+      *lat_ns = HS_MAX(*lat_ns, l->nvls_latency_ns);
+    } else {
+      *calibrated = false;
+    }
   }
   return HS_OK;
 }
@@ -65,10 +85,14 @@ static hs_status_t nvls_build(hs_coll_builder_t *b, const hs_coll_t *c, int32_t 
                           "coll.devices: nvls all-reduce runs inside one node (devices[0] is on "
                           "node %d, devices[%d] on node %d)",
                           b->tmp[0], i, b->tmp[i]);
+  double scale = 1.0, nvls_lat = 0.0;
+  bool calibrated = true;
   for (int32_t i = 0; i < n; i++)
-    if ((st = check_path(b, i, d[i], d[(i + 1) % n])) != HS_OK)
+    if ((st = check_path(b, i, d[i], d[(i + 1) % n], &scale, &nvls_lat, &calibrated)) != HS_OK)
       return st;
-  if ((st = hs__builder_flow(b, (n + 1.0) * S / n)) != HS_OK)
+  if (!calibrated)
+    scale = 1.0;
+  if ((st = hs__builder_flow(b, (n + 1.0) * S / n * scale)) != HS_OK)
     return st;
   double lat = 0.0;
   for (int32_t i = 0; i < n; i++) {
@@ -77,7 +101,7 @@ static hs_status_t nvls_build(hs_coll_builder_t *b, const hs_coll_t *c, int32_t 
       return st;
     lat = HS_MAX(lat, a);
   }
-  b->latency_ns = lat;
+  b->latency_ns = calibrated ? nvls_lat : lat;
   return HS_OK;
 }
 

@@ -2,8 +2,8 @@
  * collective.c - the collective layer: validation, the phase builder, the
  * phase driver that runs an algorithm's phases on the network, the generic
  * uncontended-time evaluator behind every estimate_s, and the algorithm
- * table, and the size-aware default (ring or tree across nodes, by the
- * closed forms). The algorithms (coll_ring.c, coll_tree.c, coll_hier.c,
+ * table, and the size-aware default (ring or tree across nodes, ring or
+ * nvls inside an NVLink SHARP node, by the closed forms). The algorithms (coll_ring.c, coll_tree.c, coll_hier.c,
  * coll_node_ring.c, coll_node_tree.c, coll_direct.c) only describe phases; simulation and estimate both consume
  * those descriptions, so they cannot disagree on the decomposition.
  *
@@ -393,25 +393,85 @@ static double nccl_tree_correction(double bytes)
   return l < 23 ? simple[l] : 1.0;
 }
 
-/* True when every GPU port on the group's ring paths is an NVLink SHARP
- * switch port (hs_link_t.nvls, the catalog's "nvls"). */
-bool hs_coll_group_nvls_paths(const hs_net_paths_t *ps, const int32_t *d, int32_t n)
+/* The slowest GPU port on the group's ring paths when every GPU port there
+ * is an NVLink SHARP switch port (hs_link_t.nvls, the catalog's "nvls"),
+ * else 0. */
+double hs_coll_group_nvls_port_GBps(const hs_net_paths_t *ps, const int32_t *d, int32_t n)
 {
-  bool any = false;
+  double port = INFINITY;
+  if (!ps || !ps->path || !d)
+    return 0.0;
   for (int32_t i = 0; i < n; i++) {
     hs_path_t p;
     if (ps->path(ps->ctx, d[i], d[(i + 1) % n], &p) != HS_OK)
-      return false;
+      return 0.0;
     for (int32_t h = 0; h < p.n; h++) {
       const hs_link_t *l = &ps->links[p.links[h]];
       if (l->kind == HS_LINK_GPU_UP || l->kind == HS_LINK_GPU_DOWN) {
         if (!l->nvls)
-          return false;
-        any = true;
+          return 0.0;
+        port = HS_MIN(port, l->GBps);
       }
     }
   }
-  return any;
+  return isfinite(port) ? port : 0.0;
+}
+
+bool hs_coll_group_nvls_paths(const hs_net_paths_t *ps, const int32_t *d, int32_t n)
+{
+  return hs_coll_group_nvls_port_GBps(ps, d, n) > 0.0;
+}
+
+/* NCCL's tuner on one node (tuning.cc at b6475625, ncclTopoTuneModel, Hopper
+ * index, NVLink hardware latencies; ncclTopoGetAlgoTime: time = latency +
+ * bytes / algbw), all-reduce of n ranks, nsteps = 2 (n - 1):
+ *   NVLS  (Simple only): latency hwLat 23 us (no base), algbw = 5/6 busBw;
+ *   Ring LL:     6.6 + nsteps 0.6 us, busBw min(llMaxBw 87.7, busBw / 4);
+ *   Ring LL128: 14.0 + nsteps 1.9 us, busBw 0.92 busBw;
+ *   Ring Simple: 8.4 + nsteps 3.4 us, busBw;
+ * ring algbw = busBw n / nsteps. busBw (nChannels x per-channel bandwidth of
+ * each algorithm's graph) is taken as the GPU port's GBps for both (hetsim
+ * has no channels; the LL128 per-channel cap is not modelled). */
+bool hs_coll_nvls_preferred(double bytes, int32_t n, double port_GBps)
+{
+  if (n < 2 || !(port_GBps > 0.0) || !(bytes > 0.0))
+    return false;
+  double steps = 2.0 * (n - 1), ratio = n / steps, B = port_GBps * HS_GB;
+  double t_nvls = 23e-6 + bytes / (B * 5.0 / 6.0);
+  double t_ll = (6.6 + steps * 0.6) * 1e-6 + bytes / (HS_MIN(87.7 * HS_GB, B / 4.0) * ratio);
+  double t_ll128 = (14.0 + steps * 1.9) * 1e-6 + bytes / (0.92 * B * ratio);
+  double t_simple = (8.4 + steps * 3.4) * 1e-6 + bytes / (B * ratio);
+  return t_nvls < HS_MIN(t_ll, HS_MIN(t_ll128, t_simple));
+}
+
+/* An all-reduce whose default is the plain ring (one node, or one rank per
+ * node) runs as nvls when every GPU port of the group is an NVLink SHARP
+ * port, the group lies in one node (else nvls refuses and the ring stays),
+ * and NCCL's tuner prefers NVLS at this size (hs_coll_nvls_preferred): NCCL
+ * enables NVLS on one node of NVLS-capable NVSwitch GPUs (tuning.cc at
+ * b6475625, ncclTopoTuneModel: NVLS is disabled only across nodes without
+ * CollNet) and runs each call with the algorithm and protocol of least
+ * tuner time. As for ring or tree across nodes, the tuner picks and the
+ * links decide how long it takes (nvls with its fitted NVLS figures, the
+ * ring with the port's). NULL only when out of memory. */
+static const hs_coll_algo_t *choose_nvls(hs_coll_builder_t *b, const hs_coll_t *c)
+{
+  hs_error_t *saved = b->err;
+  b->err = NULL;
+  hs_status_t st = coll_validate(b, c, &hs_coll_ring);
+  b->err = saved;
+  if (st == HS_ENOMEM)
+    return NULL;
+  double port = st == HS_OK ? hs_coll_group_nvls_port_GBps(b->paths, c->devices, c->n) : 0.0;
+  if (!hs_coll_nvls_preferred(c->bytes, c->n, port))
+    return &hs_coll_ring; /* its own validation reports a bad group */
+  b->err = NULL;
+  double t_nvls = NAN;
+  st = estimate_with(b, &hs_coll_nvls, c, &t_nvls);
+  b->err = saved;
+  if (st == HS_ENOMEM)
+    return NULL;
+  return st == HS_OK ? &hs_coll_nvls : &hs_coll_ring;
 }
 
 /* The size-aware choice (hs_coll_algo_choose_paths): an all-reduce whose
@@ -432,6 +492,8 @@ bool hs_coll_group_nvls_paths(const hs_net_paths_t *ps, const int32_t *d, int32_
 static const hs_coll_algo_t *choose_algo(hs_coll_builder_t *b, const hs_coll_t *c)
 {
   const hs_coll_algo_t *a = default_algo(b, c->op, c->devices, c->n);
+  if (a == &hs_coll_ring && c->op == HS_COLL_ALLREDUCE)
+    return choose_nvls(b, c);
   if (a != &hs_coll_node_ring || c->op != HS_COLL_ALLREDUCE)
     return a;
   hs_error_t *saved = b->err;

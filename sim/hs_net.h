@@ -239,8 +239,10 @@ const hs_coll_algo_t *hs_coll_algo_default_paths(const hs_net_paths_t *paths, hs
 /* The algorithm a collective with c->algo == NULL runs: the default above,
  * except that an all-reduce across nodes (node_ring by default) runs
  * node_tree when its uncontended time (estimate_s, the closed forms) is
- * strictly smaller for c->bytes, as NCCL's tuner picks Tree or Ring by size
- * (docs/network.md). O(n) path queries. NULL when out of memory. */
+ * strictly smaller for c->bytes, as NCCL's tuner picks Tree or Ring by size,
+ * and an all-reduce inside one node whose GPU ports are all NVLS runs nvls
+ * where NCCL's tuner prefers it (hs_coll_nvls_preferred; docs/network.md).
+ * O(n) path queries. NULL when out of memory. */
 const hs_coll_algo_t *hs_coll_algo_choose_paths(const hs_net_paths_t *paths, const hs_coll_t *c);
 
 /* The rule inside hs_coll_algo_choose_paths, for callers that hold the two
@@ -254,6 +256,14 @@ bool hs_coll_tree_preferred(double t_ring_s, double x_ring_s, double t_tree_s, d
 /* True when every GPU port on the group's ring paths is an NVLink SHARP
  * port (hs_link_t.nvls); false on a path error. O(n) path queries. */
 bool hs_coll_group_nvls_paths(const hs_net_paths_t *paths, const int32_t *devices, int32_t n);
+/* The slowest GPU port (GBps) of such a group, 0 when a port lacks nvls. */
+double hs_coll_group_nvls_port_GBps(const hs_net_paths_t *paths, const int32_t *devices, int32_t n);
+double hs_coll_group_nvls_port_GBps_topo(const hs_topology_t *topo, const int32_t *devices, int32_t n);
+/* NCCL's tuner rule inside one node (tuning.cc constants, docs/network.md
+ * "NVLS inside a node"): true when NVLS's tuner time for an all-reduce of
+ * `bytes` per rank over n ranks is below the ring's best protocol's, with
+ * the port's GBps as both algorithms' bus bandwidth. O(1). */
+bool hs_coll_nvls_preferred(double bytes, int32_t n, double port_GBps);
 bool hs_coll_group_nvls(const hs_topology_t *topo, const int32_t *devices, int32_t n);
 
 typedef void (*hs_coll_done_fn)(hs_coll_t *c);

@@ -78,3 +78,9 @@ bool hs_coll_group_nvls(const hs_topology_t *topo, const int32_t *devices, int32
   hs_net_paths_t p = topo_paths(topo);
   return hs_coll_group_nvls_paths(&p, devices, n);
 }
+
+double hs_coll_group_nvls_port_GBps_topo(const hs_topology_t *topo, const int32_t *devices, int32_t n)
+{
+  hs_net_paths_t p = topo_paths(topo);
+  return hs_coll_group_nvls_port_GBps(&p, devices, n);
+}

@@ -520,7 +520,8 @@ static void test_hap_collectives(void)
 /* NVLS all-reduce inside one node (coll_nvls.c): each GPU port carries
  * (n + 1) S / n per direction (load-reduce: S out, S/n in; multicast store:
  * S/n out, S in), latency one switch traversal a:
- *   T = a + (n + 1) S / (n B). */
+ *   T = a + (n + 1) S / (n B);
+ * the default takes it where it is faster than the ring. */
 static void test_nvls(void)
 {
   const double a = 3000, S = 256e6, B = 450 * GB;
@@ -529,10 +530,26 @@ static void test_nvls(void)
   for (int n = 2; n <= 8; n *= 2) {
     CHECK_NS(sim_one(&r, "nvls", HS_COLL_ALLREDUCE, seq, n, S, NULL),
              a / NS + (n + 1.0) * S / (n * B), 2);
-    /* explicit only: the default inside a node stays the ring */
+    /* the default inside an NVLS node follows NCCL's tuner (collective.c,
+     * choose_nvls): at 256 MB nvls for n = 4 and 8, the ring for n = 2
+     * (below) */
     CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, n, S, NULL),
-             2 * (n - 1) * (a / NS + S / (n * B)), 2);
+             n > 2 ? a / NS + (n + 1.0) * S / (n * B) : 2 * (n - 1) * (a / NS + S / (n * B)), 2);
   }
+  /* NCCL's tuner (tuning.cc constants) with busBw B = 450 GB/s: NVLS
+   * 23 us + S / (5/6 B) against Ring LL (6.6 + 0.6 x 2(n-1)) us +
+   * S / (min(87.7, B/4) n / (2(n-1))) GB/s; LL128 and Simple never win
+   * for n >= 4 (higher latency, lower algbw than NVLS: B n / (2(n-1)) <=
+   * 2/3 B < 5/6 B). Crossovers, by hand: n = 8: 8 us / (1/50.114 - 1/375)
+   * ns/B = 462756 B; n = 4: 886605 B. n = 2: Ring Simple (15.2 us, algbw B)
+   * beats NVLS (23 us, 5/6 B) at every size, so NVLS is never chosen. */
+  static const double cross[2][2] = {{4, 886605}, {8, 462756}};
+  for (int i = 0; i < 2; i++) {
+    CHECK(!hs_coll_nvls_preferred(cross[i][1] * 0.999, (int32_t)cross[i][0], 450));
+    CHECK(hs_coll_nvls_preferred(cross[i][1] * 1.001, (int32_t)cross[i][0], 450));
+  }
+  CHECK(!hs_coll_nvls_preferred(1e6, 2, 450) && !hs_coll_nvls_preferred(1e9, 2, 450));
+  CHECK(!hs_coll_nvls_preferred(1e9, 1, 450) && !hs_coll_nvls_preferred(1e9, 8, 0));
   /* 8 ranks at large sizes: algbw 8/9 B, busbw 2 (7/8) (8/9) 450 = 700 GB/s */
   double t = sim_one(&r, "nvls", HS_COLL_ALLREDUCE, seq, 8, 64e9, NULL);
   CHECK_MSG(fabs(1.75 * 64e9 / t / GB - 700) < 0.05, "busbw %.3f", 1.75 * 64e9 / t / GB);
@@ -555,6 +572,32 @@ static void test_nvls(void)
   hs_error_init(&err);
   CHECK(hs_coll_start(r.net, &c, &err) == HS_EUNSUPPORTED);
   CHECK_CONTAINS(err.msg, "needs NVLink SHARP GPU ports");
+  /* without NVLS ports the default stays the ring */
+  CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, 8, S, NULL), 14 * (a / NS + S / (8 * B)), 2);
+  run_close(&r);
+  /* calibrated NVLS ports (hs_link_t.nvls_GBps / nvls_latency_ns, the
+   * catalog's fit): NVLS reaches 300 of the port's 450 GB/s after 40 us,
+   *   T = 40 us + 9 S / (8 x 300 GB/s);
+   * the tuner (above: 462756 B on 8 ranks) picks the ring (a = 1 us per
+   * step) at 64 kB and nvls from 1 MB, whichever is faster here. */
+  const double a1 = 1000, Bn = 300 * GB, L = 40e-6;
+  hs_engine_init(&r.eng, NULL);
+  tfab_build(&r.fab, 1, 8, 450, a1 / 2, 50, 4000);
+  for (int d = 0; d < 8; d++)
+    for (int k = 0; k < 2; k++) {
+      hs_link_t *l = &r.fab.links[k ? tfab_down(&r.fab, d) : tfab_up(&r.fab, d)];
+      l->nvls = true;
+      l->nvls_GBps = 300;
+      l->nvls_latency_ns = 40000;
+    }
+  r.net = tfab_net(&r.fab, &r.eng);
+  static const double sizes[] = {64e3, 1e6, 64e6, 1e9};
+  for (size_t i = 0; i < HS_ARRAY_LEN(sizes); i++) {
+    double Si = sizes[i];
+    double ring = 14 * (a1 / NS + Si / (8 * B)), nv = L + 9 * Si / (8 * Bn);
+    CHECK_NS(sim_one(&r, "nvls", HS_COLL_ALLREDUCE, seq, 8, Si, NULL), nv, 2);
+    CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, 8, Si, NULL), Si < 462756 ? ring : nv, 2);
+  }
   run_close(&r);
 }
 

@@ -187,7 +187,7 @@ static void test_names_and_defaults(void)
   for (size_t i = 0; hs_coll_algos[i]; i++)
     CHECK(hs_coll_algo_find(hs_coll_algos[i]->name) == hs_coll_algos[i]);
   CHECK(hs_coll_algo_find("collnet") == NULL);
-  CHECK(hs_coll_algo_find("nvls") != NULL); /* coll_nvls.c, explicit only */
+  CHECK(hs_coll_algo_find("nvls") != NULL); /* coll_nvls.c */
   tfab_t fab;
   tfab_build(&fab, 2, 4, 100, 1000, 25, 5000);
   hs_net_paths_t p = tfab_paths(&fab);

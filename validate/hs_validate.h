@@ -612,6 +612,41 @@ void hs_nt_import_print(const hs_nt_import_t *im, FILE *out);
 hs_status_t hs_link_refit(const hs_interconnect_t *l, const char *calib_dir, hs_nt_import_t *im,
                           double *GBps, double *latency_us, hs_error_t *err);
 
+/* A published bus-bandwidth table (validate/busbw_table.c: size and busbw
+ * per row, as benchmark reports print them, no times). */
+typedef struct hs_busbw_table {
+  char file[256];
+  hs_nt_coll_t coll;
+  char algorithm[16]; /* "nvls", "ring", "tree" or "default" */
+  int32_t nranks;
+  char gpu[64];
+  double *size_bytes, *busbw_GBps; /* owned, n rows, sizes increasing */
+  int32_t n;
+} hs_busbw_table_t;
+void hs_busbw_table_init(hs_busbw_table_t *t);
+void hs_busbw_table_destroy(hs_busbw_table_t *t);
+/* Errors name the file, the line and the value (HS_EINVAL). O(size). */
+hs_status_t hs_busbw_table_parse(const char *text, const char *file, hs_busbw_table_t *t,
+                                 hs_error_t *err);
+hs_status_t hs_busbw_table_load(const char *path, hs_busbw_table_t *t, hs_error_t *err);
+/* Row i's time (s): size x nccl-tests' busbw factor / busbw. */
+double hs_busbw_table_time_s(const hs_busbw_table_t *t, int32_t i);
+
+/* NCCL's NVLS all-reduce fitted on a table (rows of at least min_bytes) with
+ * the model of sim/coll_nvls.c: per-port rate and fixed cost. */
+typedef struct hs_nvls_fit {
+  double GBps, latency_us;
+  double med_rel, max_rel; /* |line - t| / t over the fitted rows */
+  int32_t n_rows;
+} hs_nvls_fit_t;
+hs_status_t hs_nvls_fit(const hs_busbw_table_t *t, double min_bytes, hs_nvls_fit_t *out,
+                        hs_error_t *err);
+/* Re-fits an interconnect's nvls_GBps / nvls_latency_us from its nvls_fit
+ * file (`calib_dir`/file; NULL: hs_data_dir()/clusters/calibration); *t is
+ * initialised by the call and destroyed by the caller. */
+hs_status_t hs_link_refit_nvls(const hs_interconnect_t *l, const char *calib_dir, hs_busbw_table_t *t,
+                               hs_nvls_fit_t *out, hs_error_t *err);
+
 /* A measured training run with what is needed to simulate it: run.json,
  * written by `hetsim import megatron-log`, read by `hetsim validate --run`. */
 typedef struct hs_run_plan {

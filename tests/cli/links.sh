@@ -17,6 +17,21 @@ die() { echo "FAIL: $*" >&2; fail=1; }
 grep -q '^NVLink3-NVSwitch .*a100_sxm4_1x8_all_reduce.txt 231.7/' "$tmp/out" || die "no NVLink3 row: $(cat "$tmp/out")"
 grep -q '^HDR-IB-8x200 .*a100_sxm4_2x8_all_reduce.txt 182.8/' "$tmp/out" || die "no HDR row: $(cat "$tmp/out")"
 grep -q 'uncalibrated (datasheet, no nccl-tests source): NVLink4-NVSwitch' "$tmp/out" || die "no uncalibrated list"
+# the NVLS fit of NVLink4-NVSwitch on the published H100 table (478.87 GB/s at 8 GiB)
+grep -q '^NVLink4-NVSwitch   nvls .*azure_nd_h100_v5_nvls_all_reduce.txt (14 rows >= 1048576 B) 478.9/' "$tmp/out" \
+  || die "no NVLS row: $(cat "$tmp/out")"
+# an nvls_GBps that is not its table's fit: exit 1
+jq '(.interconnects[] | select(.name == "NVLink4-NVSwitch") | .nvls_GBps) = 300' "$src/clusters/links.json" >"$tmp/nv.json"
+"$bin" calibrate links --links "$tmp/nv.json" --calibration-dir "$src/clusters/calibration" >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] || die "tampered nvls_GBps: exit $rc"
+grep -q 'NVLink4-NVSwitch   nvls .*MISMATCH' "$tmp/out" || die "no NVLS MISMATCH: $(cat "$tmp/out")"
+# a broken busbw table: exit 2 naming the file and line
+mkdir -p "$tmp/cal/nccl-tests"
+cp "$src"/clusters/calibration/nccl-tests/*.txt "$tmp/cal/nccl-tests/"
+sed -i 's/^2048 0.14 2K$/2048 fast 2K/' "$tmp/cal/nccl-tests/azure_nd_h100_v5_nvls_all_reduce.txt"
+"$bin" calibrate links --calibration-dir "$tmp/cal" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] || die "broken busbw table: exit $rc"
+grep -q 'azure_nd_h100_v5_nvls_all_reduce.txt:[0-9]*: busbw_GBps "fast"' "$tmp/err" || die "broken table message: $(cat "$tmp/err")"
 
 # a catalog value that is not its files' fit: exit 1
 jq '.interconnects[0].GBps = 250' "$src/clusters/links.json" >"$tmp/links.json"
