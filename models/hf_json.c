@@ -408,6 +408,44 @@ static const hf_family_spec_t hf_families[] = {
                  .arch = HS_ARCH_ENCODER, .norm = HS_NORM_LAYERNORM, .finish = bert_finish},
 };
 
+/* Dropout probabilities each family's HF config carries, with HF's defaults
+ * (transformers' *Config classes). The Llama family's models (Llama,
+ * Mistral, Mixtral, Qwen2) have no residual or embedding dropout at all,
+ * only attention_dropout. A model whose every probability is 0 trains
+ * without dropout (cfg.no_dropout: no masks saved or written); any nonzero
+ * one keeps the full dropout accounting (an attention-only dropout is
+ * counted as full dropout). */
+typedef struct hf_dropout_key {
+  const char *key;
+  double def;
+} hf_dropout_key_t;
+
+#define HF_DROPOUT_KEYS_MAX 3
+static const hf_dropout_key_t hf_dropout_keys[][HF_DROPOUT_KEYS_MAX] = {
+    [HF_LLAMA] = {{"attention_dropout", 0.0}},
+    [HF_GPT2] = {{"resid_pdrop", 0.1}, {"embd_pdrop", 0.1}, {"attn_pdrop", 0.1}},
+    [HF_NEOX] = {{"hidden_dropout", 0.0}, {"attention_dropout", 0.0}},
+    [HF_OPT] = {{"dropout", 0.1}, {"attention_dropout", 0.0}},
+    [HF_BERT] = {{"hidden_dropout_prob", 0.1}, {"attention_probs_dropout_prob", 0.1}},
+};
+
+static hs_status_t read_dropout(const hs_jreader_t *r, const cJSON *root, hf_family_t fam,
+                                bool *no_dropout)
+{
+  hs_status_t st = HS_OK;
+  bool any = false;
+  for (size_t i = 0; i < HF_DROPOUT_KEYS_MAX && hf_dropout_keys[fam][i].key; i++) {
+    const hf_dropout_key_t *k = &hf_dropout_keys[fam][i];
+    double p = k->def;
+    if (present(root, k->key))
+      HS_CHECK(hs_json_number_in(r, root, "", k->key, false, k->def, 0.0, 1.0, &p));
+    any = any || p > 0.0;
+  }
+  *no_dropout = !any;
+cleanup:
+  return st;
+}
+
 /* Reads rows[0..n) in order into *d, recording each generator field's key as
  * its name. A null value counts as absent. O(n). */
 static hs_status_t read_fields(const hs_jreader_t *r, const cJSON *root, const hf_field_t *rows,
@@ -458,6 +496,7 @@ static hs_status_t read_family(const hs_jreader_t *r, const cJSON *root, hf_doc_
     c->act = HS_ACT_SWIGLU;
   if (fam->finish)
     HS_CHECK(fam->finish(r, root, d));
+  HS_CHECK(read_dropout(r, root, d->arch->family, &c->no_dropout));
   c->arch = fam->arch;
   c->norm = fam->norm;
   c->max_positions = fam->rotary ? 0 : d->positions + fam->pos_offset;

@@ -155,6 +155,43 @@ static void test_bert(void)
   hs_model_destroy(&m);
 }
 
+/* Dropout from the configs' own probabilities: the Llama family (no
+ * residual dropout in HF's code, attention_dropout 0.0) and Pythia/NeoX
+ * (0.0 by default) train without it; GPT-2, OPT and BERT ship 0.1. A
+ * probability outside [0, 1] is refused naming the key. */
+static void test_dropout(void)
+{
+  static const struct {
+    const char *name;
+    bool no_dropout;
+  } cases[] = {{"llama2-7b", true},  {"mistral-7b", true},   {"mixtral-8x7b", true},
+               {"qwen2-7b", true},   {"pythia-160m", true},  {"gpt2", false},
+               {"opt-1.3b", false},  {"bert-base-uncased", false}};
+  for (size_t i = 0; i < HS_ARRAY_LEN(cases); i++) {
+    hs_model_t m;
+    load_params(cases[i].name, 0, &m);
+    CHECK_MSG(m.cfg.no_dropout == cases[i].no_dropout, "%s", cases[i].name);
+    hs_model_destroy(&m);
+  }
+  const char *g0 = "{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, \"n_head\": 4,"
+                   " \"vocab_size\": 100, \"n_positions\": 128, \"resid_pdrop\": 0.0,"
+                   " \"embd_pdrop\": 0, \"attn_pdrop\": 0.0}";
+  hs_model_t m;
+  hs_error_t err;
+  hs_error_init(&err);
+  CHECK_MSG(hs_model_parse_hf_config(g0, "g0.json", 0, &m, &err) == HS_OK, "%s", err.msg);
+  CHECK(m.cfg.no_dropout);
+  hs_model_destroy(&m);
+  const char *bad = "{\"model_type\": \"bert\", \"hidden_size\": 64, \"num_hidden_layers\": 2,"
+                    " \"num_attention_heads\": 4, \"vocab_size\": 100,"
+                    " \"hidden_dropout_prob\": 1.5}";
+  CHECK(hs_model_parse_hf_config(bad, "bad.json", 0, &m, &err) != HS_OK);
+  CHECK_CONTAINS(err.msg, "bad.json");
+  CHECK_CONTAINS(err.msg, "hidden_dropout_prob");
+  CHECK_CONTAINS(err.msg, "1.5");
+  hs_model_destroy(&m);
+}
+
 static void test_detection(void)
 {
   hs_model_t m;
@@ -230,6 +267,7 @@ int main(void)
   HS_RUN(test_neox);
   HS_RUN(test_opt);
   HS_RUN(test_bert);
+  HS_RUN(test_dropout);
   HS_RUN(test_detection);
   HS_TEST_END();
 }
