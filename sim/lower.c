@@ -639,23 +639,30 @@ static const hs_plan_stage_t *exec_stage(const hs_plan_t *plan, const hs_exec_t 
   return &pl->stages[ch * (pl->n_stages / x->v) + x->rank];
 }
 
+/* Parameters of op (in stage chunk stg) that executor ex holds: its TP
+ * split, its SPMD slice, or its 1/E of the experts; tied copies apart. */
+static double op_params_held(const hs_model_t *m, const hs_plan_stage_t *stg, const hs_exec_t *ex,
+                             const spmd_op_t *spmd, int32_t EP, int32_t op)
+{
+  double div = (m->ops[op].tp_split == HS_TP_REPLICATE) ? 1.0 : ex->tp;
+  if (ex->group >= 0 && spmd[op].sharded_params)
+    return m->ops[op].params * stg->replicas[ex->replica].share;
+  if (EP > 1 && m->ops[op].kind == HS_OP_MOE_EXPERT)
+    return m->ops[op].params / div / EP;
+  return m->ops[op].params / div;
+}
+
 /* Parameters executor ex holds of stage chunk stg, counted as
- * params_per_device counts them (TP split, SPMD slices, 1/E of the
- * experts, tied copies): what its gradient accumulation pass reads. */
+ * params_per_device counts them (op_params_held plus tied copies): what its
+ * gradient accumulation pass reads. */
 static double chunk_params(const hs_model_t *m, const hs_plan_stage_t *stg, const hs_exec_t *ex,
                            const spmd_op_t *spmd, const holder_list_t *holders, int32_t EP)
 {
   double p = 0.0;
   for (int32_t op = stg->op_first; op < stg->op_last; op++) {
-    double div = (m->ops[op].tp_split == HS_TP_REPLICATE) ? 1.0 : ex->tp;
-    if (ex->group >= 0 && spmd[op].sharded_params)
-      p += m->ops[op].params * stg->replicas[ex->replica].share;
-    else if (EP > 1 && m->ops[op].kind == HS_OP_MOE_EXPERT)
-      p += m->ops[op].params / div / EP;
-    else
-      p += m->ops[op].params / div;
+    p += op_params_held(m, stg, ex, spmd, EP, op);
     if (tied_copy(m, holders, op))
-      p += m->ops[op].tied_params / div;
+      p += m->ops[op].tied_params / ((m->ops[op].tp_split == HS_TP_REPLICATE) ? 1.0 : ex->tp);
   }
   return p;
 }
@@ -885,13 +892,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
           HS_FAIL(HS_ENOMEM);
         h->ids = ni;
         h->ids[h->n++] = x; /* x increases, so the list stays sorted */
-        double div = (m->ops[op].tp_split == HS_TP_REPLICATE) ? 1.0 : ex->tp;
-        if (ex->group >= 0 && spmd[op].sharded_params)
-          ex->params_per_device += m->ops[op].params * stg->replicas[ex->replica].share;
-        else if (EP > 1 && m->ops[op].kind == HS_OP_MOE_EXPERT)
-          ex->params_per_device += m->ops[op].params / div / EP; /* its 1/E of the experts */
-        else
-          ex->params_per_device += m->ops[op].params / div;
+        ex->params_per_device += op_params_held(m, stg, ex, spmd, EP, op);
       }
     }
   }

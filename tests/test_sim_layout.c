@@ -274,6 +274,24 @@ static void test_memory_hand_count(void)
   hs_model_destroy(&m);
 }
 
+/* A one-row published table (4-layer model, 8 A100s, tp2 pp2 dp2, 2 chunks)
+ * whose plan carries `extra` (NULL: nothing) and stage_layers `layers`. */
+static void small_table(char *buf, size_t n, const char *extra, const char *layers)
+{
+  snprintf(buf, n,
+             "{\"table\": \"t\", \"title\": \"small\", \"source\": \"test\", \"date\": \"2026-11-25\","
+             " \"metric\": \"tflops_per_gpu\", \"max_mape\": 0.5,"
+             " \"model\": {\"name\": \"m\", \"transformer\": {\"arch\": \"decoder\", \"layers\": 4,"
+             "   \"hidden\": 1024, \"heads\": 16, \"ffn\": 4096, \"vocab\": 32000, \"seq_len\": 1024}},"
+             " \"cluster\": {\"name\": \"c\", \"sites\": [{\"name\": \"s\", \"nodes\": [{\"count\": 1,"
+             "   \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 8, \"intra_node\": {\"GBps\": 300},"
+             "   \"nic\": {\"GBps\": 25}}]}]},"
+             " \"rows\": [{\"name\": \"a\", \"source\": \"r1\", \"nodes\": 1, \"measured\": 1,"
+             "   \"plan\": {\"tp\": 2, \"pp\": 2, \"dp\": 2, \"microbatch\": 1, \"global_batch\": 8,"
+             "              \"chunks\": 2, %s%s\"stage_layers\": %s}}]}",
+           extra ? extra : "", extra ? ", " : "", layers);
+}
+
 /* The row file's plan.stage_layers. */
 static void test_row_field(void)
 {
@@ -287,18 +305,7 @@ static void test_row_field(void)
       {"7", "stage_layers"},
   };
   for (size_t k = 0; k < HS_ARRAY_LEN(cases); k++) {
-    snprintf(buf, sizeof buf,
-             "{\"table\": \"t\", \"title\": \"small\", \"source\": \"test\", \"date\": \"2026-11-25\","
-             " \"metric\": \"tflops_per_gpu\", \"max_mape\": 0.5,"
-             " \"model\": {\"name\": \"m\", \"transformer\": {\"arch\": \"decoder\", \"layers\": 4,"
-             "   \"hidden\": 1024, \"heads\": 16, \"ffn\": 4096, \"vocab\": 32000, \"seq_len\": 1024}},"
-             " \"cluster\": {\"name\": \"c\", \"sites\": [{\"name\": \"s\", \"nodes\": [{\"count\": 1,"
-             "   \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 8, \"intra_node\": {\"GBps\": 300},"
-             "   \"nic\": {\"GBps\": 25}}]}]},"
-             " \"rows\": [{\"name\": \"a\", \"source\": \"r1\", \"nodes\": 1, \"measured\": 1,"
-             "   \"plan\": {\"tp\": 2, \"pp\": 2, \"dp\": 2, \"microbatch\": 1, \"global_batch\": 8,"
-             "              \"chunks\": 2, \"async_send\": true, \"stage_layers\": %s}}]}",
-             cases[k][0]);
+    small_table(buf, sizeof buf, "\"async_send\": true", cases[k][0]);
     hs_pub_table_t t;
     hs_pub_table_init(&t);
     hs_error_t err;
@@ -326,17 +333,7 @@ static void test_row_field(void)
     hs_pub_table_init(&t);
     hs_error_t err;
     hs_error_init(&err);
-    snprintf(buf, sizeof buf,
-             "{\"table\": \"t\", \"title\": \"small\", \"source\": \"test\", \"date\": \"2026-11-25\","
-             " \"metric\": \"tflops_per_gpu\", \"max_mape\": 0.5,"
-             " \"model\": {\"name\": \"m\", \"transformer\": {\"arch\": \"decoder\", \"layers\": 4,"
-             "   \"hidden\": 1024, \"heads\": 16, \"ffn\": 4096, \"vocab\": 32000, \"seq_len\": 1024}},"
-             " \"cluster\": {\"name\": \"c\", \"sites\": [{\"name\": \"s\", \"nodes\": [{\"count\": 1,"
-             "   \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 8, \"intra_node\": {\"GBps\": 300},"
-             "   \"nic\": {\"GBps\": 25}}]}]},"
-             " \"rows\": [{\"name\": \"a\", \"source\": \"r1\", \"nodes\": 1, \"measured\": 1,"
-             "   \"plan\": {\"tp\": 2, \"pp\": 2, \"dp\": 2, \"microbatch\": 1, \"global_batch\": 8,"
-             "              \"chunks\": 2, \"stage_layers\": [1, 2, 2, 0]}}]}");
+    small_table(buf, sizeof buf, NULL, "[1, 2, 2, 0]");
     CHECK_MSG(hs_pub_table_parse(buf, "t.json", &t, &err) == HS_OK, "%s", err.msg);
     hs_pub_result_t res;
     hs_pub_summary_t sum;
