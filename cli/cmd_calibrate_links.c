@@ -101,7 +101,7 @@ int hs_cmd_calibrate_links(int argc, char **argv)
            ok ? "" : "  MISMATCH: links.json disagrees with its file");
     hs_busbw_table_destroy(&t);
   }
-  printf("uncalibrated (datasheet, no nccl-tests source):");
+  printf("uncalibrated (no nccl-tests fit file):");
   const char *sep = " ";
   for (size_t i = 0; i < cat.n; i++)
     if (!cat.links[i].calibrated) {

@@ -16,7 +16,7 @@ die() { echo "FAIL: $*" >&2; fail=1; }
 "$bin" calibrate links >"$tmp/out" 2>"$tmp/err" || die "calibrate links: exit $? $(cat "$tmp/err")"
 grep -q '^NVLink3-NVSwitch .*a100_sxm4_1x8_all_reduce.txt 231.7/' "$tmp/out" || die "no NVLink3 row: $(cat "$tmp/out")"
 grep -q '^HDR-IB-8x200 .*a100_sxm4_2x8_all_reduce.txt 182.8/' "$tmp/out" || die "no HDR row: $(cat "$tmp/out")"
-grep -q 'uncalibrated (datasheet, no nccl-tests source): NVLink4-NVSwitch' "$tmp/out" || die "no uncalibrated list"
+grep -q 'uncalibrated (no nccl-tests fit file): NVLink4-NVSwitch' "$tmp/out" || die "no uncalibrated list"
 # the NVLS fit of NVLink4-NVSwitch on the published H100 table (478.87 GB/s at 8 GiB)
 grep -q '^NVLink4-NVSwitch   nvls .*azure_nd_h100_v5_nvls_all_reduce.txt (14 rows >= 1048576 B) 478.9/' "$tmp/out" \
   || die "no NVLS row: $(cat "$tmp/out")"
