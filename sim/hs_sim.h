@@ -148,7 +148,21 @@ typedef struct hs_practice {
                                  gather starts after the later unit's backward, exposed;
                                  false (default): BACKWARD_PRE, overlapped (sim/lower.c) */
   hs_grad_accum_t grad_accum; /* default FUSED: no separate accumulation pass */
+  bool grad_reduce_fp32;      /* gradients kept and reduced over DP in fp32 (Megatron
+                                 --accumulate-allreduce-grads-in-fp32, FSDP reduce_dtype
+                                 fp32); false (default): the precision's gradient dtype.
+                                 See hs_practice_grad_bytes */
 } hs_practice_t;
+/* Bytes per gradient element of the data-parallel gradient collectives
+ * (all-reduce, ZeRO reduce-scatter, expert buckets) and of the gradient
+ * buffer in memory: 4 with grad_reduce_fp32 or grad_accum add_fp32 (the
+ * fp32 main_grad Megatron both accumulates and all-reduces), else
+ * hs_precision_grad_bytes(precision). O(1). */
+double hs_practice_grad_bytes(const hs_practice_t *p, hs_dtype_t precision);
+/* "fp32" / "default" for grad_reduce_fp32; parse returns HS_EINVAL on
+ * anything else (s may be NULL). */
+const char *hs_grad_reduce_name(bool fp32);
+hs_status_t hs_grad_reduce_parse(const char *s, bool *fp32);
 /* Bytes per parameter a ZeRO-3 gather moves: fsdp_param_dtype's, or the
  * precision's weight bytes (hs_precision_state_bytes) when unset. */
 double hs_practice_gather_bytes(const hs_practice_t *p, hs_dtype_t precision);
