@@ -102,7 +102,8 @@ typedef enum {
                                  microbatch (Megatron-LM local DDP, --fp16 without
                                  --accumulate-allreduce-grads-in-fp32, before the fusion) */
   HS_GRAD_ACCUM_ADD_FP32,     /* the same into an fp32 main grad (Megatron-LM
-                                 --accumulate-allreduce-grads-in-fp32 or --bf16, unfused) */
+                                 --accumulate-allreduce-grads-in-fp32 or --bf16, unfused);
+                                 that buffer is all-reduced too: implies grad_reduce_fp32 */
   HS_GRAD_ACCUM_CAST_ADD_FP32, /* hp.add_(lp.grad.to(fp32)), every microbatch (DeepSpeed
                                  BF16_Optimizer.update_hp_grads) */
   HS_GRAD_ACCUM_AUTOGRAD,     /* PyTorch AccumulateGrad under DDP no_sync: grad += new in the
