@@ -40,13 +40,14 @@ struct hs_api_report {
  * option text, which the caller may free at once). */
 
 /* The training-practice options of cli/opt_practice.c (kernels, attention,
- * sequence_parallel, tp_comm_overlap, zero_stage, precision), as given:
+ * sequence_parallel, tp_comm_overlap, zero_stage, precision, grad_reduce_dtype), as given:
  * hs__api_practice_apply changes only those, as the CLI's flags do. */
 typedef struct hs__api_practice {
   bool any;                   /* at least one given */
   char kernels[48], attention[16], precision[16]; /* "" = not given */
   int8_t sequence_parallel, tp_comm_overlap;       /* -1 = not given, else 0/1 */
   int32_t zero_stage;                              /* -1 = not given */
+  char grad_reduce_dtype[16];                      /* "" = not given */
 } hs__api_practice_t;
 
 typedef struct hs__api_grid {

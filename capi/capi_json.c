@@ -128,7 +128,7 @@ static hs_status_t decode(const char *text, const char *what, const char *const 
 
 /* The option names of cli/opt_practice.c, for the known-key lists. */
 #define PRACTICE_KEYS "kernels", "attention", "sequence_parallel", "tp_comm_overlap", "zero_stage", \
-                      "precision"
+                      "precision", "grad_reduce_dtype"
 /* The search options of `hetsim plan` and `compare` (cli/cmd_plan.c read_plan_opts). */
 #define PLAN_KEYS "global_batch", "max_microbatch_size", "max_devices", "time_limit", "mip_gap", \
                   "no_recompute", "memory_headroom", "search_practice", PRACTICE_KEYS
@@ -172,8 +172,9 @@ static hs_status_t read_practice(const hs_jreader_t *r, const cJSON *o, hs__api_
   HS_CHECK(get_flag(r, o, "sequence_parallel", &p->sequence_parallel));
   HS_CHECK(get_flag(r, o, "tp_comm_overlap", &p->tp_comm_overlap));
   HS_CHECK(get_int32(r, o, "zero_stage", -1, 0, 3, &p->zero_stage));
+  HS_CHECK(get_string(r, o, "grad_reduce_dtype", "", p->grad_reduce_dtype, sizeof p->grad_reduce_dtype));
   p->any = p->kernels[0] || p->attention[0] || p->precision[0] || p->sequence_parallel >= 0 ||
-           p->tp_comm_overlap >= 0 || p->zero_stage >= 0;
+           p->tp_comm_overlap >= 0 || p->zero_stage >= 0 || p->grad_reduce_dtype[0];
 cleanup:
   return st;
 }
@@ -202,6 +203,9 @@ hs_status_t hs__api_practice_apply(const hs__api_practice_t *p, const char *what
                         "userbuffers overlap works on the sequence-parallel collectives)", what);
   if (p->zero_stage >= 0)
     pr->zero_stage = p->zero_stage;
+  if (p->grad_reduce_dtype[0] && hs_grad_reduce_parse(p->grad_reduce_dtype, &pr->grad_reduce_fp32) != HS_OK)
+    return hs_error_set(err, HS_EINVAL, "%s: grad_reduce_dtype: must be fp32 or default, got \"%s\"", what,
+                        p->grad_reduce_dtype);
   if (p->precision[0] && (!precision || hs_dtype_parse(p->precision, precision) != HS_OK))
     return hs_error_set(err, HS_EINVAL, "%s: precision: must be bf16, fp16, fp8 or fp32, got \"%s\"",
                         what, p->precision);

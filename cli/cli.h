@@ -55,7 +55,8 @@ int hs_cli_double(const hs_opt_t *opts, const char *name, double def, double *ou
       {"sequence-parallel", false, "Megatron sequence parallelism over each TP group"}, \
       {"zero-stage", true, "0|1|2|3: ZeRO / distributed optimizer / FSDP over each DP group"}, \
       {"precision", true, "bf16|fp16|fp8|fp32: GEMM precision (fp8 needs a GPU with fp8 peak)"}, \
-      {"tp-comm-overlap", false, "TP collectives overlapped with GEMMs (Megatron-Core userbuffers; needs --sequence-parallel)"}
+      {"tp-comm-overlap", false, "TP collectives overlapped with GEMMs (Megatron-Core userbuffers; needs --sequence-parallel)"}, \
+      {"grad-reduce-dtype", true, "fp32|default: gradients kept and reduced over DP in fp32 (Megatron --accumulate-allreduce-grads-in-fp32, FSDP reduce_dtype; docs/plan.md)"}
 /* --memory-headroom F (cli/opt_practice.c): the fraction of every GPU's
  * memory no plan may use (hs_plan_opts_t.memory_headroom). */
 #define HS_CLI_HEADROOM_OPT \

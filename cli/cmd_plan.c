@@ -91,7 +91,7 @@ int hs_cmd_plan(int argc, char **argv)
                         "usage: hetsim plan --model M --cluster C --strategy S [--global-batch G]\n"
                         "         [--time-limit S] [--mip-gap G] [--max-microbatch-size B] [--no-recompute]\n"
                         "         [--kernels K] [--attention flash|unfused] [--sequence-parallel]\n"
-                        "         [--zero-stage Z] [--precision P] [--memory-headroom F]\n"
+                        "         [--zero-stage Z] [--precision P] [--grad-reduce-dtype fp32|default] [--memory-headroom F]\n"
                         "         [--no-practice-search] [-o plan.json] [--json]");
   if (rc)
     return rc < 0 ? 0 : rc;
@@ -225,7 +225,7 @@ int hs_cmd_compare(int argc, char **argv)
                         "usage: hetsim compare (--model M --cluster C | --scenario NAME)\n"
                         "         [--strategies a,b,...] [--global-batch G] [--time-limit S]\n"
                         "         [--kernels K] [--attention flash|unfused] [--sequence-parallel]\n"
-                        "         [--zero-stage Z] [--precision P] [--memory-headroom F]\n"
+                        "         [--zero-stage Z] [--precision P] [--grad-reduce-dtype fp32|default] [--memory-headroom F]\n"
                         "         [--no-practice-search] [--baseline S]\n"
                         "         [--format table|csv|json] [--charge used|cluster]");
   if (rc)

@@ -95,7 +95,7 @@ int hs_cmd_simulate(int argc, char **argv)
                         "         [--attention flash|unfused] [--sequence-parallel] [--zero-stage Z]\n"
                         "         [--precision bf16|fp16|fp8|fp32] [--tp-comm-overlap]\n"
                         "         [--dp-overlap on|off] [--context-parallel C] [--expert-parallel E]\n"
-                        "         [--grad-accum fused|add|add_fp32|cast_add_fp32|autograd]\n"
+                        "         [--grad-accum fused|add|add_fp32|cast_add_fp32|autograd] [--grad-reduce-dtype fp32|default]\n"
                         "         [--seq-len S] [--profile profile.json]\n"
                         "         [--json] [-o report.json] [--trace trace.json]\n"
                         "         [--trace-detail stage|device|kernel] [--trace-devices N]\n"

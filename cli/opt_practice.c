@@ -1,7 +1,8 @@
 /*
  * opt_practice.c - the training-practice options shared by simulate, plan
  * and compare: --kernels PRESET, --attention flash|unfused and
- * --sequence-parallel, --zero-stage 0|1|2|3, --precision (docs/simulator.md, "Modern training practice"),
+ * --sequence-parallel, --zero-stage 0|1|2|3, --precision, --grad-reduce-dtype fp32|default
+ * (docs/simulator.md, "Modern training practice"),
  * simulate's --dp-overlap on|off, --context-parallel C, --expert-parallel E,
  * --grad-accum MODE,
  * and the planners' --memory-headroom F.
@@ -72,6 +73,11 @@ int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
       return HS_EXIT_USAGE;
     }
     pr->zero_stage = oz->value[0] - '0';
+  }
+  const hs_opt_t *orr = hs_cli_opt(opts, "grad-reduce-dtype");
+  if (orr && hs_grad_reduce_parse(orr->value, &pr->grad_reduce_fp32) != HS_OK) {
+    fprintf(stderr, "hetsim: --grad-reduce-dtype: must be fp32 or default, got \"%s\"\n", orr->value);
+    return HS_EXIT_USAGE;
   }
   return 0;
 }

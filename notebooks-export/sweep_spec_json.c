@@ -33,7 +33,7 @@ static const char *const top_known[] = {
     "intersite_latency_us", "models", "global_batch", "strategies", "price_models", "prices",
     "train_tokens", "time_limit_s", "max_microbatch_size", "seq_len", "random",
     "global_batch_per_gpu", "precision", "memory_headroom", "kernels", "attention",
-    "sequence_parallel", "zero_stage", "tp_comm_overlap", NULL};
+    "sequence_parallel", "zero_stage", "tp_comm_overlap", "grad_reduce_dtype", NULL};
 static const char *const layout_known[] = {"sites", "gpus_per_node", "nic_GBps", "intersite_GBps",
                                            "intersite_latency_us", NULL};
 static const char *const price_known[] = {"on_demand_usd_h", "spot_usd_h", NULL};
@@ -526,6 +526,11 @@ hs_status_t hs_sweep_spec_parse(const char *text, const char *file, hs_sweep_spe
   int64_t zs = 0;
   HS_CHECK(hs_json_int(r, root, "", "zero_stage", false, 0, 0, 3, &zs));
   out->practice.zero_stage = (int32_t)zs;
+  char grd[16];
+  HS_CHECK(hs_json_string(r, root, "", "grad_reduce_dtype", false, "default", grd, sizeof grd));
+  if (hs_grad_reduce_parse(grd, &out->practice.grad_reduce_fp32) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: grad_reduce_dtype: must be fp32 or default, got \"%s\"",
+                         file, grd));
   const cJSON *rnd = NULL;
   HS_CHECK(hs_json_object(r, root, "", "random", false, &rnd));
   if (rnd) {

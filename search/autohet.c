@@ -346,15 +346,18 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
    * per parameter as the simulator counts it (weights, gradients,
    * optimizer at the plan's precision), the stored 16 B/param scaled to it;
    * the optimizer step split G ways; ZeRO-3 adds the parameter all-gathers
-   * to the gradient sync (1.5x, as hs_estimate_plan) */
+   * to the gradient sync (1.5x at equal weight and gradient bytes, as
+   * hs_estimate_plan) */
   hs_state_bytes_t sbp = hs_precision_state_bytes(a->o.precision);
+  /* gradients kept and reduced at 4 bytes under grad_reduce_dtype fp32 */
+  double gb = hs_practice_grad_bytes(&a->o.practice, a->o.precision);
   double zdiv = G > 1 ? (double)G : 1.0;
   double zf = ((cf->z >= 3 ? sbp.weight / zdiv : sbp.weight) +
-               (cf->z >= 2 ? sbp.grad / zdiv : sbp.grad) +
+               (cf->z >= 2 ? gb / zdiv : gb) +
                (cf->z >= 1 ? sbp.optimizer / zdiv : sbp.optimizer)) /
               HS_ADAM_STATE_BYTES_PER_PARAM;
   double optf = cf->z >= 1 ? 1.0 / zdiv : 1.0;
-  double syncf = cf->z >= 3 ? 1.5 : 1.0;
+  double syncf = cf->z >= 3 ? 0.5 + sbp.weight / gb : 1.0;
   for (int32_t g = 0; g < G; g++) {
     int32_t S = pstart[g + 1] - pstart[g];
     double U = 0.0, cuts = 0.0, c_in = 0.0, inv_f = 0.0, cst_f = 0.0, link = 0.0;
@@ -418,7 +421,8 @@ static hs_status_t config_coefs(autohet_t *a, const config_t *cf, const gcost_t 
     int32_t g0 = order[pstart[g]];
     double y_l = 0.0;
     if (G > 1) {
-      double grad_bytes = gc[g0].state_l / HS_ADAM_STATE_BYTES_PER_PARAM * 2.0;
+      /* 2 bytes per parameter, scaled by an fp32 reduce's 4 / 2 */
+      double grad_bytes = gc[g0].state_l / HS_ADAM_STATE_BYTES_PER_PARAM * 2.0 * (gb / sbp.grad);
       int32_t k = 0;
       while (k < n_memo && memo_bytes[k] != grad_bytes)
         k++;

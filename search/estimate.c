@@ -560,7 +560,8 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
     return hs_error_set(err, HS_EINVAL, "schedule: unknown schedule \"%s\"", p->schedule);
   bool async = p->async_send || sc->default_async_send;
   int32_t v = p->chunks > 0 ? p->chunks : 1;
-  double grad_bytes = hs_precision_grad_bytes(p->precision);
+  /* the simulator's gradient bytes (grad_reduce_dtype fp32: 4, sim/lower.c) */
+  double grad_bytes = hs_practice_grad_bytes(&p->practice, p->precision);
   int32_t max_stages = 0, total_tp_groups = 0;
   for (int32_t i = 0; i < p->n_pipelines; i++) {
     max_stages = HS_MAX(max_stages, p->pipelines[i].n_stages);
@@ -733,7 +734,7 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
       if (multi_node && tp > 1)
         bytes *= tp;
       if (hs_plan_zero_stage(p) >= 3) /* parameter all-gathers with the gradient sync (lower.c) */
-        bytes *= 1.5;
+        bytes *= 0.5 + hs_precision_state_bytes(p->precision).weight / grad_bytes;
       double ar = -1.0;
       for (int32_t k = 0; k < n_memo; k++)
         if (memo[k].key == key && memo[k].n == n && memo[k].bytes == bytes)

@@ -558,7 +558,7 @@ static hs_status_t hap_init(void *state, const hs_model_t *m, const hs_cluster_t
     a->sumF += a->F[t];
   }
   /* ratio-independent coefficients: collectives at equal shares */
-  double db = hs_precision_grad_bytes(a->o.precision);
+  double db = hs_practice_grad_bytes(&a->o.practice, a->o.precision); /* fp32 reduce: 4 */
   double Bd = (double)a->B;
   for (size_t k = 0; k < n; k++) {
     const hs_op_t *op = &m->ops[k];

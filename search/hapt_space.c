@@ -285,7 +285,8 @@ static int cmp_opt(const void *x, const void *y)
 hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
 {
   int32_t mb = h->mbs[mi];
-  double gbytes = hs_precision_grad_bytes(h->dt);
+  /* gradients kept and reduced at hs_practice_grad_bytes (grad_reduce_dtype) */
+  double gbytes = hs_practice_grad_bytes(hs_estimator_practice(h->est), h->dt);
   hs_state_bytes_t sb = hs_precision_state_bytes(h->dt);
   int32_t zs = hs_estimator_practice(h->est)->zero_stage;
   h->cur_mb = mi;
@@ -318,17 +319,20 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
               size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
               double bytes = sc.params_per_device * gbytes * (multi_node && tp > 1 ? tp : 1);
               double ar = r > 1 ? hs_estimate_allreduce_line_s(&h->ar[ix], bytes) : 0.0;
-              if (zs >= 1 && r > 1) {
+              if ((zs >= 1 && r > 1) || gbytes != sb.grad) {
                 /* ZeRO over the stage's r replicas (sim/memory.c's rule):
                  * optimizer state, then gradients, then weights split r
-                 * ways; the optimizer step runs on 1/r of the parameters */
-                double w = sb.weight, g = sb.grad, op = sb.optimizer / r;
-                if (zs >= 2)
+                 * ways; the optimizer step runs on 1/r of the parameters;
+                 * gradients at gbytes (4 when kept in fp32) */
+                bool z = zs >= 1 && r > 1;
+                double w = sb.weight, g = gbytes, op = z ? sb.optimizer / r : sb.optimizer;
+                if (z && zs >= 2)
                   g /= r;
-                if (zs >= 3)
+                if (z && zs >= 3)
                   w /= r;
                 sc.state_bytes *= (w + g + op) / (sb.weight + sb.grad + sb.optimizer);
-                sc.optimizer_s /= r;
+                if (z)
+                  sc.optimizer_s /= r;
               }
               o[n] = (hs_hopt_t){.tp = tp, .rc = rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE,
                                  .t = sc.fwd_s + sc.bwd_s, .tf = sc.fwd_s,

@@ -102,7 +102,8 @@ typedef enum {
                                  microbatch (Megatron-LM local DDP, --fp16 without
                                  --accumulate-allreduce-grads-in-fp32, before the fusion) */
   HS_GRAD_ACCUM_ADD_FP32,     /* the same into an fp32 main grad (Megatron-LM
-                                 --accumulate-allreduce-grads-in-fp32 or --bf16, unfused) */
+                                 --accumulate-allreduce-grads-in-fp32 or --bf16, unfused);
+                                 that buffer is all-reduced too: implies grad_reduce_fp32 */
   HS_GRAD_ACCUM_CAST_ADD_FP32, /* hp.add_(lp.grad.to(fp32)), every microbatch (DeepSpeed
                                  BF16_Optimizer.update_hp_grads) */
   HS_GRAD_ACCUM_AUTOGRAD,     /* PyTorch AccumulateGrad under DDP no_sync: grad += new in the
@@ -148,7 +149,21 @@ typedef struct hs_practice {
                                  gather starts after the later unit's backward, exposed;
                                  false (default): BACKWARD_PRE, overlapped (sim/lower.c) */
   hs_grad_accum_t grad_accum; /* default FUSED: no separate accumulation pass */
+  bool grad_reduce_fp32;      /* gradients kept and reduced over DP in fp32 (Megatron
+                                 --accumulate-allreduce-grads-in-fp32, FSDP reduce_dtype
+                                 fp32); false (default): the precision's gradient dtype.
+                                 See hs_practice_grad_bytes */
 } hs_practice_t;
+/* Bytes per gradient element of the data-parallel gradient collectives
+ * (all-reduce, ZeRO reduce-scatter, expert buckets) and of the gradient
+ * buffer in memory: 4 with grad_reduce_fp32 or grad_accum add_fp32 (the
+ * fp32 main_grad Megatron both accumulates and all-reduces), else
+ * hs_precision_grad_bytes(precision). O(1). */
+double hs_practice_grad_bytes(const hs_practice_t *p, hs_dtype_t precision);
+/* "fp32" / "default" for grad_reduce_fp32; parse returns HS_EINVAL on
+ * anything else (s may be NULL). */
+const char *hs_grad_reduce_name(bool fp32);
+hs_status_t hs_grad_reduce_parse(const char *s, bool *fp32);
 /* Bytes per parameter a ZeRO-3 gather moves: fsdp_param_dtype's, or the
  * precision's weight bytes (hs_precision_state_bytes) when unset. */
 double hs_practice_gather_bytes(const hs_practice_t *p, hs_dtype_t precision);

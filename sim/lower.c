@@ -988,7 +988,9 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       for (int32_t ch = 0; ch < v; ch++)
         out->execs[x].zgroup[ch] = -1;
 
-  double grad_bytes = hs_precision_grad_bytes(plan->precision);
+  /* bytes per gradient element the DP collectives move: the precision's,
+   * or 4 with an fp32 reduce (grad_reduce_dtype, docs/plan.md) */
+  double grad_bytes = hs_practice_grad_bytes(&plan->practice, plan->precision);
   for (int32_t op = (int32_t)m->n_ops - 1; op >= 0;) {
     /* segment [lo, op] with the same holders */
     int32_t lo = op;
@@ -1004,8 +1006,14 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
        * otherwise the parameter all-gathers of a forward and a backward
        * pass travel with it (the ZeRO paper's 3 x params per step against
        * 2 x for an all-reduce), charged on the gradient stream
-       * (docs/simulator.md: what is approximated) */
-      double zb = hs_plan_zero_stage(plan) >= 3 && !zero3 ? 1.5 : 1.0;
+       * (docs/simulator.md: what is approximated). As an all-reduce of
+       * X = RS(G) + 2 AG(W) over 2: X = G (1/2 + w/g), G the gradient
+       * bytes, w / g the weight / gradient bytes per parameter (1.5 when
+       * they are equal; the gathers keep the weights' bytes under an fp32
+       * gradient reduce) */
+      double zb = hs_plan_zero_stage(plan) >= 3 && !zero3
+                      ? 0.5 + hs_precision_state_bytes(plan->precision).weight / grad_bytes
+                      : 1.0;
       hs_coll_op_t bop = zero3 ? HS_COLL_REDUCE_SCATTER : HS_COLL_ALLREDUCE;
       /* cut [lo, op] into buckets from the top (backward order) */
       int32_t hi = op;

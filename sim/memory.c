@@ -7,7 +7,9 @@
  *                     by the op's DP group size N under ZeRO-1 (optimizer_sharding
  *                     or zero_stage 1), also the gradients under ZeRO-2 and the
  *                     weights under ZeRO-3, which adds the gathered weights of
- *                     two blocks (in use and prefetched);
+ *                     two blocks (in use and prefetched); the gradients take
+ *                     4 bytes when they are kept in fp32 (grad_reduce_dtype
+ *                     fp32, grad_accum add_fp32: hs_practice_grad_bytes);
  *                     a stage holding the LM head but not the word embedding
  *                     it is tied to holds a copy of it (Megatron-LM); expert
  *                     parallelism E holds 1/E of the MoE experts, their ZeRO
@@ -169,7 +171,9 @@ hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, cons
             const hs_op_t *o = &m->ops[op];
             double p = (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->params : o->params / tp;
             hs_state_bytes_t sb = hs_precision_state_bytes(plan->precision);
-            double opt = sb.optimizer, grad = sb.grad, weight = sb.weight;
+            /* an fp32 gradient buffer (grad_reduce_dtype fp32, add_fp32): 4 bytes */
+            double opt = sb.optimizer, weight = sb.weight;
+            double grad = hs_practice_grad_bytes(&plan->practice, plan->precision);
             /* expert parallelism: 1/E of the experts, shared with the
              * holders of the same experts (the expert data-parallel group) */
             int32_t dpn = holders[op];

@@ -641,6 +641,12 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
                         "%s: tp_comm_overlap (--tp-comm-overlap): true needs sequence_parallel "
                         "(--sequence-parallel), as Megatron-Core's userbuffers overlap does",
                         f);
+  if (p->practice.grad_reduce_fp32 && p->practice.grad_accum == HS_GRAD_ACCUM_ADD)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: grad_reduce_dtype (--grad-reduce-dtype): fp32 with grad_accum add, whose "
+                        "accumulator has the gradient dtype; Megatron's fp32 reduce accumulates in its "
+                        "fp32 main_grad: use add_fp32",
+                        f);
   if (p->practice.sequence_parallel) {
     /* Megatron's sequence parallelism splits the TP group's sequence: it
      * needs a TP group somewhere (stages with TP 1 simply run without it) */

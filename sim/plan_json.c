@@ -240,6 +240,10 @@ static hs_status_t parse_practice(const hs_jreader_t *r, const cJSON *j, const c
                         "%s: grad_accum: must be fused, add, add_fp32, cast_add_fp32 or autograd, "
                         "got \"%s\"",
                         file, name);
+  HS_CHECK(hs_json_string(r, j, "", "grad_reduce_dtype", false, "default", name, sizeof name));
+  if (hs_grad_reduce_parse(name, &pr->grad_reduce_fp32) != HS_OK)
+    return hs_error_set(err, HS_EINVAL, "%s: grad_reduce_dtype: must be fp32 or default, got \"%s\"",
+                        file, name);
 cleanup:
   return st;
 }
@@ -253,7 +257,7 @@ hs_status_t hs_plan_parse(const char *text, const char *file, hs_plan_t *out, hs
                                       "sequence_parallel", "zero_stage", "tp_comm_overlap",
                                       "dp_overlap", "context_parallel", "expert_parallel",
                                       "fsdp_param_dtype", "fsdp_backward_prefetch",
-                                      "fsdp_shard_grad_op", "grad_accum", NULL};
+                                      "fsdp_shard_grad_op", "grad_accum", "grad_reduce_dtype", NULL};
   hs_status_t st = HS_OK;
   cJSON *j = NULL;
   hs_jreader_t r = {file, err};
@@ -404,6 +408,8 @@ cJSON *hs_plan_to_json(const hs_plan_t *p)
     cJSON_AddStringToObject(j, "fsdp_backward_prefetch", "post");
   if (p->practice.grad_accum != HS_GRAD_ACCUM_FUSED)
     cJSON_AddStringToObject(j, "grad_accum", hs_grad_accum_name(p->practice.grad_accum));
+  if (p->practice.grad_reduce_fp32)
+    cJSON_AddStringToObject(j, "grad_reduce_dtype", "fp32");
   cJSON_AddNumberToObject(j, "global_batch", (double)hs_plan_global_batch(p));
   cJSON *jp = cJSON_AddArrayToObject(j, "pipelines");
   for (int32_t i = 0; jp && i < p->n_pipelines; i++) {

@@ -139,6 +139,8 @@ void hs_plan_describe(const hs_plan_t *p, const hs_model_t *m, char *buf, size_t
       put(&o, " ep%d", (int)p->practice.expert_parallel);
     if (p->practice.grad_accum != HS_GRAD_ACCUM_FUSED)
       put(&o, " grad-accum=%s", hs_grad_accum_name(p->practice.grad_accum));
+    if (p->practice.grad_reduce_fp32)
+      put(&o, " grad-reduce=fp32");
   }
   if (differ > 0)
     put(&o, ", %d pipeline%s with different stages", differ, differ == 1 ? "" : "s");

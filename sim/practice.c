@@ -3,7 +3,7 @@
  * attention and the other fusions, named presets per framework era) and
  * Megatron sequence parallelism, as they change each op's FLOPs, memory
  * traffic and saved activations, and the FSDP options (gather dtype,
- * backward prefetch) lowering reads (docs/simulator.md, "Modern training
+ * backward prefetch) and the gradient-reduce dtype lowering reads (docs/simulator.md, "Modern training
  * practice"). One entry point for the cost side: hs_practice_op.
  *
  * Invariants: hs_practice_init's default (megatron-2021 kernels, no
@@ -92,6 +92,27 @@ double hs_practice_gather_bytes(const hs_practice_t *p, hs_dtype_t precision)
   return hs_precision_state_bytes(precision).weight;
 }
 
+double hs_practice_grad_bytes(const hs_practice_t *p, hs_dtype_t precision)
+{
+  if (p->grad_reduce_fp32 || p->grad_accum == HS_GRAD_ACCUM_ADD_FP32)
+    return 4.0;
+  return hs_precision_grad_bytes(precision);
+}
+
+const char *hs_grad_reduce_name(bool fp32)
+{
+  return fp32 ? "fp32" : "default";
+}
+
+hs_status_t hs_grad_reduce_parse(const char *s, bool *fp32)
+{
+  if (s && (strcmp(s, "fp32") == 0 || strcmp(s, "default") == 0)) {
+    *fp32 = strcmp(s, "fp32") == 0;
+    return HS_OK;
+  }
+  return HS_EINVAL;
+}
+
 const char *hs_fsdp_prefetch_name(bool post)
 {
   return post ? "post" : "pre";
@@ -117,7 +138,8 @@ bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b)
          a->fsdp_param_dtype_set == b->fsdp_param_dtype_set &&
          (!a->fsdp_param_dtype_set || a->fsdp_param_dtype == b->fsdp_param_dtype) &&
          a->fsdp_backward_post == b->fsdp_backward_post &&
-         a->fsdp_shard_grad_op == b->fsdp_shard_grad_op && a->grad_accum == b->grad_accum;
+         a->fsdp_shard_grad_op == b->fsdp_shard_grad_op && a->grad_accum == b->grad_accum &&
+         a->grad_reduce_fp32 == b->grad_reduce_fp32;
 }
 
 bool hs_practice_is_default(const hs_practice_t *p)

@@ -184,7 +184,8 @@ static void test_planner_options(void)
   hs_error_init(&err);
   const char *t = "{\"clusters\": [\"dgx-a100-1node\"], \"models\": \"gpt3-1.3b\", \"precision\": \"fp32\","
                   " \"memory_headroom\": 0.25, \"kernels\": \"megatron-core-2024\", \"attention\": \"unfused\","
-                  " \"sequence_parallel\": true, \"tp_comm_overlap\": true, \"zero_stage\": 2}";
+                  " \"sequence_parallel\": true, \"tp_comm_overlap\": true, \"zero_stage\": 2,"
+                  " \"grad_reduce_dtype\": \"fp32\"}";
   CHECK_EQ_INT(hs_sweep_spec_parse(t, "o.json", &s, &err), HS_OK);
   CHECK_EQ_INT(s.precision, HS_DTYPE_FP32);
   CHECK(s.memory_headroom == 0.25);
@@ -194,6 +195,7 @@ static void test_planner_options(void)
   CHECK_EQ_INT(s.practice.kernels.attention, HS_ATTENTION_UNFUSED);
   CHECK(s.practice.sequence_parallel && s.practice.tp_comm_overlap);
   CHECK_EQ_INT(s.practice.zero_stage, 2);
+  CHECK(s.practice.grad_reduce_fp32);
   hs_sweep_spec_destroy(&s);
 }
 
@@ -209,6 +211,8 @@ static void test_bad_specs(void)
   expect_error("{\"clusters\": [\"a\"], \"models\": \"m\", \"tp_comm_overlap\": true}", "tp_comm_overlap",
                "sequence_parallel");
   expect_error("{\"clusters\": [\"a\"], \"models\": \"m\", \"zero_stage\": 4}", "zero_stage", NULL);
+  expect_error("{\"clusters\": [\"a\"], \"models\": \"m\", \"grad_reduce_dtype\": \"bf16\"}",
+               "grad_reduce_dtype", "bf16");
   expect_error("{\"clusters\": [\"x\"], \"models\": [\"m\"]", "malformed", NULL);
   expect_error("{\"models\": [\"gpt3-1.3b\"]}", "clusters", NULL);
   expect_error("{\"clusters\": [\"a\"]}", "models", NULL);

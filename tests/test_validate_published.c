@@ -202,6 +202,11 @@ static void test_options(void)
   CHECK(hs_pub_options_map(&o, &s) == NULL);
   CHECK(s.grid.practice.grad_accum == HS_GRAD_ACCUM_CAST_ADD_FP32);
   o.grad_accum = HS_GRAD_ACCUM_FUSED;
+  CHECK(!s.grid.practice.grad_reduce_fp32);
+  o.grad_reduce_fp32 = true;
+  CHECK(hs_pub_options_map(&o, &s) == NULL);
+  CHECK(s.grid.practice.grad_reduce_fp32);
+  o.grad_reduce_fp32 = false;
   /* Megatron-LM runs tp 1 without sequence parallelism (and its overlap) */
   s.grid.tp = 1;
   CHECK(hs_pub_options_map(&o, &s) == NULL);
@@ -286,6 +291,10 @@ static void test_bad_input(void)
              "\"separate\"",
              false);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"grad_accum\": 2"), "grad_accum", false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"grad_reduce_dtype\": \"bf16\""),
+             "options.grad_reduce_dtype: must be fp32 or default, got \"bf16\"", false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"grad_reduce_dtype\": 32"),
+             "grad_reduce_dtype", false);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"precision\": \"int4\""),
              "options.precision: must be bf16, fp16, fp32 or fp8, got \"int4\"", false);
   expect_bad(mutate(b, sizeof b, "\"nodes\": [{\"count\": 1,", "\"nodez\": [{\"count\": 1,"),

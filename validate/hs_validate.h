@@ -395,6 +395,7 @@ typedef struct hs_pub_options {
   bool fsdp_backward_post;     /* FSDP backward_prefetch BACKWARD_POST (default PRE) */
   bool fsdp_shard_grad_op;     /* zero_stage 2 as FSDP SHARD_GRAD_OP (forward gathers) */
   hs_grad_accum_t grad_accum;  /* default fused: no per-microbatch accumulation pass */
+  bool grad_reduce_fp32;       /* grad_reduce_dtype "fp32" (default "default") */
 } hs_pub_options_t;
 void hs_pub_options_init(hs_pub_options_t *o);
 

@@ -73,7 +73,8 @@ static hs_status_t read_options(const hs_jreader_t *r, const cJSON *obj, const c
   static const char *const known[] = {"recompute", "attention", "sequence_parallel", "zero_stage",
                                       "distributed_optimizer", "precision", "tp_comm_overlap", "dp_overlap",
                                       "context_parallel", "expert_parallel", "fsdp_param_dtype",
-                                      "fsdp_backward_prefetch", "fsdp_shard_grad_op", "grad_accum", NULL};
+                                      "fsdp_backward_prefetch", "fsdp_shard_grad_op", "grad_accum",
+                                      "grad_reduce_dtype", NULL};
   hs_status_t st = HS_OK;
   char buf[16];
   HS_CHECK(hs_json_expect_object(r, obj, path));
@@ -131,6 +132,11 @@ static hs_status_t read_options(const hs_jreader_t *r, const cJSON *obj, const c
     HS_FAIL(hs_error_set(r->err, HS_EINVAL,
                          "%s: %s.grad_accum: must be fused, add, add_fp32, cast_add_fp32 or autograd, "
                          "got \"%s\"",
+                         r->file, path, buf));
+  HS_CHECK(hs_json_string(r, obj, path, "grad_reduce_dtype", false,
+                          hs_grad_reduce_name(o->grad_reduce_fp32), buf, sizeof buf));
+  if (hs_grad_reduce_parse(buf, &o->grad_reduce_fp32) != HS_OK)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.grad_reduce_dtype: must be fp32 or default, got \"%s\"",
                          r->file, path, buf));
 cleanup:
   return st;

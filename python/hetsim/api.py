@@ -82,12 +82,15 @@ def _opts(**kw: Any) -> bytes:
 
 def _practice(kernels: Optional[str], attention: Optional[str],
               sequence_parallel: Optional[bool], tp_comm_overlap: Optional[bool],
-              zero_stage: Optional[int], precision: Optional[str]) -> dict:
+              zero_stage: Optional[int], precision: Optional[str],
+              grad_reduce_dtype: Optional[str] = None) -> dict:
     """The training-practice options of cli/opt_practice.c (``--kernels``,
     ``--attention``, ``--sequence-parallel``, ``--tp-comm-overlap``,
-    ``--zero-stage``, ``--precision``); None = not given."""
+    ``--zero-stage``, ``--precision``, ``--grad-reduce-dtype``); None = not
+    given."""
     return dict(kernels=kernels, attention=attention, sequence_parallel=sequence_parallel,
-                tp_comm_overlap=tp_comm_overlap, zero_stage=zero_stage, precision=precision)
+                tp_comm_overlap=tp_comm_overlap, zero_stage=zero_stage, precision=precision,
+                grad_reduce_dtype=grad_reduce_dtype)
 
 
 class _Handle:
@@ -287,7 +290,7 @@ class Plan(_Handle):
              recompute: Optional[str] = None, kernels: Optional[str] = None,
              attention: Optional[str] = None, sequence_parallel: Optional[bool] = None,
              tp_comm_overlap: Optional[bool] = None, zero_stage: Optional[int] = None,
-             precision: Optional[str] = None) -> "Plan":
+             precision: Optional[str] = None, grad_reduce_dtype: Optional[str] = None) -> "Plan":
         """The Megatron-style grid of ``hetsim simulate --tp T --pp P ...``
         (same defaults: dp = every remaining device, global batch =
         dp x microbatch size x pp x 4, schedule 1f1b), with the training
@@ -298,7 +301,7 @@ class Plan(_Handle):
                      global_batch=global_batch, schedule=schedule, chunks=chunks,
                      recompute=recompute,
                      **_practice(kernels, attention, sequence_parallel, tp_comm_overlap,
-                                 zero_stage, precision))
+                                 zero_stage, precision, grad_reduce_dtype))
         return cls(_call(lib.hs_api_plan_grid, model.handle, cluster.handle, opts))
 
     @classmethod
@@ -360,7 +363,8 @@ def simulate(model: ModelLike, cluster: ClusterLike,
              recompute: Optional[str] = None, kernels: Optional[str] = None,
              attention: Optional[str] = None, sequence_parallel: Optional[bool] = None,
              tp_comm_overlap: Optional[bool] = None, zero_stage: Optional[int] = None,
-             precision: Optional[str] = None, seq_len: Optional[int] = None,
+             precision: Optional[str] = None, grad_reduce_dtype: Optional[str] = None,
+             seq_len: Optional[int] = None,
              profile: Optional[PathLike] = None,
              trace: Union[bool, PathLike, None] = None,
              trace_devices: Optional[int] = None) -> Report:
@@ -372,8 +376,9 @@ def simulate(model: ModelLike, cluster: ClusterLike,
     defaults. The training-practice options ``kernels`` (a preset:
     ``"megatron-2021"``, ``"megatron-core-2024"``, ...), ``attention``
     (``"flash"``/``"unfused"``), ``sequence_parallel``, ``tp_comm_overlap``,
-    ``zero_stage`` (0-3) and ``precision`` (``"bf16"``, ``"fp16"``,
-    ``"fp8"``, ``"fp32"``) are the CLI's flags: with a plan they override
+    ``zero_stage`` (0-3), ``precision`` (``"bf16"``, ``"fp16"``,
+    ``"fp8"``, ``"fp32"``) and ``grad_reduce_dtype`` (``"fp32"`` or
+    ``"default"``: gradients kept and reduced in fp32) are the CLI's flags: with a plan they override
     the plan's own values for this run. ``seq_len`` and ``profile`` are
     ``--seq-len`` and ``--profile``. ``trace=True`` keeps the Chrome trace in the report
     (Report.trace()); a path writes it there too. Raises InputError with the
@@ -382,7 +387,7 @@ def simulate(model: ModelLike, cluster: ClusterLike,
                 global_batch=global_batch, schedule=schedule, chunks=chunks,
                 recompute=recompute)
     practice = _practice(kernels, attention, sequence_parallel, tp_comm_overlap, zero_stage,
-                         precision)
+                         precision, grad_reduce_dtype)
     if plan is not None and any(grid[k] is not None for k in ("tp", "pp", "dp")):
         raise InputError("simulate: give either plan or tp/pp/dp, not both", 1, "HS_EINVAL", 2)
     m, own_m = _as_model(model, seq_len)
@@ -429,6 +434,7 @@ def plan(model: ModelLike, cluster: ClusterLike, strategy: str, *,
          kernels: Optional[str] = None, attention: Optional[str] = None,
          sequence_parallel: Optional[bool] = None, tp_comm_overlap: Optional[bool] = None,
          zero_stage: Optional[int] = None, precision: Optional[str] = None,
+         grad_reduce_dtype: Optional[str] = None,
          memory_headroom: Optional[float] = None, search_practice: Optional[bool] = None) -> Plan:
     """Searches a plan with ``strategy`` (``hetsim list strategies``), as
     ``hetsim plan`` does; the plan is already simulated (Plan.result()).
@@ -445,7 +451,7 @@ def plan(model: ModelLike, cluster: ClusterLike, strategy: str, *,
                      no_recompute=no_recompute, memory_headroom=memory_headroom,
                      search_practice=search_practice,
                      **_practice(kernels, attention, sequence_parallel, tp_comm_overlap,
-                                 zero_stage, precision))
+                                 zero_stage, precision, grad_reduce_dtype))
         return Plan(_call(lib.hs_api_plan_search, m.handle, c.handle, _enc(strategy), opts))
     finally:
         if own_c:
@@ -463,6 +469,7 @@ def compare_csv(model: Optional[ModelLike] = None, cluster: Optional[ClusterLike
                 kernels: Optional[str] = None, attention: Optional[str] = None,
                 sequence_parallel: Optional[bool] = None, tp_comm_overlap: Optional[bool] = None,
                 zero_stage: Optional[int] = None, precision: Optional[str] = None,
+                grad_reduce_dtype: Optional[str] = None,
                 memory_headroom: Optional[float] = None,
                 search_practice: Optional[bool] = None) -> str:
     """``hetsim compare --format csv`` output (see compare())."""
@@ -481,7 +488,7 @@ def compare_csv(model: Optional[ModelLike] = None, cluster: Optional[ClusterLike
                      no_recompute=no_recompute, memory_headroom=memory_headroom,
                      search_practice=search_practice,
                      **_practice(kernels, attention, sequence_parallel, tp_comm_overlap,
-                                 zero_stage, precision))
+                                 zero_stage, precision, grad_reduce_dtype))
         return take_string(_call(lib.hs_api_compare_csv, m.handle if m else None,
                                  c.handle if c else None, opts))
     finally:
@@ -504,7 +511,7 @@ def compare(model: Optional[ModelLike] = None, cluster: Optional[ClusterLike] = 
     max_microbatch_size, max_devices, time_limit, mip_gap, no_recompute,
     memory_headroom, search_practice (False: ``--no-practice-search``), and
     the training-practice options of simulate() (kernels, attention,
-    sequence_parallel, tp_comm_overlap, zero_stage, precision)."""
+    sequence_parallel, tp_comm_overlap, zero_stage, precision, grad_reduce_dtype)."""
     import pandas as pd
 
     return pd.read_csv(io.StringIO(compare_csv(model, cluster, strategies, **options)))
@@ -573,7 +580,8 @@ def whatif_text(model: ModelLike, cluster: Optional[ClusterLike] = None, *,
                 format: str = "csv", memory_headroom: Optional[float] = None,
                 kernels: Optional[str] = None, attention: Optional[str] = None,
                 sequence_parallel: Optional[bool] = None, tp_comm_overlap: Optional[bool] = None,
-                zero_stage: Optional[int] = None, precision: Optional[str] = None) -> str:
+                zero_stage: Optional[int] = None, precision: Optional[str] = None,
+                grad_reduce_dtype: Optional[str] = None) -> str:
     """``hetsim whatif --format csv|json|table`` output, byte for byte (see
     whatif()). ``workers`` is ``-j``."""
     if replace is None:
@@ -593,7 +601,7 @@ def whatif_text(model: ModelLike, cluster: Optional[ClusterLike] = None, *,
                      max_options=max_options, workers=workers, top=top, format=format,
                      memory_headroom=memory_headroom,
                      **_practice(kernels, attention, sequence_parallel, tp_comm_overlap,
-                                 zero_stage, precision), **lists)
+                                 zero_stage, precision, grad_reduce_dtype), **lists)
         return take_string(_call(lib.hs_api_whatif, m.handle, c.handle if c else None, opts))
     finally:
         if own_c:
@@ -616,7 +624,7 @@ def whatif(model: ModelLike, cluster: Optional[ClusterLike] = None, **options: A
     global_batch_per_gpu, time_limit (default 60 s per search), max_options,
     workers (``-j``), top, memory_headroom, and the training-practice
     options of simulate() (kernels, attention, sequence_parallel,
-    tp_comm_overlap, zero_stage, precision). Returns a DataFrame with exactly the CSV's
+    tp_comm_overlap, zero_stage, precision, grad_reduce_dtype). Returns a DataFrame with exactly the CSV's
     columns (rank, option, n_gpus, added_usd_per_hour, usd_per_hour,
     global_batch, tokens_per_iteration, strategy, tokens_per_s, iteration_s,
     mfu, usd_per_million_tokens, pareto, plan, reason); an option no

@@ -1,6 +1,6 @@
 """The training-practice options of cli/opt_practice.c (--kernels,
 --attention, --sequence-parallel, --tp-comm-overlap, --zero-stage,
---precision) as simulate(), plan() and compare() keywords: the same bytes
+--precision, --grad-reduce-dtype) as simulate(), plan() and compare() keywords: the same bytes
 as the CLI with the same flags, on a grid and on a plan file, and bad
 values refused naming the option and the value."""
 import csv
@@ -17,6 +17,7 @@ PRACTICE = [
     dict(sequence_parallel=True, tp_comm_overlap=True, precision="fp16"),
     dict(kernels="megatron-core-2024", attention="unfused", sequence_parallel=True,
          zero_stage=3, precision="fp32"),
+    dict(zero_stage=2, grad_reduce_dtype="fp32"),
 ]
 
 
@@ -74,6 +75,7 @@ def test_plan_and_compare_practice_equal_cli(cli):
     (dict(tp=2, attention="sparse"), 'attention: must be flash or unfused, got "sparse"'),
     (dict(tp=2, precision="int4"), 'precision: must be bf16, fp16, fp8 or fp32, got "int4"'),
     (dict(tp=2, zero_stage=4), "zero_stage"),
+    (dict(tp=2, grad_reduce_dtype="bf16"), 'grad_reduce_dtype: must be fp32 or default, got "bf16"'),
     (dict(tp=2, tp_comm_overlap=True), "tp_comm_overlap: needs sequence_parallel"),
     (dict(tp=1, sequence_parallel=True), "sequence_parallel: needs tensor parallelism"),
 ])

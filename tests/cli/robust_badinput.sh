@@ -87,6 +87,9 @@ expect2 --tp-comm-overlap --sequence-parallel -- "${SIMG[@]}" --tp 2 --tp-comm-o
 expect2 "precision (--precision): fp8" A100-SXM4-80GB -- "${SIMG[@]}" --tp 2 --precision fp8
 expect2 --dp-overlap '"maybe"' -- "${SIMG[@]}" --tp 2 --dp-overlap maybe
 expect2 --grad-accum '"separate"' -- "${SIMG[@]}" --tp 2 --grad-accum separate
+expect2 --grad-reduce-dtype '"fp16"' -- "${SIMG[@]}" --tp 2 --grad-reduce-dtype fp16
+expect2 grad_reduce_dtype add_fp32 -- "${SIMG[@]}" --tp 2 --grad-reduce-dtype fp32 --grad-accum add
+expect2 --grad-reduce-dtype '"FP32"' -- "$H" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy megatron --grad-reduce-dtype FP32
 expect2 --context-parallel "does not divide the sequence length 2048" -- "${SIMG[@]}" --tp 1 --context-parallel 3
 expect2 --context-parallel "got 0" -- "${SIMG[@]}" --tp 1 --context-parallel 0
 expect2 --expert-parallel "has no MoE experts" -- "${SIMG[@]}" --tp 1 --expert-parallel 2
