@@ -1017,10 +1017,14 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
     const char *attn = plan->practice.kernels.attention != HS_ATTENTION_FLASH ? ""
                        : hs_gpu_attn_calibrated(gpu) ? ", flash attention calibrated"
                                                      : ", flash attention uncalibrated (GEMM rate)";
-    if (pl + strlen(gpu->name) + strlen(attn) + 16 < sizeof r->device_profiles)
-      pl += (size_t)snprintf(r->device_profiles + pl, sizeof r->device_profiles - pl, "%s%s %s%s",
+    /* no published overlap_slowdown: its overlap is simulated as ideal */
+    const char *ovl = plan->practice.overlap_contention && !(gpu->overlap_slowdown > 0.0)
+                          ? ", overlap contention uncalibrated"
+                          : "";
+    if (pl + strlen(gpu->name) + strlen(attn) + strlen(ovl) + 16 < sizeof r->device_profiles)
+      pl += (size_t)snprintf(r->device_profiles + pl, sizeof r->device_profiles - pl, "%s%s %s%s%s",
                              pl ? "; " : "", gpu->name, gpu->calibrated ? "calibrated" : "uncalibrated",
-                             attn);
+                             attn, ovl);
     if (!gpu->calibrated && ul + strlen(gpu->name) + 2 < sizeof r->uncalibrated_gpus)
       ul += (size_t)snprintf(r->uncalibrated_gpus + ul, sizeof r->uncalibrated_gpus - ul, "%s%s",
                              ul ? "," : "", gpu->name);
