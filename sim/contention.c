@@ -18,7 +18,11 @@ static inline double factor(const hs_contention_t *c)
 static hs_time_t wall_ns(const hs_contention_t *c, double work_ns)
 {
   double w = work_ns * factor(c);
-  return w <= 0.0 ? 0 : (hs_time_t)llround(w);
+  if (!(w > 0.0))
+    return 0;
+  if (w >= (double)HS_TIME_MAX) /* the clock saturates rather than overflow */
+    return HS_TIME_MAX;
+  return (hs_time_t)llround(w);
 }
 
 hs_time_t hs__contention(hs_contention_t *c, hs_cont_event_t ev, hs_time_t now, hs_time_t work_ns)
