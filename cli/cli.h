@@ -70,6 +70,7 @@ int hs_cli_practice(const hs_opt_t *opts, struct hs_practice *pr);
  * --context-parallel, --expert-parallel, --grad-accum. */
 #define HS_CLI_SIM_PRACTICE_OPTS                                                          \
   {"dp-overlap", true, "on|off: gradient buckets overlapped with the last backward (default on; off = Megatron-LM 2021 local DDP)"}, \
+      {"overlap-contention", true, "on|off: compute beside a collective slowed by the GPU's overlap_slowdown (default on; off = ideal overlap)"}, \
       {"context-parallel", true, "C: ring attention, each stage's sequence split over C ranks (grid: C x tp devices per stage)"}, \
       {"expert-parallel", true, "E: MoE experts split over groups of E data-parallel pipelines (E divides dp and the experts)"}, \
       {"grad-accum", true, "fused|add|add_fp32|cast_add_fp32|autograd: per-microbatch gradient accumulation pass (default fused: none; docs/plan.md)"}

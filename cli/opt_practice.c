@@ -3,7 +3,7 @@
  * and compare: --kernels PRESET, --attention flash|unfused and
  * --sequence-parallel, --zero-stage 0|1|2|3, --precision, --grad-reduce-dtype fp32|default
  * (docs/simulator.md, "Modern training practice"),
- * simulate's --dp-overlap on|off, --context-parallel C, --expert-parallel E,
+ * simulate's --dp-overlap on|off, --overlap-contention on|off, --context-parallel C, --expert-parallel E,
  * --grad-accum MODE,
  * and the planners' --memory-headroom F.
  * Only options given change *pr, so a plan file's own values stay unless a
@@ -91,6 +91,14 @@ int hs_cli_sim_practice(const hs_opt_t *opts, hs_practice_t *pr)
       return HS_EXIT_USAGE;
     }
     pr->dp_overlap = strcmp(od->value, "on") == 0;
+  }
+  const hs_opt_t *oc = hs_cli_opt(opts, "overlap-contention");
+  if (oc) {
+    if (strcmp(oc->value, "on") != 0 && strcmp(oc->value, "off") != 0) {
+      fprintf(stderr, "hetsim: --overlap-contention: must be on or off, got \"%s\"\n", oc->value);
+      return HS_EXIT_USAGE;
+    }
+    pr->overlap_contention = strcmp(oc->value, "on") == 0;
   }
   int64_t v = 0;
   int rc = hs_cli_int(opts, "context-parallel", pr->context_parallel, 1, 1024, &v);

@@ -122,6 +122,15 @@ void hs_cluster_print_calibration(const hs_cluster_t *c, const char *indent, FIL
   if (hs_cluster_n_uncalibrated(c) > 0)
     fprintf(out, " (uncalibrated = datasheet defaults for gemm_eff_max, gemm_half_flops, mem_eff "
             "and launch_us: no published points in clusters/calibration/)");
+  /* GPUs with no published compute slowdown under overlapped communication
+   * (overlap_slowdown 0): their overlap is simulated as ideal */
+  sep = "; overlap contention uncalibrated (ideal overlap, no overlap_slowdown): ";
+  for (size_t g = 0; g < c->gpus.n; g++) {
+    if (!hs_cluster_gpu_used(c, (int32_t)g) || c->gpus.gpus[g].overlap_slowdown > 0.0)
+      continue;
+    fprintf(out, "%s%s", sep, c->gpus.gpus[g].name);
+    sep = ", ";
+  }
   fputc('\n', out);
   char links[512];
   int32_t nu = hs_cluster_describe_links(c, links, sizeof links, NULL, 0);

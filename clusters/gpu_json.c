@@ -31,7 +31,8 @@ static const char *const gpu_known[] = {
     "nvlink_bridge_only", "pcie_gen", "pcie_GBps", "tdp_w", "gemm_eff_max", "gemm_half_flops",
     "mem_eff", "launch_us", "gemm_out_k", "gemm_eff_max_fp8", "gemm_half_flops_fp8", "attn_fwd_eff_max", "attn_fwd_half_seq",
     "attn_bwd_eff_max", "attn_bwd_half_seq", "calibrated", "price_ondemand_usd_h", "price_spot_usd_h",
-    "price_source", "source", "notes", "calibration_source", NULL};
+    "price_source", "source", "notes", "calibration_source", "overlap_slowdown",
+    "overlap_slowdown_source", NULL};
 
 static const char *const dtype_keys[HS_DTYPE__COUNT] = {
     [HS_DTYPE_FP32] = "fp32", [HS_DTYPE_FP16] = "fp16", [HS_DTYPE_BF16] = "bf16", [HS_DTYPE_FP8] = "fp8"};
@@ -48,6 +49,32 @@ static hs_status_t read_bw(const hs_jreader_t *r, const cJSON *o, const char *pa
   if (*out > 0.0 && *out < HS_BW_MIN_GBPS)
     return hs_error_set(r->err, HS_ELIMIT, "%s: %s%s%s: must be at least %g GB/s, got %.17g", r->file,
                         path, *path ? "." : "", key, HS_BW_MIN_GBPS, *out);
+  return HS_OK;
+}
+
+/* overlap_slowdown: in [0, 1) (1 would halve compute beside every
+ * collective: no published kernel-level figure comes near); a nonzero value
+ * needs an "overlap_slowdown_source" string (every catalog figure carries
+ * its source and date). */
+static hs_status_t read_overlap_slowdown(const hs_jreader_t *r, const cJSON *e, const char *path,
+                                         hs_gpu_t *g)
+{
+  double k = g->overlap_slowdown;
+  hs_status_t st = hs_json_number(r, e, path, "overlap_slowdown", false, k, HS_JNUM_ANY, 1.0, &k);
+  if (st != HS_OK)
+    return st;
+  if (!(k >= 0.0 && k < 1.0))
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s%soverlap_slowdown: must be in [0, 1), got %.17g",
+                        r->file, path, *path ? "." : "", k);
+  const cJSON *src = cJSON_GetObjectItemCaseSensitive(e, "overlap_slowdown_source");
+  if (src && !cJSON_IsString(src))
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s%soverlap_slowdown_source: must be a string",
+                        r->file, path, *path ? "." : "");
+  if (cJSON_GetObjectItemCaseSensitive(e, "overlap_slowdown") && k > 0.0 && !src)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s%soverlap_slowdown: %.17g needs an "
+                        "\"overlap_slowdown_source\" (the kernel-level measurement and its date)",
+                        r->file, path, *path ? "." : "", k);
+  g->overlap_slowdown = k;
   return HS_OK;
 }
 
@@ -182,6 +209,7 @@ static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char 
                           sizeof g->price_source));
   HS_CHECK(check_text(r, e, path, "source"));
   HS_CHECK(check_text(r, e, path, "notes"));
+  HS_CHECK(read_overlap_slowdown(r, e, path, g));
   hs_json_warn_unknown(r, e, path, gpu_known);
 cleanup:
   return st;

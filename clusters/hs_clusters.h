@@ -90,6 +90,10 @@ typedef struct hs_gpu {
   /* NVLink (or XGMI) only joins pairs of cards through a bridge (PCIe
    * products): the default intra-node bandwidth is then PCIe, not NVLink. */
   bool nvlink_bridge_only;
+  /* Compute slowdown while a collective runs beside it on the GPU: compute
+   * runs at 1/(1 + overlap_slowdown) of its speed (sim/contention.h), in
+   * [0, 1); 0 = no published figure, ideal overlap (docs/clusters.md). */
+  double overlap_slowdown;
 } hs_gpu_t;
 
 typedef struct hs_gpu_catalog {

@@ -50,6 +50,20 @@ struct hs_estimator {
 
 /* Largest block's saved bytes per sample under the kernel set (the
  * transient of full recomputation). */
+/* Overlap contention (sim/contention.h): the GPU's overlap_slowdown k of
+ * device dev, 0 with the plan's overlap_contention off. */
+static double overlap_k(const hs_estimator_t *e, int32_t dev)
+{
+  return e->practice.overlap_contention ? hs_cluster_gpu(e->c, dev)->overlap_slowdown : 0.0;
+}
+
+/* Compute of c s beside a collective of g s started with it, running at
+ * 1/(1+k) while the collective runs: the pair ends after this (k > 0). */
+static double beside_s(double k, double c, double g)
+{
+  return fmax(g, c + k * fmin(c, g / (1.0 + k)));
+}
+
 static void set_block_saved(hs_estimator_t *e)
 {
   const hs_model_t *m = e->m;
@@ -282,6 +296,7 @@ static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_
     }
   }
   const hs_gpu_t *g = hs_cluster_gpu(e->c, devices[0]);
+  double kc = e->practice.overlap_contention ? g->overlap_slowdown : 0.0; /* tp_comm_overlap */
   double ar_a = 0, ar_b = 0, a2a_a = 0, a2a_b = 0;
   bool sp = e->practice.sequence_parallel && tp > 1;
   int32_t ep = e->practice.expert_parallel > 1 ? e->practice.expert_parallel : 1;
@@ -315,11 +330,11 @@ static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_
       bool ov = e->practice.tp_comm_overlap;
       if (op->tp_allreduce_fwd) {
         double c = ar_a + ar_b * op->out_bytes * samples;
-        f += ov ? fmax(0.0, c - f) : c;
+        f = !ov ? f + c : kc > 0.0 ? beside_s(kc, f, c) : f + fmax(0.0, c - f);
       }
       if (op->tp_allreduce_bwd && i > 0) {
         double c = ar_a + ar_b * m->ops[i - 1].out_bytes * samples;
-        b += ov ? fmax(0.0, c - b) : c;
+        b = !ov ? b + c : kc > 0.0 ? beside_s(kc, b, c) : b + fmax(0.0, c - b);
       }
       if (op->kind == HS_OP_MOE_EXPERT && ep == 1) { /* EP: over the EP group instead */
         double a2a = 2 * (a2a_a + a2a_b * op->out_bytes * (op->topk > 0 ? op->topk : 1) * samples);
@@ -516,8 +531,9 @@ static hs_status_t group_exchanges(hs_estimator_t *e, const hs_plan_t *p, int32_
         coll_s(e, HS_COLL_ALLGATHER, buf, C, 2.0 * bytes, &rb) != HS_OK)
       return HS_ENOMEM;
     double hide = (C - 1.0) / C / sc0->n_att;
-    *xf += sc0->n_att * fmax(0.0, rf - hide * sc0->att_fwd_s);
-    *xb += sc0->n_att * fmax(0.0, rb - hide * sc0->att_bwd_s);
+    double k = overlap_k(e, buf[0]), hf = hide * sc0->att_fwd_s, hb = hide * sc0->att_bwd_s;
+    *xf += sc0->n_att * (k > 0.0 ? beside_s(k, hf, rf) - hf : fmax(0.0, rf - hf));
+    *xb += sc0->n_att * (k > 0.0 ? beside_s(k, hb, rb) - hb : fmax(0.0, rb - hb));
   }
   if (E > 1 && sc0->n_expert > 0 && p->n_pipelines >= E) {
     int32_t i0 = i - i % E;
@@ -753,6 +769,14 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
        * backward, the last one's all-reduce always exposed */
       double frac = bytes > 0.0 ? fmin(1.0, p->bucket_bytes / (params[s] * grad_bytes)) : 1.0;
       double exposed = fmax(frac * tb[s] + ar, tb[s] + frac * ar) - tb[s];
+      double kd = overlap_k(e, stg->replicas[0].devices[0]);
+      if (kd > 0.0 && frac < 1.0) {
+        /* the backward after the first bucket runs beside the other
+         * buckets ((1 - frac) ar of all-reduce), slowed while they run */
+        double rest = (1.0 - frac) * tb[s];
+        rest += kd * fmin(rest, (1.0 - frac) * ar / (1.0 + kd));
+        exposed = fmax(frac * tb[s] + ar, frac * tb[s] + rest + frac * ar) - tb[s];
+      }
       if (s == 0)
         exposed0 = exposed;
       out->dp_exposed_s = fmax(out->dp_exposed_s, exposed);

@@ -132,6 +132,9 @@ typedef struct hs_practice {
                                  backward (PyTorch DDP buckets, Megatron-Core
                                  overlap_grad_reduce, FSDP); false: every bucket waits for
                                  the pipeline flush (Megatron-LM 2021 --DDP-impl local) */
+  bool overlap_contention;    /* default true: compute beside a collective on its device
+                                 runs at 1/(1 + overlap_slowdown) of its speed (the GPU's
+                                 catalog figure; sim/contention.h); false: ideal overlap */
   int32_t context_parallel;   /* C >= 1 (default 1): ring attention over groups of C
                                  consecutive replicas of every stage, each holding 1/C of
                                  the sequence (sim/lower.c; docs/plan.md) */

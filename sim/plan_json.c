@@ -217,6 +217,7 @@ static hs_status_t parse_practice(const hs_jreader_t *r, const cJSON *j, const c
   pr->zero_stage = (int32_t)z;
   HS_CHECK(hs_json_bool(r, j, "", "tp_comm_overlap", false, false, &pr->tp_comm_overlap));
   HS_CHECK(hs_json_bool(r, j, "", "dp_overlap", false, true, &pr->dp_overlap));
+  HS_CHECK(hs_json_bool(r, j, "", "overlap_contention", false, true, &pr->overlap_contention));
   HS_CHECK(hs_json_int(r, j, "", "context_parallel", false, 1, 1, HS_CLUSTER_MAX_DEVICES, &z));
   pr->context_parallel = (int32_t)z;
   HS_CHECK(hs_json_int(r, j, "", "expert_parallel", false, 1, 1, HS_CLUSTER_MAX_DEVICES, &z));
@@ -255,7 +256,7 @@ hs_status_t hs_plan_parse(const char *text, const char *file, hs_plan_t *out, hs
                                       "global_batch", "model", "cluster", "device_ratios",
                                       "description", "attention", "kernels",
                                       "sequence_parallel", "zero_stage", "tp_comm_overlap",
-                                      "dp_overlap", "context_parallel", "expert_parallel",
+                                      "dp_overlap", "overlap_contention", "context_parallel", "expert_parallel",
                                       "fsdp_param_dtype", "fsdp_backward_prefetch",
                                       "fsdp_shard_grad_op", "grad_accum", "grad_reduce_dtype", NULL};
   hs_status_t st = HS_OK;
@@ -398,6 +399,8 @@ cJSON *hs_plan_to_json(const hs_plan_t *p)
   cJSON_AddNumberToObject(j, "zero_stage", hs_plan_zero_stage(p));
   cJSON_AddBoolToObject(j, "tp_comm_overlap", p->practice.tp_comm_overlap);
   cJSON_AddBoolToObject(j, "dp_overlap", p->practice.dp_overlap);
+  if (!p->practice.overlap_contention) /* written when off: plans without it read as on */
+    cJSON_AddBoolToObject(j, "overlap_contention", false);
   cJSON_AddNumberToObject(j, "context_parallel", p->practice.context_parallel);
   cJSON_AddNumberToObject(j, "expert_parallel", p->practice.expert_parallel);
   if (p->practice.fsdp_param_dtype_set)

@@ -135,6 +135,8 @@ void hs_plan_describe(const hs_plan_t *p, const hs_model_t *m, char *buf, size_t
       put(&o, " tp-overlap");
     if (!p->practice.dp_overlap)
       put(&o, " dp-overlap=off");
+    if (!p->practice.overlap_contention)
+      put(&o, " contention=off");
     if (p->practice.expert_parallel > 1)
       put(&o, " ep%d", (int)p->practice.expert_parallel);
     if (p->practice.grad_accum != HS_GRAD_ACCUM_FUSED)

@@ -81,6 +81,7 @@ void hs_practice_init(hs_practice_t *p)
   memset(p, 0, sizeof *p);
   p->kernels = presets[0].k;
   p->dp_overlap = true;
+  p->overlap_contention = true;
   p->context_parallel = 1;
   p->expert_parallel = 1;
 }
@@ -134,6 +135,7 @@ bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b)
          a->kernels.fused_cross_entropy == b->kernels.fused_cross_entropy &&
          a->sequence_parallel == b->sequence_parallel && a->zero_stage == b->zero_stage &&
          a->tp_comm_overlap == b->tp_comm_overlap && a->dp_overlap == b->dp_overlap &&
+         a->overlap_contention == b->overlap_contention &&
          a->context_parallel == b->context_parallel && a->expert_parallel == b->expert_parallel &&
          a->fsdp_param_dtype_set == b->fsdp_param_dtype_set &&
          (!a->fsdp_param_dtype_set || a->fsdp_param_dtype == b->fsdp_param_dtype) &&

@@ -17,6 +17,7 @@
  * Nothing here allocates per event: executors, sends and collectives are
  * preallocated from the lowering's sizes.
  */
+#include "contention.h"
 #include "lower.h"
 #include "trace.h"
 
@@ -80,6 +81,7 @@ typedef struct xrun {
   hs_time_t t_post_in;    /* post time of the last piece that arrived */
   /* the current item, for traces and recompute accounting */
   hs_time_t t_item, item_cum_ns, item_rc_ns, rc_end;
+  hs_contention_t cont;   /* compute slowed by collectives beside it (contention.h) */
 } xrun_t;
 
 typedef struct brun {
@@ -128,9 +130,39 @@ typedef struct sim {
   hs_error_t *err;
   hs_trace_t *trace;
   uint64_t n_flows;
+  bool contention;       /* some executor's GPU has overlap_slowdown > 0 and the plan
+                            has overlap_contention on */
 } sim_t;
 
 static void x_advance(sim_t *s, xrun_t *xr);
+static void fail(sim_t *s, hs_status_t st, const char *what);
+
+/* ---- overlap contention (contention.h) ----------------------------------------- */
+
+/* A collective involving xr's devices, beside its compute stream, starts or
+ * ends: a running compute segment changes speed and its end moves. */
+static void x_comm(sim_t *s, xrun_t *xr, bool start)
+{
+  if (!s->contention)
+    return;
+  hs_time_t left = hs__contention(&xr->cont, start ? HS_CONT_COMM_START : HS_CONT_COMM_END,
+                                  s->eng.now, 0);
+  if (left < 0 || xr->state != X_COMPUTE || !hs_event_pending(&xr->ev))
+    return;
+  hs_engine_cancel(&s->eng, &xr->ev);
+  if (hs_engine_after(&s->eng, &xr->ev, left, 0) != HS_OK)
+    fail(s, HS_ENOMEM, "rescheduling compute");
+}
+
+/* Schedules xr's compute segment of d full-speed ns (stretched while a
+ * collective runs beside it). */
+static void x_compute(sim_t *s, xrun_t *xr, hs_time_t d)
+{
+  if (s->contention)
+    d = hs__contention(&xr->cont, HS_CONT_COMPUTE_START, s->eng.now, d);
+  if (hs_engine_after(&s->eng, &xr->ev, d, 0) != HS_OK)
+    fail(s, HS_ENOMEM, "scheduling compute");
+}
 
 static void fail(sim_t *s, hs_status_t st, const char *what)
 {
@@ -258,6 +290,8 @@ static void bucket_launch(sim_t *s, int32_t b)
   brun_t *br = &s->b[b];
   br->t_start = s->eng.now;
   br->colls_live = bk->tp;
+  for (int32_t k = 0; k < bk->n_holders; k++)
+    x_comm(s, &s->x[bk->holders[k]], true);
   for (int32_t j = 0; j < bk->tp; j++) {
     hs_coll_t *c = &br->colls[j];
     memset(c, 0, sizeof *c);
@@ -297,6 +331,8 @@ static void bucket_coll_done(hs_coll_t *c)
   if (--br->colls_live > 0)
     return;
   const hs_bucket_t *bk = &s->low.buckets[br->id];
+  for (int32_t k = 0; k < bk->n_holders; k++)
+    x_comm(s, &s->x[bk->holders[k]], false);
   if (s->trace)
     for (int32_t k = 0; k < bk->n_holders; k++)
       hs_trace_dp(s->trace, &s->low.execs[bk->holders[k]], br->t_start, s->eng.now, bk->bytes);
@@ -330,6 +366,8 @@ static void x_coll_done(hs_coll_t *c)
 {
   xrun_t *xr = HS_CONTAINER_OF(c, xrun_t, coll);
   sim_t *s = xr->sim;
+  if (xr->ov_phase == 2)
+    x_comm(s, xr, false); /* the GEMM beside it, if still running, speeds up */
   if (xr->ov_phase == 2 && --xr->ov_pending > 0) {
     if (s->trace)
       hs_trace_tp(s->trace, &s->low.execs[xr->id], hs_coll_op_name(c->op), c->t_start, s->eng.now,
@@ -361,6 +399,8 @@ static void group_coll_done(hs_coll_t *c)
   double bytes = gr->bytes;
   hs_time_t t0 = c->t_start;
   if (gr->side) {
+    for (int32_t k = 0; k < g->n; k++)
+      x_comm(s, &s->x[g->execs[k]], false);
     /* release in member order (deterministic); a released member may join
      * the group's next collective at once, which starts only when every
      * member has arrived again, after this loop */
@@ -407,6 +447,9 @@ static void group_join(sim_t *s, int32_t gid, hs_coll_op_t op, double bytes, boo
   if (++gr->arrived < g->n)
     return;
   gr->live = g->tp;
+  if (gr->side)
+    for (int32_t k = 0; k < g->n; k++)
+      x_comm(s, &s->x[g->execs[k]], true);
   for (int32_t j = 0; j < g->tp; j++) {
     hs_coll_t *c = &gr->colls[j];
     memset(c, 0, sizeof *c);
@@ -488,6 +531,8 @@ static void x_event(hs_engine_t *eng, hs_event_t *ev)
     return;
   }
   /* a compute segment ended */
+  if (s->contention)
+    hs__contention(&xr->cont, HS_CONT_COMPUTE_END, eng->now, 0);
   xr->busy_ns += eng->now - xr->t_state;
   /* the backward's leading compute is its recomputed forward */
   hs_time_t dur = eng->now - xr->t_state;
@@ -528,8 +573,8 @@ static void x_after_compute(sim_t *s, xrun_t *xr)
     xr->ov_pending = 2;
     xr->state = X_COMPUTE;
     xr->t_state = eng->now;
-    if (hs_engine_after(&s->eng, &xr->ev, sg->ov_ns, 0) != HS_OK)
-      fail(s, HS_ENOMEM, "scheduling compute");
+    x_comm(s, xr, true); /* the collective runs beside the GEMM from its start */
+    x_compute(s, xr, sg->ov_ns);
     start_tp_coll(s, xr, ex, sg);
     return;
   }
@@ -635,8 +680,7 @@ static void x_advance(sim_t *s, xrun_t *xr)
     }
     xr->state = X_COMPUTE;
     xr->t_state = s->eng.now;
-    if (hs_engine_after(&s->eng, &xr->ev, d, 0) != HS_OK)
-      fail(s, HS_ENOMEM, "scheduling compute");
+    x_compute(s, xr, d);
     return;
   }
 }
@@ -973,10 +1017,14 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
     const char *attn = plan->practice.kernels.attention != HS_ATTENTION_FLASH ? ""
                        : hs_gpu_attn_calibrated(gpu) ? ", flash attention calibrated"
                                                      : ", flash attention uncalibrated (GEMM rate)";
-    if (pl + strlen(gpu->name) + strlen(attn) + 16 < sizeof r->device_profiles)
-      pl += (size_t)snprintf(r->device_profiles + pl, sizeof r->device_profiles - pl, "%s%s %s%s",
+    /* no published overlap_slowdown: its overlap is simulated as ideal */
+    const char *ovl = plan->practice.overlap_contention && !(gpu->overlap_slowdown > 0.0)
+                          ? ", overlap contention uncalibrated"
+                          : "";
+    if (pl + strlen(gpu->name) + strlen(attn) + strlen(ovl) + 16 < sizeof r->device_profiles)
+      pl += (size_t)snprintf(r->device_profiles + pl, sizeof r->device_profiles - pl, "%s%s %s%s%s",
                              pl ? "; " : "", gpu->name, gpu->calibrated ? "calibrated" : "uncalibrated",
-                             attn);
+                             attn, ovl);
     if (!gpu->calibrated && ul + strlen(gpu->name) + 2 < sizeof r->uncalibrated_gpus)
       ul += (size_t)snprintf(r->uncalibrated_gpus + ul, sizeof r->uncalibrated_gpus - ul, "%s%s",
                              ul ? "," : "", gpu->name);
@@ -1047,6 +1095,10 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
     xr->sim = &s;
     xr->id = e;
     hs_event_init(&xr->ev, x_event);
+    if (plan->practice.overlap_contention && ex->gpu && ex->gpu->overlap_slowdown > 0.0) {
+      xr->cont.k = ex->gpu->overlap_slowdown;
+      s.contention = true;
+    }
     size_t nn = (size_t)ex->m * (size_t)ex->v * 2;
     xr->need = hs_calloc(nn, sizeof(int32_t));
     xr->bwd_done = hs_calloc((size_t)ex->v, sizeof(int32_t));

@@ -242,6 +242,22 @@ static void test_inline_gpus(void)
        HS_EINVAL, "gpus[1].name: duplicate GPU \"A100-SXM4-80GB\" (also gpus[0])"},
       {"{\"gpus\": {\"name\": \"A100-SXM4-80GB\"}, \"sites\": [" SITE_EAST "]}", HS_EINVAL,
        "cluster.json: gpus: must be an array"},
+      /* overlap_slowdown lies in [0, 1) and a nonzero one names its source */
+      {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"overlap_slowdown\": 1, \"overlap_slowdown_source\": \"s\"}], "
+       "\"sites\": [" SITE_EAST "]}",
+       HS_EINVAL, "cluster.json: gpus[0].overlap_slowdown: must be in [0, 1), got 1"},
+      {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"overlap_slowdown\": -0.5, \"overlap_slowdown_source\": \"s\"}], "
+       "\"sites\": [" SITE_EAST "]}",
+       HS_EINVAL, "cluster.json: gpus[0].overlap_slowdown: must be in [0, 1), got -0.5"},
+      {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"overlap_slowdown\": 2.5}], \"sites\": [" SITE_EAST "]}",
+       HS_ELIMIT, "cluster.json: gpus[0].overlap_slowdown: must be at most 1, got 2.5"},
+      {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"overlap_slowdown\": \"high\"}], \"sites\": [" SITE_EAST "]}",
+       HS_EINVAL, "cluster.json: gpus[0].overlap_slowdown"},
+      {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"overlap_slowdown\": 0.25}], \"sites\": [" SITE_EAST "]}",
+       HS_EINVAL, "cluster.json: gpus[0].overlap_slowdown: 0.25 needs an \"overlap_slowdown_source\""},
+      {"{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"overlap_slowdown\": 0.25, \"overlap_slowdown_source\": 7}], "
+       "\"sites\": [" SITE_EAST "]}",
+       HS_EINVAL, "cluster.json: gpus[0].overlap_slowdown_source: must be a string"},
   };
   for (size_t i = 0; i < HS_ARRAY_LEN(cases); i++)
     expect_fail(cases[i].json, cases[i].status, cases[i].msg);

@@ -84,7 +84,13 @@ static void test_gpu_catalog(void)
     CHECK_REL(g->pcie_GBps, 64, 0); /* gen5 */
     CHECK_REL(g->tdp_w, 700, 0);
     CHECK_REL(g->price_ondemand_usd_h, 6.88, 1e-12); /* AWS p5.48xlarge / 8 */
+    /* Lee et al. 2025 (arXiv:2507.03114): overlapped compute 18.9% slower on
+     * average; below the SM-share figure 132/108 - 1 for NCCL's 24 CTAs */
+    CHECK_REL(g->overlap_slowdown, 0.189, 0);
+    CHECK(g->overlap_slowdown < 132.0 / 108.0 - 1.0);
   }
+  if ((g = gpu(&c, "V100-SXM2-32GB")))
+    CHECK(g->overlap_slowdown == 0); /* no published figure: ideal overlap */
   if ((g = gpu(&c, "V100-SXM2-16GB"))) {
     CHECK_REL(g->peak_flops[HS_DTYPE_FP16], 125 * T, 1e-12);
     CHECK(g->peak_flops[HS_DTYPE_BF16] == 0); /* Volta: no bf16 */

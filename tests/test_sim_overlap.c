@@ -16,6 +16,14 @@
  * With practice.dp_overlap off (Megatron-LM 2021 --DDP-impl local: the
  * gradients are all-reduced after the pipeline flush) the buckets run one
  * after another once the whole backward is done: t0 + bwd + L x AR.
+ *
+ * Overlap contention (sim/contention.h, the GPU's overlap_slowdown k):
+ * compute beside a running bucket goes at 1/(1+k) of its speed. When the
+ * backward is the slower (AR < t_bl), each of the L-1 layers whose backward
+ * runs beside the previous bucket takes t_bl + k AR/(1+k), so the sync ends
+ * at t0 + bwd + (L-1) k AR/(1+k) + AR; when AR >= t_bl (1+k) the comm
+ * stream never waits and the closed form above is unchanged; without
+ * overlap no compute runs beside a bucket.
  */
 #include "sim_fixture.h"
 
@@ -26,6 +34,8 @@ static double closed_form(double t0, int L, double tbl, double ar)
     end = fmax(end, t0 + (k + 1) * tbl + (L - k) * ar);
   return end;
 }
+
+static double ov_k = 0.0; /* the ideal GPU's overlap_slowdown */
 
 /* dp x tp grid on one node of dp*tp ideal GPUs, m microbatches of 1 sample. */
 static void run_case_ov(int L, int dp, int tp, int m_mb, double params, bool expect_comm_bound,
@@ -38,6 +48,7 @@ static void run_case_ov(int L, int dp, int tp, int m_mb, double params, bool exp
   hs_error_t err;
   hs_error_init(&err);
   CHECK(fx_cluster(&c, 1, dp * tp, B, lat_us, 10, 0, &err) == HS_OK);
+  c.gpus.gpus[c.devices[0].gpu].overlap_slowdown = ov_k;
   hs_grid_opts_t g;
   hs_grid_opts_init(&g);
   g.dp = dp;
@@ -59,11 +70,12 @@ static void run_case_ov(int L, int dp, int tp, int m_mb, double params, bool exp
   if (!overlap) {
     /* nothing to check about the overlap regime */
   } else if (expect_comm_bound) {
-    CHECK(ar >= tbl);
+    CHECK(ar >= tbl * (1 + ov_k));
     CHECK_REL(sync_end, t0 + fmax(b, tbl + L * ar), 1e-12);
   } else {
     CHECK(ar < tbl);
     CHECK_REL(sync_end, t0 + b + ar, 1e-12);
+    sync_end += (L - 1) * ov_k * ar / (1 + ov_k);
   }
   double opt = L * params / tp * 32.0 / 1000e9;
   CHECK_REL(rep.iteration_time_s, sync_end + opt, 1e-6);
@@ -134,6 +146,20 @@ static void test_single_bucket_unchanged(void)
   hs_model_destroy(&m);
 }
 
+/* Compute slowed beside the buckets (k = 0.25, then k = 0.6): both
+ * regimes, TP x DP, and the serialized sync (no compute beside it). */
+static void test_contention(void)
+{
+  for (int i = 0; i < 2; i++) {
+    ov_k = i == 0 ? 0.25 : 0.6;
+    run_case(8, 4, 1, 2, 20e6, false);  /* AR 0.6 ms beside 2 ms layers: each + k AR/(1+k) */
+    run_case(8, 4, 1, 1, 200e6, true);  /* AR 6 ms: hidden (> 2 ms x 1.6) */
+    run_case(6, 2, 2, 2, 20e6, false);  /* TP 2: AR 0.2 ms beside 1 ms layers */
+    run_case_ov(8, 4, 1, 3, 20e6, false, false);
+  }
+  ov_k = 0.0;
+}
+
 int main(void)
 {
   HS_RUN(test_pure_dp_comm_bound);
@@ -141,5 +167,6 @@ int main(void)
   HS_RUN(test_tp_dp);
   HS_RUN(test_single_bucket_unchanged);
   HS_RUN(test_no_overlap);
+  HS_RUN(test_contention);
   HS_TEST_END();
 }

@@ -108,6 +108,67 @@ static void zero3_case(int L, int n, double P, bool gather_bound)
   zero_case(3, L, n, P, gather_bound, 2.0, false);
 }
 
+/* Overlap contention (sim/contention.h): compute beside a collective runs
+ * at 1/(1+k) of its speed, so a block of c beside the next block's gather g
+ * (both starting together) takes max(g, c + k min(c, g/(1+k))); the first
+ * gather and the reduce-scatter run beside no compute. With contention off,
+ * or k = 0, the result is bit-identical to the ideal-overlap one. */
+static double zero3_contended_s(int L, int n, double P, double k, bool on)
+{
+  double B = 100.0, lat_us = 2.0;
+  hs_model_t m;
+  fx_chain_model(&m, L, 1, 1e9, P, 0.0, 0.0);
+  hs_cluster_t c;
+  hs_error_t err;
+  hs_error_init(&err);
+  CHECK(fx_cluster(&c, 1, n, B, lat_us, 10, 0, &err) == HS_OK);
+  c.gpus.gpus[c.devices[0].gpu].overlap_slowdown = k;
+  hs_grid_opts_t g;
+  hs_grid_opts_init(&g);
+  g.dp = n;
+  g.global_batch = n;
+  g.practice.zero_stage = 3;
+  hs_plan_t plan;
+  CHECK_MSG(hs_plan_grid(&m, &c, &g, &plan, &err) == HS_OK, "%s", err.msg);
+  CHECK(plan.practice.overlap_contention); /* on by default */
+  plan.practice.overlap_contention = on;
+  plan.bucket_bytes = 1e15;
+  hs_report_t rep;
+  CHECK_MSG(hs_simulate(&m, &c, &plan, NULL, &rep, &err) == HS_OK, "%s", err.msg);
+  double a = lat_us * 1e-6, Bb = B * 1e9;
+  double gth = (n - 1) * (a + 2.0 * P / (n * Bb));
+  double cf = 1e-3, cb = 2e-3;
+  double ke = on ? k : 0.0;
+  double sf = fmax(gth, cf + ke * fmin(cf, gth / (1 + ke)));
+  double sb = fmax(gth, cb + ke * fmin(cb, gth / (1 + ke)));
+  double fwd = gth + (L - 1) * sf + cf, bwd = gth + (L - 1) * sb + cb;
+  double rs = (n - 1) * (a + 2.0 * L * P / (n * Bb));
+  double opt = L * P / n * 32.0 / 1000e9;
+  CHECK_REL(rep.iteration_time_s, fwd + bwd + rs + opt, 1e-6);
+  double t = rep.iteration_time_s;
+  hs_report_destroy(&rep);
+  hs_plan_destroy(&plan);
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+  return t;
+}
+
+static void test_zero3_contention(void)
+{
+  /* gather 0.306 ms beside 1 and 2 ms blocks: each block + k g/(1+k) */
+  double t = zero3_contended_s(6, 4, 20e6, 0.25, true);
+  double ideal = zero3_contended_s(6, 4, 20e6, 0.25, false);
+  CHECK(t > ideal);
+  /* off and k = 0 are the ideal-overlap simulator, bit for bit */
+  CHECK(ideal == zero3_contended_s(6, 4, 20e6, 0.0, true));
+  CHECK(ideal == zero3_contended_s(6, 4, 20e6, 0.0, false));
+  /* gather 1.101 ms: forward blocks (1 ms) between c and c(1+k): c + k g/(1+k) */
+  zero3_contended_s(6, 4, 73e6, 0.25, true);
+  /* gather 3.006 ms outlasts every slowed block: the contention is hidden */
+  CHECK(zero3_contended_s(6, 4, 200e6, 0.25, true) == zero3_contended_s(6, 4, 200e6, 0.25, false));
+  zero3_contended_s(3, 8, 50e6, 0.9, true);
+}
+
 static void test_zero3_gathers(void)
 {
   /* fp32 gathers: twice the bytes; BACKWARD_POST: no backward overlap */
@@ -388,6 +449,7 @@ static void test_bad_input(void)
 int main(void)
 {
   HS_RUN(test_zero3_gathers);
+  HS_RUN(test_zero3_contention);
   HS_RUN(test_cp_memory);
   HS_RUN(test_cp_ring_bytes);
   HS_RUN(test_ep);

@@ -464,14 +464,16 @@ static void test_tp_comm_overlap(void)
   CHECK(fx_cluster(&c, 1, t, B / 1e9, 0, 10, 0, &err) == HS_OK);
   double f = 1e-3 / t, b = 2e-3 / t, cc = (t - 1) * X / (t * B);
   CHECK(f < cc && cc < b);
-  double T[2];
-  for (int ov = 0; ov < 2; ov++) {
+  double T[3];
+  const double k = 0.25; /* ov = 2: overlap contention (sim/contention.h) */
+  for (int ov = 0; ov < 3; ov++) {
+    c.gpus.gpus[c.devices[0].gpu].overlap_slowdown = ov == 2 ? k : 0.0;
     hs_grid_opts_t g;
     hs_grid_opts_init(&g);
     g.tp = t;
     g.global_batch = 1;
     g.practice.sequence_parallel = true;
-    g.practice.tp_comm_overlap = ov;
+    g.practice.tp_comm_overlap = ov > 0;
     hs_plan_t plan;
     CHECK(hs_plan_grid(&m, &c, &g, &plan, &err) == HS_OK);
     hs_report_t rep;
@@ -486,6 +488,12 @@ static void test_tp_comm_overlap(void)
   double overlapped = f + (2 * L - 1) * fmax(f, cc) + (2 * L - 1) * fmax(b, cc) + b;
   CHECK_REL(T[0], serial, 1e-6);
   CHECK_REL(T[1], overlapped, 1e-6);
+  /* each overlapped GEMM x runs at 1/(1+k) while the collective runs:
+   * max(c, x + k min(x, c/(1+k))); here the forward's stays hidden
+   * (c >= f (1+k)) and the backward's grows by k c/(1+k) */
+  double sf = fmax(cc, f + k * fmin(f, cc / (1 + k))), sb = fmax(cc, b + k * fmin(b, cc / (1 + k)));
+  CHECK(sf == cc && sb > b);
+  CHECK_REL(T[2], f + (2 * L - 1) * sf + (2 * L - 1) * sb + b, 1e-6);
   /* refused without SP, naming both */
   hs_grid_opts_t g;
   hs_grid_opts_init(&g);

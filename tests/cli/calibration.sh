@@ -58,6 +58,20 @@ grep -q 'V100-SXM2-16GB calibrated' "$tmp/show.txt" || die "show cluster does no
 grep -q 'A100-SXM4-80GB calibrated' "$tmp/show.txt" || die "show cluster does not say A100 calibrated"
 "$bin" show cluster dgx-h100-1node >"$tmp/show2.txt" || die "show cluster h100"
 grep -q 'H100-SXM5-80GB calibrated' "$tmp/show2.txt" || die "H100 not shown calibrated"
+# overlap contention: GPUs without a published overlap_slowdown (T4, V100)
+# are named; A100-SXM4 and H100-SXM5 carry one (clusters/gpus.json)
+grep -q 'overlap contention uncalibrated (ideal overlap, no overlap_slowdown): .*T4-16GB' "$tmp/show.txt" \
+  || die "show cluster does not name T4's ideal overlap: $(grep profiles "$tmp/show.txt")"
+grep -q 'overlap contention uncalibrated.*A100' "$tmp/show.txt" && die "A100 named without overlap_slowdown"
+grep -q 'overlap contention' "$tmp/show2.txt" && die "H100 named without overlap_slowdown: $(grep profiles "$tmp/show2.txt")"
+"$bin" simulate --model gpt3-1.3b --cluster mixed-a100-v100-t4 --tp 1 --pp 1 --dp 4 --global-batch 8 \
+  >"$tmp/sim3.txt" 2>"$tmp/err" || die "simulate mixed: $(cat "$tmp/err")"
+grep '^device profiles' "$tmp/sim3.txt" | grep -q 'A100-SXM4-80GB calibrated;' \
+  || die "simulate names A100 contention uncalibrated: $(grep profiles "$tmp/sim3.txt")"
+"$bin" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 1 --pp 1 --dp 8 --global-batch 16 --overlap-contention maybe \
+  >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] || die "--overlap-contention maybe: exit $rc"
+grep -q -- '--overlap-contention: must be on or off, got "maybe"' "$tmp/err" || die "bad --overlap-contention message: $(cat "$tmp/err")"
 "$bin" show cluster mixed-a100-v100-t4 --json | jq -e '.uncalibrated_gpus | index("T4-16GB") != null' >/dev/null \
   || die "show cluster --json lacks uncalibrated_gpus"
 "$bin" simulate --model bert-base --cluster mixed-a100-v100-t4 --tp 1 --pp 1 >"$tmp/sim.txt" || die "simulate"
