@@ -82,24 +82,27 @@ int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
   return 0;
 }
 
+/* --NAME on|off into *on when given; anything else is refused naming it. */
+static int cli_on_off(const hs_opt_t *opts, const char *name, bool *on)
+{
+  const hs_opt_t *o = hs_cli_opt(opts, name);
+  if (!o)
+    return 0;
+  if (strcmp(o->value, "on") != 0 && strcmp(o->value, "off") != 0) {
+    fprintf(stderr, "hetsim: --%s: must be on or off, got \"%s\"\n", name, o->value);
+    return HS_EXIT_USAGE;
+  }
+  *on = strcmp(o->value, "on") == 0;
+  return 0;
+}
+
 int hs_cli_sim_practice(const hs_opt_t *opts, hs_practice_t *pr)
 {
-  const hs_opt_t *od = hs_cli_opt(opts, "dp-overlap");
-  if (od) {
-    if (strcmp(od->value, "on") != 0 && strcmp(od->value, "off") != 0) {
-      fprintf(stderr, "hetsim: --dp-overlap: must be on or off, got \"%s\"\n", od->value);
-      return HS_EXIT_USAGE;
-    }
-    pr->dp_overlap = strcmp(od->value, "on") == 0;
-  }
-  const hs_opt_t *oc = hs_cli_opt(opts, "overlap-contention");
-  if (oc) {
-    if (strcmp(oc->value, "on") != 0 && strcmp(oc->value, "off") != 0) {
-      fprintf(stderr, "hetsim: --overlap-contention: must be on or off, got \"%s\"\n", oc->value);
-      return HS_EXIT_USAGE;
-    }
-    pr->overlap_contention = strcmp(oc->value, "on") == 0;
-  }
+  int orc = cli_on_off(opts, "dp-overlap", &pr->dp_overlap);
+  if (!orc)
+    orc = cli_on_off(opts, "overlap-contention", &pr->overlap_contention);
+  if (orc)
+    return orc;
   int64_t v = 0;
   int rc = hs_cli_int(opts, "context-parallel", pr->context_parallel, 1, 1024, &v);
   if (rc)

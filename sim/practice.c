@@ -105,13 +105,19 @@ const char *hs_grad_reduce_name(bool fp32)
   return fp32 ? "fp32" : "default";
 }
 
-hs_status_t hs_grad_reduce_parse(const char *s, bool *fp32)
+/* One of two names: *second tells which; anything else is HS_EINVAL. */
+static hs_status_t parse_either(const char *s, const char *first, const char *second_name, bool *second)
 {
-  if (s && (strcmp(s, "fp32") == 0 || strcmp(s, "default") == 0)) {
-    *fp32 = strcmp(s, "fp32") == 0;
+  if (s && (strcmp(s, first) == 0 || strcmp(s, second_name) == 0)) {
+    *second = strcmp(s, second_name) == 0;
     return HS_OK;
   }
   return HS_EINVAL;
+}
+
+hs_status_t hs_grad_reduce_parse(const char *s, bool *fp32)
+{
+  return parse_either(s, "default", "fp32", fp32);
 }
 
 const char *hs_fsdp_prefetch_name(bool post)
@@ -121,11 +127,7 @@ const char *hs_fsdp_prefetch_name(bool post)
 
 hs_status_t hs_fsdp_prefetch_parse(const char *s, bool *post)
 {
-  if (s && (strcmp(s, "pre") == 0 || strcmp(s, "post") == 0)) {
-    *post = strcmp(s, "post") == 0;
-    return HS_OK;
-  }
-  return HS_EINVAL;
+  return parse_either(s, "pre", "post", post);
 }
 
 bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b)
