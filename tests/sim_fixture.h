@@ -10,6 +10,8 @@
 #include "hs_sim.h"
 #include "hs_test.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +116,24 @@ static inline hs_status_t fx_cluster(hs_cluster_t *c, int nodes, int gpn, double
            nodes, gpn, intra_GBps, intra_lat_us, nic_GBps, nic_lat_us);
   hs_cluster_init(c);
   return hs_cluster_parse(json, "fixture.json", c, err);
+}
+
+/* The plan `base` + `extra` + "}" is refused as HS_EINVAL (or HS_ELIMIT
+ * where allow_elimit) with a message naming the file "p.json" and holding
+ * `needle`. */
+static inline void fx_plan_refused(const char *base, const char *extra, const char *needle,
+                                   bool allow_elimit)
+{
+  char text[1024];
+  snprintf(text, sizeof text, "%s%s}", base, extra);
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  hs_plan_t p;
+  hs_status_t st = hs_plan_parse(text, "p.json", &p, &err);
+  CHECK_MSG(st == HS_EINVAL || (allow_elimit && st == HS_ELIMIT), "%s", extra);
+  CHECK_MSG(strstr(err.msg, needle) && strstr(err.msg, "p.json"), "%s -> %s", extra, err.msg);
+  hs_plan_destroy(&p);
 }
 
 #endif

@@ -23,6 +23,7 @@
 #include "hs_net.h"
 #include "hs_test.h"
 #include "hs_validate.h"
+#include "topo_fixture.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -34,17 +35,6 @@
 static const double NVLINK4_RING_BUSBW_GBPS = 370.0; /* nccl-tests #212 */
 static const double NDR_NIC_BUSBW_LO_GBPS = 46.0;    /* nccl-tests #290, per NIC */
 static const double NDR_NIC_BUSBW_HI_GBPS = 48.0;
-
-static hs_topology_t *topo_of(const char *json, hs_cluster_t *c)
-{
-  hs_topology_t *topo = NULL;
-  hs_error_t err;
-  hs_error_init(&err);
-  hs_cluster_init(c);
-  CHECK_MSG(hs_cluster_parse(json, "t.json", c, &err) == HS_OK, "%s", err.msg);
-  CHECK_MSG(hs_topology_new(c, &topo, &err) == HS_OK, "%s", err.msg);
-  return topo;
-}
 
 /* busbw (nccl-tests' definition) of `op` over ranks 0..n-1 with `algo`. */
 static double busbw(hs_topology_t *topo, hs_coll_op_t op, const char *algo, int32_t n, double S)
@@ -96,7 +86,7 @@ static void test_catalog_entries(void)
 static void test_nvlink4_ring_busbw(void)
 {
   hs_cluster_t c;
-  hs_topology_t *topo = topo_of(DGX_H100(1), &c);
+  hs_topology_t *topo = fx_topo_of(DGX_H100(1), &c);
   static const struct {
     hs_coll_op_t op;
     const char *name;
@@ -125,7 +115,7 @@ static void test_nvlink4_ring_busbw(void)
 static void test_ndr_ring_busbw(void)
 {
   hs_cluster_t c;
-  hs_topology_t *topo = topo_of(DGX_H100(2), &c);
+  hs_topology_t *topo = fx_topo_of(DGX_H100(2), &c);
   static const hs_coll_op_t ops[] = {HS_COLL_ALLGATHER, HS_COLL_REDUCE_SCATTER, HS_COLL_ALLREDUCE};
   double lo = 8 * NDR_NIC_BUSBW_LO_GBPS, hi = 8 * NDR_NIC_BUSBW_HI_GBPS;
   for (size_t k = 0; topo && k < HS_ARRAY_LEN(ops); k++)
@@ -157,7 +147,7 @@ static void print_a3mega(void)
   if (hs_nccl_tests_load(hs_test_data("import/nccl_all_reduce_a3mega_h100_2x8.txt"), &o, &t, &err) != HS_OK)
     return;
   hs_cluster_t c;
-  hs_topology_t *topo = topo_of("{\"sites\": [{\"name\": \"dc\", \"nodes\": [{\"count\": 2, \"gpu\": "
+  hs_topology_t *topo = fx_topo_of("{\"sites\": [{\"name\": \"dc\", \"nodes\": [{\"count\": 2, \"gpu\": "
                                 "\"H100-SXM5-80GB\", \"gpus_per_node\": 8, \"intra_node\": {\"interconnect\": "
                                 "\"NVLink4-NVSwitch\"}, \"nic\": {\"interconnect\": \"HDR-IB-8x200\"}}], "
                                 "\"fabric\": {\"latency_us\": 2.0}}]}",

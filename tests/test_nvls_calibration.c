@@ -18,6 +18,7 @@
 #include "hs_net.h"
 #include "hs_test.h"
 #include "hs_validate.h"
+#include "topo_fixture.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -153,17 +154,6 @@ static void estimates(hs_topology_t *topo, double bytes, double *def, double *nv
   *ring = hs_coll_estimate_s(topo, &c);
 }
 
-static hs_topology_t *topo_of(const char *json, hs_cluster_t *c)
-{
-  hs_topology_t *topo = NULL;
-  hs_error_t err;
-  hs_error_init(&err);
-  hs_cluster_init(c);
-  CHECK_MSG(hs_cluster_parse(json, "t.json", c, &err) == HS_OK, "%s", err.msg);
-  CHECK_MSG(hs_topology_new(c, &topo, &err) == HS_OK, "%s", err.msg);
-  return topo;
-}
-
 /* Predicted busbw against each published row; prints the per-band errors. */
 static void test_h100_h200_prediction(void)
 {
@@ -173,7 +163,7 @@ static void test_h100_h200_prediction(void)
                {"azure_nd_h200_v5_nvls_all_reduce.txt", NODE8("H200-SXM-141GB", "NVLink4-NVSwitch")}};
   for (size_t k = 0; k < HS_ARRAY_LEN(cases); k++) {
     hs_cluster_t c;
-    hs_topology_t *topo = topo_of(cases[k].cluster, &c);
+    hs_topology_t *topo = fx_topo_of(cases[k].cluster, &c);
     hs_busbw_table_t t;
     load(cases[k].file, &t);
     double band_max[3] = {0, 0, 0};
@@ -216,7 +206,7 @@ static void test_h100_h200_prediction(void)
 static void test_a100_ring(void)
 {
   hs_cluster_t c;
-  hs_topology_t *topo = topo_of(NODE8("A100-SXM4-80GB", "NVLink3-NVSwitch"), &c);
+  hs_topology_t *topo = fx_topo_of(NODE8("A100-SXM4-80GB", "NVLink3-NVSwitch"), &c);
   hs_busbw_table_t t;
   load("azure_nd_a100_v4_all_reduce.txt", &t);
   int n = 0;
@@ -245,7 +235,7 @@ static void test_a100_ring(void)
 static void test_h100_choice_by_size(void)
 {
   hs_cluster_t c;
-  hs_topology_t *topo = topo_of(NODE8("H100-SXM5-80GB", "NVLink4-NVSwitch"), &c);
+  hs_topology_t *topo = fx_topo_of(NODE8("H100-SXM5-80GB", "NVLink4-NVSwitch"), &c);
   double def, nv, ring;
   if (topo) {
     estimates(topo, 4096, &def, &nv, &ring);
