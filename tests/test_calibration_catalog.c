@@ -32,6 +32,8 @@
  * - Every uncalibrated entry says why in its "notes".
  * - Third pass: RTX 4090 against another 4090's best rate and copy rate.
  * - Bad input for the "gemm_fit"/"mem_fit" fields and the fits they select.
+ * - Sixth pass: the H100's and A100's asymptotes against their sustained
+ *   (10,000-warmup) cuBLASLt figures; the H100 takes no clock derate.
  */
 #include "hs_test.h"
 #include "hs_validate.h"
@@ -626,6 +628,62 @@ static void test_mem_eff_source(void)
   hs_measurements_destroy(&ms);
 }
 
+/* Issue #13, sixth pass: is the H100's bf16 curve a short-run (boost-clock)
+ * figure that a GPU under sustained tensor-core load, power-limited, cannot
+ * hold? The published long-run kernel figures say no. Truth (none of these
+ * rates is in a fit's derivation here, and none is an end-to-end figure):
+ * - Azure ND H100 v5, superbench cublaslt_gemm -t fp8e4m3 -w 10000 -i 1000
+ *   (samuel-bohman/AI-benchmarking-guide@a6533f14
+ *   Azure_Results/ND_H100_v5_results.md): 32768^3 at 1382.2 TFLOP/s after
+ *   10,000 warmup GEMMs of 51 ms each (over 8 minutes of load);
+ * - MAMF fp8 on H100 SXM, best shape of a brute-force search (50 warmup and
+ *   100 timed matmuls per shape): 1402.6 (stas00/ml-engineering
+ *   compute/accelerator/README.md @744d01e, shared/data/gpu-datasheets.json);
+ * - Azure ND A100 v4, the same harness at fp16 (@26d18e94
+ *   ND_A100_v4_results.md): 16384^3 at 256.5 TFLOP/s; A100 MAMF 271.2.
+ * The H100's sustained fp8 rate is 1.5% below its short-run best (the
+ * A100's fp16 one 5.4%), not the 20-30% that a power-limited clock would
+ * have to take. Carrying the fp8 ratio over to bf16 (fp8 GEMMs run the
+ * tensor cores at twice the rate, the more power-hungry case), the H100's
+ * sustained bf16 rate is 794.5 x 1382.2 / 1402.6 = 782.9 TFLOP/s; the
+ * catalog's asymptote must stand within 2% of it, as the A100's must of
+ * its own sustained 256.5 (docs/clusters.md, sixth pass). */
+#define MAMF_H100_FP8 1402.6e12
+#define AZURE_H100_FP8_SUSTAINED 1382.2e12
+#define AZURE_A100_FP16_SUSTAINED 256.5e12
+
+static void test_sustained_clock_consistency(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_gpu_catalog_t cat;
+  memset(&cat, 0, sizeof cat);
+  CHECK(hs_gpu_catalog_load(NULL, &cat, &err) == HS_OK);
+  double h100 = asymptote(&cat, "H100-SXM5-80GB"), a100 = asymptote(&cat, "A100-SXM4-80GB");
+  double h100_sustained = MAMF_H100 * AZURE_H100_FP8_SUSTAINED / MAMF_H100_FP8;
+  CHECK_REL(h100, h100_sustained, 0.02);
+  CHECK_REL(a100, AZURE_A100_FP16_SUSTAINED, 0.02);
+  /* the sustained-to-short ratios the two GPUs' sources give: neither is a
+   * 20% clock loss (the H100's is the smaller) */
+  double r_h100 = AZURE_H100_FP8_SUSTAINED / MAMF_H100_FP8;
+  double r_a100 = AZURE_A100_FP16_SUSTAINED / MAMF_A100;
+  CHECK(r_h100 > 0.95 && r_h100 <= 1.0);
+  CHECK(r_a100 > 0.90 && r_a100 < r_h100);
+  /* the derived variants carry the H100's curve unchanged */
+  const hs_gpu_t *h = hs_gpu_catalog_find(&cat, "H100-SXM5-80GB");
+  const hs_gpu_t *h8 = hs_gpu_catalog_find(&cat, "H800-SXM5-80GB");
+  CHECK(h && h8);
+  if (h && h8) {
+    CHECK_REL(h8->gemm_eff_max, h->gemm_eff_max, 1e-12);
+    CHECK_REL(h8->gemm_half_flops, h->gemm_half_flops, 1e-12);
+  }
+  fprintf(stderr, "  sustained: H100 bf16 asymptote %.1f vs %.1f derived (%+.1f%%), A100 %.1f vs %.1f (%+.1f%%); "
+          "sustained/short fp8 H100 %.4f, fp16 A100 %.4f\n",
+          h100 / 1e12, h100_sustained / 1e12, 100 * (h100 / h100_sustained - 1), a100 / 1e12,
+          AZURE_A100_FP16_SUSTAINED / 1e12, 100 * (a100 / AZURE_A100_FP16_SUSTAINED - 1), r_h100, r_a100);
+  hs_gpu_catalog_destroy(&cat);
+}
+
 int main(void)
 {
   HS_RUN(test_catalog_matches_fit);
@@ -636,5 +694,6 @@ int main(void)
   HS_RUN(test_fit_fields_bad_input);
   HS_RUN(test_max_fit);
   HS_RUN(test_mem_eff_source);
+  HS_RUN(test_sustained_clock_consistency);
   return hs_test_failures ? 1 : 0;
 }
