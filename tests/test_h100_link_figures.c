@@ -1,23 +1,34 @@
 /*
  * test_h100_link_figures.c - the H100 ring-side interconnects of
- * clusters/links.json (NVLink4-NVSwitch's port, NDR-IB-8x400) against the
- * collective-level figures they are taken from.
+ * clusters/links.json (NVLink4-NVSwitch's port, NDR-IB-8x400) against
+ * collective-level measurements.
  *
- * Independent truths: the busbw NCCL's maintainers state for these systems,
- * copied by hand from the threads (not read from links.json):
- *   - 8x H100 NVLink4: 370 GB/s busbw for the ring algorithms (all_gather,
- *     reduce_scatter, all_reduce with NCCL_ALGO=RING), NVIDIA/nccl-tests
- *     issue #212, 2024-05-06; NCCL's topo.h (SM90_NVLINK_BW 20.6 GB/s x 18
- *     links = 370.8 GB/s) agrees;
+ * Independent truths:
+ *   - NVLink4-NVSwitch's port is fitted (hetsim import nccl-tests, the A100
+ *     path) on the all_reduce_perf table of one 8x H100 80GB HBM3 node with
+ *     NCCL's ring forced (NCCL 2.26.2, NCCL_ALGO=RING NCCL_NVLS_ENABLE=0;
+ *     togethercomputer/together-nccl-tests@6698e53c, stored verbatim as
+ *     clusters/calibration/nccl-tests/h100_sxm5_1x8_*_ring.txt). The
+ *     simulator's own ring all-reduce, all-gather and reduce-scatter on a
+ *     catalog DGX H100 node must reproduce the published busbw of those
+ *     tables, read from the stored files, within RING_TABLE_TOL at 1-8 GiB.
+ *     The all-gather and reduce-scatter tables are not fit inputs (the
+ *     all-reduce file alone sets the link), so they check it out of sample.
+ *     The busbw NCCL's maintainers state (370 GB/s, NVIDIA/nccl-tests issue
+ *     #212, 2024-05-06; copied here by hand) is a second truth, within
+ *     RING_STATED_TOL: 2% while the port was that quoted figure, 5% since the
+ *     fit (the whole-table line's asymptote is 357.5 GB/s, 3.4% under it, and
+ *     the model's 1 GiB busbw 355.0 is 4.0% under it; the measured table
+ *     itself peaks at 368.09 GB/s, 0.5% under it).
  *   - NDR 400 Gb/s: 46-48 GB/s ring busbw per NIC, NVIDIA/nccl-tests issue
- *     #290, 2025-03-03; a DGX H100 node has 8 of them.
- * No whole nccl-tests table of either was found (docs/network.md), so the
- * entries are reported uncalibrated and these are the only checks: the
- * simulator's own ring collectives on catalog clusters reach those busbw
- * (within RING_TOL of 370 at 1-8 GiB inside a node; inside 8 x [46, 48]
- * GB/s at 4-8 GiB across two nodes), where the datasheet ports (450 and
- * 400 GB/s) were 22% and 4-9% above them. Invariant: both entries stay flagged uncalibrated (no fit
- * file). HS_H100_TABLE=1 prints the predicted busbw per size.
+ *     #290, 2025-03-03; a DGX H100 node has 8 of them. No whole multi-node
+ *     H100 table over InfiniBand was found (docs/network.md), so the entry
+ *     stays uncalibrated (invariant checked below). Across two nodes this
+ *     model's ring is bound by min(GPU port, node NIC) = the fitted 357.5 GB/s
+ *     NVLink port, under the node's 376 GB/s of NICs: the check is
+ *     [8 x 46 x (1 - NDR_TOL), 8 x 48] at 4-8 GiB, NDR_TOL = 4% (it was the
+ *     stated range exactly while the port was the quoted 370 GB/s).
+ * HS_H100_TABLE=1 prints the predicted busbw per size.
  */
 #include "hs_clusters.h"
 #include "hs_net.h"
@@ -30,7 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RING_TOL 0.02 /* busbw at 1-8 GiB against the stated 370 GB/s */
+#define RING_TABLE_TOL 0.04  /* predicted busbw at 1-8 GiB against the published tables */
+#define RING_STATED_TOL 0.05 /* against the stated 370 GB/s (0.02 before the fit) */
+#define NDR_TOL 0.04         /* under 8 x 46 GB/s across two nodes (0 before the fit) */
 
 static const double NVLINK4_RING_BUSBW_GBPS = 370.0; /* nccl-tests #212 */
 static const double NDR_NIC_BUSBW_LO_GBPS = 46.0;    /* nccl-tests #290, per NIC */
@@ -65,10 +78,12 @@ static void test_catalog_entries(void)
   const hs_interconnect_t *ib = hs_link_catalog_find(&cat, "NDR-IB-8x400");
   CHECK(nv && ib);
   if (nv && ib) {
-    CHECK(!nv->calibrated && !ib->calibrated); /* quoted figures, no fit file */
-    CHECK_REL(nv->nominal_GBps, 450, 0);       /* DGX H100 datasheet */
+    CHECK(nv->calibrated && !ib->calibrated); /* ring fit files; NDR: quoted figure */
+    CHECK_EQ_INT(nv->n_fit_files, 3);
+    CHECK_CONTAINS(nv->fit_files[0], "h100_sxm5_1x8_all_reduce_ring.txt");
+    CHECK_CONTAINS(nv->source, "together-nccl-tests@6698e53c1dc519f8ab54f72193630849f5abf178");
+    CHECK_REL(nv->nominal_GBps, 450, 0); /* DGX H100 datasheet */
     CHECK_REL(ib->nominal_GBps, 400, 0);
-    CHECK_CONTAINS(nv->source, "nccl-tests issue #212");
     CHECK_CONTAINS(ib->source, "nccl-tests issue #290");
     CHECK(nv->nvls && nv->nvls_GBps < nv->GBps); /* the NVLS fit is kept */
   }
@@ -81,43 +96,70 @@ static void test_catalog_entries(void)
   "\"NVLink4-NVSwitch\"}, \"nic\": {\"interconnect\": \"NDR-IB-8x400\"}}], "                     \
   "\"fabric\": {\"latency_us\": 2.0}}]}"
 
+/* The published busbw (out-of-place) of `file` at `S`, 0 if absent. */
+static double published_busbw(const char *file, double S)
+{
+  char path[2048];
+  hs_nccl_tests_t t;
+  hs_nt_opts_t o;
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_nt_opts_init(&o);
+  snprintf(path, sizeof path, "%s/clusters/calibration/nccl-tests/%s", hs_data_dir(), file);
+  double b = 0;
+  if (hs_nccl_tests_load(path, &o, &t, &err) != HS_OK) {
+    CHECK_MSG(false, "%s", err.msg);
+    return 0;
+  }
+  CHECK_EQ_INT(t.nranks, 8);
+  for (int32_t r = 0; r < t.n_rows; r++)
+    if (t.rows[r].size_bytes == S)
+      b = t.rows[r].busbw_GBps[0];
+  hs_nccl_tests_destroy(&t);
+  return b;
+}
+
 /* One node: the ring's all_gather, reduce_scatter and all-reduce busbw at
- * 1-8 GiB is the stated 370 GB/s. */
+ * 1-8 GiB against the published ring tables and the stated 370 GB/s. */
 static void test_nvlink4_ring_busbw(void)
 {
   hs_cluster_t c;
   hs_topology_t *topo = fx_topo_of(DGX_H100(1), &c);
   static const struct {
     hs_coll_op_t op;
-    const char *name;
-  } ops[] = {{HS_COLL_ALLGATHER, "all_gather"},
-             {HS_COLL_REDUCE_SCATTER, "reduce_scatter"},
-             {HS_COLL_ALLREDUCE, "all_reduce (ring)"}};
+    const char *name, *file;
+  } ops[] = {{HS_COLL_ALLGATHER, "all_gather", "h100_sxm5_1x8_all_gather_ring.txt"},
+             {HS_COLL_REDUCE_SCATTER, "reduce_scatter", "h100_sxm5_1x8_reduce_scatter_ring.txt"},
+             {HS_COLL_ALLREDUCE, "all_reduce (ring)", "h100_sxm5_1x8_all_reduce_ring.txt"}};
   for (size_t k = 0; topo && k < HS_ARRAY_LEN(ops); k++)
     for (double S = 1073741824.0; S <= 8589934592.0; S *= 2) {
-      double b = busbw(topo, ops[k].op, "ring", 8, S);
+      double b = busbw(topo, ops[k].op, "ring", 8, S), m = published_busbw(ops[k].file, S);
+      CHECK_MSG(m > 0, "%s: no row of %.0f B", ops[k].file, S);
       if (getenv("HS_H100_TABLE"))
-        printf("  NVLink4 8 ranks %-18s %10.0f B  busbw %.1f GB/s (%+.1f%% vs %.0f)\n", ops[k].name, S, b,
-               100 * (b / NVLINK4_RING_BUSBW_GBPS - 1), NVLINK4_RING_BUSBW_GBPS);
-      CHECK_MSG(fabs(b / NVLINK4_RING_BUSBW_GBPS - 1) <= RING_TOL, "%s %.0f B: busbw %.2f GB/s",
+        printf("  NVLink4 8 ranks %-18s %10.0f B  busbw %.1f GB/s, published %.2f (%+.1f%%), stated %.0f (%+.1f%%)\n",
+               ops[k].name, S, b, m, 100 * (b / m - 1), NVLINK4_RING_BUSBW_GBPS,
+               100 * (b / NVLINK4_RING_BUSBW_GBPS - 1));
+      CHECK_MSG(fabs(b / m - 1) <= RING_TABLE_TOL, "%s %.0f B: busbw %.2f GB/s, published %.2f", ops[k].name, S,
+                b, m);
+      CHECK_MSG(fabs(b / NVLINK4_RING_BUSBW_GBPS - 1) <= RING_STATED_TOL, "%s %.0f B: busbw %.2f GB/s",
                 ops[k].name, S, b);
-      /* the datasheet port was 450 / 370 - 1 = 22% above the stated busbw */
-      CHECK(450.0 / b - 1 > 0.2);
+      /* the datasheet port was 450 / 368 - 1 = 22% above the published busbw */
+      CHECK(450.0 / m - 1 > 0.2);
     }
   hs_topology_free(topo);
   hs_cluster_destroy(&c);
 }
 
 /* Two nodes, NCCL's ring over all 16 ranks: the peak busbw (4 and 8 GiB)
- * lies within 8 NICs x [46, 48] GB/s. In this model the GPU's NVLink port
- * (370 GB/s) binds before the node's NICs (376 GB/s); at 1 GiB (printed,
- * not checked) the latencies put it 0.3% under the range. */
+ * lies within 8 NICs x [46 x (1 - NDR_TOL), 48] GB/s. In this model the
+ * GPU's fitted NVLink port (357.5 GB/s) binds before the node's NICs (376
+ * GB/s), 3.2% under 8 x 46; 1-2 GiB are printed, not checked. */
 static void test_ndr_ring_busbw(void)
 {
   hs_cluster_t c;
   hs_topology_t *topo = fx_topo_of(DGX_H100(2), &c);
   static const hs_coll_op_t ops[] = {HS_COLL_ALLGATHER, HS_COLL_REDUCE_SCATTER, HS_COLL_ALLREDUCE};
-  double lo = 8 * NDR_NIC_BUSBW_LO_GBPS, hi = 8 * NDR_NIC_BUSBW_HI_GBPS;
+  double lo = 8 * NDR_NIC_BUSBW_LO_GBPS * (1 - NDR_TOL), hi = 8 * NDR_NIC_BUSBW_HI_GBPS;
   for (size_t k = 0; topo && k < HS_ARRAY_LEN(ops); k++)
     for (double S = 1073741824.0; S <= 8589934592.0; S *= 2) {
       double b = busbw(topo, ops[k], "node_ring", 16, S);

@@ -172,11 +172,11 @@ static void test_h100_h200_prediction(void)
       double S = t.size_bytes[i], def, nv, ring;
       estimates(topo, S, &def, &nv, &ring);
       CHECK(isfinite(def) && isfinite(nv) && isfinite(ring));
-      /* NCCL's tuner: the ring's LL protocol below 478722 B on 8 ranks of
-       * the catalog's 370 GB/s ports, NVLS above (tests/test_coll_formulas.c
-       * derives the rule; here 8 us / (1/50.114 - 1/308.33) ns/B: LL's
-       * min(87.7, 370/4) GB/s x 8/14 against NVLS's 5/6 x 370) */
-      CHECK(def == (S < 478722 ? ring : nv));
+      /* NCCL's tuner: the ring's LL protocol below 481993 B on 8 ranks of
+       * the catalog's 357.5 GB/s ports, NVLS above (tests/test_coll_formulas.c
+       * derives the rule; here 8 us / (1/50.114 - 1/297.92) ns/B: LL's
+       * min(87.7, 357.5/4) GB/s x 8/14 against NVLS's 5/6 x 357.5) */
+      CHECK(def == (S < 481993 ? ring : nv));
       double pred = 1.75 * S / def / 1e9, err = pred / t.busbw_GBps[i] - 1;
       int band = S < 1048576 ? 0 : S < 268435456 ? 1 : 2;
       if (getenv("HS_NVLS_TABLE"))
@@ -228,10 +228,10 @@ static void test_a100_ring(void)
   hs_cluster_destroy(&c);
 }
 
-/* Small H100 all-reduces stay on the ring (NCCL's tuner: LL below 478722 B),
- * large ones go nvls, even where this model's ring with the catalog port
- * (370 GB/s, uncalibrated) would be faster than its calibrated NVLS: the
- * tuner picks, the links decide how long it takes. */
+/* Small H100 all-reduces stay on the ring (NCCL's tuner: LL below 481993 B),
+ * large ones go nvls: the tuner picks, the links decide how long it takes
+ * (with the catalog's fitted ring port, 357.5 GB/s, this model's ring is
+ * slower than its NVLS at large sizes, as NCCL's is). */
 static void test_h100_choice_by_size(void)
 {
   hs_cluster_t c;
