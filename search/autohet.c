@@ -1022,15 +1022,16 @@ static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *
       if (v > 0) { /* stable insertion sort by the order's key, each key computed once */
         for (int32_t x = pstart[g]; x < k; x++)
           key[x] = order_key(a, groups, v - 1, order[x]);
-        for (int32_t x = pstart[g] + 1; x < k; x++)
-          for (int32_t y = x; y > pstart[g] && key[y] < key[y - 1]; y--) {
-            int32_t tmp = order[y];
-            order[y] = order[y - 1];
-            order[y - 1] = tmp;
-            double kt = key[y];
+        for (int32_t x = pstart[g] + 1; x < k; x++) {
+          double kx = key[x];
+          int32_t ox = order[x], y = x;
+          for (; y > pstart[g] && kx < key[y - 1]; y--) {
             key[y] = key[y - 1];
-            key[y - 1] = kt;
+            order[y] = order[y - 1];
           }
+          key[y] = kx;
+          order[y] = ox;
+        }
       }
     }
     int32_t runs = 1;
