@@ -138,6 +138,10 @@ typedef struct autohet {
   size_t n_configs, cap_configs;
   int32_t *assign;
   size_t n_assign, cap_assign;
+  double *keys;               /* push_config: order_key of each listed group */
+  size_t cap_keys;
+  int32_t *base;              /* push_config: pstart and order in device order (G + 1 + ng) */
+  size_t cap_base;
   size_t next;
   double t_start;
   /* Budgets: work (the default, deterministic) or wall clock (only when
@@ -985,26 +989,51 @@ static hs_status_t push_config(autohet_t *a, const config_t *cf, const int32_t *
   const group_t *groups = a->groups[cf->pat];
   if (G == 1 && cf->z != a->zs[0])
     return HS_OK; /* one pipeline: no data parallelism to shard over */
+  if (hs_reserve((void **)&a->keys, &a->cap_keys, (size_t)HS_MAX(ng, 1), sizeof *a->keys) ||
+      hs_reserve((void **)&a->base, &a->cap_base, len, sizeof *a->base))
+    return HS_ENOMEM;
+  double *key = a->keys;
+  /* every order starts from the groups of each pipeline in device order:
+   * a stable counting sort by pipeline, built once and copied per order
+   * (bstart[g] is pipeline g's first slot, advanced while filling, then
+   * shifted back) */
+  int32_t *bstart = a->base, *border = a->base + G + 1;
+  for (int32_t g = 0; g <= G; g++)
+    bstart[g] = 0;
+  for (int32_t i = 0; i < ng; i++)
+    if (asg[i] >= 0 && asg[i] < G)
+      bstart[asg[i] + 1]++;
+  for (int32_t g = 0; g < G; g++)
+    bstart[g + 1] += bstart[g];
+  for (int32_t i = 0; i < ng; i++)
+    if (asg[i] >= 0 && asg[i] < G)
+      border[bstart[asg[i]]++] = i;
+  for (int32_t g = G; g > 0; g--)
+    bstart[g] = bstart[g - 1];
+  bstart[0] = 0;
   for (int32_t v = 0; v <= a->n_orders; v++) {
     if (hs_reserve((void **)&a->assign, &a->cap_assign, a->n_assign + len, sizeof *a->assign))
       return HS_ENOMEM;
     int32_t *pstart = a->assign + a->n_assign, *order = pstart + G + 1;
-    int32_t k = 0;
+    memcpy(pstart, bstart, sizeof *pstart * (size_t)(G + 1));
+    memcpy(order, border, sizeof *order * (size_t)bstart[G]);
     for (int32_t g = 0; g < G; g++) {
-      pstart[g] = k;
-      for (int32_t i = 0; i < ng; i++)
-        if (asg[i] == g)
-          order[k++] = i;
-      if (v > 0) /* stable insertion sort by the order's key */
-        for (int32_t x = pstart[g] + 1; x < k; x++)
-          for (int32_t y = x; y > pstart[g] && order_key(a, groups, v - 1, order[y]) <
-                                                   order_key(a, groups, v - 1, order[y - 1]); y--) {
-            int32_t tmp = order[y];
+      int32_t k = bstart[g + 1];
+      if (v > 0) { /* stable insertion sort by the order's key, each key computed once */
+        for (int32_t x = pstart[g]; x < k; x++)
+          key[x] = order_key(a, groups, v - 1, order[x]);
+        for (int32_t x = pstart[g] + 1; x < k; x++) {
+          double kx = key[x];
+          int32_t ox = order[x], y = x;
+          for (; y > pstart[g] && kx < key[y - 1]; y--) {
+            key[y] = key[y - 1];
             order[y] = order[y - 1];
-            order[y - 1] = tmp;
           }
+          key[y] = kx;
+          order[y] = ox;
+        }
+      }
     }
-    pstart[G] = k;
     int32_t runs = 1;
     for (int32_t x = 1; x < pstart[1]; x++)
       runs += groups[order[x]].t != groups[order[x - 1]].t;
@@ -1293,6 +1322,8 @@ static void autohet_free(void *state)
   free(a->kind_of_node);
   free(a->configs);
   free(a->assign);
+  free(a->keys);
+  free(a->base);
   hs__cpool_destroy(&a->pool);
   memset(a, 0, sizeof *a);
 }

@@ -140,7 +140,7 @@ static void run_dp(hapt_t *s)
           for (int32_t zi = 0; zi < h->n_sizes[a] && h->sizes[a][zi] <= avail; zi++) {
             int32_t u2 = u - h->sizes[a][zi] * s->stride[a];
             if (st == 1) {
-              int32_t opt = hs__hspace_pick(h, k, K - 1, a, zi, 1, false, 0.0);
+              int32_t opt = hs__hspace_pick_at(h, k, K - 1, a, zi, 1, -1);
               s->transitions++;
               if (opt < 0)
                 continue;
@@ -176,10 +176,10 @@ static void run_dp(hapt_t *s)
                 bool cross = hs__hspace_cross(h, a, b);
                 int32_t opt;
                 if (cross) {
-                  opt = hs__hspace_pick(h, k, k2, a, zi, st, true, c);
+                  opt = hs__hspace_pick_at(h, k, k2, a, zi, st, b);
                 } else {
                   if (opt_same == -2)
-                    opt_same = hs__hspace_pick(h, k, k2, a, zi, st, false, 0.0);
+                    opt_same = hs__hspace_pick_at(h, k, k2, a, zi, st, -1);
                   opt = opt_same;
                 }
                 if (opt < 0 || o0[opt].t > s->tmax)
@@ -338,6 +338,9 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   s->ch = hs_calloc(nf, sizeof *s->ch);
   s->best_mb.st = hs_calloc((size_t)s->S + 1, sizeof(hs_hstage_t));
   if (!s->F || !s->ch || !s->best_mb.st)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  /* the DP picks with up to S microbatches in flight, every cap of a table alike */
+  if (hs__hspace_pick_memo(h, s->S) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
@@ -709,7 +712,8 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
   hs_error_t e2;
   hs_error_init(&e2);
   e2.warn_fp = NULL;
-  st = hs__hetero_warmup_tune(h->m, h->c, &s->tuned, budget, &t, &s->tune_sims, &e2);
+  st = hs__hetero_warmup_tune(h->m, h->c, &s->tuned, s->ls_best_s, budget, &t, &s->tune_sims,
+                              &e2);
   if (st == HS_ENOMEM)
     return hs_error_set(err, st, "%s", e2.msg);
   st = HS_OK;
@@ -726,8 +730,8 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
   }
   hs_error_init(&e2);
   e2.warn_fp = NULL;
-  st = hs__hetero_order_tune(h->m, h->c, &s->tuned, HS_MAX(4, budget / 4), &t, &s->order_sims,
-                             &e2);
+  st = hs__hetero_order_tune(h->m, h->c, &s->tuned, s->tuned_s, HS_MAX(4, budget / 4), &t,
+                             &s->order_sims, &e2);
   if (st == HS_ENOMEM)
     return hs_error_set(err, st, "%s", e2.msg);
   st = HS_OK;

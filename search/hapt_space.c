@@ -22,6 +22,8 @@ static int32_t ilog2(int32_t x)
 }
 
 #define TP_SLOTS 11 /* tp up to 1024 */
+#define PICK_MEMO_MAX_BYTES (64.0 * 1024 * 1024) /* hs__hspace_pick_memo: larger, off */
+#define PICK_UNSET INT8_MIN                     /* memo entry not computed yet */
 
 /* Entries of cut pairs k < k2 only (triangular): pair (k, k2) is number
  * k (2K - k - 1) / 2 + (k2 - k - 1). */
@@ -267,6 +269,7 @@ void hs__hspace_destroy(hs_hspace_t *h)
   free(h->opts);
   free(h->n_opts);
   free(h->cut_s);
+  free(h->pick);
   memset(h, 0, sizeof *h);
 }
 
@@ -290,6 +293,8 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
   hs_state_bytes_t sb = hs_precision_state_bytes(h->dt);
   int32_t zs = hs_estimator_practice(h->est)->zero_stage;
   h->cur_mb = mi;
+  if (h->pick)
+    memset(h->pick, PICK_UNSET, h->n_pick); /* a new table: new picks */
   for (int32_t k2 = 0; k2 < h->n_cuts; k2++)
     for (int32_t a = 0; a < h->n_sc; a++)
       for (int32_t b = 0; b < h->n_sc; b++)
@@ -396,6 +401,38 @@ int32_t hs__hspace_pick(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, 
       return i;
   }
   return -1;
+}
+
+hs_status_t hs__hspace_pick_memo(hs_hspace_t *h, int32_t max_inflight)
+{
+  free(h->pick);
+  h->pick = NULL;
+  h->n_pick = 0;
+  double n = (double)(max_inflight + 1) * h->n_cuts * h->n_cuts * h->n_sc * h->max_sizes *
+             (h->n_sc + 1);
+  if (max_inflight < 1 || h->opt_stride >= INT8_MAX || n > PICK_MEMO_MAX_BYTES)
+    return HS_OK;
+  h->pick = malloc((size_t)n);
+  if (!h->pick)
+    return HS_ENOMEM;
+  h->n_pick = (size_t)n;
+  h->pick_inflight = max_inflight;
+  memset(h->pick, PICK_UNSET, h->n_pick);
+  return HS_OK;
+}
+
+int32_t hs__hspace_pick_at(hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
+                           int32_t inflight, int32_t b)
+{
+  double c = b >= 0 ? hs__hspace_cut_s(h, a, b, k2) : 0.0;
+  if (!h->pick || inflight < 0 || inflight > h->pick_inflight)
+    return hs__hspace_pick(h, k, k2, a, zi, inflight, b >= 0, c);
+  size_t K = (size_t)h->n_cuts, A = (size_t)h->n_sc;
+  size_t i = (((((size_t)inflight * K + (size_t)k) * K + (size_t)k2) * A + (size_t)a) *
+                  (size_t)h->max_sizes + (size_t)zi) * (A + 1) + (size_t)(b + 1);
+  if (h->pick[i] == PICK_UNSET)
+    h->pick[i] = (int8_t)hs__hspace_pick(h, k, k2, a, zi, inflight, b >= 0, c);
+  return h->pick[i];
 }
 
 void hs__hsol_destroy(hs_hsol_t *s)

@@ -97,6 +97,11 @@ typedef struct hs_hspace {
   hs_hopt_t *opts;           /* pairs k < k2 x n_sc x max_sizes x opt_stride */
   uint8_t *n_opts;
   double *cut_s;             /* n_cuts x n_sc x n_sc: hs__hspace_cut_s for the current table */
+  /* memo of hs__hspace_pick for the current table (hs__hspace_pick_at);
+   * NULL: none, every pick computed */
+  int8_t *pick;
+  size_t n_pick;
+  int32_t pick_inflight;     /* largest inflight it holds */
   uint64_t evaluated;
 } hs_hspace_t;
 
@@ -116,6 +121,18 @@ double hs__hspace_cut_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2);
  * -1 when none fits. */
 int32_t hs__hspace_pick(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
                         int32_t inflight, bool cross, double c_s);
+/* A memo of hs__hspace_pick for inflight 1..max_inflight, kept per table
+ * (each hs__hspace_table clears it): the pick depends on the table and its
+ * arguments only, so the DP's runs of one table (every cap) share it. Off
+ * (HS_OK, picks computed) when it would pass 64 MiB or an option index
+ * would not fit in int8_t; HS_ENOMEM when allocating fails. */
+hs_status_t hs__hspace_pick_memo(hs_hspace_t *h, int32_t max_inflight);
+/* hs__hspace_pick(h, k, k2, a, zi, inflight, b >= 0, b >= 0 ? cut_s(a, b,
+ * k2) : 0), through the memo when it is on: the same value. b < 0: a
+ * successor on the same site (or none); b >= 0: subcluster b across
+ * sites. O(1) amortized. */
+int32_t hs__hspace_pick_at(hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
+                           int32_t inflight, int32_t b);
 bool hs__hspace_cross(const hs_hspace_t *h, int32_t a, int32_t b);
 /* Microbatches per iteration for the current table. */
 int32_t hs__hspace_B(const hs_hspace_t *h);

@@ -79,8 +79,8 @@ static bool try_swap(char *o, int32_t j)
 }
 
 hs_status_t hs__hetero_order_tune(const hs_model_t *m, const hs_cluster_t *c, hs_plan_t *plan,
-                                  int32_t max_sims, double *iter_s, int32_t *sims,
-                                  hs_error_t *err)
+                                  double start_s, int32_t max_sims, double *iter_s,
+                                  int32_t *sims, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
   *sims = 0;
@@ -94,9 +94,10 @@ hs_status_t hs__hetero_order_tune(const hs_model_t *m, const hs_cluster_t *c, hs
   hs_plan_init(&cand);
   char *buf = NULL;
   int32_t *perm = NULL;
-  double best;
-  bool ran;
-  HS_CHECK(sim_s(m, c, plan, &best, &ran, err));
+  double best = start_s;
+  bool ran = true; /* the caller's time: counted as a simulation (the budget does not depend on it) */
+  if (isnan(start_s))
+    HS_CHECK(sim_s(m, c, plan, &best, &ran, err));
   *sims += ran;
   *iter_s = best;
   hs_plan_pipeline_t *pl = &plan->pipelines[0];

@@ -29,11 +29,14 @@
  * only if they are faster; *iter_s is its simulated time and *sims the
  * simulations run. HS_EINVAL for a plan that is not one hetero-1f1b
  * pipeline or that does not run even with the leanest order; HS_ENOMEM on
- * allocation failure.
+ * allocation failure. start_s: the simulated time of *plan as given when
+ * the caller has it (INFINITY: it does not run; the plan must be valid),
+ * NAN to simulate it here; counted as one of *sims and of max_sims either
+ * way, so the result does not depend on it.
  * O(max_sims simulations). */
 hs_status_t hs__hetero_order_tune(const hs_model_t *m, const hs_cluster_t *c, hs_plan_t *plan,
-                                  int32_t max_sims, double *iter_s, int32_t *sims,
-                                  hs_error_t *err);
+                                  double start_s, int32_t max_sims, double *iter_s,
+                                  int32_t *sims, hs_error_t *err);
 
 /* Writes the hetero-1f1b order of a stage with warm-up w (w < 0: the
  * schedule's default for rank r of S) over n_mb microbatches into out

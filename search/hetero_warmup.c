@@ -10,15 +10,20 @@
 #include <math.h>
 #include <string.h>
 
-/* Explicit warm-ups: the schedule's default (p - r - 1) where -1. */
-static void make_explicit(hs_plan_pipeline_t *pl)
+/* Explicit warm-ups: the schedule's default (p - r - 1) where -1; true
+ * when a warm-up changed. */
+static bool make_explicit(hs_plan_pipeline_t *pl)
 {
   int32_t S = pl->n_stages;
+  bool changed = false;
   for (int32_t r = 0; r < S; r++) {
+    int32_t w = pl->stages[r].warmup;
     if (pl->stages[r].warmup < 0)
       pl->stages[r].warmup = S - r - 1;
     pl->stages[r].warmup = HS_MIN(pl->stages[r].warmup, HS_MAX(pl->n_microbatches - 1, 0));
+    changed = changed || pl->stages[r].warmup != w;
   }
+  return changed;
 }
 
 bool hs__hetero_warmup_move(hs_plan_t *plan, int32_t stage, int32_t dir)
@@ -58,8 +63,8 @@ static hs_status_t sim_s(const hs_model_t *m, const hs_cluster_t *c, const hs_pl
 }
 
 hs_status_t hs__hetero_warmup_tune(const hs_model_t *m, const hs_cluster_t *c, hs_plan_t *plan,
-                                   int32_t max_sims, double *iter_s, int32_t *sims,
-                                   hs_error_t *err)
+                                   double start_s, int32_t max_sims, double *iter_s,
+                                   int32_t *sims, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
   *sims = 0;
@@ -69,9 +74,12 @@ hs_status_t hs__hetero_warmup_tune(const hs_model_t *m, const hs_cluster_t *c, h
                         "hetero-1f1b warm-up: the plan must be one pipeline under hetero-1f1b "
                         "(has %d pipelines, schedule \"%s\")",
                         plan->n_pipelines, plan->schedule);
-  make_explicit(&plan->pipelines[0]);
-  double best;
-  HS_CHECK(sim_s(m, c, plan, &best, err));
+  double best = start_s;
+  /* the caller's time stands for the plan as given; made explicit, a
+   * changed plan is simulated. Counted either way: the budget, and so the
+   * climb, does not depend on it */
+  if (make_explicit(&plan->pipelines[0]) || isnan(start_s))
+    HS_CHECK(sim_s(m, c, plan, &best, err));
   (*sims)++;
   if (!isfinite(best))
     return hs_error_set(err, HS_EINVAL, "hetero-1f1b warm-up: the starting plan does not run");

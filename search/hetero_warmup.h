@@ -27,10 +27,14 @@
  * warm-ups, -1, become explicit); *iter_s is its simulated time and *sims
  * the simulations run. HS_EINVAL for a plan that is not one hetero-1f1b
  * pipeline or that the simulator rejects; HS_ENOMEM on allocation
- * failure. O(max_sims simulations). */
+ * failure. start_s: the simulated time of *plan as given when the caller
+ * has it (INFINITY: it does not run), NAN to simulate it here; a plan whose
+ * warm-ups change when made explicit is simulated either way. The starting
+ * point counts as one of *sims and of max_sims whether simulated or not,
+ * so the result does not depend on start_s. O(max_sims simulations). */
 hs_status_t hs__hetero_warmup_tune(const hs_model_t *m, const hs_cluster_t *c, hs_plan_t *plan,
-                                   int32_t max_sims, double *iter_s, int32_t *sims,
-                                   hs_error_t *err);
+                                   double start_s, int32_t max_sims, double *iter_s,
+                                   int32_t *sims, hs_error_t *err);
 
 /* Moves stage `stage`'s warm-up by dir (+1 or -1) inside the valid set of
  * the header; false when the move leaves it. Earlier stages are deepened

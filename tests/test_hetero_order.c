@@ -176,10 +176,10 @@ static void check_case(int32_t S, const int32_t *devs, double GBps, double lat_u
   double t_warm, t_order;
   int32_t sims_w, sims_o;
   /* the warm-up tuner needs a plan that fits; the order tuner does not */
-  if (hs__hetero_warmup_tune(&m, &c, &p, 1000, &t_warm, &sims_w, &err) != HS_OK)
+  if (hs__hetero_warmup_tune(&m, &c, &p, NAN, 1000, &t_warm, &sims_w, &err) != HS_OK)
     t_warm = INFINITY;
   hs_error_init(&err); /* the warm-up tuner may have recorded its failure */
-  hs_status_t st = hs__hetero_order_tune(&m, &c, &p, 5000, &t_order, &sims_o, &err);
+  hs_status_t st = hs__hetero_order_tune(&m, &c, &p, NAN, 5000, &t_order, &sims_o, &err);
   if (!isfinite(t_brute)) { /* nothing fits: the tuner says so */
     CHECK_MSG(st == HS_EINVAL && strstr(err.msg, "not even with one microbatch in flight"), "%s",
               err.msg);

@@ -5,8 +5,11 @@
  * link, every valid warm-up vector (m - 1 >= w_0 >= ... >= w_{S-1} >= 0)
  * is simulated; the tuner must find the brute-force optimum, never be
  * slower than the schedule's default order, and only ever emit valid,
- * fitting vectors. Also: the move keeps the chain valid.
+ * fitting vectors. Also: the move keeps the chain valid, and a starting
+ * time handed in by the caller (hapt's, for a plan it simulated) gives the
+ * same climb as the tuners' own simulation of the start (warm-up and order).
  */
+#include "hetero_order.h"
 #include "hetero_warmup.h"
 #include "search_fixture.h"
 
@@ -112,7 +115,7 @@ static void check_case(int32_t S, const int32_t *devs, double GBps, double lat_u
     p.pipelines[0].stages[i].warmup = -1;
   double t_tuned;
   int32_t sims;
-  CHECK_MSG(hs__hetero_warmup_tune(&m, &c, &p, 1000, &t_tuned, &sims, &err) == HS_OK, "%s", err.msg);
+  CHECK_MSG(hs__hetero_warmup_tune(&m, &c, &p, NAN, 1000, &t_tuned, &sims, &err) == HS_OK, "%s", err.msg);
   fprintf(stderr, "  S=%d m=%d link %.3g GB/s: default %.6f s, tuned %.6f s (%d sims), brute force "
                   "%.6f s (%d vectors); warm-ups",
           S, n_mb, GBps, t_default, t_tuned, sims, t_brute, count);
@@ -177,8 +180,68 @@ static void test_move_keeps_chain(void)
   hs_model_destroy(&m);
 }
 
+/* The tuners from a known starting time: the same plan, time and count as
+ * when they simulate the start themselves (the truth: the simulator's own
+ * time of the start), and a plan whose warm-ups change when made explicit
+ * is simulated rather than given the caller's time. */
+static void test_known_start(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_cluster_t c;
+  CHECK(cluster3(&c, 1.25, 1000, &err) == HS_OK);
+  hs_model_t m;
+  small_gpt(&m, 6, 1024, 1024);
+  const int32_t devs[2] = {2, 0}; /* V100 | A100: the climb moves */
+  int32_t cut = -1;
+  for (size_t k = 0; k < m.n_ops && cut < 0; k++)
+    if (m.ops[k].layer == 3)
+      cut = (int32_t)k;
+  hs_plan_t p, a, b;
+  make_plan(&p, &m, 2, devs, &cut, 8, 4);
+  p.pipelines[0].stages[0].warmup = 1; /* explicit: the schedule's default */
+  p.pipelines[0].stages[1].warmup = 0;
+  double t0 = sim(&m, &c, &p);
+  CHECK(isfinite(t0));
+  for (int32_t order = 0; order < 2; order++) {
+    CHECK(hs_plan_copy(&p, &a, &err) == HS_OK);
+    CHECK(hs_plan_copy(&p, &b, &err) == HS_OK);
+    double ta, tb;
+    int32_t na, nb;
+    if (order) {
+      CHECK(hs__hetero_order_tune(&m, &c, &a, NAN, 12, &ta, &na, &err) == HS_OK);
+      CHECK(hs__hetero_order_tune(&m, &c, &b, t0, 12, &tb, &nb, &err) == HS_OK);
+    } else {
+      CHECK(hs__hetero_warmup_tune(&m, &c, &a, NAN, 12, &ta, &na, &err) == HS_OK);
+      CHECK(hs__hetero_warmup_tune(&m, &c, &b, t0, 12, &tb, &nb, &err) == HS_OK);
+    }
+    CHECK(ta == tb && na == nb);
+    CHECK(ta < t0); /* it moved: the comparison covers more than the start */
+    CHECK(sim(&m, &c, &b) == tb);
+    for (int32_t i = 0; i < 2; i++) {
+      const hs_plan_stage_t *x = &a.pipelines[0].stages[i], *y = &b.pipelines[0].stages[i];
+      CHECK(x->warmup == y->warmup);
+      CHECK((!x->order && !y->order) || (x->order && y->order && strcmp(x->order, y->order) == 0));
+    }
+    hs_plan_destroy(&a);
+    hs_plan_destroy(&b);
+  }
+  /* default warm-ups (-1): made explicit, the plan changes, so a wrong
+   * caller's time is not used */
+  for (int32_t i = 0; i < 2; i++)
+    p.pipelines[0].stages[i].warmup = -1;
+  double tw;
+  int32_t nw;
+  CHECK(hs__hetero_warmup_tune(&m, &c, &p, 1.0, 1, &tw, &nw, &err) == HS_OK);
+  CHECK(nw == 1 && tw == t0);
+  hs_plan_destroy(&p);
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+}
+
 int main(void)
 {
+  HS_RUN(test_known_start);
   HS_RUN(test_move_keeps_chain);
   HS_RUN(test_two_stages);
   HS_RUN(test_three_stages);
