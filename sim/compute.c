@@ -43,6 +43,7 @@
 #include "hs_sim.h"
 
 #include <math.h>
+#include <string.h>
 
 /* One kernel: f FLOPs (GEMM when out >= 0: `out` output elements), b bytes. */
 static double kernel_s(const hs_gpu_t *g, hs_dtype_t dt, bool is_gemm, double flops, double out,
@@ -146,11 +147,111 @@ static double fused_attention_s(const hs_gpu_t *g, double flops, double seq, hs_
   return g->launch_us * 1e-6 + (rate > 0.0 ? 0.5 * flops / rate : 0.0);
 }
 
+/* ---- Transformer Engine fp8 cast kernels (docs/simulator.md, precision) ----
+ * Every weight GEMM that runs in fp8 (HS_OP_GEMM, HS_OP_MOE_EXPERT with a
+ * GEMM shape) pays TE's memory-bound cast kernels around it, each timed as
+ * one kernel: launch + bytes / (mem_bw * mem_eff).
+ * Forward, per microbatch: the input activation is cast to fp8 with its
+ * transpose for the wgrad GEMM (tex.fp8_cast_transpose_fused in
+ * transformer_engine/pytorch/module/linear.py: read 2 B, write 1 + 1 B per
+ * element) unless the producer emits fp8: Megatron-Core's TE layer spec
+ * (gpt_layer_specs.py) builds qkv and fc1 as TELayerNormColumnParallelLinear
+ * (layernorm_linear.py: the norm kernel writes the fp8 output), out_proj
+ * and fc2 as TERowParallelLinear (linear.py), with the activation in
+ * Megatron's MLP (bf16), so out_proj, fc2 and every other fp8 GEMM (lm_head,
+ * pooler, mlm.transform, explicit-op GEMMs) cast their input; MoE experts
+ * (TEGroupedMLP: grouped_linear.py) cast both the fc1 and the fc2 input.
+ * Backward, per microbatch: each fp8 GEMM casts its output gradient dY with
+ * its transpose (fp8_cast_transpose[_bgrad]_fused, linear.py: read 2 B,
+ * write 1 + 1 B); experts cast fc2's and fc1's dY. */
+static bool op_name_is(const char *name, const char *suffix)
+{
+  size_t n = strlen(name), k = strlen(suffix);
+  return n >= k && strcmp(name + n - k, suffix) == 0 && (n == k || name[n - k - 1] == '.');
+}
+
+static bool fp8_linear(hs_dtype_t dt, const hs_op_t *op)
+{
+  return dt == HS_DTYPE_FP8 && (op->kind == HS_OP_GEMM || op->kind == HS_OP_MOE_EXPERT) &&
+         op->gemm_m > 0 && op->gemm_n > 0 && op->gemm_k > 0;
+}
+
+/* Bytes per element of a cast + transpose: read bf16, write fp8 and its
+ * fp8 transpose. */
+#define FP8_CAST_T_BYTES_PER_ELEM 4.0
+
+static double fp8_cast_kernels_s(const hs_gpu_t *g, const hs_op_t *op, double samples, int32_t tp,
+                                 hs_phase_t phase)
+{
+  double m = op->gemm_m, n = op->gemm_n, k = op->gemm_k;
+  double b = op->gemm_batch > 0 ? (double)op->gemm_batch : 1.0;
+  if (tp > 1) {
+    double t = (double)tp;
+    switch (op->tp_split) {
+    case HS_TP_COLUMN:
+    case HS_TP_VOCAB: n /= t; break;
+    case HS_TP_ROW: k /= t; break;
+    case HS_TP_HEADS:
+    case HS_TP_EXPERT: b /= t; break;
+    default: break;
+    }
+  }
+  double rows = b * m * samples, t = 0.0;
+  if (op->kind == HS_OP_MOE_EXPERT) {
+    /* fc1 (rows x k) -> (rows x n), fc2 (rows x f) -> (rows x k); f, the
+     * fc2 input width, from the per-expert weights h*n + f*h (a bias adds
+     * (n + h) / h < 0.1% to f) */
+    double e = op->experts > 0 ? (double)op->experts : (op->gemm_batch > 0 ? op->gemm_batch : 1);
+    double f = op->params / (e * op->gemm_k) - op->gemm_n;
+    if (f < 0)
+      f = 0;
+    if (phase == HS_PHASE_FWD)
+      return kernel_s(g, HS_DTYPE_BF16, false, 0.0, 0.0, FP8_CAST_T_BYTES_PER_ELEM * rows * k) +
+             kernel_s(g, HS_DTYPE_BF16, false, 0.0, 0.0, FP8_CAST_T_BYTES_PER_ELEM * rows * f);
+    return kernel_s(g, HS_DTYPE_BF16, false, 0.0, 0.0, FP8_CAST_T_BYTES_PER_ELEM * rows * k) +
+           kernel_s(g, HS_DTYPE_BF16, false, 0.0, 0.0, FP8_CAST_T_BYTES_PER_ELEM * rows * n);
+  }
+  if (phase == HS_PHASE_FWD) {
+    if (!op_name_is(op->name, "qkv") && !op_name_is(op->name, "fc1"))
+      t += kernel_s(g, HS_DTYPE_BF16, false, 0.0, 0.0, FP8_CAST_T_BYTES_PER_ELEM * rows * k);
+    return t;
+  }
+  return kernel_s(g, HS_DTYPE_BF16, false, 0.0, 0.0, FP8_CAST_T_BYTES_PER_ELEM * rows * n);
+}
+
+/* fp8 weight cast + transpose once per optimizer step (TE keeps the fp8
+ * weight across microbatches: Megatron-Core passes is_first_microbatch,
+ * base.py / linear.py): read 2 B, write 1 + 1 B per parameter held, one
+ * kernel per weight (experts: fc1 and fc2 of each expert held). */
+double hs_compute_fp8_weight_cast_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op,
+                                    double params_held, double experts_held)
+{
+  if (!fp8_linear(dt, op) || params_held <= 0.0)
+    return 0.0;
+  double kernels = 1.0;
+  if (op->kind == HS_OP_MOE_EXPERT)
+    kernels = 2.0 * fmax(1.0, experts_held);
+  double t_mem = 0.0;
+  if (g->mem_bw_GBps > 0.0)
+    t_mem = FP8_CAST_T_BYTES_PER_ELEM * params_held /
+            (g->mem_bw_GBps * HS_GB * (g->mem_eff > 0 ? g->mem_eff : 1.0));
+  return kernels * g->launch_us * 1e-6 + t_mem;
+}
+
+double hs_compute_fp8_cast_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, double samples,
+                             int32_t tp, hs_phase_t phase)
+{
+  return fp8_linear(dt, op) ? fp8_cast_kernels_s(g, op, samples, tp, phase) : 0.0;
+}
+
 bool hs_compute_attn_fused(const hs_gpu_t *g, const hs_op_t *op)
 {
   return op->kind == HS_OP_ATTENTION && hs_gpu_attn_calibrated(g) && op->gemm_m > 0 &&
          op->saved_bytes <= op->saved_bytes_selective;
 }
+
+static double op_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, double samples,
+                   int32_t tp, hs_phase_t phase, double flops, double bytes);
 
 double hs_compute_op_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, double samples,
                        int32_t tp, hs_phase_t phase)
@@ -158,9 +259,19 @@ double hs_compute_op_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, doub
   double div = (op->tp_split == HS_TP_REPLICATE || tp <= 1) ? 1.0 : (double)tp;
   double flops = (phase == HS_PHASE_FWD ? op->fwd_flops : op->bwd_flops) * samples / div;
   double bytes = (phase == HS_PHASE_FWD ? op->fwd_mem_bytes : op->bwd_mem_bytes) * samples / div;
-  bool gemm = op_is_gemm(op->kind);
   if (flops <= 0.0 && bytes <= 0.0)
     return 0.0;
+  if (!fp8_linear(dt, op))
+    return op_s(g, dt, op, samples, tp, phase, flops, bytes);
+  /* Transformer Engine's fp8 cast kernels around an fp8 weight GEMM */
+  return fp8_cast_kernels_s(g, op, samples, tp, phase) +
+         op_s(g, dt, op, samples, tp, phase, flops, bytes);
+}
+
+static double op_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, double samples,
+                   int32_t tp, hs_phase_t phase, double flops, double bytes)
+{
+  bool gemm = op_is_gemm(op->kind);
   /* FP8 training (Transformer Engine) runs the weight GEMMs in fp8; the
    * attention core and the router stay in bf16 */
   if (dt == HS_DTYPE_FP8 && (op->kind == HS_OP_ATTENTION || op->kind == HS_OP_MOE_ROUTER))

@@ -355,6 +355,17 @@ double hs_compute_gemm_s(const hs_gpu_t *g, hs_dtype_t dt, double flops, double 
                          double bytes);
 double hs_compute_op_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, double samples,
                        int32_t tp, hs_phase_t phase);
+/* Transformer Engine's fp8 cast kernels (sim/compute.c, docs/simulator.md):
+ * the part of hs_compute_op_s spent casting op's input (forward) or output
+ * gradient (backward) to fp8 with its transpose; 0 unless dt is fp8 and op
+ * a weight GEMM with a shape. */
+double hs_compute_fp8_cast_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op, double samples,
+                             int32_t tp, hs_phase_t phase);
+/* The fp8 weight cast + transpose of op's params_held parameters (experts:
+ * experts_held experts, two weights each), once per optimizer step; 0
+ * unless dt is fp8 and op a weight GEMM with a shape. */
+double hs_compute_fp8_weight_cast_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_op_t *op,
+                                    double params_held, double experts_held);
 /* True when hs_compute_op_s times op as a fused attention kernel at g's
  * calibrated rate (attn_* fields; sim/compute.c). */
 bool hs_compute_attn_fused(const hs_gpu_t *g, const hs_op_t *op);

@@ -893,6 +893,16 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
         h->ids = ni;
         h->ids[h->n++] = x; /* x increases, so the list stays sorted */
         ex->params_per_device += op_params_held(m, stg, ex, spmd, EP, op);
+        if (plan->precision == HS_DTYPE_FP8) {
+          /* fp8 weight casts, once per step, of the weights the GEMM uses
+           * (a tied view casts the shared weight) */
+          const hs_op_t *o = &m->ops[op];
+          double div = (o->tp_split == HS_TP_REPLICATE) ? 1.0 : ex->tp;
+          double held = op_params_held(m, stg, ex, spmd, EP, op) + o->tied_params / div;
+          double experts = o->kind == HS_OP_MOE_EXPERT ? o->experts / div / EP : 0.0;
+          ex->fp8_weight_cast_s +=
+              hs_compute_fp8_weight_cast_s(ex->gpu, plan->precision, o, held, experts);
+        }
       }
     }
   }
@@ -1186,6 +1196,10 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
     }
     double bytes = params * OPT_BYTES_PER_PARAM;
     ex->optimizer_ns_d = bytes > 0 ? hs_compute_kernel_s(ex->gpu, HS_DTYPE_FP32, false, 0.0, bytes) : 0.0;
+    /* fp8: TE's weight casts, once per step, timed with the optimizer (the
+     * same device, serial with it: the next step's first microbatch) */
+    if (ex->fp8_weight_cast_s > 0)
+      ex->optimizer_ns_d += ex->fp8_weight_cast_s;
   }
 
 cleanup:

@@ -91,7 +91,8 @@ typedef struct hs_exec {
   int32_t *buckets;           /* bucket ids in issue order (descending op) */
   int32_t n_buckets;
   double params_per_device;
-  double optimizer_ns_d;      /* optimizer step seconds */
+  double optimizer_ns_d;      /* optimizer step seconds (with fp8_weight_cast_s) */
+  double fp8_weight_cast_s;   /* fp8 weight cast kernels, once per step (in optimizer_ns_d) */
   int32_t group;              /* SPMD group of its stage, -1 none */
   int32_t cp_group;           /* context-parallel group (ring attention), -1 none */
   int32_t ep_group;           /* expert-parallel group (MoE all-to-all), -1 none */

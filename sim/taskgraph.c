@@ -330,7 +330,7 @@ hs_status_t hs_taskgraph_new(const hs_model_t *m, const hs_cluster_t *c, const h
     x->optimizer_predicted_s = lx->optimizer_ns_d;
     /* lower.c times the optimizer as one memory-bound kernel of params x 32
      * bytes (fewer with ZeRO-1); invert that model for the bytes to move. */
-    double t_move = x->optimizer_predicted_s - x->gpu->launch_us * 1e-6;
+    double t_move = x->optimizer_predicted_s - lx->fp8_weight_cast_s - x->gpu->launch_us * 1e-6;
     double bw = x->gpu->mem_bw_GBps * HS_GB * (x->gpu->mem_eff > 0 ? x->gpu->mem_eff : 1.0);
     x->optimizer_bytes = t_move > 0 ? t_move * bw : 0.0;
   }

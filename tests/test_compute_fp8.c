@@ -13,6 +13,10 @@
  *   takes launch + (f + half_fp8) / (fp8 peak eff_max_fp8); bf16 (and fp8
  *   on a GPU without the curve, or without an fp8 peak) keeps the
  *   gemm_eff_max / gemm_half_flops curve, bit for bit;
+ * - Transformer Engine's fp8 cast kernels of one Llama-style layer
+ *   against their bytes written out from the dimensions (launch + bytes /
+ *   (mem_bw x mem_eff) per kernel), forward, backward and the per-step
+ *   weight casts, at TP 1 and 2; none in bf16;
  * - bad input (one field without the other, out of range) is an error
  *   naming the file, the field and the value, exit code 2.
  */
@@ -122,6 +126,147 @@ static void test_closed_forms(void)
   CHECK_REL(hs_compute_gemm_s(&g, HS_DTYPE_FP8, f, 0, 0), launch + (f + 1e10) / (300e12 * 0.8), 1e-14);
 }
 
+/* One Llama-style layer (RMSNorm, SwiGLU, GQA, no bias): qkv, out_proj,
+ * fc1, fc2 in fp8 pay Transformer Engine's cast kernels, written out here
+ * from the dimensions (sim/compute.c, docs/simulator.md "precision"):
+ *   forward:  out_proj's input (s x h) and fc2's input (s x f) cast with
+ *             their transposes; qkv and fc1 follow a norm (TE's
+ *             LayerNormLinear writes fp8): no kernel;
+ *   backward: each GEMM's output gradient cast with its transpose:
+ *             s x (h + 2 kvd), s x h, s x 2f, s x h;
+ * 4 bytes per element (read bf16, write fp8 and its transpose), each a
+ * kernel of launch + bytes / (mem_bw x mem_eff); per step, the weights
+ * cast once: 4 bytes per parameter, one kernel per weight. */
+#define L_H 1024.0
+#define L_HEADS 8
+#define L_KV 2
+#define L_F 2816.0
+#define L_S 512.0
+static double gemm_closed_s(double F, double B, hs_phase_t ph)
+{
+  const double launch = 5e-6, bw = 2000e9 * 0.75, rate = 600e12 * 0.8, half = 1e10;
+  if (ph == HS_PHASE_FWD)
+    return launch + fmax(B / bw, (F + half) / rate);
+  return 2.0 * (launch + fmax(0.5 * B / bw, (0.5 * F + half) / rate));
+}
+
+static void test_cast_kernels(void)
+{
+  hs_gpu_t g;
+  truth_gpu_base(&g, "FP8-GPU");
+  g.peak_flops[HS_DTYPE_FP8] = 600e12;
+  const double launch = 5e-6, bw = 2000e9 * 0.75;
+  hs_transformer_cfg_t c;
+  hs_transformer_cfg_init(&c);
+  c.layers = 1;
+  c.hidden = (int64_t)L_H;
+  c.heads = L_HEADS;
+  c.kv_heads = L_KV;
+  c.ffn = (int64_t)L_F;
+  c.vocab = 32000;
+  c.seq_len = (int64_t)L_S;
+  c.max_positions = 0;
+  c.act = HS_ACT_SWIGLU;
+  c.norm = HS_NORM_RMSNORM;
+  c.bias = false;
+  c.tied_embeddings = false;
+  c.no_dropout = true;
+  hs_model_t m;
+  hs_error_t err;
+  hs_error_init(&err);
+  CHECK_MSG(hs_model_from_transformer(&c, &m, &err) == HS_OK, "%s", err.msg);
+  const double h = L_H, s = L_S, f = L_F, kvd = L_KV * (L_H / L_HEADS), smp = 2.0;
+  for (int32_t tp = 1; tp <= 2; tp++) {
+    double t = tp;
+    /* per microbatch of smp samples, TP shards: column (qkv, fc1) split the
+     * output, row (out_proj, fc2) the input */
+    double fwd_bytes = 4.0 * smp * s * (h / t + f / t);
+    double bwd_bytes = 4.0 * smp * s * ((h + 2 * kvd) / t + h + 2 * f / t + h);
+    double fwd_cast = 2 * launch + fwd_bytes / bw, bwd_cast = 4 * launch + bwd_bytes / bw;
+    double got_fwd = 0, got_bwd = 0, added_fwd = 0, added_bwd = 0, weights = 0;
+    int n_gemm = 0;
+    for (size_t i = 0; i < m.n_ops; i++) {
+      const hs_op_t *op = &m.ops[i];
+      if (op->layer != 0)
+        continue;
+      for (int ph = 0; ph < 2; ph++) {
+        double cast = hs_compute_fp8_cast_s(&g, HS_DTYPE_FP8, op, smp, tp, (hs_phase_t)ph);
+        /* bf16 (and every non-fp8 precision) has none */
+        CHECK(hs_compute_fp8_cast_s(&g, HS_DTYPE_BF16, op, smp, tp, (hs_phase_t)ph) == 0.0);
+        *(ph == HS_PHASE_FWD ? &got_fwd : &got_bwd) += cast;
+        if (op->kind != HS_OP_GEMM) {
+          CHECK(cast == 0.0); /* norms, attention core, elementwise */
+          continue;
+        }
+        /* the op's time is the fp8 GEMM (its closed form on this GPU) plus
+         * the casts */
+        double div = op->tp_split == HS_TP_REPLICATE ? 1.0 : t;
+        double F = (ph == HS_PHASE_FWD ? op->fwd_flops : op->bwd_flops) * smp / div;
+        double B = (ph == HS_PHASE_FWD ? op->fwd_mem_bytes : op->bwd_mem_bytes) * smp / div;
+        double added = hs_compute_op_s(&g, HS_DTYPE_FP8, op, smp, tp, (hs_phase_t)ph) -
+                       gemm_closed_s(F, B, (hs_phase_t)ph);
+        *(ph == HS_PHASE_FWD ? &added_fwd : &added_bwd) += added;
+      }
+      if (op->kind == HS_OP_GEMM) {
+        n_gemm++;
+        double div = op->tp_split == HS_TP_REPLICATE ? 1.0 : t;
+        weights += hs_compute_fp8_weight_cast_s(&g, HS_DTYPE_FP8, op, op->params / div, 0);
+        CHECK(hs_compute_fp8_weight_cast_s(&g, HS_DTYPE_BF16, op, op->params / div, 0) == 0.0);
+      }
+    }
+    CHECK_EQ_INT(n_gemm, 4);
+    fprintf(stderr, "  tp %d: fp8 casts per microbatch of %g x %g tokens: fwd %.3f us, bwd %.3f us\n",
+            tp, smp, s, 1e6 * fwd_cast, 1e6 * bwd_cast);
+    CHECK_REL(got_fwd, fwd_cast, 1e-12);
+    CHECK_REL(got_bwd, bwd_cast, 1e-12);
+    CHECK_REL(added_fwd, fwd_cast, 1e-9);
+    CHECK_REL(added_bwd, bwd_cast, 1e-9);
+    /* weights: qkv h x (h + 2 kvd), out_proj h x h, fc1 h x 2f, fc2 f x h */
+    double P = (h * (h + 2 * kvd) + h * h + h * 2 * f + f * h) / t;
+    CHECK_REL(weights, 4 * launch + 4.0 * P / bw, 1e-12);
+  }
+  /* per step, in a simulation on one such GPU: the optimizer step (one
+   * kernel, 32 bytes per parameter) then the weight casts of the four layer
+   * GEMMs and the LM head (h x vocab, an fp8 GEMM in hetsim) */
+  hs_cluster_t cl;
+  hs_cluster_init(&cl);
+  const char *json =
+      "{\"name\": \"one\", \"gpus\": [{\"name\": \"FP8-GPU\", \"vendor\": \"test\","
+      " \"memory_GiB\": 80, \"mem_bw_GBps\": 2000, \"mem_eff\": 0.75, \"launch_us\": 5,"
+      " \"peak_tflops\": {\"fp32\": 20, \"fp16\": 300, \"bf16\": 300, \"fp8\": 600},"
+      " \"gemm_eff_max\": 0.8, \"gemm_half_flops\": 1e10,"
+      " \"price_ondemand_usd_h\": 1.0, \"price_spot_usd_h\": 0.5}],"
+      " \"sites\": [{\"name\": \"s\", \"fabric\": {\"latency_us\": 0},"
+      " \"nodes\": [{\"count\": 1, \"gpu\": \"FP8-GPU\", \"gpus_per_node\": 1,"
+      " \"intra_node\": {\"GBps\": 100, \"latency_us\": 1},"
+      " \"nic\": {\"GBps\": 10, \"latency_us\": 1}}]}]}";
+  CHECK_MSG(hs_cluster_parse(json, "one.json", &cl, &err) == HS_OK, "%s", err.msg);
+  hs_grid_opts_t go;
+  hs_grid_opts_init(&go);
+  go.dp = 1;
+  go.microbatch_size = 2;
+  go.global_batch = 4;
+  hs_plan_t plan;
+  CHECK_MSG(hs_plan_grid(&m, &cl, &go, &plan, &err) == HS_OK, "%s", err.msg);
+  hs_model_totals_t tot;
+  hs_model_totals(&m, 0, m.n_ops, &tot);
+  double P_gemm = h * (h + 2 * kvd) + h * h + h * 2 * f + f * h + h * 32000.0;
+  double opt = launch + tot.params * 32.0 / bw;
+  for (int k = 0; k < 2; k++) {
+    plan.precision = k ? HS_DTYPE_FP8 : HS_DTYPE_BF16;
+    hs_report_t rep;
+    CHECK_MSG(hs_simulate(&m, &cl, &plan, NULL, &rep, &err) == HS_OK, "%s", err.msg);
+    double want = opt + (k ? 5 * launch + 4.0 * P_gemm / bw : 0.0);
+    fprintf(stderr, "  %s: optimizer step %.3f us (weight casts %.3f us)\n", k ? "fp8" : "bf16",
+            1e6 * rep.stages[0].time_optimizer_s, 1e6 * (want - opt));
+    CHECK_REL(rep.stages[0].time_optimizer_s, want, 1e-6);
+    hs_report_destroy(&rep);
+  }
+  hs_plan_destroy(&plan);
+  hs_cluster_destroy(&cl);
+  hs_model_destroy(&m);
+}
+
 static void test_bad_input(void)
 {
   expect_bad_gpu("[{\"name\": \"H100-SXM5-80GB\", \"gemm_eff_max_fp8\": 0.6}]",
@@ -142,6 +287,7 @@ int main(void)
 {
   HS_RUN(test_published_sweeps);
   HS_RUN(test_closed_forms);
+  HS_RUN(test_cast_kernels);
   HS_RUN(test_bad_input);
   HS_TEST_END();
 }
