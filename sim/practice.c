@@ -7,9 +7,13 @@
  * practice"). One entry point for the cost side: hs_practice_op.
  *
  * Invariants: hs_practice_init's default (megatron-2021 kernels, no
- * sequence parallelism) returns every op unchanged, so plans that do not
- * name these options give the figures they gave before; everything is a
- * pure function of (practice, op, tp), O(1), no allocation.
+ * sequence parallelism) returns every op unchanged but the loss: the
+ * model's loss op counts what a fused cross entropy moves (the logits read
+ * once, the gradient written once), and a kernel set without one
+ * (megatron-2021, unfused) adds the fp32 passes of Megatron-LM's
+ * vocab_parallel_cross_entropy (since 2026-11-28; it was costed as fused
+ * before). Everything is a pure function of (practice, op, tp), O(1), no
+ * allocation.
  */
 #include "hs_sim.h"
 
@@ -17,6 +21,18 @@
 
 /* The row log-sum-exp FlashAttention keeps per head and position (fp32). */
 #define FLASH_LSE_BYTES 4.0
+
+/* Unfused cross entropy, bytes per logit element beyond the cast:
+ * Megatron-LM's vocab_parallel_cross_entropy (megatron/mpu/cross_entropy.py,
+ * 2020-2023, called on output.float() unless --fp16-lm-cross-entropy)
+ * runs, on the fp32 logits, max (read 4), sub_ (read and write 8), exp
+ * (8), sum (4) and div_ (8) forward and mul_ (8) backward; the cast to fp32
+ * moves d + 4 forward and its backward 4 + d (none when the logits are
+ * fp32 already). PyTorch's F.cross_entropy under autocast (fp32 cast,
+ * log_softmax's three passes, nll_loss; backward: zero fill, log_softmax
+ * backward, cast back) moves 48 bytes per bf16 element against these 52. */
+#define CE_UNFUSED_FWD_BYTES 32.0
+#define CE_UNFUSED_BWD_BYTES 8.0
 
 static const char *const attention_names[] = {"unfused", "flash"};
 
@@ -200,8 +216,9 @@ const hs_op_t *hs_practice_op(const hs_practice_t *pr, const hs_op_t *op, int32_
   bool act = !k->fused_act && op->kind == HS_OP_ELEMENTWISE && op->tp_split != HS_TP_REPLICATE;
   bool norm = !k->fused_norm && op->kind == HS_OP_NORM;
   bool ce = k->fused_cross_entropy && op->kind == HS_OP_LOSS;
+  bool ce_unfused = !k->fused_cross_entropy && op->kind == HS_OP_LOSS && op->saved_bytes > 0.0;
   bool sp_op = sp && (sp_region(op) || (op->tp_allreduce_bwd && !op->saved_tp_sharded));
-  if (!flash && !act && !norm && !ce && !sp_op)
+  if (!flash && !act && !norm && !ce && !ce_unfused && !sp_op)
     return op;
   *tmp = *op;
   if (flash) {
@@ -225,15 +242,23 @@ const hs_op_t *hs_practice_op(const hs_practice_t *pr, const hs_op_t *op, int32_
     tmp->fwd_mem_bytes *= 2.0;
     tmp->bwd_mem_bytes *= 2.0;
   }
-  if (ce) {
-    /* fused cross entropy: logits read once, gradient written in place,
-     * nothing kept at fp32 */
+  if (ce || ce_unfused) {
     double elems = op->saved_bytes / 4.0; /* the model keeps an fp32 softmax */
     double d = elems > 0 && op->fwd_mem_bytes > op->out_bytes
                    ? (op->fwd_mem_bytes - op->out_bytes) / elems : 2.0;
-    tmp->saved_bytes = elems * d;
-    tmp->saved_bytes_selective = elems * d;
-    tmp->bwd_mem_bytes = elems * d;
+    if (ce) {
+      /* fused cross entropy: logits read once, gradient written in place,
+       * nothing kept at fp32 */
+      tmp->saved_bytes = elems * d;
+      tmp->saved_bytes_selective = elems * d;
+      tmp->bwd_mem_bytes = elems * d;
+    } else {
+      /* unfused: the fp32 passes above (the softmax kept in fp32, as the
+       * model has it) */
+      double cast = d < 4.0 ? d + 4.0 : 0.0;
+      tmp->fwd_mem_bytes = elems * (CE_UNFUSED_FWD_BYTES + cast) + op->out_bytes;
+      tmp->bwd_mem_bytes = elems * (CE_UNFUSED_BWD_BYTES + cast);
+    }
   }
   if (sp_op) {
     /* Korthikanti et al. 2022: the sequence-parallel region runs on s/t

@@ -12,6 +12,8 @@
  *    and FlashAttention's activations are linear in s (no s² term);
  *  - FlashAttention's kernel: memory traffic linear in s, backward 2.5x the
  *    forward FLOPs (the recomputed scores);
+ *  - the cross entropy's bytes, unfused (Megatron-LM's fp32 passes) and
+ *    fused, against hand counts, and its memory-bound kernel time;
  *  - sequence parallelism moves the same bytes as the all-reduces it
  *    replaces (reduce-scatter + all-gather = all-reduce on a ring);
  *  - ZeRO stages' training state per parameter against the ZeRO paper
@@ -150,15 +152,77 @@ static void test_flash_kernel(void)
     CHECK_REL(f->fwd_mem_bytes, 3 * s * h * 2 + s * h * 2 + 4 * a * s, 1e-15);
     fm[k] = f->fwd_mem_bytes;
     bm[k] = f->bwd_mem_bytes;
-    /* the default kernel set leaves every op as the model has it */
+    /* the default kernel set leaves every op as the model has it, but the
+     * loss (megatron-2021 has no fused cross entropy: test_cross_entropy) */
     hs_practice_t d;
     hs_practice_init(&d);
     for (size_t i = 0; i < m.n_ops; i++)
-      CHECK(hs_practice_op(&d, &m.ops[i], 8, &tmp) == &m.ops[i]);
+      CHECK((hs_practice_op(&d, &m.ops[i], 8, &tmp) == &m.ops[i]) == (m.ops[i].kind != HS_OP_LOSS));
     hs_model_destroy(&m);
   }
   CHECK_REL(fm[1], 2 * fm[0], 1e-15);
   CHECK_REL(bm[1], 2 * bm[0], 1e-15);
+}
+
+/* The loss over T tokens x V logits, per sample, against hand counts of
+ * the kernels each kernel set runs:
+ *   unfused (Megatron-LM's vocab_parallel_cross_entropy on output.float()):
+ *     forward  cast (d + 4), max 4, sub_ 8, exp 8, sum 4, div_ 8 = d + 36,
+ *              plus the fp32 loss per token;
+ *     backward mul_ 8, the cast's backward 4 + d = d + 12;
+ *     fp32 logits: no cast, 32 and 8;
+ *   fused: the logits read once (d) and the gradient written once (d).
+ * The kernel time is memory-bound: launch + bytes / (mem_bw x mem_eff). */
+static void test_cross_entropy(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  const double T = 256, V = 51200;
+  for (int fp32 = 0; fp32 < 2; fp32++) {
+    hs_transformer_cfg_t cfg = fx_gpt_cfg("gpt-test", 1, 512, 8, (int64_t)T);
+    if (fp32)
+      cfg.dtype = HS_DTYPE_FP32;
+    double d = fp32 ? 4.0 : 2.0;
+    hs_model_t m;
+    CHECK(hs_model_from_transformer(&cfg, &m, &err) == HS_OK);
+    const hs_op_t *loss = find_kind(&m, HS_OP_LOSS);
+    hs_op_t tmp;
+    hs_practice_t pr;
+    hs_practice_init(&pr);
+    CHECK(hs_kernels_preset("unfused", &pr.kernels) == HS_OK);
+    const hs_op_t *u = hs_practice_op(&pr, loss, 1, &tmp);
+    double cast = fp32 ? 0.0 : d + 4.0;
+    CHECK_REL(u->fwd_mem_bytes, T * V * (32.0 + cast) + T * 4.0, 1e-12);
+    CHECK_REL(u->bwd_mem_bytes, T * V * (8.0 + cast), 1e-12);
+    CHECK_REL(u->saved_bytes, T * V * 4.0, 1e-12); /* the fp32 softmax, kept */
+    CHECK(u->fwd_flops == loss->fwd_flops && u->bwd_flops == loss->bwd_flops);
+    /* megatron-2021 (the default) has the same loss */
+    hs_practice_t def;
+    hs_practice_init(&def);
+    hs_op_t tmp2;
+    const hs_op_t *u2 = hs_practice_op(&def, loss, 1, &tmp2);
+    CHECK(u2->fwd_mem_bytes == u->fwd_mem_bytes && u2->bwd_mem_bytes == u->bwd_mem_bytes);
+    /* fused (megatron-core-2024): one read forward, one write backward */
+    CHECK(hs_kernels_preset("megatron-core-2024", &pr.kernels) == HS_OK);
+    const hs_op_t *f = hs_practice_op(&pr, loss, 1, &tmp2);
+    CHECK_REL(f->fwd_mem_bytes, T * V * d + T * 4.0, 1e-12);
+    CHECK_REL(f->bwd_mem_bytes, T * V * d, 1e-12);
+    /* memory-bound kernel time on a GPU with known bandwidth */
+    hs_gpu_t g;
+    memset(&g, 0, sizeof g);
+    snprintf(g.name, sizeof g.name, "membound");
+    g.mem_bw_GBps = 1000.0;
+    g.mem_eff = 0.5;
+    g.launch_us = 3.0;
+    g.peak_flops[HS_DTYPE_FP32] = 1e18; /* FLOPs never the bound */
+    g.peak_flops[HS_DTYPE_BF16] = 1e18;
+    double bw = 1000.0 * HS_GB * 0.5;
+    CHECK_REL(hs_compute_op_s(&g, cfg.dtype, u, 2.0, 1, HS_PHASE_FWD),
+              3e-6 + 2.0 * (T * V * (32.0 + cast) + T * 4.0) / bw, 1e-9);
+    CHECK_REL(hs_compute_op_s(&g, cfg.dtype, u, 2.0, 1, HS_PHASE_BWD), 3e-6 + 2.0 * T * V * (8.0 + cast) / bw,
+              1e-9);
+    hs_model_destroy(&m);
+  }
 }
 
 static double total_link_bytes(const hs_report_t *r)
@@ -512,6 +576,7 @@ int main(void)
   HS_RUN(test_korthikanti_formulas);
   HS_RUN(test_flash_linear_in_s);
   HS_RUN(test_flash_kernel);
+  HS_RUN(test_cross_entropy);
   HS_RUN(test_sp_volume);
   HS_RUN(test_refusals_and_json);
   HS_RUN(test_default_identical);
