@@ -53,7 +53,12 @@ static hs_status_t add_kernel(wbuild_t *b, const hs_model_t *m, int32_t idx, con
                               hs_dtype_t dt, double samples, int32_t tp, hs_phase_t ph,
                               bool recompute)
 {
-  const hs_op_t *op = &m->ops[idx];
+  /* the default practice (the only one replayed) as lowering sees it: the
+   * model's op, but the loss with the unfused cross entropy's passes */
+  hs_practice_t def;
+  hs_practice_init(&def);
+  hs_op_t tmp;
+  const hs_op_t *op = hs_practice_op(&def, &m->ops[idx], tp, &tmp);
   hs_tg_entry_t *e = NULL;
   if (push(b, &e) != HS_OK)
     return HS_ENOMEM;

@@ -154,7 +154,11 @@ static void test_three_stages(void)
   const int32_t devs[3] = {0, 1, 2}; /* A100 | A100 | V100 */
   check_case(3, devs, 1.25, 1000, 8, 4, false);
   const int32_t devs2[3] = {2, 0, 1}; /* V100 | A100 | A100 */
-  check_case(3, devs2, 2.5, 500, 6, 4, true);
+  /* 6 microbatches at 1.25 GB/s: the brute-force best (3 1 0) is 7% under
+   * the default. Until 2026-11-28 this case ran at 2.5 GB/s and 500 us,
+   * where costing the unfused cross entropy's fp32 passes (the last
+   * stage's loss) left the default order optimal (0.146454 s both) */
+  check_case(3, devs2, 1.25, 1000, 6, 4, true);
   check_case(3, devs2, 1.25, 1000, 8, 4, true);
 }
 
