@@ -68,13 +68,19 @@ static double busbw(hs_topology_t *topo, hs_coll_op_t op, const char *algo, int3
   return f * S / t / 1e9;
 }
 
+/* clusters/links.json, loaded (checked) */
+static void catalog_load(hs_link_catalog_t *cat)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_link_catalog_init(cat);
+  CHECK_MSG(hs_link_catalog_load(NULL, cat, &err) == HS_OK, "%s", err.msg);
+}
+
 static void test_catalog_entries(void)
 {
   hs_link_catalog_t cat;
-  hs_error_t err;
-  hs_error_init(&err);
-  hs_link_catalog_init(&cat);
-  CHECK(hs_link_catalog_load(NULL, &cat, &err) == HS_OK);
+  catalog_load(&cat);
   const hs_interconnect_t *nv = hs_link_catalog_find(&cat, "NVLink4-NVSwitch");
   const hs_interconnect_t *ib = hs_link_catalog_find(&cat, "NDR-IB-8x400");
   CHECK(nv && ib);
@@ -207,10 +213,7 @@ static hs_status_t load_stored(const char *file, hs_nccl_tests_t *t)
 static void test_ndr_2x8_tables(void)
 {
   hs_link_catalog_t cat;
-  hs_error_t err;
-  hs_error_init(&err);
-  hs_link_catalog_init(&cat);
-  CHECK(hs_link_catalog_load(NULL, &cat, &err) == HS_OK);
+  catalog_load(&cat);
   const hs_interconnect_t *nv = hs_link_catalog_find(&cat, "NVLink4-NVSwitch");
   double port_GBps = nv ? nv->GBps : 0;
   CHECK(port_GBps > 0);
