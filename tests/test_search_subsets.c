@@ -129,7 +129,7 @@ static double best(const hs_planner_type_t *t, const hs_model_t *m, const hs_clu
 static void test_more_devices_never_slower(void)
 {
   const char *env = getenv("HS_SUBSET_CASES");
-  int cases = env ? atoi(env) : 60; /* CI runs 200 (.ci/run) */
+  int cases = env ? atoi(env) : 60; /* CI runs 100 (.ci/run) */
   static const char *const models[] = {"validate/tiny-gpt.json", "models/gpt2/config.json",
                                        "models/pythia-160m/config.json"};
   static const char *const strategies[] = {"megatron", "deepspeed", "whale", "hapt",
