@@ -38,6 +38,8 @@ static int import_nccl_tests(int argc, char **argv)
       {"gpu", true, "GPU catalog name (default: from the files' device lines)"},
       {"ranks", true, "ranks of the group when the header does not list them all"},
       {"gpus-per-node", true, "GPUs per node when the header does not say (multi-node runs)"},
+      {"nic-rails", true, "NICs per node, one per GPU rail (default 1; DGX: 8): the nic link is "
+                          "fitted with NCCL's rail rotation"},
       {"coll", true, "all_reduce|all_gather|reduce_scatter|alltoall|sendrecv (default: the file "
                      "name, else the table)"},
       {"json", false, "print the profile JSON (with the per-size predictions) to stdout"},
@@ -50,7 +52,7 @@ static int import_nccl_tests(int argc, char **argv)
   int npos = 0;
   int rc = hs_cli_parse(argc, argv, opts, pos, MAX_FILES, &npos,
                         "usage: hetsim import nccl-tests OUT.txt [OUT2.txt ...] [-o profile.json]\n"
-                        "         [--gpu NAME] [--ranks N] [--gpus-per-node K] [--coll NAME] [--json]\n"
+                        "         [--gpu NAME] [--ranks N] [--gpus-per-node K] [--nic-rails R] [--coll NAME] [--json]\n"
                         "         [--cluster C --cluster-out cluster.json]\n"
                         "Fits latency and bus bandwidth per file, sets the GPU type's intra_node\n"
                         "(single-node files) and nic (multi-node files) links so that the\n"
@@ -71,6 +73,9 @@ static int import_nccl_tests(int argc, char **argv)
   if ((rc = hs_cli_int(opts, "gpus-per-node", 0, 1, 1 << 16, &v)))
     return rc;
   o.gpus_per_node = (int32_t)v;
+  if ((rc = hs_cli_int(opts, "nic-rails", 1, 1, HS_CLUSTER_MAX_GPUS_PER_NODE, &v)))
+    return rc;
+  o.nic_rails = (int32_t)v;
   const hs_opt_t *oc = hs_cli_opt(opts, "coll");
   if (oc) {
     hs_nt_coll_t c;

@@ -72,7 +72,7 @@ void hs__cluster_for_each_group(const hs_cluster_t *c, int32_t site, hs__group_f
       if (b->gpu != a->gpu || b->n_devices != a->n_devices || b->intra_GBps != a->intra_GBps ||
           b->intra_latency_us != a->intra_latency_us || b->nic_GBps != a->nic_GBps ||
           b->nic_latency_us != a->nic_latency_us || b->spot != a->spot ||
-          b->intra_link != a->intra_link || b->nic_link != a->nic_link)
+          b->intra_link != a->intra_link || b->nic_link != a->nic_link || b->nic_rails != a->nic_rails)
         break;
       j++;
     }
@@ -86,9 +86,12 @@ static void print_group(const hs_cluster_t *c, const hs_node_t *n, int32_t count
   FILE *out = arg;
   int32_t i = (int32_t)(n - c->nodes);
   const hs_link_ref_t *li = hs_cluster_node_link(c, i, false), *ln = hs_cluster_node_link(c, i, true);
-  fprintf(out, "    %d x node of %d x %s  (GPU port %g GB/s, %g us%s%s; NIC %g GB/s, %g us%s%s)%s\n", count,
+  char rails[32] = "";
+  if (n->nic_rails > 1)
+    snprintf(rails, sizeof rails, ", %d rails", n->nic_rails);
+  fprintf(out, "    %d x node of %d x %s  (GPU port %g GB/s, %g us%s%s; NIC %g GB/s, %g us%s%s%s)%s\n", count,
           n->n_devices, c->gpus.gpus[n->gpu].name, n->intra_GBps, n->intra_latency_us, li ? " = " : "",
-          li ? li->name : "", n->nic_GBps, n->nic_latency_us, ln ? " = " : "", ln ? ln->name : "",
+          li ? li->name : "", n->nic_GBps, n->nic_latency_us, rails, ln ? " = " : "", ln ? ln->name : "",
           n->spot ? "  spot" : "");
 }
 

@@ -34,6 +34,7 @@ typedef struct group {
   int64_t count;
   double intra_GBps, intra_latency_us, nic_GBps, nic_latency_us;
   int16_t intra_link, nic_link; /* 1 + index into named_links; 0: raw */
+  int16_t nic_rails;
   int spot; /* -1: not said, follow the site */
 } group_t;
 
@@ -52,7 +53,7 @@ static const char *const top_known[] = {"name", "description", "source", "sites"
 static const char *const site_known[] = {"name", "nodes", "fabric", NULL};
 static const char *const group_known[] = {"count", "gpu", "gpus_per_node", "intra_node", "nic",
                                           "spot", NULL};
-static const char *const port_known[] = {"GBps", "latency_us", NULL};
+static const char *const port_known[] = {"GBps", "latency_us", "rails", NULL};
 static const char *const named_port_known[] = {"interconnect", NULL};
 static const char *const link_known[] = {"between", "GBps", "latency_us", NULL};
 
@@ -76,7 +77,7 @@ static hs_status_t read_latency(const hs_jreader_t *r, const cJSON *o, const cha
  * and the 1-based index of its entry in the cluster's named_links. */
 static hs_status_t read_named_port(const hs_jreader_t *r, const cJSON *p, const char *ppath,
                                    hs_link_scope_t scope, link_ctx_t *lc, double *GBps,
-                                   double *latency_us, int16_t *link)
+                                   double *latency_us, int16_t *link, int16_t *rails)
 {
   hs_status_t st = HS_OK;
   char name[HS_NAME_MAX];
@@ -104,6 +105,7 @@ static hs_status_t read_named_port(const hs_jreader_t *r, const cJSON *p, const 
                          r->file, ppath, name, hs_link_scope_name(l->scope), hs_link_scope_name(scope)));
   *GBps = l->GBps;
   *latency_us = l->latency_us;
+  *rails = (int16_t)l->rails;
   hs_cluster_t *c = lc->c;
   int32_t k = 0;
   while (k < c->n_named_links && strcmp(c->named_links[k].name, name) != 0)
@@ -121,6 +123,7 @@ static hs_status_t read_named_port(const hs_jreader_t *r, const cJSON *p, const 
     ref->nvls = l->nvls;
     ref->nvls_GBps = l->nvls_GBps;
     ref->nvls_latency_us = l->nvls_latency_us;
+    ref->rails = l->rails;
     c->n_named_links = k + 1;
   }
   *link = (int16_t)(k + 1);
@@ -128,27 +131,36 @@ cleanup:
   return st;
 }
 
-/* Optional {GBps, latency_us} or {interconnect} object `key` of `o`. */
+/* Optional {GBps, latency_us[, rails]} or {interconnect} object `key` of
+ * `o`; rails (NICs per node) only on the nic port. */
 static hs_status_t read_port(const hs_jreader_t *r, const cJSON *o, const char *path, const char *key,
                              double def_GBps, double def_latency_us, link_ctx_t *lc, double *GBps,
-                             double *latency_us, int16_t *link)
+                             double *latency_us, int16_t *link, int16_t *rails)
 {
   hs_status_t st = HS_OK;
   const cJSON *p = NULL;
   char ppath[256];
+  bool nic = strcmp(key, "nic") == 0;
   *GBps = def_GBps;
   *latency_us = def_latency_us;
   *link = 0;
+  *rails = 1;
   HS_CHECK(hs_json_object(r, o, path, key, false, &p));
   if (!p)
     return HS_OK;
   hs_json_path(ppath, sizeof ppath, path, key, 0);
   if (cJSON_GetObjectItemCaseSensitive(p, "interconnect"))
-    return read_named_port(r, p, ppath, strcmp(key, "nic") == 0 ? HS_LINK_SCOPE_NIC : HS_LINK_SCOPE_INTRA_NODE,
-                           lc, GBps, latency_us, link);
+    return read_named_port(r, p, ppath, nic ? HS_LINK_SCOPE_NIC : HS_LINK_SCOPE_INTRA_NODE, lc, GBps,
+                           latency_us, link, rails);
   hs_json_warn_unknown(r, p, ppath, port_known);
   HS_CHECK(read_bw(r, p, ppath, "GBps", false, def_GBps, GBps));
   HS_CHECK(read_latency(r, p, ppath, "latency_us", false, def_latency_us, latency_us));
+  int64_t k = 1;
+  HS_CHECK(hs_json_int(r, p, ppath, "rails", false, 1, 1, HS_CLUSTER_MAX_GPUS_PER_NODE, &k));
+  if (k > 1 && !nic)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.rails: only on the nic port (NICs per node), got %lld",
+                         r->file, ppath, (long long)k));
+  *rails = (int16_t)k;
 cleanup:
   return st;
 }
@@ -167,6 +179,7 @@ static hs_status_t read_group(const hs_jreader_t *r, const cJSON *g, const char 
 {
   hs_status_t st = HS_OK;
   int64_t gpn = 0;
+  int16_t intra_rails = 1; /* read_port refuses rails on intra_node */
   char gpu[HS_NAME_MAX + 32];
   memset(out, 0, sizeof(*out));
   out->site = site;
@@ -190,9 +203,9 @@ static hs_status_t read_group(const hs_jreader_t *r, const cJSON *g, const char 
   }
   out->gpu = (int32_t)(gp - cat->gpus);
   HS_CHECK(read_port(r, g, path, "intra_node", hs_gpu_intra_default_GBps(gp), DEFAULT_INTRA_LATENCY_US,
-                     lc, &out->intra_GBps, &out->intra_latency_us, &out->intra_link));
+                     lc, &out->intra_GBps, &out->intra_latency_us, &out->intra_link, &intra_rails));
   HS_CHECK(read_port(r, g, path, "nic", DEFAULT_NIC_GBPS, DEFAULT_NIC_LATENCY_US, lc, &out->nic_GBps,
-                     &out->nic_latency_us, &out->nic_link));
+                     &out->nic_latency_us, &out->nic_link, &out->nic_rails));
   out->spot = -1;
   if (cJSON_GetObjectItemCaseSensitive(g, "spot")) {
     bool b = false;
@@ -400,6 +413,7 @@ static hs_status_t build(const hs_jreader_t *r, hs_cluster_t *c, const group_t *
       nd->nic_latency_us = gr->nic_latency_us;
       nd->intra_link = gr->intra_link;
       nd->nic_link = gr->nic_link;
+      nd->nic_rails = gr->nic_rails;
       nd->spot = gr->spot >= 0 ? gr->spot != 0 : listed[gr->site];
       nd->group = (int32_t)g;
       s->n_nodes++;
@@ -500,11 +514,13 @@ typedef struct json_ctx {
   bool ok;
 } json_ctx_t;
 
-static cJSON *port_json(double GBps, double latency_us)
+/* rails > 1 only for a nic port (written so that it reads back). */
+static cJSON *port_json(double GBps, double latency_us, int32_t rails)
 {
   cJSON *p = cJSON_CreateObject();
   if (p && (!cJSON_AddNumberToObject(p, "GBps", GBps) ||
-            !cJSON_AddNumberToObject(p, "latency_us", latency_us))) {
+            !cJSON_AddNumberToObject(p, "latency_us", latency_us) ||
+            (rails > 1 && !cJSON_AddNumberToObject(p, "rails", rails)))) {
     cJSON_Delete(p);
     return NULL;
   }
@@ -515,8 +531,8 @@ static void group_json(const hs_cluster_t *c, const hs_node_t *n, int32_t count,
 {
   json_ctx_t *ctx = arg;
   cJSON *g = cJSON_CreateObject();
-  cJSON *intra = port_json(n->intra_GBps, n->intra_latency_us);
-  cJSON *nic = port_json(n->nic_GBps, n->nic_latency_us);
+  cJSON *intra = port_json(n->intra_GBps, n->intra_latency_us, 1);
+  cJSON *nic = port_json(n->nic_GBps, n->nic_latency_us, n->nic_rails);
   bool ok = g && intra && nic && cJSON_AddNumberToObject(g, "count", count) &&
             cJSON_AddStringToObject(g, "gpu", c->gpus.gpus[n->gpu].name) &&
             cJSON_AddNumberToObject(g, "gpus_per_node", n->n_devices);

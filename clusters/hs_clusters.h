@@ -143,6 +143,9 @@ typedef struct hs_node {
   int16_t intra_link;     /* 1 + index into the cluster's named_links when the file
                              named a catalog interconnect; 0: raw numbers */
   int16_t nic_link;
+  int16_t nic_rails;      /* NICs of the node's NIC port, one per GPU rail (>= 1; the port's
+                             nic_GBps is their sum): NCCL's rings across nodes leave each
+                             node through a different rail per channel (coll_node_ring.c) */
   int32_t group;          /* the cluster file's `nodes` entry it comes from (all sites, in file
                              order): the unit a user adds, buys or leaves idle */
 } hs_node_t;
@@ -173,6 +176,7 @@ typedef struct hs_link_ref {
   bool calibrated;
   bool nvls;            /* the interconnect's "nvls" (NVLink SHARP in the switch) */
   double nvls_GBps, nvls_latency_us; /* the interconnect's, 0 = not given */
+  int32_t rails;        /* the interconnect's "rails" (nic only; 1 = one NIC) */
 } hs_link_ref_t;
 
 typedef struct hs_cluster {
@@ -265,6 +269,8 @@ typedef struct hs_interconnect {
                                        achieves per GPU port and its fixed cost (coll_nvls.c),
                                        fitted on nvls_fit_file (docs/network.md "NVLS") */
   char nvls_fit_file[128];          /* "" = none; relative to clusters/calibration/ */
+  int32_t rails;                    /* nic only: NICs the per-node GBps is the sum of, one per
+                                       GPU rail (>= 1, default 1); coll_node_ring.c */
   double nvls_fit_min_bytes;        /* the fit uses the rows of at least this size */
   char system[256];
   char source[1024];
@@ -330,6 +336,7 @@ typedef struct hs_link {
                            NVLS / NVLS-Tree algorithms are eligible over it */
   double nvls_GBps;     /* nvls: per-direction rate NCCL's NVLS reaches here; 0 = GBps */
   double nvls_latency_ns; /* nvls: NVLS all-reduce fixed cost; 0 = the path's latency */
+  int32_t rails;        /* NIC_UP / NIC_DOWN: the node's nic_rails; 0 on other links */
   char label[48];       /* "n3.nic.up", "east->west" for traces */
 } hs_link_t;
 

@@ -23,7 +23,7 @@
 static const char *const top_known[] = {"description", "source", "interconnects", NULL};
 static const char *const entry_known[] = {"name", "scope", "GBps", "latency_us", "nominal_GBps",
                                           "system", "source", "date", "fit", "notes", "nvls",
-                                          "nvls_GBps", "nvls_latency_us", "nvls_fit", NULL};
+                                          "nvls_GBps", "nvls_latency_us", "nvls_fit", "rails", NULL};
 static const char *const fit_known[] = {"gpu", "files", NULL};
 static const char *const nvls_fit_known[] = {"file", "min_bytes", NULL};
 
@@ -150,6 +150,12 @@ static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char 
     HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.nvls: true only for an intra_node interconnect "
                          "(an NVLink switch), not scope nic", r->file, path));
   HS_CHECK(read_nvls(r, e, path, l));
+  int64_t rails = 1;
+  HS_CHECK(hs_json_int(r, e, path, "rails", false, 1, 1, HS_CLUSTER_MAX_GPUS_PER_NODE, &rails));
+  if (rails > 1 && l->scope != HS_LINK_SCOPE_NIC)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.rails: only for a nic interconnect (NICs per node), "
+                         "not scope intra_node, got %lld", r->file, path, (long long)rails));
+  l->rails = (int32_t)rails;
   HS_CHECK(read_fit(r, e, path, l));
 cleanup:
   return st;

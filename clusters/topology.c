@@ -130,6 +130,7 @@ static hs_status_t build_links(const hs_cluster_t *c, hs_topology_t *t)
     hs_link_t *up = &t->links[t->nic_base + 2 * i], *down = up + 1;
     set_link(up, HS_LINK_NIC_UP, (int32_t)i, 0, n->nic_GBps, lat);
     set_link(down, HS_LINK_NIC_DOWN, (int32_t)i, 1, n->nic_GBps, lat);
+    up->rails = down->rails = n->nic_rails > 1 ? n->nic_rails : 1;
     snprintf(up->label, sizeof up->label, "n%zu.nic.up", i);
     snprintf(down->label, sizeof down->label, "n%zu.nic.down", i);
   }

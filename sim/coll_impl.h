@@ -24,7 +24,7 @@ struct hs_coll_builder {
   int32_t *flow_off;          /* n_flows + 1 into hops */
   hs_flow_hop_t *hops;
   size_t n_hops;
-  int32_t *raw;               /* links of the open flow, unmerged */
+  hs_flow_hop_t *raw;         /* (link, weight) of the open flow, unmerged */
   size_t n_raw;
   size_t cap_flows, cap_off, cap_hops, cap_raw;
   int32_t *tmp;               /* scratch for algorithms (node layout) */
@@ -41,6 +41,12 @@ hs_status_t hs__builder_flow(hs_coll_builder_t *b, double bytes);
 /* Adds the path a -> d to the open flow; *lat_ns (may be NULL) gets its
  * latency. Errors name the devices. O(path length). */
 hs_status_t hs__builder_path(hs_coll_builder_t *b, int32_t a, int32_t d, double *lat_ns);
+/* The same with weights: the path's GPU ports (GPU_UP, GPU_DOWN) count
+ * w_gpu times, its other links w_net times (0 leaves a link out: a hop that
+ * does not cross it, as a NIC reached over PCIe bypasses the GPU's NVLink
+ * port). */
+hs_status_t hs__builder_path_w(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t w_gpu, int32_t w_net,
+                               double *lat_ns);
 /* Closes the open flow (merging its links). Called by hs__builder_flow and
  * before the phase is used. O(k log k) for k raw links. */
 hs_status_t hs__builder_close(hs_coll_builder_t *b);

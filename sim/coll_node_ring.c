@@ -24,6 +24,21 @@
  * with a_in / a_x the largest same-node / cross-node neighbour path
  * latency. With one rank per node (m = n) this is the ring's 2(n-1) a_x
  * exactly.
+ *
+ * Rails. On a node whose NIC port is r NICs, one per GPU (DGX: 8 x HDR or
+ * NDR, each behind its GPU's PCIe switch; the cluster's nic "rails"), NCCL
+ * builds one ring per channel and lets each channel leave the node through
+ * a different NIC, entered from that NIC's own GPU over PCIe (GPUDirect
+ * RDMA), not over the GPU's NVLink port. With g ranks of the group on every
+ * node, g >= 2 and r >= g, each GPU is the boundary of 1/g of the channels:
+ * its NVLink port carries (g-1)/g of the ring's traffic, the node's NICs
+ * all of it once. This file builds that average as one ring with weights
+ * (sub-flow bytes / g; same-node hops weight g-1; the cross-node hop
+ * weight g on NIC and fabric links and none on the two GPU ports):
+ *   all-reduce  T = L + 2(n-1)/n S max((g-1)/g / B_in, 1/B_nic)
+ * A single NIC (r = 1), nodes holding different numbers of ranks, or r < g
+ * (some GPUs never a boundary, their ports carry everything) keep the
+ * unweighted ring above.
  */
 #include "coll_impl.h"
 
@@ -64,6 +79,49 @@ static hs_status_t node_order(hs_coll_builder_t *b, const hs_coll_t *c, const in
   return HS_OK;
 }
 
+/* The fewest rails of the NIC links on the path a -> d (1 when none). */
+static hs_status_t path_rails(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t *rails)
+{
+  hs_path_t p;
+  *rails = 1;
+  hs_status_t st = b->paths->path(b->paths->ctx, a, d, &p);
+  if (st != HS_OK)
+    return hs_error_set(b->err, st, "coll.devices: no path from device %d to device %d", a, d);
+  int32_t lo = INT32_MAX;
+  for (int32_t i = 0; i < p.n; i++) {
+    const hs_link_t *l = &b->paths->links[p.links[i]];
+    if (l->kind == HS_LINK_NIC_UP || l->kind == HS_LINK_NIC_DOWN)
+      lo = HS_MIN(lo, l->rails > 1 ? l->rails : 1);
+  }
+  if (lo != INT32_MAX)
+    *rails = lo;
+  return HS_OK;
+}
+
+/* *g_out = g when every one of the m >= 2 nodes holds g >= 2 ranks of the
+ * ring and every cross-node hop's NICs have at least g rails (the rail
+ * rotation of the header), else 1. `order` is node by node. O(n). */
+static hs_status_t rail_ranks(hs_coll_builder_t *b, const hs_coll_t *c, const int32_t *order,
+                              const int32_t *node, int32_t m, int32_t *g_out)
+{
+  int32_t n = c->n;
+  *g_out = 1;
+  if (m < 2 || n % m != 0 || n / m < 2)
+    return HS_OK;
+  int32_t g = n / m;
+  for (int32_t i = 0; i < n; i += g) /* each node's ranks are contiguous in order */
+    if (node[order[i]] != node[order[i + g - 1]] || (i + g < n && node[order[i + g]] == node[order[i]]))
+      return HS_OK;
+  for (int32_t i = g - 1; i < n; i += g) {
+    int32_t rails = 1;
+    hs_status_t st = path_rails(b, c->devices[order[i]], c->devices[order[(i + 1) % n]], &rails);
+    if (st != HS_OK || rails < g)
+      return st;
+  }
+  *g_out = g;
+  return HS_OK;
+}
+
 static hs_status_t node_ring_build(hs_coll_builder_t *b, const hs_coll_t *c, int32_t phase,
                                    bool *has_phase)
 {
@@ -76,12 +134,16 @@ static hs_status_t node_ring_build(hs_coll_builder_t *b, const hs_coll_t *c, int
     return HS_OK;
   HS_CHECK(node_order(b, c, &order, &node, &m));
   double steps = c->op == HS_COLL_ALLREDUCE ? 2.0 * (n - 1) : (double)(n - 1);
-  HS_CHECK(hs__builder_flow(b, steps * S / n));
+  int32_t g = 1;
+  HS_CHECK(rail_ranks(b, c, order, node, m, &g));
+  HS_CHECK(hs__builder_flow(b, steps * S / n / g));
   double a_in = 0.0, a_x = 0.0;
   for (int32_t i = 0; i < n; i++) {
     int32_t p = order[i], q = order[(i + 1) % n];
     double lat = 0.0;
-    HS_CHECK(hs__builder_path(b, d[p], d[q], &lat));
+    bool same = node[p] == node[q];
+    int32_t w_port = g == 1 ? 1 : same ? g - 1 : 0, w_net = g == 1 ? 1 : same ? g - 1 : g;
+    HS_CHECK(hs__builder_path_w(b, d[p], d[q], w_port, w_net, &lat));
     if (node[p] == node[q])
       a_in = HS_MAX(a_in, lat);
     else

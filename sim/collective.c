@@ -127,6 +127,27 @@ static void sort_i32(int32_t *a, size_t n)
   }
 }
 
+static int cmp_hop(const void *a, const void *b)
+{
+  int32_t x = ((const hs_flow_hop_t *)a)->link, y = ((const hs_flow_hop_t *)b)->link;
+  return (x > y) - (x < y);
+}
+
+static void sort_hops(hs_flow_hop_t *a, size_t n)
+{
+  if (n > 24) {
+    qsort(a, n, sizeof *a, cmp_hop);
+    return;
+  }
+  for (size_t i = 1; i < n; i++) {
+    hs_flow_hop_t v = a[i];
+    size_t j = i;
+    for (; j > 0 && a[j - 1].link > v.link; j--)
+      a[j] = a[j - 1];
+    a[j] = v;
+  }
+}
+
 hs_status_t hs__builder_close(hs_coll_builder_t *b)
 {
   if (!b->open)
@@ -135,12 +156,13 @@ hs_status_t hs__builder_close(hs_coll_builder_t *b)
                               sizeof *b->hops);
   if (st != HS_OK)
     return st;
-  sort_i32(b->raw, b->n_raw);
+  sort_hops(b->raw, b->n_raw);
   for (size_t i = 0; i < b->n_raw;) {
     size_t j = i;
-    while (j < b->n_raw && b->raw[j] == b->raw[i])
-      j++;
-    b->hops[b->n_hops++] = (hs_flow_hop_t){b->raw[i], (int32_t)(j - i)};
+    int32_t w = 0;
+    for (; j < b->n_raw && b->raw[j].link == b->raw[i].link; j++)
+      w += b->raw[j].weight;
+    b->hops[b->n_hops++] = (hs_flow_hop_t){b->raw[i].link, w};
     i = j;
   }
   b->n_raw = 0;
@@ -190,22 +212,32 @@ hs_status_t hs__builder_latency(hs_coll_builder_t *b, int32_t a, int32_t d, doub
   return st;
 }
 
-hs_status_t hs__builder_path(hs_coll_builder_t *b, int32_t a, int32_t d, double *lat_ns)
+hs_status_t hs__builder_path_w(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t w_gpu, int32_t w_net,
+                               double *lat_ns)
 {
   hs_path_t p;
   hs_status_t st = get_path(b, a, d, &p);
   if (st != HS_OK)
     return st;
-  if (!b->open)
+  if (!b->open || w_gpu < 0 || w_net < 0)
     return HS_EINTERNAL;
   st = hs_reserve((void **)&b->raw, &b->cap_raw, b->n_raw + (size_t)p.n, sizeof *b->raw);
   if (st != HS_OK)
     return st;
-  memcpy(b->raw + b->n_raw, p.links, (size_t)p.n * sizeof *p.links);
-  b->n_raw += (size_t)p.n;
+  for (int32_t i = 0; i < p.n; i++) {
+    hs_link_kind_t k = b->paths->links[p.links[i]].kind;
+    int32_t w = k == HS_LINK_GPU_UP || k == HS_LINK_GPU_DOWN ? w_gpu : w_net;
+    if (w > 0)
+      b->raw[b->n_raw++] = (hs_flow_hop_t){p.links[i], w};
+  }
   if (lat_ns)
     *lat_ns = p.latency_ns;
   return HS_OK;
+}
+
+hs_status_t hs__builder_path(hs_coll_builder_t *b, int32_t a, int32_t d, double *lat_ns)
+{
+  return hs__builder_path_w(b, a, d, 1, 1, lat_ns);
 }
 
 /* Owner of the first NIC_UP link of the path a -> d, or -1. */

@@ -28,7 +28,7 @@ static hs_status_t apply_json(cJSON *j, const char *file, hs_cluster_t *c, hs_er
                                       "launch_us", "gemm_out_k", "attn_fwd_eff_max", "attn_fwd_half_seq",
                                       "attn_bwd_eff_max", "attn_bwd_half_seq", "fit", "source", "intra_node", "nic",
                                       NULL};
-  static const char *const known_link[] = {"GBps", "latency_us", NULL};
+  static const char *const known_link[] = {"GBps", "latency_us", "rails", NULL};
   hs_status_t st = HS_OK;
   hs_jreader_t r = {file, err};
   const cJSON *arr = NULL;
@@ -74,14 +74,23 @@ static hs_status_t apply_json(cJSON *j, const char *file, hs_cluster_t *c, hs_er
       snprintf(lp, sizeof lp, "%s.%s", p, key);
       hs_json_warn_unknown(&r, lo, lp, known_link);
       double GBps = 0, lat = 0;
+      int64_t rails = 0;
       HS_CHECK(hs_json_number(&r, lo, lp, "GBps", true, 0, HS_JNUM_POSITIVE, 1e7, &GBps));
       HS_CHECK(hs_json_number(&r, lo, lp, "latency_us", true, 0, HS_JNUM_NONNEG, 1e7, &lat));
+      /* rails: the NICs per node the nic link was fitted with (absent: the
+       * cluster's own); only on nic */
+      HS_CHECK(hs_json_int(&r, lo, lp, "rails", false, 0, 1, HS_CLUSTER_MAX_GPUS_PER_NODE, &rails));
+      if (!q && rails > 1)
+        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.rails: only on nic (NICs per node), got %lld", file, lp,
+                             (long long)rails));
       for (size_t i = 0; i < c->n_nodes; i++) {
         if (c->nodes[i].gpu != gi)
           continue;
         if (q) {
           c->nodes[i].nic_GBps = GBps;
           c->nodes[i].nic_latency_us = lat;
+          if (rails > 0)
+            c->nodes[i].nic_rails = (int16_t)rails;
         } else {
           c->nodes[i].intra_GBps = GBps;
           c->nodes[i].intra_latency_us = lat;

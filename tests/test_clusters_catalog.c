@@ -281,10 +281,12 @@ static void test_totals_and_defaults(void)
 
   c = load("dgx-h100-2048nodes");
   CHECK_EQ_INT(c.n_nodes, 2048);
-  /* NDR-IB-8x400: the busbw NCCL's maintainers state, 8 NICs x 47 GB/s
-   * (nccl-tests #290); NVLink4-NVSwitch: 357.5 GB/s per GPU, fitted on an
-   * 8x H100 ring all_reduce_perf table (clusters/links.json) */
-  CHECK_REL(c.nodes[2047].nic_GBps, 8 * 47.0, 0);
+  /* NDR-IB-8x400: 404.9 GB/s per node over 8 rails, fitted on the 2 x 8
+   * H100 ring all_reduce_perf table of nccl-tests #309; NVLink4-NVSwitch:
+   * 357.5 GB/s per GPU, fitted on an 8x H100 ring all_reduce_perf table
+   * (clusters/links.json) */
+  CHECK_REL(c.nodes[2047].nic_GBps, 404.9, 0);
+  CHECK_EQ_INT(c.nodes[2047].nic_rails, 8);
   CHECK_REL(c.nodes[2047].intra_GBps, 357.5, 0);
   hs_cluster_destroy(&c);
 

@@ -307,9 +307,8 @@ static void test_unreachable(void)
 
 /* The latency split the simulator relies on, on a catalog cluster (DGX H100:
  * its ports name the entries NVLink4-NVSwitch 357.5 GB/s 2.6 us, fitted on
- * an 8x H100 ring nccl-tests table, and NDR-IB-8x400 8 x 47 = 376 GB/s 5 us
- * of clusters/links.json: the busbw NCCL's maintainers state, guessed
- * latency). */
+ * an 8x H100 ring nccl-tests table, and NDR-IB-8x400 404.9 GB/s 30.4 us over
+ * 8 rails, fitted on a 2 x 8 H100 ring table, of clusters/links.json). */
 static void test_dgx_latency_rules(void)
 {
   hs_cluster_t c = load("dgx-h100-4nodes");
@@ -320,8 +319,12 @@ static void test_dgx_latency_rules(void)
     CHECK_REL(p.latency_ns, 2600.0, 1e-12); /* intra 2.6 us */
     CHECK_REL(p.bottleneck_GBps, 357.5, 0);
     CHECK_EQ_INT(hs_topology_path(t, 0, 31, &p), HS_OK);
-    CHECK_REL(p.latency_ns, (2.6 + 5.0 + 2.0) * 1e3, 1e-12); /* intra + nic + fabric */
-    CHECK_REL(p.bottleneck_GBps, fmin(357.5, 8 * 47.0), 0);      /* the GPU port, then the NIC */
+    CHECK_REL(p.latency_ns, (2.6 + 30.4 + 2.0) * 1e3, 1e-12); /* intra + nic + fabric */
+    CHECK_REL(p.bottleneck_GBps, fmin(357.5, 404.9), 0);         /* the GPU port, then the NIC */
+    const hs_link_t *L = hs_topology_links(t);
+    CHECK_EQ_INT(L[hs_topology_link_nic_up(t, 3)].rails, 8);  /* the catalog entry's NICs per node */
+    CHECK_EQ_INT(L[hs_topology_link_nic_down(t, 0)].rails, 8);
+    CHECK_EQ_INT(L[hs_topology_link_gpu_up(t, 0)].rails, 0);
     CHECK_EQ_INT(p.n, 4); /* non-blocking fabric: no FABRIC link */
     CHECK_EQ_INT(hs_topology_n_links(t), 2 * 32 + 2 * 4);
   }

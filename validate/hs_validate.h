@@ -538,6 +538,8 @@ typedef struct hs_nt_opts {
   int coll;
   int32_t nranks;
   int32_t gpus_per_node;
+  int32_t nic_rails;      /* NICs per node of the multi-node files (0 or 1: one NIC); the nic
+                             link is fitted with NCCL's rail rotation (coll_node_ring.c) */
 } hs_nt_opts_t;
 void hs_nt_opts_init(hs_nt_opts_t *o);
 
@@ -573,6 +575,7 @@ typedef struct hs_nt_links {
   bool has_intra, has_nic;
   double intra_GBps, intra_latency_us;
   double nic_GBps, nic_latency_us;
+  int32_t nic_rails;        /* the opts' nic_rails the nic link was fitted with (>= 1) */
 } hs_nt_links_t;
 
 typedef struct hs_nt_import {

@@ -127,6 +127,7 @@ static hs_status_t make_cluster(const char *gpu, int32_t m, int32_t k, const hs_
       c->nodes[i].nic_GBps = links->nic_GBps;
       c->nodes[i].nic_latency_us = links->nic_latency_us;
     }
+    c->nodes[i].nic_rails = (int16_t)(links->nic_rails > 1 ? links->nic_rails : 1);
   }
   return HS_OK;
 }
@@ -261,7 +262,7 @@ static hs_status_t solve_link(const char *gpu, const hs_nccl_tests_t *t, const h
       /* no earlier value: take the parser's default by not setting the bandwidth */
       hs_cluster_t c;
       hs_cluster_init(&c);
-      hs_nt_links_t none = {0};
+      hs_nt_links_t none = {.nic_rails = links->nic_rails};
       HS_CHECK(make_cluster(gpu, m, k, &none, &c, err));
       *gb = scope ? c.nodes[0].nic_GBps : c.nodes[0].intra_GBps;
       hs_cluster_destroy(&c);
@@ -315,6 +316,7 @@ hs_status_t hs_nt_import(const char *const *paths, int32_t n, const hs_nt_opts_t
   }
   HS_CHECK(hs_gpu_catalog_load(NULL, &cat, err));
   hs_nt_links_t *L = &out->links;
+  L->nic_rails = o->nic_rails > 1 ? o->nic_rails : 1;
   if (gpu) {
     const hs_gpu_t *g = hs_gpu_catalog_find(&cat, gpu);
     if (!g)
@@ -434,6 +436,7 @@ int32_t hs_nt_links_apply(const hs_nt_links_t *links, hs_cluster_t *c)
     if (links->has_nic) {
       c->nodes[i].nic_GBps = links->nic_GBps;
       c->nodes[i].nic_latency_us = links->nic_latency_us;
+      c->nodes[i].nic_rails = (int16_t)(links->nic_rails > 1 ? links->nic_rails : 1);
     }
     n++;
   }

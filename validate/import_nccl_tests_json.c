@@ -47,8 +47,12 @@ cJSON *hs_nt_import_to_json(const hs_nt_import_t *im)
     cJSON_AddStringToObject(g, "name", im->links.gpu);
     if (im->links.has_intra)
       add_link(g, "intra_node", im->links.intra_GBps, im->links.intra_latency_us);
-    if (im->links.has_nic)
+    if (im->links.has_nic) {
       add_link(g, "nic", im->links.nic_GBps, im->links.nic_latency_us);
+      cJSON *nic = cJSON_GetObjectItemCaseSensitive(g, "nic");
+      if (nic && im->links.nic_rails > 1)
+        cJSON_AddNumberToObject(nic, "rails", im->links.nic_rails);
+    }
   } else {
     cJSON_Delete(g);
   }

@@ -30,6 +30,7 @@ hs_status_t hs_link_refit(const hs_interconnect_t *l, const char *calib_dir, hs_
     argv[i] = paths[i];
   }
   hs_nt_opts_init(&o);
+  o.nic_rails = l->rails; /* the entry's NICs per node: the fit's rail rotation */
   hs_status_t st = hs_nt_import(argv, l->n_fit_files, &o, l->fit_gpu, im, err);
   if (st != HS_OK)
     return st;
