@@ -150,6 +150,8 @@ int hs_cmd_calibrate(int argc, char **argv)
           fit.launch_us);
   if (fit.fitted & HS_FIT_GEMM_OUT_K)
     fprintf(info, "  gemm_out_k %.4g", fit.gemm_out_k);
+  if (fit.fitted & HS_FIT_GEMM_SUSTAINED)
+    fprintf(info, "  gemm_sustained_eff %.4g (%d sustained points)", fit.gemm_sustained_eff, fit.n_gemm_sustained);
   fprintf(info, "\n");
   fprintf(info, "fit: gemm %d points R2 %.4f median |err| %.1f%% max %.1f%%; mem %d points R2 %.4f "
           "median |err| %.1f%% max %.1f%%\n",

@@ -29,7 +29,7 @@
 static const char *const gpu_known[] = {
     "name", "vendor", "memory_GiB", "mem_bw_GBps", "peak_tflops", "nvlink_GBps",
     "nvlink_bridge_only", "pcie_gen", "pcie_GBps", "tdp_w", "gemm_eff_max", "gemm_half_flops",
-    "mem_eff", "launch_us", "gemm_out_k", "gemm_eff_max_fp8", "gemm_half_flops_fp8", "attn_fwd_eff_max", "attn_fwd_half_seq",
+    "mem_eff", "launch_us", "gemm_out_k", "gemm_sustained_eff", "gemm_eff_max_fp8", "gemm_half_flops_fp8", "attn_fwd_eff_max", "attn_fwd_half_seq",
     "attn_bwd_eff_max", "attn_bwd_half_seq", "calibrated", "price_ondemand_usd_h", "price_spot_usd_h",
     "price_source", "source", "notes", "calibration_source", "overlap_slowdown",
     "overlap_slowdown_source", NULL};
@@ -173,6 +173,9 @@ static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char 
                           &g->launch_us));
   HS_CHECK(hs_json_number(r, e, path, "gemm_out_k", false, g->gemm_out_k, HS_JNUM_NONNEG, 1e6,
                           &g->gemm_out_k));
+  if (cJSON_GetObjectItemCaseSensitive(e, "gemm_sustained_eff"))
+    HS_CHECK(hs_json_number_in(r, e, path, "gemm_sustained_eff", true, 0.0, HS_EFF_MIN, 1.0,
+                               &g->gemm_sustained_eff));
   {
     /* the fp8 GEMM curve: both fields or neither (absent: 0, the bf16 curve) */
     bool has_eff = cJSON_GetObjectItemCaseSensitive(e, "gemm_eff_max_fp8") != NULL;

@@ -75,6 +75,11 @@ typedef struct hs_gpu {
    * and gemm_half_flops (by gemm_half_flops_fp8) for fp8 GEMMs on a GPU
    * with an fp8 peak; 0 = fp8 GEMMs use the curve above (sim/compute.c). */
   double gemm_eff_max_fp8, gemm_half_flops_fp8;
+  /* Sustained GEMM ceiling (issue #13): the fraction of the bf16/fp16 peak
+   * a GEMM holds at the power limit once the clock has settled (a published
+   * maximum-sustainable-matmul figure); a bf16/fp16 GEMM of f FLOPs takes at
+   * least f / (peak * gemm_sustained_eff). 0 = no ceiling (sim/compute.c). */
+  double gemm_sustained_eff;
   /* Fused (FlashAttention-style) causal attention kernel rate, fitted on
    * published kernel benchmarks (clusters/calibration/<GPU>.json "attn"
    * points): rate(s) = bf16 peak * eff_max * s / (s + half_seq) at

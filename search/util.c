@@ -35,7 +35,10 @@ hs_dtype_t hs__precision(const hs_plan_opts_t *o, const hs_cluster_t *c)
 
 double hs__gpu_speed(const hs_gpu_t *g, hs_dtype_t dt)
 {
-  return hs_gpu_peak_flops(g, dt) * (g->gemm_eff_max > 0 ? g->gemm_eff_max : 1.0);
+  double eff = g->gemm_eff_max > 0 ? g->gemm_eff_max : 1.0;
+  if ((dt == HS_DTYPE_BF16 || dt == HS_DTYPE_FP16) && g->gemm_sustained_eff > 0) /* as sim/compute.c */
+    eff = fmin(eff, g->gemm_sustained_eff);
+  return hs_gpu_peak_flops(g, dt) * eff;
 }
 
 int32_t hs__max_tp(const hs_cluster_t *c)

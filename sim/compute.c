@@ -13,6 +13,15 @@
  * as before. The parameters are the GPU catalog's defaults until a
  * calibrated profile (hs_profile_apply_file) replaces them.
  *
+ * Sustained ceiling (GPUs whose catalog entry has gemm_sustained_eff > 0,
+ * a published maximum-sustainable-matmul rate over the peak): a bf16/fp16
+ * GEMM takes max(the time above, f / (peak * gemm_sustained_eff)): its
+ * rate, launch included, never beats the sustained one. Short-timed
+ * GEMM sweeps run at the boost clock; a training step holds the GPU at its
+ * power limit, where the clock settles lower and the rate stops growing
+ * with the GEMM's size (docs/clusters.md, "Sustained GEMM rate"). GPUs
+ * without it keep the curve, bit for bit.
+ *
  * Kernel shape (GPUs whose catalog entry has gemm_out_k > 0, fitted on GEMM
  * and BMM points with shapes, docs/clusters.md): a GEMM writing `out`
  * output elements pays, besides its FLOPs, a fixed cost per output element
@@ -69,7 +78,12 @@ static double kernel_s(const hs_gpu_t *g, hs_dtype_t dt, bool is_gemm, double fl
     if (peak > 0.0 && eff > 0.0)
       t_flop = flops / (peak * eff);
   }
-  return t_launch + fmax(t_mem, t_flop);
+  double t = t_launch + fmax(t_mem, t_flop);
+  /* the power limit: no bf16/fp16 GEMM runs faster than the sustained rate */
+  if (is_gemm && flops > 0.0 && (dt == HS_DTYPE_BF16 || dt == HS_DTYPE_FP16) && g->gemm_sustained_eff > 0 &&
+      hs_gpu_peak_flops(g, dt) > 0.0)
+    t = fmax(t, flops / (hs_gpu_peak_flops(g, dt) * g->gemm_sustained_eff));
+  return t;
 }
 
 double hs_compute_kernel_s(const hs_gpu_t *g, hs_dtype_t dt, bool is_gemm, double flops,

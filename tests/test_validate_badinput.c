@@ -138,7 +138,7 @@ static void test_measurements(void)
   snprintf(buf, sizeof buf, fmt, head, "\"retrieved\": \"2026-11\", ", "a");
   expect(p_measurements, f, buf, "retrieved: must be a date YYYY-MM-DD, got \"2026-11\"");
   snprintf(buf, sizeof buf, "%s\"applies\": [\"gemm_eff_max\", \"speed\"], \"points\": []}", head);
-  expect(p_measurements, f, buf, "applies[1]: must be gemm_eff_max, gemm_half_flops, mem_eff, launch_us or gemm_out_k");
+  expect(p_measurements, f, buf, "applies[1]: must be gemm_eff_max, gemm_half_flops, mem_eff, launch_us, gemm_out_k or gemm_sustained_eff");
   snprintf(buf, sizeof buf, "%s\"applies\": [], \"points\": []}", head);
   expect(p_measurements, f, buf, "applies: empty");
 }

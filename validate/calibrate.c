@@ -25,6 +25,11 @@
  * of the other sources gives launch_us (its slope is not used), the
  * points of that source give mem_eff as a "max" fit.
  *
+ * "gemm_sustained_source" splits the GEMM points the same way: the points
+ * of that source are sustained rates (held at the power limit) and stay
+ * out of the GEMM fit; their best rate over the peak is gemm_sustained_eff,
+ * the ceiling sim/compute.c puts on the fitted curve.
+ *
  * "gemm_fit": "shape" (points of several shapes, BMMs with "flops" =
  * 2 b m n k) adds the per-output-element term of sim/compute.c: one
  * weighted least squares in two regressors, t = a + b F + c F / k (F / k =
@@ -250,8 +255,7 @@ cleanup:
 }
 
 /* Collects (x, t) of points of `kind` (and dtype dt for GEMMs when dt >= 0;
- * for memory points, src > 0: of source src only, src < 0: of any source
- * but -src). */
+ * src > 0: of source src only, src < 0: of any source but -src). */
 static int32_t collect_src(const hs_measurements_t *ms, hs_mb_kind_t kind, int dt, int32_t src,
                            double *x, double *t)
 {
@@ -269,9 +273,10 @@ static int32_t collect_src(const hs_measurements_t *ms, hs_mb_kind_t kind, int d
   return n;
 }
 
+/* The GEMM points of the fit: every source but gemm_sustained_source. */
 static int32_t collect(const hs_measurements_t *ms, hs_mb_kind_t kind, int dt, double *x, double *t)
 {
-  return collect_src(ms, kind, dt, 0, x, t);
+  return collect_src(ms, kind, dt, kind == HS_MB_GEMM ? -ms->gemm_sustained_source : 0, x, t);
 }
 
 hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_t *out,
@@ -358,7 +363,8 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     int32_t nz = 0;
     for (int32_t i = 0; i < ms->n; i++) {
       const hs_mb_point_t *p = &ms->p[i];
-      if (p->kind == HS_MB_GEMM && p->dtype == out->dtype)
+      if (p->kind == HS_MB_GEMM && p->dtype == out->dtype &&
+          (!ms->gemm_sustained_source || p->source != ms->gemm_sustained_source))
         z[nz++] = p->k > 0 ? p->flops / (double)p->k : 0.0; /* 2 x output elements */
     }
     HS_CHECK(fit_plane(x, z, t, n, "calibrate: gemm", &gemm, &out_c, err));
@@ -407,6 +413,29 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
   out->gemm_r2 = gemm.r2;
   out->gemm_median_rel_err = gemm.med_rel;
   out->gemm_max_rel_err = gemm.max_rel;
+  int32_t ns = ms->gemm_sustained_source
+                   ? collect_src(ms, HS_MB_GEMM, (int)out->dtype, ms->gemm_sustained_source, x, t)
+                   : 0;
+  if (ms->gemm_sustained_source && ns == 0 &&
+      collect_src(ms, HS_MB_GEMM, -1, ms->gemm_sustained_source, x, t) == 0)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: gemm_sustained_source \"%s\" has no gemm point",
+                         ms->sources[ms->gemm_sustained_source - 1].id));
+  if (ns > 0) {
+    /* the ceiling: the best sustained rate at the fitted dtype over its peak
+     * (sustained points of another dtype leave this fit without one) */
+    hs_line_fit_t sus;
+    ns = collect_src(ms, HS_MB_GEMM, (int)out->dtype, ms->gemm_sustained_source, x, t);
+    HS_CHECK(fit_max(x, t, ns, rel, "calibrate: gemm (gemm_sustained_source)", &sus, err));
+    out->gemm_sustained_eff = 1.0 / (sus.b * peak);
+    if (out->gemm_sustained_eff > out->gemm_eff_max) {
+      hs_error_warn(err, "calibrate: sustained GEMM rate %.3g FLOP/s is above the fitted curve's asymptote "
+                    "%.3g: gemm_sustained_eff clamped to gemm_eff_max", 1.0 / sus.b, out->gemm_eff_max * peak);
+      out->gemm_sustained_eff = out->gemm_eff_max;
+      out->clamped = true;
+    }
+    out->n_gemm_sustained = ns;
+    out->fitted |= HS_FIT_GEMM_SUSTAINED;
+  }
 
   n = collect(ms, HS_MB_P2P, -1, x, t);
   if (n >= 2) {

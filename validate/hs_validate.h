@@ -203,6 +203,13 @@ typedef struct hs_measurements {
    * (e.g. an unnamed board variant) beside a published STREAM figure.
    * 1-based index into sources; 0 = none. */
   int32_t mem_eff_source;
+  /* "gemm_sustained_source": "<id>": the GEMM points of that source are
+   * sustained rates (held at the power limit after the clock settled, e.g.
+   * a maximum-sustainable-matmul figure) beside a sweep of burst-timed ones.
+   * They stay out of the GEMM fit, and the best of them over the peak is
+   * gemm_sustained_eff, the ceiling sim/compute.c puts on the curve.
+   * 1-based index into sources; 0 = none. */
+  int32_t gemm_sustained_source;
 } hs_measurements_t;
 
 /* Fitted parameters, as bits of hs_measurements_t.applies ("applies":
@@ -215,7 +222,8 @@ enum {
   HS_FIT_LAUNCH_US = 1u << 3,
   HS_FIT_ALL = 15u,
   HS_FIT_GEMM_OUT_K = 1u << 4, /* only from "gemm_fit": "shape"; not part of HS_FIT_ALL */
-  HS_FIT_ATTN = 1u << 5        /* attn_{fwd,bwd}_{eff_max,half_seq}, from "attn" points */
+  HS_FIT_ATTN = 1u << 5,       /* attn_{fwd,bwd}_{eff_max,half_seq}, from "attn" points */
+  HS_FIT_GEMM_SUSTAINED = 1u << 6 /* gemm_sustained_eff, from "gemm_sustained_source" */
 };
 
 void hs_measurements_init(hs_measurements_t *m);
@@ -255,6 +263,8 @@ typedef struct hs_fit {
   double gemm_eff_max;
   double gemm_half_flops;
   double gemm_out_k;      /* "shape" fits only; 0 otherwise */
+  double gemm_sustained_eff; /* HS_FIT_GEMM_SUSTAINED only; 0 otherwise */
+  int32_t n_gemm_sustained;
   /* fused attention (HS_FIT_ATTN): eff(s) = eff_max s / (s + half_seq) of
    * the bf16 peak, each direction fitted on its causal points (or, with
    * fewer than 2, its non-causal ones; *_causal says which) */

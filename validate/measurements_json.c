@@ -77,8 +77,10 @@ cJSON *hs_measurements_to_json(const hs_measurements_t *m)
     cJSON_AddStringToObject(j, "mem_fit", "max");
   if (m->mem_eff_source > 0 && m->mem_eff_source <= m->n_sources)
     cJSON_AddStringToObject(j, "mem_eff_source", m->sources[m->mem_eff_source - 1].id);
+  if (m->gemm_sustained_source > 0 && m->gemm_sustained_source <= m->n_sources)
+    cJSON_AddStringToObject(j, "gemm_sustained_source", m->sources[m->gemm_sustained_source - 1].id);
   static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us",
-                                          "gemm_out_k"};
+                                          "gemm_out_k", "", "gemm_sustained_eff"};
   cJSON *aa = m->applies ? cJSON_AddArrayToObject(j, "applies") : NULL;
   for (unsigned q = 0; aa && q < HS_ARRAY_LEN(fit_names); q++)
     if (m->applies & (1u << q))
@@ -133,9 +135,9 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
 {
   static const char *const known[] = {"gpu", "backend", "device", "peak_tflops", "mem_bw_GBps",
                                       "points", "description", "sources", "retrieved", "applies",
-                                      "gemm_fit", "mem_fit", "mem_eff_source", NULL};
+                                      "gemm_fit", "mem_fit", "mem_eff_source", "gemm_sustained_source", NULL};
   static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us",
-                                          "gemm_out_k"};
+                                          "gemm_out_k", "", "gemm_sustained_eff"};
   static const char *const kpt[] = {"kind", "dtype", "m", "n", "k", "flops", "bytes", "ranks", "s",
                                     "source", "dir", "causal", "seq", "head_dim", "tflops", NULL};
   static const char *const ksrc[] = {"id", "ref", "date", NULL};
@@ -172,11 +174,11 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
   for (const cJSON *e = aarr ? aarr->child : NULL; e; e = e->next, ai++) {
     uint32_t bit = 0;
     for (unsigned q = 0; cJSON_IsString(e) && q < HS_ARRAY_LEN(fit_names); q++)
-      if (strcmp(e->valuestring, fit_names[q]) == 0)
+      if (fit_names[q][0] && strcmp(e->valuestring, fit_names[q]) == 0)
         bit = 1u << q;
     if (!bit)
       HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies[%d]: must be gemm_eff_max, gemm_half_flops, "
-                           "mem_eff, launch_us or gemm_out_k", file, ai));
+                           "mem_eff, launch_us, gemm_out_k or gemm_sustained_eff", file, ai));
     out->applies |= bit;
   }
   if (aarr && !out->applies)
@@ -246,6 +248,20 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
   if (out->mem_eff_source && out->mem_fit_max)
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: mem_eff_source: needs a \"line\" memory fit, got "
                          "\"mem_fit\": \"max\"", file));
+  char gsid[sizeof out->sources[0].id];
+  HS_CHECK(hs_json_string(&r, j, "", "gemm_sustained_source", false, "", gsid, sizeof gsid));
+  for (int32_t q = 0; gsid[0] && q < out->n_sources && !out->gemm_sustained_source; q++)
+    if (strcmp(out->sources[q].id, gsid) == 0)
+      out->gemm_sustained_source = q + 1;
+  if (gsid[0] && !out->gemm_sustained_source)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: gemm_sustained_source: \"%s\" is not an id of \"sources\"",
+                         file, gsid));
+  if (out->gemm_sustained_source && out->gemm_fit_max)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: gemm_sustained_source: needs a \"line\" or \"shape\" GEMM "
+                         "fit beside it, got \"gemm_fit\": \"max\"", file));
+  if ((out->applies & HS_FIT_GEMM_SUSTAINED) && !out->gemm_sustained_source)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies: gemm_sustained_eff needs \"gemm_sustained_source\"",
+                         file));
   const cJSON *arr = NULL;
   int n = 0;
   HS_CHECK(hs_json_array(&r, j, "", "points", true, &arr, &n));
@@ -317,6 +333,14 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
       HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: mem_eff_source: \"%s\" has no \"mem\" point", file,
                            msid));
   }
+  if (out->gemm_sustained_source) {
+    bool has = false;
+    for (int32_t i = 0; i < out->n; i++)
+      has |= out->p[i].kind == HS_MB_GEMM && out->p[i].source == out->gemm_sustained_source;
+    if (!has)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: gemm_sustained_source: \"%s\" has no \"gemm\" point", file,
+                           gsid));
+  }
 cleanup:
   hs_json_free(j);
   if (st != HS_OK)
@@ -364,6 +388,8 @@ cJSON *hs_profile_to_json(const hs_measurements_t *ms, const hs_fit_t *f)
     cJSON_AddNumberToObject(g, "launch_us", f->launch_us);
   if (f->fitted & HS_FIT_GEMM_OUT_K)
     cJSON_AddNumberToObject(g, "gemm_out_k", f->gemm_out_k);
+  if (f->fitted & HS_FIT_GEMM_SUSTAINED)
+    cJSON_AddNumberToObject(g, "gemm_sustained_eff", f->gemm_sustained_eff);
   if (f->fitted & HS_FIT_ATTN) {
     cJSON_AddNumberToObject(g, "attn_fwd_eff_max", f->attn_fwd_eff_max);
     cJSON_AddNumberToObject(g, "attn_fwd_half_seq", f->attn_fwd_half_seq);
