@@ -130,6 +130,24 @@ cJSON *hs_measurements_to_json(const hs_measurements_t *m)
   return hs_json_finish(j);
 }
 
+/* Optional top-level `key` naming a source id: *index = its 1-based index
+ * into out->sources (0 when absent); an unknown id is an error naming the
+ * file, the key and the id. The id goes to id[0..n). */
+static hs_status_t source_ref(const hs_jreader_t *r, const cJSON *j, const char *key, const hs_measurements_t *out,
+                              char *id, size_t n, int32_t *index)
+{
+  hs_status_t st = hs_json_string(r, j, "", key, false, "", id, n);
+  if (st != HS_OK)
+    return st;
+  *index = 0;
+  for (int32_t q = 0; id[0] && q < out->n_sources && !*index; q++)
+    if (strcmp(out->sources[q].id, id) == 0)
+      *index = q + 1;
+  if (id[0] && !*index)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s: \"%s\" is not an id of \"sources\"", r->file, key, id);
+  return HS_OK;
+}
+
 hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measurements_t *out,
                                   hs_error_t *err)
 {
@@ -237,25 +255,12 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
                              src->id, q));
     out->n_sources++;
   }
-  char msid[sizeof out->sources[0].id];
-  HS_CHECK(hs_json_string(&r, j, "", "mem_eff_source", false, "", msid, sizeof msid));
-  for (int32_t q = 0; msid[0] && q < out->n_sources && !out->mem_eff_source; q++)
-    if (strcmp(out->sources[q].id, msid) == 0)
-      out->mem_eff_source = q + 1;
-  if (msid[0] && !out->mem_eff_source)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: mem_eff_source: \"%s\" is not an id of \"sources\"",
-                         file, msid));
+  char msid[sizeof out->sources[0].id], gsid[sizeof out->sources[0].id];
+  HS_CHECK(source_ref(&r, j, "mem_eff_source", out, msid, sizeof msid, &out->mem_eff_source));
   if (out->mem_eff_source && out->mem_fit_max)
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: mem_eff_source: needs a \"line\" memory fit, got "
                          "\"mem_fit\": \"max\"", file));
-  char gsid[sizeof out->sources[0].id];
-  HS_CHECK(hs_json_string(&r, j, "", "gemm_sustained_source", false, "", gsid, sizeof gsid));
-  for (int32_t q = 0; gsid[0] && q < out->n_sources && !out->gemm_sustained_source; q++)
-    if (strcmp(out->sources[q].id, gsid) == 0)
-      out->gemm_sustained_source = q + 1;
-  if (gsid[0] && !out->gemm_sustained_source)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: gemm_sustained_source: \"%s\" is not an id of \"sources\"",
-                         file, gsid));
+  HS_CHECK(source_ref(&r, j, "gemm_sustained_source", out, gsid, sizeof gsid, &out->gemm_sustained_source));
   if (out->gemm_sustained_source && out->gemm_fit_max)
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: gemm_sustained_source: needs a \"line\" or \"shape\" GEMM "
                          "fit beside it, got \"gemm_fit\": \"max\"", file));
