@@ -123,7 +123,6 @@ static hs_status_t read_named_port(const hs_jreader_t *r, const cJSON *p, const 
     ref->nvls = l->nvls;
     ref->nvls_GBps = l->nvls_GBps;
     ref->nvls_latency_us = l->nvls_latency_us;
-    ref->rails = l->rails;
     c->n_named_links = k + 1;
   }
   *link = (int16_t)(k + 1);
@@ -132,7 +131,8 @@ cleanup:
 }
 
 /* Optional {GBps, latency_us[, rails]} or {interconnect} object `key` of
- * `o`; rails (NICs per node) only on the nic port. */
+ * `o`; rails (NICs per node) only on the nic port, whose caller passes
+ * `rails` (NULL for intra_node). */
 static hs_status_t read_port(const hs_jreader_t *r, const cJSON *o, const char *path, const char *key,
                              double def_GBps, double def_latency_us, link_ctx_t *lc, double *GBps,
                              double *latency_us, int16_t *link, int16_t *rails)
@@ -141,6 +141,9 @@ static hs_status_t read_port(const hs_jreader_t *r, const cJSON *o, const char *
   const cJSON *p = NULL;
   char ppath[256];
   bool nic = strcmp(key, "nic") == 0;
+  int16_t one = 1;
+  if (!rails)
+    rails = &one;
   *GBps = def_GBps;
   *latency_us = def_latency_us;
   *link = 0;
@@ -179,7 +182,6 @@ static hs_status_t read_group(const hs_jreader_t *r, const cJSON *g, const char 
 {
   hs_status_t st = HS_OK;
   int64_t gpn = 0;
-  int16_t intra_rails = 1; /* read_port refuses rails on intra_node */
   char gpu[HS_NAME_MAX + 32];
   memset(out, 0, sizeof(*out));
   out->site = site;
@@ -203,7 +205,7 @@ static hs_status_t read_group(const hs_jreader_t *r, const cJSON *g, const char 
   }
   out->gpu = (int32_t)(gp - cat->gpus);
   HS_CHECK(read_port(r, g, path, "intra_node", hs_gpu_intra_default_GBps(gp), DEFAULT_INTRA_LATENCY_US,
-                     lc, &out->intra_GBps, &out->intra_latency_us, &out->intra_link, &intra_rails));
+                     lc, &out->intra_GBps, &out->intra_latency_us, &out->intra_link, NULL));
   HS_CHECK(read_port(r, g, path, "nic", DEFAULT_NIC_GBPS, DEFAULT_NIC_LATENCY_US, lc, &out->nic_GBps,
                      &out->nic_latency_us, &out->nic_link, &out->nic_rails));
   out->spot = -1;

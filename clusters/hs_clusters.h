@@ -181,7 +181,6 @@ typedef struct hs_link_ref {
   bool calibrated;
   bool nvls;            /* the interconnect's "nvls" (NVLink SHARP in the switch) */
   double nvls_GBps, nvls_latency_us; /* the interconnect's, 0 = not given */
-  int32_t rails;        /* the interconnect's "rails" (nic only; 1 = one NIC) */
 } hs_link_ref_t;
 
 typedef struct hs_cluster {

@@ -54,6 +54,9 @@ hs_status_t hs__builder_close(hs_coll_builder_t *b);
 hs_status_t hs__builder_tmp(hs_coll_builder_t *b, size_t n);
 /* Latency of the path a -> d (ns). */
 hs_status_t hs__builder_latency(hs_coll_builder_t *b, int32_t a, int32_t d, double *lat_ns);
+/* The fewest rails (hs_link_t.rails) of the NIC links on the path a -> d;
+ * 1 when it crosses no NIC. */
+hs_status_t hs__builder_nic_rails(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t *rails);
 
 /* Node index of every device of c into out[0..n) (in the builder's path
  * source's terms; see hs_net_paths_t.node_of). O(n) path queries. */

@@ -79,25 +79,6 @@ static hs_status_t node_order(hs_coll_builder_t *b, const hs_coll_t *c, const in
   return HS_OK;
 }
 
-/* The fewest rails of the NIC links on the path a -> d (1 when none). */
-static hs_status_t path_rails(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t *rails)
-{
-  hs_path_t p;
-  *rails = 1;
-  hs_status_t st = b->paths->path(b->paths->ctx, a, d, &p);
-  if (st != HS_OK)
-    return hs_error_set(b->err, st, "coll.devices: no path from device %d to device %d", a, d);
-  int32_t lo = INT32_MAX;
-  for (int32_t i = 0; i < p.n; i++) {
-    const hs_link_t *l = &b->paths->links[p.links[i]];
-    if (l->kind == HS_LINK_NIC_UP || l->kind == HS_LINK_NIC_DOWN)
-      lo = HS_MIN(lo, l->rails > 1 ? l->rails : 1);
-  }
-  if (lo != INT32_MAX)
-    *rails = lo;
-  return HS_OK;
-}
-
 /* *g_out = g when every one of the m >= 2 nodes holds g >= 2 ranks of the
  * ring and every cross-node hop's NICs have at least g rails (the rail
  * rotation of the header), else 1. `order` is node by node. O(n). */
@@ -114,7 +95,7 @@ static hs_status_t rail_ranks(hs_coll_builder_t *b, const hs_coll_t *c, const in
       return HS_OK;
   for (int32_t i = g - 1; i < n; i += g) {
     int32_t rails = 1;
-    hs_status_t st = path_rails(b, c->devices[order[i]], c->devices[order[(i + 1) % n]], &rails);
+    hs_status_t st = hs__builder_nic_rails(b, c->devices[order[i]], c->devices[order[(i + 1) % n]], &rails);
     if (st != HS_OK || rails < g)
       return st;
   }
@@ -144,7 +125,7 @@ static hs_status_t node_ring_build(hs_coll_builder_t *b, const hs_coll_t *c, int
     bool same = node[p] == node[q];
     int32_t w_port = g == 1 ? 1 : same ? g - 1 : 0, w_net = g == 1 ? 1 : same ? g - 1 : g;
     HS_CHECK(hs__builder_path_w(b, d[p], d[q], w_port, w_net, &lat));
-    if (node[p] == node[q])
+    if (same)
       a_in = HS_MAX(a_in, lat);
     else
       a_x = HS_MAX(a_x, lat);

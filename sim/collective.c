@@ -240,6 +240,22 @@ hs_status_t hs__builder_path(hs_coll_builder_t *b, int32_t a, int32_t d, double 
   return hs__builder_path_w(b, a, d, 1, 1, lat_ns);
 }
 
+hs_status_t hs__builder_nic_rails(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t *rails)
+{
+  hs_path_t p;
+  hs_status_t st = get_path(b, a, d, &p);
+  if (st != HS_OK)
+    return st;
+  int32_t lo = INT32_MAX;
+  for (int32_t i = 0; i < p.n; i++) {
+    const hs_link_t *l = &b->paths->links[p.links[i]];
+    if (l->kind == HS_LINK_NIC_UP || l->kind == HS_LINK_NIC_DOWN)
+      lo = HS_MIN(lo, l->rails > 1 ? l->rails : 1);
+  }
+  *rails = lo == INT32_MAX ? 1 : lo;
+  return HS_OK;
+}
+
 /* Owner of the first NIC_UP link of the path a -> d, or -1. */
 static hs_status_t nic_owner(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t *owner)
 {

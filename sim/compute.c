@@ -59,7 +59,7 @@ static double kernel_s(const hs_gpu_t *g, hs_dtype_t dt, bool is_gemm, double fl
                        double bytes)
 {
   double t_launch = g->launch_us * 1e-6;
-  double t_mem = 0.0, t_flop = 0.0;
+  double t_mem = 0.0, t_flop = 0.0, t_floor = 0.0;
   if (bytes > 0.0 && g->mem_bw_GBps > 0.0)
     t_mem = bytes / (g->mem_bw_GBps * HS_GB * (g->mem_eff > 0 ? g->mem_eff : 1.0));
   if (flops > 0.0) {
@@ -77,13 +77,11 @@ static double kernel_s(const hs_gpu_t *g, hs_dtype_t dt, bool is_gemm, double fl
     }
     if (peak > 0.0 && eff > 0.0)
       t_flop = flops / (peak * eff);
+    /* the power limit: no bf16/fp16 GEMM runs faster than the sustained rate */
+    if (is_gemm && (dt == HS_DTYPE_BF16 || dt == HS_DTYPE_FP16) && g->gemm_sustained_eff > 0 && peak > 0.0)
+      t_floor = flops / (peak * g->gemm_sustained_eff);
   }
-  double t = t_launch + fmax(t_mem, t_flop);
-  /* the power limit: no bf16/fp16 GEMM runs faster than the sustained rate */
-  if (is_gemm && flops > 0.0 && (dt == HS_DTYPE_BF16 || dt == HS_DTYPE_FP16) && g->gemm_sustained_eff > 0 &&
-      hs_gpu_peak_flops(g, dt) > 0.0)
-    t = fmax(t, flops / (hs_gpu_peak_flops(g, dt) * g->gemm_sustained_eff));
-  return t;
+  return fmax(t_launch + fmax(t_mem, t_flop), t_floor);
 }
 
 double hs_compute_kernel_s(const hs_gpu_t *g, hs_dtype_t dt, bool is_gemm, double flops,

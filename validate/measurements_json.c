@@ -130,6 +130,15 @@ cJSON *hs_measurements_to_json(const hs_measurements_t *m)
   return hs_json_finish(j);
 }
 
+/* 1-based index of source `id` in m->sources; 0 when id is "" or unknown. */
+static int32_t source_index(const hs_measurements_t *m, const char *id)
+{
+  for (int32_t q = 0; id[0] && q < m->n_sources; q++)
+    if (strcmp(m->sources[q].id, id) == 0)
+      return q + 1;
+  return 0;
+}
+
 /* Optional top-level `key` naming a source id: *index = its 1-based index
  * into out->sources (0 when absent); an unknown id is an error naming the
  * file, the key and the id. The id goes to id[0..n). */
@@ -139,13 +148,22 @@ static hs_status_t source_ref(const hs_jreader_t *r, const cJSON *j, const char 
   hs_status_t st = hs_json_string(r, j, "", key, false, "", id, n);
   if (st != HS_OK)
     return st;
-  *index = 0;
-  for (int32_t q = 0; id[0] && q < out->n_sources && !*index; q++)
-    if (strcmp(out->sources[q].id, id) == 0)
-      *index = q + 1;
+  *index = source_index(out, id);
   if (id[0] && !*index)
     return hs_error_set(r->err, HS_EINVAL, "%s: %s: \"%s\" is not an id of \"sources\"", r->file, key, id);
   return HS_OK;
+}
+
+/* Whether source `src` (named `id` by top-level `key`) has a point of
+ * `kind`; an error naming the file, the key and the id when it has none. */
+static hs_status_t source_has(const hs_jreader_t *r, const hs_measurements_t *m, const char *key, const char *id,
+                              int32_t src, hs_mb_kind_t kind)
+{
+  for (int32_t i = 0; i < m->n; i++)
+    if (m->p[i].kind == kind && m->p[i].source == src)
+      return HS_OK;
+  return hs_error_set(r->err, HS_EINVAL, "%s: %s: \"%s\" has no \"%s\" point", r->file, key, id,
+                      hs_mb_kind_name(kind));
 }
 
 hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measurements_t *out,
@@ -321,31 +339,17 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
     }
     char sid[sizeof out->sources[0].id];
     HS_CHECK(hs_json_string(&r, e, p, "source", false, "", sid, sizeof sid));
-    for (int32_t q = 0; sid[0] && q < out->n_sources && !pt.source; q++)
-      if (strcmp(out->sources[q].id, sid) == 0)
-        pt.source = q + 1;
+    pt.source = source_index(out, sid);
     if (sid[0] && !pt.source)
       HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.source: \"%s\" is not an id of \"sources\"", file,
                            p, sid));
     if (hs_measurements_add(out, &pt) != HS_OK)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   }
-  if (out->mem_eff_source) {
-    bool has = false;
-    for (int32_t i = 0; i < out->n; i++)
-      has |= out->p[i].kind == HS_MB_MEM && out->p[i].source == out->mem_eff_source;
-    if (!has)
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: mem_eff_source: \"%s\" has no \"mem\" point", file,
-                           msid));
-  }
-  if (out->gemm_sustained_source) {
-    bool has = false;
-    for (int32_t i = 0; i < out->n; i++)
-      has |= out->p[i].kind == HS_MB_GEMM && out->p[i].source == out->gemm_sustained_source;
-    if (!has)
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: gemm_sustained_source: \"%s\" has no \"gemm\" point", file,
-                           gsid));
-  }
+  if (out->mem_eff_source)
+    HS_CHECK(source_has(&r, out, "mem_eff_source", msid, out->mem_eff_source, HS_MB_MEM));
+  if (out->gemm_sustained_source)
+    HS_CHECK(source_has(&r, out, "gemm_sustained_source", gsid, out->gemm_sustained_source, HS_MB_GEMM));
 cleanup:
   hs_json_free(j);
   if (st != HS_OK)
