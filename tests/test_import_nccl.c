@@ -382,6 +382,29 @@ static void test_profile_links_bad(void)
                         "p.json", &c, &err);
   CHECK_EQ_INT(hs_status_exit_code(st), 2);
   CHECK_CONTAINS(err.msg, "latency_us");
+  /* rails: NICs per node, only on nic, an integer in [1, 64]; a good one sets the nodes' */
+  static const struct {
+    const char *port, *rails, *needle;
+  } bad[] = {{"intra_node", "2", "p.json: gpus[0].intra_node.rails: only on nic (NICs per node), got 2"},
+             {"nic", "0", "p.json: gpus[0].nic.rails"},
+             {"nic", "65", "p.json: gpus[0].nic.rails"},
+             {"nic", "\"8\"", "p.json: gpus[0].nic.rails"}};
+  for (size_t i = 0; i < HS_ARRAY_LEN(bad); i++) {
+    char text[256];
+    snprintf(text, sizeof text,
+             "{\"gpus\": [{\"name\": \"H100-SXM5-80GB\", \"%s\": {\"GBps\": 50, \"latency_us\": 5, "
+             "\"rails\": %s}}]}", bad[i].port, bad[i].rails);
+    hs_error_init(&err);
+    err.warn_fp = NULL;
+    st = hs_profile_parse(text, "p.json", &c, &err);
+    CHECK_MSG(hs_status_exit_code(st) == 2, "accepted: %s", text);
+    CHECK_CONTAINS(err.msg, bad[i].needle);
+  }
+  hs_error_init(&err);
+  st = hs_profile_parse("{\"gpus\": [{\"name\": \"H100-SXM5-80GB\", \"nic\": {\"GBps\": 50, \"latency_us\": 5, "
+                        "\"rails\": 4}}]}", "p.json", &c, &err);
+  CHECK_MSG(st == HS_OK, "%s", err.msg);
+  CHECK_EQ_INT(c.nodes[0].nic_rails, 4);
   hs_cluster_destroy(&c);
 }
 

@@ -54,6 +54,13 @@ has "$tmp/err" "all_gather_cut.txt:"
 has "$tmp/err" "expected a row of 13 columns"
 expect 2 "$H" import nccl-tests "$tmp/nope.txt";  has "$tmp/err" "nope.txt"
 expect 2 "$H" import nccl-tests "$D/nccl_all_gather_2xH200.txt" --coll scatter; has "$tmp/err" "--coll"
+# --nic-rails: NICs per node, an integer in [1, 64]; with it the profile's nic says its rails
+expect 2 "$H" import nccl-tests "$D/nccl_all_gather_2xH200.txt" --nic-rails 0; has "$tmp/err" "--nic-rails"
+expect 2 "$H" import nccl-tests "$D/nccl_all_gather_2xH200.txt" --nic-rails 65; has "$tmp/err" "--nic-rails"
+expect 2 "$H" import nccl-tests "$D/nccl_all_gather_2xH200.txt" --nic-rails x; has "$tmp/err" "--nic-rails"
+expect 0 "$H" import nccl-tests "$D/nccl_all_gather_2xH200.txt" --nic-rails 8 -o "$tmp/prof8.json"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["gpus"][0]["nic"]["rails"] == 8' "$tmp/prof8.json" \
+  && ok || bad "profile nic rails"
 
 # megatron-log -> run.json -> validate --run
 expect 0 "$H" import megatron-log "$D/megatron_gpt2_1gpu.log" -o "$tmp/run.json"
