@@ -127,7 +127,7 @@ static hs_status_t make_cluster(const char *gpu, int32_t m, int32_t k, const hs_
       c->nodes[i].nic_GBps = links->nic_GBps;
       c->nodes[i].nic_latency_us = links->nic_latency_us;
     }
-    c->nodes[i].nic_rails = (int16_t)(links->nic_rails > 1 ? links->nic_rails : 1);
+    c->nodes[i].nic_rails = (int16_t)links->nic_rails; /* <= 1: one NIC (topology.c) */
   }
   return HS_OK;
 }
@@ -436,7 +436,7 @@ int32_t hs_nt_links_apply(const hs_nt_links_t *links, hs_cluster_t *c)
     if (links->has_nic) {
       c->nodes[i].nic_GBps = links->nic_GBps;
       c->nodes[i].nic_latency_us = links->nic_latency_us;
-      c->nodes[i].nic_rails = (int16_t)(links->nic_rails > 1 ? links->nic_rails : 1);
+      c->nodes[i].nic_rails = (int16_t)links->nic_rails; /* >= 1: hs_nt_import sets it */
     }
     n++;
   }

@@ -20,13 +20,16 @@
 #include <cjson/cJSON.h>
 #include <string.h>
 
-static void add_link(cJSON *g, const char *key, double GBps, double latency_us)
+/* rails > 1 only for the nic link (the NICs per node it was fitted with) */
+static void add_link(cJSON *g, const char *key, double GBps, double latency_us, int32_t rails)
 {
   cJSON *o = cJSON_AddObjectToObject(g, key);
   if (!o)
     return;
   cJSON_AddNumberToObject(o, "GBps", GBps);
   cJSON_AddNumberToObject(o, "latency_us", latency_us);
+  if (rails > 1)
+    cJSON_AddNumberToObject(o, "rails", rails);
 }
 
 cJSON *hs_nt_import_to_json(const hs_nt_import_t *im)
@@ -46,13 +49,9 @@ cJSON *hs_nt_import_to_json(const hs_nt_import_t *im)
     cJSON_AddItemToArray(gs, g);
     cJSON_AddStringToObject(g, "name", im->links.gpu);
     if (im->links.has_intra)
-      add_link(g, "intra_node", im->links.intra_GBps, im->links.intra_latency_us);
-    if (im->links.has_nic) {
-      add_link(g, "nic", im->links.nic_GBps, im->links.nic_latency_us);
-      cJSON *nic = cJSON_GetObjectItemCaseSensitive(g, "nic");
-      if (nic && im->links.nic_rails > 1)
-        cJSON_AddNumberToObject(nic, "rails", im->links.nic_rails);
-    }
+      add_link(g, "intra_node", im->links.intra_GBps, im->links.intra_latency_us, 1);
+    if (im->links.has_nic)
+      add_link(g, "nic", im->links.nic_GBps, im->links.nic_latency_us, im->links.nic_rails);
   } else {
     cJSON_Delete(g);
   }
