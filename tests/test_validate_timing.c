@@ -12,26 +12,36 @@
  * measurement) gave a GEMM fit R^2 from 0.795 to 0.9997 and per-plan errors
  * from -43% to +30% (iteration: -6% to +8%); an idle VM's host steals
  * vCPUs in bursts that thread CPU time cannot see and put single replays up
- * to 39% over (docs/validation.md). So: R^2 above 0.6 and every error under
- * 67% (a factor under 3; uncalibrated the loop was 10x off), about 1.5x the
- * worst of the measured spread. Under AddressSanitizer, where the replay's
- * own loops are instrumented, the figures are printed only.
+ * to 39% over (docs/validation.md), and 40 rounds of the README's loop beside
+ * a hog (2026-11-28, tests/cli/validate_timing.sh) ranged from 0.64x to 1.70x
+ * predicted/measured, CI's run to 1.73x. So: R^2 above 0.6 and every
+ * prediction within a factor of 3 of its measurement, either way
+ * (uncalibrated the loop was 10x off; until 2026-11-28 the bound was an error
+ * under 67%, which allowed 0.33x but only 1.67x). Under AddressSanitizer,
+ * where the replay's own loops are instrumented, the figures are printed
+ * only.
  */
 #include "validate_fixture.h"
 
 #if defined(__SANITIZE_ADDRESS__)
-#define TOL 1e9
+#define FACTOR 1e9
 #define R2_MIN -1e9
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define TOL 1e9
+#define FACTOR 1e9
 #define R2_MIN -1e9
 #endif
 #endif
-#ifndef TOL
-#define TOL 0.67   /* |predicted - measured| / measured */
+#ifndef FACTOR
+#define FACTOR 3.0 /* predicted / measured within [1/FACTOR, FACTOR] */
 #define R2_MIN 0.6 /* GEMM fit of a live microbenchmark */
 #endif
+
+static bool within_factor(double predicted, double measured)
+{
+  return predicted > 0 && measured > 0 && predicted < FACTOR * measured &&
+         measured < FACTOR * predicted;
+}
 
 static void test_calibrate_live(void)
 {
@@ -74,11 +84,11 @@ static void test_pipeline(void)
   hs_comparison_t cmp;
   CHECK(hs_compare(&v, &meas, &cmp, &err) == HS_OK);
   hs_comparison_print(&cmp, stderr);
-  CHECK_MSG(fabs(cmp.iteration_error) < TOL, "iteration: predicted %.6g s, measured %.6g s",
+  CHECK_MSG(within_factor(w.rep.iteration_time_s, meas.iteration_time_s), "iteration: predicted %.6g s, measured %.6g s",
             w.rep.iteration_time_s, meas.iteration_time_s);
   for (int32_t i = 0; i < cmp.n; i++)
     if (strstr(cmp.rows[i].what, "stage"))
-      CHECK_MSG(fabs(cmp.rows[i].error) < TOL, "%s: %+.1f%%", cmp.rows[i].what,
+      CHECK_MSG(within_factor(cmp.rows[i].predicted_s, cmp.rows[i].measured_s), "%s: %+.1f%%", cmp.rows[i].what,
                 100 * cmp.rows[i].error);
   hs_comparison_destroy(&cmp);
   hs_report_view_destroy(&v);
@@ -98,7 +108,7 @@ static void test_single_device(void)
   double rel = rel_err(w.rep.iteration_time_s, meas.iteration_time_s);
   fprintf(stderr, "  single device: predicted %.6g s measured %.6g s (%+.1f%%)\n",
           w.rep.iteration_time_s, meas.iteration_time_s, 100 * rel);
-  CHECK(fabs(rel) < TOL);
+  CHECK(within_factor(w.rep.iteration_time_s, meas.iteration_time_s));
   double sum = 0.0;
   for (int32_t i = 0; i < meas.n_tasks; i++)
     sum += meas.tasks[i].t1_s - meas.tasks[i].t0_s;
@@ -120,8 +130,8 @@ static void test_stage_isolation(void)
     fprintf(stderr, "  stage %d alone: fwd %+.1f%% bwd %+.1f%%\n", s,
             100 * rel_err(w.rep.stages[s].fwd_s, meas.stages[0].fwd_s),
             100 * rel_err(w.rep.stages[s].bwd_s, meas.stages[0].bwd_s));
-    CHECK_REL(meas.stages[0].fwd_s, w.rep.stages[s].fwd_s, TOL);
-    CHECK_REL(meas.stages[0].bwd_s, w.rep.stages[s].bwd_s, TOL);
+    CHECK(within_factor(w.rep.stages[s].fwd_s, meas.stages[0].fwd_s));
+    CHECK(within_factor(w.rep.stages[s].bwd_s, meas.stages[0].bwd_s));
     hs_measured_destroy(&meas);
   }
   world_free(&w);
@@ -140,7 +150,7 @@ static void test_parallel_shapes(void)
     double rel = rel_err(w.rep.iteration_time_s, meas.iteration_time_s);
     fprintf(stderr, "  %-28s predicted %.6g s measured %.6g s (%+.1f%%)\n", g_parallel_plans[k],
             w.rep.iteration_time_s, meas.iteration_time_s, 100 * rel);
-    CHECK(fabs(rel) < TOL);
+    CHECK(within_factor(w.rep.iteration_time_s, meas.iteration_time_s));
     hs_measured_destroy(&meas);
     world_free(&w);
   }
