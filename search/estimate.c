@@ -217,6 +217,26 @@ hs_status_t hs_estimate_allreduce_line(hs_estimator_t *e, const int32_t *devices
     out->n_algos = 2;
     out->n = n;
     out->nvls = hs_coll_group_nvls(e->topo, devices, n);
+    const hs_coll_algo_t *nt = hs_coll_algo_find("nvls_tree");
+    if (out->nvls && nt) {
+      /* NVLS-Tree where it applies (the same ranks on every node, >= 2) */
+      hs_coll_t cl;
+      hs_coll_init(&cl);
+      cl.op = HS_COLL_ALLREDUCE;
+      cl.algo = nt;
+      cl.devices = devices;
+      cl.n = n;
+      cl.bytes = 1e6;
+      double s = NAN;
+      hs_status_t st = hs_coll_estimate_topo(e->topo, &cl, &s, NULL);
+      if (st == HS_ENOMEM)
+        return HS_ENOMEM;
+      if (st == HS_OK && isfinite(s)) {
+        if (algo_line(e, nt, devices, n, &out->a_s[2], &out->b_s_per_byte[2]) != HS_OK)
+          return HS_ENOMEM;
+        out->n_algos = 3;
+      }
+    }
   } else if (def == hs_coll_algo_find("ring") &&
              (out->nvls_port_GBps = hs_coll_group_nvls_port_GBps_topo(e->topo, devices, n)) > 0) {
     /* one NVLS node: nvls where NCCL's tuner takes it (hs_coll_algo_choose_paths) */
@@ -254,10 +274,16 @@ double hs_estimate_allreduce_line_s(const hs_allreduce_line_t *l, double bytes)
   double tree = l->a_s[1] + l->b_s_per_byte[1] * bytes;
   if (l->nvls_port_GBps > 0.0)
     return hs_coll_nvls_preferred(bytes, l->n, l->nvls_port_GBps) ? tree : ring;
-  return hs_coll_tree_preferred(ring, l->b_s_per_byte[0] * bytes, tree, l->a_s[1], l->n, l->nvls,
-                                bytes)
-             ? tree
-             : ring;
+  double t = hs_coll_tree_preferred(ring, l->b_s_per_byte[0] * bytes, tree, l->a_s[1], l->n, l->nvls,
+                                    bytes)
+                 ? tree
+                 : ring;
+  if (l->n_algos > 2) {
+    double nt = l->a_s[2] + l->b_s_per_byte[2] * bytes;
+    if (nt < fmin(ring, tree))
+      t = nt;
+  }
+  return t;
 }
 
 double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes, int32_t nsub)

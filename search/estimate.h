@@ -105,16 +105,17 @@ hs_status_t hs_estimate_allreduce(hs_estimator_t *e, const int32_t *devices, int
 /* An all-reduce's time over a group as a function of bytes per rank, for
  * callers that cost many sizes: one line a_s + b_s_per_byte x bytes per
  * algorithm the simulator may pick for the group (the default; plus NCCL's
- * tree where the default is node_ring, or nvls where it is the ring of one
- * node of NVLS ports, hs_coll_algo_choose_paths), so that
- * hs_estimate_allreduce_line_s returns the time of the algorithm the
- * simulator runs at that size (by hs_coll_tree_preferred, the simulator's rule), not one line probed at a
+ * tree where the default is node_ring, and NVLS-Tree when that group's GPU
+ * ports are all NVLS; or nvls where it is the ring of one node of NVLS
+ * ports, hs_coll_algo_choose_paths), so that hs_estimate_allreduce_line_s
+ * returns the time of the algorithm the simulator runs at that size (by
+ * hs_coll_tree_preferred, the simulator's rule), not one line probed at a
  * size where the other algorithm wins. */
 typedef struct hs_allreduce_line {
-  double a_s[2], b_s_per_byte[2]; /* [0] the default, [1] node_tree or nvls */
-  int32_t n_algos; /* 0: no traffic (n <= 1); 1 or 2 lines */
+  double a_s[3], b_s_per_byte[3]; /* [0] the default, [1] node_tree or nvls, [2] nvls_tree */
+  int32_t n_algos; /* 0: no traffic (n <= 1); 1, 2 or 3 lines */
   int32_t n;       /* ranks, for the tuner rule (hs_coll_tree_preferred) */
-  bool nvls;       /* every GPU port NVLS: the faster line wins */
+  bool nvls;       /* every GPU port NVLS: the fastest line wins */
   double nvls_port_GBps; /* > 0: [1] is nvls, picked by hs_coll_nvls_preferred */
 } hs_allreduce_line_t;
 /* O(n) path queries; HS_ENOMEM when memory ran out. */

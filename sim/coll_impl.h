@@ -63,6 +63,18 @@ hs_status_t hs__builder_nic_rails(hs_coll_builder_t *b, int32_t a, int32_t d, in
 hs_status_t hs__coll_nodes(hs_coll_builder_t *b, const int32_t *devices, int32_t n,
                            int32_t *out);
 
+/* The group's ranks node by node: nodes in order of first appearance in
+ * c->devices, the order of c->devices inside each node. order[start[g] ..
+ * start[g+1]) are the indices into c->devices of node g's ranks, node[i]
+ * the node of c->devices[i]; scratch has n int32 free for the caller. All
+ * live in b->tmp (4n + 1 int32) until the next hs__builder_tmp. O(n m). */
+typedef struct hs_coll_layout {
+  const int32_t *node, *order, *start;
+  int32_t *scratch;
+  int32_t m;
+} hs_coll_layout_t;
+hs_status_t hs__coll_node_layout(hs_coll_builder_t *b, const hs_coll_t *c, hs_coll_layout_t *out);
+
 /* Generic pieces every algorithm's type object uses. */
 hs_status_t hs__coll_run(hs_net_t *net, hs_coll_t *c);
 double hs__coll_estimate(const hs_coll_algo_t *algo, const hs_net_paths_t *paths,
@@ -80,6 +92,7 @@ extern const hs_coll_algo_t hs_coll_hier;
 extern const hs_coll_algo_t hs_coll_node_ring;
 extern const hs_coll_algo_t hs_coll_node_tree;
 extern const hs_coll_algo_t hs_coll_nvls;
+extern const hs_coll_algo_t hs_coll_nvls_tree;
 extern const hs_coll_algo_t hs_coll_direct;
 
 /* ---- what the collective layer needs from a network (net.c) ---------------- */

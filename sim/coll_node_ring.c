@@ -47,38 +47,6 @@ static bool node_ring_supports(hs_coll_op_t op)
   return op == HS_COLL_ALLREDUCE || op == HS_COLL_REDUCE_SCATTER || op == HS_COLL_ALLGATHER;
 }
 
-/* order[0..n) = indices into c->devices, node by node; *m_out = nodes.
- * node[] and order[] live in b->tmp (3n int32). O(n m). */
-static hs_status_t node_order(hs_coll_builder_t *b, const hs_coll_t *c, const int32_t **order_out,
-                              const int32_t **node_out, int32_t *m_out)
-{
-  int32_t n = c->n;
-  hs_status_t st = hs__builder_tmp(b, 3 * (size_t)n);
-  if (st != HS_OK)
-    return st;
-  int32_t *node = b->tmp, *first = b->tmp + n, *order = b->tmp + 2 * n;
-  if ((st = hs__coll_nodes(b, c->devices, n, node)) != HS_OK)
-    return st;
-  /* first[g]: index of the first rank of the g-th node to appear */
-  int32_t m = 0;
-  for (int32_t i = 0; i < n; i++) {
-    bool seen = i > 0 && node[i] == node[i - 1];
-    for (int32_t g = 0; !seen && g < m; g++)
-      seen = node[first[g]] == node[i];
-    if (!seen)
-      first[m++] = i;
-  }
-  int32_t w = 0;
-  for (int32_t g = 0; g < m; g++)
-    for (int32_t i = first[g]; i < n; i++)
-      if (node[i] == node[first[g]])
-        order[w++] = i;
-  *order_out = order;
-  *node_out = node;
-  *m_out = m;
-  return HS_OK;
-}
-
 /* *g_out = g when every one of the m >= 2 nodes holds g >= 2 ranks of the
  * ring and every cross-node hop's NICs have at least g rails (the rail
  * rotation of the header), else 1. `order` is node by node. O(n). */
@@ -109,11 +77,14 @@ static hs_status_t node_ring_build(hs_coll_builder_t *b, const hs_coll_t *c, int
   hs_status_t st = HS_OK;
   int32_t n = c->n, m = 0;
   double S = c->bytes;
-  const int32_t *order = NULL, *node = NULL, *d = c->devices;
+  const int32_t *d = c->devices;
   *has_phase = phase == 0 && n > 1 && S > 0.0;
   if (!*has_phase)
     return HS_OK;
-  HS_CHECK(node_order(b, c, &order, &node, &m));
+  hs_coll_layout_t lay;
+  HS_CHECK(hs__coll_node_layout(b, c, &lay));
+  const int32_t *order = lay.order, *node = lay.node;
+  m = lay.m;
   double steps = c->op == HS_COLL_ALLREDUCE ? 2.0 * (n - 1) : (double)(n - 1);
   int32_t g = 1;
   HS_CHECK(rail_ranks(b, c, order, node, m, &g));

@@ -52,41 +52,6 @@
 
 static bool node_tree_supports(hs_coll_op_t op) { return op == HS_COLL_ALLREDUCE; }
 
-/* order[start[g] .. start[g+1]) = indices into c->devices of node g's ranks
- * (nodes by first appearance). node[], order[] and start[] live in b->tmp
- * (4n + 1 int32). O(n m). */
-static hs_status_t node_layout(hs_coll_builder_t *b, const hs_coll_t *c, const int32_t **order_out,
-                               const int32_t **start_out, int32_t *m_out)
-{
-  int32_t n = c->n;
-  hs_status_t st = hs__builder_tmp(b, 4 * (size_t)n + 1);
-  if (st != HS_OK)
-    return st;
-  int32_t *node = b->tmp, *first = b->tmp + n, *order = b->tmp + 2 * n, *start = b->tmp + 3 * n;
-  if ((st = hs__coll_nodes(b, c->devices, n, node)) != HS_OK)
-    return st;
-  int32_t m = 0;
-  for (int32_t i = 0; i < n; i++) {
-    bool seen = i > 0 && node[i] == node[i - 1];
-    for (int32_t g = 0; !seen && g < m; g++)
-      seen = node[first[g]] == node[i];
-    if (!seen)
-      first[m++] = i;
-  }
-  int32_t w = 0;
-  for (int32_t g = 0; g < m; g++) {
-    start[g] = w;
-    for (int32_t i = first[g]; i < n; i++)
-      if (node[i] == node[first[g]])
-        order[w++] = i;
-  }
-  start[m] = w;
-  *order_out = order;
-  *start_out = start;
-  *m_out = m;
-  return HS_OK;
-}
-
 /* Index into c->devices of node g's head in tree t. */
 static int32_t head_of(const int32_t *order, const int32_t *start, int32_t g, int32_t t)
 {
@@ -97,12 +62,15 @@ static hs_status_t node_tree_build(hs_coll_builder_t *b, const hs_coll_t *c, int
                                    bool *has_phase)
 {
   hs_status_t st = HS_OK;
-  int32_t n = c->n, m = 0;
-  const int32_t *order = NULL, *start = NULL, *d = c->devices;
+  int32_t n = c->n;
+  const int32_t *d = c->devices;
   *has_phase = phase == 0 && n > 1 && c->bytes > 0.0;
   if (!*has_phase)
     return HS_OK;
-  HS_CHECK(node_layout(b, c, &order, &start, &m));
+  hs_coll_layout_t lay;
+  HS_CHECK(hs__coll_node_layout(b, c, &lay));
+  const int32_t *order = lay.order, *start = lay.start;
+  int32_t m = lay.m;
   HS_CHECK(hs__builder_flow(b, c->bytes / 2.0));
   double a_in = 0.0, a_x = 0.0, lat = 0.0;
   int32_t k_max = 0;
@@ -124,9 +92,8 @@ static hs_status_t node_tree_build(hs_coll_builder_t *b, const hs_coll_t *c, int
   }
   /* NCCL's balanced tree: a node's parent and first child attach to the
    * head of the tree's chain, its second child to the chain's other end.
-   * nth[] counts the children seen per node (b->tmp + n, free after the
-   * layout). */
-  int32_t *nth = b->tmp + n;
+   * nth[] counts the children seen per node (the layout's scratch). */
+  int32_t *nth = lay.scratch;
   for (int32_t t = 0; t < 2 && m > 1; t++) {
     for (int32_t g = 0; g < m; g++)
       nth[g] = 0;

@@ -2,9 +2,11 @@
  * collective.c - the collective layer: validation, the phase builder, the
  * phase driver that runs an algorithm's phases on the network, the generic
  * uncontended-time evaluator behind every estimate_s, and the algorithm
- * table, and the size-aware default (ring or tree across nodes, ring or
- * nvls inside an NVLink SHARP node, by the closed forms). The algorithms (coll_ring.c, coll_tree.c, coll_hier.c,
- * coll_node_ring.c, coll_node_tree.c, coll_direct.c) only describe phases; simulation and estimate both consume
+ * table, and the size-aware default (ring or tree across nodes, also
+ * NVLS-Tree across NVLink SHARP nodes; ring or nvls inside such a node, by
+ * the closed forms). The algorithms (coll_ring.c, coll_tree.c, coll_hier.c,
+ * coll_node_ring.c, coll_node_tree.c, coll_nvls.c, coll_nvls_tree.c,
+ * coll_direct.c) only describe phases; simulation and estimate both consume
  * those descriptions, so they cannot disagree on the decomposition.
  *
  * A running collective: phase k = wait latency_ns (one engine event, rounded
@@ -54,7 +56,8 @@ hs_status_t hs_coll_op_parse(const char *s, hs_coll_op_t *out)
 const hs_coll_algo_t *const hs_coll_algos[] = {&hs_coll_ring,      &hs_coll_tree,
                                                &hs_coll_hier,      &hs_coll_node_ring,
                                                &hs_coll_node_tree, &hs_coll_direct,
-                                               &hs_coll_nvls,      NULL};
+                                               &hs_coll_nvls,      &hs_coll_nvls_tree,
+                                               NULL};
 
 const hs_coll_algo_t *hs_coll_algo_find(const char *name)
 {
@@ -298,6 +301,39 @@ hs_status_t hs__coll_nodes(hs_coll_builder_t *b, const int32_t *devices, int32_t
   return HS_OK;
 }
 
+hs_status_t hs__coll_node_layout(hs_coll_builder_t *b, const hs_coll_t *c, hs_coll_layout_t *out)
+{
+  int32_t n = c->n;
+  hs_status_t st = hs__builder_tmp(b, 4 * (size_t)n + 1);
+  if (st != HS_OK)
+    return st;
+  int32_t *node = b->tmp, *first = b->tmp + n, *order = b->tmp + 2 * n, *start = b->tmp + 3 * n;
+  if ((st = hs__coll_nodes(b, c->devices, n, node)) != HS_OK)
+    return st;
+  int32_t m = 0;
+  for (int32_t i = 0; i < n; i++) {
+    bool seen = i > 0 && node[i] == node[i - 1];
+    for (int32_t g = 0; !seen && g < m; g++)
+      seen = node[first[g]] == node[i];
+    if (!seen)
+      first[m++] = i;
+  }
+  int32_t w = 0;
+  for (int32_t g = 0; g < m; g++) {
+    start[g] = w;
+    for (int32_t i = first[g]; i < n; i++)
+      if (node[i] == node[first[g]])
+        order[w++] = i;
+  }
+  start[m] = w;
+  out->node = node;
+  out->order = order;
+  out->start = start;
+  out->scratch = first;
+  out->m = m;
+  return HS_OK;
+}
+
 /* ---- validation and default choice --------------------------------------- */
 
 static hs_status_t coll_validate(hs_coll_builder_t *b, const hs_coll_t *c,
@@ -532,9 +568,10 @@ static const hs_coll_algo_t *choose_nvls(hs_coll_builder_t *b, const hs_coll_t *
  *   (estimate_s at S and S/2: one phase, linear in S). The tuner never prefers
  *   Tree's bandwidth (2 / 0.92 > 2 (n - 1) / n), so the tree wins only on
  *   latency, at small and medium sizes.
- * - Every GPU port NVLS (H100 NVSwitch): NCCL runs NVLS-Tree there, not
- *   modelled; node_tree, whose NIC carries S per direction on two nodes as
- *   NVLS-Tree's does, stands for it when its closed form is strictly faster.
+ * - Every GPU port NVLS (H100 NVSwitch): NCCL's tuner chooses among Ring,
+ *   Tree and NVLS-Tree; the fastest closed form of node_ring, node_tree and
+ *   nvls_tree wins (ties to the earlier; nvls_tree where it applies: the
+ *   same number of ranks on every node, at least 2; coll_nvls_tree.c).
  * An estimate that fails (bad input) leaves the default, whose own
  * validation then reports the error; NULL only when out of memory. */
 static const hs_coll_algo_t *choose_algo(hs_coll_builder_t *b, const hs_coll_t *c)
@@ -565,9 +602,19 @@ static const hs_coll_algo_t *choose_algo(hs_coll_builder_t *b, const hs_coll_t *
     return a;
   double x_ring = nvls ? 0.0 : 2.0 * (t_ring - t_ring_h);
   double l_tree = nvls ? 0.0 : 2.0 * t_tree_h - t_tree;
-  return hs_coll_tree_preferred(t_ring, x_ring, t_tree, l_tree, c->n, nvls, c->bytes)
-             ? &hs_coll_node_tree
-             : a;
+  const hs_coll_algo_t *pick =
+      hs_coll_tree_preferred(t_ring, x_ring, t_tree, l_tree, c->n, nvls, c->bytes) ? &hs_coll_node_tree : a;
+  if (nvls) {
+    double t_nt = NAN;
+    b->err = NULL;
+    st = estimate_with(b, &hs_coll_nvls_tree, c, &t_nt);
+    b->err = saved;
+    if (st == HS_ENOMEM)
+      return NULL;
+    if (st == HS_OK && t_nt < fmin(t_ring, t_tree))
+      pick = &hs_coll_nvls_tree;
+  }
+  return pick;
 }
 
 bool hs_coll_tree_preferred(double t_ring_s, double x_ring_s, double t_tree_s, double l_tree_s,

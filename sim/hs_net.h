@@ -239,8 +239,10 @@ const hs_coll_algo_t *hs_coll_algo_default_paths(const hs_net_paths_t *paths, hs
 /* The algorithm a collective with c->algo == NULL runs: the default above,
  * except that an all-reduce across nodes (node_ring by default) runs
  * node_tree when its uncontended time (estimate_s, the closed forms) is
- * strictly smaller for c->bytes, as NCCL's tuner picks Tree or Ring by size,
- * and an all-reduce inside one node whose GPU ports are all NVLS runs nvls
+ * strictly smaller for c->bytes, as NCCL's tuner picks Tree or Ring by size
+ * (across nodes whose GPU ports are all NVLS: the fastest of node_ring,
+ * node_tree and nvls_tree, NCCL's NVLS-Tree), and an all-reduce inside one
+ * node whose GPU ports are all NVLS runs nvls
  * where NCCL's tuner prefers it (hs_coll_nvls_preferred; docs/network.md).
  * O(n) path queries. NULL when out of memory. */
 const hs_coll_algo_t *hs_coll_algo_choose_paths(const hs_net_paths_t *paths, const hs_coll_t *c);

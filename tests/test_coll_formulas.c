@@ -280,18 +280,18 @@ static void test_node_ring(void)
              2);
     run_close(&r);
   }
-  /* the same links as NVLink SHARP ports (H100 NVSwitch): NCCL runs
-   * NVLS-Tree, whose NIC carries S as node_tree's does; the default takes
-   * the tree when its closed form is faster: busbw 1.875 x 116.15 =
-   * 217.78 GB/s */
+  /* the same links as NVLink SHARP ports (H100 NVSwitch): the default is
+   * the fastest of ring, tree and NVLS-Tree (test_nvls_tree); with one NIC
+   * per node NVLS-Tree's rail traffic crosses the GPU ports beside NVLS's
+   * 9S/8 (10S/8 per port): T = 10 S / (8 x 232.3 GB/s) against the tree's
+   * 2S / 232.3 GB/s and the ring's 1.875 S / 200 GB/s */
   {
     const double S1 = 1 << 30;
     run_t r;
     run_open_nvls(&r, 2, 8, 232.3, 0, 200, 0, true);
     double tt = sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, 16, S1, NULL);
-    CHECK_NS(tt, 2 * S1 / (232.3 * GB), 2);
-    CHECK_MSG(fabs(2.0 * 15 / 16 * S1 / tt / GB - 217.78125) < 1e-3, "busbw %.6f GB/s",
-              2.0 * 15 / 16 * S1 / tt / GB);
+    CHECK_NS(tt, 10 * S1 / (8 * 232.3 * GB), 2);
+    CHECK_NS(sim_one(&r, "node_tree", HS_COLL_ALLREDUCE, seq, 16, S1, NULL), 2 * S1 / (232.3 * GB), 2);
     run_close(&r);
   }
   /* one rank per node: the default stays the plain ring, and node_ring
@@ -370,10 +370,12 @@ static void test_node_tree(void)
   /* the size-aware default, per size. Without NVLS, NCCL's tuner rule
    * (tuner_tree): the tree only where its latency wins, i.e. at small sizes
    * (2 x 4: L_tree = 2(3a + a + x) = 32 us against the ring's 12a + 2(a + x)
-   * = 44 us; at 1 GB the ring). With NVLS ports, the faster closed form: on
-   * 2 x 4 with NIC 25 GB/s the tree at every size (smaller latency, S/B_nic
-   * instead of 1.75 S/B_nic); on 4 x 4 the tree's latency at small sizes and
-   * the ring's NIC term (1.875 S vs 2 S) at large ones */
+   * = 44 us; at 1 GB the ring). With NVLS ports, the fastest closed form of
+   * ring, tree and NVLS-Tree: on 2 x 4 with NIC 25 GB/s NVLS-Tree at every
+   * size (the tree's S/B_nic, latency a + 2(a + x) = 22 us against the
+   * tree's 32); on 4 x 4 NVLS-Tree's latency (a + 4(a + x) = 42 us against
+   * 52) at small sizes and the ring's NIC term (1.875 S vs 2 S) at large
+   * ones */
   const double sizes[] = {1e3, 1e5, 1e6, 64e6, 1e9};
   for (int nv = 0; nv < 2; nv++)
     for (int m = 2; m <= 4; m += 2)
@@ -385,8 +387,14 @@ static void test_node_tree(void)
         double ring = node_ring_want(HS_COLL_ALLREDUCE, m, k, S, B, B_nic, a, x);
         double tree = node_tree_want(m, k, S, B, B_nic, a, x);
         bool pick_tree = nv ? tree < ring : tuner_tree(m, k, S, B, B_nic, a, x);
+        /* NVLS ports: NVLS-Tree too (test_nvls_tree's closed form; NIC-bound
+         * here, so its rail traffic on the GPU ports does not bind) */
+        const int w_nt[] = {0, 0, 2, 3, 4}, h_nt[] = {0, 0, 1, 2, 2};
+        double nt = a / NS + 2 * h_nt[m] * (a + x) / NS +
+                    fmax((k + 1) * S / (k * B), w_nt[m] * S / (2 * B_nic));
+        bool pick_nt = nv && nt < fmin(ring, tree);
         CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, m * k, S, NULL),
-                 pick_tree ? tree : ring, 2);
+                 pick_nt ? nt : pick_tree ? tree : ring, 2);
         hs_coll_t c;
         hs_coll_init(&c);
         c.op = HS_COLL_ALLREDUCE;
@@ -395,13 +403,15 @@ static void test_node_tree(void)
         c.bytes = S;
         hs_net_paths_t p = tfab_paths(&r.fab);
         CHECK(hs_coll_algo_choose_paths(&p, &c) ==
-              hs_coll_algo_find(pick_tree ? "node_tree" : "node_ring"));
+              hs_coll_algo_find(pick_nt ? "nvls_tree" : pick_tree ? "node_tree" : "node_ring"));
+        if (nv && S <= 1e6)
+          CHECK(pick_nt); /* its one switch traversal and h tree hops beat the chain's 2(k-1) steps */
         if (nv && m == 2)
           CHECK(tree < ring);
         if (m == 4 && S >= 1e9)
           CHECK(ring < tree && !pick_tree);
         if (S <= 1e3)
-          CHECK(pick_tree);
+          CHECK(pick_tree || pick_nt);
         if (!nv && S >= 1e9)
           CHECK(!pick_tree && tree < ring * (m == 2 ? 1 : 2)); /* 2 x 4: the tree is faster, not taken */
         run_close(&r);
@@ -601,6 +611,130 @@ static void test_nvls(void)
   run_close(&r);
 }
 
+/* NVLS-Tree across nodes (coll_nvls_tree.c): NVLS inside each node of k
+ * ranks ((k + 1) S / k per GPU port and direction), NCCL's double binary
+ * tree over the m nodes on every rail (S / (2k) per edge and direction per
+ * rail; per NIC and direction w_nic(m) S / 2, with w_nic as node_tree_want
+ * counts the tree's edges: 2, 3, 4 for m = 2, 3, 4), both at once. With
+ * NICs of k rails the tree bypasses the GPU ports:
+ *   T = L_nvls + 2 h (a + x) + max((k + 1) S / (k B_nvls), w_nic S / (2 B_nic))
+ * L_nvls the node path latency a (uncalibrated ports) or the ports'
+ * nvls_latency_ns, B_nvls the port's GBps or its nvls_GBps, h the deeper
+ * tree's height (1, 2, 2). */
+static void run_open_rails(run_t *r, int nodes, int per_node, double B, double a_ns, double B_nic,
+                           double x_ns, int rails, double nvls_GBps, double nvls_lat_ns)
+{
+  hs_engine_init(&r->eng, NULL);
+  tfab_build(&r->fab, nodes, per_node, B, a_ns / 2, B_nic, x_ns / 2);
+  for (int d = 0; d < nodes * per_node; d++)
+    for (int k = 0; k < 2; k++) {
+      hs_link_t *l = &r->fab.links[k ? tfab_down(&r->fab, d) : tfab_up(&r->fab, d)];
+      l->nvls = true;
+      l->nvls_GBps = nvls_GBps;
+      l->nvls_latency_ns = nvls_lat_ns;
+    }
+  for (int g = 0; g < nodes; g++)
+    r->fab.links[tfab_nic_up(&r->fab, g)].rails = r->fab.links[tfab_nic_down(&r->fab, g)].rails = rails;
+  r->net = tfab_net(&r->fab, &r->eng);
+  CHECK(r->net != NULL);
+}
+
+static void test_nvls_tree(void)
+{
+  const double a = 2000, x = 8000, S = 256e6;
+  const int w_nic[] = {0, 0, 2, 3, 4}, h[] = {0, 0, 1, 2, 2};
+  /* uncalibrated and calibrated NVLS ports, NIC-bound (B_nic 100) and
+   * NVLS-bound (B_nic 800), 2 to 4 nodes of 2 to 8 ranks */
+  for (int cal = 0; cal < 2; cal++)
+    for (int nb = 0; nb < 2; nb++)
+      for (int m = 2; m <= 4; m++)
+        for (int k = 2; k <= 8; k *= 2) {
+          if (m * k > 16)
+            continue;
+          const double B = 450 * GB, B_nic = (nb ? 800 : 100) * GB;
+          double Bn = cal ? 300 * GB : B, L = cal ? 40e-6 : a / NS;
+          run_t r;
+          run_open_rails(&r, m, k, 450, a, B_nic / GB, x, 8, cal ? 300 : 0, cal ? 40000 : 0);
+          double want = L + 2 * h[m] * (a + x) / NS +
+                        fmax((k + 1) * S / (k * Bn), w_nic[m] * S / (2 * B_nic));
+          CHECK_NS(sim_one(&r, "nvls_tree", HS_COLL_ALLREDUCE, seq, m * k, S, NULL), want, 2);
+          hs_coll_t c;
+          hs_coll_init(&c);
+          c.op = HS_COLL_ALLREDUCE;
+          c.algo = hs_coll_algo_find("nvls_tree");
+          c.devices = seq;
+          c.n = m * k;
+          c.bytes = S;
+          hs_net_paths_t p = tfab_paths(&r.fab);
+          double est = NAN;
+          hs_error_t err;
+          hs_error_init(&err);
+          CHECK(hs_coll_estimate_paths(&p, &c, &est, &err) == HS_OK);
+          CHECK_NS(est, want, 2); /* the estimate is the same closed form */
+          run_close(&r);
+        }
+  /* the default on 2 x 8 with 8 rails: NVLS-Tree where it is the fastest
+   * closed form. NIC 400 GB/s, calibrated ports (300 GB/s, 40 us): at 1 GB
+   * NVLS-Tree's 40 us + 2 (a + x) + 9 S / (8 x 300) beats the ring
+   * (1.875 S / 400 after its 28 latencies) and the tree (2 S / 450); at
+   * 1 kB the tree's latency (2 (7a + a + x) = 48 us) wins */
+  {
+    run_t r;
+    run_open_rails(&r, 2, 8, 450, a, 400, x, 8, 300, 40000);
+    double S1 = 1e9;
+    double nt = 40e-6 + 2 * (a + x) / NS + 9 * S1 / (8 * 300 * GB);
+    CHECK_NS(sim_one(&r, NULL, HS_COLL_ALLREDUCE, seq, 16, S1, NULL), nt, 2);
+    hs_coll_t c;
+    hs_coll_init(&c);
+    c.op = HS_COLL_ALLREDUCE;
+    c.devices = seq;
+    c.n = 16;
+    c.bytes = S1;
+    hs_net_paths_t p = tfab_paths(&r.fab);
+    CHECK(hs_coll_algo_choose_paths(&p, &c) == hs_coll_algo_find("nvls_tree"));
+    c.bytes = 1e3;
+    CHECK(hs_coll_algo_choose_paths(&p, &c) == hs_coll_algo_find("node_tree"));
+    /* refusals: one node, uneven nodes, one rank per node */
+    hs_error_t err;
+    c.algo = hs_coll_algo_find("nvls_tree");
+    c.devices = (const int32_t[]){0, 1, 2, 3};
+    c.n = 4;
+    hs_error_init(&err);
+    CHECK(hs_coll_start(r.net, &c, &err) == HS_EUNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "runs across nodes");
+    c.devices = (const int32_t[]){0, 1, 2, 8, 9};
+    c.n = 5;
+    hs_error_init(&err);
+    CHECK(hs_coll_start(r.net, &c, &err) == HS_EUNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "same number of ranks on every node");
+    c.devices = (const int32_t[]){0, 8};
+    c.n = 2;
+    hs_error_init(&err);
+    CHECK(hs_coll_start(r.net, &c, &err) == HS_EUNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "at least 2 ranks per node");
+    run_close(&r);
+  }
+  /* ports without NVLS: refused, naming the link */
+  {
+    run_t r;
+    run_open(&r, 2, 4, 450, a, 100, x);
+    hs_coll_t c;
+    hs_error_t err;
+    hs_coll_init(&c);
+    c.op = HS_COLL_ALLREDUCE;
+    c.algo = hs_coll_algo_find("nvls_tree");
+    c.devices = seq;
+    c.n = 8;
+    c.bytes = S;
+    hs_error_init(&err);
+    CHECK(hs_coll_start(r.net, &c, &err) == HS_EUNSUPPORTED);
+    CHECK_CONTAINS(err.msg, "needs NVLink SHARP GPU ports");
+    run_close(&r);
+  }
+  CHECK(!hs_coll_algo_find("nvls_tree")->supports(HS_COLL_ALLGATHER));
+  CHECK(!hs_coll_algo_find("nvls_tree")->supports(HS_COLL_REDUCE_SCATTER));
+}
+
 static void test_trivial(void)
 {
   run_t r;
@@ -636,6 +770,7 @@ int main(void)
   HS_RUN(test_direct);
   HS_RUN(test_hap_collectives);
   HS_RUN(test_nvls);
+  HS_RUN(test_nvls_tree);
   HS_RUN(test_trivial);
   HS_TEST_END();
 }

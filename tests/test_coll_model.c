@@ -40,8 +40,9 @@ static void test_sim_equals_estimate(void)
     fab.links[tfab_down(&fab, d)].GBps = 75;
   }
   fab.links[tfab_nic_up(&fab, 1)].GBps = 12.5;
-  /* node 0's ports are NVLink SHARP ports: nvls runs on the groups inside it */
-  for (int d = 0; d < 4; d++)
+  /* nodes 0 and 1's ports are NVLink SHARP ports: nvls runs on the groups
+   * inside node 0, nvls_tree on the group of both nodes */
+  for (int d = 0; d < 8; d++)
     fab.links[tfab_up(&fab, d)].nvls = fab.links[tfab_down(&fab, d)].nvls = true;
   hs_net_paths_t paths = tfab_paths(&fab);
   int32_t g_node[] = {0, 1, 2, 3};
@@ -76,6 +77,8 @@ static void test_sim_equals_estimate(void)
       for (size_t g = 0; g < HS_ARRAY_LEN(groups); g++) {
         if (al == hs_coll_algo_find("nvls") && groups[g].d != g_node)
           continue; /* one node only (test_coll_formulas checks the refusal) */
+        if (al == hs_coll_algo_find("nvls_tree") && groups[g].d != g_two)
+          continue; /* NVLS nodes of equal ranks only (test_coll_formulas) */
         int n = op == HS_COLL_P2P ? 2 : groups[g].n;
         const int32_t *d = op == HS_COLL_P2P ? groups[g].d + groups[g].n - 2 : groups[g].d;
         hs_coll_t c;

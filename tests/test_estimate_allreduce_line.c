@@ -84,8 +84,59 @@ static void test_lines_match_per_call(void)
   hs_cluster_destroy(&c);
 }
 
+/* DGX H100 nodes (NVLink SHARP ports, 8 NIC rails): the line set holds
+ * NVLS-Tree as a third line, which must match the per-call choice at every
+ * size and win somewhere (large sizes: the ring cannot pass the NICs), as
+ * the ring or the tree must at small ones. */
+static void test_nvls_tree_line(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_cluster_t c;
+  hs_cluster_init(&c);
+  CHECK_MSG(hs_cluster_load("dgx-h100-4nodes", &c, &err) == HS_OK, "%s", err.msg);
+  hs_model_t m;
+  hs_model_init(&m);
+  CHECK_MSG(hs_model_load("gpt3-1.3b", 0, &m, &err) == HS_OK, "%s", err.msg);
+  hs_estimator_t *e = NULL;
+  CHECK(hs_estimator_new(&m, &c, HS_DTYPE_BF16, &e, &err) == HS_OK);
+  int32_t all[32], two[16];
+  for (int32_t i = 0; i < 32; i++)
+    all[i] = i;
+  for (int32_t i = 0; i < 16; i++)
+    two[i] = i;
+  const int32_t *groups[] = {all, two};
+  const int32_t sizes[] = {32, 16};
+  for (size_t g = 0; g < HS_ARRAY_LEN(groups); g++) {
+    hs_allreduce_line_t l;
+    CHECK(hs_estimate_allreduce_line(e, groups[g], sizes[g], &l) == HS_OK);
+    CHECK_EQ_INT(l.n_algos, 3);
+    int nt_wins = 0, other_wins = 0;
+    for (double b = 1e3; b <= 8e9; b *= 1.7) {
+      double want = 0.0;
+      CHECK(hs_estimate_allreduce(e, groups[g], sizes[g], b, &want) == HS_OK);
+      double got = hs_estimate_allreduce_line_s(&l, b);
+      CHECK_MSG(fabs(got - want) <= 1e-9 * want + 1e-15, "group %zu bytes %g: line %.9g per-call %.9g",
+                g, b, got, want);
+      double nt = forced_s(e, "nvls_tree", groups[g], sizes[g], b);
+      double other = fmin(forced_s(e, "node_ring", groups[g], sizes[g], b),
+                          forced_s(e, "node_tree", groups[g], sizes[g], b));
+      nt_wins += nt < other;
+      other_wins += other < nt;
+      CHECK_MSG(fabs(want - fmin(nt, other)) <= 1e-9 * want, "bytes %g: per-call %.9g, fastest %.9g", b,
+                want, fmin(nt, other));
+    }
+    CHECK_MSG(nt_wins > 0 && other_wins > 0, "nvls_tree wins %d sizes, ring or tree %d", nt_wins,
+              other_wins);
+  }
+  hs_estimator_free(e);
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+}
+
 int main(void)
 {
   test_lines_match_per_call();
+  test_nvls_tree_line();
   HS_TEST_END();
 }

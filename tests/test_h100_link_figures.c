@@ -231,9 +231,13 @@ static void test_ndr_ring_closed_form(void)
  * must reproduce its busbw within RING_NDR_TOL from 128 MiB up. The same
  * NIC with one rail (the model before rails) is bound by the GPU's fitted
  * NVLink port, under the measured busbw at 4-8 GiB: the reason the entry
- * carries its rails. The default-algorithm table (NVLS-Tree in NCCL,
- * node_tree or node_ring standing for it here) stays above the default
- * all-reduce. HS_H100_TABLE=1 prints both. */
+ * carries its rails. The default-algorithm table is NCCL's NVLS-Tree, which
+ * the default all-reduce runs as nvls_tree from 8 MiB (validation: its
+ * figures come from the one-node NVLS fit and the ring fit above) and
+ * reproduces within NVLS_TREE_TOL from 1 GiB; below, NCCL's ramp (one
+ * line per link) leaves it up to 20% fast at 64 MiB, printed only.
+ * HS_H100_TABLE=1 prints both. */
+#define NVLS_TREE_TOL 0.05
 static hs_status_t load_stored(const char *file, hs_nccl_tests_t *t)
 {
   char path[2048];
@@ -309,7 +313,11 @@ static void test_ndr_2x8_tables(void)
              S, m, b, 100 * (m / b - 1));
     if (S < 1073741824.0 || S > 8589934592.0)
       continue;
-    CHECK_MSG(b < m, "%.0f B: default all-reduce %.2f GB/s not under NVLS-Tree's measured %.2f", S, b, m);
+    /* NVLS-Tree (coll_nvls_tree.c) on the ports' NVLS fit of one node and
+     * the NDR ring fit, neither fitted on this table: its busbw within
+     * NVLS_TREE_TOL from 1 GiB (1.5-3.5% fast, measured 2026-11-28) */
+    CHECK_MSG(fabs(b / m - 1) <= NVLS_TREE_TOL, "%.0f B: default all-reduce %.2f GB/s, NVLS-Tree measured %.2f",
+              S, b, m);
     checked++;
   }
   CHECK_EQ_INT(checked, 4);
