@@ -358,6 +358,8 @@ typedef struct hs_whatif_result {
   char candidates[HS_SWEEP_MAX_TYPES][HS_NAME_MAX];
   double candidate_usd_per_gpu_hour[HS_SWEEP_MAX_TYPES];
   char price_source[HS_SWEEP_MAX_TYPES][200];
+  bool candidate_calibrated[HS_SWEEP_MAX_TYPES]; /* the catalog entry's profile is fitted on
+                                                  * published measurements (hs_gpu_t.calibrated) */
   int32_t n_strategies;
   int32_t base_unpriced_gpus;       /* base GPUs without a price (counted 0 USD/h) */
   hs_whatif_row_t *rows;            /* ranked: ok first by tokens/s, then USD/h, then label */

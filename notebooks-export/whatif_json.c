@@ -68,7 +68,8 @@ static cJSON *to_json(const hs_whatif_result_t *r, size_t shown)
     }
     ok = cJSON_AddStringToObject(p, "gpu", r->candidates[k]) &&
          cJSON_AddNumberToObject(p, "usd_per_gpu_hour", r->candidate_usd_per_gpu_hour[k]) &&
-         cJSON_AddStringToObject(p, "source", r->price_source[k]);
+         cJSON_AddStringToObject(p, "source", r->price_source[k]) &&
+         cJSON_AddBoolToObject(p, "calibrated", r->candidate_calibrated[k]);
   }
   for (size_t i = 0; ok && i < shown; i++)
     ok = add_row(arr, &r->rows[i], i + 1);

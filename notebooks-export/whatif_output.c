@@ -70,9 +70,13 @@ static void write_table(const hs_whatif_result_t *res, size_t shown, FILE *f)
   fprintf(f, "%s on %s + purchases within %.2f USD/h (%s prices), %s:\n", res->model,
           res->base[0] ? res->base : "(nothing)", res->budget_usd_per_hour,
           hs_price_model_name(res->price), note);
-  for (int32_t k = 0; k < res->n_candidates; k++)
-    fprintf(f, "  %-16s %7.4f USD/GPU-h  (%s)\n", res->candidates[k],
-            res->candidate_usd_per_gpu_hour[k], res->price_source[k]);
+  int32_t n_uncal = 0;
+  for (int32_t k = 0; k < res->n_candidates; k++) {
+    fprintf(f, "  %-16s %7.4f USD/GPU-h  (%s)%s\n", res->candidates[k],
+            res->candidate_usd_per_gpu_hour[k], res->price_source[k],
+            res->candidate_calibrated[k] ? "" : "  uncalibrated");
+    n_uncal += !res->candidate_calibrated[k];
+  }
   for (size_t i = 0; i < shown; i++)
     if ((int)strlen(res->rows[i].option) > lw)
       lw = (int)strlen(res->rows[i].option);
@@ -97,6 +101,11 @@ static void write_table(const hs_whatif_result_t *res, size_t shown, FILE *f)
     fprintf(f, "(%zu more options; --top 0 shows all)\n", res->n_rows - shown);
   fprintf(f, "PF * = on the Pareto front of tokens/s against $/M tokens (no option is both faster "
              "and cheaper per token).\n");
+  if (n_uncal > 0)
+    fprintf(f, "note: uncalibrated candidates run on datasheet defaults (gemm_eff_max, "
+               "gemm_half_flops, mem_eff, launch_us): no published kernel-level measurements in "
+               "clusters/calibration/, so their rows are less certain than the others "
+               "(docs/clusters.md).\n");
   if (res->base_unpriced_gpus)
     fprintf(f, "note: %d GPUs of the base cluster have no catalog price and count 0 USD/h in USD/h "
                "and $/Mtok (give --gpu-price).\n", res->base_unpriced_gpus);

@@ -289,6 +289,7 @@ static hs_status_t price_candidates(const hs_whatif_run_opts_t *o, hs_whatif_res
     }
     hs_strlcpy(r->candidates[k], name, sizeof r->candidates[k]);
     r->candidate_usd_per_gpu_hour[k] = p;
+    r->candidate_calibrated[k] = g->calibrated;
   }
   hs_gpu_catalog_destroy(&cat);
   return st;

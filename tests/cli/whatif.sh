@@ -69,6 +69,29 @@ PY
 grep -q 'A100-SXM4-40GB .*USD/GPU-h' "$tmp/t.txt" || die "table lacks the price line: $(cat "$tmp/t.txt")"
 grep -q '(base only)' "$tmp/t.txt" || die "table lacks the buy-nothing option"
 grep -q 'Pareto' "$tmp/t.txt" || die "table lacks the Pareto legend"
+grep -q 'uncalibrated' "$tmp/t.txt" && die "a calibrated candidate (A100-SXM4-40GB) marked uncalibrated"
+
+# a candidate whose profile is the datasheet default is marked, in the
+# table and in JSON, and a calibrated one is not (the catalog says which)
+"$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 12 \
+  --candidates L40S-48GB,A100-SXM4-40GB --strategies megatron --global-batch 128 >"$tmp/u.txt" 2>/dev/null ||
+  die "whatif with an uncalibrated candidate failed"
+grep -q '^  L40S-48GB .*USD/GPU-h.*uncalibrated$' "$tmp/u.txt" || die "L40S not marked uncalibrated: $(head -4 "$tmp/u.txt")"
+grep -q '^  A100-SXM4-40GB .*uncalibrated' "$tmp/u.txt" && die "A100 marked uncalibrated"
+grep -q '^note: uncalibrated candidates' "$tmp/u.txt" || die "no note on uncalibrated candidates"
+"$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 12 \
+  --candidates L40S-48GB,A100-SXM4-40GB --strategies megatron --global-batch 128 --format json \
+  >"$tmp/u.json" 2>/dev/null || die "json whatif failed"
+python3 - "$tmp/u.json" "$HETSIM_DATA/clusters/gpus.json" <<'PY' || die "JSON calibrated flags do not match the catalog"
+import json, sys
+r = json.load(open(sys.argv[1]))
+cat = json.load(open(sys.argv[2]))
+cat = {g["name"]: g for g in (cat["gpus"] if isinstance(cat, dict) else cat)}
+flags = {p["gpu"]: p["calibrated"] for p in r["prices"]}
+assert flags == {"L40S-48GB": False, "A100-SXM4-40GB": True}, flags
+for name, f in flags.items():
+    assert f == bool(cat[name].get("calibrated")), (name, f)
+PY
 
 # H20 has no catalog price: refused, naming it and the way out
 "$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 20 \
