@@ -198,6 +198,24 @@ static hs_status_t algo_line(hs_estimator_t *e, const hs_coll_algo_t *algo, cons
   return HS_OK;
 }
 
+/* *ok = whether `algo` runs an all-reduce over the group (its estimate at
+ * 1 MB is valid and finite); HS_ENOMEM when memory ran out. */
+static hs_status_t algo_applies(hs_estimator_t *e, const hs_coll_algo_t *algo, const int32_t *devices,
+                                int32_t n, bool *ok)
+{
+  hs_coll_t cl;
+  hs_coll_init(&cl);
+  cl.op = HS_COLL_ALLREDUCE;
+  cl.algo = algo;
+  cl.devices = devices;
+  cl.n = n;
+  cl.bytes = 1e6;
+  double s = NAN;
+  hs_status_t st = hs_coll_estimate_topo(e->topo, &cl, &s, NULL);
+  *ok = st == HS_OK && isfinite(s);
+  return st == HS_ENOMEM ? HS_ENOMEM : HS_OK;
+}
+
 hs_status_t hs_estimate_allreduce_line(hs_estimator_t *e, const int32_t *devices, int32_t n,
                                        hs_allreduce_line_t *out)
 {
@@ -217,42 +235,24 @@ hs_status_t hs_estimate_allreduce_line(hs_estimator_t *e, const int32_t *devices
     out->n_algos = 2;
     out->n = n;
     out->nvls = hs_coll_group_nvls(e->topo, devices, n);
+    /* NVLS-Tree where it applies (the same ranks on every node, >= 2) */
     const hs_coll_algo_t *nt = hs_coll_algo_find("nvls_tree");
-    if (out->nvls && nt) {
-      /* NVLS-Tree where it applies (the same ranks on every node, >= 2) */
-      hs_coll_t cl;
-      hs_coll_init(&cl);
-      cl.op = HS_COLL_ALLREDUCE;
-      cl.algo = nt;
-      cl.devices = devices;
-      cl.n = n;
-      cl.bytes = 1e6;
-      double s = NAN;
-      hs_status_t st = hs_coll_estimate_topo(e->topo, &cl, &s, NULL);
-      if (st == HS_ENOMEM)
+    bool ok = false;
+    if (out->nvls && nt && algo_applies(e, nt, devices, n, &ok) != HS_OK)
+      return HS_ENOMEM;
+    if (ok) {
+      if (algo_line(e, nt, devices, n, &out->a_s[2], &out->b_s_per_byte[2]) != HS_OK)
         return HS_ENOMEM;
-      if (st == HS_OK && isfinite(s)) {
-        if (algo_line(e, nt, devices, n, &out->a_s[2], &out->b_s_per_byte[2]) != HS_OK)
-          return HS_ENOMEM;
-        out->n_algos = 3;
-      }
+      out->n_algos = 3;
     }
   } else if (def == hs_coll_algo_find("ring") &&
              (out->nvls_port_GBps = hs_coll_group_nvls_port_GBps_topo(e->topo, devices, n)) > 0) {
     /* one NVLS node: nvls where NCCL's tuner takes it (hs_coll_algo_choose_paths) */
     const hs_coll_algo_t *nvls = hs_coll_algo_find("nvls");
-    hs_coll_t cl;
-    hs_coll_init(&cl);
-    cl.op = HS_COLL_ALLREDUCE;
-    cl.algo = nvls;
-    cl.devices = devices;
-    cl.n = n;
-    cl.bytes = 1e6;
-    double s = NAN;
-    hs_status_t st = hs_coll_estimate_topo(e->topo, &cl, &s, NULL);
-    if (st == HS_ENOMEM)
+    bool ok = false;
+    if (algo_applies(e, nvls, devices, n, &ok) != HS_OK)
       return HS_ENOMEM;
-    if (st == HS_OK && isfinite(s)) {
+    if (ok) {
       if (algo_line(e, nvls, devices, n, &out->a_s[1], &out->b_s_per_byte[1]) != HS_OK)
         return HS_ENOMEM;
       out->n_algos = 2;

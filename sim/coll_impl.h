@@ -75,6 +75,14 @@ typedef struct hs_coll_layout {
 } hs_coll_layout_t;
 hs_status_t hs__coll_node_layout(hs_coll_builder_t *b, const hs_coll_t *c, hs_coll_layout_t *out);
 
+/* For the NVLink SHARP algorithms (coll_nvls.c, coll_nvls_tree.c): HS_OK
+ * when the path d -> e (devices[i] to its neighbour) crosses only NVLS GPU
+ * ports, else HS_EUNSUPPORTED naming `algo`, the devices and the link;
+ * raises *scale to the ports' GBps / nvls_GBps and *lat_ns to their
+ * nvls_latency_ns (*calibrated false when a port lacks either). O(path). */
+hs_status_t hs__coll_nvls_path(hs_coll_builder_t *b, const char *algo, int32_t i, int32_t d, int32_t e,
+                               double *scale, double *lat_ns, bool *calibrated);
+
 /* Generic pieces every algorithm's type object uses. */
 hs_status_t hs__coll_run(hs_net_t *net, hs_coll_t *c);
 double hs__coll_estimate(const hs_coll_algo_t *algo, const hs_net_paths_t *paths,

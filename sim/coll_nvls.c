@@ -36,34 +36,6 @@
 
 static bool nvls_supports(hs_coll_op_t op) { return op == HS_COLL_ALLREDUCE; }
 
-/* HS_OK when the path d -> e crosses only NVLS GPU ports (and no NIC);
- * raises *scale to the ports' GBps / nvls_GBps and *lat_ns to their
- * nvls_latency_ns (*calibrated false when a port lacks either). */
-static hs_status_t check_path(hs_coll_builder_t *b, int32_t i, int32_t d, int32_t e, double *scale,
-                              double *lat_ns, bool *calibrated)
-{
-  hs_path_t p;
-  hs_status_t st = b->paths->path(b->paths->ctx, d, e, &p);
-  if (st != HS_OK)
-    return hs_error_set(b->err, st, "coll.devices[%d]: no path from device %d to %d", i, d, e);
-  for (int32_t h = 0; h < p.n; h++) {
-    const hs_link_t *l = &b->paths->links[p.links[h]];
-    bool gpu = l->kind == HS_LINK_GPU_UP || l->kind == HS_LINK_GPU_DOWN;
-    if (!gpu || !l->nvls)
-      return hs_error_set(b->err, HS_EUNSUPPORTED,
-                          "coll.devices[%d]: nvls all-reduce needs NVLink SHARP GPU ports "
-                          "(an interconnect with \"nvls\"); the path from device %d to %d "
-                          "crosses link %d (%s), which is not one",
-                          i, d, e, (int)p.links[h], l->label);
-    if (l->nvls_GBps > 0.0 && l->nvls_latency_ns > 0.0) {
-      *scale = HS_MAX(*scale, l->GBps / l->nvls_GBps);
-      *lat_ns = HS_MAX(*lat_ns, l->nvls_latency_ns);
-    } else {
-      *calibrated = false;
-    }
-  }
-  return HS_OK;
-}
 
 static hs_status_t nvls_build(hs_coll_builder_t *b, const hs_coll_t *c, int32_t phase,
                               bool *has_phase)
@@ -88,7 +60,7 @@ static hs_status_t nvls_build(hs_coll_builder_t *b, const hs_coll_t *c, int32_t 
   double scale = 1.0, nvls_lat = 0.0;
   bool calibrated = true;
   for (int32_t i = 0; i < n; i++)
-    if ((st = check_path(b, i, d[i], d[(i + 1) % n], &scale, &nvls_lat, &calibrated)) != HS_OK)
+    if ((st = hs__coll_nvls_path(b, "nvls", i, d[i], d[(i + 1) % n], &scale, &nvls_lat, &calibrated)) != HS_OK)
       return st;
   if (!calibrated)
     scale = 1.0;

@@ -52,34 +52,6 @@
 
 static bool nvls_tree_supports(hs_coll_op_t op) { return op == HS_COLL_ALLREDUCE; }
 
-/* The path d -> e inside a node: only NVLS GPU ports. Raises *scale to the
- * ports' GBps / nvls_GBps and *lat_ns to their nvls_latency_ns (*calibrated
- * false when a port lacks either). */
-static hs_status_t check_port_path(hs_coll_builder_t *b, int32_t i, int32_t d, int32_t e, double *scale,
-                                   double *lat_ns, bool *calibrated)
-{
-  hs_path_t p;
-  hs_status_t st = b->paths->path(b->paths->ctx, d, e, &p);
-  if (st != HS_OK)
-    return hs_error_set(b->err, st, "coll.devices[%d]: no path from device %d to %d", i, d, e);
-  for (int32_t h = 0; h < p.n; h++) {
-    const hs_link_t *l = &b->paths->links[p.links[h]];
-    bool gpu = l->kind == HS_LINK_GPU_UP || l->kind == HS_LINK_GPU_DOWN;
-    if (!gpu || !l->nvls)
-      return hs_error_set(b->err, HS_EUNSUPPORTED,
-                          "coll.devices[%d]: nvls_tree all-reduce needs NVLink SHARP GPU ports "
-                          "inside each node (an interconnect with \"nvls\"); the path from device "
-                          "%d to %d crosses link %d (%s), which is not one",
-                          i, d, e, (int)p.links[h], l->label);
-    if (l->nvls_GBps > 0.0 && l->nvls_latency_ns > 0.0) {
-      *scale = HS_MAX(*scale, l->GBps / l->nvls_GBps);
-      *lat_ns = HS_MAX(*lat_ns, l->nvls_latency_ns);
-    } else {
-      *calibrated = false;
-    }
-  }
-  return HS_OK;
-}
 
 static hs_status_t nvls_tree_build(hs_coll_builder_t *b, const hs_coll_t *c, int32_t phase,
                                    bool *has_phase)
@@ -119,7 +91,7 @@ static hs_status_t nvls_tree_build(hs_coll_builder_t *b, const hs_coll_t *c, int
   for (int32_t g = 0; g < m; g++)
     for (int32_t j = 0; j < k; j++) {
       int32_t i = order[start[g] + j], e = order[start[g] + (j + 1) % k];
-      HS_CHECK(check_port_path(b, i, d[i], d[e], &scale, &nvls_lat, &calibrated));
+      HS_CHECK(hs__coll_nvls_path(b, "nvls_tree", i, d[i], d[e], &scale, &nvls_lat, &calibrated));
     }
   if (!calibrated)
     scale = 1.0;

@@ -301,6 +301,32 @@ hs_status_t hs__coll_nodes(hs_coll_builder_t *b, const int32_t *devices, int32_t
   return HS_OK;
 }
 
+hs_status_t hs__coll_nvls_path(hs_coll_builder_t *b, const char *algo, int32_t i, int32_t d, int32_t e,
+                               double *scale, double *lat_ns, bool *calibrated)
+{
+  hs_path_t p;
+  hs_status_t st = b->paths->path(b->paths->ctx, d, e, &p);
+  if (st != HS_OK)
+    return hs_error_set(b->err, st, "coll.devices[%d]: no path from device %d to %d", i, d, e);
+  for (int32_t h = 0; h < p.n; h++) {
+    const hs_link_t *l = &b->paths->links[p.links[h]];
+    bool gpu = l->kind == HS_LINK_GPU_UP || l->kind == HS_LINK_GPU_DOWN;
+    if (!gpu || !l->nvls)
+      return hs_error_set(b->err, HS_EUNSUPPORTED,
+                          "coll.devices[%d]: %s all-reduce needs NVLink SHARP GPU ports "
+                          "(an interconnect with \"nvls\"); the path from device %d to %d "
+                          "crosses link %d (%s), which is not one",
+                          i, algo, d, e, (int)p.links[h], l->label);
+    if (l->nvls_GBps > 0.0 && l->nvls_latency_ns > 0.0) {
+      *scale = HS_MAX(*scale, l->GBps / l->nvls_GBps);
+      *lat_ns = HS_MAX(*lat_ns, l->nvls_latency_ns);
+    } else {
+      *calibrated = false;
+    }
+  }
+  return HS_OK;
+}
+
 hs_status_t hs__coll_node_layout(hs_coll_builder_t *b, const hs_coll_t *c, hs_coll_layout_t *out)
 {
   int32_t n = c->n;
