@@ -325,7 +325,9 @@ typedef enum {
   HS_LINK_NIC_UP,    /* node -> site fabric */
   HS_LINK_NIC_DOWN,  /* site fabric -> node */
   HS_LINK_FABRIC,    /* site bisection (only when finite) */
-  HS_LINK_XSITE      /* one direction of an inter-site link */
+  HS_LINK_XSITE,     /* one direction of an inter-site link */
+  HS_LINK_RAIL_UP,   /* GPU -> its NIC rail (railed nodes: nic_rails > 1) */
+  HS_LINK_RAIL_DOWN  /* NIC rail -> GPU */
 } hs_link_kind_t;
 
 const char *hs_link_kind_name(hs_link_kind_t k);
@@ -340,7 +342,9 @@ typedef struct hs_link {
                            NVLS / NVLS-Tree algorithms are eligible over it */
   double nvls_GBps;     /* nvls: per-direction rate NCCL's NVLS reaches here; 0 = GBps */
   double nvls_latency_ns; /* nvls: NVLS all-reduce fixed cost; 0 = the path's latency */
-  int32_t rails;        /* NIC_UP / NIC_DOWN: the node's nic_rails; 0 on other links */
+  int32_t rails;        /* NIC_UP / NIC_DOWN: the node's nic_rails; RAIL_*: the node's rail
+                           links per direction, R = min(nic_rails, GPUs of the node); 0 on
+                           other links */
   char label[48];       /* "n3.nic.up", "east->west" for traces */
 } hs_link_t;
 
@@ -364,8 +368,9 @@ hs_status_t hs_topology_new(const hs_cluster_t *c, hs_topology_t **out, hs_error
 void hs_topology_free(hs_topology_t *t);
 size_t hs_topology_n_links(const hs_topology_t *t);
 const hs_link_t *hs_topology_links(const hs_topology_t *t);
-/* Path between two GPUs from the structure (GPU port, NIC, fabric, site
- * route). O(path length). This is what the simulator uses. */
+/* Path between two GPUs from the structure: GPU port, the sender's NIC rail
+ * (railed nodes), NIC, fabric, site route, and back down the same way.
+ * O(path length). This is what the simulator uses. */
 hs_status_t hs_topology_path(const hs_topology_t *t, int32_t dev_a, int32_t dev_b, hs_path_t *out);
 /* The same path found by igraph shortest path on the full graph; used by
  * tests to check hs_topology_path and by `show cluster --path`. O(E log V). */
@@ -377,14 +382,22 @@ hs_status_t hs_topology_path_graph(const hs_topology_t *t, int32_t dev_a, int32_
  *   NIC_UP(n)   = 2D + 2n       NIC_DOWN(n) = 2D + 2n + 1      D = n_devices
  *   FABRIC(s)   = 2D + 2N + k   k-th site with a finite fabric, N = n_nodes
  *   XSITE(x, dir) = 2D + 2N + F + 2x + dir   F = number of FABRIC links
- * hs_topology_link_fabric returns -1 for a non-blocking fabric. Arguments out
- * of range return -1. */
+ *   RAIL_UP(n, r) = Q_n + 2r    RAIL_DOWN(n, r) = Q_n + 2r + 1  r < R_n
+ * where Q_n = 2D + 2N + F + 2X + 2 (R_0 + ... + R_{n-1}) over railed nodes
+ * (R_n = min(nic_rails, GPUs of node n) when that is > 1, else 0: such a
+ * node has no rail links). Device d of node n, local rank j of g GPUs, uses
+ * rail j R_n / g; each rail carries nic_GBps / R_n.
+ * hs_topology_link_fabric returns -1 for a non-blocking fabric and
+ * hs_topology_link_rail_up/down -1 for a device whose node has no rails.
+ * Arguments out of range return -1. */
 int32_t hs_topology_link_gpu_up(const hs_topology_t *t, int32_t device);
 int32_t hs_topology_link_gpu_down(const hs_topology_t *t, int32_t device);
 int32_t hs_topology_link_nic_up(const hs_topology_t *t, int32_t node);
 int32_t hs_topology_link_nic_down(const hs_topology_t *t, int32_t node);
 int32_t hs_topology_link_fabric(const hs_topology_t *t, int32_t site);
 int32_t hs_topology_link_xsite(const hs_topology_t *t, int32_t xlink, int32_t dir);
+int32_t hs_topology_link_rail_up(const hs_topology_t *t, int32_t device);
+int32_t hs_topology_link_rail_down(const hs_topology_t *t, int32_t device);
 /* Number of inter-site links on the route from site a to site b (0 when
  * a == b); -1 for bad arguments. O(hops). */
 int32_t hs_topology_route_hops(const hs_topology_t *t, int32_t site_a, int32_t site_b);

@@ -5,7 +5,19 @@
  *
  * Link ids follow a fixed layout (hs_clusters.h): GPU ports first (2 per
  * device), then NIC ports (2 per node), then one FABRIC link per site whose
- * fabric has a finite GBps, then two XSITE links per inter-site link.
+ * fabric has a finite GBps, then two XSITE links per inter-site link, then
+ * two RAIL links per NIC rail of every railed node.
+ *
+ * Rails. A node whose NIC port is r NICs (nic_rails > 1: DGX, one NIC per
+ * GPU behind its PCIe switch) gets R = min(r, g) rail links per direction,
+ * each nic_GBps / R, latency 0; its GPU of local rank j uses rail j R / g.
+ * A path leaving the node crosses the sender's rail and the node's NIC
+ * link (the sum of the rails), so one GPU's send to another node gets one
+ * NIC's bandwidth, as a point-to-point send in NCCL does (one NIC per
+ * peer connection), while all GPUs sending together still share the
+ * node's NIC. Collectives that spread one GPU's traffic over every NIC
+ * (NCCL's channels: node_ring, node_tree) give the rail links weight 0
+ * (sim/collective.c hs__builder_path_w).
  *
  * Latency split. Every latency is charged half on each side of the hop it
  * describes, so that sums come out as the cluster file states them:
@@ -22,7 +34,13 @@
  * GPU->switch (GPU_UP), switch->GPU (GPU_DOWN), switch->fabric-in (NIC_UP),
  * fabric-out->switch (NIC_DOWN), fabric-in->fabric-out (FABRIC, or an
  * internal edge with no link when non-blocking), gateway->gateway (XSITE);
- * plus internal edges fabric-out->gateway and gateway->fabric-in. Traffic
+ * plus internal edges fabric-out->gateway and gateway->fabric-in. A railed
+ * node instead has, per GPU d, an egress and an ingress vertex (GPU_UP
+ * d->egress, egress->switch internal, switch->ingress internal, GPU_DOWN
+ * ingress->d) and per rail an up and a down vertex (RAIL_UP egress->up,
+ * NIC_UP up->fabric-in, NIC_DOWN fabric-out->down, RAIL_DOWN down->ingress
+ * of each GPU on that rail): its NIC link is one edge per rail, and only a
+ * GPU's own rail leads out of or into it. Traffic
  * passing through a site on a multi-hop route stays on gateways and does not
  * cross that site's fabric, exactly as hs_topology_path builds it. Weights are
  * latency in ns plus HOP_EPS_NS per edge, so among equal latencies fewer hops
@@ -54,7 +72,10 @@ struct hs_topology {
   int32_t *xlink_ends;    /* [2 * n_xlinks]: site_a, site_b */
   hs_link_t *links;
   size_t n_links;
-  size_t nic_base, fab_base, xsite_base;
+  size_t nic_base, fab_base, xsite_base, rail_base;
+  int32_t *node_rails;    /* [n_nodes]: R, the rail links per direction; 0 = none */
+  int32_t *node_rail0;    /* [n_nodes]: RAIL_UP(n, 0), -1 = none */
+  int32_t *dev_rail;      /* [n_devices]: RAIL_UP of the device's rail, -1 = none */
   /* route_in[a * S + b]: XSITE link by which the route from site a enters
    * site b; -1 when a == b. */
   int32_t *route_in;
@@ -85,6 +106,8 @@ const char *hs_link_kind_name(hs_link_kind_t k)
   case HS_LINK_NIC_DOWN: return "nic_down";
   case HS_LINK_FABRIC: return "fabric";
   case HS_LINK_XSITE: return "xsite";
+  case HS_LINK_RAIL_UP: return "rail_up";
+  case HS_LINK_RAIL_DOWN: return "rail_down";
   }
   return "unknown";
 }
@@ -108,7 +131,16 @@ static hs_status_t build_links(const hs_cluster_t *c, hs_topology_t *t)
   t->nic_base = 2 * D;
   t->fab_base = 2 * D + 2 * N;
   t->xsite_base = t->fab_base + F;
-  t->n_links = t->xsite_base + 2 * X;
+  t->rail_base = t->xsite_base + 2 * X;
+  size_t n_rails = 0;
+  for (size_t i = 0; i < N; i++) {
+    const hs_node_t *n = &c->nodes[i];
+    int32_t R = HS_MIN((int32_t)n->nic_rails, n->n_devices);
+    t->node_rails[i] = R > 1 ? R : 0;
+    t->node_rail0[i] = R > 1 ? (int32_t)(t->rail_base + 2 * n_rails) : -1;
+    n_rails += (size_t)t->node_rails[i];
+  }
+  t->n_links = t->rail_base + 2 * n_rails;
   t->links = hs_calloc(t->n_links, sizeof(hs_link_t));
   if (!t->links)
     return HS_ENOMEM;
@@ -156,6 +188,23 @@ static hs_status_t build_links(const hs_cluster_t *c, hs_topology_t *t)
     t->xlink_ends[2 * x] = xl->site_a;
     t->xlink_ends[2 * x + 1] = xl->site_b;
   }
+  for (size_t i = 0; i < N; i++) {
+    const hs_node_t *n = &c->nodes[i];
+    int32_t R = t->node_rails[i];
+    for (int32_t r = 0; r < R; r++) {
+      hs_link_t *up = &t->links[t->node_rail0[i] + 2 * r], *down = up + 1;
+      set_link(up, HS_LINK_RAIL_UP, (int32_t)i, 0, n->nic_GBps / R, 0.0);
+      set_link(down, HS_LINK_RAIL_DOWN, (int32_t)i, 1, n->nic_GBps / R, 0.0);
+      up->rails = down->rails = R;
+      snprintf(up->label, sizeof up->label, "n%zu.rail%d.up", i, (int)r);
+      snprintf(down->label, sizeof down->label, "n%zu.rail%d.down", i, (int)r);
+    }
+  }
+  for (size_t d = 0; d < D; d++) {
+    const hs_device_t *dv = &c->devices[d];
+    int32_t R = t->node_rails[dv->node], g = c->nodes[dv->node].n_devices;
+    t->dev_rail[d] = R > 0 ? t->node_rail0[dv->node] + 2 * (dv->local_rank * R / g) : -1;
+  }
   return HS_OK;
 }
 
@@ -168,11 +217,22 @@ static double link_weight(const hs_topology_t *t, int32_t link)
 static hs_status_t build_graph(hs_topology_t *t)
 {
   size_t D = t->n_devices, N = t->n_nodes, S = t->n_sites, X = t->n_xlinks;
-  size_t n_edges = 2 * D + 2 * N + 3 * S + 2 * X;
-  igraph_integer_t site_v0 = (igraph_integer_t)(D + N);
+  size_t n_edges = 2 * D + 2 * N + 3 * S + 2 * X, n_vert = D + N + 3 * S;
+  for (size_t n = 0; n < N; n++)
+    if (t->node_rails[n] > 0) {
+      n_edges += 2 * (size_t)t->node_rails[n] - 2; /* one NIC edge per rail and direction */
+      n_vert += 2 * (size_t)t->node_rails[n];
+    }
+  for (size_t d = 0; d < D; d++)
+    if (t->dev_rail[d] >= 0) {
+      n_edges += 4; /* two internal, RAIL_UP, RAIL_DOWN */
+      n_vert += 2;
+    }
+  igraph_integer_t site_v0 = (igraph_integer_t)(D + N), next_v = site_v0 + 3 * (igraph_integer_t)S;
   igraph_vector_int_t ev;
   hs_status_t st = HS_OK;
   size_t e = 0;
+  igraph_integer_t *rail_v = NULL; /* [N]: node's first rail vertex (up r = +2r, down = +2r+1) */
   if (igraph_vector_int_init(&ev, (igraph_integer_t)(2 * n_edges)) != IGRAPH_SUCCESS)
     return HS_ENOMEM;
   if (igraph_vector_init(&t->weights, (igraph_integer_t)n_edges) != IGRAPH_SUCCESS) {
@@ -181,7 +241,8 @@ static hs_status_t build_graph(hs_topology_t *t)
   }
   t->has_weights = true;
   t->edge_link = hs_calloc(n_edges, sizeof(int32_t));
-  if (!t->edge_link)
+  rail_v = hs_calloc(N, sizeof *rail_v);
+  if (!t->edge_link || !rail_v)
     HS_FAIL(HS_ENOMEM);
 #define EDGE(from, to, link)                                             \
   do {                                                                   \
@@ -191,15 +252,36 @@ static hs_status_t build_graph(hs_topology_t *t)
     VECTOR(t->weights)[e] = link_weight(t, (int32_t)(link));             \
     e++;                                                                 \
   } while (0)
-  for (size_t d = 0; d < D; d++) {
-    igraph_integer_t sw = (igraph_integer_t)(D + (size_t)t->dev_node[d]);
-    EDGE(d, sw, 2 * d);
-    EDGE(sw, d, 2 * d + 1);
-  }
   for (size_t n = 0; n < N; n++) {
     igraph_integer_t site = site_v0 + 3 * t->node_site[n];
-    EDGE(D + n, site, t->nic_base + 2 * n);
-    EDGE(site + 1, D + n, t->nic_base + 2 * n + 1);
+    if (t->node_rails[n] == 0) {
+      EDGE(D + n, site, t->nic_base + 2 * n);
+      EDGE(site + 1, D + n, t->nic_base + 2 * n + 1);
+      continue;
+    }
+    rail_v[n] = next_v;
+    next_v += 2 * t->node_rails[n];
+    for (int32_t r = 0; r < t->node_rails[n]; r++) {
+      EDGE(rail_v[n] + 2 * r, site, t->nic_base + 2 * n);
+      EDGE(site + 1, rail_v[n] + 2 * r + 1, t->nic_base + 2 * n + 1);
+    }
+  }
+  for (size_t d = 0; d < D; d++) {
+    int32_t n = t->dev_node[d];
+    igraph_integer_t sw = (igraph_integer_t)(D + (size_t)n);
+    if (t->dev_rail[d] < 0) {
+      EDGE(d, sw, 2 * d);
+      EDGE(sw, d, 2 * d + 1);
+      continue;
+    }
+    igraph_integer_t out = next_v++, in = next_v++;
+    igraph_integer_t r = (t->dev_rail[d] - t->node_rail0[n]) / 2;
+    EDGE(d, out, 2 * d);
+    EDGE(out, sw, -1);
+    EDGE(sw, in, -1);
+    EDGE(in, d, 2 * d + 1);
+    EDGE(out, rail_v[n] + 2 * r, t->dev_rail[d]);
+    EDGE(rail_v[n] + 2 * r + 1, in, t->dev_rail[d] + 1);
   }
   for (size_t s = 0; s < S; s++) {
     igraph_integer_t in = site_v0 + 3 * (igraph_integer_t)s;
@@ -214,9 +296,12 @@ static hs_status_t build_graph(hs_topology_t *t)
     EDGE(gb, ga, t->xsite_base + 2 * x + 1);
   }
 #undef EDGE
-  HS_CHECK(IG(igraph_create(&t->graph, &ev, (igraph_integer_t)(D + N + 3 * S), IGRAPH_DIRECTED)));
+  if (e != n_edges || (size_t)next_v != n_vert)
+    HS_FAIL(HS_EINTERNAL);
+  HS_CHECK(IG(igraph_create(&t->graph, &ev, (igraph_integer_t)n_vert, IGRAPH_DIRECTED)));
   t->has_graph = true;
 cleanup:
+  free(rail_v);
   igraph_vector_int_destroy(&ev);
   return st;
 }
@@ -269,15 +354,16 @@ static hs_status_t build_routes(const hs_cluster_t *c, hs_topology_t *t, hs_erro
       t->route_in[a * S + b] = (int32_t)(t->xsite_base + (size_t)edge);
     }
   }
-  /* Every route must fit a path: GPU and NIC ports, two fabrics, the hops. */
+  /* Every route must fit a path: GPU ports, rails, NIC ports, two fabrics,
+   * the hops. */
   for (size_t a = 0; a < S; a++) {
     for (size_t b = 0; b < S; b++) {
       int32_t hops = hs_topology_route_hops(t, (int32_t)a, (int32_t)b);
-      if (hops > HS_PATH_MAX - 6)
+      if (hops > HS_PATH_MAX - 8)
         HS_FAIL(hs_error_set(err, HS_ELIMIT,
                              "cluster %s: the route from site \"%s\" to \"%s\" has %d links, above the "
                              "limit of %d",
-                             c->name, c->sites[a].name, c->sites[b].name, hops, HS_PATH_MAX - 6));
+                             c->name, c->sites[a].name, c->sites[b].name, hops, HS_PATH_MAX - 8));
     }
   }
 cleanup:
@@ -313,7 +399,11 @@ hs_status_t hs_topology_new(const hs_cluster_t *c, hs_topology_t **out, hs_error
   t->node_site = hs_calloc(c->n_nodes, sizeof(int32_t));
   t->fabric_link = hs_calloc(c->n_sites, sizeof(int32_t));
   t->xlink_ends = hs_calloc(2 * c->n_xlinks, sizeof(int32_t));
-  if (!t->dev_node || !t->node_site || !t->fabric_link || !t->xlink_ends)
+  t->node_rails = hs_calloc(c->n_nodes, sizeof(int32_t));
+  t->node_rail0 = hs_calloc(c->n_nodes, sizeof(int32_t));
+  t->dev_rail = hs_calloc(c->n_devices, sizeof(int32_t));
+  if (!t->dev_node || !t->node_site || !t->fabric_link || !t->xlink_ends || !t->node_rails ||
+      !t->node_rail0 || !t->dev_rail)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "topology: out of memory"));
   for (size_t d = 0; d < c->n_devices; d++)
     t->dev_node[d] = c->devices[d].node;
@@ -347,6 +437,9 @@ void hs_topology_free(hs_topology_t *t)
   free(t->fabric_link);
   free(t->node_site);
   free(t->dev_node);
+  free(t->node_rails);
+  free(t->node_rail0);
+  free(t->dev_rail);
   free(t);
 }
 
@@ -384,6 +477,17 @@ int32_t hs_topology_link_xsite(const hs_topology_t *t, int32_t xlink, int32_t di
   if (xlink < 0 || (size_t)xlink >= t->n_xlinks || (dir != 0 && dir != 1))
     return -1;
   return (int32_t)t->xsite_base + 2 * xlink + dir;
+}
+
+int32_t hs_topology_link_rail_up(const hs_topology_t *t, int32_t device)
+{
+  return device >= 0 && (size_t)device < t->n_devices ? t->dev_rail[device] : -1;
+}
+
+int32_t hs_topology_link_rail_down(const hs_topology_t *t, int32_t device)
+{
+  int32_t up = hs_topology_link_rail_up(t, device);
+  return up >= 0 ? up + 1 : -1;
 }
 
 /* The site a route link leaves from. */
@@ -430,6 +534,8 @@ hs_status_t hs_topology_path(const hs_topology_t *t, int32_t a, int32_t b, hs_pa
     p->links[p->n++] = 2 * a;
     if (na != nb) {
       int32_t sa = t->node_site[na], sb = t->node_site[nb];
+      if (t->dev_rail[a] >= 0)
+        p->links[p->n++] = t->dev_rail[a];
       p->links[p->n++] = (int32_t)t->nic_base + 2 * na;
       if (t->fabric_link[sa] >= 0)
         p->links[p->n++] = t->fabric_link[sa];
@@ -452,6 +558,8 @@ hs_status_t hs_topology_path(const hs_topology_t *t, int32_t a, int32_t b, hs_pa
           p->links[p->n++] = t->fabric_link[sb];
       }
       p->links[p->n++] = (int32_t)t->nic_base + 2 * nb + 1;
+      if (t->dev_rail[b] >= 0)
+        p->links[p->n++] = t->dev_rail[b] + 1;
     }
     p->links[p->n++] = 2 * b + 1;
   }

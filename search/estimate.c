@@ -286,17 +286,38 @@ double hs_estimate_allreduce_line_s(const hs_allreduce_line_t *l, double bytes)
   return t;
 }
 
-double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes, int32_t nsub)
+/* Bytes per second of a link or path of `GBps`; an unbounded one as 1e12 GB/s. */
+static double link_Bps(double GBps)
+{
+  return (isfinite(GBps) && GBps > 0 ? GBps : 1e12) * HS_GB;
+}
+
+double hs_estimate_p2p_shared_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes,
+                                double node_bytes, int32_t nsub)
 {
   if (bytes <= 0.0 || src == dst)
     return 0.0;
   hs_path_t p;
   if (hs_topology_path(e->topo, src, dst, &p) != HS_OK)
     return 0.0;
-  bool same_node = e->c->devices[src].node == e->c->devices[dst].node;
-  double b = same_node && nsub > 1 ? bytes / nsub : bytes;
-  double bw = isfinite(p.bottleneck_GBps) && p.bottleneck_GBps > 0 ? p.bottleneck_GBps : 1e12;
-  return p.latency_ns * 1e-9 + b / (bw * HS_GB);
+  /* nsub sub-sends, one per rank pair: their own GPU ports and NIC rails
+   * (the path's every link: the bottleneck), the node's NIC, fabric and
+   * site links shared by them all and by node_bytes' other senders */
+  double own = (nsub > 1 ? bytes / nsub : bytes) / link_Bps(p.bottleneck_GBps);
+  double shared_GBps = INFINITY;
+  const hs_link_t *L = hs_topology_links(e->topo);
+  for (int32_t i = 0; i < p.n; i++) {
+    hs_link_kind_t k = L[p.links[i]].kind;
+    if (k != HS_LINK_GPU_UP && k != HS_LINK_GPU_DOWN && k != HS_LINK_RAIL_UP && k != HS_LINK_RAIL_DOWN)
+      shared_GBps = fmin(shared_GBps, L[p.links[i]].GBps);
+  }
+  double shared = isfinite(shared_GBps) ? fmax(bytes, node_bytes) / link_Bps(shared_GBps) : 0.0;
+  return p.latency_ns * 1e-9 + fmax(own, shared);
+}
+
+double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes, int32_t nsub)
+{
+  return hs_estimate_p2p_shared_s(e, src, dst, bytes, bytes, nsub);
 }
 
 static double op_saved(const hs_op_t *op, bool selective, int32_t tp)
@@ -719,10 +740,10 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
         double act = m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size * nodeshare;
         int32_t nsub = HS_MIN(stg->replicas[0].n_devices, nx->replicas[0].n_devices);
         int32_t src = stg->replicas[0].devices[0], dst = nx->replicas[0].devices[0];
-        /* leaving the node: every pipeline's send from this node shares its NIC */
-        if (c->devices[src].node != c->devices[dst].node && nic_bytes[c->devices[src].node] > act)
-          act = nic_bytes[c->devices[src].node];
-        cut[s] = hs_estimate_p2p_s(e, src, dst, act, nsub);
+        /* leaving the node: every pipeline's send from this node shares its
+         * NIC, each over its own GPUs' rails */
+        double node_act = c->devices[src].node != c->devices[dst].node ? nic_bytes[c->devices[src].node] : 0.0;
+        cut[s] = hs_estimate_p2p_shared_s(e, src, dst, act, node_act, nsub);
       }
     }
     /* Interleaving: a rank runs v chunks; approximate with the per-rank sum

@@ -91,9 +91,15 @@ hs_status_t hs_estimate_stage(hs_estimator_t *e, int32_t op_first, int32_t op_la
                               hs_recompute_t recompute, hs_stage_cost_t *out);
 
 /* Seconds to move `bytes` from the TP group at `src` to the one at `dst`
- * (degree min(tp_src, tp_dst) scatter/gather as the simulator does):
- * latency + bytes / bottleneck bandwidth of the path, the bytes divided by
- * the group degree when the path stays in a node. O(path). */
+ * as nsub = min(tp_src, tp_dst) parallel sends (the simulator's scatter/
+ * gather): latency + the larger of bytes / nsub over the path's bottleneck
+ * (each send's own GPU ports and, on railed nodes, its own NIC rail) and
+ * max(bytes, node_bytes) over the path's shared links (NIC, fabric, sites),
+ * node_bytes being everything the sending node moves through its NIC at
+ * the same time. O(path). */
+double hs_estimate_p2p_shared_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes,
+                                double node_bytes, int32_t nsub);
+/* hs_estimate_p2p_shared_s with node_bytes = bytes. */
 double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes, int32_t nsub);
 
 /* Seconds of an all-reduce of `bytes` per rank over devices[0..n)

@@ -169,8 +169,17 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
       hs_path_t p;
       double lat = 0.0, inv = 0.0;
       if (da != db && hs_topology_path(topo, da, db, &p) == HS_OK) {
+        /* the bottleneck without NIC rails: a stage's ranks send their
+         * shares together, each over its own rail (R of them make the
+         * node's NIC); one-GPU stages across railed nodes are costed
+         * optimistically here, and exactly by the simulator */
+        const hs_link_t *L = hs_topology_links(topo);
+        double bw = INFINITY;
+        for (int32_t i = 0; i < p.n; i++)
+          if (L[p.links[i]].kind != HS_LINK_RAIL_UP && L[p.links[i]].kind != HS_LINK_RAIL_DOWN)
+            bw = fmin(bw, L[p.links[i]].GBps);
         lat = p.latency_ns * 1e-9;
-        inv = (isfinite(p.bottleneck_GBps) && p.bottleneck_GBps > 0) ? 1.0 / (p.bottleneck_GBps * HS_GB) : 0.0;
+        inv = (isfinite(bw) && bw > 0) ? 1.0 / (bw * HS_GB) : 0.0;
       }
       h->lat_s[a * ns + b] = lat;
       h->inv_bw[a * ns + b] = inv;

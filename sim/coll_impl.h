@@ -42,11 +42,13 @@ hs_status_t hs__builder_flow(hs_coll_builder_t *b, double bytes);
  * latency. Errors name the devices. O(path length). */
 hs_status_t hs__builder_path(hs_coll_builder_t *b, int32_t a, int32_t d, double *lat_ns);
 /* The same with weights: the path's GPU ports (GPU_UP, GPU_DOWN) count
- * w_gpu times, its other links w_net times (0 leaves a link out: a hop that
- * does not cross it, as a NIC reached over PCIe bypasses the GPU's NVLink
- * port). */
-hs_status_t hs__builder_path_w(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t w_gpu, int32_t w_net,
-                               double *lat_ns);
+ * w_gpu times, its NIC rails (RAIL_UP, RAIL_DOWN: the sender's and the
+ * receiver's own NIC on railed nodes) w_rail times, its other links w_net
+ * times (0 leaves a link out: a hop that does not cross it, as a NIC
+ * reached over PCIe bypasses the GPU's NVLink port, or a ring whose
+ * channels leave the node over every NIC in turn rather than its own). */
+hs_status_t hs__builder_path_w(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t w_gpu, int32_t w_rail,
+                               int32_t w_net, double *lat_ns);
 /* Closes the open flow (merging its links). Called by hs__builder_flow and
  * before the phase is used. O(k log k) for k raw links. */
 hs_status_t hs__builder_close(hs_coll_builder_t *b);
@@ -54,6 +56,12 @@ hs_status_t hs__builder_close(hs_coll_builder_t *b);
 hs_status_t hs__builder_tmp(hs_coll_builder_t *b, size_t n);
 /* Latency of the path a -> d (ns). */
 hs_status_t hs__builder_latency(hs_coll_builder_t *b, int32_t a, int32_t d, double *lat_ns);
+/* Adds to the open flow only the NIC rails of the path a -> d: the
+ * sender's (RAIL_UP) w_up times, the receiver's (RAIL_DOWN) w_down times;
+ * nothing on a path without rails (inside a node, or nodes of one NIC).
+ * A hop whose traffic is spread over several GPUs' NICs (node_ring's
+ * channels) adds each of them this way. O(path length). */
+hs_status_t hs__builder_rails(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t w_up, int32_t w_down);
 /* The fewest rails (hs_link_t.rails) of the NIC links on the path a -> d;
  * 1 when it crosses no NIC. */
 hs_status_t hs__builder_nic_rails(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t *rails);

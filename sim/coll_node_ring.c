@@ -34,8 +34,13 @@
  * its NVLink port carries (g-1)/g of the ring's traffic, the node's NICs
  * all of it once. This file builds that average as one ring with weights
  * (sub-flow bytes / g; same-node hops weight g-1; the cross-node hop
- * weight g on NIC and fabric links and none on the two GPU ports):
- *   all-reduce  T = L + 2(n-1)/n S max((g-1)/g / B_in, 1/B_nic)
+ * weight g on NIC and fabric links, none on the two GPU ports, and 1 on
+ * the NIC rail of each of the g ranks of either node, as the channels use
+ * only the NICs of the group's own GPUs):
+ *   all-reduce  T = L + 2(n-1)/n S max((g-1)/g / B_in, 1/B_nic, R/(g B_nic))
+ * with R = min(rails, GPUs of the node) rails of B_nic / R each (the last
+ * term binds when the group holds fewer GPUs of a node than it has NICs:
+ * a TP-2 plan's data-parallel group uses half of a DGX's eight NICs).
  * A single NIC (r = 1), nodes holding different numbers of ranks, or r < g
  * (some GPUs never a boundary, their ports carry everything) keep the
  * unweighted ring above.
@@ -95,7 +100,13 @@ static hs_status_t node_ring_build(hs_coll_builder_t *b, const hs_coll_t *c, int
     double lat = 0.0;
     bool same = node[p] == node[q];
     int32_t w_port = g == 1 ? 1 : same ? g - 1 : 0, w_net = g == 1 ? 1 : same ? g - 1 : g;
-    HS_CHECK(hs__builder_path_w(b, d[p], d[q], w_port, w_net, &lat));
+    HS_CHECK(hs__builder_path_w(b, d[p], d[q], w_port, 0, w_net, &lat));
+    /* the hop's channels leave through the NICs of all g ranks of p's node
+     * and arrive through those of q's node (each 1/g of the traffic) */
+    for (int32_t j = 0; g > 1 && !same && j < g; j++) {
+      HS_CHECK(hs__builder_rails(b, d[order[i / g * g + j]], d[q], 1, 0));
+      HS_CHECK(hs__builder_rails(b, d[p], d[order[(i + 1) % n / g * g + j]], 0, 1));
+    }
     if (same)
       a_in = HS_MAX(a_in, lat);
     else

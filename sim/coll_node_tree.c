@@ -44,6 +44,9 @@
  *          B_nic when the NIC binds, so the ring (2(n-1)/n S / B_nic) is
  *          then faster; a GPU port carries at most 4 sub-flows each way
  *          (the balanced tree splits a node's edges over both chain ends).
+ * On railed nodes (rail_scale below) each inter-node edge is
+ * spread over the NIC rails of its nodes' ranks, which adds a third term
+ * on m = 2 nodes of k ranks, R rails of B_nic / R: R S / (k B_nic).
  * So on two nodes each NIC moves S each way where the ring moves
  * 2(n-1)/n S: the busbw nccl-tests reports can reach 2(n-1)/n B_nic.
  * All-reduce only (NCCL has no tree reduce-scatter or all-gather).
@@ -56,6 +59,66 @@ static bool node_tree_supports(hs_coll_op_t op) { return op == HS_COLL_ALLREDUCE
 static int32_t head_of(const int32_t *order, const int32_t *start, int32_t g, int32_t t)
 {
   return t == 0 ? order[start[g]] : order[start[g + 1] - 1];
+}
+
+/* Rails (docs/network.md "Rail links"). NCCL's tree channels leave a node
+ * through the NICs of the group's GPUs on it, the trees' heads rotating
+ * over them; hetsim's edge from head to head stands for them all, so on
+ * railed nodes (*railed) its traffic is spread over those rails: node g's
+ * k_g ranks' rails carry 1/k_g of it each. Integer link weights need a
+ * common scale: *K = lcm of the k_g (sub-flow bytes divided by K, every
+ * other weight multiplied by K). *K = 1 and *railed false when no node of
+ * the group has rails (the weights of the unrailed tree, bit for bit) or
+ * the lcm would pass 5040 (the node's NIC link then stands for the rails). */
+static hs_status_t rail_scale(hs_coll_builder_t *b, const hs_coll_t *c, const hs_coll_layout_t *lay,
+                              int32_t *K, bool *railed_out)
+{
+  *K = 1;
+  *railed_out = false;
+  if (lay->m < 2)
+    return HS_OK;
+  const int32_t *d = c->devices, *order = lay->order, *start = lay->start;
+  bool railed = false;
+  for (int32_t g = 0; g < lay->m && !railed; g++) {
+    int32_t rails = 1, other = g == 0 ? 1 : 0;
+    hs_status_t st = hs__builder_nic_rails(b, d[order[start[g]]], d[order[start[other]]], &rails);
+    if (st != HS_OK)
+      return st;
+    railed = rails > 1;
+  }
+  if (!railed)
+    return HS_OK;
+  int64_t l = 1;
+  for (int32_t g = 0; g < lay->m; g++) {
+    int64_t k = start[g + 1] - start[g], x = l, y = k;
+    while (y) {
+      int64_t r = x % y;
+      x = y;
+      y = r;
+    }
+    l = l / x * k;
+    if (l > 5040)
+      return HS_OK;
+  }
+  *K = (int32_t)l;
+  *railed_out = true;
+  return HS_OK;
+}
+
+/* Adds to the edge from `from` (on layout node gf) to `to` (on node gt)
+ * the rails of both nodes' ranks: K / k_gf on each sending rail, K / k_gt
+ * on each receiving one. */
+static hs_status_t spread_rails(hs_coll_builder_t *b, const hs_coll_t *c, const hs_coll_layout_t *lay,
+                                int32_t gf, int32_t gt, int32_t from, int32_t to, int32_t K)
+{
+  hs_status_t st = HS_OK;
+  const int32_t *d = c->devices, *order = lay->order, *start = lay->start;
+  int32_t kf = start[gf + 1] - start[gf], kt = start[gt + 1] - start[gt];
+  for (int32_t j = start[gf]; j < start[gf + 1] && st == HS_OK; j++)
+    st = hs__builder_rails(b, d[order[j]], to, K / kf, 0);
+  for (int32_t j = start[gt]; j < start[gt + 1] && st == HS_OK; j++)
+    st = hs__builder_rails(b, from, d[order[j]], 0, K / kt);
+  return st;
 }
 
 static hs_status_t node_tree_build(hs_coll_builder_t *b, const hs_coll_t *c, int32_t phase,
@@ -71,7 +134,10 @@ static hs_status_t node_tree_build(hs_coll_builder_t *b, const hs_coll_t *c, int
   HS_CHECK(hs__coll_node_layout(b, c, &lay));
   const int32_t *order = lay.order, *start = lay.start;
   int32_t m = lay.m;
-  HS_CHECK(hs__builder_flow(b, c->bytes / 2.0));
+  int32_t K = 1;
+  bool railed = false;
+  HS_CHECK(rail_scale(b, c, &lay, &K, &railed));
+  HS_CHECK(hs__builder_flow(b, c->bytes / 2.0 / K));
   double a_in = 0.0, a_x = 0.0, lat = 0.0;
   int32_t k_max = 0;
   for (int32_t g = 0; g < m; g++) {
@@ -83,9 +149,9 @@ static hs_status_t node_tree_build(hs_coll_builder_t *b, const hs_coll_t *c, int
     for (int32_t j = 0; j + 1 < k; j++) {
       int32_t p = d[order[start[g] + j]], q = d[order[start[g] + j + 1]];
       for (int32_t t = 0; t < 2; t++) {
-        HS_CHECK(hs__builder_path(b, p, q, &lat));
+        HS_CHECK(hs__builder_path_w(b, p, q, K, K, K, &lat));
         a_in = HS_MAX(a_in, lat);
-        HS_CHECK(hs__builder_path(b, q, p, &lat));
+        HS_CHECK(hs__builder_path_w(b, q, p, K, K, K, &lat));
         a_in = HS_MAX(a_in, lat);
       }
     }
@@ -103,10 +169,14 @@ static hs_status_t node_tree_build(hs_coll_builder_t *b, const hs_coll_t *c, int
         continue;
       int32_t ch = d[head_of(order, start, g, t)];
       int32_t pa = d[head_of(order, start, up, nth[up]++ == 0 ? t : 1 - t)];
-      HS_CHECK(hs__builder_path(b, ch, pa, &lat));
+      HS_CHECK(hs__builder_path_w(b, ch, pa, K, 0, K, &lat));
       a_x = HS_MAX(a_x, lat);
-      HS_CHECK(hs__builder_path(b, pa, ch, &lat));
+      HS_CHECK(hs__builder_path_w(b, pa, ch, K, 0, K, &lat));
       a_x = HS_MAX(a_x, lat);
+      if (railed) {
+        HS_CHECK(spread_rails(b, c, &lay, g, up, ch, pa, K));
+        HS_CHECK(spread_rails(b, c, &lay, up, g, pa, ch, K));
+      }
     }
   }
   int32_t h = m > 1 ? hs__coll_dbtree_height(m) : 0;

@@ -122,9 +122,9 @@ static hs_status_t nvls_tree_build(hs_coll_builder_t *b, const hs_coll_t *c, int
         continue;
       for (int32_t j = 0; j < k; j++) {
         int32_t ch = d[order[start[g] + j]], pa = d[order[start[up] + j]];
-        HS_CHECK(hs__builder_path_w(b, ch, pa, w_gpu, 1, &lat));
+        HS_CHECK(hs__builder_path_w(b, ch, pa, w_gpu, 1, 1, &lat));
         a_x = HS_MAX(a_x, lat);
-        HS_CHECK(hs__builder_path_w(b, pa, ch, w_gpu, 1, &lat));
+        HS_CHECK(hs__builder_path_w(b, pa, ch, w_gpu, 1, 1, &lat));
         a_x = HS_MAX(a_x, lat);
       }
     }

@@ -215,21 +215,23 @@ hs_status_t hs__builder_latency(hs_coll_builder_t *b, int32_t a, int32_t d, doub
   return st;
 }
 
-hs_status_t hs__builder_path_w(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t w_gpu, int32_t w_net,
-                               double *lat_ns)
+hs_status_t hs__builder_path_w(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t w_gpu, int32_t w_rail,
+                               int32_t w_net, double *lat_ns)
 {
   hs_path_t p;
   hs_status_t st = get_path(b, a, d, &p);
   if (st != HS_OK)
     return st;
-  if (!b->open || w_gpu < 0 || w_net < 0)
+  if (!b->open || w_gpu < 0 || w_rail < 0 || w_net < 0)
     return HS_EINTERNAL;
   st = hs_reserve((void **)&b->raw, &b->cap_raw, b->n_raw + (size_t)p.n, sizeof *b->raw);
   if (st != HS_OK)
     return st;
   for (int32_t i = 0; i < p.n; i++) {
     hs_link_kind_t k = b->paths->links[p.links[i]].kind;
-    int32_t w = k == HS_LINK_GPU_UP || k == HS_LINK_GPU_DOWN ? w_gpu : w_net;
+    int32_t w = k == HS_LINK_GPU_UP || k == HS_LINK_GPU_DOWN     ? w_gpu
+                : k == HS_LINK_RAIL_UP || k == HS_LINK_RAIL_DOWN ? w_rail
+                                                                 : w_net;
     if (w > 0)
       b->raw[b->n_raw++] = (hs_flow_hop_t){p.links[i], w};
   }
@@ -240,7 +242,27 @@ hs_status_t hs__builder_path_w(hs_coll_builder_t *b, int32_t a, int32_t d, int32
 
 hs_status_t hs__builder_path(hs_coll_builder_t *b, int32_t a, int32_t d, double *lat_ns)
 {
-  return hs__builder_path_w(b, a, d, 1, 1, lat_ns);
+  return hs__builder_path_w(b, a, d, 1, 1, 1, lat_ns);
+}
+
+hs_status_t hs__builder_rails(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t w_up, int32_t w_down)
+{
+  hs_path_t p;
+  hs_status_t st = get_path(b, a, d, &p);
+  if (st != HS_OK)
+    return st;
+  if (!b->open || w_up < 0 || w_down < 0)
+    return HS_EINTERNAL;
+  st = hs_reserve((void **)&b->raw, &b->cap_raw, b->n_raw + 2, sizeof *b->raw);
+  if (st != HS_OK)
+    return st;
+  for (int32_t i = 0; i < p.n; i++) {
+    hs_link_kind_t k = b->paths->links[p.links[i]].kind;
+    int32_t w = k == HS_LINK_RAIL_UP ? w_up : k == HS_LINK_RAIL_DOWN ? w_down : 0;
+    if (w > 0)
+      b->raw[b->n_raw++] = (hs_flow_hop_t){p.links[i], w};
+  }
+  return HS_OK;
 }
 
 hs_status_t hs__builder_nic_rails(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t *rails)

@@ -172,6 +172,12 @@ static void fw_free(fw_t *f)
   free(f->hops);
 }
 
+static double rail_GBps(const hs_node_t *n)
+{
+  int r = n->nic_rails < n->n_devices ? n->nic_rails : n->n_devices;
+  return r > 1 ? n->nic_GBps / r : INFINITY;
+}
+
 static void check_truth(const hs_cluster_t *c, const fw_t *f, int32_t a, int32_t b, const hs_path_t *p)
 {
   const hs_device_t *da = &c->devices[a], *db = &c->devices[b];
@@ -188,6 +194,9 @@ static void check_truth(const hs_cluster_t *c, const fw_t *f, int32_t a, int32_t
     lat = (na->intra_latency_us + na->nic_latency_us + sa->fabric_latency_us) / 2 +
           (nb->intra_latency_us + nb->nic_latency_us + sb->fabric_latency_us) / 2;
     bw = fmin(fmin(na->intra_GBps, nb->intra_GBps), fmin(na->nic_GBps, nb->nic_GBps));
+    /* a railed node's GPU leaves and enters it over its own NIC: the
+     * node's NIC bandwidth over min(rails, GPUs) */
+    bw = fmin(bw, fmin(rail_GBps(na), rail_GBps(nb)));
     if (sa->fabric_GBps > 0)
       bw = fmin(bw, sa->fabric_GBps);
     if (da->site != db->site) {
@@ -320,16 +329,75 @@ static void test_dgx_latency_rules(void)
     CHECK_REL(p.bottleneck_GBps, 357.5, 0);
     CHECK_EQ_INT(hs_topology_path(t, 0, 31, &p), HS_OK);
     CHECK_REL(p.latency_ns, (2.6 + 30.4 + 2.0) * 1e3, 1e-12); /* intra + nic + fabric */
-    CHECK_REL(p.bottleneck_GBps, fmin(357.5, 404.9), 0);         /* the GPU port, then the NIC */
+    CHECK_REL(p.bottleneck_GBps, 404.9 / 8, 0); /* the sender's own NIC, one of 8 */
     const hs_link_t *L = hs_topology_links(t);
     CHECK_EQ_INT(L[hs_topology_link_nic_up(t, 3)].rails, 8);  /* the catalog entry's NICs per node */
     CHECK_EQ_INT(L[hs_topology_link_nic_down(t, 0)].rails, 8);
     CHECK_EQ_INT(L[hs_topology_link_gpu_up(t, 0)].rails, 0);
-    CHECK_EQ_INT(p.n, 4); /* non-blocking fabric: no FABRIC link */
-    CHECK_EQ_INT(hs_topology_n_links(t), 2 * 32 + 2 * 4);
+    CHECK_EQ_INT(p.n, 6); /* GPU, rail, NIC; non-blocking fabric: no FABRIC link */
+    CHECK_EQ_INT(p.links[1], hs_topology_link_rail_up(t, 0));
+    CHECK_EQ_INT(p.links[4], hs_topology_link_rail_down(t, 31));
+    CHECK_EQ_INT(hs_topology_n_links(t), 2 * 32 + 2 * 4 + 2 * 8 * 4);
   }
   hs_topology_free(t);
   hs_cluster_destroy(&c);
+}
+
+/* Rail links: R = min(rails, GPUs) per node, nic / R each, GPU j on rail
+ * j R / g; ids after the XSITE links, node by node; the graph's path takes
+ * the same rails. Node 0: 8 GPUs on 4 NICs (two GPUs per rail); node 1: 4
+ * GPUs on 8 NICs (R = 4, two NICs per GPU); node 2: one NIC (no rails). */
+static const char *rails_json =
+    "{\"name\": \"rails\", \"sites\": [{\"name\": \"s\", \"nodes\": ["
+    "{\"count\": 1, \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 8,"
+    "  \"nic\": {\"GBps\": 100, \"latency_us\": 4, \"rails\": 4}},"
+    "{\"count\": 1, \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 4,"
+    "  \"nic\": {\"GBps\": 200, \"latency_us\": 4, \"rails\": 8}},"
+    "{\"count\": 1, \"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 2,"
+    "  \"nic\": {\"GBps\": 25, \"latency_us\": 4}}]}]}";
+
+static void test_rails(void)
+{
+  char path[] = "/tmp/hs_topo_railsXXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd < 0)
+    return;
+  FILE *f = fdopen(fd, "w");
+  fputs(rails_json, f);
+  fclose(f);
+  hs_cluster_t c = load(path);
+  hs_topology_t *t = topo(&c);
+  if (t) {
+    /* 14 devices, 3 nodes, no fabric, no xlinks: rails from 2*14 + 2*3 = 34 */
+    CHECK_EQ_INT(hs_topology_n_links(t), 34 + 2 * 4 + 2 * 4);
+    int32_t want[14] = {34, 34, 36, 36, 38, 38, 40, 40, 42, 44, 46, 48, -1, -1};
+    for (int32_t d = 0; d < 14; d++) {
+      CHECK_MSG(hs_topology_link_rail_up(t, d) == want[d], "device %d: rail %d, expected %d", d,
+                hs_topology_link_rail_up(t, d), want[d]);
+      CHECK_EQ_INT(hs_topology_link_rail_down(t, d), want[d] < 0 ? -1 : want[d] + 1);
+    }
+    const hs_link_t *L = hs_topology_links(t);
+    CHECK_EQ_INT(L[36].kind, HS_LINK_RAIL_UP);
+    CHECK_EQ_INT(L[37].kind, HS_LINK_RAIL_DOWN);
+    CHECK_EQ_INT(L[36].owner, 0);
+    CHECK_EQ_INT(L[36].rails, 4);
+    CHECK_REL(L[36].GBps, 25.0, 0);  /* 100 / 4 */
+    CHECK_REL(L[44].GBps, 50.0, 0);  /* 200 / min(8, 4) */
+    CHECK(strcmp(L[46].label, "n1.rail2.up") == 0);
+    CHECK(strcmp(hs_link_kind_name(L[47].kind), "rail_down") == 0);
+    /* node 0 GPU 3 (rail 1) -> node 1 GPU 3 (device 11, rail 3) */
+    check_path(t, 3, 11, (int32_t[]){6, 36, 28, 31, 49, 23}, 6, 1.0 + 4.0 + 2.0, 25.0); /* intra 1, nic 4, fabric 2 (defaults) */
+    /* node 1 -> node 2 (no rails): the NIC of node 2 binds */
+    check_path(t, 8, 12, (int32_t[]){16, 42, 30, 33, 25}, 5, 1.0 + 4.0 + 2.0, 25.0);
+    /* inside a railed node: no rail */
+    check_path(t, 0, 1, (int32_t[]){0, 3}, 2, 1.0, 300.0);
+    CHECK_EQ_INT(hs_topology_link_rail_up(t, 14), -1);
+  }
+  hs_topology_free(t);
+  hs_cluster_destroy(&c);
+  compare_pairs(path, 0);
+  remove(path);
 }
 
 int main(void)
@@ -340,5 +408,6 @@ int main(void)
   HS_RUN(test_random_pairs_big);
   HS_RUN(test_unreachable);
   HS_RUN(test_dgx_latency_rules);
+  HS_RUN(test_rails);
   HS_TEST_END();
 }
