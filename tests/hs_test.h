@@ -36,13 +36,17 @@ static int hs_test_checks;
     }                                                                             \
   } while (0)
 
-/* |a - b| <= rel * max(|a|, |b|) (or both tiny). */
+/* |a - b| <= rel * max(|a|, |b|) (or both tiny); an infinity only equals
+ * itself and a NaN nothing (fmax would hide a NaN, and inf - x <= rel * inf
+ * holds for any x). */
 #define CHECK_REL(a, b, rel)                                                      \
   do {                                                                            \
     double hs__a = (double)(a), hs__b = (double)(b);                              \
     double hs__m = fmax(fabs(hs__a), fabs(hs__b));                                \
     hs_test_checks++;                                                             \
-    if (!(fabs(hs__a - hs__b) <= (rel) * hs__m || hs__m < 1e-300)) {              \
+    if (!(hs__a == hs__b ||                                                       \
+          (isfinite(hs__a) && isfinite(hs__b) &&                                  \
+           (fabs(hs__a - hs__b) <= (rel) * hs__m || hs__m < 1e-300)))) {          \
       hs_test_failures++;                                                         \
       fprintf(stderr, "%s:%d: CHECK_REL failed: %s = %.9g vs %s = %.9g (rel %.3g > %.3g)\n", \
               __FILE__, __LINE__, #a, hs__a, #b, hs__b, fabs(hs__a - hs__b) / hs__m,        \

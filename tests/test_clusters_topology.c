@@ -280,16 +280,25 @@ static const char *big_json =
     "{\"between\": [\"s1\", \"s4\"], \"GBps\": 8, \"latency_us\": 1280},"
     "{\"between\": [\"s2\", \"s5\"], \"GBps\": 9, \"latency_us\": 2560}]}";
 
-static void test_random_pairs_big(void)
+/* Writes `json` to a fresh temporary file named in path (a mkstemp
+ * template); false when it cannot. */
+static bool write_tmp(char *path, const char *json)
 {
-  char path[] = "/tmp/hs_topo_bigXXXXXX";
   int fd = mkstemp(path);
   CHECK(fd >= 0);
   if (fd < 0)
-    return;
+    return false;
   FILE *f = fdopen(fd, "w");
-  fputs(big_json, f);
+  fputs(json, f);
   fclose(f);
+  return true;
+}
+
+static void test_random_pairs_big(void)
+{
+  char path[] = "/tmp/hs_topo_bigXXXXXX";
+  if (!write_tmp(path, big_json))
+    return;
   compare_pairs(path, 20000);
   remove(path);
   compare_pairs("dgx-h100-128nodes", 5000);
@@ -359,13 +368,8 @@ static const char *rails_json =
 static void test_rails(void)
 {
   char path[] = "/tmp/hs_topo_railsXXXXXX";
-  int fd = mkstemp(path);
-  CHECK(fd >= 0);
-  if (fd < 0)
+  if (!write_tmp(path, rails_json))
     return;
-  FILE *f = fdopen(fd, "w");
-  fputs(rails_json, f);
-  fclose(f);
   hs_cluster_t c = load(path);
   hs_topology_t *t = topo(&c);
   if (t) {
