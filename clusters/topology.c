@@ -15,9 +15,10 @@
  * link (the sum of the rails), so one GPU's send to another node gets one
  * NIC's bandwidth, as a point-to-point send in NCCL does (one NIC per
  * peer connection), while all GPUs sending together still share the
- * node's NIC. Collectives that spread one GPU's traffic over every NIC
- * (NCCL's channels: node_ring, node_tree) give the rail links weight 0
- * (sim/collective.c hs__builder_path_w).
+ * node's NIC. Collectives whose channels leave a node through several
+ * NICs (node_ring, node_tree) spread a hop over the rails of the group's
+ * GPUs instead (sim/collective.c hs__builder_rails; docs/network.md "Rail
+ * links").
  *
  * Latency split. Every latency is charged half on each side of the hop it
  * describes, so that sums come out as the cluster file states them:
