@@ -174,6 +174,22 @@ hs_status_t hs_estimate_allreduce(hs_estimator_t *e, const int32_t *devices, int
   return coll_s(e, HS_COLL_ALLREDUCE, devices, n, bytes, out_s);
 }
 
+/* `algo`'s uncontended all-reduce of `bytes` over the group into *s (NAN
+ * when it does not apply); the estimate's status. */
+static hs_status_t algo_probe(hs_estimator_t *e, const hs_coll_algo_t *algo, const int32_t *devices,
+                              int32_t n, double bytes, double *s)
+{
+  hs_coll_t cl;
+  hs_coll_init(&cl);
+  cl.op = HS_COLL_ALLREDUCE;
+  cl.algo = algo;
+  cl.devices = devices;
+  cl.n = n;
+  cl.bytes = bytes;
+  *s = NAN;
+  return hs_coll_estimate_topo(e->topo, &cl, s, NULL);
+}
+
 /* One algorithm's line from two probes (its closed form is affine in the
  * bytes: latency terms plus bytes over bandwidths). */
 static hs_status_t algo_line(hs_estimator_t *e, const hs_coll_algo_t *algo, const int32_t *devices,
@@ -181,14 +197,7 @@ static hs_status_t algo_line(hs_estimator_t *e, const hs_coll_algo_t *algo, cons
 {
   double t[2] = {NAN, NAN};
   for (int i = 0; i < 2; i++) {
-    hs_coll_t cl;
-    hs_coll_init(&cl);
-    cl.op = HS_COLL_ALLREDUCE;
-    cl.algo = algo;
-    cl.devices = devices;
-    cl.n = n;
-    cl.bytes = (i + 1) * 1e6;
-    if (hs_coll_estimate_topo(e->topo, &cl, &t[i], NULL) == HS_ENOMEM)
+    if (algo_probe(e, algo, devices, n, (i + 1) * 1e6, &t[i]) == HS_ENOMEM)
       return HS_ENOMEM;
     if (!isfinite(t[i]))
       t[i] = 0.0;
@@ -203,15 +212,8 @@ static hs_status_t algo_line(hs_estimator_t *e, const hs_coll_algo_t *algo, cons
 static hs_status_t algo_applies(hs_estimator_t *e, const hs_coll_algo_t *algo, const int32_t *devices,
                                 int32_t n, bool *ok)
 {
-  hs_coll_t cl;
-  hs_coll_init(&cl);
-  cl.op = HS_COLL_ALLREDUCE;
-  cl.algo = algo;
-  cl.devices = devices;
-  cl.n = n;
-  cl.bytes = 1e6;
   double s = NAN;
-  hs_status_t st = hs_coll_estimate_topo(e->topo, &cl, &s, NULL);
+  hs_status_t st = algo_probe(e, algo, devices, n, 1e6, &s);
   *ok = st == HS_OK && isfinite(s);
   return st == HS_ENOMEM ? HS_ENOMEM : HS_OK;
 }
