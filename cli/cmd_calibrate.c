@@ -26,6 +26,7 @@ int hs_cmd_calibrate(int argc, char **argv)
       {"quick", false, "smaller grid (seconds instead of minutes)"},
       {"measurements-out", true, "also write the measured points here"},
       {"clock", true, "cpu backend: cpu (thread CPU time timeline, default) or wall"},
+      {"threads", true, "cpu backend: devices timed at once (default: --cluster's devices, else 2)"},
       {"o", true, "write profile.json here (default: stdout)"},
       {NULL},
   };
@@ -33,7 +34,7 @@ int hs_cmd_calibrate(int argc, char **argv)
   int npos = 0;
   int rc = hs_cli_parse(argc, argv, opts, pos, 1, &npos,
                         "usage: hetsim calibrate --microbench --backend cpu|cuda (--cluster C [--device D] | --gpu NAME)\n"
-                        "         [--quick] [--repeats N] [--measurements-out m.json] [-o profile.json]\n"
+                        "         [--quick] [--repeats N] [--threads N] [--measurements-out m.json] [-o profile.json]\n"
                         "       hetsim calibrate MEASUREMENTS.json [--dtype bf16] [-o profile.json]\n"
                         "       hetsim calibrate links   (re-fit clusters/links.json from its nccl-tests files)");
   if (rc)
@@ -98,6 +99,10 @@ int hs_cmd_calibrate(int argc, char **argv)
       goto out;
     mo.repeats = (int32_t)v;
     mo.quick = hs_cli_opt(opts, "quick") != NULL;
+    /* the CPU backend's devices run at once in a replay: time them so */
+    if ((rc = hs_cli_int(opts, "threads", oc ? c.n_devices : 2, 1, 1024, &v)))
+      goto out;
+    mo.threads = (int32_t)v;
     const hs_opt_t *ock = hs_cli_opt(opts, "clock");
     if (ock && strcmp(ock->value, "wall") != 0 && strcmp(ock->value, "cpu") != 0) {
       fprintf(stderr, "hetsim calibrate: --clock: must be cpu or wall, got \"%s\"\n", ock->value);

@@ -107,6 +107,11 @@ int hs_cmd_replay(int argc, char **argv)
     rc = 0;
     goto out;
   }
+  /* the machine's speed at calibration, for validate's speed-adjusted error */
+  if (oprof && meas.speed_probe_s > 0 &&
+      (st = hs_profile_speed_probe(oprof->value, hs_cluster_gpu(&c, 0)->name,
+                                   &meas.speed_probe_calibration_s, &err)) != HS_OK)
+    goto fail;
   hs_strlcpy(meas.model, m.name, sizeof meas.model);
   hs_strlcpy(meas.cluster, c.name, sizeof meas.cluster);
   hs_plan_describe(&plan, &m, meas.plan_summary, sizeof meas.plan_summary);

@@ -95,6 +95,49 @@ static void test_measured(void)
          " \"t0_s\": 0, \"t1_s\": 1}]}",
          "tasks[0].device");
   expect(p_measured, f, "{\"backend\": \"cpu\", \"iteration_time_s\": 1, \"tasks\": {}}", "tasks");
+  /* the speed probe (CPU replays) */
+  expect(p_measured, f, "{\"iterations_s\": [1, 2], \"speed_probe\": {}}", "speed_probe.replay_s");
+  expect(p_measured, f, "{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": -1}}",
+         "speed_probe.replay_s");
+  expect(p_measured, f,
+         "{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": 1, \"calibration_s\": 0}}",
+         "speed_probe.calibration_s");
+  expect(p_measured, f,
+         "{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": 1, \"iterations_s\": [1]}}",
+         "speed_probe.iterations_s: 1 entries, but iterations_s has 2");
+  expect(p_measured, f,
+         "{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": 1, \"iterations_s\": [1, \"x\"]}}",
+         "speed_probe.iterations_s[1]");
+  expect(p_measured, f, "{\"iterations_s\": [1, 2], \"speed_probe\": [1]}", "speed_probe");
+}
+
+/* The profile's speed probe: absent is 0, present must be a positive time. */
+static void test_profile_speed_probe(void)
+{
+  const char *path = "test_validate_badinput_profile.json";
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  double s = -1;
+  FILE *fp = fopen(path, "w");
+  CHECK(fp != NULL);
+  if (!fp)
+    return;
+  fputs("{\"gpus\": [{\"name\": \"A\", \"fit\": {\"speed_probe_s\": 0.002}},"
+        " {\"name\": \"B\", \"fit\": {\"speed_probe_s\": \"slow\"}}, {\"name\": \"C\"}]}", fp);
+  fclose(fp);
+  CHECK(hs_profile_speed_probe(path, "A", &s, &err) == HS_OK && s == 0.002);
+  CHECK(hs_profile_speed_probe(path, "C", &s, &err) == HS_OK && s == 0.0);
+  CHECK(hs_profile_speed_probe(path, "Z", &s, &err) == HS_OK && s == 0.0);
+  CHECK(hs_profile_speed_probe(path, "B", &s, &err) == HS_EINVAL);
+  CHECK_CONTAINS(err.msg, path);
+  CHECK_CONTAINS(err.msg, "gpus[1].fit.speed_probe_s");
+  CHECK_CONTAINS(err.msg, "slow");
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  CHECK(hs_profile_speed_probe("no-such-profile.json", "A", &s, &err) != HS_OK);
+  CHECK_CONTAINS(err.msg, "no-such-profile.json");
+  remove(path);
 }
 
 static void test_measurements(void)
@@ -253,6 +296,7 @@ int main(void)
 {
   HS_RUN(test_measured_minimal);
   HS_RUN(test_measured);
+  HS_RUN(test_profile_speed_probe);
   HS_RUN(test_measurements);
   HS_RUN(test_report);
   HS_RUN(test_mutations);

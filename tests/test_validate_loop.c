@@ -42,6 +42,10 @@ static void test_pipeline_loop(void)
             err.msg);
   CHECK_EQ_INT(meas.n_iterations, 7);
   CHECK(meas.iteration_time_s > 0 && isfinite(meas.iteration_time_s));
+  /* the speed probe ran around every timed iteration */
+  CHECK(meas.speed_probe_s > 0 && meas.speed_probe_iter_s != NULL);
+  for (int32_t i = 0; meas.speed_probe_iter_s && i < meas.n_iterations; i++)
+    CHECK(meas.speed_probe_iter_s[i] > 0 && isfinite(meas.speed_probe_iter_s[i]));
   hs_report_view_t v;
   view_of(&w.rep, &v);
   hs_comparison_t cmp;
@@ -260,10 +264,54 @@ static void test_tied_pair_mixed_tp(void)
   hs_model_destroy(&m);
 }
 
+/* The speed-adjusted error against closed forms: a replay whose iterations
+ * ran at twice, 2.2 and 1.8 times the calibration's probe time, each taking
+ * that many times the predicted 1 s, is exact once scaled (error 0, speed
+ * 2x), while its raw error is -50%; without per-iteration probes the median
+ * probe scales the median iteration. */
+static void test_speed_adjusted(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_report_view_t v;
+  hs_report_view_init(&v);
+  v.iteration_time_s = 1.0;
+  double it[3] = {2.0, 2.2, 1.8}, pr[3] = {0.004, 0.0044, 0.0036};
+  hs_measured_t m;
+  hs_measured_init(&m);
+  hs_strlcpy(m.mode, "plan", sizeof m.mode);
+  m.iteration_s = it;
+  m.n_iterations = 3;
+  m.iteration_time_s = 2.0;
+  m.speed_probe_s = 0.004;
+  m.speed_probe_calibration_s = 0.002;
+  m.speed_probe_iter_s = pr;
+  hs_comparison_t cmp;
+  CHECK(hs_compare(&v, &m, &cmp, &err) == HS_OK);
+  CHECK_REL(cmp.iteration_error, -0.5, 1e-12);
+  CHECK_REL(cmp.speed_ratio, 2.0, 1e-12);
+  CHECK(fabs(cmp.iteration_error_speed_adjusted) < 1e-12);
+  CHECK(cmp.verdict == HS_VERDICT_OFF); /* the verdict stays on the raw error */
+  hs_comparison_destroy(&cmp);
+  /* the median probe only: 2.0 s at 0.003 / 0.002 = 1.5x -> 1.333 s adjusted */
+  m.speed_probe_iter_s = NULL;
+  m.speed_probe_s = 0.003;
+  CHECK(hs_compare(&v, &m, &cmp, &err) == HS_OK);
+  CHECK_REL(cmp.speed_ratio, 1.5, 1e-12);
+  CHECK_REL(cmp.iteration_error_speed_adjusted, 1.0 / (2.0 / 1.5) - 1.0, 1e-12);
+  hs_comparison_destroy(&cmp);
+  /* no calibration probe: no adjustment */
+  m.speed_probe_calibration_s = 0;
+  CHECK(hs_compare(&v, &m, &cmp, &err) == HS_OK);
+  CHECK(cmp.speed_ratio == 0.0);
+  hs_comparison_destroy(&cmp);
+}
+
 int main(void)
 {
   fixture_paths();
   HS_RUN(test_calibrate_recorded);
+  HS_RUN(test_speed_adjusted);
   HS_RUN(test_pipeline_loop);
   HS_RUN(test_single_device);
   HS_RUN(test_stage_isolation);

@@ -163,6 +163,32 @@ hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *co
     out->error_lo = (pred_it - out->iterations.q3) / out->iterations.q3;
     out->error_hi = (pred_it - out->iterations.q1) / out->iterations.q1;
   }
+  /* How much slower the machine ran in the replays than at calibration:
+   * each iteration is scaled by calibration probe / the probe around it
+   * (runs without per-iteration probes by their median probe), and the
+   * adjusted error is against the median of the scaled iterations. */
+  if (pred_it > 0) {
+    size_t na = 0;
+    for (int32_t r = 0; r < n_runs; r++) {
+      const hs_measured_t *m = runs[r];
+      double cal = m->speed_probe_calibration_s;
+      if (!(m->speed_probe_s > 0 && cal > 0))
+        continue;
+      if (m->speed_probe_iter_s && m->n_iterations > 0)
+        for (int32_t i = 0; i < m->n_iterations; i++)
+          pool[na++] = m->iteration_s[i] * cal / m->speed_probe_iter_s[i];
+      else if (m->n_iterations > 0)
+        for (int32_t i = 0; i < m->n_iterations; i++)
+          pool[na++] = m->iteration_s[i] * cal / m->speed_probe_s;
+      else
+        pool[na++] = m->iteration_time_s * cal / m->speed_probe_s;
+    }
+    if (na > 0) {
+      double adj = hs__median_inplace(pool, na);
+      out->speed_ratio = med_it / adj;
+      out->iteration_error_speed_adjusted = (pred_it - adj) / adj;
+    }
+  }
   if (isnan(out->iteration_error))
     out->verdict = HS_VERDICT_NONE;
   else if (fabs(out->iteration_error) <= out->tolerance ||
@@ -303,6 +329,10 @@ void hs_comparison_print(const hs_comparison_t *c, FILE *out)
     fprintf(out, "median |error| per GEMM kernel: %.1f%%\n", 100.0 * c->gemm_median_abs_error);
   if (!isnan(c->kernel_median_abs_error))
     fprintf(out, "median |error| per kernel:      %.1f%%\n", 100.0 * c->kernel_median_abs_error);
+  if (c->speed_ratio > 0)
+    fprintf(out, "machine speed: the probe (%s) took %.2fx its calibration time during the replay; "
+            "iteration error with the prediction scaled by it: %+.1f%%\n", HS_PROBE_KERNEL,
+            c->speed_ratio, 100.0 * c->iteration_error_speed_adjusted);
   hs_comparison_print_verdict(c, out);
 }
 

@@ -81,6 +81,10 @@ cJSON *hs_comparison_to_json(const hs_comparison_t *c)
     cJSON_AddNumberToObject(j, "iteration_error_iqr_lo", c->error_lo);
     cJSON_AddNumberToObject(j, "iteration_error_iqr_hi", c->error_hi);
   }
+  if (c->speed_ratio > 0) {
+    cJSON_AddNumberToObject(j, "speed_ratio", c->speed_ratio);
+    cJSON_AddNumberToObject(j, "iteration_error_speed_adjusted", c->iteration_error_speed_adjusted);
+  }
   cJSON_AddNumberToObject(j, "runs", c->n_runs);
   const hs_spread_t *sp[2] = {&c->iterations, &c->run_medians};
   const char *sk[2] = {"iterations", "run_medians"};

@@ -79,6 +79,14 @@ typedef struct hs_measured {
    * has_breakdown false when the record has none */
   bool has_breakdown;
   double compute_s, comm_exposed_s, idle_s;
+  /* CPU replay: the speed probe's median during the replay and during the
+   * calibration of the profile it ran with (0 = not measured / no profile
+   * probe). Their ratio is how much slower the machine ran in the replay
+   * than when it was calibrated (hs_compare: the speed-adjusted error). */
+  double speed_probe_s, speed_probe_calibration_s;
+  /* per timed iteration: the probe around it (mean of the samples just
+   * before and after, over the threads); owned, NULL or n_iterations long */
+  double *speed_probe_iter_s;
 } hs_measured_t;
 
 void hs_measured_init(hs_measured_t *m);
@@ -183,6 +191,8 @@ typedef struct hs_measurements {
   hs_mb_source_t sources[HS_MB_SOURCES_MAX];
   int32_t n_sources;
   char retrieved[16];     /* when published points were read (YYYY-MM-DD); "" = measured here */
+  double speed_probe_s;   /* CPU backend: the speed probe's median during the run
+                           * (HS_PROBE_KERNEL, every thread at once); 0 = none */
   uint32_t applies;       /* HS_FIT_* bits the GPU catalog takes from this fit; 0 = all */
   /* How the points determine the model ("gemm_fit"/"mem_fit" in the file):
    * false = a sweep of sizes, fitted as a line (launch and slope); true =
@@ -238,13 +248,16 @@ void hs_measurements_set_gpu(hs_measurements_t *m, const hs_gpu_t *g);
 
 typedef struct hs_microbench_opts {
   int32_t repeats;        /* timed runs per point (median), default 5 */
-  int32_t threads;        /* CPU: virtual devices for p2p points (default 2) */
+  int32_t threads;        /* CPU: virtual devices replayed at once (default 2): the
+                           * GEMM grid and memory loop run on that many threads
+                           * together (at most one per core), p2p points on two */
   bool quick;             /* smaller grid (tests) */
   hs_clock_t clock;       /* CPU backend: as hs_replay_opts_t (default HS_CLOCK_CPU) */
 } hs_microbench_opts_t;
 void hs_microbench_opts_init(hs_microbench_opts_t *o);
-/* CPU microbenchmarks: sgemm over a shape grid, memory-bound loops over sizes,
- * copies between two threads' buffers over message sizes. */
+/* CPU microbenchmarks: sgemm over a shape grid and memory-bound loops over
+ * sizes, each point timed on o->threads threads at once (a point's time is
+ * their mean), then copies between two threads' buffers over message sizes. */
 hs_status_t hs_microbench_cpu(const hs_microbench_opts_t *o, hs_measurements_t *out, hs_error_t *err);
 /* CUDA microbenchmarks (cuBLAS GEMM grid per dtype, device memory copies,
  * host-device copies; NCCL p2p/all-reduce with two or more ranks). */
@@ -292,6 +305,11 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
 /* Profile JSON that hs_profile_apply_file reads, with the fit quality under
  * "fit". */
 struct cJSON *hs_profile_to_json(const hs_measurements_t *ms, const hs_fit_t *f);
+/* The speed probe's calibration time in profile `path` for GPU `gpu`
+ * (gpus[].fit.speed_probe_s); *probe_s = 0 when the entry has none. A
+ * present but invalid value is HS_EINVAL naming the file and the field. */
+hs_status_t hs_profile_speed_probe(const char *path, const char *gpu, double *probe_s,
+                                   hs_error_t *err);
 
 /* ---- compare --------------------------------------------------------------------- */
 
@@ -344,6 +362,12 @@ typedef struct hs_comparison {
   /* (predicted - q3)/q3 .. (predicted - q1)/q1 of the pooled iterations */
   double error_lo, error_hi;
   double tolerance;         /* relative; the verdict's */
+  /* machine speed (CPU replays whose profile carries the speed probe): the
+   * median over runs of replay probe / calibration probe, and the iteration
+   * error with the prediction scaled by it; speed_ratio 0 when unknown.
+   * The verdict stays on the unscaled error. */
+  double speed_ratio;
+  double iteration_error_speed_adjusted;
   hs_verdict_t verdict;     /* ok: |iteration_error| <= tolerance or the
                              * prediction inside the measured IQR; none: no
                              * prediction */

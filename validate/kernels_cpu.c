@@ -54,3 +54,16 @@ void hs__cpu_stream(float *dst, const float *src, size_t n)
   for (size_t i = 0; i < n; i++)
     dst[i] = src[i] * 0.5f + 1.0f;
 }
+
+double hs__cpu_probe_s(const float *a, const float *b, float *c, double (*clock)(void))
+{
+  hs__cpu_gemm(HS_PROBE_DIM, HS_PROBE_DIM, HS_PROBE_DIM, a, b, c); /* warm */
+  int reps = 0;
+  double t0 = clock(), dt = 0.0;
+  do {
+    hs__cpu_gemm(HS_PROBE_DIM, HS_PROBE_DIM, HS_PROBE_DIM, a, b, c);
+    reps++;
+    dt = clock() - t0;
+  } while (dt < 2e-3 && reps < (1 << 16));
+  return dt / reps;
+}

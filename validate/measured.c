@@ -20,6 +20,7 @@ void hs_measured_destroy(hs_measured_t *m)
   if (!m)
     return;
   free(m->iteration_s);
+  free(m->speed_probe_iter_s);
   free(m->stages);
   free(m->kernels);
   free(m->tasks);

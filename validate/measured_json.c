@@ -8,7 +8,8 @@
  *    "kernels": [{"exec", "stage", "op", "kind", "phase", "recompute", "flops", "bytes",
  *                 "predicted_s", "measured_s"}],
  *    "tasks": [{"name", "exec", "device", "stage", "mb", "chunk", "t0_s", "t1_s",
- *               "predicted_s", "bytes"}]}
+ *               "predicted_s", "bytes"}],
+ *    "speed_probe": {"kernel", "replay_s", "calibration_s", "iterations_s": [...]}}
  *
  * Tasks carry the simulator's identities (hs_taskgraph.h). Output order is
  * the record's order, so the same record gives the same bytes.
@@ -19,7 +20,7 @@
  * "comm_exposed_s", "idle_s" (docs/validation.md has the schema).
  */
 #include "hs_json.h"
-#include "hs_validate.h"
+#include "validate_internal.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -78,6 +79,18 @@ cJSON *hs_measured_to_json(const hs_measured_t *m)
     cJSON_AddNumberToObject(j, "comm_exposed_s", m->comm_exposed_s);
     cJSON_AddNumberToObject(j, "idle_s", m->idle_s);
   }
+  if (m->speed_probe_s > 0) {
+    cJSON *pr = cJSON_AddObjectToObject(j, "speed_probe");
+    if (pr) {
+      cJSON_AddStringToObject(pr, "kernel", HS_PROBE_KERNEL);
+      cJSON_AddNumberToObject(pr, "replay_s", m->speed_probe_s);
+      if (m->speed_probe_calibration_s > 0)
+        cJSON_AddNumberToObject(pr, "calibration_s", m->speed_probe_calibration_s);
+      if (m->speed_probe_iter_s)
+        hs_json_add(pr, "iterations_s",
+                    cJSON_CreateDoubleArray(m->speed_probe_iter_s, m->n_iterations));
+    }
+  }
   cJSON *ts = cJSON_AddArrayToObject(j, "tasks");
   for (int32_t i = 0; ts && i < m->n_tasks; i++) {
     const hs_meas_task_t *t = &m->tasks[i];
@@ -116,7 +129,9 @@ hs_status_t hs_measured_parse(const char *text, const char *file, hs_measured_t 
   static const char *const known[] = {"backend", "model", "cluster", "device", "plan", "mode",
                                       "iteration_time_s", "iterations_s", "stages", "kernels",
                                       "tasks", "source", "compute_s", "comm_exposed_s",
-                                      "idle_s", NULL};
+                                      "idle_s", "speed_probe", NULL};
+  static const char *const kprobe[] = {"kernel", "replay_s", "calibration_s", "iterations_s",
+                                       NULL};
   static const char *const kstage[] = {"pipeline", "stage", "fwd_s", "bwd_s", "predicted_fwd_s",
                                        "predicted_bwd_s", NULL};
   static const char *const kkern[] = {"exec", "stage", "op", "kind", "phase", "recompute", "flops",
@@ -167,6 +182,35 @@ hs_status_t hs_measured_parse(const char *text, const char *file, hs_measured_t 
     HS_CHECK(hs_json_number(&r, j, "", "comm_exposed_s", true, 0, HS_JNUM_NONNEG, 1e9,
                             &out->comm_exposed_s));
     HS_CHECK(hs_json_number(&r, j, "", "idle_s", true, 0, HS_JNUM_NONNEG, 1e9, &out->idle_s));
+  }
+  const cJSON *pr = NULL;
+  HS_CHECK(hs_json_object(&r, j, "", "speed_probe", false, &pr));
+  if (pr) {
+    hs_json_warn_unknown(&r, pr, "speed_probe", kprobe);
+    HS_CHECK(hs_json_number(&r, pr, "speed_probe", "replay_s", true, 0, HS_JNUM_POSITIVE, 1e3,
+                            &out->speed_probe_s));
+    HS_CHECK(hs_json_number(&r, pr, "speed_probe", "calibration_s", false, 0, HS_JNUM_POSITIVE,
+                            1e3, &out->speed_probe_calibration_s));
+    const cJSON *pa = NULL;
+    int np = 0;
+    HS_CHECK(hs_json_array(&r, pr, "speed_probe", "iterations_s", false, &pa, &np));
+    if (pa && np != out->n_iterations)
+      HS_FAIL(hs_error_set(err, HS_EINVAL,
+                           "%s: speed_probe.iterations_s: %d entries, but iterations_s has %d",
+                           file, np, out->n_iterations));
+    if (pa) {
+      out->speed_probe_iter_s = hs_calloc((size_t)np + 1, sizeof(double));
+      if (!out->speed_probe_iter_s)
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+      int q = 0;
+      for (const cJSON *e = pa->child; e; e = e->next, q++) {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble > 0) || e->valuedouble > 1e3)
+          HS_FAIL(hs_error_set(err, HS_EINVAL,
+                               "%s: speed_probe.iterations_s[%d]: must be a positive number of "
+                               "seconds (<= 1000)", file, q));
+        out->speed_probe_iter_s[q] = e->valuedouble;
+      }
+    }
   }
   HS_CHECK(hs_json_array(&r, j, "", "stages", false, &arr, &n));
   if (n > MAX_ITEMS)

@@ -9,7 +9,10 @@
  *               {"kind": "mem", "bytes": 1e9, "s": 3.6e-4},
  *               {"kind": "p2p", "bytes": 1e6, "s": 1.1e-5, "ranks": 2}]}
  *
- * A GEMM point without "flops" gets 2·m·n·k.
+ * A GEMM point without "flops" gets 2·m·n·k. The CPU microbenchmarks add
+ * "speed_probe_s": the speed probe's median over the run (HS_PROBE_KERNEL
+ * on every thread at once), which the profile's "fit" carries on to the
+ * replay (docs/validation.md, "Machine speed").
  *
  * Published points (clusters/calibration/<GPU>.json) say where each point
  * comes from: "sources": [{"id": "xla-sm90", "ref": "repo@commit path or URL",
@@ -32,9 +35,10 @@
  * (FlashAttention's FLOP count); all five fields required.
  */
 #include "hs_json.h"
-#include "hs_validate.h"
+#include "validate_internal.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +75,8 @@ cJSON *hs_measurements_to_json(const hs_measurements_t *m)
   cJSON_AddNumberToObject(j, "mem_bw_GBps", m->mem_bw_GBps);
   if (m->retrieved[0])
     cJSON_AddStringToObject(j, "retrieved", m->retrieved);
+  if (m->speed_probe_s > 0)
+    cJSON_AddNumberToObject(j, "speed_probe_s", m->speed_probe_s);
   if (m->gemm_fit_max || m->gemm_fit_shape)
     cJSON_AddStringToObject(j, "gemm_fit", m->gemm_fit_max ? "max" : "shape");
   if (m->mem_fit_max)
@@ -171,7 +177,8 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
 {
   static const char *const known[] = {"gpu", "backend", "device", "peak_tflops", "mem_bw_GBps",
                                       "points", "description", "sources", "retrieved", "applies",
-                                      "gemm_fit", "mem_fit", "mem_eff_source", "gemm_sustained_source", NULL};
+                                      "gemm_fit", "mem_fit", "mem_eff_source", "gemm_sustained_source",
+                                      "speed_probe_s", NULL};
   static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us",
                                           "gemm_out_k", "", "gemm_sustained_eff"};
   static const char *const kpt[] = {"kind", "dtype", "m", "n", "k", "flops", "bytes", "ranks", "s",
@@ -199,6 +206,8 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
   }
   HS_CHECK(hs_json_number(&r, j, "", "mem_bw_GBps", true, 0, HS_JNUM_POSITIVE, 1e9,
                           &out->mem_bw_GBps));
+  HS_CHECK(hs_json_number(&r, j, "", "speed_probe_s", false, 0, HS_JNUM_POSITIVE, 1e3,
+                          &out->speed_probe_s));
   HS_CHECK(hs_json_string(&r, j, "", "retrieved", false, "", out->retrieved, sizeof out->retrieved));
   if (out->retrieved[0] && (strlen(out->retrieved) != 10 || !date_ok(out->retrieved)))
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: retrieved: must be a date YYYY-MM-DD, got \"%s\"",
@@ -432,6 +441,36 @@ cJSON *hs_profile_to_json(const hs_measurements_t *ms, const hs_fit_t *f)
       cJSON_AddNumberToObject(fit, "p2p_r2", f->p2p_r2);
       cJSON_AddNumberToObject(fit, "p2p_median_rel_err", f->p2p_median_rel_err);
     }
+    if (ms->speed_probe_s > 0) {
+      cJSON_AddStringToObject(fit, "speed_probe", HS_PROBE_KERNEL);
+      cJSON_AddNumberToObject(fit, "speed_probe_s", ms->speed_probe_s);
+    }
   }
   return j;
+}
+
+hs_status_t hs_profile_speed_probe(const char *path, const char *gpu, double *probe_s,
+                                   hs_error_t *err)
+{
+  cJSON *j = NULL;
+  *probe_s = 0.0;
+  hs_status_t st = hs_json_load_file(path, &j, err);
+  if (st != HS_OK)
+    return st;
+  const char *file = hs_basename(path);
+  hs_jreader_t r = {file, err};
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "gpus");
+  int k = 0;
+  for (const cJSON *e = cJSON_IsArray(arr) ? arr->child : NULL; e; e = e->next, k++) {
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+    const cJSON *fit = cJSON_GetObjectItemCaseSensitive(e, "fit");
+    if (!cJSON_IsString(name) || strcmp(name->valuestring, gpu) != 0 || !cJSON_IsObject(fit))
+      continue;
+    char p[64];
+    snprintf(p, sizeof p, "gpus[%d].fit", k);
+    st = hs_json_number(&r, fit, p, "speed_probe_s", false, 0, HS_JNUM_POSITIVE, 1e3, probe_s);
+    break;
+  }
+  hs_json_free(j);
+  return st;
 }

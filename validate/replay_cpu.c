@@ -73,6 +73,9 @@ typedef struct worker {
   double vt;               /* cpu clock: this device's timeline (s from iteration start) */
   double mark_wall, mark_cpu;
   double *end_vt;          /* cpu clock: per iteration, when this device finished */
+  float *probe_buf;        /* the speed probe's operands (3 x HS_PROBE_FLOATS) */
+  double *probe_s;         /* its samples: before each iteration and after the last */
+  int32_t n_probe;
 } worker_t;
 
 struct run {
@@ -363,7 +366,11 @@ static void *worker_main(void *arg)
   pthread_mutex_unlock(&r->gate_mu);
   if (go < 0)
     return NULL;
+  double (*clock)(void) = r->cpu_clock ? hs__thread_cpu_s : hs__clock_s;
+  float *pa = w->probe_buf, *pb = pa + HS_PROBE_FLOATS, *pc = pb + HS_PROBE_FLOATS;
   for (int32_t it = 0; it < r->n_iter_total; it++) {
+    /* the speed probe, every thread at once, outside the timed iteration */
+    w->probe_s[w->n_probe++] = hs__cpu_probe_s(pa, pb, pc, clock);
     /* worker 0 resets the counters between the end and start barriers */
     if (w == &r->w[0])
       reset_need(r);
@@ -377,6 +384,7 @@ static void *worker_main(void *arg)
     if (w == &r->w[0])
       r->t_end[it] = hs__clock_s();
   }
+  w->probe_s[w->n_probe++] = hs__cpu_probe_s(pa, pb, pc, clock);
   return NULL;
 }
 
@@ -532,6 +540,11 @@ hs_status_t hs_replay_cpu(const hs_taskgraph_t *tg, const hs_model_t *m, const h
       w->dst = fbuf(stream_n);
       w->coll = fbuf(coll_n);
       w->end_vt = hs_calloc((size_t)r.n_iter_total, sizeof(double));
+      w->probe_buf = fbuf(3 * HS_PROBE_FLOATS);
+      w->probe_s = hs_calloc((size_t)r.n_iter_total + 1, sizeof(double));
+      if (!w->probe_buf || !w->probe_s)
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory for replay buffers"));
+      hs__cpu_fill(w->probe_buf, 2 * HS_PROBE_FLOATS);
       if (!w->end_vt || !w->a || !w->b || !w->c || !w->src || !w->dst || !w->coll)
         HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory for replay buffers"));
       hs__cpu_fill(w->a, gemm_n);
@@ -619,6 +632,29 @@ hs_status_t hs_replay_cpu(const hs_taskgraph_t *tg, const hs_model_t *m, const h
       if (r.w[k].task_iter[t] == med_it)
         out->tasks[out->n_tasks++] = r.w[k].tasks[t];
   }
+  /* the speed probe: the median over every thread's samples, and per timed
+   * iteration the mean of the samples around it */
+  {
+    double *all = hs_calloc((size_t)r.n_w * ((size_t)r.n_iter_total + 1), sizeof(double));
+    out->speed_probe_iter_s = hs_calloc((size_t)o->iterations, sizeof(double));
+    if (!all || !out->speed_probe_iter_s) {
+      free(all);
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+    }
+    size_t na = 0;
+    for (int32_t k = 0; k < r.n_w; k++)
+      for (int32_t q = 0; q < r.w[k].n_probe; q++)
+        all[na++] = r.w[k].probe_s[q];
+    out->speed_probe_s = hs_median(all, na);
+    free(all);
+    for (int32_t i = 0; i < o->iterations; i++) {
+      int32_t it = o->warmup + i;
+      double sum = 0.0;
+      for (int32_t k = 0; k < r.n_w; k++)
+        sum += 0.5 * (r.w[k].probe_s[it] + r.w[k].probe_s[it + 1]);
+      out->speed_probe_iter_s[i] = sum / r.n_w;
+    }
+  }
   if (hs__measured_aggregate(tg, ks, n_ks, is, n_is, out) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   hs_strlcpy(out->backend, "cpu", sizeof out->backend);
@@ -646,6 +682,8 @@ cleanup:
     free(w->tasks);
     free(w->task_iter);
     free(w->end_vt);
+    free(w->probe_buf);
+    free(w->probe_s);
   }
   free(r.w);
   for (int32_t e = 0; r.xs && e < tg->n_execs; e++) {

@@ -20,6 +20,16 @@ void hs__cpu_blas_init(void);
 /* Fills v with non-zero values (reference BLAS skips zero multiplicands). */
 void hs__cpu_fill(float *v, size_t n);
 
+/* The speed probe: one fixed GEMM, timed by calibration (between its grid
+ * points) and by the replay (before each iteration) on every device thread
+ * at once, so validate can say how fast the machine ran during each. */
+#define HS_PROBE_DIM 128
+#define HS_PROBE_FLOATS ((size_t)HS_PROBE_DIM * HS_PROBE_DIM)
+#define HS_PROBE_KERNEL "sgemm 128x128x128 fp32"
+/* Seconds per probe GEMM on `clock`, over a run of >= 2 ms; a, b, c hold
+ * HS_PROBE_FLOATS floats each (a and b filled). */
+double hs__cpu_probe_s(const float *a, const float *b, float *c, double (*clock)(void));
+
 /* A weighted (1/t^2: relative errors) least-squares line t = a + b x. */
 typedef struct hs_line_fit {
   double a, b;
