@@ -38,6 +38,24 @@ expect 0 "$H" validate --report "$tmp/report.json" --measured "$tmp/measured.jso
 has "$tmp/out" "iteration"
 has "$tmp/out" "kernels gemm"
 has "$tmp/out" "stage 0.1 bwd / mb"
+# the speed probe: in the profile, around each of the 7 replayed iterations,
+# and the comparison's speed-adjusted error
+has "$tmp/out" "machine speed: the probe (sgemm 128x128x128 fp32)"
+python3 - "$tmp/prof.json" "$tmp/measured.json" "$tmp/cmp.json" <<'P' && ok || bad "speed probe"
+import json, math, sys
+prof, meas, cmp = (json.load(open(p)) for p in sys.argv[1:4])
+cal = prof["gpus"][0]["fit"]["speed_probe_s"]
+sp = meas["speed_probe"]
+assert cal > 0 and sp["calibration_s"] == cal and sp["replay_s"] > 0, (cal, sp)
+assert len(sp["iterations_s"]) == len(meas["iterations_s"]) == 7, sp
+# the adjusted error, recomputed from the record: the median of the
+# iterations scaled by calibration / probe around each
+adj = sorted(t * cal / p for t, p in zip(meas["iterations_s"], sp["iterations_s"]))[3]
+want = (json.load(open(sys.argv[1].replace("prof.json", "report.json")))["iteration_time_s"] - adj) / adj
+assert math.isclose(cmp["iteration_error_speed_adjusted"], want, rel_tol=1e-9, abs_tol=1e-12), (cmp, want)
+P
+expect 2 "$H" calibrate --microbench --backend cpu --cluster "$D/cpu2.json" --threads 0
+has "$tmp/err" "--threads"
 python3 - "$tmp/cmp.json" "$tmp/both.json" <<'P' && ok || bad "comparison or trace"
 import json, sys
 c = json.load(open(sys.argv[1]))
