@@ -228,10 +228,15 @@ int hs_cmd_validate(int argc, char **argv)
       goto fail;
   }
   if (!json) {
-    if (runs[0].backend[0])
+    if (runs[0].backend[0]) {
+      /* the CPU replay's device already starts with "cpu: " */
+      const char *dev = runs[0].device;
+      size_t nb = strlen(runs[0].backend);
+      if (strncmp(dev, runs[0].backend, nb) == 0 && dev[nb] == ':' && dev[nb + 1] == ' ')
+        dev += nb + 2;
       printf("measured        %s on %s (%s: %s), %s\n", runs[0].model, runs[0].cluster,
-             runs[0].backend, runs[0].device, runs[0].mode);
-    else
+             runs[0].backend, dev, runs[0].mode);
+    } else
       printf("measured        %s (iterations only)\n", ome->value);
     if (!orp)
       printf("(no --report: predictions are the per-kernel sums recorded by replay)\n");
