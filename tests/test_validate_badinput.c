@@ -95,20 +95,20 @@ static void test_measured(void)
          " \"t0_s\": 0, \"t1_s\": 1}]}",
          "tasks[0].device");
   expect(p_measured, f, "{\"backend\": \"cpu\", \"iteration_time_s\": 1, \"tasks\": {}}", "tasks");
-  /* the speed probe (CPU replays) */
-  expect(p_measured, f, "{\"iterations_s\": [1, 2], \"speed_probe\": {}}", "speed_probe.replay_s");
-  expect(p_measured, f, "{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": -1}}",
-         "speed_probe.replay_s");
-  expect(p_measured, f,
-         "{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": 1, \"calibration_s\": 0}}",
-         "speed_probe.calibration_s");
-  expect(p_measured, f,
-         "{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": 1, \"iterations_s\": [1]}}",
-         "speed_probe.iterations_s: 1 entries, but iterations_s has 2");
-  expect(p_measured, f,
-         "{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": 1, \"iterations_s\": [1, \"x\"]}}",
-         "speed_probe.iterations_s[1]");
-  expect(p_measured, f, "{\"iterations_s\": [1, 2], \"speed_probe\": [1]}", "speed_probe");
+  /* the speed probe (CPU replays): {record, what the message must name} */
+  static const char *const probe[][2] = {
+      {"{\"iterations_s\": [1, 2], \"speed_probe\": {}}", "speed_probe.replay_s"},
+      {"{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": -1}}", "speed_probe.replay_s"},
+      {"{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": 1, \"calibration_s\": 0}}",
+       "speed_probe.calibration_s"},
+      {"{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": 1, \"iterations_s\": [1]}}",
+       "speed_probe.iterations_s: 1 entries, but iterations_s has 2"},
+      {"{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": 1, \"iterations_s\": [1, \"x\"]}}",
+       "speed_probe.iterations_s[1]"},
+      {"{\"iterations_s\": [1, 2], \"speed_probe\": [1]}", "speed_probe"},
+  };
+  for (size_t i = 0; i < sizeof probe / sizeof probe[0]; i++)
+    expect(p_measured, f, probe[i][0], probe[i][1]);
 }
 
 /* The profile's speed probe: absent is 0, present must be a positive time. */

@@ -8,10 +8,12 @@
  *
  * The GEMM and memory points run on one thread per virtual device at once
  * (at most one per core), because that is how the replay runs them: two
- * pipeline stages compute together, sharing the cores' caches, memory
- * bandwidth and, on a machine whose cores are SMT siblings, the FMA units.
- * Timed alone, one thread beside a CPU hog calibrated 1.4x faster than the
- * two replay threads then ran (CI, 2026-11-28: 4 of 5 rounds -26% to -31%).
+ * pipeline stages compute together, sharing the machine's caches and memory
+ * bandwidth (and, where cores are SMT siblings, their execution units). A
+ * speed probe (HS_PROBE_KERNEL) between consecutive points scales each point
+ * to one reference speed (below): CI's run of 2026-11-28 had 4 of 5 rounds
+ * predicted 26-31% under the replay because the machine ran slower while
+ * replaying than while calibrating.
  */
 #include "validate_internal.h"
 
