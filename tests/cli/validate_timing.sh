@@ -10,10 +10,12 @@
 # probe (docs/validation.md, "Machine speed") times the same GEMM on every
 # device thread during the calibration and around each replayed iteration;
 # scaled by it, the same 40 rounds had errors from -12.7% to +16.4% (median
-# -2.4%, IQR -4.7% to +1.3%). Idle, the replay's speed follows the probe
+# -2.4%, IQR -4.7% to +1.3%). Idle, the replay's speed followed the probe
 # less closely (8 rounds of 5 iterations: -8.5% to +33.5%), so the bench
 # replays 20 iterations (8 idle rounds: -7.3% to +15.7%; 6 beside a hog:
-# -5.3% to +7.3%). The accuracy claim is on the speed-adjusted error: the
+# -5.3% to +7.3%), and the replay's probe now runs right after each
+# thread's work instead of after the end barrier (8 idle rounds: -4.5% to
+# +1.2%; 6 beside a hog: -4.9% to +6.1%). The accuracy claim is on the speed-adjusted error: the
 # median of the 5 rounds within 20% and every round within 40%; and every
 # plain prediction within a factor of 3 either way (uncalibrated the loop
 # is 10x off).
