@@ -74,7 +74,7 @@ typedef struct worker {
   double mark_wall, mark_cpu;
   double *end_vt;          /* cpu clock: per iteration, when this device finished */
   float *probe_buf;        /* the speed probe's operands (3 x HS_PROBE_FLOATS) */
-  double *probe_s;         /* its samples: before each iteration and after the last */
+  double *probe_s;         /* its samples: before the first iteration and after each */
   int32_t n_probe;
 } worker_t;
 
@@ -370,10 +370,11 @@ static void *worker_main(void *arg)
   float *pa = w->probe_buf, *pb = pa + HS_PROBE_FLOATS, *pc = pb + HS_PROBE_FLOATS;
   /* The speed probe: once before the first iteration and once after each,
    * every thread at once, never inside a timed span. With the CPU clock it
-   * runs right after the thread's own work, before the end barrier: a probe
-   * after sleeping in the barrier timed an idle machine's cold core (idle
-   * rounds leaned +8% to +14% in the speed-adjusted error). The wall clock
-   * times up to the end barrier, so there it runs after it. */
+   * runs right after the thread's own work, before the end barrier: taken
+   * after sleeping in that barrier it read an idle machine slower than its
+   * work ran (8 idle rounds: speed-adjusted error +7.9% in the median, and
+   * -0.7% once moved here). The wall clock times up to the end barrier, so
+   * there it runs after it. */
   w->probe_s[w->n_probe++] = hs__cpu_probe_s(pa, pb, pc, clock);
   for (int32_t it = 0; it < r->n_iter_total; it++) {
     /* worker 0 resets the counters between the end and start barriers */
