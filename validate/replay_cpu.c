@@ -370,11 +370,11 @@ static void *worker_main(void *arg)
   float *pa = w->probe_buf, *pb = pa + HS_PROBE_FLOATS, *pc = pb + HS_PROBE_FLOATS;
   /* The speed probe: once before the first iteration and once after each,
    * every thread at once, never inside a timed span. With the CPU clock it
-   * runs right after the thread's own work, before the end barrier: taken
-   * after sleeping in that barrier it read an idle machine slower than its
-   * work ran (8 idle rounds: speed-adjusted error +7.9% in the median, and
-   * -0.7% once moved here). The wall clock times up to the end barrier, so
-   * there it runs after it. */
+   * runs right after the thread's own work, before the end barrier, where
+   * the core has just done the work it stands for (taken after sleeping in
+   * that barrier, 8 idle rounds leaned +7.9% in the median; here, 16 idle
+   * rounds had medians +3.9% and -0.4%, docs/validation.md). The wall
+   * clock times up to the end barrier, so there it runs after it. */
   w->probe_s[w->n_probe++] = hs__cpu_probe_s(pa, pb, pc, clock);
   for (int32_t it = 0; it < r->n_iter_total; it++) {
     /* worker 0 resets the counters between the end and start barriers */

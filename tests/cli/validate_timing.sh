@@ -14,8 +14,9 @@
 # less closely (8 rounds of 5 iterations: -8.5% to +33.5%), so the bench
 # replays 20 iterations (8 idle rounds: -7.3% to +15.7%; 6 beside a hog:
 # -5.3% to +7.3%), and the replay's probe now runs right after each
-# thread's work instead of after the end barrier (8 idle rounds: -4.5% to
-# +1.2%; 6 beside a hog: -4.9% to +6.1%). The accuracy claim is on the speed-adjusted error: the
+# thread's work instead of after the end barrier (8 rounds beside a hog:
+# -4.5% to +1.2%; 16 idle rounds: medians +3.9% and -0.4%, single rounds
+# -7.3% to +33.8%). The accuracy claim is on the speed-adjusted error: the
 # median of the 5 rounds within 20% and every round within 40%; and every
 # plain prediction within a factor of 3 either way (uncalibrated the loop
 # is 10x off).
