@@ -150,6 +150,11 @@ static void test_measurements(void)
          "peak_tflops.bf16");
   snprintf(buf, sizeof buf, "%s\"points\": [{\"kind\": \"warp\", \"s\": 1}]}", head);
   expect(p_measurements, f, buf, "points[0].kind");
+  /* the CPU microbenchmarks' speed probe: a positive time */
+  snprintf(buf, sizeof buf, "%s\"speed_probe_s\": 0, \"points\": []}", head);
+  expect(p_measurements, f, buf, "speed_probe_s");
+  snprintf(buf, sizeof buf, "%s\"speed_probe_s\": \"fast\", \"points\": []}", head);
+  expect(p_measurements, f, buf, "\"fast\"");
   snprintf(buf, sizeof buf, "%s\"points\": [{\"kind\": \"gemm\", \"m\": 0, \"n\": 1, \"k\": 1, \"s\": 1}]}", head);
   expect(p_measurements, f, buf, "points[0].m");
   snprintf(buf, sizeof buf, "%s\"points\": [{\"kind\": \"gemm\", \"dtype\": \"fp4\", \"m\": 1, \"n\": 1, \"k\": 1, \"s\": 1}]}", head);
