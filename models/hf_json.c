@@ -178,7 +178,7 @@ static hs_status_t read_act(const hs_jreader_t *r, const cJSON *root, const char
   } acts[] = {
       {"gelu", HS_ACT_GELU},      {"gelu_new", HS_ACT_GELU},  {"gelu_fast", HS_ACT_GELU},
       {"gelu_pytorch_tanh", HS_ACT_GELU}, {"quick_gelu", HS_ACT_GELU}, {"silu", HS_ACT_GELU},
-      {"swish", HS_ACT_GELU},     {"relu", HS_ACT_RELU},
+      {"swish", HS_ACT_GELU},     {"relu", HS_ACT_RELU},      {"relu2", HS_ACT_RELU2},
   };
   char buf[64];
   hs_status_t st = present(root, key) ? hs_json_string(r, root, "", key, false, def, buf, sizeof buf)
@@ -192,7 +192,7 @@ static hs_status_t read_act(const hs_jreader_t *r, const cJSON *root, const char
     }
   return hs_error_set(r->err, HS_EUNSUPPORTED,
                       "%s: %s: unsupported activation \"%s\" (supported: gelu, gelu_new, gelu_fast, "
-                      "gelu_pytorch_tanh, quick_gelu, silu, swish, relu)",
+                      "gelu_pytorch_tanh, quick_gelu, silu, swish, relu, relu2)",
                       r->file, key, buf);
 }
 

@@ -120,10 +120,11 @@ typedef struct hs_op {
 } hs_op_t;
 
 typedef enum { HS_ARCH_DECODER, HS_ARCH_ENCODER } hs_arch_t;
-typedef enum { HS_ACT_GELU, HS_ACT_SWIGLU, HS_ACT_RELU } hs_act_t;
+/* HS_ACT_RELU2: squared ReLU, relu(x)^2 (Primer, So et al. 2021; Nemotron-4). */
+typedef enum { HS_ACT_GELU, HS_ACT_SWIGLU, HS_ACT_RELU, HS_ACT_RELU2 } hs_act_t;
 typedef enum { HS_NORM_LAYERNORM, HS_NORM_RMSNORM } hs_norm_t;
 
-/* Names used in model files: "decoder"/"encoder", "gelu"/"swiglu"/"relu",
+/* Names used in model files: "decoder"/"encoder", "gelu"/"swiglu"/"relu"/"relu2",
  * "layernorm"/"rmsnorm". Parsers return HS_EINVAL for unknown strings. */
 const char *hs_arch_name(hs_arch_t a);
 const char *hs_act_name(hs_act_t a);

@@ -25,7 +25,7 @@ static const char *const tp_split_names[] = {"replicate", "column", "row",
 static const char *const shard_names[HS_SHARD__COUNT] = {"batch",   "out",     "in",
                                                          "heads",   "experts", "vocab"};
 static const char *const arch_names[] = {"decoder", "encoder"};
-static const char *const act_names[] = {"gelu", "swiglu", "relu"};
+static const char *const act_names[] = {"gelu", "swiglu", "relu", "relu2"};
 static const char *const norm_names[] = {"layernorm", "rmsnorm"};
 
 static hs_status_t parse_name(const char *s, const char *const *names, int n, int *out)

@@ -49,6 +49,7 @@ const hs__cfg_fields_t hs__cfg_fields_plain = {
 #define GELU_FLOPS_PER_ELEM 8.0
 #define SWIGLU_FLOPS_PER_ELEM 5.0
 #define RELU_FLOPS_PER_ELEM 1.0
+#define RELU2_FLOPS_PER_ELEM 2.0 /* max(x, 0), then its square */
 #define SOFTMAX_CE_FLOPS_PER_ELEM 5.0
 /* Dropout masks are bytes whatever the dtype; the cross-entropy keeps its
  * softmax in fp32 (Korthikanti et al. count 4·s·b·v/t for it). */
@@ -105,7 +106,7 @@ static hs_status_t check_cfg(const hs_transformer_cfg_t *c, const char *file,
                          (long long)c->seq_len));
   if ((unsigned)c->arch > HS_ARCH_ENCODER)
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: arch: unknown value %d", file, (int)c->arch));
-  if ((unsigned)c->act > HS_ACT_RELU)
+  if ((unsigned)c->act > HS_ACT_RELU2)
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: act: unknown value %d", file, (int)c->act));
   if ((unsigned)c->norm > HS_NORM_RMSNORM)
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: norm: unknown value %d", file, (int)c->norm));
@@ -215,6 +216,7 @@ static double act_flops_per_elem(hs_act_t act)
   switch (act) {
   case HS_ACT_SWIGLU: return SWIGLU_FLOPS_PER_ELEM;
   case HS_ACT_RELU: return RELU_FLOPS_PER_ELEM;
+  case HS_ACT_RELU2: return RELU2_FLOPS_PER_ELEM;
   default: return GELU_FLOPS_PER_ELEM;
   }
 }
@@ -284,7 +286,16 @@ static hs_status_t add_dense_ffn(builder_t *b, const dims_t *g, int64_t l)
   if (!(op = push(b, HS_OP_ELEMENTWISE, l, "act")))
     return HS_EINTERNAL;
   set_membound(op, g, s * g->f, s * g->fn, act_flops_per_elem(c->act));
-  set_saved(op, s * g->fn * g->d, true); /* GELU 2·s·f, SwiGLU 4·s·f at 2 bytes */
+  if (c->act == HS_ACT_RELU2) {
+    /* two kernels, as every framework of the kernel presets runs it:
+     * Megatron-Core's squared_relu is torch.pow(F.relu(x), 2) (no fused
+     * bias-activation for it), so the tensor is read and written twice */
+    op->fwd_mem_bytes *= 2.0;
+    op->bwd_mem_bytes *= 2.0;
+  }
+  /* GELU 2·s·f, SwiGLU 4·s·f at 2 bytes; squared ReLU keeps its input too
+   * (pow's backward reads relu's output, relu's backward the same tensor) */
+  set_saved(op, s * g->fn * g->d, true);
   op->tp_split = HS_TP_COLUMN;
   op->shardable = HS_SHARD_BATCH | HS_SHARD_OUT;
 
@@ -330,6 +341,8 @@ static hs_status_t add_moe_ffn(builder_t *b, const dims_t *g, int64_t l)
   op->params = e * (h * g->fn + g->f * h + (c->bias ? g->fn + h : 0.0));
   op->fwd_mem_bytes = e * (h * g->fn + g->f * h) * g->d +
                       tokens * (2.0 * h + 2.0 * g->fn + g->f) * g->d;
+  if (c->act == HS_ACT_RELU2)
+    op->fwd_mem_bytes += tokens * 2.0 * g->f * g->d; /* pow's pass after relu's */
   op->bwd_mem_bytes = 2.0 * op->fwd_mem_bytes;
   op->out_bytes = s * h * g->d;
   /* per routed copy: dispatched input, activation input, fc2 input */

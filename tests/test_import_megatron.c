@@ -186,6 +186,26 @@ static void test_malformed(void)
     expect_bad(b, cases[i].needle);
     free(b);
   }
+  /* squared ReLU: --squared-relu gives relu2; with --swiglu it is refused */
+  b = subst(t, "  swiglu .......................................... False\n",
+            "  squared_relu .................................... True\n"
+            "  swiglu .......................................... False\n");
+  {
+    hs_error_t err;
+    hs_error_init(&err);
+    err.warn_fp = NULL;
+    hs_megatron_opts_t o;
+    hs_megatron_opts_init(&o);
+    hs_run_t r;
+    CHECK_MSG(hs_megatron_log_parse(b, "train.log", &o, &r, &err) == HS_OK, "%s", err.msg);
+    CHECK(r.model.act == HS_ACT_RELU2);
+    hs_run_destroy(&r);
+  }
+  char *b2 = subst(b, "swiglu .......................................... False",
+                   "swiglu .......................................... True");
+  expect_bad(b2, "squared_relu: True together with swiglu True");
+  free(b2);
+  free(b);
   /* nothing measured */
   b = strdup(t);
   *strstr(b, "training ...") = '\0';

@@ -339,6 +339,57 @@ done:
   hs_model_destroy(&dense);
 }
 
+/* Squared ReLU (Nemotron-4): parameters as the report states them, and the
+ * act op as the two kernels Megatron-Core runs (relu, then pow). */
+static void test_squared_relu(void)
+{
+  /* Nemotron-4 340B report (arXiv:2406.11704): 9.4B embedding and 331.6B
+   * non-embedding parameters. Closed form with h = 18432, 8 KV heads of
+   * 192, f = 4h, no biases, two LayerNorms of 2h per layer: */
+  double h = 18432, kvd = 8 * 192, f = 73728, V = 256000, l = 96;
+  double layer = h * (h + 2 * kvd) + h * h + 2 * h * f + 4 * h;
+  double want = 2 * V * h + l * layer + 2 * h;
+  hs_model_t m;
+  double p = catalog_params("nemotron-4-340b", &m);
+  CHECK_EQ_INT(p, want);
+  CHECK_REL(2 * V * h, 9.4e9, 0.005);    /* the report's 9.4B, to its rounding */
+  CHECK_REL(p - 2 * V * h, 331.6e9, 2e-4); /* and its 331.6B */
+  CHECK(m.cfg.act == HS_ACT_RELU2 && strcmp(hs_act_name(m.cfg.act), "relu2") == 0);
+  hs_model_destroy(&m);
+
+  /* the act op: relu2 against relu on the same shape */
+  hs_transformer_cfg_t c = fx_gpt_cfg("gpt", 2, 1024, 16, 1024);
+  c.act = HS_ACT_RELU;
+  hs_model_t r1, r2;
+  hs_error_t err;
+  hs_error_init(&err);
+  CHECK(hs_model_from_transformer(&c, &r1, &err) == HS_OK);
+  c.act = HS_ACT_RELU2;
+  CHECK(hs_model_from_transformer(&c, &r2, &err) == HS_OK);
+  double s = 1024, ff = 4096, d = 2; /* fx_gpt_cfg: ffn 4h, bf16 */
+  CHECK_EQ_INT(r1.n_ops, r2.n_ops);
+  for (size_t i = 0; i < r2.n_ops; i++) {
+    const hs_op_t *a = &r1.ops[i], *b = &r2.ops[i];
+    if (strstr(b->name, ".act")) {
+      CHECK_EQ_INT(b->fwd_flops, 2 * s * ff);         /* max(x, 0) and x² */
+      CHECK_EQ_INT(b->fwd_mem_bytes, 2 * 2 * s * ff * d); /* two passes, each read + write */
+      CHECK_EQ_INT(a->fwd_mem_bytes, 2 * s * ff * d);     /* relu: one pass */
+      CHECK_EQ_INT(b->bwd_mem_bytes, 2 * b->fwd_mem_bytes);
+      CHECK_EQ_INT(b->saved_bytes, s * ff * d);            /* one s·f tensor, as relu */
+      CHECK_EQ_INT(a->saved_bytes, b->saved_bytes);
+    } else {
+      CHECK(a->fwd_flops == b->fwd_flops && a->fwd_mem_bytes == b->fwd_mem_bytes &&
+            a->saved_bytes == b->saved_bytes && a->params == b->params);
+    }
+  }
+  hs_model_destroy(&r1);
+  hs_model_destroy(&r2);
+  /* parsed by name, an unknown one refused */
+  hs_act_t act;
+  CHECK(hs_act_parse("relu2", &act) == HS_OK && act == HS_ACT_RELU2);
+  CHECK(hs_act_parse("relu3", &act) == HS_EINVAL);
+}
+
 /* ---- activations ------------------------------------------------------------- */
 
 static void test_activations_korthikanti(void)
@@ -534,7 +585,7 @@ static void test_catalog(void)
   static const char *const want[] = {
       "bert-base",   "bert-large",  "gpt3-1.3b",  "gpt3-13b",    "gpt3-175b",   "gpt3-2.7b",
       "gpt3-6.7b",   "hap-bert-base", "hap-bert-moe", "hap-vit", "llama2-13b", "llama2-70b",
-      "llama2-7b",   "llama3-70b",  "llama3-8b",  "mixtral-8x7b"};
+      "llama2-7b",   "llama3-70b",  "llama3-8b",  "mixtral-8x7b", "nemotron-4-340b"};
   for (size_t i = 0; i + 1 < n; i++)
     CHECK(strcmp(names[i], names[i + 1]) < 0);
   for (size_t w = 0; w < HS_ARRAY_LEN(want); w++) {
@@ -586,6 +637,7 @@ int main(void)
   HS_RUN(test_gemm_shapes);
   HS_RUN(test_op_sequence);
   HS_RUN(test_moe_accounting);
+  HS_RUN(test_squared_relu);
   HS_RUN(test_activations_korthikanti);
   HS_RUN(test_activations_no_dropout);
   HS_RUN(test_ops_json_roundtrip);

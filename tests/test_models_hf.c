@@ -192,6 +192,31 @@ static void test_dropout(void)
   hs_model_destroy(&m);
 }
 
+/* hidden_act "relu2" (squared ReLU, as Persimmon and Nemotron write it)
+ * maps to relu2 on a non-gated family; an unknown name is refused naming
+ * the file, the key and the value. */
+static void test_relu2(void)
+{
+  const char *neox = "{\"model_type\": \"gpt_neox\", \"num_hidden_layers\": 2,"
+                     " \"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100,"
+                     " \"hidden_act\": \"relu2\"}";
+  hs_model_t m;
+  hs_error_t err;
+  hs_error_init(&err);
+  CHECK_MSG(hs_model_parse_hf_config(neox, "n.json", 0, &m, &err) == HS_OK, "%s", err.msg);
+  CHECK(m.cfg.act == HS_ACT_RELU2);
+  hs_model_destroy(&m);
+  const char *bad = "{\"model_type\": \"gpt_neox\", \"num_hidden_layers\": 2,"
+                    " \"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 100,"
+                    " \"hidden_act\": \"relu3\"}";
+  hs_error_init(&err);
+  CHECK(hs_model_parse_hf_config(bad, "b.json", 0, &m, &err) != HS_OK);
+  CHECK_CONTAINS(err.msg, "b.json: hidden_act");
+  CHECK_CONTAINS(err.msg, "\"relu3\"");
+  CHECK_CONTAINS(err.msg, "relu2)");
+  hs_model_destroy(&m);
+}
+
 static void test_detection(void)
 {
   hs_model_t m;
@@ -268,6 +293,7 @@ int main(void)
   HS_RUN(test_opt);
   HS_RUN(test_bert);
   HS_RUN(test_dropout);
+  HS_RUN(test_relu2);
   HS_RUN(test_detection);
   HS_TEST_END();
 }

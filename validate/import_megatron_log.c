@@ -293,9 +293,15 @@ hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_m
   if (!pe || strcmp(pe, "learned_absolute") == 0)
     HS_CHECK(get_int(&A, "max_position_embeddings", m->seq_len, 1, HS_MODEL_MAX_POSITIONS,
                      &m->max_positions));
-  bool swiglu = false, untie = false, bias = true, bf16 = false, fp16 = false;
+  bool swiglu = false, squared_relu = false, untie = false, bias = true, bf16 = false,
+       fp16 = false;
   HS_CHECK(get_bool(&A, "swiglu", false, &swiglu));
-  m->act = swiglu ? HS_ACT_SWIGLU : HS_ACT_GELU;
+  HS_CHECK(get_bool(&A, "squared_relu", false, &squared_relu));
+  if (swiglu && squared_relu)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: squared_relu: True together with swiglu True "
+                         "(Megatron-LM refuses the pair; the log is inconsistent)",
+                         file, find(&A, "squared_relu")->line));
+  m->act = swiglu ? HS_ACT_SWIGLU : squared_relu ? HS_ACT_RELU2 : HS_ACT_GELU;
   const char *norm = get_str(&A, "normalization");
   if (norm && strcmp(norm, "RMSNorm") == 0)
     m->norm = HS_NORM_RMSNORM;
