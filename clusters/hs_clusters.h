@@ -368,6 +368,9 @@ hs_status_t hs_topology_new(const hs_cluster_t *c, hs_topology_t **out, hs_error
 void hs_topology_free(hs_topology_t *t);
 size_t hs_topology_n_links(const hs_topology_t *t);
 const hs_link_t *hs_topology_links(const hs_topology_t *t);
+/* The node (cluster node index, the owner of its HS_LINK_NIC_UP link) of a
+ * device; -1 for a device out of range. O(1). */
+int32_t hs_topology_device_node(const hs_topology_t *t, int32_t device);
 /* Path between two GPUs from the structure: GPU port, the sender's NIC rail
  * (railed nodes), NIC, fabric, site route, and back down the same way.
  * O(path length). This is what the simulator uses. */

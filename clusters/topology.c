@@ -448,6 +448,13 @@ size_t hs_topology_n_links(const hs_topology_t *t) { return t ? t->n_links : 0; 
 
 const hs_link_t *hs_topology_links(const hs_topology_t *t) { return t ? t->links : NULL; }
 
+int32_t hs_topology_device_node(const hs_topology_t *t, int32_t device)
+{
+  if (!t || device < 0 || (size_t)device >= t->n_devices)
+    return -1;
+  return t->dev_node[device];
+}
+
 int32_t hs_topology_link_gpu_up(const hs_topology_t *t, int32_t device)
 {
   return device >= 0 && (size_t)device < t->n_devices ? 2 * device : -1;

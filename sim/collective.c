@@ -301,9 +301,12 @@ hs_status_t hs__coll_nodes(hs_coll_builder_t *b, const int32_t *devices, int32_t
 {
   const hs_net_paths_t *ps = b->paths;
   if (ps->node_of) {
-    for (int32_t i = 0; i < n; i++)
-      out[i] = ps->node_of(ps->ctx, devices[i]);
-    return HS_OK;
+    bool known = true;
+    for (int32_t i = 0; i < n && known; i++)
+      known = (out[i] = ps->node_of(ps->ctx, devices[i])) >= 0;
+    if (known)
+      return HS_OK;
+    /* a device the source does not know: the path queries below report it */
   }
   /* out[i] = -1 marks "on devices[0]'s node" until that node is known. */
   int32_t node0 = -1;

@@ -94,9 +94,11 @@ typedef struct hs_link_stats {
 typedef hs_status_t (*hs_net_path_fn)(void *ctx, int32_t dev_a, int32_t dev_b, hs_path_t *out);
 
 /* Where collectives get paths and link capacities from. `node_of` is
- * optional: NULL infers the node of a device from the owner of the
- * HS_LINK_NIC_UP link on its paths to other devices (the topology model:
- * one NIC per node), all devices joined by GPU ports only sharing a node. */
+ * optional: NULL (or a negative answer for some device) infers the node of
+ * a device from the owner of the HS_LINK_NIC_UP link on its paths to other
+ * devices (the topology model: one NIC per node), all devices joined by GPU
+ * ports only sharing a node. A topology's network gives node_of (the
+ * device's node, the same ids). */
 typedef struct hs_net_paths {
   hs_net_path_fn path;
   void *ctx;

@@ -13,14 +13,22 @@ static hs_status_t topo_path(void *ctx, int32_t a, int32_t b, hs_path_t *out)
   return hs_topology_path((const hs_topology_t *)ctx, a, b, out);
 }
 
+/* The topology knows each device's node: the owner of the NIC_UP link its
+ * paths to other nodes take, which is what collectives would otherwise infer
+ * from O(n) path queries per call (hs__coll_nodes). */
+static int32_t topo_node_of(void *ctx, int32_t dev)
+{
+  return hs_topology_device_node((const hs_topology_t *)ctx, dev);
+}
+
 static hs_net_paths_t topo_paths(const hs_topology_t *topo)
 {
   hs_net_paths_t p = {
       .path = topo_path,
-      .ctx = (void *)(uintptr_t)topo, /* the callback only reads through it */
+      .ctx = (void *)(uintptr_t)topo, /* the callbacks only read through it */
       .links = hs_topology_links(topo),
       .n_links = hs_topology_n_links(topo),
-      .node_of = NULL,
+      .node_of = topo_node_of,
   };
   return p;
 }

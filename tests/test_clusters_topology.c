@@ -239,7 +239,19 @@ static void compare_pairs(const char *spec, int n_random)
       CHECK_MSG(false, "%s: %d->%d structural (%d links, %g ns) != graph (%d links, %g ns)", spec, a, b,
                 ps.n, ps.latency_ns, pg.n, pg.latency_ns);
     check_truth(&c, &f, a, b, &ps);
+    /* the device's node: the cluster's own, and the owner of the NIC its
+     * path to another node leaves through (what collectives group by) */
+    CHECK_EQ_INT(hs_topology_device_node(t, a), c.devices[a].node);
+    const hs_link_t *L = hs_topology_links(t);
+    for (int32_t h = 0; h < ps.n; h++)
+      if (L[ps.links[h]].kind == HS_LINK_NIC_UP) {
+        CHECK_EQ_INT(L[ps.links[h]].owner, hs_topology_device_node(t, a));
+        break;
+      }
   }
+  CHECK_EQ_INT(hs_topology_device_node(t, -1), -1);
+  CHECK_EQ_INT(hs_topology_device_node(t, (int32_t)D), -1);
+  CHECK_EQ_INT(hs_topology_device_node(NULL, 0), -1);
   CHECK_MSG(mismatches == 0, "%s: %d mismatching pairs", spec, mismatches);
   fw_free(&f);
   hs_topology_free(t);
