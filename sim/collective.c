@@ -19,6 +19,7 @@
  * file uses only its public calls and its engine (coll_impl.h).
  */
 #include "coll_impl.h"
+#include "coll_memo.h"
 #include "pool.h"
 
 #include <math.h>
@@ -857,6 +858,7 @@ double hs__coll_estimate(const hs_coll_algo_t *algo, const hs_net_paths_t *paths
 struct hs__colls {
   hs__pool_t pool;            /* phase hops and large flow arrays */
   hs_coll_builder_t builder;  /* shared by every phase of every collective */
+  hs__coll_memo_t *memo;      /* NULL: none (paths that may change) */
   hs_coll_t **live;           /* live collectives (swap-remove by c->slot) */
   size_t n_live, cap_live;
 };
@@ -871,6 +873,30 @@ hs_status_t hs__colls_new(const hs_net_paths_t *paths, hs__colls_t **out)
   return HS_OK;
 }
 
+void hs__colls_enable_memo(hs__colls_t *cs)
+{
+  if (cs && !cs->memo)
+    cs->memo = hs__coll_memo_new(); /* NULL (out of memory): run without */
+}
+
+void hs__colls_disable_memo(hs__colls_t *cs)
+{
+  if (!cs)
+    return;
+  hs__coll_memo_free(cs->memo);
+  cs->memo = NULL;
+}
+
+size_t hs__colls_memo_entries(const hs__colls_t *cs)
+{
+  return cs ? hs__coll_memo_entries(cs->memo) : 0;
+}
+
+uint64_t hs__colls_memo_hits(const hs__colls_t *cs)
+{
+  return cs ? hs__coll_memo_hits(cs->memo) : 0;
+}
+
 void hs__colls_free(hs__colls_t *cs, hs_engine_t *eng)
 {
   if (!cs)
@@ -878,6 +904,7 @@ void hs__colls_free(hs__colls_t *cs, hs_engine_t *eng)
   for (size_t i = 0; eng && i < cs->n_live; i++)
     hs_engine_cancel(eng, &cs->live[i]->ev);
   hs_free(cs->live);
+  hs__coll_memo_free(cs->memo);
   hs__builder_destroy(&cs->builder);
   hs__pool_destroy(&cs->pool);
   hs_free(cs);
@@ -975,13 +1002,18 @@ static hs_status_t phase_begin(hs_net_t *net, hs_coll_t *c, bool *finished)
   *finished = false;
   for (;;) {
     bool has = false;
-    hs__builder_reset(b);
-    HS_CHECK(c->run_algo->build_phase(b, c, c->phase, &has));
+    if (!hs__coll_memo_get_phase(cs->memo, c->run_algo, c, c->phase, b, &has, &st)) {
+      hs__builder_reset(b);
+      HS_CHECK(c->run_algo->build_phase(b, c, c->phase, &has));
+      if (has)
+        HS_CHECK(hs__builder_close(b));
+      hs__coll_memo_put_phase(cs->memo, c->run_algo, c, c->phase, b, has);
+    }
+    HS_CHECK(st);
     if (!has) {
       *finished = true;
       return HS_OK;
     }
-    HS_CHECK(hs__builder_close(b));
     if (b->n_flows > 0 || llround(b->latency_ns) > 0)
       break;
     c->phase++;
@@ -1047,7 +1079,11 @@ hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err)
   hs_engine_t *eng = hs__net_engine(net);
   hs_coll_builder_t *b = &cs->builder;
   b->err = err;
-  c->run_algo = c->algo ? c->algo : choose_algo(b, c);
+  c->run_algo = c->algo;
+  if (!c->run_algo && !hs__coll_memo_get_algo(cs->memo, c, &c->run_algo)) {
+    c->run_algo = choose_algo(b, c);
+    hs__coll_memo_put_algo(cs->memo, c, c->run_algo);
+  }
   if (!c->run_algo)
     return hs_error_set(err, HS_ENOMEM, "coll: out of memory choosing the algorithm");
   HS_CHECK(coll_validate(b, c, c->run_algo));

@@ -100,6 +100,7 @@ cleanup:
 void hs_net_set_path_fn(hs_net_t *net, hs_net_path_fn path, void *ctx,
                         int32_t (*node_of)(void *ctx, int32_t dev))
 {
+  hs__colls_disable_memo(net->colls); /* what it kept came from the old paths */
   net->paths.path = path;
   net->paths.ctx = ctx;
   net->paths.node_of = node_of;

@@ -13,6 +13,15 @@ typedef struct hs__colls hs__colls_t;
 
 /* A network's collective state over `paths` (which must outlive it). */
 hs_status_t hs__colls_new(const hs_net_paths_t *paths, hs__colls_t **out);
+/* Memoise chosen algorithms and built phases (coll_memo.h): only for paths
+ * that cannot change while the state lives (a topology's network). Out of
+ * memory leaves it without; results are the same either way. */
+void hs__colls_enable_memo(hs__colls_t *cs);
+/* Drops the memo (the paths are about to change). NULL ok. */
+void hs__colls_disable_memo(hs__colls_t *cs);
+/* Its entries and hits (0 without one). */
+size_t hs__colls_memo_entries(const hs__colls_t *cs);
+uint64_t hs__colls_memo_hits(const hs__colls_t *cs);
 /* Cancels the live collectives' pending events on eng (may be NULL) and
  * frees the state; the collectives are left unfinished. NULL ok. */
 void hs__colls_free(hs__colls_t *cs, hs_engine_t *eng);

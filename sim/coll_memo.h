@@ -1,0 +1,60 @@
+/*
+ * coll_memo.h - private to the collective layer (collective.c): a memo of
+ * what a collective's start computes from the network's paths alone, for a
+ * network whose paths cannot change while it lives (a topology's; see
+ * hs__colls_enable_memo).
+ *
+ * The same collective recurs many times in one simulation: a TP group's
+ * all-reduce or reduce-scatter of the same bytes in every layer of every
+ * microbatch, a DP group's bucket every iteration. Its default algorithm
+ * (choose_algo: path queries, and closed-form estimates of the candidates
+ * across nodes) and each phase's coupled flows (build_phase: one path query
+ * per hop, then the merge and sort of hs__builder_close) are pure functions
+ * of (algorithm, op, devices, bytes, phase) and the paths; the memo keeps
+ * them keyed on exactly that, so a repeat costs a hash of the device list
+ * and a copy. Results are the same bit for bit as without it: a hit returns
+ * what the miss computed.
+ *
+ * Collectives with shares (padded all-gather, grouped broadcast) are not
+ * memoised. The memo stops growing at HS_COLL_MEMO_MAX_BYTES (a simulation
+ * then builds what it has not seen, as without a memo); running out of
+ * memory while storing only leaves the entry out. Lookups O(n) for n
+ * devices plus the phase's size; no allocation on a hit but the builder's
+ * own reserve.
+ */
+#ifndef HS_COLL_MEMO_H
+#define HS_COLL_MEMO_H
+
+#include "coll_impl.h"
+
+#define HS_COLL_MEMO_MAX_BYTES ((size_t)64 << 20)
+
+typedef struct hs__coll_memo hs__coll_memo_t;
+
+/* NULL when out of memory (the caller then runs without a memo). */
+hs__coll_memo_t *hs__coll_memo_new(void);
+void hs__coll_memo_free(hs__coll_memo_t *m); /* NULL ok */
+
+/* The algorithm choose_algo gave for c (c->algo NULL, no shares): true and
+ * *out on a hit. */
+bool hs__coll_memo_get_algo(hs__coll_memo_t *m, const hs_coll_t *c,
+                            const hs_coll_algo_t **out);
+void hs__coll_memo_put_algo(hs__coll_memo_t *m, const hs_coll_t *c, const hs_coll_algo_t *algo);
+
+/* Phase `phase` of c under `algo`: on a hit, true, *has whether the phase
+ * exists and, when it does, b reset and filled with its closed description
+ * (latency, flows, bytes, hops); HS_ENOMEM from the builder's reserve is
+ * returned in *st (b then unusable). False on a miss (b untouched). */
+bool hs__coll_memo_get_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo,
+                             const hs_coll_t *c, int32_t phase, hs_coll_builder_t *b, bool *has,
+                             hs_status_t *st);
+/* Stores what build_phase + hs__builder_close gave (b closed; has false:
+ * no such phase). */
+void hs__coll_memo_put_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, const hs_coll_t *c,
+                             int32_t phase, const hs_coll_builder_t *b, bool has);
+
+/* Entries stored and lookups answered (tests and benchmarks). */
+size_t hs__coll_memo_entries(const hs__coll_memo_t *m);
+uint64_t hs__coll_memo_hits(const hs__coll_memo_t *m);
+
+#endif /* HS_COLL_MEMO_H */
