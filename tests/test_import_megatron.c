@@ -121,15 +121,21 @@ static void test_real_throughput_lines(void)
   free(its);
 }
 
+/* Parses `text` as train.log with the default options, warnings quiet. */
+static hs_status_t parse_log(const char *text, hs_run_t *r, hs_error_t *err)
+{
+  hs_error_init(err);
+  err->warn_fp = NULL;
+  hs_megatron_opts_t o;
+  hs_megatron_opts_init(&o);
+  return hs_megatron_log_parse(text, "train.log", &o, r, err);
+}
+
 static void expect_bad(const char *text, const char *needle)
 {
   hs_error_t err;
-  hs_error_init(&err);
-  err.warn_fp = NULL;
-  hs_megatron_opts_t o;
-  hs_megatron_opts_init(&o);
   hs_run_t r;
-  hs_status_t st = hs_megatron_log_parse(text, "train.log", &o, &r, &err);
+  hs_status_t st = parse_log(text, &r, &err);
   CHECK_MSG(st != HS_OK, "accepted: %.60s", text);
   CHECK_EQ_INT(hs_status_exit_code(st), 2);
   CHECK_CONTAINS(err.msg, "train.log");
@@ -192,12 +198,8 @@ static void test_malformed(void)
             "  swiglu .......................................... False\n");
   {
     hs_error_t err;
-    hs_error_init(&err);
-    err.warn_fp = NULL;
-    hs_megatron_opts_t o;
-    hs_megatron_opts_init(&o);
     hs_run_t r;
-    CHECK_MSG(hs_megatron_log_parse(b, "train.log", &o, &r, &err) == HS_OK, "%s", err.msg);
+    CHECK_MSG(parse_log(b, &r, &err) == HS_OK, "%s", err.msg);
     CHECK(r.model.act == HS_ACT_RELU2);
     hs_run_destroy(&r);
   }
