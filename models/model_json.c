@@ -98,7 +98,7 @@ static hs_status_t read_transformer(const hs_jreader_t *r, const cJSON *t, hs_tr
   HS_CHECK(hs_json_string(r, t, p, "act", false, "gelu", buf, sizeof buf));
   if (hs_act_parse(buf, &c->act) != HS_OK)
     HS_FAIL(hs_error_set(r->err, HS_EINVAL,
-                         "%s: transformer.act: unknown activation \"%s\" (expected gelu, swiglu or relu)",
+                         "%s: transformer.act: unknown activation \"%s\" (expected gelu, swiglu, relu or relu2)",
                          r->file, buf));
   HS_CHECK(hs_json_string(r, t, p, "norm", false, "layernorm", buf, sizeof buf));
   if (hs_norm_parse(buf, &c->norm) != HS_OK)

@@ -114,7 +114,7 @@ static void test_hetsim_json(void)
           "2048", "transformer.max_positions", "1024"),
       /* strings */
       BAD(T("\"dtype\": \"fp64\", "), HS_EINVAL, "transformer.dtype", "\"fp64\""),
-      BAD(T("\"act\": \"tanh\", "), HS_EINVAL, "transformer.act", "\"tanh\""),
+      BAD(T("\"act\": \"tanh\", "), HS_EINVAL, "transformer.act", "\"tanh\"", "relu or relu2"),
       BAD(T("\"norm\": \"batchnorm\", "), HS_EINVAL, "transformer.norm", "\"batchnorm\""),
       BAD(T("\"arch\": \"seq2seq\", "), HS_EINVAL, "transformer.arch", "\"seq2seq\""),
       /* limits: refused before anything is allocated */
