@@ -207,6 +207,25 @@ static void test_options(void)
   CHECK(hs_pub_options_map(&o, &s) == NULL);
   CHECK(s.grid.practice.grad_reduce_fp32);
   o.grad_reduce_fp32 = false;
+  /* a kernel preset sets the whole kernel set (hs_kernels_preset is the
+   * truth); attention, where stated, overrides the preset's */
+  hs_kernels_t core, legacy;
+  CHECK(hs_kernels_preset("megatron-core-2024", &core) == HS_OK);
+  CHECK(hs_kernels_preset("unfused", &legacy) == HS_OK);
+  CHECK(core.fused_cross_entropy && !legacy.fused_act);
+  hs_strlcpy(o.kernels, "megatron-core-2024", sizeof o.kernels);
+  o.attention[0] = '\0';
+  CHECK(hs_pub_options_map(&o, &s) == NULL);
+  CHECK(memcmp(&s.grid.practice.kernels, &core, sizeof core) == 0);
+  hs_strlcpy(o.kernels, "unfused", sizeof o.kernels);
+  hs_strlcpy(o.attention, "flash", sizeof o.attention);
+  CHECK(hs_pub_options_map(&o, &s) == NULL);
+  CHECK(s.grid.practice.kernels.attention == HS_ATTENTION_FLASH);
+  CHECK(!s.grid.practice.kernels.fused_act && !s.grid.practice.kernels.fused_norm &&
+        !s.grid.practice.kernels.fused_cross_entropy);
+  hs_strlcpy(o.kernels, "pytorch-2019", sizeof o.kernels);
+  CHECK(hs_pub_options_map(&o, &s) != NULL);
+  o.kernels[0] = '\0';
   /* Megatron-LM runs tp 1 without sequence parallelism (and its overlap) */
   s.grid.tp = 1;
   CHECK(hs_pub_options_map(&o, &s) == NULL);
@@ -223,6 +242,15 @@ static void test_options(void)
   CHECK(hs_pub_run(&t1, r1, &s1, &err) == HS_OK);
   CHECK_EQ_INT(s1.n_simulated, 3);
   CHECK(r1[0].predicted != r0[0].predicted);
+  hs_pub_table_destroy(&t1);
+  /* the kernel preset reaches the simulation: unfused kernels (separate
+   * bias-GELU and norm passes) make every row slower than megatron-2021's */
+  CHECK(hs_pub_table_parse(small_table(buf2, sizeof buf2, ", \"kernels\": \"unfused\""), "o.json", &t1,
+                           &err) == HS_OK);
+  CHECK(hs_pub_run(&t1, r1, &s1, &err) == HS_OK);
+  for (int i = 0; i < 3; i++)
+    CHECK(t0.metric == HS_PUB_ITERATION_S ? r1[i].predicted > r0[i].predicted
+                                          : r1[i].predicted < r0[i].predicted);
   hs_pub_table_destroy(&t0);
   hs_pub_table_destroy(&t1);
 }
@@ -278,6 +306,11 @@ static void test_bad_input(void)
              "options.recompute: must be none, selective or full, got \"some\"", false);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"attention\": \"fused\""),
              "options.attention: must be unfused or flash, got \"fused\"", false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"kernels\": \"megatron-2019\""),
+             "options.kernels: must be one of megatron-2021, megatron-core-2024, unfused, got "
+             "\"megatron-2019\"",
+             false);
+  expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"kernels\": 2021"), "kernels", false);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"zero_stage\": 5"), "options.zero_stage",
              false);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"fsdp_param_dtype\": \"fp64\""),

@@ -417,7 +417,8 @@ const char *hs_pub_metric_name(hs_pub_metric_t m);
  * simulator models is decided in one place, hs_pub_options_map. */
 typedef struct hs_pub_options {
   hs_recompute_t recompute;
-  char attention[16];          /* "unfused" (default) | "flash" */
+  char kernels[24];            /* "" = the default preset (megatron-2021) | a hs_kernel_presets name */
+  char attention[16];          /* "" = the preset's | "unfused" | "flash" */
   bool sequence_parallel;
   int32_t zero_stage;          /* 0..3; Megatron's distributed optimizer = 1 */
   char precision[8];           /* "" = the model's dtype; bf16|fp16|fp32|fp8 */

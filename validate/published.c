@@ -26,7 +26,6 @@ void hs_pub_options_init(hs_pub_options_t *o)
 {
   memset(o, 0, sizeof *o);
   o->recompute = HS_RECOMPUTE_NONE;
-  hs_strlcpy(o->attention, "unfused", sizeof o->attention);
   o->dp_overlap = true;
   o->context_parallel = 1;
   o->expert_parallel = 1;
@@ -40,9 +39,11 @@ const char *hs_pub_options_map(const hs_pub_options_t *o, hs_pub_setup_t *s)
   hs_practice_t *pr = &s->grid.practice;
   s->grid.recompute = o->recompute;
   pr->dp_overlap = o->dp_overlap;
-  /* the kernel set stays the default preset's but for attention, the one
-   * kernel the tables state */
-  if (hs_attention_parse(o->attention, &pr->kernels.attention) != HS_OK)
+  /* the kernel set: the named preset (default: the grid's, megatron-2021),
+   * then attention where the table or row states it */
+  if (o->kernels[0] && hs_kernels_preset(o->kernels, &pr->kernels) != HS_OK)
+    return "kernels";
+  if (o->attention[0] && hs_attention_parse(o->attention, &pr->kernels.attention) != HS_OK)
     return "attention";
   /* Megatron-LM turns sequence parallelism off when tp is 1 */
   pr->sequence_parallel = o->sequence_parallel && s->grid.tp > 1;
