@@ -155,11 +155,18 @@ static void run_dp(hapt_t *s)
               }
               continue;
             }
-            for (int32_t k2 = k + 1; k2 < K - 1; k2++) {
+            /* the table entry, cut costs and pick memo of (k, k2, a, zi)
+             * each move by a fixed step from one k2 to the next */
+            size_t e = hs__hspace_entry(h, k, k + 1, a, zi), estep = hs__hspace_entry_step(h);
+            const double *cut = hs__hspace_cut_row(h, a, k + 1);
+            size_t cstep = (size_t)A * (size_t)A;
+            size_t pbase = hs__hspace_pick_base(h, k, k + 1, a, zi, st);
+            size_t pstep = hs__hspace_pick_step(h, pbase);
+            for (int32_t k2 = k + 1; k2 < K - 1; k2++, e += estep, cut += cstep, pbase += pstep) {
               /* stage time grows with k2 (prefix sums): once the fastest
                * option is over the cap, every longer stage is too */
               int32_t n0;
-              const hs_hopt_t *o0 = hs__hspace_opts(h, k, k2, a, zi, &n0);
+              const hs_hopt_t *o0 = hs__hspace_opts_e(h, e, &n0);
               if (n0 == 0 || o0[0].t > s->tmax)
                 break;
               /* the option of a same-site successor does not depend on it */
@@ -169,17 +176,17 @@ static void run_dp(hapt_t *s)
                 double rest = Frest[b];
                 if (rest >= INF)
                   continue;
-                double c = hs__hspace_cut_s(h, a, b, k2);
+                double c = cut[b];
                 if (c > s->tmax)
                   continue;
                 s->transitions++;
                 bool cross = hs__hspace_cross(h, a, b);
                 int32_t opt;
                 if (cross) {
-                  opt = hs__hspace_pick_at(h, k, k2, a, zi, st, b);
+                  opt = hs__hspace_pick_in(h, pbase, k, k2, a, zi, st, b);
                 } else {
                   if (opt_same == -2)
-                    opt_same = hs__hspace_pick_at(h, k, k2, a, zi, st, -1);
+                    opt_same = hs__hspace_pick_in(h, pbase, k, k2, a, zi, st, -1);
                   opt = opt_same;
                 }
                 if (opt < 0 || o0[opt].t > s->tmax)

@@ -23,7 +23,6 @@ static int32_t ilog2(int32_t x)
 
 #define TP_SLOTS 11 /* tp up to 1024 */
 #define PICK_MEMO_MAX_BYTES (64.0 * 1024 * 1024) /* hs__hspace_pick_memo: larger, off */
-#define PICK_UNSET INT8_MIN                     /* memo entry not computed yet */
 
 /* Entries of cut pairs k < k2 only (triangular): pair (k, k2) is number
  * k (2K - k - 1) / 2 + (k2 - k - 1). */
@@ -31,9 +30,7 @@ static size_t pair_count(int32_t K) { return (size_t)K * (size_t)(K - 1) / 2; }
 
 static size_t entry_index(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi)
 {
-  size_t K = (size_t)h->n_cuts;
-  size_t pair = (size_t)k * (2 * K - (size_t)k - 1) / 2 + (size_t)(k2 - k - 1);
-  return (pair * (size_t)h->n_sc + (size_t)a) * (size_t)h->max_sizes + (size_t)zi;
+  return hs__hspace_entry(h, k, k2, a, zi);
 }
 
 /* Bytes of the option table for K cut candidates. */
@@ -303,7 +300,7 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
   int32_t zs = hs_estimator_practice(h->est)->zero_stage;
   h->cur_mb = mi;
   if (h->pick)
-    memset(h->pick, PICK_UNSET, h->n_pick); /* a new table: new picks */
+    memset(h->pick, HS_HSPACE_PICK_UNSET, h->n_pick); /* a new table: new picks */
   for (int32_t k2 = 0; k2 < h->n_cuts; k2++)
     for (int32_t a = 0; a < h->n_sc; a++)
       for (int32_t b = 0; b < h->n_sc; b++)
@@ -364,18 +361,6 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
   return HS_OK;
 }
 
-const hs_hopt_t *hs__hspace_opts(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
-                                 int32_t *n)
-{
-  size_t e = entry_index(h, k, k2, a, zi);
-  *n = h->n_opts[e];
-  return &h->opts[e * (size_t)h->opt_stride];
-}
-
-double hs__hspace_cut_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2)
-{
-  return h->cut_s[((size_t)k2 * (size_t)h->n_sc + (size_t)a) * (size_t)h->n_sc + (size_t)b];
-}
 
 static double cut_cost_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2)
 {
@@ -386,10 +371,6 @@ static double cut_cost_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2)
   return h->lat_s[a * h->n_sc + b] + bytes * h->inv_bw[a * h->n_sc + b];
 }
 
-bool hs__hspace_cross(const hs_hspace_t *h, int32_t a, int32_t b)
-{
-  return h->sc[a].site != h->sc[b].site;
-}
 
 int32_t hs__hspace_B(const hs_hspace_t *h) { return (int32_t)(h->gb / h->mbs[h->cur_mb]); }
 
@@ -426,22 +407,18 @@ hs_status_t hs__hspace_pick_memo(hs_hspace_t *h, int32_t max_inflight)
     return HS_ENOMEM;
   h->n_pick = (size_t)n;
   h->pick_inflight = max_inflight;
-  memset(h->pick, PICK_UNSET, h->n_pick);
+  memset(h->pick, HS_HSPACE_PICK_UNSET, h->n_pick);
   return HS_OK;
 }
 
-int32_t hs__hspace_pick_at(hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
-                           int32_t inflight, int32_t b)
+int32_t hs__hspace_pick_slow(hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
+                             int32_t inflight, int32_t b, size_t i)
 {
   double c = b >= 0 ? hs__hspace_cut_s(h, a, b, k2) : 0.0;
-  if (!h->pick || inflight < 0 || inflight > h->pick_inflight)
-    return hs__hspace_pick(h, k, k2, a, zi, inflight, b >= 0, c);
-  size_t K = (size_t)h->n_cuts, A = (size_t)h->n_sc;
-  size_t i = (((((size_t)inflight * K + (size_t)k) * K + (size_t)k2) * A + (size_t)a) *
-                  (size_t)h->max_sizes + (size_t)zi) * (A + 1) + (size_t)(b + 1);
-  if (h->pick[i] == PICK_UNSET)
-    h->pick[i] = (int8_t)hs__hspace_pick(h, k, k2, a, zi, inflight, b >= 0, c);
-  return h->pick[i];
+  int32_t v = hs__hspace_pick(h, k, k2, a, zi, inflight, b >= 0, c);
+  if (h->pick && i < h->n_pick)
+    h->pick[i] = (int8_t)v;
+  return v;
 }
 
 void hs__hsol_destroy(hs_hsol_t *s)

@@ -111,11 +111,50 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
 void hs__hspace_destroy(hs_hspace_t *h);
 /* Builds the option table for microbatch size mbs[mi]. O(cuts^2 x sc x sizes x opts). */
 hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi);
+/* The small accessors below are inline: hapt's DP calls them in its
+ * innermost loop (about 10^8 times a search at 64 GPUs). */
+
+/* Table entry of (k, k2, a, zi): pairs k < k2 in row order, then a, zi. */
+static inline size_t hs__hspace_entry(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a,
+                                      int32_t zi)
+{
+  size_t K = (size_t)h->n_cuts;
+  size_t pair = (size_t)k * (2 * K - (size_t)k - 1) / 2 + (size_t)(k2 - k - 1);
+  return (pair * (size_t)h->n_sc + (size_t)a) * (size_t)h->max_sizes + (size_t)zi;
+}
+
+/* Entries (k, k2, a, zi) and (k, k2 + 1, a, zi) are this far apart. */
+static inline size_t hs__hspace_entry_step(const hs_hspace_t *h)
+{
+  return (size_t)h->n_sc * (size_t)h->max_sizes;
+}
+
+/* Options of table entry e, sorted by t; count in *n. */
+static inline const hs_hopt_t *hs__hspace_opts_e(const hs_hspace_t *h, size_t e, int32_t *n)
+{
+  *n = h->n_opts[e];
+  return &h->opts[e * (size_t)h->opt_stride];
+}
+
 /* Options of entry (k, k2, a, zi), sorted by t; count in *n. */
-const hs_hopt_t *hs__hspace_opts(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
-                                 int32_t *n);
+static inline const hs_hopt_t *hs__hspace_opts(const hs_hspace_t *h, int32_t k, int32_t k2,
+                                               int32_t a, int32_t zi, int32_t *n)
+{
+  return hs__hspace_opts_e(h, hs__hspace_entry(h, k, k2, a, zi), n);
+}
+
+/* Cut costs (s) of the activation after cut k2 from subcluster a, indexed
+ * by the receiving subcluster b. */
+static inline const double *hs__hspace_cut_row(const hs_hspace_t *h, int32_t a, int32_t k2)
+{
+  return &h->cut_s[((size_t)k2 * (size_t)h->n_sc + (size_t)a) * (size_t)h->n_sc];
+}
+
 /* Cut cost (s) of the activation after cut k2 from subcluster a to b. */
-double hs__hspace_cut_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2);
+static inline double hs__hspace_cut_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2)
+{
+  return hs__hspace_cut_row(h, a, k2)[b];
+}
 /* The rule: first option (fastest) that fits with `inflight` microbatches
  * (clamped to B) and the extra warm-up for a cross-site outgoing cut of c_s;
  * -1 when none fits. */
@@ -131,9 +170,49 @@ hs_status_t hs__hspace_pick_memo(hs_hspace_t *h, int32_t max_inflight);
  * k2) : 0), through the memo when it is on: the same value. b < 0: a
  * successor on the same site (or none); b >= 0: subcluster b across
  * sites. O(1) amortized. */
-int32_t hs__hspace_pick_at(hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
-                           int32_t inflight, int32_t b);
-bool hs__hspace_cross(const hs_hspace_t *h, int32_t a, int32_t b);
+#define HS_HSPACE_PICK_UNSET INT8_MIN /* memo entry not computed yet */
+/* The rule computed (and stored at memo index i when the memo holds it):
+ * hs__hspace_pick_at's miss path. */
+int32_t hs__hspace_pick_slow(hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
+                             int32_t inflight, int32_t b, size_t i);
+/* Memo index of (inflight, k, k2, a, zi) with b = -1 (b adds b + 1), or
+ * SIZE_MAX where the memo does not hold it. */
+static inline size_t hs__hspace_pick_base(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a,
+                                          int32_t zi, int32_t inflight)
+{
+  if (!h->pick || inflight < 0 || inflight > h->pick_inflight)
+    return SIZE_MAX;
+  size_t K = (size_t)h->n_cuts, A = (size_t)h->n_sc;
+  return (((((size_t)inflight * K + (size_t)k) * K + (size_t)k2) * A + (size_t)a) *
+              (size_t)h->max_sizes + (size_t)zi) * (A + 1);
+}
+/* What hs__hspace_pick_base moves by from k2 to k2 + 1 (0 for SIZE_MAX). */
+static inline size_t hs__hspace_pick_step(const hs_hspace_t *h, size_t base)
+{
+  size_t A = (size_t)h->n_sc;
+  return base == SIZE_MAX ? 0 : A * (size_t)h->max_sizes * (A + 1);
+}
+/* hs__hspace_pick_at with its hs__hspace_pick_base given (the DP computes
+ * it once for every successor b). */
+static inline int32_t hs__hspace_pick_in(hs_hspace_t *h, size_t base, int32_t k, int32_t k2,
+                                         int32_t a, int32_t zi, int32_t inflight, int32_t b)
+{
+  if (base == SIZE_MAX)
+    return hs__hspace_pick_slow(h, k, k2, a, zi, inflight, b, SIZE_MAX);
+  size_t i = base + (size_t)(b + 1);
+  int8_t v = h->pick[i];
+  return v != HS_HSPACE_PICK_UNSET ? v : hs__hspace_pick_slow(h, k, k2, a, zi, inflight, b, i);
+}
+static inline int32_t hs__hspace_pick_at(hs_hspace_t *h, int32_t k, int32_t k2, int32_t a,
+                                         int32_t zi, int32_t inflight, int32_t b)
+{
+  return hs__hspace_pick_in(h, hs__hspace_pick_base(h, k, k2, a, zi, inflight), k, k2, a, zi,
+                            inflight, b);
+}
+static inline bool hs__hspace_cross(const hs_hspace_t *h, int32_t a, int32_t b)
+{
+  return h->sc[a].site != h->sc[b].site;
+}
 /* Microbatches per iteration for the current table. */
 int32_t hs__hspace_B(const hs_hspace_t *h);
 /* Plan of a solution (current table): hetero-1f1b, async sends, per-stage

@@ -33,6 +33,19 @@ static void check_tables(hs_hspace_t *h, int32_t S, int32_t *n_none, int32_t *n_
                   *n_none += want < 0;
                   *n_slower += want > 0;
                 }
+                /* the DP's stepped indices (run_dp): from k2 to k2 + 1 the
+                 * memo base, the table entry and the cut row move by fixed
+                 * steps; here against each computed directly */
+                if (pass == 0 && k2 + 1 < K) {
+                  size_t pb = hs__hspace_pick_base(h, k, k2, a, zi, inf);
+                  CHECK(hs__hspace_pick_base(h, k, k2 + 1, a, zi, inf) ==
+                        pb + hs__hspace_pick_step(h, pb));
+                  CHECK(hs__hspace_pick_in(h, pb, k, k2, a, zi, inf, b) == want);
+                  CHECK(hs__hspace_entry(h, k, k2 + 1, a, zi) ==
+                        hs__hspace_entry(h, k, k2, a, zi) + hs__hspace_entry_step(h));
+                  CHECK(hs__hspace_cut_row(h, a, k2 + 1) ==
+                        hs__hspace_cut_row(h, a, k2) + (size_t)A * (size_t)A);
+                }
                 if (pass == 0 && cross &&
                     want != hs__hspace_pick(h, k, k2, a, zi, inf, false, 0.0))
                   (*n_cross_differs)++;
