@@ -361,7 +361,6 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
   return HS_OK;
 }
 
-
 static double cut_cost_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2)
 {
   int32_t op = h->cuts[k2];
@@ -370,7 +369,6 @@ static double cut_cost_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2)
   double bytes = h->m->ops[op - 1].out_bytes * h->mbs[h->cur_mb];
   return h->lat_s[a * h->n_sc + b] + bytes * h->inv_bw[a * h->n_sc + b];
 }
-
 
 int32_t hs__hspace_B(const hs_hspace_t *h) { return (int32_t)(h->gb / h->mbs[h->cur_mb]); }
 
