@@ -183,13 +183,9 @@ hs_status_t hs__api_practice_apply(const hs__api_practice_t *p, const char *what
                                    hs_dtype_t *precision, hs_error_t *err)
 {
   if (p->kernels[0] && hs_kernels_preset(p->kernels, &pr->kernels) != HS_OK) {
-    char list[256] = "";
-    for (int i = 0; hs_kernel_presets[i]; i++) {
-      size_t l = strlen(list);
-      snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", hs_kernel_presets[i]);
-    }
+    char list[256];
     return hs_error_set(err, HS_EINVAL, "%s: kernels: unknown preset \"%s\" (%s)", what, p->kernels,
-                        list);
+                        hs_kernel_presets_list(list, sizeof list));
   }
   if (p->attention[0] && hs_attention_parse(p->attention, &pr->kernels.attention) != HS_OK)
     return hs_error_set(err, HS_EINVAL, "%s: attention: must be flash or unfused, got \"%s\"", what,

@@ -46,10 +46,9 @@ int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
 {
   const hs_opt_t *ok = hs_cli_opt(opts, "kernels");
   if (ok && hs_kernels_preset(ok->value, &pr->kernels) != HS_OK) {
-    fprintf(stderr, "hetsim: --kernels: unknown preset \"%s\" (", ok->value);
-    for (int i = 0; hs_kernel_presets[i]; i++)
-      fprintf(stderr, "%s%s", i ? ", " : "", hs_kernel_presets[i]);
-    fprintf(stderr, ")\n");
+    char list[256];
+    fprintf(stderr, "hetsim: --kernels: unknown preset \"%s\" (%s)\n", ok->value,
+            hs_kernel_presets_list(list, sizeof list));
     return HS_EXIT_USAGE;
   }
   const hs_opt_t *oa = hs_cli_opt(opts, "attention");

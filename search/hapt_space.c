@@ -28,11 +28,6 @@ static int32_t ilog2(int32_t x)
  * k (2K - k - 1) / 2 + (k2 - k - 1). */
 static size_t pair_count(int32_t K) { return (size_t)K * (size_t)(K - 1) / 2; }
 
-static size_t entry_index(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi)
-{
-  return hs__hspace_entry(h, k, k2, a, zi);
-}
-
 /* Bytes of the option table for K cut candidates. */
 static size_t table_bytes(const hs_hspace_t *h, int32_t K)
 {
@@ -312,7 +307,7 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
       bool multi_node = devs > h->sc[a].gpn;
       for (int32_t k = 0; k + 1 < h->n_cuts; k++)
         for (int32_t k2 = k + 1; k2 < h->n_cuts; k2++) {
-          size_t e = entry_index(h, k, k2, a, zi);
+          size_t e = hs__hspace_entry(h, k, k2, a, zi);
           hs_hopt_t *o = &h->opts[e * (size_t)h->opt_stride];
           int32_t n = 0;
           for (int32_t tp = 1; tp <= HS_MIN(devs, h->sc[a].gpn); tp *= 2) {

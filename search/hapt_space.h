@@ -166,10 +166,6 @@ int32_t hs__hspace_pick(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, 
  * (HS_OK, picks computed) when it would pass 64 MiB or an option index
  * would not fit in int8_t; HS_ENOMEM when allocating fails. */
 hs_status_t hs__hspace_pick_memo(hs_hspace_t *h, int32_t max_inflight);
-/* hs__hspace_pick(h, k, k2, a, zi, inflight, b >= 0, b >= 0 ? cut_s(a, b,
- * k2) : 0), through the memo when it is on: the same value. b < 0: a
- * successor on the same site (or none); b >= 0: subcluster b across
- * sites. O(1) amortized. */
 #define HS_HSPACE_PICK_UNSET INT8_MIN /* memo entry not computed yet */
 /* The rule computed (and stored at memo index i when the memo holds it):
  * hs__hspace_pick_at's miss path. */
@@ -203,6 +199,10 @@ static inline int32_t hs__hspace_pick_in(hs_hspace_t *h, size_t base, int32_t k,
   int8_t v = h->pick[i];
   return v != HS_HSPACE_PICK_UNSET ? v : hs__hspace_pick_slow(h, k, k2, a, zi, inflight, b, i);
 }
+/* hs__hspace_pick(h, k, k2, a, zi, inflight, b >= 0, b >= 0 ? cut_s(a, b,
+ * k2) : 0), through the memo when it is on: the same value. b < 0: a
+ * successor on the same site (or none); b >= 0: subcluster b across
+ * sites. O(1) amortized. */
 static inline int32_t hs__hspace_pick_at(hs_hspace_t *h, int32_t k, int32_t k2, int32_t a,
                                          int32_t zi, int32_t inflight, int32_t b)
 {

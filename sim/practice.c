@@ -17,6 +17,7 @@
  */
 #include "hs_sim.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The row log-sum-exp FlashAttention keeps per head and position (fp32). */
@@ -79,6 +80,16 @@ hs_status_t hs_kernels_preset(const char *name, hs_kernels_t *out)
       return HS_OK;
     }
   return HS_EINVAL;
+}
+
+const char *hs_kernel_presets_list(char *buf, size_t n)
+{
+  size_t len = 0;
+  if (n)
+    buf[0] = '\0';
+  for (int i = 0; hs_kernel_presets[i] && len < n; i++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", hs_kernel_presets[i]);
+  return buf;
 }
 
 const char *hs_kernels_preset_name(const hs_kernels_t *k)

@@ -27,7 +27,6 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,8 +70,9 @@ static bool date_ok(const char *d)
 static hs_status_t read_options(const hs_jreader_t *r, const cJSON *obj, const char *path,
                                 hs_pub_options_t *o)
 {
-  static const char *const known[] = {"recompute", "kernels", "attention", "sequence_parallel", "zero_stage",
-                                      "distributed_optimizer", "precision", "tp_comm_overlap", "dp_overlap",
+  static const char *const known[] = {"recompute", "kernels", "attention", "sequence_parallel",
+                                      "zero_stage", "distributed_optimizer", "precision",
+                                      "tp_comm_overlap", "dp_overlap",
                                       "context_parallel", "expert_parallel", "fsdp_param_dtype",
                                       "fsdp_backward_prefetch", "fsdp_shard_grad_op", "grad_accum",
                                       "grad_reduce_dtype", NULL};
@@ -89,13 +89,9 @@ static hs_status_t read_options(const hs_jreader_t *r, const cJSON *obj, const c
   HS_CHECK(hs_json_string(r, obj, path, "kernels", false, o->kernels, kbuf, sizeof kbuf));
   hs_kernels_t kset;
   if (kbuf[0] && hs_kernels_preset(kbuf, &kset) != HS_OK) {
-    char names[128] = "";
-    size_t len = 0;
-    for (int i = 0; hs_kernel_presets[i] && len < sizeof names; i++)
-      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
-                              hs_kernel_presets[i]);
+    char names[128];
     HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.kernels: must be one of %s, got \"%s\"", r->file,
-                         path, names, kbuf));
+                         path, hs_kernel_presets_list(names, sizeof names), kbuf));
   }
   hs_strlcpy(o->kernels, kbuf, sizeof o->kernels);
   HS_CHECK(hs_json_string(r, obj, path, "attention", false, o->attention, buf, sizeof buf));
