@@ -85,16 +85,22 @@ static uint64_t mix(uint64_t h, uint64_t v)
   return h * 0xBF58476D1CE4E5B9ull;
 }
 
-static uint64_t key_hash(const hs_coll_algo_t *algo, const hs_coll_t *c, int32_t phase)
+uint64_t hs__coll_memo_hash(const hs_coll_t *c)
 {
   uint64_t bits = 0;
   memcpy(&bits, &c->bytes, sizeof bits);
-  uint64_t h = mix(0x5851F42D4C957F2Dull, (uint64_t)(uintptr_t)algo);
-  h = mix(h, ((uint64_t)(uint32_t)c->op << 32) | (uint32_t)c->n);
-  h = mix(h, (uint64_t)(uint32_t)phase);
+  uint64_t h = mix(0x5851F42D4C957F2Dull, ((uint64_t)(uint32_t)c->op << 32) | (uint32_t)c->n);
   h = mix(h, bits);
   for (int32_t i = 0; i < c->n; i++)
     h = mix(h, (uint32_t)c->devices[i]);
+  return h;
+}
+
+/* The key's hash: c's own (c->memo_hash), the algorithm and the phase. */
+static uint64_t key_hash(const hs_coll_algo_t *algo, const hs_coll_t *c, int32_t phase)
+{
+  uint64_t h = mix(c->memo_hash, (uint64_t)(uintptr_t)algo);
+  h = mix(h, (uint64_t)(uint32_t)phase);
   return h ^ (h >> 31);
 }
 
@@ -210,9 +216,8 @@ void hs__coll_memo_put_algo(hs__coll_memo_t *m, const hs_coll_t *c, const hs_col
 }
 
 bool hs__coll_memo_get_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, const hs_coll_t *c,
-                             int32_t phase, hs_coll_builder_t *b, bool *has, hs_status_t *st)
+                             int32_t phase, hs__coll_phase_t *out, bool *has)
 {
-  *st = HS_OK;
   if (!keyable(m, c) || !algo || phase < 0)
     return false;
   const entry_t *e = find(m, algo, c, phase, key_hash(algo, c, phase));
@@ -220,23 +225,14 @@ bool hs__coll_memo_get_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, con
     return false;
   m->hits++;
   *has = e->has;
-  hs__builder_reset(b);
   if (!e->has)
     return true;
-  size_t nf = (size_t)e->n_flows;
-  if ((*st = hs_reserve((void **)&b->bytes, &b->cap_flows, nf + 1, sizeof *b->bytes)) != HS_OK ||
-      (*st = hs_reserve((void **)&b->flow_off, &b->cap_off, nf + 2, sizeof *b->flow_off)) != HS_OK ||
-      (*st = hs_reserve((void **)&b->hops, &b->cap_hops, e->n_hops + 1, sizeof *b->hops)) != HS_OK)
-    return true;
-  b->latency_ns = e->latency_ns;
-  b->n_flows = e->n_flows;
-  b->n_hops = e->n_hops;
-  if (nf > 0) {
-    memcpy(b->bytes, m->fbytes + e->fbytes_off, nf * sizeof *b->bytes);
-    memcpy(b->flow_off, m->foff + e->foff_off, (nf + 1) * sizeof *b->flow_off);
-  }
-  if (e->n_hops > 0)
-    memcpy(b->hops, m->hops + e->hop_off, e->n_hops * sizeof *b->hops);
+  out->latency_ns = e->latency_ns;
+  out->n_flows = e->n_flows;
+  out->bytes = m->fbytes + e->fbytes_off;
+  out->flow_off = m->foff + e->foff_off;
+  out->hops = m->hops + e->hop_off;
+  out->n_hops = e->n_hops;
   return true;
 }
 

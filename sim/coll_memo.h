@@ -11,16 +11,16 @@
  * across nodes) and each phase's coupled flows (build_phase: one path query
  * per hop, then the merge and sort of hs__builder_close) are pure functions
  * of (algorithm, op, devices, bytes, phase) and the paths; the memo keeps
- * them keyed on exactly that, so a repeat costs a hash of the device list
- * and a copy. Results are the same bit for bit as without it: a hit returns
- * what the miss computed.
+ * them keyed on exactly that, so a repeat costs a comparison of the device
+ * list and a copy (the list's hash is taken once per start,
+ * hs__coll_memo_hash). Results are the same bit for bit as without it: a
+ * hit returns what the miss computed.
  *
  * Collectives with shares (padded all-gather, grouped broadcast) are not
  * memoised. The memo stops growing at HS_COLL_MEMO_MAX_BYTES (a simulation
  * then builds what it has not seen, as without a memo); running out of
  * memory while storing only leaves the entry out. Lookups O(n) for n
- * devices plus the phase's size; no allocation on a hit but the builder's
- * own reserve.
+ * devices (a comparison); no allocation or copy on a hit.
  */
 #ifndef HS_COLL_MEMO_H
 #define HS_COLL_MEMO_H
@@ -35,19 +35,34 @@ typedef struct hs__coll_memo hs__coll_memo_t;
 hs__coll_memo_t *hs__coll_memo_new(void);
 void hs__coll_memo_free(hs__coll_memo_t *m); /* NULL ok */
 
+/* The hash of c's (op, n, bytes, devices) the lookups below key on; the
+ * caller stores it in c->memo_hash before them (hs_coll_start does) and
+ * keeps those fields unchanged while they run. O(n). */
+uint64_t hs__coll_memo_hash(const hs_coll_t *c);
+
 /* The algorithm choose_algo gave for c (c->algo NULL, no shares): true and
  * *out on a hit. */
 bool hs__coll_memo_get_algo(hs__coll_memo_t *m, const hs_coll_t *c,
                             const hs_coll_algo_t **out);
 void hs__coll_memo_put_algo(hs__coll_memo_t *m, const hs_coll_t *c, const hs_coll_algo_t *algo);
 
+/* A built phase, read in place: its latency, n_flows flows of bytes[i]
+ * each over hops[flow_off[i] .. flow_off[i + 1]) (n_hops in all). */
+typedef struct hs__coll_phase {
+  double latency_ns;
+  int32_t n_flows;
+  const double *bytes;
+  const int32_t *flow_off;
+  const hs_flow_hop_t *hops;
+  size_t n_hops;
+} hs__coll_phase_t;
+
 /* Phase `phase` of c under `algo`: on a hit, true, *has whether the phase
- * exists and, when it does, b reset and filled with its closed description
- * (latency, flows, bytes, hops); HS_ENOMEM from the builder's reserve is
- * returned in *st (b then unusable). False on a miss (b untouched). */
+ * exists and, when it does, *out pointing at its closed description in
+ * the memo, valid until the next put. False on a miss. No copy. */
 bool hs__coll_memo_get_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo,
-                             const hs_coll_t *c, int32_t phase, hs_coll_builder_t *b, bool *has,
-                             hs_status_t *st);
+                             const hs_coll_t *c, int32_t phase, hs__coll_phase_t *out,
+                             bool *has);
 /* Stores what build_phase + hs__builder_close gave (b closed; has false:
  * no such phase). */
 void hs__coll_memo_put_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, const hs_coll_t *c,

@@ -999,26 +999,27 @@ static hs_status_t phase_begin(hs_net_t *net, hs_coll_t *c, bool *finished)
   hs_status_t st = HS_OK;
   hs__colls_t *cs = hs__net_colls(net);
   hs_coll_builder_t *b = &cs->builder;
+  hs__coll_phase_t p; /* the phase: in the memo, or in the builder */
   *finished = false;
   for (;;) {
     bool has = false;
-    if (!hs__coll_memo_get_phase(cs->memo, c->run_algo, c, c->phase, b, &has, &st)) {
+    if (!hs__coll_memo_get_phase(cs->memo, c->run_algo, c, c->phase, &p, &has)) {
       hs__builder_reset(b);
       HS_CHECK(c->run_algo->build_phase(b, c, c->phase, &has));
       if (has)
         HS_CHECK(hs__builder_close(b));
       hs__coll_memo_put_phase(cs->memo, c->run_algo, c, c->phase, b, has);
+      p = (hs__coll_phase_t){b->latency_ns, b->n_flows, b->bytes, b->flow_off, b->hops, b->n_hops};
     }
-    HS_CHECK(st);
     if (!has) {
       *finished = true;
       return HS_OK;
     }
-    if (b->n_flows > 0 || llround(b->latency_ns) > 0)
+    if (p.n_flows > 0 || llround(p.latency_ns) > 0)
       break;
     c->phase++;
   }
-  size_t need = b->n_hops * sizeof *c->hops;
+  size_t need = p.n_hops * sizeof *c->hops;
   if (need > hs__pool_block_size(c->hops)) {
     hs__pool_release(&cs->pool, c->hops);
     c->hops = hs__pool_alloc(&cs->pool, need);
@@ -1026,27 +1027,27 @@ static hs_status_t phase_begin(hs_net_t *net, hs_coll_t *c, bool *finished)
       HS_FAIL(HS_ENOMEM);
     c->n_hops_cap = (int32_t)(hs__pool_block_size(c->hops) / sizeof *c->hops);
   }
-  if (b->n_hops)
-    memcpy(c->hops, b->hops, need);
-  if (b->n_flows > HS_COLL_MAX_FLOWS && b->n_flows > c->n_xflows_cap) {
+  if (p.n_hops)
+    memcpy(c->hops, p.hops, need);
+  if (p.n_flows > HS_COLL_MAX_FLOWS && p.n_flows > c->n_xflows_cap) {
     hs__pool_release(&cs->pool, c->xflows);
-    c->xflows = hs__pool_alloc(&cs->pool, (size_t)b->n_flows * sizeof *c->xflows);
+    c->xflows = hs__pool_alloc(&cs->pool, (size_t)p.n_flows * sizeof *c->xflows);
     if (!c->xflows)
       HS_FAIL(HS_ENOMEM);
     c->n_xflows_cap = (int32_t)(hs__pool_block_size(c->xflows) / sizeof *c->xflows);
   }
-  c->n_flows = b->n_flows;
+  c->n_flows = p.n_flows;
   c->n_flows_live = 0;
-  for (int32_t i = 0; i < b->n_flows; i++) {
+  for (int32_t i = 0; i < p.n_flows; i++) {
     hs_flow_t *f = coll_flow(c, i);
     hs_flow_init(f);
-    f->bytes = b->bytes[i];
-    f->hops = c->hops + b->flow_off[i];
-    f->n_hops = b->flow_off[i + 1] - b->flow_off[i];
+    f->bytes = p.bytes[i];
+    f->hops = c->hops + p.flow_off[i];
+    f->n_hops = p.flow_off[i + 1] - p.flow_off[i];
     f->done = coll_flow_done;
     f->ctx = c;
   }
-  hs_time_t lat = b->latency_ns > 0.0 ? hs_time_from_s(b->latency_ns * 1e-9) : 0;
+  hs_time_t lat = p.latency_ns > 0.0 ? hs_time_from_s(p.latency_ns * 1e-9) : 0;
   if (lat > 0) {
     hs_event_init(&c->ev, coll_latency_done);
     HS_CHECK(hs_engine_after(hs__net_engine(net), &c->ev, lat, HS_NET_PRIO_FLOW));
@@ -1080,6 +1081,7 @@ hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err)
   hs_coll_builder_t *b = &cs->builder;
   b->err = err;
   c->run_algo = c->algo;
+  c->memo_hash = cs->memo && c->devices && c->n > 0 ? hs__coll_memo_hash(c) : 0;
   if (!c->run_algo && !hs__coll_memo_get_algo(cs->memo, c, &c->run_algo)) {
     c->run_algo = choose_algo(b, c);
     hs__coll_memo_put_algo(cs->memo, c, c->run_algo);

@@ -303,6 +303,7 @@ struct hs_coll {
   int32_t slot;                 /* index in the network's live collectives */
   hs_flow_t *xflows;            /* phases of more than HS_COLL_MAX_FLOWS flows (pool block) */
   int32_t n_xflows_cap;
+  uint64_t memo_hash;           /* hash of (op, n, bytes, devices), set at start (coll_memo.h) */
 };
 
 /* Zeroes c (optional before filling it in). O(1). */
