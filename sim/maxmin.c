@@ -20,7 +20,10 @@
  * Cost: O(H + L) to set up plus, per round, a scan of the live links
  * (problems of at most SCAN_MAX links or SCAN_FLOWS_MAX flows, hence few
  * rounds: the common case) or O(log L) heap work per level change (larger
- * ones): O(H + L log L) overall, H = hops.
+ * ones, the heap built bottom-up in O(L)): O(H + L log L) overall, H =
+ * hops. Both stop once every flow with a constrained link is frozen: the
+ * links left then carry none (a collective's component has many links and
+ * few bottlenecks, so most of them are never popped).
  * Workspace is kept between solves; a solve allocates only when a problem
  * is larger than every one before.
  */
@@ -99,36 +102,46 @@ static void heap_push(hs_maxmin_entry_t *h, size_t *n, double level, int32_t lin
   h[i] = e;
 }
 
-static hs_maxmin_entry_t heap_pop(hs_maxmin_entry_t *h, size_t *n)
+/* Sifts h[i] down in a heap of n entries. */
+static void sift_down(hs_maxmin_entry_t *h, size_t n, size_t i)
 {
-  hs_maxmin_entry_t top = h[0], e = h[--*n];
-  size_t i = 0, m = *n;
+  hs_maxmin_entry_t e = h[i];
   for (;;) {
     size_t c = 2 * i + 1;
-    if (c >= m)
+    if (c >= n)
       break;
-    if (c + 1 < m && entry_less(&h[c + 1], &h[c]))
+    if (c + 1 < n && entry_less(&h[c + 1], &h[c]))
       c++;
     if (!entry_less(&h[c], &e))
       break;
     h[i] = h[c];
     i = c;
   }
-  if (m)
-    h[i] = e;
+  h[i] = e;
+}
+
+static hs_maxmin_entry_t heap_pop(hs_maxmin_entry_t *h, size_t *n)
+{
+  hs_maxmin_entry_t top = h[0];
+  if (--*n > 0) {
+    h[0] = h[*n];
+    sift_down(h, *n, 0);
+  }
   return top;
 }
 
-/* Freezes the unfrozen flows of link l at `level`. */
-static void freeze_link(hs_maxmin_t *mm, int32_t l, double level, const int32_t *flow_off,
-                        const hs_flow_hop_t *hops, const double *cap, double *rate)
+/* Freezes the unfrozen flows of link l at `level`; returns how many. */
+static int32_t freeze_link(hs_maxmin_t *mm, int32_t l, double level, const int32_t *flow_off,
+                           const hs_flow_hop_t *hops, const double *cap, double *rate)
 {
+  int32_t n = 0;
   for (int32_t k = mm->loff[l]; k < mm->loff[l + 1]; k++) {
     int32_t f = mm->lflow[k];
     if (mm->frozen[f])
       continue;
     mm->frozen[f] = 1;
     rate[f] = level;
+    n++;
     for (int32_t h = flow_off[f]; h < flow_off[f + 1]; h++) {
       int32_t l2 = hops[h].link;
       if (!constrained(cap[l2]))
@@ -137,6 +150,7 @@ static void freeze_link(hs_maxmin_t *mm, int32_t l, double level, const int32_t 
       mm->wsum[l2] -= hops[h].weight;
     }
   }
+  return n;
 }
 
 static inline double level_of(const hs_maxmin_t *mm, int32_t l)
@@ -177,11 +191,13 @@ hs_status_t hs_maxmin_solve(hs_maxmin_t *mm, int32_t n_flows, const int32_t *flo
     mm->loff[l + 1] = 0;
   }
   mm->loff[0] = 0;
+  int32_t unfrozen = 0; /* flows with a constrained link, not yet frozen */
   for (int32_t f = 0; f < n_flows; f++) {
     rate[f] = INFINITY;
     mm->frozen[f] = 0;
     if (flow_off[f + 1] < flow_off[f])
       return HS_EINVAL;
+    bool bound = false;
     for (int32_t h = flow_off[f]; h < flow_off[f + 1]; h++) {
       int32_t l = hops[h].link;
       if (l < 0 || l >= n_links || hops[h].weight < 1)
@@ -190,7 +206,9 @@ hs_status_t hs_maxmin_solve(hs_maxmin_t *mm, int32_t n_flows, const int32_t *flo
         continue;
       mm->wsum[l] += hops[h].weight;
       mm->loff[l + 1]++;
+      bound = true;
     }
+    unfrozen += bound;
   }
   /* link -> flows CSR (counting sort); act = links that carry a flow */
   int32_t n_act = 0;
@@ -212,7 +230,7 @@ hs_status_t hs_maxmin_solve(hs_maxmin_t *mm, int32_t n_flows, const int32_t *flo
   double floor_level = 0.0;
   /* each round freezes at least one flow: at most min(flows, links) rounds */
   if (n_act <= SCAN_MAX || n_flows <= SCAN_FLOWS_MAX) {
-    while (n_act > 0) {
+    while (n_act > 0 && unfrozen > 0) {
       int32_t best = -1;
       double best_level = INFINITY;
       int32_t w = 0;
@@ -233,13 +251,17 @@ hs_status_t hs_maxmin_solve(hs_maxmin_t *mm, int32_t n_flows, const int32_t *flo
       if (best_level < floor_level)
         best_level = floor_level;
       floor_level = best_level;
-      freeze_link(mm, best, best_level, flow_off, hops, cap, rate);
+      unfrozen -= freeze_link(mm, best, best_level, flow_off, hops, cap, rate);
     }
   } else {
-    size_t hn = 0;
+    /* the heap built bottom-up in O(links); once every flow is frozen the
+     * entries left are links without unfrozen flows: done */
+    size_t hn = (size_t)n_act;
     for (int32_t i = 0; i < n_act; i++)
-      heap_push(mm->heap, &hn, level_of(mm, mm->act[i]), mm->act[i]);
-    while (hn > 0) {
+      mm->heap[i] = (hs_maxmin_entry_t){level_of(mm, mm->act[i]), mm->act[i]};
+    for (size_t i = hn / 2; i-- > 0;)
+      sift_down(mm->heap, hn, i);
+    while (hn > 0 && unfrozen > 0) {
       hs_maxmin_entry_t e = heap_pop(mm->heap, &hn);
       if (mm->wsum[e.link] <= 0)
         continue;
@@ -251,7 +273,7 @@ hs_status_t hs_maxmin_solve(hs_maxmin_t *mm, int32_t n_flows, const int32_t *flo
       if (lv < floor_level)
         lv = floor_level;
       floor_level = lv;
-      freeze_link(mm, e.link, lv, flow_off, hops, cap, rate);
+      unfrozen -= freeze_link(mm, e.link, lv, flow_off, hops, cap, rate);
     }
   }
   return HS_OK;
