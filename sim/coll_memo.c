@@ -85,8 +85,16 @@ static uint64_t mix(uint64_t h, uint64_t v)
   return h * 0xBF58476D1CE4E5B9ull;
 }
 
-uint64_t hs__coll_memo_hash(const hs_coll_t *c)
+/* Usable: a memo, a device list, no shares. */
+static bool keyable(const hs__coll_memo_t *m, const hs_coll_t *c)
 {
+  return m && c && c->devices && c->n > 0 && !c->shares;
+}
+
+uint64_t hs__coll_memo_hash(const hs__coll_memo_t *m, const hs_coll_t *c)
+{
+  if (!keyable(m, c))
+    return 0;
   uint64_t bits = 0;
   memcpy(&bits, &c->bytes, sizeof bits);
   uint64_t h = mix(0x5851F42D4C957F2Dull, ((uint64_t)(uint32_t)c->op << 32) | (uint32_t)c->n);
@@ -110,12 +118,6 @@ static bool key_eq(const hs__coll_memo_t *m, const entry_t *e, uint64_t h,
   return e->hash == h && e->algo == algo && e->op == (int32_t)c->op && e->n == c->n &&
          e->phase == phase && memcmp(&e->bytes, &c->bytes, sizeof e->bytes) == 0 &&
          memcmp(m->devs + e->dev_off, c->devices, (size_t)c->n * sizeof *c->devices) == 0;
-}
-
-/* Usable: a memo, a device list, no shares. */
-static bool keyable(const hs__coll_memo_t *m, const hs_coll_t *c)
-{
-  return m && c && c->devices && c->n > 0 && !c->shares;
 }
 
 static const entry_t *find(const hs__coll_memo_t *m, const hs_coll_algo_t *algo,

@@ -35,10 +35,11 @@ typedef struct hs__coll_memo hs__coll_memo_t;
 hs__coll_memo_t *hs__coll_memo_new(void);
 void hs__coll_memo_free(hs__coll_memo_t *m); /* NULL ok */
 
-/* The hash of c's (op, n, bytes, devices) the lookups below key on; the
- * caller stores it in c->memo_hash before them (hs_coll_start does) and
- * keeps those fields unchanged while they run. O(n). */
-uint64_t hs__coll_memo_hash(const hs_coll_t *c);
+/* The hash of c's (op, n, bytes, devices) the lookups below key on (0
+ * when m cannot keep c: no memo, no device list, or shares); the caller
+ * stores it in c->memo_hash before them (hs_coll_start does) and keeps
+ * those fields unchanged while they run. O(n). */
+uint64_t hs__coll_memo_hash(const hs__coll_memo_t *m, const hs_coll_t *c);
 
 /* The algorithm choose_algo gave for c (c->algo NULL, no shares): true and
  * *out on a hit. */

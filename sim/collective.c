@@ -1081,7 +1081,7 @@ hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err)
   hs_coll_builder_t *b = &cs->builder;
   b->err = err;
   c->run_algo = c->algo;
-  c->memo_hash = cs->memo && c->devices && c->n > 0 ? hs__coll_memo_hash(c) : 0;
+  c->memo_hash = hs__coll_memo_hash(cs->memo, c);
   if (!c->run_algo && !hs__coll_memo_get_algo(cs->memo, c, &c->run_algo)) {
     c->run_algo = choose_algo(b, c);
     hs__coll_memo_put_algo(cs->memo, c, c->run_algo);
