@@ -8,8 +8,8 @@
 #include "cli.h"
 #include "hs_export.h"
 #include "hs_json.h"
+#include "hs_output.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <libgen.h>
 #include <stdlib.h>
@@ -56,23 +56,23 @@ static int export_svg(const char *in, const char *out, const char *title, bool a
     rc = 2;
     goto out;
   }
-  FILE *f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
-  if (!f) {
-    fprintf(stderr, "hetsim export: %s: cannot open for writing: %s\n", out, strerror(errno));
-    rc = 2;
+  hs_output_t o;
+  if ((st = hs_output_open(&o, out, &err)) != HS_OK) {
+    rc = hs_cli_fail(&err, st);
     goto out;
   }
   size_t rows = 0;
   hs_svg_opts_t so = {title ? title : hs_basename(in), all_devices};
-  st = hs_trace_svg_render(&d, &so, f, &rows, &err);
-  int bad = f != stdout ? fclose(f) : fflush(f);
-  if (st == HS_OK && bad)
-    st = hs_error_set(&err, HS_EIO, "%s: write error", out);
+  st = hs_trace_svg_render(&d, &so, o.f, &rows, &err);
+  if (st == HS_OK)
+    st = hs_output_commit(&o, &err);
+  else
+    hs_output_abort(&o);
   if (st != HS_OK) {
     rc = hs_cli_fail(&err, st);
     goto out;
   }
-  if (f != stdout)
+  if (strcmp(out, "-") != 0)
     fprintf(stderr, "wrote %s: %zu rows, %zu spans\n", out, rows, d.n_spans);
 out:
   hs_trace_doc_destroy(&d);
@@ -156,16 +156,14 @@ int hs_cmd_export(int argc, char **argv)
     }
   }
   if (otd) {
-    FILE *f = strcmp(otd->value, "-") == 0 ? stdout : fopen(otd->value, "w");
-    if (!f) {
-      fprintf(stderr, "hetsim export: %s: cannot open for writing: %s\n", otd->value, strerror(errno));
-      rc = 2;
-      goto out;
+    hs_output_t o;
+    if ((st = hs_output_open(&o, otd->value, &err)) == HS_OK) {
+      st = hs_table_write_tidy(&t, o.f, &err);
+      if (st == HS_OK)
+        st = hs_output_commit(&o, &err);
+      else
+        hs_output_abort(&o);
     }
-    st = hs_table_write_tidy(&t, f, &err);
-    int bad = f != stdout ? fclose(f) : fflush(f);
-    if (st == HS_OK && bad)
-      st = hs_error_set(&err, HS_EIO, "%s: write error", otd->value);
     if (st != HS_OK) {
       rc = hs_cli_fail(&err, st);
       goto out;

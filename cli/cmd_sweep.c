@@ -16,9 +16,9 @@
  */
 #include "cli.h"
 #include "hs_export.h"
+#include "hs_output.h"
 #include "hs_progress.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -68,7 +68,8 @@ static void emit(out_t *o, uint64_t job, const char *rows)
       free(o->pending[o->next]);
       o->pending[o->next++] = NULL;
     }
-    fflush(stdout);
+    if (fflush(stdout) != 0 || ferror(stdout))
+      o->write_error = true;
   }
   hs_progress_add(&o->prog, o->spec->n_prices);
 }
@@ -136,32 +137,6 @@ static bool launched_by_mpirun(void)
   return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
 }
 
-/* Writes `text` to `path` through a temporary file and rename(2), so a crash
- * leaves either the old or the new file. */
-static hs_status_t replace_file(const char *path, const char *text, hs_error_t *err)
-{
-  size_t n = strlen(path) + 16;
-  char *tmp = malloc(n);
-  if (!tmp)
-    return hs_error_set(err, HS_ENOMEM, "out of memory");
-  snprintf(tmp, n, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  hs_status_t st = HS_OK;
-  if (!f)
-    st = hs_error_set(err, HS_EIO, "%s: cannot open for writing: %s", tmp, strerror(errno));
-  else {
-    fputs(text, f);
-    int bad = ferror(f);
-    bad |= fclose(f);
-    if (bad)
-      st = hs_error_set(err, HS_EIO, "%s: write error", tmp);
-    else if (rename(tmp, path) != 0)
-      st = hs_error_set(err, HS_EIO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
-  }
-  free(tmp);
-  return st;
-}
-
 /* Rank 0: prepares the output and the list of jobs to run. Returns an exit code. */
 static int prepare(const hs_sweep_spec_t *spec, const char *path, bool resume, uint64_t **todo,
                    size_t *n_todo, size_t *n_done_jobs)
@@ -174,15 +149,18 @@ static int prepare(const hs_sweep_spec_t *spec, const char *path, bool resume, u
   size_t len = 0;
   hs_status_t st = HS_OK;
   *n_done_jobs = 0;
+  /* the -o target is checked before anything reads it (a FIFO would block) */
+  if (path && (st = hs_output_check(path, &err)) != HS_OK)
+    goto out;
   if (path && resume && access(path, F_OK) == 0) {
     if ((st = hs_file_read(path, (size_t)1 << 32, &text, &len, &err)) != HS_OK)
       goto out;
     if ((st = hs_sweep_resume_scan(spec, text, hs_basename(path), &kept, &done, &n_done, &err)) != HS_OK)
       goto out;
-    if ((st = replace_file(path, kept, &err)) != HS_OK)
+    if ((st = hs_output_write_text(path, kept, &err)) != HS_OK)
       goto out;
   } else if (path) {
-    if ((st = replace_file(path, hs_sweep_csv_header(), &err)) != HS_OK)
+    if ((st = hs_output_write_text(path, hs_sweep_csv_header(), &err)) != HS_OK)
       goto out;
   }
   st = hs_sweep_todo(spec, done, n_done, todo, n_todo, &err);
@@ -204,7 +182,7 @@ static int finish_file(const char *path)
   if (st == HS_OK)
     st = hs_sweep_sort_output(text, hs_basename(path), &sorted, &err);
   if (st == HS_OK)
-    st = replace_file(path, sorted, &err);
+    st = hs_output_write_text(path, sorted, &err);
   free(text);
   free(sorted);
   return st == HS_OK ? 0 : hs_cli_fail(&err, st);
@@ -341,10 +319,11 @@ int hs_cmd_sweep(int argc, char **argv)
     if ((int)(i % (size_t)size) == rank)
       mine[n_mine++] = todo[i];
   if (rank == 0 && path) {
-    o.f = fopen(path, "a");
-    if (!o.f) {
-      fprintf(stderr, "hetsim: %s: cannot open for appending: %s\n", path, strerror(errno));
-      rc = 2;
+    hs_error_t aerr;
+    hs_error_init(&aerr);
+    hs_status_t ast = hs_output_open_append(path, &o.f, &aerr);
+    if (ast != HS_OK) {
+      rc = hs_cli_fail(&aerr, ast);
 #ifdef HS_HAVE_MPI
       if (mpi_on)
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -386,8 +365,8 @@ int hs_cmd_sweep(int argc, char **argv)
   }
   hs_progress_finish(&o.prog, false);
   if (o.write_error) {
-    fprintf(stderr, "hetsim: %s: write error\n", path ? path : "stdout");
-    rc = 1;
+    fprintf(stderr, "hetsim: %s: write error\n", path ? path : "standard output");
+    rc = hs_status_exit_code(HS_EIO);
 #ifdef HS_HAVE_MPI
     if (mpi_on)
       MPI_Abort(MPI_COMM_WORLD, rc);
@@ -399,7 +378,7 @@ int hs_cmd_sweep(int argc, char **argv)
     o.f = NULL;
     if (bad) {
       fprintf(stderr, "hetsim: %s: write error\n", path);
-      rc = 1;
+      rc = hs_status_exit_code(HS_EIO);
       goto out;
     }
     rc = finish_file(path);

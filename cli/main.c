@@ -1,9 +1,39 @@
 /*
  * main.c - `hetsim`: git-style subcommands over the library.
+ *
+ * Standard output is closed here, after the command returns (coreutils'
+ * close_stdout): text and JSON printed to a full disk, /dev/full, a closed
+ * pipe's file or past `ulimit -f` fail at a write or the final flush, and
+ * the exit code says so (docs/robustness.md, "Outputs"). Files go through
+ * common/hs_output.h.
  */
+/* SIGXFSZ is XSI */
+#define _XOPEN_SOURCE 700
+
 #include "cli.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
+
+/* Flushes and closes stdout; on failure prints what was lost and returns the
+ * exit code for an unwritten output, else rc. A command that already failed
+ * (rc 1 or 2) has said why; its code stands and nothing more is printed. */
+static int close_stdout(int rc)
+{
+  bool bad = ferror(stdout) != 0; /* a failed write whose errno is gone */
+  errno = 0;
+  int e = 0;
+  if (fclose(stdout) != 0) {
+    bad = true;
+    e = errno;
+  }
+  if (!bad || rc == HS_EXIT_INTERNAL || rc == HS_EXIT_USAGE)
+    return rc;
+  fprintf(stderr, "hetsim: standard output: write error%s%s (the output is incomplete)\n",
+          e ? ": " : "", e ? strerror(e) : "");
+  return hs_status_exit_code(HS_EIO);
+}
 
 static const hs_cmd_t commands[] = {
     {"list", "list models, clusters, gpus, strategies or schedules", hs_cmd_list},
@@ -31,7 +61,7 @@ static void usage(FILE *f)
     fprintf(f, "  %-10s %s\n", c->name, c->summary);
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
   if (argc < 2) {
     usage(stderr);
@@ -51,4 +81,12 @@ int main(int argc, char **argv)
   fprintf(stderr, "hetsim: unknown command '%s'\n\n", argv[1]);
   usage(stderr);
   return 2;
+}
+
+int main(int argc, char **argv)
+{
+  /* past `ulimit -f` a write fails with EFBIG instead of the kernel killing
+   * the process with SIGXFSZ, so the error can be reported */
+  signal(SIGXFSZ, SIG_IGN);
+  return close_stdout(run(argc, argv));
 }

@@ -90,7 +90,8 @@ void hs_json_warn_unknown(const hs_jreader_t *r, const struct cJSON *obj, const 
 
 /* ---- writing ------------------------------------------------------------ */
 
-/* Prints `j` (formatted) to `path` ("-" = stdout). */
+/* Prints `j` (formatted) to `path` ("-" = stdout) through hs_output_open/commit
+ * (common/hs_output.h): the file is replaced whole or left as it was. */
 hs_status_t hs_json_write_file(const struct cJSON *j, const char *path, hs_error_t *err);
 
 #endif /* HS_JSON_H */

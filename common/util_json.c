@@ -5,6 +5,7 @@
  * number type (we range-check before converting).
  */
 #include "hs_json.h"
+#include "hs_output.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -84,16 +85,14 @@ hs_status_t hs_json_parse(const char *text, const char *file, cJSON **out, hs_er
         col++;
       }
     }
+    /* the position only, never the text there: an input named by mistake
+     * (/etc/passwd as a model) must not have its bytes echoed into messages
+     * and sweep rows */
     if (*end == '\0')
-      return hs_error_set(err, HS_EPARSE, "%s: malformed JSON at line %d, column %d: unexpected end of input",
-                          file, line, col);
-    char near[16];
-    size_t k = 0;
-    for (; k + 1 < sizeof near && end[k]; k++)
-      near[k] = (unsigned char)end[k] < 0x20 ? ' ' : end[k];
-    near[k] = '\0';
-    return hs_error_set(err, HS_EPARSE, "%s: malformed JSON at line %d, column %d near '%s'", file,
-                        line, col, near);
+      return hs_error_set(err, HS_EPARSE, "%s: malformed JSON at line %d, column %d (byte %td): "
+                          "unexpected end of input", file, line, col, end - text);
+    return hs_error_set(err, HS_EPARSE, "%s: malformed JSON at line %d, column %d (byte %td)",
+                        file, line, col, end - text);
   }
   *out = j;
   return HS_OK;
@@ -204,6 +203,11 @@ hs_status_t hs_json_number(const hs_jreader_t *r, const cJSON *obj, const char *
   bool ok = isfinite(x) && (rule != HS_JNUM_NONNEG || x >= 0.0) && (rule != HS_JNUM_POSITIVE || x > 0.0);
   if (!ok)
     return wrong_type(r, path, key, v, what[rule]);
+  /* a subnormal passes "> 0" yet overflows to inf as a divisor (1 / 5e-324):
+   * positive and non-negative quantities are normal numbers (or 0) */
+  if (rule != HS_JNUM_ANY && x != 0.0 && !isnormal(x))
+    return wrong_type(r, path, key, v, rule == HS_JNUM_POSITIVE ? "a positive normal number (not subnormal)"
+                                                             : "0 or a positive normal number (not subnormal)");
   if (x > max) {
     char val[80];
     value_text(v, val, sizeof val);
@@ -351,20 +355,13 @@ hs_status_t hs_json_write_file(const cJSON *j, const char *path, hs_error_t *err
   char *s = cJSON_Print(j);
   if (!s)
     return hs_error_set(err, HS_ENOMEM, "out of memory printing JSON");
-  FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-  if (!f) {
-    cJSON_free(s);
-    return hs_error_set(err, HS_EIO, "%s: cannot open for writing", path);
+  hs_output_t o;
+  hs_status_t st = hs_output_open(&o, path, err);
+  if (st == HS_OK) {
+    fputs(s, o.f); /* errors stick to the stream: commit reports them */
+    fputc('\n', o.f);
+    st = hs_output_commit(&o, err);
   }
-  fputs(s, f);
-  fputc('\n', f);
   cJSON_free(s);
-  int bad = ferror(f);
-  if (f != stdout)
-    bad |= fclose(f);
-  else
-    fflush(f);
-  if (bad)
-    return hs_error_set(err, HS_EIO, "%s: write error", path);
-  return HS_OK;
+  return st;
 }

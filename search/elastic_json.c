@@ -6,6 +6,7 @@
  */
 #include "hs_elastic.h"
 #include "hs_json.h"
+#include "hs_output.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -190,31 +191,14 @@ static void ts_us(FILE *f, hs_time_t ns)
   fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
 }
 
-static hs_status_t open_out(const char *path, FILE **f, hs_error_t *err)
-{
-  *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-  if (!*f)
-    return hs_error_set(err, HS_EIO, "%s: cannot write", path);
-  return HS_OK;
-}
-
-static hs_status_t close_out(const char *path, FILE *f, hs_error_t *err)
-{
-  bool bad = ferror(f) != 0;
-  if (f != stdout)
-    bad = fclose(f) != 0 || bad;
-  else
-    fflush(f);
-  return bad ? hs_error_set(err, HS_EIO, "%s: write failed", path) : HS_OK;
-}
-
 hs_status_t hs_elastic_timeline_write_json(const hs_elastic_result_t *r, const hs_cluster_t *c,
                                            const char *path, hs_error_t *err)
 {
-  FILE *f = NULL;
-  hs_status_t st = open_out(path, &f, err);
+  hs_output_t out;
+  hs_status_t st = hs_output_open(&out, path, err);
   if (st != HS_OK)
     return st;
+  FILE *f = out.f;
   hs_time_t H = hs_time_from_s(r->hours * 3600.0);
   fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", f);
   fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"run (%s, %s)\"}}",
@@ -273,21 +257,22 @@ hs_status_t hs_elastic_timeline_write_json(const hs_elastic_result_t *r, const h
     }
   }
   fputs("\n]}\n", f);
-  return close_out(path, f, err);
+  return hs_output_commit(&out, err);
 }
 
 hs_status_t hs_elastic_timeline_write_csv(const hs_elastic_result_t *r, const char *path,
                                           hs_error_t *err)
 {
-  FILE *f = NULL;
-  hs_status_t st = open_out(path, &f, err);
+  hs_output_t out;
+  hs_status_t st = hs_output_open(&out, path, err);
   if (st != HS_OK)
     return st;
+  FILE *f = out.f;
   fputs("start_s,end_s,phase,recovery,tokens_per_s\n", f);
   for (size_t s = 0; s < r->n_segments; s++) {
     const hs_elastic_segment_t *sg = &r->segments[s];
     fprintf(f, "%.9f,%.9f,%s,%d,%.6g\n", hs_time_to_s(sg->t0), hs_time_to_s(sg->t1),
             hs_elastic_phase_name((hs_elastic_phase_t)sg->phase), sg->recovery, sg->tokens_per_s);
   }
-  return close_out(path, f, err);
+  return hs_output_commit(&out, err);
 }

@@ -32,6 +32,7 @@
  * flow lanes. A 1024-GPU Megatron run at stage detail has p processes.
  */
 #include "trace.h"
+#include "hs_output.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -584,6 +585,8 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
   int32_t *dev_lanes = hs_calloc(2 * c->n_devices + 2, sizeof *dev_lanes);
   double *bins = hs_calloc(LINK_BINS + 1, sizeof *bins);
   FILE *f = NULL;
+  hs_output_t out;
+  hs_output_init(&out);
   if (!v || !lane_end || !lorder || !lanes || !dev_lanes || !bins)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory writing the trace"));
   hs_time_t T = 0;
@@ -611,9 +614,8 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
         v[q]->tid = k == K_TP ? TID_TP : k == K_DP ? TID_DP : TID_COMPUTE;
     lo = hi;
   }
-  f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-  if (!f)
-    HS_FAIL(hs_error_set(err, HS_EIO, "%s: cannot open for writing", path));
+  HS_CHECK(hs_output_open(&out, path, err));
+  f = out.f;
   writer_t w = {f, true};
   fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"detail\":\"", f);
   fputs(hs_trace_detail_name(t->detail), f);
@@ -716,15 +718,9 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
     lo = hi;
   }
   fputs("\n]}\n", f);
-  int bad = ferror(f);
-  if (f != stdout)
-    bad |= fclose(f);
-  f = NULL;
-  if (bad)
-    HS_FAIL(hs_error_set(err, HS_EIO, "%s: write error", path));
+  st = hs_output_commit(&out, err);
 cleanup:
-  if (f && f != stdout)
-    fclose(f);
+  hs_output_abort(&out); /* no-op once committed */
   free(v);
   free(lane_end);
   free(lorder);
