@@ -49,11 +49,22 @@
  * gateways with the same weights; when two routes tie exactly, the structural
  * and the graph path may pick different (equally short) routes.
  *
- * igraph's error and warning handlers are process-global and abort by
- * default; igraph_init_once() switches them to "ignore" exactly once (the only
- * global state this module touches), and every igraph call's return code is
- * mapped to hs_status_t. igraph itself is not thread-safe unless built so:
- * build topologies from one thread at a time.
+ * Threads. igraph's error and warning handlers abort by default, and an
+ * igraph built without IGRAPH_THREAD_SAFE (Debian's libigraph3) keeps them,
+ * and the IGRAPH_FINALLY stack every igraph function pushes its cleanups on,
+ * in process globals: two threads inside igraph at once corrupt that stack
+ * ("Corrupt finally stack", an abort). So every igraph call of this file
+ * (the only one that calls igraph) runs between igraph_enter() and
+ * igraph_leave(): in such a build, under one process-wide mutex, with the
+ * handlers switched to "ignore" once (pthread_once) and the mutex held
+ * across fork() (pthread_atfork) so that a child forked while another
+ * thread was inside igraph (fork_map.c's workers) does not inherit it
+ * locked; in a thread-safe igraph build, where the handlers are per thread,
+ * without the mutex and with the handlers set on every entry. The critical
+ * sections are the graph builds and Dijkstra calls of hs_topology_new,
+ * hs_topology_free and hs_topology_path_graph; everything else here is
+ * per-topology state. Every igraph call's return code is mapped to
+ * hs_status_t.
  */
 #include "clusters_internal.h"
 
@@ -86,15 +97,39 @@ struct hs_topology {
   int32_t *edge_link;         /* per edge: link id, -1 for internal edges */
 };
 
-static pthread_once_t igraph_once = PTHREAD_ONCE_INIT;
-
 static void igraph_quiet(void)
 {
   igraph_set_error_handler(igraph_error_handler_ignore);
   igraph_set_warning_handler(igraph_warning_handler_ignore);
 }
 
-static void igraph_init_once(void) { pthread_once(&igraph_once, igraph_quiet); }
+#if IGRAPH_THREAD_SAFE
+/* Handlers and the finally stack are thread-local: nothing to share. */
+static void igraph_enter(void) { igraph_quiet(); }
+static void igraph_leave(void) {}
+#else
+static pthread_once_t igraph_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t igraph_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void igraph_lock(void) { pthread_mutex_lock(&igraph_mu); }
+static void igraph_unlock(void) { pthread_mutex_unlock(&igraph_mu); }
+
+static void igraph_setup(void)
+{
+  igraph_quiet();
+  /* Failure (ENOMEM) leaves fork() unguarded, nothing else; a child then
+   * could only deadlock if it forked while another thread was in igraph. */
+  (void)pthread_atfork(igraph_lock, igraph_unlock, igraph_unlock);
+}
+
+static void igraph_enter(void)
+{
+  pthread_once(&igraph_once, igraph_setup);
+  igraph_lock();
+}
+
+static void igraph_leave(void) { igraph_unlock(); }
+#endif
 
 #define IG(expr) ((expr) == IGRAPH_SUCCESS ? HS_OK : HS_EINTERNAL)
 
@@ -388,7 +423,6 @@ hs_status_t hs_topology_new(const hs_cluster_t *c, hs_topology_t **out, hs_error
   *out = NULL;
   if (!c || c->n_devices == 0 || c->n_sites == 0)
     return hs_error_set(err, HS_EINVAL, "topology: empty cluster");
-  igraph_init_once();
   t = hs_calloc(1, sizeof(*t));
   if (!t)
     return hs_error_set(err, HS_ENOMEM, "topology: out of memory");
@@ -412,10 +446,16 @@ hs_status_t hs_topology_new(const hs_cluster_t *c, hs_topology_t **out, hs_error
     t->node_site[n] = c->nodes[n].site;
   if (build_links(c, t) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "topology: out of memory for %zu links", t->n_links));
-  HS_CHECK(build_routes(c, t, err));
-  st = build_graph(t);
+  igraph_enter();
+  st = build_routes(c, t, err);
+  if (st == HS_OK) {
+    st = build_graph(t);
+    if (st != HS_OK)
+      hs_error_set(err, st, "topology: cannot build the igraph graph (%s)", hs_status_message(st));
+  }
+  igraph_leave();
   if (st != HS_OK)
-    HS_FAIL(hs_error_set(err, st, "topology: cannot build the igraph graph (%s)", hs_status_message(st)));
+    goto cleanup;
   *out = t;
   t = NULL;
 cleanup:
@@ -427,10 +467,14 @@ void hs_topology_free(hs_topology_t *t)
 {
   if (!t)
     return;
-  if (t->has_graph)
-    igraph_destroy(&t->graph);
-  if (t->has_weights)
-    igraph_vector_destroy(&t->weights);
+  if (t->has_graph || t->has_weights) {
+    igraph_enter();
+    if (t->has_graph)
+      igraph_destroy(&t->graph);
+    if (t->has_weights)
+      igraph_vector_destroy(&t->weights);
+    igraph_leave();
+  }
   free(t->edge_link);
   free(t->route_in);
   free(t->links);
@@ -582,8 +626,11 @@ hs_status_t hs_topology_path_graph(const hs_topology_t *t, int32_t a, int32_t b,
   hs_status_t st = HS_OK;
   igraph_vector_int_t edges;
   out->n = 0;
-  if (igraph_vector_int_init(&edges, 0) != IGRAPH_SUCCESS)
+  igraph_enter();
+  if (igraph_vector_int_init(&edges, 0) != IGRAPH_SUCCESS) {
+    igraph_leave();
     return HS_ENOMEM;
+  }
   if (a != b) {
     HS_CHECK(IG(igraph_get_shortest_path_dijkstra(&t->graph, NULL, &edges, a, b, &t->weights, IGRAPH_OUT)));
     igraph_integer_t ne = igraph_vector_int_size(&edges);
@@ -601,5 +648,6 @@ hs_status_t hs_topology_path_graph(const hs_topology_t *t, int32_t a, int32_t b,
   path_finish(t, out);
 cleanup:
   igraph_vector_int_destroy(&edges);
+  igraph_leave();
   return st;
 }

@@ -12,10 +12,14 @@
  *  - glp_error_hook: set on entry to solve_glpk to a hook that longjmps to a
  *    jmp_buf on solve_glpk's stack, reset to NULL before it returns;
  *  - glp_term_out: switched off on entry (GLPK otherwise prints to stdout).
- * Both are per-thread in thread-local GLPK builds and per-process otherwise;
- * in the latter case concurrent solves from several threads are not safe,
- * which is GLPK's limitation and the reason this is the only file that may
- * call it.
+ * Both live in GLPK's environment, which is per thread in a GLPK built with
+ * thread-local storage (glp_config("TLS") names the keyword; Debian's 5.0
+ * says "_Thread_local") and per process otherwise. glpk_enter() asks once
+ * (pthread_once): with TLS, solves on several threads are independent and
+ * take no lock, and each thread's environment is freed when the thread
+ * exits (a pthread key's destructor calls glp_free_env there), so threads
+ * that come and go leak nothing; without TLS, every solve_glpk runs under
+ * one process-wide mutex. This is the only file that may call GLPK.
  */
 #include "lp.h"
 #include "search_internal.h"
@@ -23,6 +27,7 @@
 #include <glpk.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +244,45 @@ static int time_limit_ms(double s)
     return INT_MAX;
   double ms = ceil(s * 1000.0);
   return ms >= (double)INT_MAX ? INT_MAX : (int)ms;
+}
+
+static pthread_once_t glpk_once = PTHREAD_ONCE_INIT;
+static bool glpk_tls;             /* written once, under glpk_once */
+static bool glpk_key_ok;          /* the same */
+static pthread_key_t glpk_key;
+static pthread_mutex_t glpk_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void glpk_thread_exit(void *unused)
+{
+  (void)unused;
+  glp_free_env();
+}
+
+static void glpk_lock(void) { pthread_mutex_lock(&glpk_mu); }
+static void glpk_unlock(void) { pthread_mutex_unlock(&glpk_mu); }
+
+static void glpk_setup(void)
+{
+  glpk_tls = glp_config("TLS") != NULL;
+  glpk_key_ok = glpk_tls && pthread_key_create(&glpk_key, glpk_thread_exit) == 0;
+  if (!glpk_tls) /* a child forked mid-solve (fork_map.c) must not inherit the lock held */
+    (void)pthread_atfork(glpk_lock, glpk_unlock, glpk_unlock);
+}
+
+/* Makes this thread's solve safe against the others' (see the header). */
+static void glpk_enter(void)
+{
+  pthread_once(&glpk_once, glpk_setup);
+  if (!glpk_tls)
+    glpk_lock();
+  else if (glpk_key_ok)
+    (void)pthread_setspecific(glpk_key, &glpk_key); /* any non-NULL value arms the destructor */
+}
+
+static void glpk_leave(void)
+{
+  if (!glpk_tls)
+    glpk_unlock();
 }
 
 /* Everything GLPK. The arrays it needs (1-based) are allocated by the caller
@@ -468,7 +512,9 @@ hs_status_t hs_lp_solve(hs_lp_t *lp, const hs_lp_opts_t *opts, hs_lp_result_t *r
   bool is_mip = false;
   for (size_t j = 0; j < lp->n_cols; j++)
     is_mip |= lp->cols[j].integer;
-  HS_CHECK(solve_glpk(lp, &o, is_mip, ia, ja, ar, res, err));
+  glpk_enter();
+  st = solve_glpk(lp, &o, is_mip, ia, ja, ar, res, err);
+  glpk_leave();
 cleanup:
   free(ia);
   free(ja);

@@ -22,8 +22,10 @@
  * but not proven (time limit), infeasible, unbounded, or none found.
  *
  * Ownership: hs_lp_new allocates, hs_lp_free releases (NULL ok). Not thread
- * safe per object; different objects may be solved on different threads when
- * GLPK was built with thread-local environments (Debian/Ubuntu builds are).
+ * safe per object; different objects may be solved on different threads at
+ * once: in parallel when GLPK was built with thread-local environments
+ * (glp_config("TLS"); Debian/Ubuntu builds are), one at a time under a
+ * process-wide mutex otherwise (lp.c).
  */
 #ifndef HS_LP_H
 #define HS_LP_H

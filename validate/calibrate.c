@@ -46,6 +46,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multifit.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,6 +137,12 @@ static hs_status_t fit_max(const double *x, const double *t, int32_t n, double *
   return HS_OK;
 }
 
+/* GSL's error handler is one process global that aborts by default; it is
+ * switched off once for the process (pthread_once), not written on every
+ * fit from whichever thread fits. */
+static pthread_once_t gsl_once = PTHREAD_ONCE_INIT;
+static void gsl_quiet(void) { gsl_set_error_handler_off(); }
+
 /* Weighted least squares t = coef[0] + sum_{j >= 1} coef[j] cols[j][i]
  * over n points, weights 1 / t^2 (relative errors count); k <= 3 terms
  * (cols[0] is the constant and unused). The one GSL fit behind the line and
@@ -144,7 +151,7 @@ static hs_status_t wls_fit(const double *const *cols, int k, const double *t, in
                            const char *what, double *coef, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  gsl_set_error_handler_off();
+  pthread_once(&gsl_once, gsl_quiet);
   gsl_matrix *X = gsl_matrix_alloc((size_t)n, (size_t)k);
   gsl_matrix *cov = gsl_matrix_alloc((size_t)k, (size_t)k);
   gsl_vector *y = gsl_vector_alloc((size_t)n);
