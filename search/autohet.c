@@ -279,14 +279,49 @@ static double cut_bytes(const autohet_t *a, int32_t b)
 
 /* ---- the MILP for one configuration ------------------------------------------- */
 
-/* One row under construction; capacity sized per MILP (never overflows:
- * the longest row, the microbatch sum, has G x K entries). */
+/* One row under construction. It grows as entries are added (its first
+ * capacity is only a guess): a row's length depends on the configuration
+ * (stages per pipeline, microbatch bits K, pipelines G), and the McCormick
+ * rows (2K + 1 entries) outgrew the once-fixed capacity of ng + G K + 8 on
+ * single-stage configurations with 512 or more microbatches, writing past
+ * the buffer (issue #32). A failed growth is remembered and reported when
+ * the row is handed to the LP (add_row), so rb_add needs no status. */
 typedef struct row_buf {
   int32_t *idx;
   double *val;
   int32_t n;
+  int32_t cap;
+  bool nomem; /* a growth failed: the row is incomplete */
 } row_buf_t;
 
+static bool rb_grow(row_buf_t *r, int32_t need)
+{
+  if (need <= r->cap)
+    return true;
+  int32_t cap = r->cap > 0 ? r->cap : 8;
+  while (cap < need)
+    cap = cap > INT32_MAX / 2 ? need : cap * 2;
+  int32_t *idx = hs_reallocarray(r->idx, (size_t)cap, sizeof *idx);
+  if (!idx)
+    return false;
+  r->idx = idx;
+  double *val = hs_reallocarray(r->val, (size_t)cap, sizeof *val);
+  if (!val)
+    return false;
+  r->val = val;
+  r->cap = cap;
+  return true;
+}
+
+static void rb_free(row_buf_t *r)
+{
+  free(r->idx);
+  free(r->val);
+  *r = (row_buf_t){0};
+}
+
+/* Adds v to column col's coefficient (a new entry if col is not in the
+ * row yet). O(n) per call: rows are short (tens of entries). */
 static void rb_add(row_buf_t *r, int32_t col, double v)
 {
   for (int32_t k = 0; k < r->n; k++)
@@ -294,9 +329,21 @@ static void rb_add(row_buf_t *r, int32_t col, double v)
       r->val[k] += v;
       return;
     }
+  if (r->n == INT32_MAX || !rb_grow(r, r->n + 1)) {
+    r->nomem = true;
+    return;
+  }
   r->idx[r->n] = col;
   r->val[r->n] = v;
   r->n++;
+}
+
+/* Hands row r to the LP as lb <= row <= ub, or fails if an entry was lost. */
+static hs_status_t add_row(hs_lp_t *lp, const row_buf_t *r, double lb, double ub, hs_error_t *err)
+{
+  if (r->nomem)
+    return hs_error_set(err, HS_ENOMEM, "autohet: out of memory building a MILP row");
+  return hs_lp_add_row(lp, r->n, r->idx, r->val, lb, ub, err);
 }
 
 /* One configuration's cost coefficients (docs/autohet.md), shared by the
@@ -746,15 +793,13 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
   /* segment boundaries X_1..X_{J-1} (X_0 = 0, X_J = L), integer blocks */
   for (int32_t j = 1; j < J; j++)
     HS_CHECK(hs_lp_add_col(lp, j, L - (J - j), 0.0, true, &xcol[j]));
-  /* microbatches: sum_g (1 + sum_k 2^k z_gk) = M */
-  size_t rcap = (size_t)ng + (size_t)G * K + 8;
-  r.idx = hs_calloc(rcap, sizeof *r.idx);
-  r.val = hs_calloc(rcap, sizeof *r.val);
-  mrow.idx = hs_calloc(rcap, sizeof *mrow.idx);
-  mrow.val = hs_calloc(rcap, sizeof *mrow.val);
-  r2.idx = hs_calloc(4, sizeof *r2.idx);
-  r2.val = hs_calloc(4, sizeof *r2.val);
-  if (!r.idx || !r.val || !mrow.idx || !mrow.val || !r2.idx || !r2.val)
+  /* row buffers, first sized to the longest row each takes below (they
+   * grow if a row is longer): r the per-stage rows, the T row (1 + S + K)
+   * and the McCormick rows (2K + 1); mrow the microbatch sum
+   * sum_g (1 + sum_k 2^k z_gk) = M (G K); r2 the w rows (3) */
+  int64_t rcap = (int64_t)ng + 2 * (int64_t)K + 8, mcap = (int64_t)G * K + 1;
+  if (rcap > INT32_MAX || mcap > INT32_MAX || !rb_grow(&r, (int32_t)rcap) ||
+      !rb_grow(&mrow, (int32_t)mcap) || !rb_grow(&r2, 4))
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
   for (int32_t g = 0; g < G; g++) {
     int32_t S = pstart[g + 1] - pstart[g];
@@ -762,7 +807,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
     r.n = 0;
     for (int32_t s = 0; s < S; s++)
       rb_add(&r, Lcol[pstart[g] + s], 1.0);
-    HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, L, L, err));
+    HS_CHECK(add_row(lp, &r, L, L, err));
     /* TP segments: sum of the stages of segment j = X_{j+1} - X_j */
     for (int32_t j = 0, s = 0; j + 1 < J && J > 1; j++) {
       r.n = 0;
@@ -772,7 +817,7 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
       rb_add(&r, xcol[j + 1], -1.0);
       if (j > 0)
         rb_add(&r, xcol[j], 1.0);
-      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, 0.0, 0.0, err));
+      HS_CHECK(add_row(lp, &r, 0.0, 0.0, err));
     }
     /* stage times (tmax_g >= f L_s + cst), memory rows */
     double U = cc.U[g];
@@ -782,10 +827,10 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
       r.n = 0;
       rb_add(&r, tcol[g], 1.0);
       rb_add(&r, Lcol[p], -cc.f[p]);
-      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, cc.cst[p], INFINITY, err));
+      HS_CHECK(add_row(lp, &r, cc.cst[p], INFINITY, err));
       r.n = 0;
       rb_add(&r, Lcol[p], cc.mcoef[p]);
-      HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, -INFINITY, cc.mcap[p], err));
+      HS_CHECK(add_row(lp, &r, -INFINITY, cc.mcap[p], err));
     }
     /* T >= sum_s (f_s L_s + cst_s) + 2 cuts + sum_k 2^k w_gk + (y + o) L_g0 + o_pre */
     r.n = 0;
@@ -804,9 +849,9 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
       rb_add(&r2, wcol[g * K + k], 1.0);
       rb_add(&r2, tcol[g], -1.0);
       rb_add(&r2, zcol[g * K + k], -U);
-      HS_CHECK(hs_lp_add_row(lp, r2.n, r2.idx, r2.val, -U, INFINITY, err));
+      HS_CHECK(add_row(lp, &r2, -U, INFINITY, err));
     }
-    HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, cst_sum, INFINITY, err));
+    HS_CHECK(add_row(lp, &r, cst_sum, INFINITY, err));
     /* McCormick envelope of P = (m - 1) tmax for m - 1 in [0, M - G], tmax
      * in [tlo, U]: valid cuts that make the LP relaxation see the steady
      * state (tlo: the perfectly balanced stage time, a lower bound) */
@@ -817,16 +862,16 @@ static hs_status_t solve_config(autohet_t *a, const config_t *cf, hs_error_t *er
       rb_add(&r, wcol[g * K + k], (double)((int64_t)1 << k));
       rb_add(&r, zcol[g * K + k], -tlo * (double)((int64_t)1 << k));
     }
-    HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, 0.0, INFINITY, err));
+    HS_CHECK(add_row(lp, &r, 0.0, INFINITY, err));
     r.n = 0; /* P >= mhi tmax + U (m - 1) - mhi U */
     for (int32_t k = 0; k < K; k++) {
       rb_add(&r, wcol[g * K + k], (double)((int64_t)1 << k));
       rb_add(&r, zcol[g * K + k], -U * (double)((int64_t)1 << k));
     }
     rb_add(&r, tcol[g], -mhi);
-    HS_CHECK(hs_lp_add_row(lp, r.n, r.idx, r.val, -mhi * U, INFINITY, err));
+    HS_CHECK(add_row(lp, &r, -mhi * U, INFINITY, err));
   }
-  HS_CHECK(hs_lp_add_row(lp, mrow.n, mrow.idx, mrow.val, (double)(M - G), (double)(M - G), err));
+  HS_CHECK(add_row(lp, &mrow, (double)(M - G), (double)(M - G), err));
   if (a->have_best) {
     int32_t one = Tcol;
     double v = 1.0;
@@ -917,12 +962,9 @@ cleanup:
   free(lss);
   hs_plan_destroy(&plan);
   hs_lp_free(lp);
-  free(r.idx);
-  free(r.val);
-  free(r2.idx);
-  free(r2.val);
-  free(mrow.idx);
-  free(mrow.val);
+  rb_free(&r);
+  rb_free(&r2);
+  rb_free(&mrow);
   free(gc);
   ccoef_free(&cc);
   free(Lcol);

@@ -47,11 +47,13 @@ static hs_status_t dp_init(void *state, const hs_model_t *m, const hs_cluster_t 
   hs_status_t st = hs_estimator_new(m, c, s->dt, &s->est, err);
   if (st != HS_OK)
     return st;
+  hs_estimator_set_deadline(s->est, o->deadline_s);
   hs_estimator_set_practice(s->est, &o->practice);
   if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK) {
     hs_estimator_free(s->est);
     return hs_error_set(err, HS_ENOMEM, "out of memory");
   }
+  s->pool.deadline_s = o->deadline_s;
   return HS_OK;
 }
 
@@ -81,6 +83,7 @@ static hs_status_t dp_result(void *state, hs_plan_t *out, hs_search_stats_t *sta
     snprintf(s->pool.why, sizeof s->pool.why, "%s", s->why);
   stats->candidates = s->scored;
   snprintf(stats->note, sizeof stats->note, "%d simulated", s->pool.next_sim);
+  hs__cpool_note(&s->pool, stats->note, sizeof stats->note);
   return hs__cpool_result(&s->pool, out, &stats->predicted_s, "data-parallel", err);
 }
 

@@ -7,7 +7,7 @@
  * at most CACHE_MAX entries and is overwritten round-robin when full, so the
  * memory is bounded by CACHE_MAX x 8 x (n_ops+1) doubles.
  */
-#include "estimate.h"
+#include "search_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -46,6 +46,8 @@ struct hs_estimator {
   /* the tied LM head (ops[tied_head].tied_op is the word embedding), -1 none */
   int32_t tied_head;
   hs_practice_t practice; /* of the cached entries (hs_estimator_set_practice) */
+  double deadline_s;      /* hs_estimator_set_deadline; 0 = none */
+  bool out_of_time;       /* a collective was skipped for the deadline */
 };
 
 /* Largest block's saved bytes per sample under the kernel set (the
@@ -146,6 +148,10 @@ void hs_estimator_set_precision(hs_estimator_t *e, hs_dtype_t precision)
 
 hs_dtype_t hs_estimator_precision(const hs_estimator_t *e) { return e->dt; }
 
+void hs_estimator_set_deadline(hs_estimator_t *e, double deadline_s) { e->deadline_s = deadline_s; }
+
+bool hs_estimator_out_of_time(const hs_estimator_t *e) { return e->out_of_time; }
+
 /* Seconds of collective `op` over devices[0..n) into *t (0 for nothing to
  * move, or when the collective model has no finite answer); HS_ENOMEM only
  * when memory ran out. */
@@ -155,6 +161,10 @@ static hs_status_t coll_s(hs_estimator_t *e, hs_coll_op_t op, const int32_t *dev
   *t = 0.0;
   if (n <= 1 || bytes <= 0.0)
     return HS_OK;
+  if (e->out_of_time || hs__past(e->deadline_s)) {
+    e->out_of_time = true;
+    return HS_OK;
+  }
   hs_coll_t cl;
   hs_coll_init(&cl);
   cl.op = op;
@@ -844,7 +854,7 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
         iter = fmax(iter, tpipe + exposed0 + tied_ar + fmax(opt[se], opt[sh]));
     }
   }
-  out->iteration_s = iter;
+  out->iteration_s = e->out_of_time ? INFINITY : iter;
   if (with_memory) {
     HS_CHECK(hs_memory_per_device(m, c, p, e->mem, err));
     for (size_t d = 0; d < c->n_devices; d++) {

@@ -55,6 +55,12 @@ const hs_topology_t *hs_estimator_topology(const hs_estimator_t *e);
 /* The kernel set and sequence parallelism the stage costs assume (default:
  * hs_practice_init's); hs_estimate_plan sets the plan's. A change empties
  * the cache. O(1). */
+/* The search's deadline (hs_plan_opts_t.deadline_s; 0 = none). Once it has
+ * passed, collective estimates are skipped (the largest clusters spend
+ * seconds in one) and hs_estimate_plan answers an infinite iteration time,
+ * which no pool keeps; hs_estimator_out_of_time says so. O(1). */
+void hs_estimator_set_deadline(hs_estimator_t *e, double deadline_s);
+bool hs_estimator_out_of_time(const hs_estimator_t *e);
 void hs_estimator_set_practice(hs_estimator_t *e, const hs_practice_t *p);
 const hs_practice_t *hs_estimator_practice(const hs_estimator_t *e);
 

@@ -31,6 +31,8 @@ typedef struct exh {
   bool dp_done;
   hs_practice_t pr[8];        /* training-practice variants, each brute-forced (exh_practices) */
   int32_t n_pr, pi;
+  double deadline_s;          /* opts.deadline_s: the enumeration stops there (0 = none) */
+  bool stopped;               /* it did: the result is not proven optimal */
 } exh_t;
 
 /* The practice variants the oracle covers (issue 14's broadened space):
@@ -59,7 +61,9 @@ static void score_leaf(exh_t *s, int32_t S)
 {
   hs_hspace_t *h = &s->h;
   double sum = 0.0, mx = 0.0;
-  s->layouts++;
+  /* the clock read once per 4096 layouts: a few ns each */
+  if ((++s->layouts & 4095) == 0 && hs__past(s->deadline_s))
+    s->stopped = true;
   for (int32_t i = 0; i < S; i++) {
     hs_hstage_t *x = &s->cur[i];
     bool last = i + 1 == S;
@@ -89,7 +93,7 @@ static void dfs(exh_t *s, int32_t i, int32_t S, int32_t k)
   hs_hspace_t *h = &s->h;
   int32_t K = h->n_cuts;
   int32_t left = S - i; /* stages still to place, this one included */
-  for (int32_t k2 = k + 1; k2 <= K - 1; k2++) {
+  for (int32_t k2 = k + 1; k2 <= K - 1 && !s->stopped; k2++) {
     if (left == 1 && k2 != K - 1)
       continue;
     if (left > 1 && K - 1 - k2 < left - 1)
@@ -132,6 +136,8 @@ static hs_status_t exh_init(void *state, const hs_model_t *m, const hs_cluster_t
     hs__hspace_destroy(&s->h);
     return hs_error_set(err, HS_ENOMEM, "out of memory");
   }
+  s->pool.deadline_s = o->deadline_s;
+  s->deadline_s = o->deadline_s;
   s->mi = 0;
   return HS_OK;
 }
@@ -152,7 +158,7 @@ static hs_status_t exh_step(void *state, bool *done, double *progress, hs_error_
       units += h->levels[a];
     }
     int32_t smax = HS_MIN(HS_MIN(units, h->n_cuts - 1), EXH_MAX_STAGES);
-    for (int32_t S = 1; S <= smax; S++)
+    for (int32_t S = 1; S <= smax && !s->stopped; S++)
       dfs(s, 0, S, 0);
     if (s->best_n > 0) {
       hs_hsol_t sol = {.st = s->best, .n = s->best_n, .score_s = s->best_score};
@@ -176,7 +182,9 @@ static hs_status_t exh_step(void *state, bool *done, double *progress, hs_error_
         hs__cpool_offer(&s->pool, &plan, es.iteration_s);
     }
     s->mi++;
-    if (s->mi >= h->n_mbs) {
+    if (s->stopped)
+      s->dp_done = true; /* what was found so far goes to the simulations */
+    else if (s->mi >= h->n_mbs) {
       s->mi = 0;
       if (++s->pi >= s->n_pr)
         s->dp_done = true;
@@ -196,9 +204,11 @@ static hs_status_t exh_result(void *state, hs_plan_t *out, hs_search_stats_t *st
 {
   exh_t *s = state;
   stats->candidates = s->layouts;
-  stats->optimal = s->dp_done;
-  snprintf(stats->note, sizeof stats->note, "%llu layouts, %d simulated",
-           (unsigned long long)s->layouts, s->pool.next_sim);
+  stats->optimal = s->dp_done && !s->stopped && !s->pool.cut;
+  snprintf(stats->note, sizeof stats->note, "%llu layouts, %d simulated%s",
+           (unsigned long long)s->layouts, s->pool.next_sim,
+           s->stopped ? "; stopped at the time limit" : "");
+  hs__cpool_note(&s->pool, stats->note, sizeof stats->note);
   if (s->pool.n == 0)
     snprintf(s->pool.why, sizeof s->pool.why, "no stage layout fits in memory");
   return hs__cpool_result(&s->pool, out, &stats->predicted_s, "exhaustive", err);

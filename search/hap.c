@@ -674,12 +674,33 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
   double best_s = INFINITY;
   int32_t best_mode = -1, n_sim = 0;
   int64_t best_nmb = 0;
-  for (int32_t k = 0; k < n_modes; k++) {
+  bool out_of_time = false;
+  /* the microbatch counts tried: divisors of B in increasing order, found
+   * in O(sqrt(B)) (a loop to B took seconds at B = 2^31); microbatches of
+   * at most 2^20 samples, as hs_plan_validate accepts */
+  int64_t n_div = 0, *divs = NULL;
+  for (int64_t d = 1; d <= B / d; d++)
+    if (B % d == 0)
+      n_div += d == B / d ? 1 : 2;
+  divs = hs_calloc((size_t)HS_MAX(n_div, 1), sizeof *divs);
+  if (!divs)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "hap: out of memory"));
+  {
+    int64_t lo = 0, hi = n_div;
+    for (int64_t d = 1; d <= B / d; d++)
+      if (B % d == 0) {
+        divs[lo++] = d;
+        if (d != B / d)
+          divs[--hi] = B / d;
+      }
+  }
+  for (int32_t k = 0; k < n_modes && !out_of_time; k++) {
     p->optimizer_sharding = false;
     p->practice.zero_stage = modes[k].zero;
     pl->stages[0].recompute = modes[k].rc;
-    for (int64_t nmb = 1; nmb <= B; nmb++) {
-      if (B % nmb != 0)
+    for (int64_t di = 0; di < n_div; di++) {
+      int64_t nmb = divs[di];
+      if (B / nmb > (INT64_C(1) << 20) || nmb > INT32_MAX)
         continue;
       pl->microbatch_size = (int32_t)(B / nmb);
       pl->n_microbatches = (int32_t)nmb;
@@ -695,6 +716,15 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
       }
       if (over <= 1.0) {
         double t = 0.0;
+        if (search && !hs__sim_fits(a->o.deadline_s, 2.0 * hs__sim_cost_s(p))) {
+          /* no time to simulate: the first fitting mode stands, as without search */
+          out_of_time = true;
+          if (best_mode < 0) {
+            best_mode = k;
+            best_nmb = nmb;
+          }
+          break;
+        }
         if (search) {
           /* the simulator decides between fitting configurations */
           hs_report_t rep;
@@ -736,9 +766,10 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
     pl->stages[0].recompute = modes[best_mode].rc;
     pl->microbatch_size = (int32_t)(B / best_nmb);
     pl->n_microbatches = (int32_t)best_nmb;
-    char sim[48] = "";
+    char sim[64] = "";
     if (search)
-      snprintf(sim, sizeof sim, "; %d configurations simulated", n_sim);
+      snprintf(sim, sizeof sim, "; %d configurations simulated%s", n_sim,
+               out_of_time ? " (time limit)" : "");
     snprintf(what, what_n, "%lld microbatches of %lld%s%s%s%s", (long long)best_nmb,
              (long long)(B / best_nmb), modes[best_mode].zero > 0 ? ", ZeRO-" : "",
              modes[best_mode].zero == 1 ? "1" : modes[best_mode].zero == 2 ? "2"
@@ -759,6 +790,7 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
                       search ? 3 : HS_MAX(z0, 1));
   }
 cleanup:
+  free(divs);
   free(mem);
   return st;
 }

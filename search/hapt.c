@@ -310,6 +310,7 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
          * the variant equal to a plan's own practice) */
         s->var[s->n_var] = v;
         HS_CHECK(hs_estimator_new(m, c, h->dt, &s->var_est[s->n_var], err));
+        hs_estimator_set_deadline(s->var_est[s->n_var], o->deadline_s);
         hs_estimator_set_practice(s->var_est[s->n_var], &v);
         s->n_var++;
       }
@@ -351,6 +352,7 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  s->pool.deadline_s = o->deadline_s;
   s->mi = -1;
   s->best_all = INF;
   hs_plan_init(&s->ls_best);
@@ -580,6 +582,14 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
   hs_plan_init(&cand);
   if (!ls_make(s, &s->ls_best, s->ls_next++, &cand, err, &st))
     return st;
+  if (!hs__sim_fits(s->pool.deadline_s, 2.0 * s->pool.sim_scale * hs__sim_cost_s(&cand))) {
+    /* no time for this neighbour and the final simulation: the climb ends */
+    s->pool.cut = true;
+    s->ls_next = n;
+    s->ls_sims = (uint64_t)HS_MAX(budget, 0);
+    hs_plan_destroy(&cand);
+    return HS_OK;
+  }
   hs_report_t rep;
   hs_report_init(&rep);
   hs_error_t e2;
@@ -714,6 +724,17 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
   if (s->ls_best.n_pipelines != 1 || s->ls_best.pipelines[0].n_stages < 2)
     return HS_OK;
   int32_t budget = (int32_t)HS_MAX(4, HS_MIN(64, HS_HAPT_LS_SIM_DEVICES / (int64_t)h->c->n_devices));
+  if (s->pool.deadline_s > 0.0) {
+    /* as many simulations as end before the deadline, the final one kept aside */
+    double one_s = s->pool.sim_scale * hs__sim_cost_s(&s->ls_best);
+    double fit = (s->pool.deadline_s - hs__now_s()) / fmax(one_s, 1e-9) - 1.0;
+    if (fit < budget + budget / 4 + 2) {
+      s->pool.cut = true;
+      if (fit < 8)
+        return HS_OK; /* no room for a tuning round */
+      budget = (int32_t)HS_MAX(4, (fit - 2) * 0.8);
+    }
+  }
   HS_CHECK(hs_plan_copy(&s->ls_best, &s->tuned, err));
   double t;
   hs_error_t e2;
@@ -792,6 +813,7 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
              "; warm-up order: %d simulations%s; explicit order: %d simulations%s", s->tune_sims,
              s->warm_have ? ", adapted" : "", s->order_sims,
              s->order_have ? ", adapted" : "");
+  hs__cpool_note(&s->pool, stats->note, sizeof stats->note);
   return st;
 }
 

@@ -103,6 +103,7 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
   h->allow_rc = o->allow_recompute;
   h->cur_mb = -1;
   HS_CHECK(hs_estimator_new(m, c, h->dt, &h->est, err));
+  hs_estimator_set_deadline(h->est, o->deadline_s);
   hs_estimator_set_practice(h->est, &o->practice);
   if (hs__subclusters(c, h->dt, &h->sc, &h->n_sc) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));

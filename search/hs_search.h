@@ -17,7 +17,12 @@
 typedef struct hs_plan_opts {
   int64_t global_batch;        /* samples per iteration; 0 = strategy default (see docs/planners.md) */
   int32_t max_microbatch_size; /* largest microbatch tried (default 8) */
-  double time_limit_s;         /* wall-clock budget for search (MILP time limit too); 0 = none */
+  double time_limit_s;         /* wall-clock budget for the whole run: search, the simulations of
+                                  its finalists and of the plan returned (MILP time limit too);
+                                  0 = none */
+  double deadline_s;           /* set by hs_planner_run from time_limit_s (callers leave 0): the
+                                  search module's monotonic clock reading after which a planner
+                                  stops enumerating, estimating and simulating; 0 = none */
   double work_limit;           /* MILP budget in GLPK work units (docs/autohet.md), counted in the
                                   solver's progress, not seconds, so results do not depend on how
                                   busy the machine is; 0 = the strategy's default */
@@ -44,6 +49,19 @@ typedef struct hs_plan_opts {
 } hs_plan_opts_t;
 
 #define HS_MEMORY_HEADROOM_DEFAULT 0.1
+
+/* Work a search refuses up front (HS_ELIMIT, before anything is sized by
+ * it; docs/planners.md, "Limits"):
+ * - microbatches per pipeline: the fewest any plan can have is the global
+ *   batch over (GPUs x --max-microbatch-size), every GPU a data-parallel
+ *   replica with the largest microbatch; above this, every candidate's
+ *   schedule would have more microbatches than any training run uses, and
+ *   its simulation would take minutes (hs_plan_validate refuses 2^23
+ *   microbatch-stage pairs in any case);
+ * - candidates one planner enumerates (megatron's grid, with
+ *   --max-microbatch-size up to 2^20): the list is refused past this. */
+#define HS_SEARCH_MAX_MICROBATCHES (INT64_C(1) << 16)
+#define HS_SEARCH_MAX_CANDIDATES (INT64_C(1) << 22)
 
 void hs_plan_opts_init(hs_plan_opts_t *o);
 

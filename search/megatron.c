@@ -81,9 +81,26 @@ typedef struct megatron {
 
 static hs_status_t push(megatron_t *s, size_t *cap, cand_t cd)
 {
+  if (s->n_cands >= HS_SEARCH_MAX_CANDIDATES)
+    return HS_ELIMIT;
   if (hs_reserve((void **)&s->cands, cap, (size_t)s->n_cands + 1, sizeof *s->cands) != HS_OK)
     return HS_ENOMEM;
   s->cands[s->n_cands++] = cd;
+  return HS_OK;
+}
+
+/* push with the error: HS_ELIMIT naming the limit, or out of memory. */
+static hs_status_t push_or_fail(megatron_t *s, size_t *cap, cand_t cd, hs_error_t *err)
+{
+  hs_status_t st = push(s, cap, cd);
+  if (st == HS_ELIMIT)
+    return hs_error_set(err, st,
+                        "megatron: more than %lld grid candidates (HS_SEARCH_MAX_CANDIDATES) on %zu "
+                        "GPUs with --max-microbatch-size %d: use a smaller --max-microbatch-size",
+                        (long long)HS_SEARCH_MAX_CANDIDATES, s->c->n_devices,
+                        s->o.max_microbatch_size);
+  if (st != HS_OK)
+    return hs_error_set(err, st, "out of memory");
   return HS_OK;
 }
 
@@ -189,9 +206,11 @@ static hs_status_t megatron_init(void *state, const hs_model_t *m, const hs_clus
   s->dt = hs__precision(o, c);
   s->gb = hs__global_batch(o, c);
   HS_CHECK(hs_estimator_new(m, c, s->dt, &s->est, err));
+  hs_estimator_set_deadline(s->est, o->deadline_s);
   hs_estimator_set_practice(s->est, &o->practice);
   if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK || find_layers(s) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  s->pool.deadline_s = o->deadline_s;
   practices(s);
   int32_t n = (int32_t)c->n_devices;
   int64_t layers = hs_model_layers(m);
@@ -213,6 +232,8 @@ static hs_status_t megatron_init(void *state, const hs_model_t *m, const hs_clus
       for (int32_t pp = 1; pp <= n / tp && pp <= layers; pp++) {
         if ((n / tp) % pp || (n / tp / pp) % C)
           continue;
+        if (hs__past(o->deadline_s))
+          goto enumerated; /* the grid so far is searched */
         /* dp pipelines of C context-parallel replicas per stage; experts
          * split over groups of E pipelines (not with ZeRO-3) */
         int32_t dp = n / tp / pp / C;
@@ -226,8 +247,7 @@ static hs_status_t megatron_init(void *state, const hs_model_t *m, const hs_clus
             if (rcs[r] == HS_RECOMPUTE_SELECTIVE && !o->search_practice)
               continue;
             cand_t cd = {tp, pp, dp, b, rcs[r], 1, 0, 0, k};
-            if (push(s, &cap, cd) != HS_OK)
-              HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+            HS_CHECK(push_or_fail(s, &cap, cd, err));
             if (pp < 2 || L < 2 || !o->search_practice)
               continue;
             /* interleaved: v chunks per rank */
@@ -237,8 +257,7 @@ static hs_status_t megatron_init(void *state, const hs_model_t *m, const hs_clus
                   continue;
                 cand_t ci = cd;
                 ci.v = v;
-                if (push(s, &cap, ci) != HS_OK)
-                  HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+                HS_CHECK(push_or_fail(s, &cap, ci, err));
               }
             /* uneven first / last stages */
             for (int32_t df = 0; df <= HS_MEGATRON_MAX_UNEVEN; df++)
@@ -251,13 +270,13 @@ static hs_status_t megatron_init(void *state, const hs_model_t *m, const hs_clus
                 cand_t cu = cd;
                 cu.first = f;
                 cu.last = l;
-                if (push(s, &cap, cu) != HS_OK)
-                  HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+                HS_CHECK(push_or_fail(s, &cap, cu, err));
               }
           }
         }
       }
     }
+enumerated:
   if (s->n_cands == 0)
     HS_FAIL(hs_error_set(err, HS_EINFEASIBLE,
                          "megatron: no tp x pp x dp grid of %d devices divides the global batch %lld",
@@ -356,8 +375,13 @@ static hs_status_t megatron_step(void *state, bool *done, double *progress, hs_e
   hs_status_t st = HS_OK;
   *done = false;
   if (s->next < s->n_cands) {
-    for (int32_t k = 0; k < CANDS_PER_STEP && s->next < s->n_cands; k++, s->next++)
+    for (int32_t k = 0; k < CANDS_PER_STEP && s->next < s->n_cands; k++, s->next++) {
+      if (hs__past(s->o.deadline_s)) {
+        s->next = s->n_cands; /* the candidates estimated so far go to the simulations */
+        break;
+      }
       HS_CHECK(offer(s, &s->cands[s->next], err));
+    }
     *progress = 0.8 * s->next / s->n_cands;
     return HS_OK;
   }
@@ -377,6 +401,7 @@ static hs_status_t megatron_result(void *state, hs_plan_t *out, hs_search_stats_
   stats->candidates = s->scored;
   snprintf(stats->note, sizeof stats->note, "%d grid points, %d simulated", s->n_cands,
            s->pool.next_sim);
+  hs__cpool_note(&s->pool, stats->note, sizeof stats->note);
   return st;
 }
 

@@ -6,6 +6,7 @@
 #include "hs_elastic.h"
 #include "hs_progress.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -119,11 +120,77 @@ static hs_status_t check_common(const hs_planner_type_t *t, const hs_cluster_t *
   return HS_OK;
 }
 
+/* ---- time limit ---------------------------------------------------------------
+ *
+ * --time-limit bounds the whole run, not only the planner's steps: the
+ * driver turns it into one end time (end_s) for every device subset, and
+ * planners get opts.deadline_s = end_s less a reserve for the simulation of
+ * the plan returned (a plan on every GPU: hs__sim_cost_s's cost per device
+ * place, at most half the limit). Planners check the deadline in every loop
+ * that can run long (enumeration, estimates) and leave out a finalist's
+ * simulation predicted to end after it; the driver checks it between steps
+ * and subsets, and refuses (HS_ELIMIT) to start a simulation of the plan
+ * found that is predicted to end more than 10% past end_s. */
+
+/* The end time of a run started at t0 (0 = none): the caller's deadline or
+ * t0 + time_limit_s, whichever is sooner. */
+static double run_end(const hs_plan_opts_t *o, double t0)
+{
+  double end = o->time_limit_s > 0.0 ? t0 + o->time_limit_s : 0.0;
+  if (o->deadline_s > 0.0 && (end == 0.0 || o->deadline_s < end))
+    end = o->deadline_s;
+  return end;
+}
+
+/* The planners' deadline for a run ending at end_s that started at t0. */
+static double planner_deadline(const hs_cluster_t *c, double t0, double end_s)
+{
+  if (end_s <= 0.0)
+    return 0.0;
+  hs_plan_t one; /* one stage, one microbatch, every GPU */
+  hs_plan_pipeline_t pl;
+  hs_plan_stage_t st;
+  hs_plan_replica_t r;
+  memset(&one, 0, sizeof one);
+  memset(&pl, 0, sizeof pl);
+  memset(&st, 0, sizeof st);
+  memset(&r, 0, sizeof r);
+  r.n_devices = (int32_t)c->n_devices;
+  st.n_replicas = 1;
+  st.replicas = &r;
+  pl.n_stages = 1;
+  pl.n_microbatches = 1;
+  pl.stages = &st;
+  one.n_pipelines = 1;
+  one.pipelines = &pl;
+  double reserve = fmin(hs__sim_cost_s(&one), 0.5 * (end_s - t0));
+  return end_s - fmax(reserve, 0.0);
+}
+
+/* HS_ELIMIT when a simulation of `p` predicted at cost_s would end more
+ * than 10% of the limit past end_s. */
+static hs_status_t check_final_time(const hs_plan_t *p, const hs_plan_opts_t *o, double t0,
+                                    double end_s, const char *name, hs_error_t *err)
+{
+  if (end_s <= 0.0)
+    return HS_OK;
+  double cost_s = hs__sim_cost_s(p), now = hs__now_s();
+  if (now + cost_s <= end_s + 0.1 * (end_s - t0))
+    return HS_OK;
+  return hs_error_set(err, HS_ELIMIT,
+                      "%s: time limit (--time-limit %g s): %.3g s spent; simulating the plan found "
+                      "(%d GPUs) is predicted to take %.3g s more, past the limit; raise "
+                      "--time-limit",
+                      name, o->time_limit_s > 0.0 ? o->time_limit_s : end_s - t0, now - t0,
+                      hs_plan_n_devices(p), cost_s);
+}
+
 /* One search on the whole of `c`: init, step until done or the time
- * limit, result, validation, and (report != NULL) simulation. */
+ * limit, result, validation, and (report != NULL) simulation. end_s: the
+ * run's end time (0 = from o). */
 static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, const hs_cluster_t *c,
                              const hs_plan_opts_t *o, FILE *progress, hs_plan_t *plan,
-                             hs_search_stats_t *stats, hs_report_t *report, hs_error_t *err)
+                             hs_search_stats_t *stats, hs_report_t *report, hs_error_t *err, double end_s)
 {
   hs_status_t st = HS_OK;
   hs_plan_opts_t defaults;
@@ -141,6 +208,9 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
     return hs_error_set(err, HS_EINVAL, "%s: empty model or cluster", t->name);
   if ((st = check_common(t, c, o, err)) != HS_OK)
     return st;
+  if ((st = hs__check_batch(hs__global_batch(o, c), (int64_t)c->n_devices,
+                            o->max_microbatch_size, t->name, err)) != HS_OK)
+    return st;
   hs_cluster_t view;
   hs_gpu_t *view_gpus = NULL;
   if (headroom_view(c, o->memory_headroom, &view, &view_gpus) != HS_OK)
@@ -152,6 +222,11 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
   }
   bool inited = false;
   double t0 = hs__now_s();
+  if (end_s <= 0.0)
+    end_s = run_end(o, t0);
+  hs_plan_opts_t po = *o;
+  po.deadline_s = planner_deadline(c, t0, end_s);
+  o = &po;
   /* a terminal gets a redrawn line, a log plain lines with ETA (hs_progress.h) */
   char what[64];
   snprintf(what, sizeof what, "%s search", t->name);
@@ -165,11 +240,21 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
     HS_CHECK(t->step(state, &done, &frac, err));
     double now = hs__now_s();
     hs_progress_set_fraction(&prog, done ? 1.0 : frac);
-    if (o->time_limit_s > 0.0 && now - t0 > o->time_limit_s)
+    if (po.deadline_s > 0.0 && now > po.deadline_s)
       break; /* the planner returns the best found so far */
   }
   double search_s = hs__now_s() - t0;
-  HS_CHECK(t->result(state, plan, stats, err));
+  st = t->result(state, plan, stats, err);
+  if (st == HS_EINFEASIBLE && end_s > 0.0 && (!done || hs__past(po.deadline_s))) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", err->msg); /* err->msg is rewritten below */
+    HS_FAIL(hs_error_set(err, HS_ELIMIT,
+                         "%s: time limit (--time-limit %g s): no plan found in %.3g s (%s); raise "
+                         "--time-limit",
+                         t->name, o->time_limit_s > 0.0 ? o->time_limit_s : end_s - t0,
+                         hs__now_s() - t0, why));
+  }
+  HS_CHECK(st);
   /* the options as asked, less sequence parallelism on a plan without TP;
    * what a strategy searched on top of them (sequence parallelism, ZeRO
    * stage, context and expert parallelism: the plan's layout depends on
@@ -185,15 +270,16 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
   stats->search_s = search_s;
   if (stats->candidates == 0)
     stats->candidates = 1;
-  if (o->time_limit_s > 0.0 && !done) {
+  if (end_s > 0.0 && (!done || hs__past(po.deadline_s)) && !strstr(stats->note, "time limit")) {
     size_t l = strlen(stats->note);
     snprintf(stats->note + l, sizeof stats->note - l, "%sstopped at the %.3g s time limit",
-             l ? "; " : "", o->time_limit_s);
+             l ? "; " : "", o->time_limit_s > 0.0 ? o->time_limit_s : end_s - t0);
   }
   if (plan->strategy[0] == '\0' || strcmp(plan->strategy, "manual") == 0)
     hs_strlcpy(plan->strategy, t->name, sizeof plan->strategy);
   HS_CHECK(hs_plan_validate(plan, m, c, t->name, err));
   if (report) {
+    HS_CHECK(check_final_time(plan, o, t0, end_s, t->name, err));
     HS_CHECK(hs_simulate(m, c, plan, NULL, report, err));
     if (!report->oom)
       HS_CHECK(check_headroom(report, c, o->memory_headroom, t->name, err));
@@ -315,7 +401,13 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
                           c->name);
   }
   if (!t || !m || !c || c->n_nodes == 0 || !o->device_subsets)
-    return run_whole(t, m, c, o, progress, plan, stats, report, err);
+    return run_whole(t, m, c, o, progress, plan, stats, report, err, 0.0);
+  if (hs__check_batch(hs__global_batch(o, c), (int64_t)c->n_devices, o->max_microbatch_size,
+                      t->name, err) != HS_OK)
+    return HS_ELIMIT;
+  double t0 = hs__now_s(), end_s = run_end(o, t0);
+  double sub_deadline = planner_deadline(c, t0, end_s);
+  bool cut = false;
   hs_status_t st = HS_OK;
   int32_t *group_of = hs_calloc(c->n_nodes, sizeof *group_of);
   int32_t *dev_map = hs_calloc(c->n_devices, sizeof *dev_map);
@@ -344,7 +436,7 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
   int32_t n_groups = node_groups(c, group_of);
   if (n_groups <= 1) {
     free(group_of), free(dev_map), free(alive);
-    return run_whole(t, m, c, o, progress, plan, stats, report, err);
+    return run_whole(t, m, c, o, progress, plan, stats, report, err, end_s);
   }
   /* every subset trains the batch the whole cluster would */
   hs_plan_opts_t so = *o;
@@ -364,6 +456,10 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
   }
   double whole_share = n_masks > 1 ? HS_MAX(0.5, subset_devices[0] / (subset_devices[0] + all_devices)) : 1.0;
   for (size_t k = 0; k < n_masks; k++) {
+    if (k > 0 && hs__past(sub_deadline)) {
+      cut = true; /* the subsets left are not searched */
+      break;
+    }
     for (size_t n = 0; n < c->n_nodes; n++)
       alive[n] = group_of[n] < 64 ? (masks[k] >> group_of[n]) & 1 : k == 0;
     hs_error_t lerr;
@@ -373,13 +469,24 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
     so.work_share = (o->work_share > 0 ? o->work_share : 1.0) *
                     (k == 0 ? whole_share : (1.0 - whole_share) * subset_devices[k] / all_devices);
     if (ls == HS_OK)
-      ls = run_whole(t, m, k == 0 ? c : &sub, &so, k == 0 ? progress : NULL, &cand, &cst, NULL, &lerr);
+      ls = run_whole(t, m, k == 0 ? c : &sub, &so, k == 0 ? progress : NULL, &cand, &cst, NULL, &lerr,
+                     end_s);
     if (ls == HS_OK) {
       search_s += cst.search_s;
       candidates += cst.candidates;
       if (k > 0)
         plan_remap(&cand, dev_map);
       ls = hs_plan_validate(&cand, m, c, t->name, &lerr);
+      /* a subset's plan simulated only when the plan's own simulation and
+       * the final one still end in time (the whole cluster's always is) */
+      if (ls == HS_OK && k > 0 && !hs__sim_fits(sub_deadline, 2.0 * hs__sim_cost_s(&cand))) {
+        cut = true;
+        hs_plan_destroy(&cand);
+        hs_plan_init(&cand);
+        continue;
+      }
+      if (ls == HS_OK && k == 0 && (ls = check_final_time(&cand, o, t0, end_s, t->name, &lerr)) != HS_OK)
+        HS_FAIL(hs_error_set(err, ls, "%s", lerr.msg));
       if (ls == HS_OK)
         ls = hs_simulate(m, c, &cand, NULL, &crep, &lerr);
       if (ls == HS_OK && !crep.oom)
@@ -427,7 +534,13 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
   stats->search_s = search_s;
   stats->candidates = candidates;
   if (n_masks > 1)
-    stats->optimal = stats->optimal && n_groups <= HS_SUBSET_MAX_GROUPS;
+    stats->optimal = stats->optimal && n_groups <= HS_SUBSET_MAX_GROUPS && !cut;
+  if (cut && !strstr(stats->note, "time limit")) {
+    size_t l = strlen(stats->note);
+    snprintf(stats->note + l, sizeof stats->note - l,
+             "%sstopped at the %.3g s time limit (device subsets left out)", l ? "; " : "",
+             o->time_limit_s > 0.0 ? o->time_limit_s : end_s - t0);
+  }
   if (report) {
     *report = best_rep;
     hs_report_init(&best_rep);

@@ -15,6 +15,28 @@
 /* Monotonic wall clock, seconds. */
 double hs__now_s(void);
 
+/* True once `deadline_s` (hs_plan_opts_t.deadline_s, on hs__now_s's clock)
+ * has passed; false when it is 0 (no limit). O(1). */
+bool hs__past(double deadline_s);
+
+/* Seconds one hs_simulate of `p` is predicted to take: simulation work grows
+ * with the plan's device places (replica devices over stages) and its
+ * microbatch-stage pairs (docs/planners.md, "Limits": the per-unit costs
+ * were measured on the 2-core build machine under load, so they are
+ * pessimistic on a quiet one). O(stages x replicas). */
+double hs__sim_cost_s(const hs_plan_t *p);
+
+/* True when a simulation predicted at `cost_s` still ends before
+ * deadline_s (always true without one). O(1). */
+bool hs__sim_fits(double deadline_s, double cost_s);
+
+/* HS_ELIMIT (naming the values and the limit) when the global batch `gb`
+ * on `n_devices` GPUs needs more than HS_SEARCH_MAX_MICROBATCHES
+ * microbatches per pipeline at the largest microbatch `max_mb`; checked
+ * before a planner sizes anything by it. O(1). */
+hs_status_t hs__check_batch(int64_t gb, int64_t n_devices, int64_t max_mb, const char *who,
+                            hs_error_t *err);
+
 /* Samples per iteration when the options say 0: 8 per device (docs/planners.md). */
 int64_t hs__global_batch(const hs_plan_opts_t *o, const hs_cluster_t *c);
 
@@ -52,6 +74,11 @@ typedef struct hs_cand_pool {
   int32_t best;          /* index of the best simulated feasible plan, -1 none */
   double best_sim_s;
   char why[256];         /* reason of the last rejected simulation (OOM ...) */
+  double deadline_s;     /* the search's deadline (hs_plan_opts_t.deadline_s; 0 = none): a
+                            candidate whose predicted simulation (hs__sim_cost_s, scaled by
+                            sim_scale) would end after it is not simulated */
+  double sim_scale;      /* largest measured / predicted simulation time seen (>= 1) */
+  bool cut;              /* simulations were left out for the deadline */
 } hs_cand_pool_t;
 
 hs_status_t hs__cpool_init(hs_cand_pool_t *p, int32_t cap);
@@ -59,7 +86,9 @@ void hs__cpool_destroy(hs_cand_pool_t *p);
 /* Offers *plan (moved in when kept; otherwise destroyed); *plan is left
  * initialised and empty. O(cap). */
 void hs__cpool_offer(hs_cand_pool_t *p, hs_plan_t *plan, double est_s);
-/* Simulates the next entry; *done when all are simulated. O(one simulation). */
+/* Simulates the next entry; *done when all are simulated, or when the next
+ * one's predicted simulation would end past p->deadline_s (then p->cut).
+ * O(one simulation). */
 hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_cluster_t *c,
                               bool *done, hs_error_t *err);
 /* Copies the best simulated plan (or, when none was simulated, the best
@@ -67,6 +96,10 @@ hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_
  * every simulated plan ran out of memory. */
 hs_status_t hs__cpool_result(hs_cand_pool_t *p, hs_plan_t *out, double *pred_s, const char *what,
                             hs_error_t *err);
+
+/* Appends "; N simulations left out at the time limit" to note (of size
+ * note_n) when the pool skipped finalists for its deadline. O(note). */
+void hs__cpool_note(const hs_cand_pool_t *p, char *note, size_t note_n);
 
 /* Builds the uniform grid plan `g` for strategy `name`, estimates it with
  * memory and offers it to `pool` when it fits. A grid that cannot be built

@@ -16,6 +16,60 @@ double hs__now_s(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+bool hs__past(double deadline_s)
+{
+  return deadline_s > 0.0 && hs__now_s() > deadline_s;
+}
+
+/* Per-unit simulation costs measured with `hetsim simulate` (gpt3-1.3b) on
+ * the 2-core build machine at a load of about 7: tp8 x dp512 on 4096 GPUs
+ * took 5.7 s and tp8 x dp2048 on 16384 GPUs 27.9 s (1.4-1.7 ms per device
+ * place); pp8 with 65536 microbatches of 1 on 8 GPUs took 1.74 s (3.3 us
+ * per microbatch-stage pair). Rounded up (x1.1, x3): a deadline needs a
+ * pessimistic guess, and the pool scales it by what it measures. */
+#define SIM_S_PER_DEVICE_PLACE 1.8e-3
+#define SIM_S_PER_MB_STAGE 1e-5
+
+double hs__sim_cost_s(const hs_plan_t *p)
+{
+  double places = 0.0, mb_stages = 0.0;
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    mb_stages += (double)HS_MAX(pl->n_microbatches, 0) * HS_MAX(pl->n_stages, 0);
+    for (int32_t s = 0; s < pl->n_stages; s++)
+      for (int32_t r = 0; r < pl->stages[s].n_replicas; r++)
+        places += HS_MAX(pl->stages[s].replicas[r].n_devices, 0);
+  }
+  return SIM_S_PER_DEVICE_PLACE * places + SIM_S_PER_MB_STAGE * mb_stages;
+}
+
+bool hs__sim_fits(double deadline_s, double cost_s)
+{
+  return deadline_s <= 0.0 || hs__now_s() + cost_s <= deadline_s;
+}
+
+hs_status_t hs__check_batch(int64_t gb, int64_t n_devices, int64_t max_mb, const char *who,
+                            hs_error_t *err)
+{
+  int64_t per_step = 0, most = 0;
+  n_devices = HS_MAX(n_devices, 1);
+  max_mb = HS_MAX(max_mb, 1);
+  /* samples one iteration can hold at HS_SEARCH_MAX_MICROBATCHES per pipeline */
+  bool big = __builtin_mul_overflow(n_devices, max_mb, &per_step) ||
+             __builtin_mul_overflow(per_step, HS_SEARCH_MAX_MICROBATCHES, &most);
+  if (big || gb <= most)
+    return HS_OK;
+  int64_t need = gb / per_step + (gb % per_step != 0);
+  return hs_error_set(err, HS_ELIMIT,
+                      "%s: global batch %lld on %lld GPUs needs at least %lld microbatches per "
+                      "pipeline (every GPU a data-parallel replica, microbatches of at most %lld "
+                      "samples, --max-microbatch-size); the planners support at most %lld "
+                      "(HS_SEARCH_MAX_MICROBATCHES): use a smaller --global-batch or a larger "
+                      "--max-microbatch-size",
+                      who, (long long)gb, (long long)n_devices, (long long)need, (long long)max_mb,
+                      (long long)HS_SEARCH_MAX_MICROBATCHES);
+}
+
 int64_t hs__global_batch(const hs_plan_opts_t *o, const hs_cluster_t *c)
 {
   if (o->global_batch > 0)
@@ -115,6 +169,7 @@ hs_status_t hs__cpool_init(hs_cand_pool_t *p, int32_t cap)
   }
   p->cap = cap;
   p->best = -1;
+  p->sim_scale = 1.0;
   return HS_OK;
 }
 
@@ -161,13 +216,23 @@ hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_
     *done = true;
     return HS_OK;
   }
+  /* the driver simulates the plan returned once more: leave time for it */
+  double cost_s = hs__sim_cost_s(&p->plans[p->next_sim]) * p->sim_scale;
+  if (!hs__sim_fits(p->deadline_s, 2.0 * cost_s)) {
+    p->cut = true;
+    *done = true;
+    return HS_OK;
+  }
   hs_report_t rep;
   hs_report_init(&rep);
   hs_error_t e2;
   hs_error_init(&e2);
   e2.warn_fp = NULL;
   int32_t k = p->next_sim++;
+  double t0 = hs__now_s();
   hs_status_t st = hs_simulate(m, c, &p->plans[k], NULL, &rep, &e2);
+  if (cost_s > 0.0)
+    p->sim_scale = HS_MAX(p->sim_scale, (hs__now_s() - t0) / (cost_s / p->sim_scale));
   if (st == HS_ENOMEM) {
     hs_report_destroy(&rep);
     return hs_error_set(err, st, "%s", e2.msg);
@@ -203,6 +268,16 @@ hs_status_t hs__cpool_result(hs_cand_pool_t *p, hs_plan_t *out, double *pred_s, 
                         p->why[0] ? ": " : " (no candidate fits the cluster)", p->why);
   *pred_s = p->est_s[k];
   return hs_plan_copy(&p->plans[k], out, err);
+}
+
+void hs__cpool_note(const hs_cand_pool_t *p, char *note, size_t note_n)
+{
+  if (!p->cut)
+    return;
+  size_t l = strlen(note);
+  if (l + 1 < note_n)
+    snprintf(note + l, note_n - l, "%s%d simulation%s left out at the time limit", l ? "; " : "",
+             p->n - p->next_sim, p->n - p->next_sim == 1 ? "" : "s");
 }
 
 hs_status_t hs__offer_grid(hs_estimator_t *est, const hs_model_t *m, const hs_cluster_t *c,

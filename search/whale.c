@@ -258,9 +258,11 @@ static hs_status_t whale_init(void *state, const hs_model_t *m, const hs_cluster
   if (!s->groups || !s->w || !s->cnt || !s->stage_of)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   HS_CHECK(hs_estimator_new(m, c, s->dt, &s->est, err));
+  hs_estimator_set_deadline(s->est, o->deadline_s);
   hs_estimator_set_practice(s->est, &o->practice);
   if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  s->pool.deadline_s = o->deadline_s;
   return HS_OK;
 cleanup:
   hs_estimator_free(s->est);
@@ -354,6 +356,7 @@ static hs_status_t whale_result(void *state, hs_plan_t *out, hs_search_stats_t *
   stats->candidates = s->scored;
   snprintf(stats->note, sizeof stats->note, "%s, %d simulated",
            s->pure_dp_fits ? "pure DP fits" : "pure DP does not fit: pipeline", s->pool.next_sim);
+  hs__cpool_note(&s->pool, stats->note, sizeof stats->note);
   return hs__cpool_result(&s->pool, out, &stats->predicted_s, "whale", err);
 }
 
