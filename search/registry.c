@@ -247,7 +247,8 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
   st = t->result(state, plan, stats, err);
   if (st == HS_EINFEASIBLE && end_s > 0.0 && (!done || hs__past(po.deadline_s))) {
     char why[256];
-    snprintf(why, sizeof why, "%s", err->msg); /* err->msg is rewritten below */
+    snprintf(why, sizeof why, "%.200s", err->msg); /* err->msg is rewritten below */
+    hs_error_clear(err);
     HS_FAIL(hs_error_set(err, HS_ELIMIT,
                          "%s: time limit (--time-limit %g s): no plan found in %.3g s (%s); raise "
                          "--time-limit",
