@@ -64,6 +64,10 @@ static int export_svg(const char *in, const char *out, const char *title, bool a
   size_t rows = 0;
   hs_svg_opts_t so = {title ? title : hs_basename(in), all_devices};
   st = hs_trace_svg_render(&d, &so, o.f, &rows, &err);
+  if (st == HS_EIO && ferror(o.f)) { /* commit names the output and the reason */
+    hs_error_clear(&err);
+    st = HS_OK;
+  }
   if (st == HS_OK)
     st = hs_output_commit(&o, &err);
   else
@@ -159,6 +163,10 @@ int hs_cmd_export(int argc, char **argv)
     hs_output_t o;
     if ((st = hs_output_open(&o, otd->value, &err)) == HS_OK) {
       st = hs_table_write_tidy(&t, o.f, &err);
+      if (st == HS_EIO && ferror(o.f)) { /* commit names the output and the reason */
+        hs_error_clear(&err);
+        st = HS_OK;
+      }
       if (st == HS_OK)
         st = hs_output_commit(&o, &err);
       else

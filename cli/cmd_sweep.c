@@ -19,6 +19,7 @@
 #include "hs_output.h"
 #include "hs_progress.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -37,6 +38,7 @@ typedef struct out {
   size_t n_todo, next;
   char **pending;
   bool write_error;
+  int write_errno;        /* its errno, 0 when the stream lost it */
   hs_progress_t prog;     /* rank 0; silent elsewhere and with --quiet */
 } out_t;
 
@@ -56,6 +58,7 @@ static size_t todo_pos(const out_t *o, uint64_t job)
 /* Writes one job's rows (rank 0). */
 static void emit(out_t *o, uint64_t job, const char *rows)
 {
+  errno = 0;
   if (o->f) {
     if (fputs(rows, o->f) < 0 || fflush(o->f) != 0)
       o->write_error = true;
@@ -71,6 +74,8 @@ static void emit(out_t *o, uint64_t job, const char *rows)
     if (fflush(stdout) != 0 || ferror(stdout))
       o->write_error = true;
   }
+  if (o->write_error && !o->write_errno)
+    o->write_errno = errno;
   hs_progress_add(&o->prog, o->spec->n_prices);
 }
 
@@ -365,7 +370,8 @@ int hs_cmd_sweep(int argc, char **argv)
   }
   hs_progress_finish(&o.prog, false);
   if (o.write_error) {
-    fprintf(stderr, "hetsim: %s: write error\n", path ? path : "standard output");
+    fprintf(stderr, "hetsim: %s: write error%s%s\n", path ? path : "standard output",
+            o.write_errno ? ": " : "", o.write_errno ? strerror(o.write_errno) : "");
     rc = hs_status_exit_code(HS_EIO);
 #ifdef HS_HAVE_MPI
     if (mpi_on)
@@ -374,10 +380,11 @@ int hs_cmd_sweep(int argc, char **argv)
     goto out;
   }
   if (o.f) {
+    errno = 0;
     int bad = fclose(o.f);
     o.f = NULL;
     if (bad) {
-      fprintf(stderr, "hetsim: %s: write error\n", path);
+      fprintf(stderr, "hetsim: %s: write error%s%s\n", path, errno ? ": " : "", errno ? strerror(errno) : "");
       rc = hs_status_exit_code(HS_EIO);
       goto out;
     }

@@ -7,6 +7,7 @@
  * (hs_whatif_write). Exit 3 when no option has a feasible plan.
  */
 #include "cli.h"
+#include "hs_output.h"
 #include "hs_export.h"
 
 #include <stdlib.h>
@@ -144,10 +145,15 @@ int hs_cmd_whatif(int argc, char **argv)
     rc = hs_cli_fail(&err, st);
     goto out;
   }
-  if ((st = hs_whatif_run(&m, oc && !replace ? &base : NULL, &wo, &res, &err)) != HS_OK ||
-      (st = hs_whatif_write(&res, fmt, (size_t)top, stdout, &err)) != HS_OK)
+  if ((st = hs_whatif_run(&m, oc && !replace ? &base : NULL, &wo, &res, &err)) != HS_OK)
     goto fail;
-  fflush(stdout);
+  st = hs_whatif_write(&res, fmt, (size_t)top, stdout, &err);
+  if (st == HS_EIO && ferror(stdout)) { /* the flush names stdout and the reason */
+    hs_error_clear(&err);
+    st = HS_OK;
+  }
+  if (st != HS_OK || (st = hs_output_flush_stdout(&err)) != HS_OK)
+    goto fail;
   if (res.n_ok == 0) {
     if (fmt != HS_WHATIF_JSON)
       fprintf(stderr, "hetsim whatif: no option has a feasible plan (exit 3)\n");

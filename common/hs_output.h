@@ -60,6 +60,10 @@ void hs_output_abort(hs_output_t *o);
  * replaced or created. */
 hs_status_t hs_output_check(const char *path, hs_error_t *err);
 
+/* Flushes stdout; HS_EIO "standard output: write error: REASON" when that
+ * or an earlier write to it failed (the reason when the flush tells it). */
+hs_status_t hs_output_flush_stdout(hs_error_t *err);
+
 /* open + fputs(text) + commit. */
 hs_status_t hs_output_write_text(const char *path, const char *text, hs_error_t *err);
 

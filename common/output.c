@@ -94,6 +94,16 @@ static mode_t current_umask(void)
 
 void hs_output_init(hs_output_t *o) { memset(o, 0, sizeof *o); }
 
+hs_status_t hs_output_flush_stdout(hs_error_t *err)
+{
+  errno = 0;
+  bool bad = fflush(stdout) != 0;
+  int e = errno;
+  if (!bad && !ferror(stdout))
+    return HS_OK;
+  return hs_error_set(err, HS_EIO, "standard output: write error%s%s", e ? ": " : "", e ? strerror(e) : "");
+}
+
 hs_status_t hs_output_check(const char *path, hs_error_t *err)
 {
   struct stat sb;
@@ -164,11 +174,7 @@ hs_status_t hs_output_commit(hs_output_t *o, hs_error_t *err)
     return hs_error_set(err, HS_EINTERNAL, "output committed without being open");
   hs_status_t st = HS_OK;
   if (!o->tmp) { /* stdout: the program closes it (cli/main.c) */
-    errno = 0;
-    bool bad = fflush(stdout) != 0 || ferror(stdout);
-    if (bad)
-      st = hs_error_set(err, HS_EIO, "standard output: write error%s%s", errno ? ": " : "",
-                        errno ? strerror(errno) : "");
+    st = hs_output_flush_stdout(err);
     o->f = NULL;
     hs_output_abort(o);
     return st;
