@@ -2,6 +2,9 @@
 # Installs what the build needs (Debian packages, skipped when present),
 # configures and builds hetsim in $BUILD_DIR (default build/).
 #   HS_SANITIZE=1  build with AddressSanitizer + UBSan in build-asan/
+#   HS_FAULT_INJECT=1  also compile allocation-failure injection in
+#                  (HS_FAIL_AT=n fails the n-th allocation; inert otherwise:
+#                  docs/robustness.md), as CI builds build-asan/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,5 +31,7 @@ if [ "${HS_SANITIZE:-0}" = "1" ]; then
   SAN=ON
   BUILD_DIR=${BUILD_DIR_ASAN:-build-asan}
 fi
-cmake -S . -B "$BUILD_DIR" -DHS_SANITIZE=$SAN -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+FAULT=OFF
+[ "${HS_FAULT_INJECT:-0}" = "1" ] && FAULT=ON
+cmake -S . -B "$BUILD_DIR" -DHS_SANITIZE=$SAN -DHS_FAULT_INJECT=$FAULT -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"
