@@ -143,11 +143,12 @@ static void print_result(const hs_elastic_result_t *r, const hs_model_t *m, cons
          r->time_s[HS_EPH_CKPT] / 3600, r->time_s[HS_EPH_REPLAN] / 3600,
          r->time_s[HS_EPH_RECOVER] / 3600, r->time_s[HS_EPH_IDLE] / 3600);
   printf("checkpoints     %d written\n", r->n_checkpoints);
-  printf("cost            $%.2f, $%.4f per million useful tokens", r->cost_usd,
-         r->usd_per_million_tokens);
   if (r->n_unpriced_devices)
-    printf(" (%d GPUs have no known price and add nothing)", r->n_unpriced_devices);
-  printf("\n");
+    printf("cost            unpriced: %d GPUs have no known price (give them one in "
+           "clusters/gpus.json)\n", r->n_unpriced_devices);
+  else
+    printf("cost            $%.2f, $%.4f per million useful tokens\n", r->cost_usd,
+           r->usd_per_million_tokens);
   if (timing)
     printf("re-planning     %d searches, %.3f s wall (not in the timeline)\n", r->n_searches,
            r->replan_wall_s);
@@ -324,15 +325,17 @@ int hs_cmd_elastic(int argc, char **argv)
     for (int k = 0; k < HS_RECOVERY__COUNT; k++) {
       const hs_elastic_result_t *r = &res[k];
       double bl, bc, mr = mean_recovery_s(r, &bl, &bc);
-      printf("%-12s %14.1f %9.1f%% %7.3f %10.3f %9.3f %16.2f %10.1f %10.1f %9.4f\n",
+      char mt[32] = "unpriced";
+      if (r->n_unpriced_devices == 0)
+        snprintf(mt, sizeof mt, "%.4f", r->usd_per_million_tokens);
+      printf("%-12s %14.1f %9.1f%% %7.3f %10.3f %9.3f %16.2f %10.1f %10.1f %9s\n",
              hs_recovery_name((hs_recovery_t)k), r->goodput_tokens_per_h / 1e6,
              100.0 * r->goodput_tokens_per_h / (r->steady_tokens_per_s * 3600.0),
              r->time_s[HS_EPH_LOST] / 3600, r->time_s[HS_EPH_RECOVER] / 3600,
-             r->time_s[HS_EPH_REPLAN] / 3600, mr, gb(bl), gb(bc), r->usd_per_million_tokens);
+             r->time_s[HS_EPH_REPLAN] / 3600, mr, gb(bl), gb(bc), mt);
     }
     if (main_r->n_unpriced_devices)
-      printf("($/Mtok counts priced GPUs only: %d GPUs have no known price)\n",
-             main_r->n_unpriced_devices);
+      printf("($/Mtok unpriced: %d GPUs have no known price)\n", main_r->n_unpriced_devices);
     double bl, bc;
     double lf = mean_recovery_s(&res[HS_RECOVERY_LOCAL_FIRST], &bl, &bc);
     double cl = mean_recovery_s(&res[HS_RECOVERY_CLOUD], &bl, &bc);

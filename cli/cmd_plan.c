@@ -174,12 +174,11 @@ int hs_cmd_plan(int argc, char **argv)
   printf("throughput      %.0f tokens/s, MFU %.1f%%\n", rep.tokens_per_s, rep.mfu * 100.0);
   printf("memory          peak %s of %s (%.0f%%)\n", hs_fmt_bytes(peak, b1, sizeof b1),
          hs_fmt_bytes(cap, b2, sizeof b2), ratio * 100.0);
-  hs_cluster_totals_t tot;
-  hs_cluster_totals(&c, plan.precision, &tot);
-  printf("cost            $%.3f per million tokens", rep.cost_usd_per_million_tokens);
-  if (tot.n_unpriced_devices > 0)
-    printf(" (%d GPUs without a known price not counted)", tot.n_unpriced_devices);
-  putchar('\n');
+  if (rep.n_unpriced_devices > 0) /* unknown, not $0 or the priced GPUs' partial sum */
+    printf("cost            unpriced: %d of the plan's %d GPUs have no known price\n",
+           rep.n_unpriced_devices, rep.n_devices);
+  else
+    printf("cost            $%.3f per million tokens\n", rep.cost_usd_per_million_tokens);
   printf("search          %.3f s, %llu candidates%s; %s\n", stats.search_s,
          (unsigned long long)stats.candidates, stats.optimal ? " (optimal in its space)" : "",
          stats.note);

@@ -339,8 +339,11 @@ typedef struct hs_whatif_row {
   char option[256];                 /* "+8 A100-SXM4-40GB +8 V100-SXM2-16GB", "(base only)" */
   int64_t count[HS_SWEEP_MAX_TYPES];/* GPUs bought per candidate */
   double added_usd_per_hour;        /* the purchase's price */
-  double usd_per_hour;              /* the whole option's rent under the price model */
-  double usd_per_million_tokens;    /* INFINITY when rent is 0 (unpriced), ok rows only */
+  double usd_per_hour;              /* the whole option's rent under the price model; NAN when
+                                       unpriced_gpus > 0 (unknown, never a partial sum) */
+  double usd_per_million_tokens;    /* INFINITY when unknown (unpriced GPUs), ok rows only */
+  int32_t unpriced_gpus;            /* the option's GPUs without a price: costs are unknown, and
+                                       the row is never on the Pareto front */
   bool ok, pareto;
   char strategy[48];
   hs_eval_t best;                   /* cluster facts (n_gpus, batch) even when not ok */

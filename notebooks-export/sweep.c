@@ -367,14 +367,17 @@ static void row_results(sbuf_t *b, const hs_sweep_spec_t *s, const hs_eval_t *e,
     sb_num(b, (double)e->global_batch, e->global_batch <= 0);
     sb_num(b, (double)e->tokens_per_iteration, e->tokens_per_iteration <= 0);
     /* infeasible: no throughput, MFU or cost as if they were achievable */
-    sb_printf(b, ",,,,,%.6g,%d,,,%.6g,,,", e->usd_per_hour[pm], e->unpriced_gpus[pm], s->train_tokens);
+    sb_printf(b, ",,,,");
+    sb_num(b, e->usd_per_hour[pm], e->unpriced_gpus[pm] > 0); /* unknown, not a partial sum */
+    sb_printf(b, ",%d,,,%.6g,,,", e->unpriced_gpus[pm], s->train_tokens);
     if (e->ok)
       sb_field(b, e->plan);
     for (int k = 0; k < N_BREAKDOWN_COLS; k++)
       sb_printf(b, ",");
   } else {
     double usd_h = e->usd_per_hour[pm];
-    bool priced = usd_h > 0;
+    /* one GPU without a price makes every cost unknown: empty, never a partial sum */
+    bool priced = usd_h > 0 && e->unpriced_gpus[pm] == 0;
     double usd_it = usd_h * e->iteration_s / 3600.0;
     double usd_mtok = e->tokens_per_iteration > 0 ? usd_it / (double)e->tokens_per_iteration * 1e6 : 0;
     double train_h = e->tokens_per_s > 0 ? s->train_tokens / e->tokens_per_s / 3600.0 : INFINITY;
@@ -384,7 +387,7 @@ static void row_results(sbuf_t *b, const hs_sweep_spec_t *s, const hs_eval_t *e,
     sb_num(b, e->tokens_per_s, false);
     sb_num(b, e->mfu, false);
     sb_num(b, e->peak_memory_fraction, false);
-    sb_num(b, usd_h, false);
+    sb_num(b, usd_h, !priced);
     sb_printf(b, ",%d", e->unpriced_gpus[pm]);
     sb_num(b, usd_it, !priced);
     sb_num(b, usd_mtok, !priced);

@@ -26,7 +26,10 @@ static bool add_row(cJSON *arr, const hs_whatif_row_t *r, size_t rank)
             cJSON_AddStringToObject(o, "option", r->option) &&
             cJSON_AddNumberToObject(o, "n_gpus", r->best.n_gpus) &&
             cJSON_AddNumberToObject(o, "added_usd_per_hour", r->added_usd_per_hour) &&
-            cJSON_AddNumberToObject(o, "usd_per_hour", r->usd_per_hour) &&
+            (r->unpriced_gpus > 0 ? cJSON_AddNullToObject(o, "usd_per_hour") != NULL
+                                  : cJSON_AddNumberToObject(o, "usd_per_hour", r->usd_per_hour) != NULL) &&
+            cJSON_AddBoolToObject(o, "priced", r->unpriced_gpus == 0) &&
+            cJSON_AddNumberToObject(o, "unpriced_gpus", r->unpriced_gpus) &&
             cJSON_AddNumberToObject(o, "global_batch", (double)r->best.global_batch) &&
             cJSON_AddNumberToObject(o, "tokens_per_iteration", (double)r->best.tokens_per_iteration) &&
             cJSON_AddBoolToObject(o, "ok", r->ok);
@@ -35,8 +38,9 @@ static bool add_row(cJSON *arr, const hs_whatif_row_t *r, size_t rank)
          cJSON_AddNumberToObject(o, "tokens_per_s", r->best.tokens_per_s) &&
          cJSON_AddNumberToObject(o, "iteration_s", r->best.iteration_s) &&
          cJSON_AddNumberToObject(o, "mfu", r->best.mfu) &&
-         (!isfinite(r->usd_per_million_tokens) ||
-          cJSON_AddNumberToObject(o, "usd_per_million_tokens", r->usd_per_million_tokens)) &&
+         (isfinite(r->usd_per_million_tokens)
+              ? cJSON_AddNumberToObject(o, "usd_per_million_tokens", r->usd_per_million_tokens) != NULL
+              : cJSON_AddNullToObject(o, "usd_per_million_tokens") != NULL) &&
          cJSON_AddBoolToObject(o, "pareto", r->pareto) &&
          cJSON_AddStringToObject(o, "plan", r->best.plan);
   } else if (ok) {

@@ -44,8 +44,12 @@ static void write_csv(const hs_whatif_result_t *res, size_t shown, FILE *f)
     const hs_whatif_row_t *r = &res->rows[i];
     fprintf(f, "%zu,", i + 1);
     hs_csv_field(f, r->option);
-    fprintf(f, ",%d,%.6g,%.6g,%lld,%lld,", r->best.n_gpus, r->added_usd_per_hour, r->usd_per_hour,
-            (long long)r->best.global_batch, (long long)r->best.tokens_per_iteration);
+    /* unpriced: empty, never 0 or a partial sum (docs/schemas.md) */
+    fprintf(f, ",%d,%.6g,", r->best.n_gpus, r->added_usd_per_hour);
+    if (r->unpriced_gpus == 0)
+      fprintf(f, "%.6g", r->usd_per_hour);
+    fprintf(f, ",%lld,%lld,", (long long)r->best.global_batch,
+            (long long)r->best.tokens_per_iteration);
     if (r->ok) {
       fprintf(f, "%s,%.6g,%.6g,%.4f,", r->strategy, r->best.tokens_per_s, r->best.iteration_s,
               r->best.mfu);
@@ -84,16 +88,21 @@ static void write_table(const hs_whatif_result_t *res, size_t shown, FILE *f)
           "+USD/h", "USD/h", "strategy", "tokens/s", "iter s", "MFU", "$/Mtok", "PF", "plan");
   for (size_t i = 0; i < shown; i++) {
     const hs_whatif_row_t *r = &res->rows[i];
+    char uh[32] = "unpriced";
+    if (r->unpriced_gpus == 0)
+      snprintf(uh, sizeof uh, "%.2f", r->usd_per_hour);
     if (!r->ok) {
-      fprintf(f, "%4zu  %-*s %5d %9.2f %9.2f  n/a: %s\n", i + 1, lw, r->option, r->best.n_gpus,
-              r->added_usd_per_hour, r->usd_per_hour, r->reason);
+      fprintf(f, "%4zu  %-*s %5d %9.2f %9s  n/a: %s\n", i + 1, lw, r->option, r->best.n_gpus,
+              r->added_usd_per_hour, uh, r->reason);
       continue;
     }
     char mt[32] = "-";
-    if (isfinite(r->usd_per_million_tokens))
+    if (r->unpriced_gpus > 0)
+      snprintf(mt, sizeof mt, "unpriced");
+    else if (isfinite(r->usd_per_million_tokens))
       snprintf(mt, sizeof mt, "%.4f", r->usd_per_million_tokens);
-    fprintf(f, "%4zu  %-*s %5d %9.2f %9.2f  %-13s %10.0f %8.4f %5.1f%% %8s %3s  %s\n", i + 1, lw,
-            r->option, r->best.n_gpus, r->added_usd_per_hour, r->usd_per_hour, r->strategy,
+    fprintf(f, "%4zu  %-*s %5d %9.2f %9s  %-13s %10.0f %8.4f %5.1f%% %8s %3s  %s\n", i + 1, lw,
+            r->option, r->best.n_gpus, r->added_usd_per_hour, uh, r->strategy,
             r->best.tokens_per_s, r->best.iteration_s, r->best.mfu * 100.0, mt,
             r->pareto ? "*" : "", r->best.plan);
   }
@@ -107,8 +116,9 @@ static void write_table(const hs_whatif_result_t *res, size_t shown, FILE *f)
                "clusters/calibration/, so their rows are less certain than the others "
                "(docs/clusters.md).\n");
   if (res->base_unpriced_gpus)
-    fprintf(f, "note: %d GPUs of the base cluster have no catalog price and count 0 USD/h in USD/h "
-               "and $/Mtok (give --gpu-price).\n", res->base_unpriced_gpus);
+    fprintf(f, "note: %d GPUs of the base cluster have no catalog price: USD/h and $/Mtok of the "
+               "options that include them are unpriced (unknown, not 0), and those options are "
+               "not on the Pareto front (give --gpu-price).\n", res->base_unpriced_gpus);
 }
 
 hs_status_t hs_whatif_write(const hs_whatif_result_t *r, hs_whatif_format_t fmt, size_t top,

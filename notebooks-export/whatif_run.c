@@ -158,8 +158,10 @@ static void eval_option(job_t *j, hs_whatif_row_t *r)
       snprintf(r->reason, sizeof r->reason, "%s: %.360s", o->strategies[s], e.error);
     }
   }
-  r->usd_per_hour = r->best.usd_per_hour[o->enumerate.price];
-  if (r->ok && r->best.tokens_per_iteration > 0 && r->usd_per_hour > 0)
+  /* a GPU without a price makes the rent unknown, not a partial sum */
+  r->unpriced_gpus = r->best.unpriced_gpus[o->enumerate.price];
+  r->usd_per_hour = r->unpriced_gpus > 0 ? NAN : r->best.usd_per_hour[o->enumerate.price];
+  if (r->ok && r->unpriced_gpus == 0 && r->best.tokens_per_iteration > 0 && r->usd_per_hour > 0)
     r->usd_per_million_tokens = r->usd_per_hour * r->best.iteration_s / 3600.0 /
                                 (double)r->best.tokens_per_iteration * 1e6;
   else if (r->ok)
@@ -213,7 +215,9 @@ static int cmp_rows(const void *a, const void *b)
     return x->ok ? -1 : 1;
   if (x->ok && x->best.tokens_per_s != y->best.tokens_per_s)
     return x->best.tokens_per_s > y->best.tokens_per_s ? -1 : 1;
-  if (x->usd_per_hour != y->usd_per_hour)
+  if ((x->unpriced_gpus > 0) != (y->unpriced_gpus > 0)) /* unknown rent after a known one */
+    return x->unpriced_gpus > 0 ? 1 : -1;
+  if (x->unpriced_gpus == 0 && x->usd_per_hour != y->usd_per_hour)
     return x->usd_per_hour < y->usd_per_hour ? -1 : 1;
   return strcmp(x->option, y->option);
 }

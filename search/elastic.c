@@ -751,6 +751,8 @@ hs_status_t hs_elastic_run(const hs_model_t *m, const hs_cluster_t *c, const hs_
         r->n_unpriced_devices += c->nodes[n].n_devices;
     }
     r->usd_per_million_tokens = r->useful_tokens > 0 ? r->cost_usd / (r->useful_tokens / 1e6) : 0.0;
+    if (r->n_unpriced_devices > 0) /* unknown, not the priced GPUs' partial sum */
+      r->cost_usd = r->usd_per_million_tokens = NAN;
   }
 cleanup:
   if (st != HS_OK)

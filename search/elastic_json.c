@@ -134,8 +134,13 @@ struct cJSON *hs_elastic_result_to_json(const hs_elastic_result_t *r, const hs_c
   ok = ok && cJSON_AddNumberToObject(j, "n_preemptions", r->n_preemptions);
   ok = ok && cJSON_AddNumberToObject(j, "n_replacements", r->n_replacements);
   ok = ok && cJSON_AddNumberToObject(j, "n_checkpoints", r->n_checkpoints);
-  ok = ok && cJSON_AddNumberToObject(j, "cost_usd", r->cost_usd);
-  ok = ok && cJSON_AddNumberToObject(j, "usd_per_million_tokens", r->usd_per_million_tokens);
+  /* a GPU without a price: costs unknown (null), never a partial sum */
+  bool priced = r->n_unpriced_devices == 0;
+  ok = ok && (priced ? cJSON_AddNumberToObject(j, "cost_usd", r->cost_usd) != NULL
+                     : cJSON_AddNullToObject(j, "cost_usd") != NULL);
+  ok = ok && (priced ? cJSON_AddNumberToObject(j, "usd_per_million_tokens", r->usd_per_million_tokens) != NULL
+                     : cJSON_AddNullToObject(j, "usd_per_million_tokens") != NULL);
+  ok = ok && cJSON_AddBoolToObject(j, "priced", priced);
   ok = ok && cJSON_AddNumberToObject(j, "n_unpriced_devices", r->n_unpriced_devices);
   ok = ok && cJSON_AddNumberToObject(j, "n_searches", r->n_searches);
   if (with_wall)

@@ -233,8 +233,9 @@ typedef struct hs_elastic_result {
   int32_t n_preemptions;        /* preemption events in the horizon */
   int32_t n_replacements;
   int32_t n_checkpoints;        /* completed */
-  double cost_usd;              /* GPU-hours of nodes while up, spot price for spot nodes */
-  int32_t n_unpriced_devices;   /* devices whose price is unknown (they add nothing to cost) */
+  double cost_usd;              /* GPU-hours of nodes while up, spot price for spot nodes; NAN
+                                   (and usd_per_million_tokens too) when n_unpriced_devices > 0 */
+  int32_t n_unpriced_devices;   /* devices whose price is unknown: costs are then unknown */
   double usd_per_million_tokens;
   double replan_wall_s;         /* total measured search wall time (not in the timeline) */
   int32_t n_searches;           /* planner runs (distinct surviving sets) */
