@@ -277,6 +277,10 @@ static hs_status_t megatron_init(void *state, const hs_model_t *m, const hs_clus
       }
     }
 enumerated:
+  if (s->n_cands == 0 && hs__past(o->deadline_s))
+    HS_FAIL(hs_error_set(err, HS_ELIMIT,
+                         "megatron: time limit: no grid point enumerated before it; raise "
+                         "--time-limit"));
   if (s->n_cands == 0)
     HS_FAIL(hs_error_set(err, HS_EINFEASIBLE,
                          "megatron: no tp x pp x dp grid of %d devices divides the global batch %lld",

@@ -167,6 +167,16 @@ static double planner_deadline(const hs_cluster_t *c, double t0, double end_s)
   return end_s - fmax(reserve, 0.0);
 }
 
+/* "time limit (--time-limit 10 s)", or the caller's deadline, into buf. */
+static const char *limit_text(const hs_plan_opts_t *o, char *buf, size_t n)
+{
+  if (o->time_limit_s > 0.0)
+    snprintf(buf, n, "time limit (--time-limit %g s)", o->time_limit_s);
+  else
+    snprintf(buf, n, "time limit (the caller's deadline)");
+  return buf;
+}
+
 /* HS_ELIMIT when a simulation of `p` predicted at cost_s would end more
  * than 10% of the limit past end_s. */
 static hs_status_t check_final_time(const hs_plan_t *p, const hs_plan_opts_t *o, double t0,
@@ -177,12 +187,11 @@ static hs_status_t check_final_time(const hs_plan_t *p, const hs_plan_opts_t *o,
   double cost_s = hs__sim_cost_s(p), now = hs__now_s();
   if (now + cost_s <= end_s + 0.1 * (end_s - t0))
     return HS_OK;
+  char lim[64];
   return hs_error_set(err, HS_ELIMIT,
-                      "%s: time limit (--time-limit %g s): %.3g s spent; simulating the plan found "
-                      "(%d GPUs) is predicted to take %.3g s more, past the limit; raise "
-                      "--time-limit",
-                      name, o->time_limit_s > 0.0 ? o->time_limit_s : end_s - t0, now - t0,
-                      hs_plan_n_devices(p), cost_s);
+                      "%s: %s: %.3g s spent; simulating the plan found (%d GPUs) is predicted to "
+                      "take %.3g s more, past the limit; raise --time-limit",
+                      name, limit_text(o, lim, sizeof lim), now - t0, hs_plan_n_devices(p), cost_s);
 }
 
 /* One search on the whole of `c`: init, step until done or the time
@@ -246,14 +255,11 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
   double search_s = hs__now_s() - t0;
   st = t->result(state, plan, stats, err);
   if (st == HS_EINFEASIBLE && end_s > 0.0 && (!done || hs__past(po.deadline_s))) {
-    char why[256];
+    char why[256], lim[64];
     snprintf(why, sizeof why, "%.200s", err->msg); /* err->msg is rewritten below */
     hs_error_clear(err);
-    HS_FAIL(hs_error_set(err, HS_ELIMIT,
-                         "%s: time limit (--time-limit %g s): no plan found in %.3g s (%s); raise "
-                         "--time-limit",
-                         t->name, o->time_limit_s > 0.0 ? o->time_limit_s : end_s - t0,
-                         hs__now_s() - t0, why));
+    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s: %s: no plan found in %.3g s (%s); raise --time-limit",
+                         t->name, limit_text(o, lim, sizeof lim), hs__now_s() - t0, why));
   }
   HS_CHECK(st);
   /* the options as asked, less sequence parallelism on a plan without TP;
@@ -388,6 +394,11 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
     hs_plan_opts_init(&defaults);
     o = &defaults;
   }
+  /* the outputs are empty on every early return */
+  hs_plan_init(plan);
+  memset(stats, 0, sizeof *stats);
+  if (report)
+    hs_report_init(report);
   if (!(o->memory_headroom >= 0.0 && o->memory_headroom < 1.0))
     return hs_error_set(err, HS_EINVAL, "memory headroom (--memory-headroom): must be in [0, 1), got %g",
                         o->memory_headroom);
@@ -528,8 +539,9 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
     }
   }
   if (!have) {
-    st = hs_error_set(err, HS_EINFEASIBLE, "%s", first_err.msg[0] ? first_err.msg
-                                                                  : "no plan on any set of node groups");
+    /* the whole cluster's error, with its status when the time limit cut it short */
+    st = hs_error_set(err, first_err.status == HS_ELIMIT ? HS_ELIMIT : HS_EINFEASIBLE, "%s",
+                      first_err.msg[0] ? first_err.msg : "no plan on any set of node groups");
     goto cleanup;
   }
   stats->search_s = search_s;

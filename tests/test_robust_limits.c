@@ -5,9 +5,12 @@
  * states; never an overflow (this test runs under UBSan in the sanitizer
  * build), a hang or an absurd allocation.
  */
+#include "hs_fault.h"
+#include "hs_search.h"
 #include "hs_sim.h"
 #include "hs_test.h"
 #include "robust_fixture.h"
+#include "search_fixture.h"
 
 #include <cjson/cJSON.h>
 
@@ -446,6 +449,100 @@ static void test_sim_slowest_network(void)
   hs_cluster_destroy(&c);
 }
 
+/* A global batch of 2^31 on 8 GPUs would need 2^31 / (8 x 8) = 2^25
+ * microbatches per pipeline: every strategy refuses it with HS_ELIMIT
+ * naming the batch, the count needed and the limit, before allocating
+ * anything (in a fault-injection build the first allocation is armed to
+ * fail, so an allocation before the refusal would show as HS_ENOMEM or a
+ * fired fault). Before the limit, the CLI spent 113 s and 4.3 GB on it. */
+static void test_search_batch_limit(void)
+{
+  hs_error_t err;
+  hs_model_t m;
+  hs_cluster_t c;
+  load_gpt_dgx(&m, &c, &err);
+  for (const hs_planner_type_t *const *t = hs_planners; *t; t++) {
+    hs_plan_opts_t o;
+    hs_plan_opts_init(&o);
+    o.global_batch = INT64_C(1) << 31;
+    hs_plan_t p;
+    hs_search_stats_t stats;
+    hs_report_t r;
+    robust_error_init(&err);
+    hs_fault_arm(1);
+    hs_status_t st = hs_planner_run(*t, &m, &c, &o, NULL, &p, &stats, &r, &err);
+    bool fired = hs_fault_fired();
+    hs_fault_arm(0);
+    CHECK_MSG(st == HS_ELIMIT, "%s: status %s (%s)", (*t)->name, hs_status_name(st), err.msg);
+    CHECK_MSG(!fired, "%s: allocated before refusing", (*t)->name);
+    CHECK_CONTAINS(err.msg, "2147483648");
+    CHECK_CONTAINS(err.msg, "33554432"); /* 2^31 / (8 GPUs x 8 samples) */
+    CHECK_CONTAINS(err.msg, "HS_SEARCH_MAX_MICROBATCHES");
+    hs_report_destroy(&r);
+    hs_plan_destroy(&p);
+  }
+  /* At the limit (2^16 x 64 samples) the batch passes the check: whatever
+   * the search answers, it is not this refusal. */
+  hs_plan_opts_t o;
+  hs_plan_opts_init(&o);
+  o.global_batch = HS_SEARCH_MAX_MICROBATCHES * 64;
+  o.deadline_s = 1e-9; /* long past: no search work, only the check */
+  hs_plan_t p;
+  hs_search_stats_t stats;
+  robust_error_init(&err);
+  hs_status_t st = hs_planner_run(hs_planner_find("megatron"), &m, &c, &o, NULL, &p, &stats, NULL,
+                                  &err);
+  CHECK_MSG(strstr(err.msg, "HS_SEARCH_MAX_MICROBATCHES") == NULL, "%s: %s", hs_status_name(st),
+            err.msg);
+  hs_plan_destroy(&p);
+  /* one sample more is refused */
+  o.global_batch++;
+  robust_error_init(&err);
+  st = hs_planner_run(hs_planner_find("megatron"), &m, &c, &o, NULL, &p, &stats, NULL, &err);
+  CHECK_MSG(st == HS_ELIMIT, "status %s (%s)", hs_status_name(st), err.msg);
+  CHECK_CONTAINS(err.msg, "65537 microbatches");
+  hs_plan_destroy(&p);
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+}
+
+/* A deadline already past (hs_plan_opts_t.deadline_s, what --time-limit
+ * becomes): every strategy stops at once and says the time limit left it
+ * without a plan (HS_ELIMIT, exit 2), or returns a plan whose note says it
+ * stopped at the time limit; never a search run to its end, never "no
+ * feasible plan". No wall clock is read by the test. The model is small
+ * enough for exhaustive (4 blocks, 4 GPUs). */
+static void test_search_deadline_past(void)
+{
+  hs_error_t err;
+  hs_model_t m;
+  hs_cluster_t c;
+  small_gpt(&m, 4, 256, 128);
+  robust_error_init(&err);
+  CHECK(two_site_cluster(&c, 2, 25.0, 5.0, &err) == HS_OK);
+  for (const hs_planner_type_t *const *t = hs_planners; *t; t++) {
+    hs_plan_opts_t o;
+    hs_plan_opts_init(&o);
+    o.deadline_s = 1e-9;
+    hs_plan_t p;
+    hs_search_stats_t stats;
+    hs_report_t r;
+    robust_error_init(&err);
+    hs_status_t st = hs_planner_run(*t, &m, &c, &o, NULL, &p, &stats, &r, &err);
+    if (st == HS_OK) {
+      CHECK_MSG(strstr(stats.note, "time limit") != NULL, "%s: a plan without the time-limit "
+                "note: %s", (*t)->name, stats.note);
+    } else {
+      CHECK_MSG(st == HS_ELIMIT, "%s: status %s (%s)", (*t)->name, hs_status_name(st), err.msg);
+      CHECK_CONTAINS(err.msg, "time limit");
+    }
+    hs_report_destroy(&r);
+    hs_plan_destroy(&p);
+  }
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+}
+
 int main(void)
 {
   HS_RUN(test_cluster_absurd);
@@ -459,5 +556,7 @@ int main(void)
   HS_RUN(test_profile_parse_errors);
   HS_RUN(test_sim_huge_values);
   HS_RUN(test_sim_slowest_network);
+  HS_RUN(test_search_batch_limit);
+  HS_RUN(test_search_deadline_past);
   HS_TEST_END();
 }
