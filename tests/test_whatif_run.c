@@ -158,6 +158,56 @@ static void test_bad_options(const hs_model_t *m, const hs_cluster_t *base)
   CHECK(strstr(err.msg, "--gpu-price: B: expected a price") != NULL && p == NULL && n == 0);
 }
 
+/* An unpriced base (8 H20, no catalog price) with T4 purchases: every
+ * option includes the H20s, so every row's USD/h and $/Mtok are unknown
+ * (NAN / not finite), the row counts its unpriced GPUs, none is on the
+ * Pareto front, and the CSV leaves both costs empty. Before: the H20s
+ * counted $0 and "+8 T4" sat on the front at $0.0102/Mtok. */
+static void test_unpriced_base(const hs_model_t *m)
+{
+  hs_cluster_t base;
+  hs_error_t err;
+  hs_cluster_init(&base);
+  hs_error_init(&err);
+  CHECK_EQ_INT(hs_cluster_parse("{\"name\": \"h20x8\", \"sites\": [{\"name\": \"a\", \"nodes\": "
+                                "[{\"count\": 1, \"gpu\": \"H20-96GB\", \"gpus_per_node\": 8}]}]}",
+                                "h20x8.json", &base, &err),
+               HS_OK);
+  CHECK(!(hs_cluster_gpu(&base, 0)->price_ondemand_usd_h > 0)); /* the premise */
+  hs_whatif_run_opts_t o;
+  hs_whatif_run_opts_init(&o);
+  o.enumerate.budget_usd_per_hour = 5.0;
+  o.n_candidates = 1;
+  hs_strlcpy(o.candidates[0], "T4-16GB", sizeof o.candidates[0]);
+  o.n_strategies = 1;
+  hs_strlcpy(o.strategies[0], "megatron", sizeof o.strategies[0]);
+  o.plan.global_batch = 128;
+  hs_whatif_result_t r;
+  CHECK_EQ_INT(hs_whatif_run(m, &base, &o, &r, &err), HS_OK);
+  CHECK_EQ_INT(r.base_unpriced_gpus, 8);
+  CHECK(r.n_rows >= 2);
+  size_t n_ok = 0;
+  for (size_t i = 0; i < r.n_rows; i++) {
+    const hs_whatif_row_t *x = &r.rows[i];
+    CHECK_EQ_INT(x->unpriced_gpus, 8);
+    CHECK_MSG(isnan(x->usd_per_hour), "%s: USD/h %g, want unknown", x->option, x->usd_per_hour);
+    CHECK_MSG(!isfinite(x->usd_per_million_tokens), "%s: $/Mtok %g, want unknown", x->option,
+              x->usd_per_million_tokens);
+    CHECK_MSG(!x->pareto, "%s: unpriced, on the Pareto front", x->option);
+    n_ok += x->ok;
+  }
+  CHECK(n_ok >= 2);
+  char *csv = write_csv(&r);
+  /* rank,option,n_gpus,added_usd_per_hour,usd_per_hour(empty),... and the
+   * $/Mtok cell before pareto empty: ",,<batch>" and ",,no," */
+  CHECK_CONTAINS(csv, ",,128,");
+  CHECK_CONTAINS(csv, ",,no,");
+  CHECK(strstr(csv, ",yes,") == NULL);
+  free(csv);
+  hs_whatif_result_destroy(&r);
+  hs_cluster_destroy(&base);
+}
+
 int main(void)
 {
   hs_model_t m;
@@ -170,6 +220,7 @@ int main(void)
   CHECK_EQ_INT(hs_cluster_load("dgx-a100-1node", &base, &err), HS_OK);
   test_study_against_definition(&m, &base);
   test_bad_options(&m, &base);
+  test_unpriced_base(&m);
   hs_cluster_destroy(&base);
   hs_model_destroy(&m);
   HS_TEST_END();

@@ -84,4 +84,17 @@ assert a["cause"] == "preempt" and a["bytes_cloud"] == 0 and a["bytes_local"] > 
 assert abs(a["lost_s"] - 1000) < 1e-9, a
 assert r["n_preemptions"] == 1 and r["n_replacements"] == 1
 PY
+# a cluster with an unpriced GPU (H20): cost unknown, never $0 or a partial sum
+sed 's/A100-SXM4-80GB/H20-96GB/' "$cl" >"$tmp/h20.json"
+"$bin" elastic --model gpt3-1.3b --cluster "$tmp/h20.json" --strategy data-parallel --global-batch 48 \
+  --json >"$tmp/h20.out" 2>"$tmp/err" || die "unpriced elastic: $(cat "$tmp/err")"
+python3 - "$tmp/h20.out" <<'PY' || fail=1
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["cost_usd"] is None and r["usd_per_million_tokens"] is None, r
+assert r["priced"] is False and r["n_unpriced_devices"] == 16, r
+PY
+"$bin" elastic --model gpt3-1.3b --cluster "$tmp/h20.json" --strategy data-parallel --global-batch 48 \
+  >"$tmp/h20.txt" 2>"$tmp/err" || die "unpriced elastic text: $(cat "$tmp/err")"
+grep -q '^cost  *unpriced: 16 GPUs' "$tmp/h20.txt" || die "text: $(grep cost "$tmp/h20.txt")"
 exit $fail

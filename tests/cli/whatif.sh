@@ -102,6 +102,34 @@ grep -q 'H20-96GB' "$tmp/err" && grep -q -- '--gpu-price' "$tmp/err" || die "mes
   --gpu-price L4-24GB=0.8 --step 8 --strategies megatron --global-batch 64 --format csv >"$tmp/l4.csv" 2>"$tmp/err" ||
   die "whatif with --gpu-price failed: $(cat "$tmp/err")"
 grep -q '^1,8 L4-24GB,8,6.4,6.4,' "$tmp/l4.csv" || die "replace + price override: $(cat "$tmp/l4.csv")"
+# unpriced base (8 H20, no catalog price) + T4 purchases: USD/h and $/Mtok of
+# every option are unknown ("unpriced" in text, empty in CSV, null with
+# priced false in JSON) and no option is on the Pareto front (before: the
+# H20s counted $0 and "+8 T4" was on the front at $0.0102/Mtok)
+echo '{"name": "h20x8", "sites": [{"name": "a", "nodes": [{"count": 1, "gpu": "H20-96GB", "gpus_per_node": 8}]}]}' \
+  >"$tmp/h20.json"
+h20=(--model gpt3-1.3b --cluster "$tmp/h20.json" --budget-usd-per-hour 5 --candidates T4-16GB
+     --strategies megatron --global-batch 128)
+"$bin" whatif "${h20[@]}" >"$tmp/h20.txt" 2>"$tmp/err" || die "unpriced base: $(cat "$tmp/err")"
+grep -q '+8 T4-16GB .* unpriced .* unpriced ' "$tmp/h20.txt" || die "text: $(cat "$tmp/h20.txt")"
+grep -q '0\.0102' "$tmp/h20.txt" && die "a partial-sum cost printed: $(cat "$tmp/h20.txt")"
+"$bin" whatif "${h20[@]}" --format json >"$tmp/h20.json.out" 2>"$tmp/err" || die "json: $(cat "$tmp/err")"
+$py - "$tmp/h20.json.out" <<'PY' || fail=1
+import json, sys
+opts = json.load(open(sys.argv[1]))["options"]
+assert len(opts) >= 2, opts
+for o in opts:
+    assert o["usd_per_hour"] is None and o["priced"] is False and o["unpriced_gpus"] == 8, o
+    assert o["usd_per_million_tokens"] is None and o["pareto"] is False, o
+PY
+"$bin" whatif "${h20[@]}" --format csv >"$tmp/h20.csv" 2>"$tmp/err" || die "csv: $(cat "$tmp/err")"
+$py - "$tmp/h20.csv" <<'PY' || fail=1
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) >= 2, rows
+for r in rows:
+    assert r["usd_per_hour"] == "" and r["usd_per_million_tokens"] == "" and r["pareto"] == "no", r
+PY
 # bad input
 "$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 20 --candidates A1OO >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q 'A1OO' "$tmp/err" || die "unknown GPU: $(cat "$tmp/err")"
