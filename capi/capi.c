@@ -17,6 +17,7 @@
 #include "capi_internal.h"
 #include "hs_scenarios.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -444,8 +445,17 @@ char *hs_api_report_text(const hs_api_report_t *r, hs_api_error_t *err)
   return text_done(st, out, &e, err);
 }
 
-double hs_api_report_iteration_time_s(const hs_api_report_t *r) { return r ? r->r.iteration_time_s : 0.0; }
-double hs_api_report_tokens_per_s(const hs_api_report_t *r) { return r ? r->r.tokens_per_s : 0.0; }
+/* NaN where the JSON report says null: an out-of-memory plan's figures are
+ * not a throughput (the simulator still times the iteration it cannot run). */
+double hs_api_report_iteration_time_s(const hs_api_report_t *r)
+{
+  return r && !r->r.oom ? r->r.iteration_time_s : NAN;
+}
+
+double hs_api_report_tokens_per_s(const hs_api_report_t *r)
+{
+  return r && !r->r.oom ? r->r.tokens_per_s : NAN;
+}
 int32_t hs_api_report_oom(const hs_api_report_t *r) { return r && r->r.oom ? 1 : 0; }
 
 /* ---- tables ------------------------------------------------------------------------ */

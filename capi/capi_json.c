@@ -18,14 +18,35 @@
 
 #include <cjson/cJSON.h>
 
+/* Whether `text` escapes a NUL (\u0000) in a string. cJSON decodes one into
+ * a 0 byte that ends its C string, so "megatron\u0000x" would silently read
+ * as "megatron"; no option value (a name, a path, a list of names) can hold
+ * a NUL, so the text is refused instead. A backslash outside a string is a
+ * syntax error that the parser reports. O(length). */
+static bool escapes_nul(const char *text)
+{
+  for (const char *p = text; *p; p++) {
+    if (*p != '\\')
+      continue;
+    if (p[1] == 'u' && strncmp(p + 2, "0000", 4) == 0)
+      return true;
+    if (p[1])
+      p++; /* the escaped character, so "\\u0000" is a backslash and "u0000" */
+  }
+  return false;
+}
+
 /* Parses the option text (NULL/"" = empty object) and refuses keys not in
- * `known`. */
+ * `known`, and strings holding a NUL. */
 static hs_status_t parse_opts(const char *text, const char *what, const char *const *known,
                               cJSON **out, hs_error_t *err)
 {
   *out = NULL;
   if (!text || !*text)
     text = "{}";
+  if (escapes_nul(text))
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: a string holds \\u0000 (NUL), which no option value may contain", what);
   hs_status_t st = hs_json_parse(text, what, out, err);
   if (st != HS_OK)
     return st;

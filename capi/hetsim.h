@@ -145,7 +145,10 @@ char *hs_api_report_json(const hs_api_report_t *r, hs_api_error_t *err);
 /* The text report `hetsim simulate` prints. */
 char *hs_api_report_text(const hs_api_report_t *r, hs_api_error_t *err);
 /* Fast scalar reads, no JSON: iteration time (s), tokens/s, and whether a
- * device ran out of memory. */
+ * device ran out of memory. For an out-of-memory plan (and r NULL) the two
+ * figures are NaN, where the JSON report says null: they are not
+ * achievable (the JSON's infeasible_simulated_iteration_time_s has the
+ * simulated time). */
 double hs_api_report_iteration_time_s(const hs_api_report_t *r);
 double hs_api_report_tokens_per_s(const hs_api_report_t *r);
 int32_t hs_api_report_oom(const hs_api_report_t *r);

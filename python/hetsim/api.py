@@ -22,7 +22,7 @@ from ._lib import ErrorRecord, lib, take_string
 if TYPE_CHECKING:  # pandas is imported only by the functions returning frames
     import pandas
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 ModelLike = Union["Model", PathLike, Mapping[str, Any]]
 ClusterLike = Union["Cluster", PathLike, Mapping[str, Any]]
 
@@ -71,13 +71,76 @@ def _call(fn, *args):
     return out
 
 
-def _enc(s: Optional[str]) -> Optional[bytes]:
-    return None if s is None else s.encode("utf-8")
+def _show(s: str) -> str:
+    """repr of a refused string, cut to 80 characters."""
+    return repr(s) if len(s) <= 80 else repr(s[:80]) + "..."
+
+
+def _bad(msg: str) -> "InputError":
+    """An InputError raised on the Python side (status HS_EINVAL, exit 2)."""
+    return InputError(msg, 1, "HS_EINVAL", 2)
+
+
+def _enc(s: Optional[str], what: str) -> Optional[bytes]:
+    """UTF-8 bytes of a name or text for the C API. A NUL would end the C
+    string there (the rest silently dropped), so it is refused, naming the
+    argument `what`."""
+    if s is None:
+        return None
+    if not isinstance(s, str):
+        raise TypeError(f"{what}: expected a str, got {type(s).__name__}")
+    if "\0" in s:
+        raise _bad(f"{what}: {_show(s)} contains a NUL character")
+    return s.encode("utf-8")
+
+
+def _fspath(p: Any, what: str, expected: str = "a str, bytes or os.PathLike path") -> str:
+    """A path argument (str, bytes or os.PathLike) as a str, bytes decoded as
+    the file system encodes names (os.fsdecode); a NUL is refused, and any
+    other type is a TypeError naming the argument."""
+    if not isinstance(p, (str, bytes, os.PathLike)):
+        raise TypeError(f"{what}: expected {expected}, got {type(p).__name__}")
+    s = os.fsdecode(os.fspath(p))
+    if "\0" in s:
+        raise _bad(f"{what}: {_show(s)} contains a NUL character")
+    return s
+
+
+def _path(p: Any, what: str, expected: str = "a str, bytes or os.PathLike path") -> bytes:
+    """_fspath as the bytes the C library opens (os.fsencode: a bytes path
+    comes back unchanged)."""
+    return os.fsencode(_fspath(p, what, expected))
+
+
+def _check_nul(v: Any, what: str) -> None:
+    """Refuses a NUL in any string of a JSON-bound value (keys included):
+    cJSON would decode \\u0000 into an end of string."""
+    if isinstance(v, str):
+        if "\0" in v:
+            raise _bad(f"{what}: {_show(v)} contains a NUL character")
+    elif isinstance(v, Mapping):
+        for k, x in v.items():
+            if isinstance(k, str) and "\0" in k:
+                raise _bad(f"{what}: key {_show(k)} contains a NUL character")
+            _check_nul(x, f"{what}[{k!r}]")
+    elif isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            _check_nul(x, f"{what}[{i}]")
 
 
 def _opts(**kw: Any) -> bytes:
-    """Options object for the C API: None means not given."""
-    return json.dumps({k: v for k, v in kw.items() if v is not None}).encode("utf-8")
+    """Options object for the C API: None means not given. A string holding
+    a NUL is refused naming its option."""
+    given = {k: v for k, v in kw.items() if v is not None}
+    for k, v in given.items():
+        _check_nul(v, k)
+    return json.dumps(given).encode("utf-8")
+
+
+def _json_text(d: Mapping[str, Any], what: str) -> bytes:
+    """A dict given for a model, cluster, plan or sweep spec, as JSON text."""
+    _check_nul(d, what)
+    return json.dumps(d).encode("utf-8")
 
 
 def _practice(kernels: Optional[str], attention: Optional[str],
@@ -141,11 +204,12 @@ class Model(_Handle):
         self.seq_len = seq_len
         sl = int(seq_len or 0)
         if isinstance(source, Mapping):
-            text = json.dumps(source)
+            text = _json_text(source, "model")
             file = f"{name or source.get('name') or 'model'}.json"
-            self._h = _call(lib.hs_api_model_parse, _enc(text), _enc(file), sl)
+            self._h = _call(lib.hs_api_model_parse, text, _enc(file, "name"), sl)
         else:
-            self._h = _call(lib.hs_api_model_load, _enc(os.fspath(source)), sl)
+            spec = _path(source, "model", "a catalog name, a path, a dict or a Model")
+            self._h = _call(lib.hs_api_model_load, spec, sl)
 
     @property
     def name(self) -> str:
@@ -175,13 +239,14 @@ class Cluster(_Handle):
         if isinstance(source, Cluster):
             source, profile = source._source, profile or source._profile
         self._source, self._profile = source, profile
-        prof = _enc(os.fspath(profile)) if profile is not None else None
+        prof = _path(profile, "profile") if profile is not None else None
         if isinstance(source, Mapping):
-            text = json.dumps(source)
+            text = _json_text(source, "cluster")
             file = f"{name or source.get('name') or 'cluster'}.json"
-            self._h = _call(lib.hs_api_cluster_parse, _enc(text), _enc(file), prof)
+            self._h = _call(lib.hs_api_cluster_parse, text, _enc(file, "name"), prof)
         else:
-            self._h = _call(lib.hs_api_cluster_load, _enc(os.fspath(source)), prof)
+            spec = _path(source, "cluster", "a catalog name, a path, a dict or a Cluster")
+            self._h = _call(lib.hs_api_cluster_load, spec, prof)
 
     @property
     def name(self) -> str:
@@ -235,13 +300,16 @@ class Report(_Handle, Mapping):
         return len(self.to_dict())
 
     @property
-    def iteration_time_s(self) -> float:
-        """Seconds per iteration, read from C without building the JSON."""
-        return float(lib.hs_api_report_iteration_time_s(self.handle))
+    def iteration_time_s(self) -> Optional[float]:
+        """Seconds per iteration, read from C without building the JSON;
+        None for a plan that runs out of memory, as the JSON's null."""
+        return None if self.oom else float(lib.hs_api_report_iteration_time_s(self.handle))
 
     @property
-    def tokens_per_s(self) -> float:
-        return float(lib.hs_api_report_tokens_per_s(self.handle))
+    def tokens_per_s(self) -> Optional[float]:
+        """Tokens per second, read from C; None for a plan that runs out of
+        memory, as the JSON's null."""
+        return None if self.oom else float(lib.hs_api_report_tokens_per_s(self.handle))
 
     @property
     def oom(self) -> bool:
@@ -309,9 +377,9 @@ class Plan(_Handle):
              cluster: "Cluster") -> "Plan":
         """A plan file or dict, validated against model and cluster."""
         if isinstance(source, Mapping):
-            return cls(_call(lib.hs_api_plan_parse, _enc(json.dumps(source)), b"plan.json",
+            return cls(_call(lib.hs_api_plan_parse, _json_text(source, "plan"), b"plan.json",
                              model.handle, cluster.handle))
-        return cls(_call(lib.hs_api_plan_load, _enc(os.fspath(source)), model.handle,
+        return cls(_call(lib.hs_api_plan_load, _path(source, "plan", "a Plan, a path or a dict"), model.handle,
                          cluster.handle))
 
     @property
@@ -327,7 +395,7 @@ class Plan(_Handle):
         return take_string(_call(lib.hs_api_plan_json, self.handle))
 
     def save(self, path: PathLike) -> None:
-        with open(path, "w", encoding="utf-8") as f:
+        with open(_fspath(path, "path"), "w", encoding="utf-8") as f:
             f.write(self.json_text())
 
     def result(self) -> dict:
@@ -408,7 +476,7 @@ def simulate(model: ModelLike, cluster: ClusterLike,
             os.close(fd)
             trace_path = tmp
         elif trace:
-            trace_path = os.fspath(trace)
+            trace_path = _fspath(trace, "trace")
         opts = _opts(trace=trace_path, trace_devices=trace_devices, **practice)
         h = _call(lib.hs_api_simulate, m.handle, c.handle, p.handle, opts)
         tr = None
@@ -452,7 +520,8 @@ def plan(model: ModelLike, cluster: ClusterLike, strategy: str, *,
                      search_practice=search_practice,
                      **_practice(kernels, attention, sequence_parallel, tp_comm_overlap,
                                  zero_stage, precision, grad_reduce_dtype))
-        return Plan(_call(lib.hs_api_plan_search, m.handle, c.handle, _enc(strategy), opts))
+        return Plan(_call(lib.hs_api_plan_search, m.handle, c.handle, _enc(strategy, "strategy"),
+                          opts))
     finally:
         if own_c:
             c.close()
@@ -519,8 +588,9 @@ def compare(model: Optional[ModelLike] = None, cluster: Optional[ClusterLike] = 
 
 def _spec_text(spec: Union[PathLike, Mapping[str, Any]]) -> tuple[str, str]:
     if isinstance(spec, Mapping):
+        _check_nul(spec, "spec")
         return json.dumps(spec), f"{spec.get('name') or 'spec'}.json"
-    path = os.fspath(spec)
+    path = _fspath(spec, "spec")
     with open(path, encoding="utf-8") as f:
         return f.read(), os.path.basename(path)
 
@@ -532,7 +602,7 @@ def sweep_csv(spec: Union[PathLike, Mapping[str, Any]], *, no_timings: bool = Fa
     text, file = _spec_text(spec)
     opts = _opts(no_timings=no_timings or None, workers=workers, precision=precision,
                  memory_headroom=memory_headroom)
-    return take_string(_call(lib.hs_api_sweep_csv, _enc(text), _enc(file), opts))
+    return take_string(_call(lib.hs_api_sweep_csv, _enc(text, "spec"), _enc(file, "spec"), opts))
 
 
 def sweep(spec: Union[PathLike, Mapping[str, Any]], *, no_timings: bool = False,

@@ -1,6 +1,7 @@
 """Bad input raises InputError (a ValueError) carrying the C library's message,
 the one the CLI prints after "hetsim: "; closed handles refuse use."""
 import json
+import os
 
 import pytest
 
@@ -124,3 +125,84 @@ def test_closed_handles_refuse_use():
     with pytest.raises(hetsim.InputError, match="not made by a strategy search"):
         with hetsim.Model("gpt3-1.3b") as m2, hetsim.Cluster("dgx-a100-1node") as c2:
             hetsim.Plan.grid(m2, c2, tp=8).result()
+
+
+# ---- names and paths the C side cannot hold (issue #32) --------------------
+
+@pytest.mark.parametrize("call,needle", [
+    (lambda: hetsim.Model("gpt3-1.3b\0junk"), "model"),
+    (lambda: hetsim.Cluster("dgx-a100-1node\0junk"), "cluster"),
+    (lambda: hetsim.Model({"name": "m\0x", "layers": 2}), "model['name']"),
+    (lambda: hetsim.Cluster({"name": "x", "sites": [{"name": "a\0b", "nodes": []}]}),
+     "cluster['sites'][0]['name']"),
+    (lambda: hetsim.simulate("gpt3-1.3b", "dgx-a100-1node", schedule="1f1b\0x"), "schedule"),
+    (lambda: hetsim.simulate("gpt3-1.3b", "dgx-a100-1node", kernels="megatron-2021\0"),
+     "kernels"),
+    (lambda: hetsim.plan("gpt3-1.3b", "dgx-a100-1node", "megatron\0x"), "strategy"),
+    (lambda: hetsim.compare_csv("gpt3-1.3b", "dgx-a100-1node", ["megatron\0x"]),
+     "strategies[0]"),
+    (lambda: hetsim.compare_csv("gpt3-1.3b", "dgx-a100-1node", "megatron\0x"), "strategies"),
+    (lambda: hetsim.simulate("gpt3-1.3b", "dgx-a100-1node", trace="/tmp/t\0.json"), "trace"),
+    (lambda: hetsim.Model({"name": "m", "layers": 2}, name="n\0"), "name"),
+])
+def test_nul_in_a_name_is_refused_naming_the_argument(call, needle):
+    """ctypes' c_char_p and cJSON's \\u0000 both end the string at a NUL, so
+    "gpt3-1.3b\\0junk" used to load gpt3-1.3b silently."""
+    with pytest.raises(ValueError) as e:
+        call()
+    assert isinstance(e.value, hetsim.InputError)
+    msg = str(e.value)
+    assert msg.startswith(needle + ":") and "NUL" in msg, msg
+    assert e.value.name == "HS_EINVAL" and e.value.exit_code == 2
+
+
+def test_c_api_refuses_an_escaped_nul_in_options():
+    """Other bindings reach the C API with JSON option text: \\u0000 there is
+    refused by capi_json.c, naming the options; an escaped backslash followed
+    by "u0000" is an ordinary string (here an unknown schedule)."""
+    from hetsim import _lib
+    from hetsim.api import _call
+
+    with hetsim.Model("gpt3-1.3b") as m, hetsim.Cluster("dgx-a100-1node") as c:
+        with pytest.raises(hetsim.InputError) as e:
+            _call(_lib.lib.hs_api_plan_grid, m.handle, c.handle, b'{"schedule": "1f1b\\u0000x"}')
+        assert "\\u0000 (NUL)" in str(e.value) and "options" in str(e.value)
+        with pytest.raises(hetsim.InputError) as e:
+            _call(_lib.lib.hs_api_plan_grid, m.handle, c.handle,
+                  b'{"schedule": "1f1b\\\\u0000x"}')
+        assert "NUL" not in str(e.value) and "schedule" in str(e.value)
+
+
+def test_bytes_and_pathlike_paths_are_accepted(repo, data, tmp_path):
+    """A path may be str, bytes or os.PathLike, as open() takes it; bytes are
+    passed to C unchanged, even when they are not UTF-8."""
+    model = repo / "models" / "catalog" / "gpt3-1.3b.json"
+    cluster = data / "clusters" / "topo-3sites.json"
+    odd = tmp_path / os.fsdecode(b"\xff-model.json")       # not valid UTF-8
+    odd.write_bytes(model.read_bytes())
+    want = hetsim.simulate(model, cluster, tp=2, pp=2).json_text
+    for m in (bytes(model), os.fsencode(odd), odd):
+        for c in (bytes(cluster), cluster):
+            assert hetsim.simulate(m, c, tp=2, pp=2).json_text == want
+    with hetsim.Model(model) as mm, hetsim.Cluster(cluster) as cc:
+        p = hetsim.Plan.grid(mm, cc, tp=2, pp=2)
+        p.save(os.fsencode(tmp_path / "plan.json"))
+        assert hetsim.simulate(mm, cc, os.fsencode(tmp_path / "plan.json")).json_text == want
+        trace = os.fsencode(tmp_path / "trace.json")
+        r = hetsim.simulate(mm, cc, p, trace=trace)
+        assert r.trace() == json.loads((tmp_path / "trace.json").read_text())
+    with hetsim.Cluster(bytes(cluster), profile=None) as c:
+        assert c.name == "topo-3sites"
+
+
+@pytest.mark.parametrize("call,needle", [
+    (lambda: hetsim.Model(3), "model: expected a catalog name, a path, a dict or a Model, got int"),
+    (lambda: hetsim.Cluster(2.5), "cluster: expected a catalog name, a path, a dict or a Cluster"),
+    (lambda: hetsim.simulate("gpt3-1.3b", "dgx-a100-1node", 7), "plan: expected a Plan"),
+    (lambda: hetsim.plan("gpt3-1.3b", "dgx-a100-1node", b"megatron"), "strategy: expected a str"),
+    (lambda: hetsim.sweep(42), "spec: expected"),
+])
+def test_wrong_argument_types_name_the_argument(call, needle):
+    with pytest.raises(TypeError) as e:
+        call()
+    assert str(e.value).startswith(needle), str(e.value)

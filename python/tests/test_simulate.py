@@ -6,6 +6,7 @@ import math
 import pytest
 
 import hetsim
+from hetsim import _lib
 
 GRIDS = [
     # (model, cluster, options as Python keywords)
@@ -49,6 +50,13 @@ def test_out_of_memory_report_equals_cli(cli):
     assert p.returncode in (0, 3), p.stderr  # 3: "simulated, but infeasible" (issue 12)
     assert r.oom and r["oom"] and r["oom_devices"]
     assert r.json_text == p.stdout
+    # the fast reads say what the JSON says: no achievable figure (they were
+    # the simulated numbers of an iteration that cannot run)
+    assert r["iteration_time_s"] is None and r["tokens_per_s"] is None
+    assert r.iteration_time_s is None and r.tokens_per_s is None
+    assert math.isnan(_lib.lib.hs_api_report_iteration_time_s(r.handle))
+    assert math.isnan(_lib.lib.hs_api_report_tokens_per_s(r.handle))
+    assert r["infeasible_simulated_iteration_time_s"] > 0
 
 
 def test_file_inputs_equal_cli(cli, repo, data):
