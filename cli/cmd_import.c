@@ -140,6 +140,8 @@ static int import_megatron_log(int argc, char **argv)
 {
   hs_opt_t opts[] = {
       {"skip", true, "iteration lines dropped first as warm-up (default 1)"},
+      {"run", true, "which run of a restarted log (one arguments block each, 1-based); needed "
+                    "when the log holds several"},
       {"json", false, "print run.json to stdout"},
       {"o", true, "write run.json here (model, plan, measured iterations)"},
       {NULL},
@@ -147,9 +149,11 @@ static int import_megatron_log(int argc, char **argv)
   const char *pos[1];
   int npos = 0;
   int rc = hs_cli_parse(argc, argv, opts, pos, 1, &npos,
-                        "usage: hetsim import megatron-log LOG [-o run.json] [--skip N] [--json]\n"
+                        "usage: hetsim import megatron-log LOG [-o run.json] [--skip N] [--run N] [--json]\n"
                         "Reads the arguments block and the iteration lines of a Megatron-LM\n"
-                        "training log; then: hetsim validate --run run.json --cluster C");
+                        "training log; then: hetsim validate --run run.json --cluster C\n"
+                        "A restarted job's log holds one arguments block per start: --run N\n"
+                        "reads the N-th block and the lines up to the next one.");
   if (rc)
     return rc < 0 ? 0 : rc;
   if (npos != 1) {
@@ -162,6 +166,9 @@ static int import_megatron_log(int argc, char **argv)
   if ((rc = hs_cli_int(opts, "skip", 1, 0, 1 << 20, &v)))
     return rc;
   o.skip = (int32_t)v;
+  if ((rc = hs_cli_int(opts, "run", 0, 1, 1 << 20, &v)))
+    return rc;
+  o.run = (int32_t)v;
   hs_error_t err;
   hs_error_init(&err);
   hs_run_t run;

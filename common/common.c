@@ -8,7 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const status_names[] = {
 #define HS__STATUS_NAME(name, msg) "HS_" #name,
@@ -180,20 +182,50 @@ hs_status_t hs_file_read(const char *path, size_t max_bytes, char **out, size_t 
   *out = NULL;
   if (out_len)
     *out_len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f)
+  /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer
+   * forever; anything that is not a regular file is refused before a read */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
     return hs_error_set(err, errno == ENOENT ? HS_ENOTFOUND : HS_EIO, "%s: cannot open: %s", path,
                         strerror(errno));
   struct stat sb;
-  if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-    fclose(f);
-    return hs_error_set(err, HS_EIO, "%s: is a directory", path);
+  if (fstat(fd, &sb) != 0) {
+    int e = errno;
+    close(fd);
+    return hs_error_set(err, HS_EIO, "%s: cannot stat: %s", path, strerror(e));
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    close(fd);
+    return hs_error_set(err, HS_EIO, "%s: not a regular file (%s); inputs are read from regular "
+                        "files only", path, S_ISDIR(sb.st_mode) ? "a directory"
+                        : S_ISFIFO(sb.st_mode) ? "a FIFO" : S_ISCHR(sb.st_mode) ? "a character device"
+                        : S_ISBLK(sb.st_mode) ? "a block device" : S_ISSOCK(sb.st_mode) ? "a socket"
+                        : "a special file");
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+    int e = errno;
+    close(fd);
+    return hs_error_set(err, HS_EIO, "%s: cannot open: %s", path, strerror(e));
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    int e = errno;
+    close(fd);
+    return hs_error_set(err, HS_EIO, "%s: cannot open: %s", path, strerror(e));
   }
   size_t cap = 0, len = 0;
   char *buf = NULL;
   hs_status_t st = HS_OK;
+  /* a regular file's size is known: reserve it at once (plus one read's slack
+   * to see EOF) so that a large input is not copied while growing */
+  if (sb.st_size > 0 && (uintmax_t)sb.st_size <= max_bytes &&
+      hs_reserve((void **)&buf, &cap, (size_t)sb.st_size + 2, 1) != HS_OK) {
+    fclose(f);
+    return hs_error_set(err, HS_ENOMEM, "%s: out of memory reading file", path);
+  }
   for (;;) {
-    if (hs_reserve((void **)&buf, &cap, len + 65536 + 1, 1) != HS_OK) {
+    if (len + 1 >= cap && hs_reserve((void **)&buf, &cap, len + 65536 + 1, 1) != HS_OK) {
       st = hs_error_set(err, HS_ENOMEM, "%s: out of memory reading file", path);
       break;
     }

@@ -132,6 +132,19 @@ double hs_dtype_bytes(hs_dtype_t d);
  * *data untouched. Amortised O(1) per element. */
 hs_status_t hs_reserve(void **data, size_t *cap, size_t need, size_t elem_size);
 
+/* *out = a x b when the product is within [0, max] (a, b >= 0); false (and
+ * *out untouched) when it overflows int64_t or exceeds `max`. For products of
+ * user-given counts (tp x pp x dp): the caller refuses naming the fields and
+ * the values. O(1). */
+static inline bool hs_mul_i64(int64_t a, int64_t b, int64_t max, int64_t *out)
+{
+  int64_t p;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &p) || p > max)
+    return false;
+  *out = p;
+  return true;
+}
+
 /* Checked allocation helpers: NULL on overflow or failure. calloc semantics. */
 void *hs_calloc(size_t n, size_t size);
 void *hs_reallocarray(void *p, size_t n, size_t size);

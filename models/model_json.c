@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Largest FLOP/byte/parameter value of an explicit op: far above any real
  * model, far below the double range, so sums stay finite. */
@@ -318,13 +319,12 @@ hs_status_t hs_model_parse(const char *text, const char *file, int64_t seq_len_o
   return hs__model_parse_text(text, file, "model.json", seq_len_override, from_any_json, out, err);
 }
 
+/* stat, not fopen: opening a FIFO would wait for a writer; what is not a
+ * regular file is refused by hs_file_read, naming the path */
 static bool file_exists(const char *path)
 {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return false;
-  fclose(f);
-  return true;
+  struct stat sb;
+  return stat(path, &sb) == 0;
 }
 
 hs_status_t hs_model_load(const char *spec, int64_t seq_len_override, hs_model_t *out,

@@ -249,11 +249,193 @@ static void test_run_json_bad(void)
   CHECK_CONTAINS(err.msg, "run.json: model");
 }
 
+/* issue #32: tp x pp x dp past int32 wrapped to "world_size": 0, exit 0 */
+static void test_parallel_overflow(void)
+{
+  char *t = hs_test_slurp(hs_test_data("import/megatron_gpt2_1gpu.log"));
+  CHECK(t != NULL);
+  if (!t)
+    return;
+  char *a = subst(t, "tensor_model_parallel_size ...................... 1",
+                  "tensor_model_parallel_size ...................... 65536");
+  char *b = subst(a, "pipeline_model_parallel_size .................... 1",
+                  "pipeline_model_parallel_size .................... 65536");
+  char *c = subst(b, "world_size ...................................... 1\n", "");
+  /* 65536 x 65536 = 2^32: wraps to 0 in int32 */
+  expect_bad(c, "tensor_model_parallel_size 65536 x pipeline_model_parallel_size 65536: more than");
+  free(c);
+  /* tp x pp fits, x dp does not (2^16 x 2^4 x 2^16 = 2^36) */
+  c = subst(b, "pipeline_model_parallel_size .................... 65536",
+            "pipeline_model_parallel_size .................... 16");
+  char *d = subst(c, "data_parallel_size .............................. 1",
+                  "data_parallel_size .............................. 65536");
+  char *e = subst(d, "world_size ...................................... 1\n", "");
+  expect_bad(e, "x data_parallel_size 65536: more than 1048576 GPUs");
+  free(a);
+  free(b);
+  free(c);
+  free(d);
+  free(e);
+  /* run.json: the same product */
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  hs_run_t r;
+  hs_status_t st = hs_run_parse("{\"model\": {\"name\": \"m\", \"transformer\": {\"layers\": 2, "
+                                "\"hidden\": 64, \"heads\": 4, \"vocab\": 100, \"seq_len\": 16}}, "
+                                "\"plan\": {\"tp\": 65536, \"pp\": 65536, \"dp\": 1, "
+                                "\"microbatch_size\": 1, \"global_batch\": 4}, "
+                                "\"measured\": {\"iteration_time_s\": 1}}", "run.json", &r, &err);
+  CHECK_EQ_INT(hs_status_exit_code(st), 2);
+  CHECK_CONTAINS(err.msg, "run.json: plan: tp 65536 x pp 65536 x dp 1: more than 1048576 GPUs");
+  /* a world_size that disagrees with the plan */
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  st = hs_run_parse("{\"model\": {\"name\": \"m\", \"transformer\": {\"layers\": 2, "
+                    "\"hidden\": 64, \"heads\": 4, \"vocab\": 100, \"seq_len\": 16}}, "
+                    "\"plan\": {\"tp\": 2, \"pp\": 1, \"dp\": 2, \"microbatch_size\": 1, "
+                    "\"global_batch\": 4}, \"world_size\": 0, "
+                    "\"measured\": {\"iteration_time_s\": 1}}", "run.json", &r, &err);
+  CHECK_EQ_INT(hs_status_exit_code(st), 2);
+  CHECK_CONTAINS(err.msg, "run.json: world_size");
+  /* subnormal measured numbers: refused, not divided by */
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  st = hs_run_parse("{\"model\": {\"name\": \"m\", \"transformer\": {\"layers\": 2, "
+                    "\"hidden\": 64, \"heads\": 4, \"vocab\": 100, \"seq_len\": 16}}, "
+                    "\"plan\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, \"microbatch_size\": 1, "
+                    "\"global_batch\": 4}, \"measured\": {\"iterations_s\": [1, 5e-324]}}",
+                    "run.json", &r, &err);
+  CHECK_EQ_INT(hs_status_exit_code(st), 2);
+  CHECK_CONTAINS(err.msg, "iterations_s[1]");
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  st = hs_run_parse("{\"model\": {\"name\": \"m\", \"transformer\": {\"layers\": 2, "
+                    "\"hidden\": 64, \"heads\": 4, \"vocab\": 100, \"seq_len\": 16}}, "
+                    "\"plan\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, \"microbatch_size\": 1, "
+                    "\"global_batch\": 4}, \"measured\": {\"iteration_time_s\": 1e-310}}",
+                    "run.json", &r, &err);
+  CHECK_EQ_INT(hs_status_exit_code(st), 2);
+  CHECK_CONTAINS(err.msg, "iteration_time_s: must be a positive normal number");
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  st = hs_run_parse("{\"model\": {\"name\": \"m\", \"transformer\": {\"layers\": 2, "
+                    "\"hidden\": 64, \"heads\": 4, \"vocab\": 100, \"seq_len\": 16}}, "
+                    "\"plan\": {\"tp\": 1, \"pp\": 1, \"dp\": 1, \"microbatch_size\": 1, "
+                    "\"global_batch\": 4}, \"measured\": {\"iteration_time_s\": 1}, "
+                    "\"tflops_per_gpu\": [4e-320]}", "run.json", &r, &err);
+  CHECK_EQ_INT(hs_status_exit_code(st), 2);
+  CHECK_CONTAINS(err.msg, "run.json: tflops_per_gpu[0]");
+  free(t);
+}
+
+/* issue #32: a restarted job's log (two arguments blocks) was read with the
+ * first block's plan and both runs' iterations pooled */
+static void test_restarted_log(void)
+{
+  char *t = hs_test_slurp(hs_test_data("import/megatron_gpt2_1gpu.log"));
+  CHECK(t != NULL);
+  if (!t)
+    return;
+  /* run 2: the same log with dp 2 and other iteration times */
+  char *a = subst(t, "data_parallel_size .............................. 1",
+                  "data_parallel_size .............................. 2");
+  char *b = subst(a, "world_size ...................................... 1",
+                  "world_size ...................................... 2");
+  char *c = subst(b, "(ms): 820.7", "(ms): 1820.7");
+  int lines1 = 0;
+  for (const char *p = t; *p; p++)
+    lines1 += *p == '\n';
+  size_t n = strlen(t) + strlen(c) + 1;
+  char *both = malloc(n);
+  snprintf(both, n, "%s%s", t, c);
+  /* refused by default, naming the count and the blocks' lines */
+  char needle[160];
+  snprintf(needle, sizeof needle, "train.log: 2 runs (a restarted job: arguments blocks at lines 5, "
+           "%d)", lines1 + 5);
+  expect_bad(both, needle);
+  expect_bad(both, "--run N (1..2)");
+  /* --run picks one: its plan and only its iterations, each as in the
+   * single-run log (the independent truth) */
+  for (int run = 1; run <= 2; run++) {
+    hs_error_t err, err1;
+    hs_error_init(&err);
+    hs_error_init(&err1);
+    err.warn_fp = err1.warn_fp = NULL;
+    hs_megatron_opts_t o;
+    hs_megatron_opts_init(&o);
+    o.run = run;
+    hs_run_t r, r1;
+    CHECK_MSG(hs_megatron_log_parse(both, "train.log", &o, &r, &err) == HS_OK, "%s", err.msg);
+    o.run = 0;
+    CHECK_MSG(hs_megatron_log_parse(run == 1 ? t : c, "train.log", &o, &r1, &err1) == HS_OK, "%s",
+              err1.msg);
+    CHECK_EQ_INT(r.plan.dp, run);
+    CHECK_EQ_INT(r.world_size, run);
+    CHECK_EQ_INT(r.measured.n_iterations, r1.measured.n_iterations);
+    for (int32_t i = 0; i < r.measured.n_iterations && i < r1.measured.n_iterations; i++)
+      CHECK(r.measured.iteration_s[i] == r1.measured.iteration_s[i]);
+    hs_run_destroy(&r);
+    hs_run_destroy(&r1);
+  }
+  {
+    hs_error_t err;
+    hs_error_init(&err);
+    err.warn_fp = NULL;
+    hs_megatron_opts_t o;
+    hs_megatron_opts_init(&o);
+    o.run = 3;
+    hs_run_t r;
+    CHECK(hs_megatron_log_parse(both, "train.log", &o, &r, &err) != HS_OK);
+    CHECK_CONTAINS(err.msg, "train.log: --run 3: the log has 2 runs");
+  }
+  /* an iteration line before any arguments block (a cut log): refused */
+  const char *itl = strstr(t, " iteration ");
+  while (itl && itl > t && itl[-1] != '\n')
+    itl--;
+  CHECK(itl != NULL);
+  if (itl) {
+    const char *eol = strchr(itl, '\n');
+    size_t ln = eol ? (size_t)(eol - itl + 1) : strlen(itl);
+    size_t m = ln + strlen(t) + 1;
+    char *pre = malloc(m);
+    snprintf(pre, m, "%.*s%s", (int)ln, itl, t);
+    expect_bad(pre, "train.log:1: iteration line before the first arguments block");
+    free(pre);
+  }
+  free(both);
+  free(a);
+  free(b);
+  free(c);
+  free(t);
+}
+
+/* issue #32: a key given twice in one block kept its first value silently */
+static void test_duplicate_key(void)
+{
+  char *t = hs_test_slurp(hs_test_data("import/megatron_gpt2_1gpu.log"));
+  CHECK(t != NULL);
+  if (!t)
+    return;
+  /* num_layers is on line 27 (the 12 of the test above); add a second one
+   * right after world_size (line 42) */
+  char *b = subst(t, "  world_size ...................................... 1\n",
+                  "  world_size ...................................... 1\n"
+                  "  num_layers ...................................... 48\n");
+  expect_bad(b, "train.log:43: arguments block: num_layers given twice (lines ");
+  expect_bad(b, "and 43)");
+  free(b);
+  free(t);
+}
+
 int main(void)
 {
   HS_RUN(test_real_gpt2);
   HS_RUN(test_real_throughput_lines);
   HS_RUN(test_malformed);
   HS_RUN(test_run_json_bad);
+  HS_RUN(test_parallel_overflow);
+  HS_RUN(test_restarted_log);
+  HS_RUN(test_duplicate_key);
   HS_TEST_END();
 }

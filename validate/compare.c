@@ -86,6 +86,17 @@ double hs__median_inplace(double *v, size_t n)
   return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* (pred - meas) / meas, or NaN (printed "-", written null) when either is
+ * not a positive number or the quotient is not finite: a tiny measured value
+ * must not turn into "+inf%". */
+static double rel_error(double pred, double meas)
+{
+  if (!(meas > 0) || !(pred > 0) || !isfinite(pred) || !isnormal(meas))
+    return NAN;
+  double e = (pred - meas) / meas;
+  return isfinite(e) ? e : NAN;
+}
+
 static hs_status_t add_row(hs_comparison_t *c, size_t *cap, const char *what, double pred,
                            double meas, int32_t count)
 {
@@ -96,7 +107,7 @@ static hs_status_t add_row(hs_comparison_t *c, size_t *cap, const char *what, do
   hs_strlcpy(r->what, what, sizeof r->what);
   r->predicted_s = pred;
   r->measured_s = meas;
-  r->error = (meas > 0 && pred > 0) ? (pred - meas) / meas : NAN;
+  r->error = rel_error(pred, meas);
   r->count = count;
   return HS_OK;
 }
@@ -160,8 +171,11 @@ hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *co
   out->iteration_error = out->rows[0].error;
   out->error_lo = out->error_hi = out->iteration_error;
   if (pred_it > 0 && out->iterations.n > 1 && out->iterations.q1 > 0) {
-    out->error_lo = (pred_it - out->iterations.q3) / out->iterations.q3;
-    out->error_hi = (pred_it - out->iterations.q1) / out->iterations.q1;
+    double lo = rel_error(pred_it, out->iterations.q3), hi = rel_error(pred_it, out->iterations.q1);
+    if (!isnan(lo) && !isnan(hi)) {
+      out->error_lo = lo;
+      out->error_hi = hi;
+    }
   }
   /* How much slower the machine ran in the replays than at calibration:
    * each iteration is scaled by calibration probe / the probe around it
@@ -185,8 +199,11 @@ hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *co
     }
     if (na > 0) {
       double adj = hs__median_inplace(pool, na);
-      out->speed_ratio = med_it / adj;
-      out->iteration_error_speed_adjusted = (pred_it - adj) / adj;
+      double ratio = med_it / adj, e = rel_error(pred_it, adj);
+      if (isfinite(ratio) && !isnan(e)) { /* else left out, as without a probe */
+        out->speed_ratio = ratio;
+        out->iteration_error_speed_adjusted = e;
+      }
     }
   }
   if (isnan(out->iteration_error))
@@ -234,14 +251,16 @@ hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *co
     const hs_meas_kernel_t *k = &meas->kernels[i];
     if (!(k->measured_s > 0))
       continue;
-    if (kind_is_gemm(k->op_kind))
-      errs[ng++] = fabs(k->predicted_s - k->measured_s) / k->measured_s;
+    double e = fabs(k->predicted_s - k->measured_s) / k->measured_s;
+    if (kind_is_gemm(k->op_kind) && isfinite(e))
+      errs[ng++] = e;
   }
   out->gemm_median_abs_error = ng ? hs__median_inplace(errs, ng) : NAN;
   for (int32_t i = 0; i < meas->n_kernels; i++) {
     const hs_meas_kernel_t *k = &meas->kernels[i];
-    if (k->measured_s > 0)
-      errs[na++] = fabs(k->predicted_s - k->measured_s) / k->measured_s;
+    double e = k->measured_s > 0 ? fabs(k->predicted_s - k->measured_s) / k->measured_s : NAN;
+    if (isfinite(e))
+      errs[na++] = e;
   }
   out->kernel_median_abs_error = na ? hs__median_inplace(errs, na) : NAN;
   /* task kinds of the measured timeline */

@@ -714,6 +714,8 @@ void hs_run_destroy(hs_run_t *r);
 
 typedef struct hs_megatron_opts {
   int32_t skip;                 /* logged iteration lines dropped first (warm-up), default 1 */
+  int32_t run;                  /* 1-based run of a restarted log (one arguments block per
+                                 * start); 0 (default): the log must hold exactly one run */
 } hs_megatron_opts_t;
 void hs_megatron_opts_init(hs_megatron_opts_t *o);
 
@@ -725,7 +727,11 @@ void hs_megatron_opts_init(hs_megatron_opts_t *o);
  * ... throughput per GPU (TFLOP/s/GPU): Y |"). Each line's time is
  * Megatron's average over its log_interval iterations. Errors name `file`,
  * the line and what was expected (a missing argument names the key and the
- * block's lines). O(file size). */
+ * block's lines). A restarted job appends a second arguments block: each
+ * block starts a run, the lines up to the next block belong to it; a log of
+ * several runs is refused (naming how many and the blocks' lines) unless
+ * o->run picks one. A key twice in one block is refused naming both lines.
+ * O(file size). */
 hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_megatron_opts_t *o,
                                   hs_run_t *out, hs_error_t *err);
 hs_status_t hs_megatron_log_load(const char *path, const hs_megatron_opts_t *o, hs_run_t *out,
@@ -806,7 +812,9 @@ typedef struct hs_tp_summary {
  * (SendRecv) points. Points go into `ms` (caller-initialised; set its GPU
  * first for calibrate), the run into `meas` (initialised here). Needs at
  * least one ProfilerStep; HS_EINVAL naming the file otherwise.
- * O(events x (steps + NCCL kernels) + events log events). */
+ * first; a step of duration 0 is refused naming it. O(events log events)
+ * when the steps do not overlap (each event is looked up, not each step
+ * scanned). */
 hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_t *ms,
                                      hs_measured_t *meas, hs_tp_summary_t *sum, hs_error_t *err);
 

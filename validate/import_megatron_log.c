@@ -35,6 +35,7 @@
 
 #define MAX_ARGS 4096
 #define MAX_ITERS 10000000
+#define MAX_RUNS_NAMED 8 /* block lines named in the several-runs error */
 
 void hs_megatron_opts_init(hs_megatron_opts_t *o)
 {
@@ -181,6 +182,8 @@ hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_m
   A.file = file;
   A.err = err;
   int skip = o ? o->skip : 1;
+  int32_t want = o && o->run > 0 ? o->run : 1; /* the run whose lines are read */
+  int32_t n_runs = 0, run_line[MAX_RUNS_NAMED] = {0}, early_line = 0;
   int64_t padded_vocab = 0;
   int state = 0; /* 0 before the block, 1 inside, 2 after */
   int32_t line = 0;
@@ -191,10 +194,29 @@ hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_m
     line++;
     const char *next = *e ? e + 1 : e;
     const char *at = NULL;
-    if (state == 0 && number_after(s, e, "-- arguments --", &at)) {
-      state = 1;
-      A.first = line;
-    } else if (state == 1 && number_after(s, e, "-- end of arguments --", &at)) {
+    /* every arguments block starts a run (a restarted job appends one);
+     * only the lines of run `want` are read */
+    if (state != 1 && number_after(s, e, "-- arguments --", &at)) {
+      if (n_runs < MAX_RUNS_NAMED)
+        run_line[n_runs] = line;
+      n_runs++;
+      if (n_runs == want) {
+        state = 1;
+        A.first = line;
+      } else {
+        state = 3;
+      }
+      s = next;
+      continue;
+    }
+    if (state == 3) {
+      s = next;
+      continue;
+    }
+    if (state == 0 && !early_line && number_after(s, e, " iteration ", &at) &&
+        number_after(s, e, "elapsed time per iteration (ms):", &at))
+      early_line = line; /* belongs to no run: refused below if a block follows */
+    if (state == 1 && number_after(s, e, "-- end of arguments --", &at)) {
       state = 2;
       A.last = line;
     } else if (state == 1) {
@@ -224,6 +246,12 @@ hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_m
       memcpy(a->key, k, kl < sizeof a->key - 1 ? kl : sizeof a->key - 1);
       memcpy(a->value, p, vl < sizeof a->value - 1 ? vl : sizeof a->value - 1);
       a->line = line;
+      /* one value per key: a second one is refused, not ignored. Linear in
+       * the block per key; blocks are a few hundred keys (MAX_ARGS bounds). */
+      for (int32_t i = 0; i + 1 < A.n; i++)
+        if (strcmp(A.a[i].key, a->key) == 0)
+          HS_FAIL(hs_error_set(err, HS_EPARSE, "%s:%d: arguments block: %s given twice (lines %d "
+                               "and %d)", file, line, a->key, A.a[i].line, line));
     } else if (state == 2 && number_after(s, e, "padded vocab (size: ", &at) &&
                number_after(s, e, "(new size: ", &at)) {
       /* "> padded vocab (size: 50257) with 47 dummy tokens (new size: 50304)" */
@@ -254,9 +282,26 @@ hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_m
     }
     s = next;
   }
-  if (state == 0)
+  if (n_runs == 0)
     HS_FAIL(hs_error_set(err, HS_EPARSE, "%s: no Megatron-LM arguments block (\"---- arguments "
                          "----\") in %d lines", file, line));
+  if (n_runs > 1 && !(o && o->run > 0)) {
+    char lines[160] = "";
+    size_t k = 0;
+    for (int32_t i = 0; i < n_runs && i < MAX_RUNS_NAMED && k < sizeof lines; i++)
+      k += (size_t)snprintf(lines + k, sizeof lines - k, "%s%d", i ? ", " : "", run_line[i]);
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %d runs (a restarted job: arguments blocks at lines "
+                         "%s%s); their plans and iterations are not pooled: pick one with --run N "
+                         "(1..%d)", file, n_runs, lines, n_runs > MAX_RUNS_NAMED ? ", ..." : "",
+                         n_runs));
+  }
+  if (early_line)
+    HS_FAIL(hs_error_set(err, HS_EPARSE, "%s:%d: iteration line before the first arguments block "
+                         "(line %d): the log's start is missing (a cut or concatenated log?)",
+                         file, early_line, run_line[0]));
+  if (want > n_runs)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: --run %d: the log has %d run%s (arguments blocks)",
+                         file, want, n_runs, n_runs == 1 ? "" : "s"));
   if (state == 1)
     HS_FAIL(hs_error_set(err, HS_EPARSE, "%s:%d: arguments block never ends (expected \"---- end "
                          "of arguments ----\"; file truncated?)", file, A.first));
@@ -326,15 +371,23 @@ hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_m
   p->tp = (int32_t)v;
   HS_CHECK(get_int(&A, "pipeline_model_parallel_size", -1, 1, 1 << 16, &v));
   p->pp = (int32_t)v;
-  int64_t ws = 0;
+  int64_t ws = 0, tp_pp = 0, world = 0;
   HS_CHECK(get_int(&A, "world_size", 0, 0, 1 << 24, &ws));
-  HS_CHECK(get_int(&A, "data_parallel_size", ws ? ws / ((int64_t)p->tp * p->pp) : -1, 1, 1 << 24,
-                   &v));
+  if (!hs_mul_i64(p->tp, p->pp, HS_CLUSTER_MAX_DEVICES, &tp_pp))
+    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s:%d-%d: tensor_model_parallel_size %d x "
+                         "pipeline_model_parallel_size %d: more than %d GPUs", file, A.first,
+                         A.last, p->tp, p->pp, HS_CLUSTER_MAX_DEVICES));
+  HS_CHECK(get_int(&A, "data_parallel_size", ws ? ws / tp_pp : -1, 1, 1 << 24, &v));
   p->dp = (int32_t)v;
-  if (ws && ws != (int64_t)p->tp * p->pp * p->dp)
+  if (!hs_mul_i64(tp_pp, p->dp, HS_CLUSTER_MAX_DEVICES, &world))
+    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s:%d-%d: tensor_model_parallel_size %d x "
+                         "pipeline_model_parallel_size %d x data_parallel_size %d: more than %d "
+                         "GPUs", file, A.first, A.last, p->tp, p->pp, p->dp,
+                         HS_CLUSTER_MAX_DEVICES));
+  if (ws && ws != world)
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d-%d: world_size %lld is not tensor %d x pipeline %d "
                          "x data %d", file, A.first, A.last, (long long)ws, p->tp, p->pp, p->dp));
-  out->world_size = p->tp * p->pp * p->dp;
+  out->world_size = (int32_t)world;
   HS_CHECK(get_int(&A, "micro_batch_size", -1, 1, 1 << 20, &v));
   p->microbatch_size = (int32_t)v;
   HS_CHECK(get_int(&A, "global_batch_size", -1, 1, INT64_C(1) << 40, &p->global_batch));

@@ -27,7 +27,8 @@
  * A point's time is the sum of its kernels' durations (same External id) on
  * a GPU trace, the op's own duration on a CPU trace. Ops nested in another
  * op of the same kind of point on the same thread are skipped so that
- * nothing counts twice. O(events x (steps + NCCL kernels) + events log events).
+ * nothing counts twice. A step of duration 0 is refused (it would be a 0 s
+ * iteration). O(events log events) for traces whose steps do not overlap.
  */
 #include "validate_internal.h"
 
@@ -212,6 +213,73 @@ static double mem_bytes(const hs_tp_event_t *e)
   return sum + big;
 }
 
+/* Merges v[0..n) (sorted by start) into disjoint half-open windows, in
+ * place; returns their count. */
+static size_t merge_windows(ival_t *v, size_t n)
+{
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!(v[i].b > v[i].a))
+      continue;
+    if (k && v[i].a <= v[k - 1].b)
+      v[k - 1].b = fmax(v[k - 1].b, v[i].b);
+    else
+      v[k++] = v[i];
+  }
+  return k;
+}
+
+/* True when x lies in one of the disjoint sorted windows w[0..n). O(log n). */
+static bool in_windows(const ival_t *w, size_t n, double x)
+{
+  size_t lo = 0, hi = n; /* first window starting after x */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (w[mid].a <= x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo > 0 && x < w[lo - 1].b;
+}
+
+/* c10d ops with a message size, by (External id, file order): the first in
+ * the file with the kernel's id gives the size, as a linear scan would. */
+static int cmp_ext_idx(const void *x, const void *y)
+{
+  const hs_tp_event_t *const *p = x, *const *q = y;
+  if ((*p)->ext_id != (*q)->ext_id)
+    return (*p)->ext_id < (*q)->ext_id ? -1 : 1;
+  return (*p > *q) - (*p < *q);
+}
+
+static const hs_tp_event_t *comm_op_of(const hs_tp_event_t *const *ops, int32_t n, int64_t ext)
+{
+  int32_t lo = 0, hi = n;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (ops[mid]->ext_id < ext)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && ops[lo]->ext_id == ext ? ops[lo] : NULL;
+}
+
+/* Window order for the per-step pass: by start, then index. */
+typedef struct win {
+  double a, b;
+  int32_t step;
+} win_t;
+
+static int cmp_win(const void *x, const void *y)
+{
+  const win_t *p = x, *q = y;
+  if (p->a != q->a)
+    return p->a < q->a ? -1 : 1;
+  return (p->step > q->step) - (p->step < q->step);
+}
+
 hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_t *ms,
                                      hs_measured_t *meas, hs_tp_summary_t *sum, hs_error_t *err)
 {
@@ -219,8 +287,11 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
   const hs_tp_event_t **steps = NULL, **gsteps = NULL, **kt = NULL;
   okey_t *order = NULL;
   uint8_t *skip = NULL;
-  ival_t *comp = NULL, *comm = NULL, *both = NULL;
-  double *c_s = NULL, *x_s = NULL, *i_s = NULL;
+  ival_t *comp = NULL, *comm = NULL, *both = NULL, *sw = NULL;
+  double *c_s = NULL, *x_s = NULL, *i_s = NULL, *wmax = NULL;
+  const hs_tp_event_t **cops = NULL;
+  win_t *win = NULL;
+  int32_t *bucket = NULL, *member = NULL, *fill = NULL;
   hs_measured_init(meas);
   memset(sum, 0, sizeof *sum);
   int32_t n_steps = 0, n_gsteps = 0, nk = 0;
@@ -232,7 +303,9 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
   comp = hs_calloc((size_t)t->n + 1, sizeof *comp);
   comm = hs_calloc((size_t)t->n + 1, sizeof *comm);
   both = hs_calloc((size_t)t->n + 1, sizeof *both);
-  if (!steps || !gsteps || !kt || !order || !skip || !comp || !comm || !both)
+  sw = hs_calloc((size_t)t->n + 1, sizeof *sw);
+  cops = hs_calloc((size_t)t->n + 1, sizeof *cops);
+  if (!steps || !gsteps || !kt || !order || !skip || !comp || !comm || !both || !sw || !cops)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   for (int32_t i = 0; i < t->n; i++) {
     const hs_tp_event_t *e = &t->ev[i];
@@ -250,6 +323,27 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
   qsort(steps, (size_t)n_steps, sizeof *steps, cmp_step);
   qsort(gsteps, (size_t)n_gsteps, sizeof *gsteps, cmp_step);
   qsort(kt, (size_t)nk, sizeof *kt, cmp_ext);
+  /* a step of duration 0 would be an iteration of 0 s, which measured.json
+   * refuses: refuse it here, naming it */
+  for (int32_t s = 0; s < n_steps; s++)
+    if (!(steps[s]->dur_us * 1e-6 > 0) || !isnormal(steps[s]->dur_us * 1e-6))
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s (ts %.3f us): duration %g us: a step must take "
+                           "time", t->file, steps[s]->name, steps[s]->ts_us, steps[s]->dur_us));
+  /* the union of the step windows (CPU and GPU), for "is this op in a step" */
+  size_t n_sw = 0;
+  for (int32_t s = 0; s < n_steps; s++)
+    sw[n_sw++] = (ival_t){steps[s]->ts_us, steps[s]->ts_us + steps[s]->dur_us};
+  for (int32_t s = 0; s < n_gsteps; s++)
+    sw[n_sw++] = (ival_t){gsteps[s]->ts_us, gsteps[s]->ts_us + gsteps[s]->dur_us};
+  qsort(sw, n_sw, sizeof *sw, cmp_ival);
+  n_sw = merge_windows(sw, n_sw);
+  /* the c10d ops that can size an NCCL kernel, by External id */
+  int32_t n_cops = 0;
+  for (int32_t i = 0; i < t->n; i++)
+    if (t->ev[i].kind == HS_TPE_CPU_OP && t->ev[i].ext_id >= 0 && t->ev[i].comm_nelems > 0 &&
+        t->ev[i].comm_elsize > 0)
+      cops[n_cops++] = &t->ev[i];
+  qsort(cops, (size_t)n_cops, sizeof *cops, cmp_ext_idx);
   sum->n_steps = n_steps;
   sum->gpu = nk > 0;
   bool gpu = nk > 0;
@@ -280,12 +374,7 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
     const hs_tp_event_t *e = &t->ev[i];
     if (skip[i] || (e->kind != HS_TPE_CPU_OP && e->kind != HS_TPE_KERNEL))
       continue;
-    bool in_step = false;
-    for (int32_t s = 0; s < n_steps && !in_step; s++)
-      in_step = e->ts_us >= steps[s]->ts_us && e->ts_us < steps[s]->ts_us + steps[s]->dur_us;
-    for (int32_t s = 0; s < n_gsteps && !in_step; s++)
-      in_step = e->ts_us >= gsteps[s]->ts_us && e->ts_us < gsteps[s]->ts_us + gsteps[s]->dur_us;
-    if (!in_step)
+    if (!in_windows(sw, n_sw, e->ts_us))
       continue;
     hs_mb_point_t p;
     memset(&p, 0, sizeof p);
@@ -319,11 +408,7 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
       if (!ar && !sr)
         continue;
       /* the c10d op with the same External id gives the message size */
-      const hs_tp_event_t *op = NULL;
-      for (int32_t q = 0; q < t->n && !op && e->ext_id >= 0; q++)
-        if (t->ev[q].kind == HS_TPE_CPU_OP && t->ev[q].ext_id == e->ext_id &&
-            t->ev[q].comm_nelems > 0 && t->ev[q].comm_elsize > 0)
-          op = &t->ev[q];
+      const hs_tp_event_t *op = e->ext_id >= 0 ? comm_op_of(cops, n_cops, e->ext_id) : NULL;
       if (!op)
         continue;
       p.kind = ar ? HS_MB_ALLREDUCE : HS_MB_P2P;
@@ -342,18 +427,72 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
   c_s = hs_calloc((size_t)n_steps, sizeof *c_s);
   x_s = hs_calloc((size_t)n_steps, sizeof *x_s);
   i_s = hs_calloc((size_t)n_steps, sizeof *i_s);
-  if (!meas->iteration_s || !c_s || !x_s || !i_s)
+  win = hs_calloc((size_t)n_steps, sizeof *win);
+  wmax = hs_calloc((size_t)n_steps, sizeof *wmax);
+  bucket = hs_calloc((size_t)n_steps + 1, sizeof *bucket);
+  fill = hs_calloc((size_t)n_steps + 1, sizeof *fill);
+  if (!meas->iteration_s || !c_s || !x_s || !i_s || !win || !wmax || !bucket || !fill)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  /* Each step's window; the events overlapping it are found per event, not
+   * per step: with the windows sorted by start and wmax the running maximum
+   * of their ends, the windows an event [a, b) overlaps are among those
+   * starting before b, walked back while wmax > a. Steps do not overlap in a
+   * real trace, so that walk meets only the overlapped windows and the pass
+   * is O(events log steps) (it was O(events x steps)). Two passes: count,
+   * then fill the buckets (event indices per step, file order). */
+  for (int32_t s = 0; s < n_steps; s++) {
+    const hs_tp_event_t *w = gpu && s < n_gsteps ? gsteps[s] : steps[s];
+    win[s] = (win_t){w->ts_us, w->ts_us + w->dur_us, s};
+  }
+  qsort(win, (size_t)n_steps, sizeof *win, cmp_win);
+  for (int32_t s = 0; s < n_steps; s++)
+    wmax[s] = s ? fmax(wmax[s - 1], win[s].b) : win[s].b;
+  size_t n_members = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int32_t i = 0; i < t->n; i++) {
+      const hs_tp_event_t *e = &t->ev[i];
+      if (!(gpu ? e->kind == HS_TPE_KERNEL || e->kind == HS_TPE_MEMCPY : e->kind == HS_TPE_CPU_OP))
+        continue;
+      double a = e->ts_us, b = e->ts_us + e->dur_us;
+      int32_t lo = 0, hi = n_steps; /* windows starting before b: [0, lo) */
+      while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (win[mid].a < b)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      for (int32_t k = lo - 1; k >= 0 && wmax[k] > a; k--) {
+        if (!(win[k].b > a) || !(b > win[k].a))
+          continue;
+        int32_t s = win[k].step;
+        if (!gpu && e->tid != steps[s]->tid)
+          continue;
+        if (pass == 0)
+          bucket[s + 1]++;
+        else
+          member[fill[s]++] = i;
+      }
+    }
+    if (pass == 0) {
+      for (int32_t s = 0; s < n_steps; s++)
+        bucket[s + 1] += bucket[s];
+      n_members = (size_t)bucket[n_steps];
+      member = hs_calloc(n_members + 1, sizeof *member);
+      if (!member)
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+      memcpy(fill, bucket, (size_t)n_steps * sizeof *fill);
+    }
+  }
   for (int32_t s = 0; s < n_steps; s++) {
     const hs_tp_event_t *w = steps[s];
     if (gpu && s < n_gsteps)
       w = gsteps[s];
     double lo = w->ts_us, hi = w->ts_us + w->dur_us;
     size_t nc = 0, nm = 0;
-    for (int32_t i = 0; i < t->n; i++) {
-      const hs_tp_event_t *e = &t->ev[i];
-      if (e->ts_us + e->dur_us <= lo || e->ts_us >= hi)
-        continue;
+    /* members were filled in increasing event index: file order, as before */
+    for (int32_t q = bucket[s]; q < bucket[s + 1]; q++) {
+      const hs_tp_event_t *e = &t->ev[member[q]];
       ival_t v = {e->ts_us, e->ts_us + e->dur_us};
       if (gpu) {
         if (is_nccl_kernel(e))
@@ -370,6 +509,9 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
     memcpy(both, comp, nc * sizeof *both);
     memcpy(both + nc, comm, nm * sizeof *both);
     double step_s = w->dur_us * 1e-6; /* not hi - lo: ts is large, its difference loses digits */
+    if (!(step_s > 0) || !isnormal(step_s)) /* a GPU-side window of 0 us */
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s (ts %.3f us, GPU side): duration %g us: a step "
+                           "must take time", t->file, w->name, w->ts_us, w->dur_us));
     double uc = union_len(comp, nc, lo, hi) * 1e-6;
     double ub = union_len(both, nc + nm, lo, hi) * 1e-6;
     meas->iteration_s[s] = step_s;
@@ -407,6 +549,13 @@ cleanup:
   free(c_s);
   free(x_s);
   free(i_s);
+  free(sw);
+  free(cops);
+  free(win);
+  free(wmax);
+  free(bucket);
+  free(member);
+  free(fill);
   if (st != HS_OK)
     hs_measured_destroy(meas);
   return st;

@@ -148,77 +148,292 @@ static hs_status_t read_args(const cJSON *args, const char *file, int idx, hs_tp
   return HS_OK;
 }
 
+/* One traceEvents element (already parsed on its own) into out->ev. */
+static hs_status_t read_event(const cJSON *e, const char *file, int idx, hs_torch_trace_t *out,
+                              hs_error_t *err)
+{
+  if (!cJSON_IsObject(e))
+    return hs_error_set(err, HS_EINVAL, "%s: traceEvents[%d]: expected an object", file, idx);
+  const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+  if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0)
+    return HS_OK;
+  hs_tp_event_t *x = &out->ev[out->n++];
+  x->ext_id = -1;
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+  const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
+  const cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "ts");
+  const cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
+  if (!cJSON_IsString(name))
+    return hs_error_set(err, HS_EINVAL, "%s: traceEvents[%d].name: expected a string", file, idx);
+  if (!cJSON_IsNumber(ts) || !isfinite(ts->valuedouble) || fabs(ts->valuedouble) > 1e18)
+    return hs_error_set(err, HS_EINVAL, "%s: traceEvents[%d].ts: expected a time in us", file, idx);
+  if (!cJSON_IsNumber(dur) || !(dur->valuedouble >= 0) || dur->valuedouble > 1e15)
+    return hs_error_set(err, HS_EINVAL, "%s: traceEvents[%d].dur: expected a duration >= 0 us",
+                        file, idx);
+  hs_strlcpy(x->name, name->valuestring, sizeof x->name);
+  x->kind = kind_of(cJSON_IsString(cat) ? cat->valuestring : "", x->name);
+  x->ts_us = ts->valuedouble;
+  x->dur_us = dur->valuedouble;
+  if (!id_of(cJSON_GetObjectItemCaseSensitive(e, "pid"), &x->pid))
+    x->pid = 0;
+  if (!id_of(cJSON_GetObjectItemCaseSensitive(e, "tid"), &x->tid))
+    x->tid = 0;
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+  if (cJSON_IsObject(args))
+    return read_args(args, file, idx, x, err);
+  return HS_OK;
+}
+
+/*
+ * The trace is not parsed into one cJSON tree: a tree costs ~40 bytes per
+ * byte of trace. A minimal scanner walks the top-level object and the
+ * traceEvents array, finding where each value ends (strings with escapes,
+ * nesting), and cJSON parses one value at a time, which is freed before the
+ * next. Every value still goes through cJSON, so malformed JSON is refused;
+ * the scanner checks the punctuation between values. Memory: the text plus
+ * one hs_tp_event_t per element of traceEvents.
+ */
+typedef struct scan {
+  const char *text, *p, *end;
+  const char *file;
+  hs_error_t *err;
+} scan_t;
+
+#define SCAN_MAX_DEPTH 512
+
+/* The position of `at` as line, column and byte offset; never the text
+ * there (error messages quote no input bytes). O(at - text), on errors only. */
+static hs_status_t scan_error(const scan_t *s, const char *at, const char *what)
+{
+  int line = 1, col = 1;
+  for (const char *q = s->text; q < at; q++) {
+    if (*q == '\n') {
+      line++;
+      col = 1;
+    } else {
+      col++;
+    }
+  }
+  if (at >= s->end)
+    return hs_error_set(s->err, HS_EPARSE, "%s: malformed JSON at line %d, column %d (byte %td): "
+                        "unexpected end of input", s->file, line, col, at - s->text);
+  return hs_error_set(s->err, HS_EPARSE, "%s: malformed JSON at line %d, column %d (byte %td): %s",
+                      s->file, line, col, at - s->text, what);
+}
+
+static void scan_ws(scan_t *s)
+{
+  while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+    s->p++;
+}
+
+/* Past the string starting at s->p ('"'). */
+static hs_status_t scan_string(scan_t *s)
+{
+  const char *q = s->p + 1;
+  while (q < s->end && *q != '"')
+    q += *q == '\\' ? 2 : 1;
+  if (q >= s->end)
+    return scan_error(s, s->end, "unterminated string");
+  s->p = q + 1;
+  return HS_OK;
+}
+
+/* Past the value starting at s->p. */
+static hs_status_t scan_value(scan_t *s)
+{
+  char stack[SCAN_MAX_DEPTH];
+  int depth = 0;
+  if (s->p >= s->end)
+    return scan_error(s, s->p, "expected a value");
+  if (*s->p == '"')
+    return scan_string(s);
+  if (*s->p != '{' && *s->p != '[') {
+    const char *b = s->p;
+    while (s->p < s->end && !strchr(",]} \t\r\n", *s->p))
+      s->p++;
+    return s->p > b ? HS_OK : scan_error(s, b, "expected a value");
+  }
+  while (s->p < s->end) {
+    char c = *s->p;
+    if (c == '"') {
+      hs_status_t st = scan_string(s);
+      if (st != HS_OK)
+        return st;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      if (depth == SCAN_MAX_DEPTH)
+        return scan_error(s, s->p, "nested deeper than 512 levels");
+      stack[depth++] = c == '{' ? '}' : ']';
+    } else if (c == '}' || c == ']') {
+      if (stack[depth - 1] != c)
+        return scan_error(s, s->p, "mismatched bracket");
+      if (--depth == 0) {
+        s->p++;
+        return HS_OK;
+      }
+    }
+    s->p++;
+  }
+  return scan_error(s, s->end, "");
+}
+
+/* Parses the value at s->p with cJSON (and moves past it); *out freed by the
+ * caller. */
+static hs_status_t scan_parse(scan_t *s, cJSON **out)
+{
+  const char *b = s->p, *pe = NULL;
+  hs_status_t st = scan_value(s);
+  if (st != HS_OK)
+    return st;
+  hs_json_oom_clear();
+  *out = cJSON_ParseWithLengthOpts(b, (size_t)(s->p - b), &pe, 0);
+  if (*out && pe == s->p)
+    return HS_OK;
+  cJSON_Delete(*out);
+  *out = NULL;
+  if (hs_json_oom())
+    return hs_error_set(s->err, HS_ENOMEM, "%s: out of memory parsing JSON", s->file);
+  return scan_error(s, pe && pe >= b && pe <= s->p ? pe : b, "invalid value");
+}
+
+/* Calls `each` on every element of the array at s->p ('['), moves past it. */
+static hs_status_t scan_array(scan_t *s, hs_torch_trace_t *out, bool count_only, int *n)
+{
+  hs_status_t st = HS_OK;
+  *n = 0;
+  s->p++;
+  scan_ws(s);
+  if (s->p < s->end && *s->p == ']') {
+    s->p++;
+    return HS_OK;
+  }
+  for (;;) {
+    scan_ws(s);
+    if (*n >= MAX_EVENTS)
+      return hs_error_set(s->err, HS_ELIMIT, "%s: traceEvents: more than %d events", s->file,
+                          MAX_EVENTS);
+    if (count_only) {
+      if ((st = scan_value(s)) != HS_OK)
+        return st;
+    } else {
+      cJSON *e = NULL;
+      if ((st = scan_parse(s, &e)) != HS_OK)
+        return st;
+      st = read_event(e, s->file, *n, out, s->err);
+      cJSON_Delete(e);
+      if (st != HS_OK)
+        return st;
+    }
+    (*n)++;
+    scan_ws(s);
+    if (s->p < s->end && *s->p == ',') {
+      s->p++;
+      continue;
+    }
+    if (s->p < s->end && *s->p == ']') {
+      s->p++;
+      return HS_OK;
+    }
+    return scan_error(s, s->p, "expected ',' or ']' in traceEvents");
+  }
+}
+
+static bool key_is(const char *b, const char *e, const char *key)
+{
+  size_t n = strlen(key);
+  return (size_t)(e - b) == n && memcmp(b, key, n) == 0;
+}
+
 hs_status_t hs_torch_trace_parse(const char *text, const char *file, hs_torch_trace_t *out,
                                  hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  cJSON *j = NULL;
+  cJSON *v = NULL;
   hs_torch_trace_init(out);
   if (!file)
     file = "trace.json";
   hs_strlcpy(out->file, file, sizeof out->file);
-  hs_jreader_t r = {file, err};
-  HS_CHECK(hs_json_parse(text, file, &j, err));
-  HS_CHECK(hs_json_expect_object(&r, j, ""));
-  const cJSON *evs = NULL;
-  int n = 0;
-  HS_CHECK(hs_json_array(&r, j, "", "traceEvents", true, &evs, &n));
-  if (n > MAX_EVENTS)
-    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s: traceEvents: %d events (max %d)", file, n, MAX_EVENTS));
-  const cJSON *rs = cJSON_GetObjectItemCaseSensitive(j, "record_shapes");
-  out->record_shapes = cJSON_IsNumber(rs) ? rs->valuedouble != 0 : cJSON_IsTrue(rs);
-  const cJSON *dp = cJSON_GetObjectItemCaseSensitive(j, "deviceProperties");
-  const cJSON *d0 = cJSON_IsArray(dp) ? dp->child : NULL;
-  const cJSON *dn = cJSON_IsObject(d0) ? cJSON_GetObjectItemCaseSensitive(d0, "name") : NULL;
-  const cJSON *host = cJSON_GetObjectItemCaseSensitive(j, "host_name");
-  if (cJSON_IsString(dn))
-    hs_strlcpy(out->device, dn->valuestring, sizeof out->device);
-  else
-    snprintf(out->device, sizeof out->device, "cpu: %.100s",
-             cJSON_IsString(host) ? host->valuestring : "?");
-  int32_t n_x = 0;
-  for (const cJSON *e = evs->child; e; e = e->next) {
-    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
-    n_x += cJSON_IsString(ph) && strcmp(ph->valuestring, "X") == 0;
+  scan_t s = {text, text, text + strlen(text), file, err};
+  bool have_events = false, have_device = false;
+  char host[100] = "?";
+  scan_ws(&s);
+  if (s.p >= s.end || *s.p != '{')
+    HS_FAIL(s.p < s.end && strchr("[\"-0123456789tfn", *s.p)
+                ? hs_error_set(err, HS_EINVAL, "%s: (top level): must be an object", file)
+                : scan_error(&s, s.p, "expected an object"));
+  s.p++;
+  scan_ws(&s);
+  if (s.p < s.end && *s.p == '}') {
+    s.p++;
+  } else {
+    for (;;) {
+      scan_ws(&s);
+      if (s.p >= s.end || *s.p != '"')
+        HS_FAIL(scan_error(&s, s.p, "expected a member name"));
+      const char *kb = s.p + 1;
+      HS_CHECK(scan_string(&s));
+      const char *ke = s.p - 1;
+      scan_ws(&s);
+      if (s.p >= s.end || *s.p != ':')
+        HS_FAIL(scan_error(&s, s.p, "expected ':'"));
+      s.p++;
+      scan_ws(&s);
+      if (key_is(kb, ke, "traceEvents")) {
+        if (have_events)
+          HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: traceEvents: given twice", file));
+        have_events = true;
+        if (s.p >= s.end || *s.p != '[') {
+          HS_CHECK(scan_parse(&s, &v)); /* a malformed value is a parse error first */
+          HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: traceEvents: must be an array", file));
+        }
+        /* count first, so that the events take one exact allocation */
+        scan_t c = s;
+        int n = 0;
+        HS_CHECK(scan_array(&c, out, true, &n));
+        out->ev = hs_calloc((size_t)n + 1, sizeof *out->ev);
+        if (!out->ev)
+          HS_FAIL(hs_error_set(err, HS_ENOMEM, "%s: out of memory for %d events", file, n));
+        HS_CHECK(scan_array(&s, out, false, &n));
+      } else {
+        HS_CHECK(scan_parse(&s, &v));
+        if (key_is(kb, ke, "record_shapes")) {
+          out->record_shapes = cJSON_IsNumber(v) ? v->valuedouble != 0 : cJSON_IsTrue(v);
+        } else if (key_is(kb, ke, "deviceProperties") && !have_device) {
+          const cJSON *d0 = cJSON_IsArray(v) ? v->child : NULL;
+          const cJSON *dn = cJSON_IsObject(d0) ? cJSON_GetObjectItemCaseSensitive(d0, "name") : NULL;
+          if (cJSON_IsString(dn)) {
+            hs_strlcpy(out->device, dn->valuestring, sizeof out->device);
+            have_device = true;
+          }
+        } else if (key_is(kb, ke, "host_name") && cJSON_IsString(v)) {
+          hs_strlcpy(host, v->valuestring, sizeof host);
+        }
+        cJSON_Delete(v);
+        v = NULL;
+      }
+      scan_ws(&s);
+      if (s.p < s.end && *s.p == ',') {
+        s.p++;
+        continue;
+      }
+      if (s.p < s.end && *s.p == '}') {
+        s.p++;
+        break;
+      }
+      HS_FAIL(scan_error(&s, s.p, "expected ',' or '}'"));
+    }
   }
-  out->ev = hs_calloc((size_t)n_x + 1, sizeof *out->ev);
-  if (!out->ev)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  int idx = 0;
-  for (const cJSON *e = evs->child; e; e = e->next, idx++) {
-    if (!cJSON_IsObject(e))
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: traceEvents[%d]: expected an object", file, idx));
-    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
-    if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0)
-      continue;
-    hs_tp_event_t *x = &out->ev[out->n++];
-    x->ext_id = -1;
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-    const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
-    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "ts");
-    const cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
-    if (!cJSON_IsString(name))
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: traceEvents[%d].name: expected a string", file, idx));
-    if (!cJSON_IsNumber(ts) || !isfinite(ts->valuedouble) || fabs(ts->valuedouble) > 1e18)
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: traceEvents[%d].ts: expected a time in us", file,
-                           idx));
-    if (!cJSON_IsNumber(dur) || !(dur->valuedouble >= 0) || dur->valuedouble > 1e15)
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: traceEvents[%d].dur: expected a duration >= 0 us",
-                           file, idx));
-    hs_strlcpy(x->name, name->valuestring, sizeof x->name);
-    x->kind = kind_of(cJSON_IsString(cat) ? cat->valuestring : "", x->name);
-    x->ts_us = ts->valuedouble;
-    x->dur_us = dur->valuedouble;
-    if (!id_of(cJSON_GetObjectItemCaseSensitive(e, "pid"), &x->pid))
-      x->pid = 0;
-    if (!id_of(cJSON_GetObjectItemCaseSensitive(e, "tid"), &x->tid))
-      x->tid = 0;
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
-    if (cJSON_IsObject(args))
-      HS_CHECK(read_args(args, file, idx, x, err));
-  }
+  scan_ws(&s);
+  if (s.p < s.end)
+    HS_FAIL(scan_error(&s, s.p, "text after the top-level object"));
+  if (!have_events)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: traceEvents: required field missing", file));
+  if (!have_device)
+    snprintf(out->device, sizeof out->device, "cpu: %.100s", host);
 cleanup:
-  hs_json_free(j);
+  cJSON_Delete(v);
   if (st != HS_OK)
     hs_torch_trace_destroy(out);
   return st;
@@ -228,7 +443,9 @@ hs_status_t hs_torch_trace_load(const char *path, hs_torch_trace_t *out, hs_erro
 {
   char *text = NULL;
   hs_torch_trace_init(out);
-  hs_status_t st = hs_file_read(path, (size_t)1 << 31, &text, NULL, err);
+  /* 1 GiB: the scan keeps the text and one event record per element, about
+   * 4.5x the file at peak (docs/import.md) */
+  hs_status_t st = hs_file_read(path, (size_t)1 << 30, &text, NULL, err);
   if (st == HS_OK)
     st = hs_torch_trace_parse(text, hs_basename(path), out, err);
   free(text);

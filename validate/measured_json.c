@@ -23,6 +23,7 @@
 #include "validate_internal.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,7 +166,8 @@ hs_status_t hs_measured_parse(const char *text, const char *file, hs_measured_t 
   if (!out->iteration_s)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   for (const cJSON *e = arr ? arr->child : NULL; e; e = e->next) {
-    if (!cJSON_IsNumber(e) || !(e->valuedouble > 0) || e->valuedouble > 1e9)
+    if (!cJSON_IsNumber(e) || !isnormal(e->valuedouble) || !(e->valuedouble > 0) ||
+        e->valuedouble > 1e9)
       HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: iterations_s[%d]: must be a positive number of seconds",
                            file, out->n_iterations));
     out->iteration_s[out->n_iterations++] = e->valuedouble;
@@ -204,7 +206,8 @@ hs_status_t hs_measured_parse(const char *text, const char *file, hs_measured_t 
         HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
       int q = 0;
       for (const cJSON *e = pa->child; e; e = e->next, q++) {
-        if (!cJSON_IsNumber(e) || !(e->valuedouble > 0) || e->valuedouble > 1e3)
+        if (!cJSON_IsNumber(e) || !isnormal(e->valuedouble) || !(e->valuedouble > 0) ||
+            e->valuedouble > 1e3)
           HS_FAIL(hs_error_set(err, HS_EINVAL,
                                "%s: speed_probe.iterations_s[%d]: must be a positive number of "
                                "seconds (<= 1000)", file, q));

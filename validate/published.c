@@ -105,6 +105,7 @@ static hs_status_t run_row(const hs_pub_table_t *t, int32_t i, hs_pub_result_t *
   hs_plan_init(&plan);
   hs_report_init(&rep);
   memset(out, 0, sizeof *out);
+  /* at most HS_CLUSTER_MAX_DEVICES: published_json.c refuses larger products */
   out->n_gpus = row->tp * row->pp * row->dp * HS_MAX(row->opt.context_parallel, 1);
   hs_pub_setup_t s;
   memset(&s, 0, sizeof s);
@@ -137,6 +138,11 @@ static hs_status_t run_row(const hs_pub_table_t *t, int32_t i, hs_pub_result_t *
   if (!rep.oom) {
     out->predicted = metric_of(t->metric, &rep);
     out->err = (out->predicted - row->measured) / row->measured;
+    /* measured is a normal positive number (published_json.c), but a tiny
+     * one still makes the quotient overflow: no "+inf%" in the table */
+    if (!isfinite(out->err))
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "measured: %g against the prediction %g gives no finite "
+                           "relative error", row->measured, out->predicted));
   }
 cleanup:
   hs_report_destroy(&rep);

@@ -311,6 +311,18 @@ static hs_status_t read_row(const hs_jreader_t *r, const cJSON *e, const char *p
     hs_json_path(pp_, sizeof pp_, path, "options", 0);
     HS_CHECK(read_options(r, opt, pp_, &row->opt));
   }
+  {
+    /* published.c multiplies these into the GPU count: refuse what
+     * overflows or exceeds any cluster instead of wrapping */
+    int64_t g = 0;
+    if (!hs_mul_i64(row->tp, row->pp, HS_CLUSTER_MAX_DEVICES, &g) ||
+        !hs_mul_i64(g, row->dp, HS_CLUSTER_MAX_DEVICES, &g) ||
+        !hs_mul_i64(g, HS_MAX(row->opt.context_parallel, 1), HS_CLUSTER_MAX_DEVICES, &g))
+      HS_FAIL(hs_error_set(r->err, HS_ELIMIT, "%s: %s.plan: tp %d x pp %d x dp %d x "
+                           "options.context_parallel %d: more than %d GPUs", r->file, path, row->tp,
+                           row->pp, row->dp, HS_MAX(row->opt.context_parallel, 1),
+                           HS_CLUSTER_MAX_DEVICES));
+  }
   HS_CHECK(row_model(r, model, e, path, row->name, &row->model_json));
   HS_CHECK(row_cluster(r, cluster, nodes, &row->cluster_json));
 cleanup:

@@ -20,6 +20,7 @@
 #include "hs_validate.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,7 +152,17 @@ hs_status_t hs_run_parse(const char *text, const char *file, hs_run_t *out, hs_e
   HS_CHECK(hs_json_bool(&r, po, "plan", "distributed_optimizer", false, false,
                         &p->distributed_optimizer));
   HS_CHECK(hs_json_bool(&r, po, "plan", "sequence_parallel", false, false, &p->sequence_parallel));
-  out->world_size = p->tp * p->pp * p->dp;
+  int64_t tp_pp = 0, world = 0;
+  if (!hs_mul_i64(p->tp, p->pp, HS_CLUSTER_MAX_DEVICES, &tp_pp) ||
+      !hs_mul_i64(tp_pp, p->dp, HS_CLUSTER_MAX_DEVICES, &world))
+    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s: plan: tp %d x pp %d x dp %d: more than %d GPUs", file,
+                         p->tp, p->pp, p->dp, HS_CLUSTER_MAX_DEVICES));
+  out->world_size = (int32_t)world;
+  /* written by the importer; when present it must agree with the plan */
+  HS_CHECK(hs_json_int(&r, j, "", "world_size", false, world, 1, HS_CLUSTER_MAX_DEVICES, &v));
+  if (v != world)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: world_size: %lld is not plan tp %d x pp %d x dp %d = "
+                         "%lld", file, (long long)v, p->tp, p->pp, p->dp, (long long)world));
   HS_CHECK(sub_text(j, file, "measured", &sub, err));
   snprintf(part, sizeof part, "%s (measured)", file);
   HS_CHECK(hs_measured_parse(sub, part, &out->measured, err));
@@ -162,7 +173,8 @@ hs_status_t hs_run_parse(const char *text, const char *file, hs_run_t *out, hs_e
   if (!out->tflops_per_gpu)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   for (const cJSON *e = arr ? arr->child : NULL; e; e = e->next) {
-    if (!cJSON_IsNumber(e) || !(e->valuedouble > 0) || e->valuedouble > 1e9)
+    if (!cJSON_IsNumber(e) || !isnormal(e->valuedouble) || !(e->valuedouble > 0) ||
+        e->valuedouble > 1e9)
       HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: tflops_per_gpu[%d]: must be a positive number",
                            file, out->n_tflops));
     out->tflops_per_gpu[out->n_tflops++] = e->valuedouble;

@@ -56,9 +56,40 @@ for cmd in "show cluster" "show model"; do
   expect2 "$D" -- "$H" $cmd "$D/"
   expect2 no-such.json -- "$H" $cmd "$D/no-such.json"
 done
-# an endless file stops at the 64 MiB limit of every loader
-expect2 /dev/zero "larger than the limit" -- "$H" show model /dev/zero
-expect2 /dev/zero "larger than the limit" -- "$H" show cluster /dev/zero
+# a file past the 64 MiB limit of every loader (sparse: no disk used)
+truncate -s 65M "$tmp/big.json"
+expect2 big.json "larger than the limit" -- "$H" show model "$tmp/big.json"
+expect2 big.json "larger than the limit" -- "$H" show cluster "$tmp/big.json"
+# what is not a regular file is refused before any read (issue #32: a FIFO
+# blocked forever, and one stalled a whole sweep; /dev/zero was read to
+# the limit): a hang here would meet ctest's timeout
+expect2 /dev/zero "not a regular file (a character device)" -- "$H" show model /dev/zero
+expect2 /dev/zero "not a regular file (a character device)" -- "$H" show cluster /dev/zero
+mkfifo "$tmp/fifo.json"
+expect2 fifo.json "not a regular file (a FIFO)" -- "$H" show model "$tmp/fifo.json"
+expect2 fifo.json "not a regular file (a FIFO)" -- "$H" show cluster "$tmp/fifo.json"
+expect2 fifo.json "not a regular file (a FIFO)" -- "$H" import megatron-log "$tmp/fifo.json"
+expect2 fifo.json "not a regular file (a FIFO)" -- "$H" import torch-profiler "$tmp/fifo.json"
+expect2 fifo.json "not a regular file (a FIFO)" -- "$H" import nccl-tests "$tmp/fifo.json"
+expect2 fifo.json "not a regular file (a FIFO)" -- "$H" simulate --model gpt3-1.3b \
+  --cluster dgx-a100-1node --plan "$tmp/fifo.json"
+# a FIFO named as a sweep's model: an error row, the sweep goes on
+printf '{"name": "f", "clusters": ["dgx-a100-1node"], "models": ["%s", "gpt3-1.3b"], "global_batch": [64], "strategies": ["megatron"], "price_models": ["on-demand"], "train_tokens": 1e10, "time_limit_s": 60}\n' "$tmp/fifo.json" >"$tmp/fifo-sweep.json"
+expect 0 "$H" sweep "$tmp/fifo-sweep.json"
+has "$tmp/out" "not a regular file (a FIFO)"
+has "$tmp/out" ",gpt3-1.3b,64,megatron,on-demand,ok,"
+# issue #32: a parse error gives the position, never the text there; a
+# file named by mistake (/etc/passwd as a model) is not echoed
+printf 'SECRET-TOKEN-4711:x:0:0:root\n' >"$tmp/secret.txt"
+for cmd in "show model" "show cluster"; do
+  expect2 secret.txt "malformed JSON at line 1, column 1 (byte 0)" -- "$H" $cmd "$tmp/secret.txt"
+  hasnot "$tmp/err" "SECRET"
+done
+printf '{"name": "s", "clusters": ["dgx-a100-1node"], "models": ["%s"], "global_batch": [64], "strategies": ["megatron"], "price_models": ["on-demand"], "train_tokens": 1e10, "time_limit_s": 60}\n' "$tmp/secret.txt" >"$tmp/secret-sweep.json"
+expect 0 "$H" sweep "$tmp/secret-sweep.json"
+has "$tmp/out" "secret.txt: malformed JSON at line 1, column 1 (byte 0)"
+hasnot "$tmp/out" "SECRET"
+hasnot "$tmp/err" "SECRET"
 expect2 /dev/null -- "$H" show model /dev/null
 expect2 garbage.json -- "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --plan "$D/garbage.json"
 expect2 empty.json -- "$H" simulate --model gpt3-1.3b --cluster dgx-a100-1node --plan "$D/empty.json"
