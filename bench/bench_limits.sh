@@ -11,7 +11,8 @@
 # strategy (exhaustive with --max-devices raised so that it searches), and
 # megatron on 8,192 DGX H100 nodes (65,536 GPUs, written to a temporary
 # directory from the 2048-node catalog entry). A wall-clock benchmark, not a
-# test: the numbers depend on the machine and its load.
+# test: the numbers depend on the machine and its load. A run still going at
+# 6x its limit is killed (exit 137, ratio 6).
 set -u
 bin=${1:-build/hetsim}
 limit=${2:-10}
@@ -27,7 +28,9 @@ run() {
   local label=$1 lim=$2; shift 2
   local t0 t1 rc
   t0=$(now)
-  /usr/bin/time -f '%M' -o "$tmp/rss" "$bin" plan --quiet "$@" >"$tmp/out" 2>"$tmp/err"
+  # a run past 6x its limit is killed (exit 137) so that the bench ends
+  timeout -s KILL "$(awk -v l="$lim" 'BEGIN { print 6 * l }')" \
+    /usr/bin/time -f '%M' -o "$tmp/rss" "$bin" plan --quiet "$@" >"$tmp/out" 2>"$tmp/err"
   rc=$?
   t1=$(now)
   local last

@@ -161,8 +161,8 @@ static hs_status_t coll_s(hs_estimator_t *e, hs_coll_op_t op, const int32_t *dev
   *t = 0.0;
   if (n <= 1 || bytes <= 0.0)
     return HS_OK;
-  if (e->out_of_time || hs__past(e->deadline_s)) {
-    e->out_of_time = true;
+  if (e->out_of_time || !hs__sim_fits(e->deadline_s, hs__coll_cost_s(op, n))) {
+    e->out_of_time = true; /* past the deadline, or this estimate would end after it */
     return HS_OK;
   }
   hs_coll_t cl;
@@ -625,6 +625,11 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
   hs_status_t st = HS_OK;
   memset(out, 0, sizeof *out);
   out->oom_device = -1;
+  if (e->out_of_time || hs__past(e->deadline_s)) {
+    e->out_of_time = true; /* past the deadline: no estimate, no memory pass */
+    out->iteration_s = INFINITY;
+    return HS_OK;
+  }
   hs_estimator_set_practice(e, &p->practice);
   /* the plan runs at its precision: estimate it there (hs_simulate does) */
   hs_estimator_set_precision(e, p->precision);

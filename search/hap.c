@@ -99,6 +99,7 @@ typedef struct hap {
   int32_t rounds;
   bool done;
   uint64_t expanded;
+  bool out_of_time;     /* a collective estimate was skipped for opts.deadline_s */
 } hap_t;
 
 /* ---- cost pieces ------------------------------------------------------------- */
@@ -107,6 +108,10 @@ static double coll_est(hap_t *a, hs_coll_op_t op, double bytes, const double *sh
 {
   if (bytes <= 0.0 || a->N <= 1)
     return 0.0;
+  if (a->out_of_time || !hs__sim_fits(a->o.deadline_s, hs__coll_cost_s(op, a->N))) {
+    a->out_of_time = true; /* the caller reports the time limit: 0 s is no answer */
+    return 0.0;
+  }
   int32_t *devs = NULL;
   double t = 0.0;
   devs = hs_calloc((size_t)a->N, sizeof *devs);
@@ -580,6 +585,10 @@ static hs_status_t hap_init(void *state, const hs_model_t *m, const hs_cluster_t
   }
   if (a->oom)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "hap: out of memory estimating the collectives"));
+  if (a->out_of_time)
+    HS_FAIL(hs_error_set(err, HS_ELIMIT,
+                         "hap: time limit: the collective estimates over %d GPUs did not end "
+                         "before it; raise --time-limit", a->N));
   for (size_t k = n; k-- > 0;)
     a->h[k] = a->h[k + 1] + a->coef[k].flops / a->sumF;
   /* HAP starts from ratios proportional to FLOP/s */
@@ -604,6 +613,11 @@ static hs_status_t hap_step(void *state, bool *done, double *progress, hs_error_
   double cost;
   HS_CHECK(astar(a, a->r, a->prog, &cost, &a->expanded));
   a->rounds++;
+  if (a->out_of_time) { /* its collectives were not all costed: the best so far stands */
+    a->done = true;
+    *done = true;
+    return HS_OK;
+  }
   if (!(cost < a->best_cost * (1.0 - 1e-9))) {
     a->done = true; /* no improvement: HAP's stopping rule */
     *done = true;

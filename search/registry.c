@@ -177,6 +177,18 @@ static const char *limit_text(const hs_plan_opts_t *o, char *buf, size_t n)
   return buf;
 }
 
+/* Rewrites err's "no feasible plan" (a search the deadline cut short) as
+ * the time limit's HS_ELIMIT, keeping the planner's words. */
+static hs_status_t time_limit_error(const hs_planner_type_t *t, const hs_plan_opts_t *o, double t0,
+                                    hs_error_t *err)
+{
+  char why[256], lim[64];
+  snprintf(why, sizeof why, "%.200s", err->msg); /* err->msg is rewritten below */
+  hs_error_clear(err);
+  return hs_error_set(err, HS_ELIMIT, "%s: %s: no plan found in %.3g s (%s); raise --time-limit",
+                      t->name, limit_text(o, lim, sizeof lim), hs__now_s() - t0, why);
+}
+
 /* HS_ELIMIT when a simulation of `p` predicted at cost_s would end more
  * than 10% of the limit past end_s. */
 static hs_status_t check_final_time(const hs_plan_t *p, const hs_plan_opts_t *o, double t0,
@@ -241,7 +253,10 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
   snprintf(what, sizeof what, "%s search", t->name);
   hs_progress_t prog;
   hs_progress_init(&prog, progress, what, "", 0);
-  HS_CHECK(t->init(state, m, &view, o, err));
+  st = t->init(state, m, &view, o, err);
+  if (st == HS_EINFEASIBLE && hs__past(po.deadline_s))
+    HS_FAIL(time_limit_error(t, o, t0, err));
+  HS_CHECK(st);
   inited = true;
   bool done = false;
   while (!done) {
@@ -254,13 +269,8 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
   }
   double search_s = hs__now_s() - t0;
   st = t->result(state, plan, stats, err);
-  if (st == HS_EINFEASIBLE && end_s > 0.0 && (!done || hs__past(po.deadline_s))) {
-    char why[256], lim[64];
-    snprintf(why, sizeof why, "%.200s", err->msg); /* err->msg is rewritten below */
-    hs_error_clear(err);
-    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s: %s: no plan found in %.3g s (%s); raise --time-limit",
-                         t->name, limit_text(o, lim, sizeof lim), hs__now_s() - t0, why));
-  }
+  if (st == HS_EINFEASIBLE && end_s > 0.0 && (!done || hs__past(po.deadline_s)))
+    HS_FAIL(time_limit_error(t, o, t0, err));
   HS_CHECK(st);
   /* the options as asked, less sequence parallelism on a plan without TP;
    * what a strategy searched on top of them (sequence parallelism, ZeRO

@@ -26,6 +26,14 @@ bool hs__past(double deadline_s);
  * pessimistic on a quiet one). O(stages x replicas). */
 double hs__sim_cost_s(const hs_plan_t *p);
 
+/* Seconds one collective estimate over n devices is predicted to take
+ * (hs_coll_estimate_topo builds every algorithm's paths: an all-to-all's
+ * direct algorithm n^2 of them, the others O(n)); pessimistic constants
+ * measured on the loaded 2-core build machine (hap's estimates: 62 s at
+ * 2048 GPUs; megatron's first estimate at 65,536 GPUs: about 7 s). Lets a
+ * search with a deadline skip an estimate that would end past it. O(1). */
+double hs__coll_cost_s(hs_coll_op_t op, int32_t n);
+
 /* True when a simulation predicted at `cost_s` still ends before
  * deadline_s (always true without one). O(1). */
 bool hs__sim_fits(double deadline_s, double cost_s);

@@ -43,6 +43,12 @@ double hs__sim_cost_s(const hs_plan_t *p)
   return SIM_S_PER_DEVICE_PLACE * places + SIM_S_PER_MB_STAGE * mb_stages;
 }
 
+double hs__coll_cost_s(hs_coll_op_t op, int32_t n)
+{
+  double d = n > 1 ? (double)n : 0.0;
+  return op == HS_COLL_ALLTOALL ? 2.5e-6 * d * d : 1e-4 * d;
+}
+
 bool hs__sim_fits(double deadline_s, double cost_s)
 {
   return deadline_s <= 0.0 || hs__now_s() + cost_s <= deadline_s;
@@ -285,6 +291,8 @@ hs_status_t hs__offer_grid(hs_estimator_t *est, const hs_model_t *m, const hs_cl
                            const char *oom_what, hs_cand_pool_t *pool, uint64_t *scored,
                            char *why, size_t why_n, hs_error_t *err)
 {
+  if (hs_estimator_out_of_time(est))
+    return HS_OK; /* past the search's deadline: not even the grid is built */
   hs_plan_t plan;
   hs_error_t e2;
   hs_error_init(&e2);
