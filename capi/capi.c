@@ -446,15 +446,16 @@ char *hs_api_report_text(const hs_api_report_t *r, hs_api_error_t *err)
 }
 
 /* NaN where the JSON report says null: an out-of-memory plan's figures are
- * not a throughput (the simulator still times the iteration it cannot run). */
+ * not a throughput (the simulator still times the iteration it cannot run).
+ * NULL reads 0, as every accessor's NULL does. */
 double hs_api_report_iteration_time_s(const hs_api_report_t *r)
 {
-  return r && !r->r.oom ? r->r.iteration_time_s : NAN;
+  return !r ? 0.0 : r->r.oom ? NAN : r->r.iteration_time_s;
 }
 
 double hs_api_report_tokens_per_s(const hs_api_report_t *r)
 {
-  return r && !r->r.oom ? r->r.tokens_per_s : NAN;
+  return !r ? 0.0 : r->r.oom ? NAN : r->r.tokens_per_s;
 }
 int32_t hs_api_report_oom(const hs_api_report_t *r) { return r && r->r.oom ? 1 : 0; }
 
