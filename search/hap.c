@@ -587,8 +587,8 @@ static hs_status_t hap_init(void *state, const hs_model_t *m, const hs_cluster_t
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "hap: out of memory estimating the collectives"));
   if (a->out_of_time)
     HS_FAIL(hs_error_set(err, HS_ELIMIT,
-                         "hap: time limit: the collective estimates over %d GPUs did not end "
-                         "before it; raise --time-limit", a->N));
+                         "hap: time limit: the collective estimates over %d GPUs are predicted "
+                         "to end after it; raise --time-limit", a->N));
   for (size_t k = n; k-- > 0;)
     a->h[k] = a->h[k + 1] + a->coef[k].flops / a->sumF;
   /* HAP starts from ratios proportional to FLOP/s */
