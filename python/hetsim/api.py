@@ -5,6 +5,10 @@ only converts arguments, owns handles and raises errors.
 Ownership: Model, Cluster, Plan and Report each own one C handle. close()
 (or leaving a ``with`` block) frees it at once; __del__ frees it otherwise.
 Closing twice is harmless; using a closed object raises ValueError.
+
+Threads: ctypes releases the GIL around every C call, so calls from several
+threads run in parallel; open Model, Cluster and Plan objects may be shared
+between them (capi/hetsim.h, "Threads"; docs/python.md).
 """
 from __future__ import annotations
 
