@@ -222,6 +222,21 @@ static double now_s(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The driver's deadline (opts.deadline_s, --time-limit less the final
+ * simulation's reserve) has passed: enumeration stops where it is and the
+ * search goes on with the configurations listed so far (none: the driver
+ * reports the time limit). Checked once per configuration pushed, per
+ * microbatch size and class, and per greedy point, so init stops within
+ * one partition's cost of the deadline (at 16,384 GPUs it ran past 60 s
+ * on a 10 s limit before). */
+static bool out_of_time(autohet_t *a)
+{
+  if (!hs__past(a->o.deadline_s))
+    return false;
+  a->budget_hit = true;
+  return true;
+}
+
 
 /* ---- cost coefficients ------------------------------------------------------ */
 
@@ -1155,7 +1170,7 @@ static hs_status_t heuristic_partitions(autohet_t *a, config_t *cf, const group_
   double total = 0.0;
   for (int32_t i = 0; i < ng; i++)
     total += groups[i].speed;
-  for (int32_t G = 1; G <= ng && G <= M; G++) {
+  for (int32_t G = 1; G <= ng && G <= M && !out_of_time(a); G++) {
     bool listed = G <= 8 || G == ng || (ng % G == 0 && G <= 64);
     for (int32_t d = 2; d <= 8 && !listed; d++)
       listed = G == ng / d;
@@ -1298,11 +1313,11 @@ static hs_status_t pattern_configs(autohet_t *a, int32_t ti, hs_error_t *err)
   hs_recompute_t rcs[2] = {HS_RECOMPUTE_NONE, HS_RECOMPUTE_FULL};
   {
     int32_t ng = a->n_groups[ti];
-    for (int32_t b = 1; b <= maxmb; b *= 2) {
+    for (int32_t b = 1; b <= maxmb && !out_of_time(a); b *= 2) {
       if (a->B % b)
         continue;
       int64_t M = a->B / b;
-      for (int32_t rz = 0; rz < (o->allow_recompute ? 2 : 1) * a->n_zs; rz++) {
+      for (int32_t rz = 0; rz < (o->allow_recompute ? 2 : 1) * a->n_zs && !out_of_time(a); rz++) {
         int r = rz / a->n_zs, zi = rz % a->n_zs;
         config_t cf = {.pat = ti, .b = b, .rc = rcs[r], .z = a->zs[zi]};
         size_t first = a->n_configs;
@@ -1322,8 +1337,13 @@ static hs_status_t pattern_configs(autohet_t *a, int32_t ti, hs_error_t *err)
         double lb = inv > 0 ? (double)M * a->L / inv : 0.0;
         /* a greedy integer point per configuration: incumbents for the
          * MILPs, candidates for the pool, and the order they are solved in */
-        for (size_t k = first; k < a->n_configs; k++)
+        for (size_t k = first; k < a->n_configs; k++) {
+          if (out_of_time(a)) { /* the rest of this class has no greedy point: drop it */
+            a->n_configs = k;
+            break;
+          }
           HS_CHECK(greedy_incumbent(a, &a->configs[k], gcs, err));
+        }
         free(gcs);
         gcs = NULL;
         for (size_t k = first; k < a->n_configs; k++) {
@@ -1557,7 +1577,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
     a->n_orders = a->n_perms + 1;
   a->maxmb = maxmb;
   int32_t n_base = a->n_pats;
-  for (int32_t ti = 0; ti < n_base; ti++)
+  for (int32_t ti = 0; ti < n_base && !out_of_time(a); ti++)
     HS_CHECK(pattern_configs(a, ti, err));
   /* per-stage TP (AutoHet: TP symmetric across data-parallel chains, free
    * along a pipeline): around the best per-type patterns by greedy point,
@@ -1788,6 +1808,7 @@ static hs_status_t autohet_step_one(autohet_t *a, bool *done, double *progress, 
   if (!a->sim_phase) {
     /* MILP phase; 85% of the budget, the rest for simulating the pool */
     bool spent = (a->budget_s > 0 && now_s() - a->t_start > 0.85 * a->budget_s) ||
+                 hs__past(a->o.deadline_s) ||
                  (a->budget_work > 0 && a->work > MILP_SHARE * a->budget_work);
     if (a->next < a->n_configs && spent) {
       a->budget_hit = true;
