@@ -4,7 +4,7 @@
  * test", in small).
  *
  * In a build configured with -DHS_FAULT_INJECT=ON (docs/robustness.md;
- * .ci/run builds one in build-fault/ with ASan), every malloc, calloc,
+ * .ci/run builds build-asan/ so, with ASan), every malloc, calloc,
  * realloc and strdup of hetsim's libraries and every cJSON allocation go
  * through the counter of common/hs_fault.h. Each scenario below first runs
  * unarmed to count its allocations N, then once for every n = 1..N with the
