@@ -344,6 +344,43 @@ static void test_malformed(void)
   memcpy(strstr(bad, "float    none      -1    21.75"), "floaty", 6);
   expect_bad(bad, f, &o, "column 3 (type): unknown data type \"floaty\"");
   free(bad);
+  /* issue #32: a row whose size does not parse dropped out of the fit */
+  bad = strdup(txt);
+  memcpy(strstr(bad, "        1024           128"), "       1024x", 12);
+  expect_bad(bad, f, &o, "all_gather_perf.txt:11: column 1 (size, bytes): expected an integer in "
+                         "[0, 2^50], got \"1024x\"");
+  free(bad);
+  bad = strdup(txt);
+  memcpy(strstr(bad, "        1024           128"), "99999999999999999999", 20);
+  expect_bad(bad, f, &o, "all_gather_perf.txt:11: column 1 (size, bytes)");
+  free(bad);
+  /* ... and a subnormal time is no positive time */
+  bad = strdup(txt);
+  memcpy(strstr(bad, "21.75"), "4e-320", 6);
+  expect_bad(bad, f, &o, "all_gather_perf.txt:11: column 6 (out-of-place time, us)");
+  free(bad);
+  /* NCCL INFO lines (host:pid:tid, the host may start with a digit), blank
+   * lines and comments between the rows stay skipped */
+  {
+    bad = malloc(strlen(txt) + 200);
+    char *cp = strdup(txt), *r2 = strstr(cp, "        2048");
+    CHECK(r2 != NULL);
+    sprintf(bad, "%.*s10-0-0-1:4711:4712 [0] NCCL INFO comm 0x1 rank 0 nranks 2\n\n# a comment\n%s",
+            (int)(r2 - cp), cp, r2);
+    free(cp);
+    hs_nt_opts_t o2 = o;
+    o2.coll = HS_NT_ALL_GATHER;
+    hs_error_t err2;
+    hs_error_init(&err2);
+    err2.warn_fp = NULL;
+    hs_nccl_tests_t t2, t1;
+    CHECK_MSG(hs_nccl_tests_parse(bad, "out.txt", &o2, &t2, &err2) == HS_OK, "%s", err2.msg);
+    CHECK(hs_nccl_tests_parse(txt, "out.txt", &o2, &t1, &err2) == HS_OK);
+    CHECK_EQ_INT(t2.n_rows, t1.n_rows);
+    hs_nccl_tests_destroy(&t2);
+    hs_nccl_tests_destroy(&t1);
+    free(bad);
+  }
   /* no table at all */
   expect_bad("# nThread 1 nGpus 1\n#  Rank  0 Group  0 Pid 1 on h device 0 [0x1] NVIDIA H200\n", f,
              &o, "no nccl-tests table header");

@@ -190,6 +190,53 @@ static void test_gpu_breakdown(void)
   free(b);
 }
 
+/* Many steps (issue #32: the per-step pass was O(steps x events)): GPU step
+ * k is [1000 + 2000 k, 2000 + 2000 k] us with the kernels of
+ * test_gpu_breakdown plus a compute kernel of k us at 1800: compute 350 + k,
+ * exposed comm 200, idle 450 - k, so the medians over k = 0..50 are those
+ * of k = 25 (closed form). A kernel of another step counted in step k, or
+ * one of k's missed, moves them. */
+static void test_many_steps(void)
+{
+  enum { N = 51 };
+  size_t cap = (size_t)N * 6 * 400 + 64, len = 0;
+  char *b = malloc(cap);
+  len += (size_t)snprintf(b + len, cap - len, "{\"traceEvents\": [\n");
+  /* in reverse file order: the steps are put in time order by the importer */
+  for (int k = N - 1; k >= 0; k--) {
+    double o = 2000.0 * k;
+    char name[32];
+    snprintf(name, sizeof name, "ProfilerStep#%d", k);
+    len = ev(b, len, cap, "user_annotation", name, 900 + o, 800, 1, NULL);
+    len = ev(b, len, cap, "gpu_user_annotation", name, 1000 + o, 1000, 1, NULL);
+    len = ev(b, len, cap, "kernel", "ampere_sgemm_128x64_nn", 1100 + o, 200, 2, NULL);
+    len = ev(b, len, cap, "kernel", "elementwise_kernel", 1350 + o, 150, 3, NULL);
+    len = ev(b, len, cap, "kernel", "ncclKernel_AllReduce_RING_LL_Sum_float", 1450 + o, 250, 4, NULL);
+    len = ev(b, len, cap, "kernel", "vectorized_elementwise_kernel", 1800 + o, k, 5, NULL);
+  }
+  len += (size_t)snprintf(b + len, cap - len, "]}\n");
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_torch_trace_t t;
+  CHECK_MSG(hs_torch_trace_parse(b, "steps.json", &t, &err) == HS_OK, "%s", err.msg);
+  hs_measurements_t ms;
+  hs_measurements_init(&ms);
+  hs_measured_t m;
+  hs_tp_summary_t sum;
+  CHECK_MSG(hs_torch_profiler_import(&t, &ms, &m, &sum, &err) == HS_OK, "%s", err.msg);
+  CHECK_EQ_INT(sum.n_steps, N);
+  CHECK_EQ_INT(m.n_iterations, N);
+  for (int32_t i = 0; i < m.n_iterations; i++)
+    CHECK_REL(m.iteration_s[i], 1000e-6, 1e-9);
+  CHECK_REL(m.compute_s, 375e-6, 1e-9);
+  CHECK_REL(m.comm_exposed_s, 200e-6, 1e-9);
+  CHECK_REL(m.idle_s, 425e-6, 1e-9);
+  hs_measurements_destroy(&ms);
+  hs_measured_destroy(&m);
+  hs_torch_trace_destroy(&t);
+  free(b);
+}
+
 static void expect_bad(const char *text, const char *needle)
 {
   hs_error_t err;
@@ -227,6 +274,30 @@ static void test_malformed(void)
              "traceEvents[0].args.Input Dims[0][1]");
   expect_bad("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 1, "
              "\"dur\": 1}]}", "no ProfilerStep#N");
+  /* issue #32: a step of duration 0 became iteration_time_s 0 (exit 0),
+   * which validate then refused */
+  expect_bad("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
+             "\"ProfilerStep#7\", \"ts\": 10, \"dur\": 0}]}",
+             "trace.json: ProfilerStep#7 (ts 10.000 us): duration 0 us: a step must take time");
+  expect_bad("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
+             "\"ProfilerStep#7\", \"ts\": 10, \"dur\": 1e-320}]}", "ProfilerStep#7");
+  /* the scanner: structure errors give the position, never the text */
+  expect_bad("{\"traceEvents\": [{\"ph\": \"X\"} {\"ph\": \"X\"}]}",
+             "malformed JSON at line 1, column 30 (byte 29): expected ',' or ']' in traceEvents");
+  expect_bad("{\"traceEvents\": [],\n \"x\": SECRET}", "malformed JSON at line 2, column");
+  expect_bad("{\"traceEvents\": []} trailing", "text after the top-level object");
+  expect_bad("{\"traceEvents\": [], \"traceEvents\": []}", "traceEvents: given twice");
+  expect_bad("{\"traceEvents\": [{\"a\": [}]}", "mismatched bracket");
+  expect_bad("{\"traceEvents\": [\"unterminated]}", "unexpected end of input");
+  expect_bad("[1]", "(top level): must be an object");
+  {
+    hs_error_t err;
+    hs_error_init(&err);
+    err.warn_fp = NULL;
+    hs_torch_trace_t t;
+    CHECK(hs_torch_trace_parse("{\"traceEvents\": [],\n \"x\": SECRET}", "trace.json", &t, &err) != HS_OK);
+    CHECK(strstr(err.msg, "SECRET") == NULL);
+  }
   /* the real trace cut in half */
   char *txt = NULL;
   hs_error_t err;
@@ -244,6 +315,7 @@ int main(void)
   HS_RUN(test_real_cpu_trace);
   HS_RUN(test_gpu_fit_recovers_profile);
   HS_RUN(test_gpu_breakdown);
+  HS_RUN(test_many_steps);
   HS_RUN(test_malformed);
   HS_TEST_END();
 }

@@ -297,10 +297,62 @@ static void test_cuda_refuses_cleanly(void)
   hs_model_destroy(&m);
 }
 
+/* issue #32: subnormal measured values passed "> 0" and printed "+inf%" /
+ * "MAPE inf%": every measured value is a normal positive number, and a
+ * relative error that overflows is left out ("-", null), never inf */
+static void test_subnormal_measured(void)
+{
+  const char *f = "measured.json";
+  expect(p_measured, f, "{\"iteration_time_s\": 5e-324}", "iteration_time_s: must be a positive normal number");
+  expect(p_measured, f, "{\"iteration_time_s\": 2e-310}", "(not subnormal)");
+  expect(p_measured, f, "{\"iterations_s\": [1, 4e-320]}", "iterations_s[1]");
+  expect(p_measured, f, "{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": 1e-315}}",
+         "speed_probe.replay_s");
+  expect(p_measured, f, "{\"iterations_s\": [1, 2], \"speed_probe\": {\"replay_s\": 1, \"iterations_s\": [1, 1e-320]}}",
+         "speed_probe.iterations_s[1]");
+  expect(p_measured, f, "{\"iteration_time_s\": 1, \"compute_s\": 1e-320, \"comm_exposed_s\": 0, \"idle_s\": 0}",
+         "compute_s: must be 0 or a positive normal number");
+  const char *head = "{\"gpu\": \"X\", \"peak_tflops\": {\"bf16\": 100}, \"mem_bw_GBps\": 1000, ";
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s\"points\": [{\"kind\": \"mem\", \"bytes\": 10, \"s\": 1e-320}]}", head);
+  expect(p_measurements, "m.json", buf, "points[0].s");
+  /* the smallest normal measured time against a large prediction: the
+   * quotient overflows; the comparison leaves the error out */
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  hs_measured_t m;
+  CHECK_MSG(hs_measured_parse("{\"iteration_time_s\": 2.3e-308, \"kernels\": [{\"op\": 1, \"kind\": "
+                              "\"gemm\", \"phase\": \"fwd\", \"predicted_s\": 10, \"measured_s\": "
+                              "2.3e-308}]}", "m.json", &m, &err) == HS_OK, "%s", err.msg);
+  hs_report_view_t v;
+  hs_report_view_init(&v);
+  v.iteration_time_s = 10.0;
+  hs_comparison_t c;
+  CHECK_MSG(hs_compare(&v, &m, &c, &err) == HS_OK, "%s", err.msg);
+  CHECK(isnan(c.iteration_error));
+  CHECK(c.verdict == HS_VERDICT_NONE);
+  CHECK(!isinf(c.error_lo) && !isinf(c.error_hi));
+  for (int32_t i = 0; i < c.n; i++)
+    CHECK_MSG(!isinf(c.rows[i].error), "row %s: error %g", c.rows[i].what, c.rows[i].error);
+  CHECK(!isinf(c.gemm_median_abs_error) && !isinf(c.kernel_median_abs_error));
+  char *text = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&text, &len);
+  hs_comparison_print(&c, fp);
+  fclose(fp);
+  CHECK(text && !strstr(text, "inf") && !strstr(text, "nan"));
+  free(text);
+  hs_comparison_destroy(&c);
+  hs_report_view_destroy(&v);
+  hs_measured_destroy(&m);
+}
+
 int main(void)
 {
   HS_RUN(test_measured_minimal);
   HS_RUN(test_measured);
+  HS_RUN(test_subnormal_measured);
   HS_RUN(test_profile_speed_probe);
   HS_RUN(test_measurements);
   HS_RUN(test_report);

@@ -300,6 +300,13 @@ static void test_bad_input(void)
              "rows[0].plan.global_batch: 60 is not a multiple of dp x microbatch = 16", false);
   expect_bad(mutate(b, sizeof b, "\"tp\": 1,", "\"tp\": 0,"), "rows[0].plan.tp", false);
   expect_bad(mutate(b, sizeof b, "\"measured\": 1", "\"measured\": 0"), "rows[0].measured", false);
+  /* issue #32: a subnormal measured figure printed "+inf%"; tp x pp x dp
+   * wrapped in int */
+  expect_bad(mutate(b, sizeof b, "\"measured\": 1", "\"measured\": 5e-324"), "rows[0].measured", false);
+  expect_bad(mutate(b, sizeof b, "\"tp\": 8, \"pp\": 1, \"dp\": 1, \"microbatch\": 4, \"global_batch\": 16",
+                    "\"tp\": 1024, \"pp\": 1048576, \"dp\": 1048576, \"microbatch\": 4, \"global_batch\": 4194304"),
+             "rows[2].plan: tp 1024 x pp 1048576 x dp 1048576 x options.context_parallel 1: more than "
+             "1048576 GPUs", false);
   expect_bad(mutate(b, sizeof b, "\"name\": \"b\"", "\"name\": \"a\""),
              "rows[1].name: \"a\" already names rows[0]", false);
   expect_bad(mutate(b, sizeof b, "\"recompute\": \"none\"", "\"recompute\": \"some\""),

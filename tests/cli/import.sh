@@ -116,5 +116,49 @@ P
 expect 0 "$H" validate --report "$tmp/r.json" --measured "$tmp/m1.json"; has "$tmp/out" "verdict: off iteration error -96.6%"
 expect 2 "$H" validate --report "$tmp/r.json" --measured "$tmp/m1.json" --tolerance -1; has "$tmp/err" "--tolerance"
 
+# issue #32: a restarted job's log (two arguments blocks) was read with the
+# first plan and both runs' iterations pooled; now refused unless --run picks one
+sed 's/^  data_parallel_size \.* 1$/  data_parallel_size .............................. 2/; s/^  world_size \.* 1$/  world_size ...................................... 2/' \
+  "$D/megatron_gpt2_1gpu.log" >"$tmp/run2.log"
+cat "$D/megatron_gpt2_1gpu.log" "$tmp/run2.log" >"$tmp/restarted.log"
+expect 2 "$H" import megatron-log "$tmp/restarted.log"
+has "$tmp/err" "restarted.log: 2 runs (a restarted job: arguments blocks at lines 5, 59)"
+has "$tmp/err" "--run N (1..2)"
+expect 0 "$H" import megatron-log "$tmp/restarted.log" --run 2 -o "$tmp/run2-of-2.json"
+expect 0 "$H" import megatron-log "$tmp/run2.log" -o "$tmp/run2-alone.json"
+python3 - "$tmp/run2-of-2.json" "$tmp/run2-alone.json" <<'P' && ok || bad "--run 2 reads the second run alone"
+import json, sys
+r, alone = (json.load(open(f)) for f in sys.argv[1:3])
+assert r["plan"]["dp"] == 2 and r["world_size"] == 2, r["plan"]
+assert r["measured"]["iterations_s"] == alone["measured"]["iterations_s"], r["measured"]
+assert len(r["measured"]["iterations_s"]) == 4, r["measured"]["iterations_s"]
+P
+expect 0 "$H" import megatron-log "$tmp/restarted.log" --run 1; has "$tmp/out" "plan: tp 1, pp 1, dp 1"
+expect 2 "$H" import megatron-log "$tmp/restarted.log" --run 3; has "$tmp/err" "--run 3: the log has 2 runs"
+expect 2 "$H" import megatron-log "$D/megatron_gpt2_1gpu.log" --run 0; has "$tmp/err" "--run"
+# a key given twice in one block: both lines named
+sed 's/^  world_size \(.*\)$/  world_size \1\n  num_layers ...................................... 48/' \
+  "$D/megatron_gpt2_1gpu.log" >"$tmp/dupkey.log"
+expect 2 "$H" import megatron-log "$tmp/dupkey.log"
+has "$tmp/err" "dupkey.log:43: arguments block: num_layers given twice (lines 27 and 43)"
+# tp x pp past int32 wrapped to "world_size": 0 with exit 0
+sed 's/^  tensor_model_parallel_size \.* 1$/  tensor_model_parallel_size ...................... 65536/; s/^  pipeline_model_parallel_size \.* 1$/  pipeline_model_parallel_size .................... 65536/; /^  world_size/d' \
+  "$D/megatron_gpt2_1gpu.log" >"$tmp/huge.log"
+expect 2 "$H" import megatron-log "$tmp/huge.log"
+has "$tmp/err" "tensor_model_parallel_size 65536 x pipeline_model_parallel_size 65536: more than 1048576 GPUs"
+# torch-profiler: a step of 0 us was written as iteration_time_s 0 (exit 0)
+printf '{"traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "ts": 5, "dur": 0}]}\n' >"$tmp/zero-step.json"
+expect 2 "$H" import torch-profiler "$tmp/zero-step.json" -o "$tmp/zero-m.json"
+has "$tmp/err" "zero-step.json: ProfilerStep#3 (ts 5.000 us): duration 0 us"
+[ ! -e "$tmp/zero-m.json" ] && ok || bad "zero-m.json written"
+# nccl-tests: a row whose size does not parse dropped out of the fit
+sed '11s/^        1024 /       1024x /' "$D/nccl_all_gather_2xH200.txt" >"$tmp/all_gather_badsize.txt"
+expect 2 "$H" import nccl-tests "$tmp/all_gather_badsize.txt" --coll all_gather
+has "$tmp/err" "all_gather_badsize.txt:11: column 1 (size, bytes)"
+# a subnormal measured time: refused, no "+inf%"
+printf '{"iteration_time_s": 5e-324}\n' >"$tmp/sub.json"
+expect 2 "$H" validate --report "$tmp/r.json" --measured "$tmp/sub.json"
+has "$tmp/err" "sub.json: iteration_time_s: must be a positive normal number (not subnormal)"
+
 echo "import CLI: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
