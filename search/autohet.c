@@ -158,6 +158,7 @@ typedef struct autohet {
   bool sim_phase;
   bool all_proven;       /* every MILP solved to optimality within the gap */
   bool budget_hit;
+  bool deadline_hit;     /* the driver's deadline cut enumeration or the MILPs short */
   double worst_gap;
   uint64_t milps, refuted;
   int64_t iterations;    /* simplex iterations over all MILPs */
@@ -233,7 +234,7 @@ static bool out_of_time(autohet_t *a)
 {
   if (!hs__past(a->o.deadline_s))
     return false;
-  a->budget_hit = true;
+  a->budget_hit = a->deadline_hit = true;
   return true;
 }
 
@@ -1453,6 +1454,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
   if (o->time_limit_s > 0)
     a->budget_s = o->time_limit_s;
   HS_CHECK(hs_estimator_new(m, c, a->o.precision, &a->est, err));
+  hs_estimator_set_deadline(a->est, o->deadline_s);
   /* training practice (ours: AutoHet's record says nothing of it). With
    * practice search, stage costs and memory assume sequence parallelism
    * on TP groups (plans without TP drop it: hs_plan_set_practice), and the
@@ -1481,6 +1483,7 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
                                                       : HS_MAX(2, hs__sim_budget(c));
   if (hs__cpool_init(&a->pool, pool_n) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
+  a->pool.deadline_s = o->deadline_s; /* finalists predicted past it are left out */
   /* GPU types in order of first appearance; with more than MAX_KINDS of
    * them, one TP degree for all (one kind) and stages in device order */
   a->kind_of_node = hs_calloc(c->n_nodes, sizeof *a->kind_of_node);
@@ -1769,6 +1772,10 @@ static hs_status_t variant_step(autohet_t *a, int32_t k, hs_error_t *err)
   if (hs_practice_equal(&v.practice, &cur->practice) && v.async_send == cur->async_send &&
       strcmp(v.schedule, cur->schedule) == 0)
     goto cleanup; /* the plan itself (or SP dropped: no TP) */
+  if (!hs__sim_fits(p->deadline_s, p->sim_scale * hs__sim_cost_s(&v))) {
+    a->deadline_hit = a->budget_hit = true; /* predicted to end past the deadline */
+    goto cleanup;
+  }
   a->var_sims++;
   st = hs_simulate(a->m, a->c, &v, NULL, &rep, &e2);
   if (st == HS_ENOMEM)
@@ -1807,8 +1814,9 @@ static hs_status_t autohet_step_one(autohet_t *a, bool *done, double *progress, 
   *progress = -1.0;
   if (!a->sim_phase) {
     /* MILP phase; 85% of the budget, the rest for simulating the pool */
+    a->deadline_hit |= hs__past(a->o.deadline_s);
     bool spent = (a->budget_s > 0 && now_s() - a->t_start > 0.85 * a->budget_s) ||
-                 hs__past(a->o.deadline_s) ||
+                 a->deadline_hit ||
                  (a->budget_work > 0 && a->work > MILP_SHARE * a->budget_work);
     if (a->next < a->n_configs && spent) {
       a->budget_hit = true;
@@ -1869,7 +1877,7 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
   snprintf(stats->note, sizeof stats->note,
            "best MILP %.6g s; %llu greedy points, %llu MILPs (%llu refuted by the incumbent, %lld simplex iterations), %zu configurations%s%s%s",
            a->best_T, (unsigned long long)a->greedy, (unsigned long long)a->milps, (unsigned long long)a->refuted, (long long)a->iterations, a->n_configs,
-           a->budget_hit ? (a->budget_s > 0 && a->work <= MILP_SHARE * a->budget_work
+           a->budget_hit ? (a->deadline_hit || (a->budget_s > 0 && a->work <= MILP_SHARE * a->budget_work)
                                 ? "; stopped at the time limit" : "; stopped at the work budget") : "",
            a->all_proven ? "" : "; some MILP not proven optimal",
            exhaustive ? "" : "; heuristic device grouping");
@@ -1889,6 +1897,7 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
              "; %llu MILPs stopped without an integer solution, their LP relaxation rounded",
              (unsigned long long)a->rounded);
   }
+  hs__cpool_note(&a->pool, stats->note, sizeof stats->note);
   return HS_OK;
 }
 
