@@ -76,7 +76,7 @@ kdir=$(mktemp -d)
 trap 'rm -rf "$wdir" "$kdir"' EXIT
 mkdir -p "$kdir/kernels/hetsim-venv"
 cat >"$kdir/kernels/hetsim-venv/kernel.json" <<JSON
-{"argv": ["$PWD/$VENV/bin/python", "-Xfrozen_modules=off", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+{"argv": ["$(cd "$VENV" && pwd)/bin/python", "-Xfrozen_modules=off", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
  "display_name": "hetsim venv", "language": "python"}
 JSON
 JUPYTER_PATH="$kdir" "$VENV/bin/python" - notebooks-export/examples/python-quickstart.ipynb <<'PY'
