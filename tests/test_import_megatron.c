@@ -185,6 +185,8 @@ static void test_malformed(void)
        "squared_relu: expected True or False"},
       {"(ms): 820.7", "(ms): fast",
        "train.log:50: elapsed time per iteration (ms): expected a positive number, got \"fast\""},
+      {"(ms): 820.7", "(ms): 1e-320",
+       "train.log:50: elapsed time per iteration (ms): expected a positive number, got \"1e-320\""},
       {"world_size ...................................... 1", "world_size ...................................... 8",
        "world_size 8 is not tensor 1 x pipeline 1 x data 1"},
       {"global_batch_size ............................... 16", "global_batch_size ............................... 0",

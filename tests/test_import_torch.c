@@ -280,7 +280,9 @@ static void test_malformed(void)
              "\"ProfilerStep#7\", \"ts\": 10, \"dur\": 0}]}",
              "trace.json: ProfilerStep#7 (ts 10.000 us): duration 0 us: a step must take time");
   expect_bad("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
-             "\"ProfilerStep#7\", \"ts\": 10, \"dur\": 1e-320}]}", "ProfilerStep#7");
+             "\"ProfilerStep#7\", \"ts\": 10, \"dur\": 1e-320}]}", "traceEvents[0].dur");
+  expect_bad("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"dur\": 4e-320}]}",
+             "traceEvents[0].dur: expected a duration >= 0 us (0 or a normal number)");
   /* the scanner: structure errors give the position, never the text */
   expect_bad("{\"traceEvents\": [{\"ph\": \"X\"} {\"ph\": \"X\"}]}",
              "malformed JSON at line 1, column 30 (byte 29): expected ',' or ']' in traceEvents");

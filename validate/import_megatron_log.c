@@ -152,7 +152,7 @@ static hs_status_t read_number(const char *p, const char *e, const char *file, i
   char *end = NULL;
   errno = 0;
   double v = strtod(buf, &end);
-  if (n == 0 || end == buf || *end || errno || !isfinite(v) || !(v > 0) || v > 1e12 ||
+  if (n == 0 || end == buf || *end || errno || !isnormal(v) || !(v > 0) || v > 1e12 ||
       !isdigit((unsigned char)buf[0]))
     return hs_error_set(err, HS_EPARSE, "%s:%d: %s: expected a positive number, got \"%s\"", file,
                         line, what, buf);

@@ -388,7 +388,8 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
       p.kind = HS_MB_GEMM;
       p.dtype = dtype_of(e->type0);
       p.s = op_seconds(e, gpu, kt, nk);
-      if (!(p.s > 0))
+      /* a rate that overflows (a GEMM in 1e-300 s) is no measurement */
+      if (!(p.s > 0) || !isfinite(p.flops / p.s))
         continue;
       if (hs_measurements_add(ms, &p) != HS_OK)
         HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
@@ -397,7 +398,7 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
       p.kind = HS_MB_MEM;
       p.bytes = mem_bytes(e);
       p.s = op_seconds(e, gpu, kt, nk);
-      if (!(p.bytes > 0) || !(p.s > 0))
+      if (!(p.bytes > 0) || !(p.s > 0) || !isfinite(p.bytes / p.s))
         continue;
       if (hs_measurements_add(ms, &p) != HS_OK)
         HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
@@ -415,7 +416,7 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
       p.bytes = op->comm_nelems * op->comm_elsize;
       p.ranks = op->comm_group;
       p.s = e->dur_us * 1e-6;
-      if (!(p.s > 0))
+      if (!(p.s > 0) || !isfinite(p.bytes / p.s))
         continue;
       if (hs_measurements_add(ms, &p) != HS_OK)
         HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));

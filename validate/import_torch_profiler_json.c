@@ -167,9 +167,10 @@ static hs_status_t read_event(const cJSON *e, const char *file, int idx, hs_torc
     return hs_error_set(err, HS_EINVAL, "%s: traceEvents[%d].name: expected a string", file, idx);
   if (!cJSON_IsNumber(ts) || !isfinite(ts->valuedouble) || fabs(ts->valuedouble) > 1e18)
     return hs_error_set(err, HS_EINVAL, "%s: traceEvents[%d].ts: expected a time in us", file, idx);
-  if (!cJSON_IsNumber(dur) || !(dur->valuedouble >= 0) || dur->valuedouble > 1e15)
-    return hs_error_set(err, HS_EINVAL, "%s: traceEvents[%d].dur: expected a duration >= 0 us",
-                        file, idx);
+  if (!cJSON_IsNumber(dur) || !(dur->valuedouble >= 0) || dur->valuedouble > 1e15 ||
+      (dur->valuedouble != 0 && !isnormal(dur->valuedouble)))
+    return hs_error_set(err, HS_EINVAL, "%s: traceEvents[%d].dur: expected a duration >= 0 us "
+                        "(0 or a normal number)", file, idx);
   hs_strlcpy(x->name, name->valuestring, sizeof x->name);
   x->kind = kind_of(cJSON_IsString(cat) ? cat->valuestring : "", x->name);
   x->ts_us = ts->valuedouble;
