@@ -1,7 +1,10 @@
 """Every strategy in one process on random heterogeneous clusters (issue #32):
 compare() with the default strategy list, on a few seeded random clusters of
 2-4 GPU types from the catalog, 1-3 sites joined by 1-400 Gb/s links, and
-small catalog models with a small global batch.
+small catalog models, at global batches of 16 to 2,048 samples: with 512 or
+more microbatches autohet's single-stage configurations once wrote past a
+MILP row buffer (heap corruption, the interpreter aborted; the C half of
+this test is tests/test_search_compare_random.c).
 
 What must hold, whatever the planners choose:
 - the process survives (memory errors in C abort it; under HS_SANITIZE=1
@@ -24,13 +27,17 @@ import math
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 SEED = 32          # issue #32; fixed, so a failure is reproducible
 N_CLUSTERS = 5
-MODELS = ["hap-vit", "hap-bert-base", "bert-base"]
-GLOBAL_BATCH = 16
+TESTS = Path(__file__).resolve().parents[2] / "tests" / "data"
+# a 2-layer GPT of the C tests (tests/data/validate/tiny-gpt.json) and two
+# small catalog models
+MODELS = [str(TESTS / "validate" / "tiny-gpt.json"), "hap-bert-base", "bert-base"]
+BATCHES = [2048, 512, 16, 1024, 64]   # per case; >= 512 reaches autohet's long rows
 GPUS = ["A100-SXM4-40GB", "A100-SXM4-80GB", "V100-SXM2-16GB", "V100-SXM2-32GB",
         "H100-SXM5-80GB", "T4-16GB", "L4-24GB", "A10-24GB", "P100-SXM2-16GB"]
 
@@ -61,12 +68,29 @@ def random_cluster(rng: random.Random, k: int) -> dict:
     return c
 
 
-def cases() -> list[tuple[str, dict, str]]:
+# Case 0 of tests/test_search_compare_random.c (its generator's seed 1000):
+# the cluster on which 4a08bae's autohet wrote past a MILP row buffer
+# (tiny-gpt, 2,048 samples), kept as a fixed case beside the random ones.
+PINNED = {"name": "pinned-autohet-rows", "sites": [
+    {"name": "s0", "nodes": [
+        {"count": 1, "gpu": "T4-16GB", "gpus_per_node": 4,
+         "intra_node": {"GBps": 100}, "nic": {"GBps": 25}},
+        {"count": 1, "gpu": "A100-SXM4-80GB", "gpus_per_node": 1,
+         "intra_node": {"GBps": 100}, "nic": {"GBps": 25}}]},
+    {"name": "s1", "nodes": [
+        {"count": 1, "gpu": "T4-16GB", "gpus_per_node": 2,
+         "intra_node": {"GBps": 100}, "nic": {"GBps": 25}},
+        {"count": 2, "gpu": "T4-16GB", "gpus_per_node": 2,
+         "intra_node": {"GBps": 100}, "nic": {"GBps": 25}}]}],
+    "links": [{"between": ["s0", "s1"], "GBps": 28.375, "latency_us": 1000}]}
+
+
+def cases() -> list[tuple[str, dict, str, int]]:
     rng = random.Random(SEED)
-    out = []
+    out = [(PINNED["name"], PINNED, MODELS[0], 2048)]
     for k in range(N_CLUSTERS):
         c = random_cluster(rng, k)
-        out.append((c["name"], c, MODELS[k % len(MODELS)]))
+        out.append((c["name"], c, MODELS[k % len(MODELS)], BATCHES[k % len(BATCHES)]))
     return out
 
 
@@ -86,14 +110,14 @@ def default_strategies(cli) -> list[str]:
     return names
 
 
-@pytest.mark.parametrize("name,cluster,model", cases(), ids=[c[0] for c in cases()])
+@pytest.mark.parametrize("name,cluster,model,batch", cases(), ids=[c[0] for c in cases()])
 def test_compare_every_strategy_on_a_random_cluster(tmp_path, default_strategies, name,
-                                                    cluster, model):
+                                                    cluster, model, batch):
     import hetsim
 
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(cluster, indent=1))
-    p = subprocess.run([sys.executable, "-c", CHILD, str(path), model, str(GLOBAL_BATCH)],
+    p = subprocess.run([sys.executable, "-c", CHILD, str(path), model, str(batch)],
                        capture_output=True, text=True)
     assert p.returncode == 0, (f"compare of {model} on {path.name} exited {p.returncode}:\n"
                                f"{json.dumps(cluster)}\n{p.stderr[-6000:]}")
@@ -118,7 +142,7 @@ def test_compare_every_strategy_on_a_random_cluster(tmp_path, default_strategies
         it = float(r["iteration_s"])
         assert it > 0 and math.isfinite(it), r
         # the CSV prints 6 significant digits of iteration_s, tokens_per_s whole
-        assert math.isclose(float(r["tokens_per_s"]), GLOBAL_BATCH * seq_len / it,
+        assert math.isclose(float(r["tokens_per_s"]), batch * seq_len / it,
                             rel_tol=2e-5, abs_tol=1.0), r
         assert 0 < float(r["peak_memory_fraction"]) <= 1.0, r
         assert not r["plan"].startswith("n/a"), r
