@@ -17,6 +17,8 @@
 #   FUZZ_NICE       nice level for the fuzzer (default 0)
 #   FUZZ_NO_BUILD=1 use the fuzzers already built
 #   FUZZ_LOG_DIR    where logs go (default $FUZZ_BUILD_DIR/logs)
+#   FUZZ_JOBS       targets fuzzed at a time (default 1; CI: nproc), each for
+#                   SECONDS_PER_TARGET; the summary keeps the target order
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-60}
@@ -46,41 +48,69 @@ export HETSIM_DATA=$PWD
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 mkdir -p "$LOGS"
-status=0
-printf '%-12s %8s %10s %9s %7s %7s %7s  %s\n' target seconds execs execs/s cov ft corpus result
-for t in "${targets[@]}"; do
-  bin=$B/fuzz/fuzz_$t
-  [ -x "$bin" ] || { echo "fuzz: no target $bin" >&2; status=1; continue; }
-  work=$B/work/$t
-  art=$B/artifacts/$t
+# One target: fuzz it, save any crash input, and write its summary line to
+# $LOGS/$t.summary (a first word "CRASH" in the result marks a failure).
+fuzz_one() {
+  local t=$1 bin=$B/fuzz/fuzz_$1
+  local work=$B/work/$1 art=$B/artifacts/$1 log=$LOGS/$1.log sum=$LOGS/$1.summary
+  if [ ! -x "$bin" ]; then
+    echo "fuzz: no target $bin" >&2
+    printf '%-12s %8s %10s %9s %7s %7s %7s  %s\n' "$t" - - - - - - "CRASH (no target $bin)" >"$sum"
+    return
+  fi
   mkdir -p "$work" "$art" "tests/fuzz/regress/$t"
-  log=$LOGS/$t.log
-  seeds=(tests/fuzz/corpus/$t)
+  local seeds=(tests/fuzz/corpus/$t)
   [ -n "$(ls -A "tests/fuzz/regress/$t" 2>/dev/null)" ] && seeds+=("tests/fuzz/regress/$t")
-  dict=()
+  local dict=()
   [ -f "tests/fuzz/dict/$t.dict" ] && dict=(-dict="tests/fuzz/dict/$t.dict")
+  local start rc=0
   start=$(date +%s)
-  rc=0
   nice -n "${FUZZ_NICE:-0}" "$bin" "$work" "${seeds[@]}" -max_total_time="$SECS" -timeout=10 \
     -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$art/" "${dict[@]}" \
     >"$log" 2>&1 || rc=$?
-  secs=$(( $(date +%s) - start ))
+  local secs=$(( $(date +%s) - start ))
+  local last execs eps cov ft corp result=ok
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
   execs=$(grep -oE '^stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
   eps=$(grep -oE '^stat::average_exec_per_sec: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
   cov=$(echo "$last" | grep -oE 'cov: [0-9]+' | grep -oE '[0-9]+' || echo "?")
   ft=$(echo "$last" | grep -oE 'ft: [0-9]+' | grep -oE '[0-9]+' || echo "?")
   corp=$(echo "$last" | grep -oE 'corp: [0-9]+' | grep -oE '[0-9]+' || echo "?")
-  result=ok
   if [ "$rc" -ne 0 ]; then
     result="CRASH (exit $rc, log $log)"
-    status=1
     for a in "$art"/*; do
       [ -f "$a" ] || continue
       cp "$a" "tests/fuzz/regress/$t/$(basename "$a")"
       result="$result; saved tests/fuzz/regress/$t/$(basename "$a")"
     done
   fi
-  printf '%-12s %8s %10s %9s %7s %7s %7s  %s\n' "$t" "$secs" "$execs" "$eps" "$cov" "$ft" "$corp" "$result"
+  printf '%-12s %8s %10s %9s %7s %7s %7s  %s\n' "$t" "$secs" "$execs" "$eps" "$cov" "$ft" "$corp" "$result" >"$sum"
+}
+
+# FUZZ_JOBS targets at a time (each a single-threaded libFuzzer process with
+# its own SECS): the same fuzzing per target in 1/FUZZ_JOBS of the wall time.
+jobs=${FUZZ_JOBS:-1}
+[ "$jobs" -ge 1 ] 2>/dev/null || { echo "fuzz: FUZZ_JOBS must be a positive integer, got '$jobs'" >&2; exit 2; }
+for t in "${targets[@]}"; do rm -f "$LOGS/$t.summary"; done
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+wait || true
+status=0
+printf '%-12s %8s %10s %9s %7s %7s %7s  %s\n' target seconds execs execs/s cov ft corpus result
+for t in "${targets[@]}"; do
+  if [ -f "$LOGS/$t.summary" ]; then
+    cat "$LOGS/$t.summary"
+    grep -q '  CRASH' "$LOGS/$t.summary" && status=1
+  else
+    printf '%-12s %8s %10s %9s %7s %7s %7s  %s\n' "$t" - - - - - - "CRASH (no summary: the run died)"
+    status=1
+  fi
 done
 exit $status
