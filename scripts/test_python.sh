@@ -50,6 +50,11 @@ elif [ $rc -ne 0 ]; then
   exit $rc
 fi
 
+# What follows uses the ordinary build ($BUILD_DIR) whatever HS_SANITIZE
+# says, so the sanitizer run stops here instead of repeating it (CI runs
+# this script twice: plain, then HS_SANITIZE=1).
+[ "${HS_SANITIZE:-0}" = "1" ] && exit 0
+
 # A wheel built the same way installs into a fresh venv (no system site
 # packages, no source tree on its paths) and simulates from its own copy of
 # the catalogs: what another machine with the same Debian libraries gets.
