@@ -34,7 +34,14 @@ awk '$1 == "1" { found = 1; if ($0 !~ / \* /) exit 1 } END { exit !found }' "$tm
   || die "fastest what-if option is not on the Pareto front: $(cat "$tmp/wi.txt")"
 
 # sweep example -> notebook; serial and -j 2 give the same bytes
-spec="$src/notebooks-export/examples/sweep-a100-v100.json"
+# The example's time_limit_s (30 s per search) can bind on a slow or busy
+# machine (the ASan suite beside the fault-injection test did), and a search
+# cut short may pick another plan (docs/sweep.md): the same-bytes property
+# is checked with the limit off (time_limit_s 0), the rest of the spec as
+# the README gives it.
+jq '.time_limit_s = 0' "$src/notebooks-export/examples/sweep-a100-v100.json" >"$tmp/spec.json" \
+  || die "jq could not rewrite the sweep example"
+spec="$tmp/spec.json"
 "$bin" sweep "$spec" -o "$tmp/r1.csv" -j 2 --no-timings --quiet 2>"$tmp/err" || die "sweep -j 2: $(cat "$tmp/err")"
 "$bin" sweep "$spec" -o "$tmp/r2.csv" --no-timings --quiet 2>"$tmp/err" || die "sweep serial: $(cat "$tmp/err")"
 cmp -s "$tmp/r1.csv" "$tmp/r2.csv" || die "sweep rows differ between -j 2 and serial"
