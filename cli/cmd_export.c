@@ -18,6 +18,22 @@
 #include <cjson/cJSON.h>
 
 /* Columns the notebook reads. */
+/* Ends an output whose writer returned st: a write error the stream
+ * recorded is left to hs_output_commit, which names the output and the
+ * reason; any other failure drops the temporary. */
+static hs_status_t finish_output(hs_output_t *o, hs_status_t st, hs_error_t *err)
+{
+  if (st == HS_EIO && ferror(o->f)) {
+    hs_error_clear(err);
+    st = HS_OK;
+  }
+  if (st != HS_OK) {
+    hs_output_abort(o);
+    return st;
+  }
+  return hs_output_commit(o, err);
+}
+
 static const char *const notebook_cols[] = {
     "cluster", "nic_GBps", "intersite_GBps", "intersite_latency_us", "model", "global_batch_spec",
     "strategy", "price_model", "status", "n_gpus", "tokens_per_s", "usd_per_hour",
@@ -63,15 +79,7 @@ static int export_svg(const char *in, const char *out, const char *title, bool a
   }
   size_t rows = 0;
   hs_svg_opts_t so = {title ? title : hs_basename(in), all_devices};
-  st = hs_trace_svg_render(&d, &so, o.f, &rows, &err);
-  if (st == HS_EIO && ferror(o.f)) { /* commit names the output and the reason */
-    hs_error_clear(&err);
-    st = HS_OK;
-  }
-  if (st == HS_OK)
-    st = hs_output_commit(&o, &err);
-  else
-    hs_output_abort(&o);
+  st = finish_output(&o, hs_trace_svg_render(&d, &so, o.f, &rows, &err), &err);
   if (st != HS_OK) {
     rc = hs_cli_fail(&err, st);
     goto out;
@@ -162,15 +170,7 @@ int hs_cmd_export(int argc, char **argv)
   if (otd) {
     hs_output_t o;
     if ((st = hs_output_open(&o, otd->value, &err)) == HS_OK) {
-      st = hs_table_write_tidy(&t, o.f, &err);
-      if (st == HS_EIO && ferror(o.f)) { /* commit names the output and the reason */
-        hs_error_clear(&err);
-        st = HS_OK;
-      }
-      if (st == HS_OK)
-        st = hs_output_commit(&o, &err);
-      else
-        hs_output_abort(&o);
+      st = finish_output(&o, hs_table_write_tidy(&t, o.f, &err), &err);
     }
     if (st != HS_OK) {
       rc = hs_cli_fail(&err, st);
