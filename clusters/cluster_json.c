@@ -35,6 +35,7 @@ typedef struct group {
   double intra_GBps, intra_latency_us, nic_GBps, nic_latency_us;
   int16_t intra_link, nic_link; /* 1 + index into named_links; 0: raw */
   int16_t nic_rails;
+  int8_t pcie_path; /* HS_PCIE_*: intra_node.pcie; 0 none */
   int spot; /* -1: not said, follow the site */
 } group_t;
 
@@ -53,7 +54,8 @@ static const char *const top_known[] = {"name", "description", "source", "sites"
 static const char *const site_known[] = {"name", "nodes", "fabric", NULL};
 static const char *const group_known[] = {"count", "gpu", "gpus_per_node", "intra_node", "nic",
                                           "spot", NULL};
-static const char *const port_known[] = {"GBps", "latency_us", "rails", NULL};
+static const char *const port_known[] = {"GBps", "latency_us", "rails", "pcie", NULL};
+static const char *const pcie_known[] = {"p2p", "switch", "numa_sockets", NULL};
 static const char *const named_port_known[] = {"interconnect", NULL};
 static const char *const link_known[] = {"between", "GBps", "latency_us", NULL};
 
@@ -168,6 +170,73 @@ cleanup:
   return st;
 }
 
+/* A PCIe node's GPU-GPU path (intra_node "pcie": {"p2p", "switch",
+ * "numa_sockets"}), as NCCL classifies it (docs/network.md "PCIe nodes"):
+ * two sockets -> SYS (the ring crosses QPI/UPI; NCCL's default P2P level,
+ * PXB, stages it through host memory); P2P off, or GPUs on the CPU's root
+ * ports ("switch": "none") -> PHB (host memory, SHM); else the switch
+ * (PIX: one, PXB: several). Per class, the default per-GPU bandwidth is a
+ * fraction of the GPU's pcie_GBps (16 GB/s for Gen3 x16) and the default
+ * latency_us the extra per ring step on top of NCCL's PCI hardware latency,
+ * both from measured Gen3 all-reduce busbw at >= 128 MB
+ * (docs/fidelity-sources.md sections 2.2 and 3.1):
+ *   PIX 12.2/16: 2x 1080 Ti / Titan X Pascal on one PLX switch, DeepBench
+ *       (baidu-research/DeepBench@da81ba78, results/train, 2018-05) 12.21-12.24 GB/s;
+ *   PXB 8.7/16: 8 of them across two PLX switches, one root, DeepBench 8.71-8.80;
+ *   PHB 4.0/16: 2x RTX 2080 Ti, P2P not supported, nccl-tests 4.00
+ *       (Anthony-Hoo/Anthony-Hoo.github.io@37e805e8, 2025-08-14;
+ *       tests/data/import/nccl_all_reduce_2x2080ti_pcie_p2p_off.txt); latency
+ *       1.6 us per step: its 8 B-4 KiB median 11.79 us minus NCCL's ring LL
+ *       latency for 2 ranks, 6.6 + 2 x 1.0 us, over 2 steps;
+ *   SYS 5.9/16: dual-socket P100 / M40 boxes, DeepBench 5.76-6.17 (no
+ *       small-message data: the PHB latency is assumed). */
+static const struct { const char *name; int8_t path; double frac, latency_us; } pcie_class[] = {
+    {"PIX", HS_PCIE_PIX, 12.2 / 16.0, 0.0},
+    {"PXB", HS_PCIE_PXB, 8.7 / 16.0, 0.0},
+    {"PHB", HS_PCIE_PHB, 4.0 / 16.0, 1.6},
+    {"SYS", HS_PCIE_SYS, 5.9 / 16.0, 1.6},
+};
+
+static hs_status_t read_pcie(const hs_jreader_t *r, const cJSON *g, const char *path, const hs_gpu_t *gp,
+                             group_t *out)
+{
+  hs_status_t st = HS_OK;
+  const cJSON *port = cJSON_GetObjectItemCaseSensitive(g, "intra_node"), *p = NULL;
+  char ppath[256], sw[16] = "PIX";
+  if (!cJSON_IsObject(port))
+    return HS_OK;
+  hs_json_path(ppath, sizeof ppath, path, "intra_node", 0);
+  HS_CHECK(hs_json_object(r, port, ppath, "pcie", false, &p));
+  if (!p)
+    return HS_OK;
+  if (out->intra_link)
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s: give \"interconnect\" or \"pcie\", not both",
+                         r->file, ppath));
+  char ipath[256];
+  hs_json_path(ipath, sizeof ipath, ppath, "pcie", 0);
+  memcpy(ppath, ipath, sizeof ppath);
+  hs_json_warn_unknown(r, p, ppath, pcie_known);
+  bool p2p = true;
+  int64_t sockets = 1;
+  HS_CHECK(hs_json_bool(r, p, ppath, "p2p", false, true, &p2p));
+  HS_CHECK(hs_json_string(r, p, ppath, "switch", false, "PIX", sw, sizeof sw));
+  HS_CHECK(hs_json_int(r, p, ppath, "numa_sockets", false, 1, 1, 2, &sockets));
+  if (strcmp(sw, "PIX") && strcmp(sw, "PXB") && strcmp(sw, "none"))
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.switch: \"%s\", need \"PIX\" (one PCIe switch), "
+                         "\"PXB\" (several) or \"none\" (CPU root ports)", r->file, ppath, sw));
+  const char *cls = sockets > 1 ? "SYS" : (!p2p || !strcmp(sw, "none")) ? "PHB" : sw;
+  size_t k = 0;
+  while (strcmp(pcie_class[k].name, cls) != 0)
+    k++;
+  out->pcie_path = pcie_class[k].path;
+  if (!cJSON_GetObjectItemCaseSensitive(port, "GBps"))
+    out->intra_GBps = gp->pcie_GBps * pcie_class[k].frac;
+  if (!cJSON_GetObjectItemCaseSensitive(port, "latency_us"))
+    out->intra_latency_us = pcie_class[k].latency_us;
+cleanup:
+  return st;
+}
+
 static int32_t site_index(const hs_site_t *sites, size_t n, const char *name)
 {
   for (size_t i = 0; i < n; i++)
@@ -206,6 +275,7 @@ static hs_status_t read_group(const hs_jreader_t *r, const cJSON *g, const char 
   out->gpu = (int32_t)(gp - cat->gpus);
   HS_CHECK(read_port(r, g, path, "intra_node", hs_gpu_intra_default_GBps(gp), DEFAULT_INTRA_LATENCY_US,
                      lc, &out->intra_GBps, &out->intra_latency_us, &out->intra_link, NULL));
+  HS_CHECK(read_pcie(r, g, path, gp, out));
   HS_CHECK(read_port(r, g, path, "nic", DEFAULT_NIC_GBPS, DEFAULT_NIC_LATENCY_US, lc, &out->nic_GBps,
                      &out->nic_latency_us, &out->nic_link, &out->nic_rails));
   out->spot = -1;
@@ -416,6 +486,7 @@ static hs_status_t build(const hs_jreader_t *r, hs_cluster_t *c, const group_t *
       nd->intra_link = gr->intra_link;
       nd->nic_link = gr->nic_link;
       nd->nic_rails = gr->nic_rails;
+      nd->pcie_path = gr->pcie_path;
       nd->spot = gr->spot >= 0 ? gr->spot != 0 : listed[gr->site];
       nd->group = (int32_t)g;
       s->n_nodes++;
@@ -534,6 +605,17 @@ static void group_json(const hs_cluster_t *c, const hs_node_t *n, int32_t count,
   json_ctx_t *ctx = arg;
   cJSON *g = cJSON_CreateObject();
   cJSON *intra = port_json(n->intra_GBps, n->intra_latency_us, 1);
+  if (intra && n->pcie_path) {
+    /* the class reads back; GBps and latency_us are written as they are */
+    cJSON *p = cJSON_AddObjectToObject(intra, "pcie");
+    bool w = p && cJSON_AddBoolToObject(p, "p2p", n->pcie_path <= HS_PCIE_PXB) &&
+             cJSON_AddStringToObject(p, "switch", n->pcie_path == HS_PCIE_PXB ? "PXB" : "PIX") &&
+             cJSON_AddNumberToObject(p, "numa_sockets", n->pcie_path == HS_PCIE_SYS ? 2 : 1);
+    if (!w) {
+      cJSON_Delete(intra);
+      intra = NULL;
+    }
+  }
   cJSON *nic = port_json(n->nic_GBps, n->nic_latency_us, n->nic_rails);
   bool ok = g && intra && nic && cJSON_AddNumberToObject(g, "count", count) &&
             cJSON_AddStringToObject(g, "gpu", c->gpus.gpus[n->gpu].name) &&

@@ -153,7 +153,32 @@ typedef struct hs_node {
                              node through a different rail per channel (coll_node_ring.c) */
   int32_t group;          /* the cluster file's `nodes` entry it comes from (all sites, in file
                              order): the unit a user adds, buys or leaves idle */
+  int8_t pcie_path;       /* HS_PCIE_*: GPU-GPU path of a PCIe node (intra_node "pcie"); 0 none */
+  int8_t intra_ranges, nic_ranges; /* 1 + index into the cluster's link_ranges (a profile's
+                             per-size "ranges"); 0: none */
 } hs_node_t;
+
+/* NCCL's path types between two GPUs of a PCIe node (NVIDIA/nccl
+ * src/include/graph.h, 2.30.7): PIX one PCIe switch, PXB several switches
+ * without the host bridge (both peer-to-peer), PHB through the CPU's host
+ * bridge (no P2P: NCCL stages through host memory, SHM), SYS across CPU
+ * sockets (QPI/UPI, also staged). docs/network.md "PCIe nodes". */
+enum { HS_PCIE_NONE = 0, HS_PCIE_PIX = 4, HS_PCIE_PXB = 5, HS_PCIE_PHB = 8, HS_PCIE_SYS = 9 };
+
+/* Per-size link figures fitted by `hetsim import nccl-tests` (one line per
+ * range of message sizes where NCCL's protocol changes): range i covers
+ * collective sizes [min_bytes[i], min_bytes[i+1]) (the last: up), with
+ * GBps and latency_us in the cluster-file units of the port it replaces. */
+#define HS_LINK_RANGES_MAX 12
+typedef struct hs_link_ranges {
+  int32_t n;
+  double min_bytes[HS_LINK_RANGES_MAX];
+  double GBps[HS_LINK_RANGES_MAX];
+  double latency_us[HS_LINK_RANGES_MAX];
+  double base_latency_us; /* the port's own latency_us (what a range's latency replaces) */
+} hs_link_ranges_t;
+/* The range of `bytes` (0 when below the first). O(n). */
+int32_t hs_link_ranges_find(const hs_link_ranges_t *r, double bytes);
 
 typedef struct hs_site {
   char name[HS_NAME_MAX];
@@ -194,6 +219,8 @@ typedef struct hs_cluster {
   char source[512];
   hs_link_ref_t named_links[HS_CLUSTER_MAX_NAMED_LINKS];
   int32_t n_named_links;
+  hs_link_ranges_t link_ranges[HS_CLUSTER_MAX_NAMED_LINKS]; /* hs_node_t.intra/nic_ranges */
+  int32_t n_link_ranges;
 } hs_cluster_t;
 
 void hs_cluster_init(hs_cluster_t *c);
@@ -346,6 +373,9 @@ typedef struct hs_link {
                            links per direction, R = min(nic_rails, GPUs of the node); 0 on
                            other links */
   char label[48];       /* "n3.nic.up", "east->west" for traces */
+  const hs_link_ranges_t *ranges; /* per-size figures (the cluster's, which must outlive the
+                                     links); NULL: GBps and latency_ns at every size */
+  int8_t pcie_path;     /* GPU_UP / GPU_DOWN of a PCIe node: HS_PCIE_*; 0 otherwise */
 } hs_link_t;
 
 #define HS_PATH_MAX 64

@@ -113,3 +113,11 @@ int32_t hs_cluster_describe_links(const hs_cluster_t *c, char *buf, size_t n, ch
   }
   return count;
 }
+
+int32_t hs_link_ranges_find(const hs_link_ranges_t *r, double bytes)
+{
+  int32_t i = 0;
+  while (r && i + 1 < r->n && bytes >= r->min_bytes[i + 1])
+    i++;
+  return i;
+}

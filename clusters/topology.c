@@ -189,6 +189,9 @@ static hs_status_t build_links(const hs_cluster_t *c, hs_topology_t *t)
     up->nvls = down->nvls = ref && ref->nvls; /* the catalog's NVLink SHARP switch */
     up->nvls_GBps = down->nvls_GBps = up->nvls ? ref->nvls_GBps : 0.0;
     up->nvls_latency_ns = down->nvls_latency_ns = up->nvls ? 1e3 * ref->nvls_latency_us : 0.0;
+    up->pcie_path = down->pcie_path = n->pcie_path;
+    if (n->intra_ranges > 0 && n->intra_ranges <= c->n_link_ranges)
+      up->ranges = down->ranges = &c->link_ranges[n->intra_ranges - 1];
     snprintf(up->label, sizeof up->label, "d%zu.up", d);
     snprintf(down->label, sizeof down->label, "d%zu.down", d);
   }
@@ -199,6 +202,8 @@ static hs_status_t build_links(const hs_cluster_t *c, hs_topology_t *t)
     set_link(up, HS_LINK_NIC_UP, (int32_t)i, 0, n->nic_GBps, lat);
     set_link(down, HS_LINK_NIC_DOWN, (int32_t)i, 1, n->nic_GBps, lat);
     up->rails = down->rails = n->nic_rails > 1 ? n->nic_rails : 1;
+    if (n->nic_ranges > 0 && n->nic_ranges <= c->n_link_ranges)
+      up->ranges = down->ranges = &c->link_ranges[n->nic_ranges - 1];
     snprintf(up->label, sizeof up->label, "n%zu.nic.up", i);
     snprintf(down->label, sizeof down->label, "n%zu.nic.down", i);
   }

@@ -30,6 +30,16 @@ struct hs_coll_builder {
   int32_t *tmp;               /* scratch for algorithms (node layout) */
   size_t cap_tmp;
   bool open;
+  /* The call's size (c->bytes), for links with per-size figures
+   * (hs_link_t.ranges): their range's latency replaces the link's in path
+   * latencies, and a flow crossing them carries bytes scaled so that its
+   * uncontended time is that of the range's bandwidths. */
+  double size_bytes;
+  bool ranged;                /* the open flow crosses a link with ranges */
+  /* The open flow: whether every link it crosses is a GPU port of a PCIe
+   * node (hs_link_t.pcie_path), and the slowest of them (GBps). */
+  bool flow_pcie;
+  double flow_min_GBps;
 };
 
 void hs__builder_init(hs_coll_builder_t *b, const hs_net_paths_t *paths, hs_error_t *err);
@@ -49,6 +59,14 @@ hs_status_t hs__builder_path(hs_coll_builder_t *b, int32_t a, int32_t d, double 
  * channels leave the node over every NIC in turn rather than its own). */
 hs_status_t hs__builder_path_w(hs_coll_builder_t *b, int32_t a, int32_t d, int32_t w_gpu, int32_t w_rail,
                                int32_t w_net, double *lat_ns);
+/* On a PCIe node (the open flow's links all PCIe GPU ports): NCCL's ring
+ * protocol pick for a ring call of n ranks and n_steps steps whose per-step
+ * path latency is path_lat_ns (coll_proto.c): sets b->latency_ns to the
+ * protocol's latency plus n_steps x path_lat_ns and scales the open flow's
+ * bytes by 1 / bw_factor. Elsewhere sets b->latency_ns = n_steps x
+ * path_lat_ns, as before. O(1). */
+void hs__builder_ring_protocol(hs_coll_builder_t *b, int32_t n, int32_t n_steps, double path_lat_ns);
+
 /* Closes the open flow (merging its links). Called by hs__builder_flow and
  * before the phase is used. O(k log k) for k raw links. */
 hs_status_t hs__builder_close(hs_coll_builder_t *b);

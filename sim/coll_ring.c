@@ -80,12 +80,14 @@ static hs_status_t ring_build(hs_coll_builder_t *b, const hs_coll_t *c, int32_t 
   switch (c->op) {
   case HS_COLL_ALLREDUCE:
     st = ring_flow(b, c->devices, n, 2.0 * (n - 1) * S / n, &lat);
-    b->latency_ns = 2.0 * (n - 1) * lat;
+    if (st == HS_OK) /* 2(n-1) lat, or NCCL's protocol on a PCIe node */
+      hs__builder_ring_protocol(b, n, 2 * (n - 1), lat);
     break;
   case HS_COLL_REDUCE_SCATTER:
   case HS_COLL_ALLGATHER:
     st = ring_flow(b, c->devices, n, (double)(n - 1) * S / n, &lat);
-    b->latency_ns = (double)(n - 1) * lat;
+    if (st == HS_OK)
+      hs__builder_ring_protocol(b, n, n - 1, lat);
     break;
   case HS_COLL_PADDED_ALLGATHER: {
     double smax = 0.0;

@@ -152,10 +152,51 @@ static void sort_hops(hs_flow_hop_t *a, size_t n)
   }
 }
 
+/* A link's figures at the call's size: its range's where it has ranges. */
+static double link_GBps_at(const hs_coll_builder_t *b, const hs_link_t *l)
+{
+  if (!l->ranges || l->ranges->n < 1)
+    return l->GBps;
+  return l->ranges->GBps[hs_link_ranges_find(l->ranges, b->size_bytes)];
+}
+
+/* The path's latency at the call's size: a ranged link's half of its port
+ * latency (each port's latency is split over its two directions, topology.c)
+ * moves from the port's base figure to the range's. */
+static double path_latency_at(const hs_coll_builder_t *b, const hs_path_t *p)
+{
+  double lat = p->latency_ns;
+  for (int32_t i = 0; i < p->n; i++) {
+    const hs_link_ranges_t *r = b->paths->links[p->links[i]].ranges;
+    if (r && r->n > 0)
+      lat += 0.5e3 * (r->latency_us[hs_link_ranges_find(r, b->size_bytes)] - r->base_latency_us);
+  }
+  return lat;
+}
+
+/* Scales the open flow's bytes so that bytes x max_l(w_l / B_l) with the
+ * links' own B gives the time of the ranges' B: exact uncontended. */
+static void scale_ranged_flow(hs_coll_builder_t *b)
+{
+  double worst = 0.0, worst_r = 0.0;
+  for (size_t i = 0; i < b->n_raw; i++) {
+    const hs_link_t *l = &b->paths->links[b->raw[i].link];
+    double g = l->GBps, gr = link_GBps_at(b, l);
+    if (g > 0.0 && g < INFINITY)
+      worst = fmax(worst, (double)b->raw[i].weight / g);
+    if (gr > 0.0 && gr < INFINITY)
+      worst_r = fmax(worst_r, (double)b->raw[i].weight / gr);
+  }
+  if (worst > 0.0 && worst_r > 0.0)
+    b->bytes[b->n_flows - 1] *= worst_r / worst;
+}
+
 hs_status_t hs__builder_close(hs_coll_builder_t *b)
 {
   if (!b->open)
     return HS_OK;
+  if (b->ranged) /* before the merge: a link of weight 2 is two raw entries */
+    scale_ranged_flow(b);
   hs_status_t st = hs_reserve((void **)&b->hops, &b->cap_hops, b->n_hops + b->n_raw,
                               sizeof *b->hops);
   if (st != HS_OK)
@@ -186,6 +227,9 @@ hs_status_t hs__builder_flow(hs_coll_builder_t *b, double bytes)
   b->flow_off[b->n_flows] = (int32_t)b->n_hops;
   b->bytes[b->n_flows++] = bytes;
   b->open = true;
+  b->ranged = false;
+  b->flow_pcie = true;
+  b->flow_min_GBps = INFINITY;
 cleanup:
   return st;
 }
@@ -212,7 +256,7 @@ hs_status_t hs__builder_latency(hs_coll_builder_t *b, int32_t a, int32_t d, doub
   hs_path_t p;
   hs_status_t st = get_path(b, a, d, &p);
   if (st == HS_OK)
-    *lat_ns = p.latency_ns;
+    *lat_ns = path_latency_at(b, &p);
   return st;
 }
 
@@ -228,17 +272,40 @@ hs_status_t hs__builder_path_w(hs_coll_builder_t *b, int32_t a, int32_t d, int32
   st = hs_reserve((void **)&b->raw, &b->cap_raw, b->n_raw + (size_t)p.n, sizeof *b->raw);
   if (st != HS_OK)
     return st;
+  bool ranged = false;
   for (int32_t i = 0; i < p.n; i++) {
-    hs_link_kind_t k = b->paths->links[p.links[i]].kind;
-    int32_t w = k == HS_LINK_GPU_UP || k == HS_LINK_GPU_DOWN     ? w_gpu
+    const hs_link_t *l = &b->paths->links[p.links[i]];
+    hs_link_kind_t k = l->kind;
+    bool gpu = k == HS_LINK_GPU_UP || k == HS_LINK_GPU_DOWN;
+    int32_t w = gpu                                              ? w_gpu
                 : k == HS_LINK_RAIL_UP || k == HS_LINK_RAIL_DOWN ? w_rail
                                                                  : w_net;
     if (w > 0)
       b->raw[b->n_raw++] = (hs_flow_hop_t){p.links[i], w};
+    ranged |= l->ranges != NULL;
+    if (gpu && l->pcie_path > 0)
+      b->flow_min_GBps = fmin(b->flow_min_GBps, l->GBps);
+    else
+      b->flow_pcie = false;
   }
+  b->ranged |= ranged;
   if (lat_ns)
-    *lat_ns = p.latency_ns;
+    *lat_ns = ranged ? path_latency_at(b, &p) : p.latency_ns;
   return HS_OK;
+}
+
+void hs__builder_ring_protocol(hs_coll_builder_t *b, int32_t n, int32_t n_steps, double path_lat_ns)
+{
+  b->latency_ns = (double)n_steps * path_lat_ns;
+  if (!b->open || !b->flow_pcie || n < 2 || n_steps < 1 || !(b->flow_min_GBps < INFINITY))
+    return;
+  /* LL's bus bandwidth cap: NCCL's llMaxBws single-node Volta row, 39.0 GB/s
+   * (tuning.cc:179; pre-Ampere, and far above any PCIe port). */
+  hs_nccl_proto_cost_t cost[HS_NCCL_PROTO__COUNT];
+  hs_nccl_ring_costs(n_steps, HS_NCCL_HW_PCI, b->flow_min_GBps, 39.0, cost);
+  hs_nccl_proto_t p = hs_nccl_proto_pick(cost, b->size_bytes, b->flow_min_GBps, (double)n / n_steps, NULL);
+  b->latency_ns += 1e3 * cost[p].latency_us;
+  b->bytes[b->n_flows - 1] /= cost[p].bw_factor;
 }
 
 hs_status_t hs__builder_path(hs_coll_builder_t *b, int32_t a, int32_t d, double *lat_ns)
@@ -808,6 +875,7 @@ static hs_status_t estimate_with(hs_coll_builder_t *b, const hs_coll_algo_t *alg
 {
   hs_status_t st = coll_validate(b, c, algo);
   double total_ns = 0.0;
+  b->size_bytes = c->bytes;
   for (int32_t phase = 0; st == HS_OK; phase++) {
     bool has = false;
     hs__builder_reset(b);
@@ -1005,6 +1073,7 @@ static hs_status_t phase_begin(hs_net_t *net, hs_coll_t *c, bool *finished)
     bool has = false;
     if (!hs__coll_memo_get_phase(cs->memo, c->run_algo, c, c->phase, &p, &has)) {
       hs__builder_reset(b);
+      b->size_bytes = c->bytes;
       HS_CHECK(c->run_algo->build_phase(b, c, c->phase, &has));
       if (has)
         HS_CHECK(hs__builder_close(b));

@@ -270,6 +270,42 @@ double hs_coll_group_nvls_port_GBps_topo(const hs_topology_t *topo, const int32_
 bool hs_coll_nvls_preferred(double bytes, int32_t n, double port_GBps);
 bool hs_coll_group_nvls(const hs_topology_t *topo, const int32_t *devices, int32_t n);
 
+/* ---- NCCL protocols (coll_proto.c, docs/network.md "Protocols") -----------
+ * NCCL runs every call with one of three protocols, LL (8-byte lines of 4
+ * data bytes and a flag: lowest latency, half the bandwidth), LL128 (128-byte
+ * lines, 120 data bytes; NVLink only) and Simple (bulk copies, highest
+ * latency), and picks the (algorithm, protocol) of least tuner time. The
+ * constants are NCCL 2.30.7's (NVIDIA/nccl@5067397c, src/graph/tuning.cc). */
+typedef enum { HS_NCCL_LL, HS_NCCL_LL128, HS_NCCL_SIMPLE, HS_NCCL_PROTO__COUNT } hs_nccl_proto_t;
+/* "LL", "LL128", "Simple"; "?" out of range. */
+const char *hs_nccl_proto_name(hs_nccl_proto_t p);
+
+/* The intra-node hardware row of NCCL's tuner: NVLink or PCI. */
+typedef enum { HS_NCCL_HW_NVLINK, HS_NCCL_HW_PCI } hs_nccl_hw_t;
+
+/* One protocol of a ring call, as NCCL's tuner costs it. */
+typedef struct hs_nccl_proto_cost {
+  bool allowed;
+  double latency_us;  /* baseLatencies[Ring][p] + n_steps x hwLatencies[hw][Ring][p] */
+  double bw_factor;   /* the protocol's bus bandwidth over Simple's (LL 0.5, LL128 0.92) */
+} hs_nccl_proto_cost_t;
+
+/* NCCL's ring on one node of n ranks (n_steps = 2(n-1) for all-reduce, n-1
+ * for reduce-scatter and all-gather) over a bus bandwidth of busbw_GBps
+ * (Simple's): fills cost[HS_NCCL_PROTO__COUNT]. LL128 is allowed only on
+ * NVLink (tuning.cc auto rule: intra path <= NVB). ll_max_GBps caps LL's
+ * bus bandwidth (llMaxBws, single node: 39.0 pre-Ampere, 87.7 Ampere, 141
+ * Hopper). O(1). */
+void hs_nccl_ring_costs(int32_t n_steps, hs_nccl_hw_t hw, double busbw_GBps, double ll_max_GBps,
+                        hs_nccl_proto_cost_t cost[HS_NCCL_PROTO__COUNT]);
+/* The allowed protocol of least tuner time for `bytes` (NCCL's nBytes: the
+ * per-rank buffer of an all-reduce, the whole buffer of an all-gather or
+ * reduce-scatter): latency_us + bytes / (busbw bw_factor ratio), ratio =
+ * n / n_steps, NCCL's ring conversion from bus to algorithm bandwidth. Ties
+ * go to the earlier protocol (LL, LL128, Simple, as NCCL's loop). O(1). */
+hs_nccl_proto_t hs_nccl_proto_pick(const hs_nccl_proto_cost_t cost[HS_NCCL_PROTO__COUNT], double bytes,
+                                   double busbw_GBps, double ratio, double *time_us);
+
 typedef void (*hs_coll_done_fn)(hs_coll_t *c);
 
 #define HS_COLL_MAX_FLOWS 4
