@@ -56,7 +56,10 @@ int hs_cli_double(const hs_opt_t *opts, const char *name, double def, double *ou
       {"zero-stage", true, "0|1|2|3: ZeRO / distributed optimizer / FSDP over each DP group"}, \
       {"precision", true, "bf16|fp16|fp8|fp32: GEMM precision (fp8 needs a GPU with fp8 peak)"}, \
       {"tp-comm-overlap", false, "TP collectives overlapped with GEMMs (Megatron-Core userbuffers; needs --sequence-parallel)"}, \
-      {"grad-reduce-dtype", true, "fp32|default: gradients kept and reduced over DP in fp32 (Megatron --accumulate-allreduce-grads-in-fp32, FSDP reduce_dtype; docs/plan.md)"}
+      {"grad-reduce-dtype", true, "fp32|default: gradients kept and reduced over DP in fp32 (Megatron --accumulate-allreduce-grads-in-fp32, FSDP reduce_dtype; docs/plan.md)"}, \
+      {"framework", true, "host-overhead preset: none (default), megatron-lm-2021, megatron-core-2024, megatron-core-2024-graphs, nemo-2024, deepspeed-2022, fsdp-2023 (docs/simulator.md, Framework overheads)"}, \
+      {"dispatch-us", true, "host time per kernel issued, us (overrides the framework preset's)"}, \
+      {"microbatch-overhead-us", true, "host time per microbatch per stage and phase, us (overrides the preset's)"}
 /* --memory-headroom F (cli/opt_practice.c): the fraction of every GPU's
  * memory no plan may use (hs_plan_opts_t.memory_headroom). */
 #define HS_CLI_HEADROOM_OPT \
@@ -95,6 +98,10 @@ int hs_cmd_calibrate(int argc, char **argv);
 int hs_cmd_calibrate_links(int argc, char **argv); /* hetsim calibrate links */
 int hs_cmd_validate(int argc, char **argv);
 int hs_cmd_validate_published(int argc, char **argv); /* validate --published */
+/* validate --published --cv (cli/cmd_validate_cv.c): the fitted framework
+ * overheads with leave-one-table-out errors; exit 0, 1 (presets differ
+ * from the fit) or 2. */
+int hs_cli_validate_cv(const char *path, const char *fit_path, bool json, const char *out_path);
 int hs_cmd_sweep(int argc, char **argv);
 int hs_cmd_whatif(int argc, char **argv);
 int hs_cmd_export(int argc, char **argv);

@@ -21,14 +21,25 @@ int hs_cmd_validate_published(int argc, char **argv)
       {"published", false, "run the published validation suite (DIR or FILE, default validate/published)"},
       {"json", false, "print the results as JSON"},
       {"o", true, "write the results JSON here"},
+      {"cv", false, "fit the framework host overheads on the training split, print leave-one-table-out errors"},
+      {"fit", true, "the fit's split and grid (default validate/published-fit.json)"},
       {NULL},
   };
   const char *pos[1];
   int npos = 0;
   int rc = hs_cli_parse(argc, argv, opts, pos, 1, &npos,
-                        "usage: hetsim validate --published [DIR|FILE] [--json] [-o results.json]");
+                        "usage: hetsim validate --published [DIR|FILE] [--json] [-o results.json]\n"
+                        "       hetsim validate --published [DIR|FILE] --cv [--fit fit.json] [--json]");
   if (rc)
     return rc < 0 ? 0 : rc;
+  if (hs_cli_opt(opts, "cv")) {
+    char dir[1024], fit[1024];
+    snprintf(dir, sizeof dir, "%s/validate/published", hs_data_dir());
+    snprintf(fit, sizeof fit, "%s/validate/published-fit.json", hs_data_dir());
+    const hs_opt_t *of = hs_cli_opt(opts, "fit"), *oo2 = hs_cli_opt(opts, "o");
+    return hs_cli_validate_cv(npos ? pos[0] : dir, of ? of->value : fit,
+                              hs_cli_opt(opts, "json") != NULL, oo2 ? oo2->value : NULL);
+  }
   hs_error_t err;
   hs_error_init(&err);
   hs_status_t st = HS_OK;

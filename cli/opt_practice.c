@@ -42,6 +42,38 @@ int hs_cli_memory_headroom(const hs_opt_t *opts, double *headroom)
   return 0;
 }
 
+/* A host-time option in microseconds: a finite number in [0, 1e6]. */
+static int cli_host_us(const hs_opt_t *opts, const char *name, double *us)
+{
+  const hs_opt_t *o = hs_cli_opt(opts, name);
+  if (!o)
+    return 0;
+  char *end = NULL;
+  double v = strtod(o->value, &end);
+  if (end == o->value || *end != '\0' || !(v >= 0.0 && v <= 1e6)) {
+    fprintf(stderr, "hetsim: --%s: must be microseconds in [0, 1e6], got \"%s\"\n", name, o->value);
+    return HS_EXIT_USAGE;
+  }
+  *us = v;
+  return 0;
+}
+
+/* --framework PRESET, then --dispatch-us / --microbatch-overhead-us over it. */
+static int cli_framework(const hs_opt_t *opts, hs_framework_t *fw)
+{
+  const hs_opt_t *o = hs_cli_opt(opts, "framework");
+  if (o && hs_framework_preset(o->value, fw) != HS_OK) {
+    char list[256];
+    fprintf(stderr, "hetsim: --framework: unknown preset \"%s\" (%s)\n", o->value,
+            hs_framework_presets_list(list, sizeof list));
+    return HS_EXIT_USAGE;
+  }
+  int rc = cli_host_us(opts, "dispatch-us", &fw->dispatch_us);
+  if (!rc)
+    rc = cli_host_us(opts, "microbatch-overhead-us", &fw->microbatch_us);
+  return rc;
+}
+
 int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
 {
   const hs_opt_t *ok = hs_cli_opt(opts, "kernels");
@@ -78,7 +110,7 @@ int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
     fprintf(stderr, "hetsim: --grad-reduce-dtype: must be fp32 or default, got \"%s\"\n", orr->value);
     return HS_EXIT_USAGE;
   }
-  return 0;
+  return cli_framework(opts, &pr->framework);
 }
 
 /* --NAME on|off into *on when given; anything else is refused naming it. */

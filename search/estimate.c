@@ -382,8 +382,12 @@ static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_
   for (size_t i = 0; i < n; i++) {
     hs_op_t tmp;
     const hs_op_t *op = hs_practice_op(&e->practice, &m->ops[i], tp, &tmp);
-    double f = hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_FWD);
-    double b = hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_BWD);
+    /* each op at least its kernels' host issues (sim/host.c: the queue
+     * lowering runs does not split into prefix sums) */
+    double f = hs_host_op_floor_s(&e->practice, op, HS_PHASE_FWD,
+                                  hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_FWD));
+    double b = hs_host_op_floor_s(&e->practice, op, HS_PHASE_BWD,
+                                  hs_compute_op_s(g, e->dt, op, samples, tp, HS_PHASE_BWD));
     if (tp > 1) {
       /* tp_comm_overlap: the GEMM next to the collective hides it (lower.c) */
       bool ov = e->practice.tp_comm_overlap;
@@ -466,8 +470,10 @@ hs_status_t hs_estimate_stage(hs_estimator_t *e, int32_t op_first, int32_t op_la
     ce->intra_lat_us = nd->intra_latency_us;
   }
 #define RANGE(p) (ce->pre[p][op_last] - ce->pre[p][op_first])
-  out->fwd_s = RANGE(P_FWD);
-  out->bwd_s = RANGE(P_BWD);
+  /* the framework's host work before each microbatch's first kernel (sim/host.c) */
+  double mb_host_s = e->practice.framework.microbatch_us * 1e-6;
+  out->fwd_s = RANGE(P_FWD) + mb_host_s;
+  out->bwd_s = RANGE(P_BWD) + mb_host_s;
   out->params_per_device = RANGE(P_PARAMS);
   if (e->tied_head >= op_first && e->tied_head < op_last) {
     /* a stage with the LM head but not its tied embedding keeps a copy */
@@ -485,7 +491,7 @@ hs_status_t hs_estimate_stage(hs_estimator_t *e, int32_t op_first, int32_t op_la
   out->n_expert = (int32_t)lround(RANGE(P_N_EXP));
   switch (recompute) {
   case HS_RECOMPUTE_FULL:
-    out->bwd_s += out->fwd_s;
+    out->bwd_s += out->fwd_s - mb_host_s;
     out->act_bytes = RANGE(P_ACT_FULL);
     out->transient_bytes = e->max_block_saved * samples / (tp > 1 ? tp : 1);
     break;
@@ -499,7 +505,8 @@ hs_status_t hs_estimate_stage(hs_estimator_t *e, int32_t op_first, int32_t op_la
   }
 #undef RANGE
   const hs_gpu_t *g = hs_cluster_gpu(e->c, devices[0]);
-  double ob = out->params_per_device * OPT_BYTES_PER_PARAM;
+  double ob = out->params_per_device *
+              (OPT_BYTES_PER_PARAM + hs_host_optimizer_extra_bytes(&e->practice.framework, e->dt));
   out->optimizer_s = ob > 0 ? hs_compute_kernel_s(g, HS_DTYPE_FP32, false, 0.0, ob) : 0.0;
   return HS_OK;
 }

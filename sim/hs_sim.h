@@ -123,8 +123,62 @@ hs_status_t hs_grad_accum_parse(const char *s, hs_grad_accum_t *out);
 double hs_grad_accum_bytes_per_param(hs_grad_accum_t a, hs_dtype_t precision,
                                      int32_t microbatches);
 
+/* ---- framework host overheads (sim/host.c, docs/simulator.md "Framework
+ * overheads"): what a training framework's host (CPU) side costs beside
+ * the kernels. Eager PyTorch issues every kernel from Python: the GPU runs
+ * a kernel only after the host has issued it, so a phase whose kernels are
+ * shorter than their host cost runs at the host's pace. Presets name the
+ * framework of a table or run; "none" (the default, every field 0) keeps
+ * every figure what it was before the model existed, bit for bit. ------- */
+typedef enum {
+  HS_FW_NONE = 0,
+  HS_FW_MEGATRON_LM_2021,     /* Megatron-LM 2021-2023: eager, megatron/schedules.py */
+  HS_FW_MEGATRON_CORE_2024,   /* Megatron-Core 2024 with TE, eager */
+  HS_FW_MEGATRON_CORE_GRAPHS, /* the same with --enable-cuda-graph (per-layer graphs) */
+  HS_FW_NEMO_2024,            /* NeMo 24.x: Megatron-Core under PyTorch Lightning */
+  HS_FW_DEEPSPEED_2022,       /* DeepSpeed 0.5-0.8 PipelineEngine / ZeRO (Megatron-DeepSpeed) */
+  HS_FW_FSDP_2023,            /* PyTorch FSDP under Composer/llm-foundry 2023 */
+  HS_FW__COUNT
+} hs_framework_id_t;
+
+typedef struct hs_framework {
+  hs_framework_id_t id;       /* HS_FW_NONE: no host model */
+  double dispatch_us;         /* host time per kernel issued (Python module, PyTorch
+                                 dispatcher, cudaLaunchKernel); >= 0 */
+  double microbatch_us;       /* host time per microbatch per stage and phase before its
+                                 first kernel (schedule / engine bookkeeping, hooks); >= 0 */
+  bool cuda_graphs;           /* each layer replayed as one CUDA graph: one host issue per
+                                 layer instead of one per kernel */
+  bool optimizer_passes;      /* the optimizer step also runs the gradient-norm pass over
+                                 the fp32 gradients (clip_grad_norm), and fp16's unscale
+                                 and inf check */
+} hs_framework_t;
+/* Preset names in hs_framework_id_t order ("none", "megatron-lm-2021", ...),
+ * NULL-terminated. */
+extern const char *const hs_framework_presets[];
+/* Fills *out with the named preset's sourced and fitted values; HS_EINVAL
+ * for an unknown name (s may be NULL). */
+hs_status_t hs_framework_preset(const char *name, hs_framework_t *out);
+const char *hs_framework_name(hs_framework_id_t id);
+/* The preset names joined by ", " into buf (truncated to n bytes); buf. */
+const char *hs_framework_presets_list(char *buf, size_t n);
+bool hs_framework_active(const hs_framework_t *fw);
+bool hs_framework_equal(const hs_framework_t *a, const hs_framework_t *b);
+/* "framework" of object j at path: a preset name, or {"preset", "dispatch_us",
+ * "microbatch_us", "cuda_graphs", "optimizer_passes"} (fields override the
+ * preset's); absent: *fw unchanged. Bad values name file, field and value
+ * (sim/plan_json.c). */
+struct hs_jreader;
+struct cJSON;
+hs_status_t hs_framework_from_json(const struct hs_jreader *r, const struct cJSON *j,
+                                   const char *path, hs_framework_t *fw);
+/* {"preset", "dispatch_us", "microbatch_us", "cuda_graphs", "optimizer_passes"};
+ * NULL when out of memory. */
+struct cJSON *hs_framework_to_json(const hs_framework_t *fw);
+
 typedef struct hs_practice {
   hs_kernels_t kernels;       /* default: megatron-2021 */
+  hs_framework_t framework;   /* default: none (no host model) */
   bool sequence_parallel;     /* Megatron SP over each TP group (Korthikanti et al.) */
   int32_t zero_stage;         /* ZeRO over each op's DP group: 0 none, 1 optimizer state,
                                  2 + gradients, 3 + parameters (FSDP); see hs_plan_zero_stage */
@@ -371,6 +425,37 @@ double hs_compute_fp8_weight_cast_s(const hs_gpu_t *g, hs_dtype_t dt, const hs_o
 /* True when hs_compute_op_s times op as a fused attention kernel at g's
  * calibrated rate (attn_* fields; sim/compute.c). */
 bool hs_compute_attn_fused(const hs_gpu_t *g, const hs_op_t *op);
+
+/* ---- the host queue of one phase (sim/host.c) ----
+ * Kernels are issued by the host one after another, each after
+ * dispatch_us; the GPU starts a kernel when the previous one has finished
+ * and the host has issued it:
+ *     cpu_i = cpu_{i-1} + d,   gpu_i = max(gpu_{i-1}, cpu_i) + t_i
+ * from cpu_0 = microbatch_us, gpu_0 = 0 at the start of each microbatch's
+ * forward or backward on a stage. */
+typedef struct hs_host_cursor {
+  double cpu_s, gpu_s;
+  int32_t layer;              /* layer of the last op issued (CUDA-graph mode) */
+} hs_host_cursor_t;
+void hs_host_begin(hs_host_cursor_t *c, const hs_framework_t *fw);
+/* Kernels the framework launches for op in phase ph (from the framework
+ * code, sim/host.c); 0 for ops with no work. O(1). */
+int32_t hs_host_kernels(const hs_practice_t *pr, const hs_op_t *op, hs_phase_t ph);
+/* Issues op's kernels (hs_host_kernels, split evenly over its GPU time
+ * t_gpu_s) and returns the GPU time the op occupies, idle waits for the
+ * host included: >= t_gpu_s, == t_gpu_s when the host keeps ahead. */
+double hs_host_op_s(hs_host_cursor_t *c, const hs_practice_t *pr, const hs_op_t *op,
+                    hs_phase_t ph, double t_gpu_s);
+/* A collective issued between two ops: one host issue, no GPU time here. */
+void hs_host_collective(hs_host_cursor_t *c, const hs_framework_t *fw);
+/* The per-op bound the planners' estimate uses where ops are summed
+ * (prefix sums cannot carry the queue): max(t_gpu_s, kernels x dispatch). */
+double hs_host_op_floor_s(const hs_practice_t *pr, const hs_op_t *op, hs_phase_t ph,
+                          double t_gpu_s);
+/* Bytes per parameter the optimizer step moves beyond Adam's own
+ * (OPT_BYTES_PER_PARAM) under fw: the gradient norm reads the fp32
+ * gradients (4), fp16's unscale and inf check read and write them (8). */
+double hs_host_optimizer_extra_bytes(const hs_framework_t *fw, hs_dtype_t precision);
 
 /* Device profiles: calibrated efficiency parameters that replace catalog
  * defaults (validate/ writes them). Applied to every GPU of the cluster whose

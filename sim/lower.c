@@ -89,6 +89,7 @@ typedef struct tbuild {
   double side_bytes;       /* side collective of the next segment (0: none) */
   hs_coll_op_t side_op;
   int32_t side_group;
+  hs_host_cursor_t host;   /* the framework's host queue of this phase (sim/host.c) */
 } tbuild_t;
 
 /* The executor's groups for one template: ring attention over its
@@ -129,6 +130,8 @@ static hs_status_t tb_cut(tbuild_t *b, double coll_bytes, hs_coll_op_t op)
   if (hs_reserve((void **)&b->segs, &b->cap, b->n + 1, sizeof *b->segs) != HS_OK)
     return HS_ENOMEM;
   hs_seg_t *s = &b->segs[b->n++];
+  if (coll_bytes > 0.0 && b->pr)
+    hs_host_collective(&b->host, &b->pr->framework);
   s->compute_ns = hs_time_from_s(b->acc_s);
   s->compute_flops = b->acc_flops;
   s->coll_bytes = coll_bytes;
@@ -163,7 +166,8 @@ static void tb_add_frac(tbuild_t *b, const hs_gpu_t *g, hs_dtype_t dt, const hs_
   hs_op_t tmp;
   op = hs_practice_op(b->pr, op, tp, &tmp);
   b->last_s = frac * hs_compute_op_s(g, dt, op, samples, tp, ph);
-  b->acc_s += b->last_s;
+  /* the GPU time the op occupies, waits for the host's issues included */
+  b->acc_s += hs_host_op_s(&b->host, b->pr, op, ph, b->last_s);
   double div = (op->tp_split == HS_TP_REPLICATE || tp <= 1) ? 1.0 : tp;
   b->acc_flops += frac * (ph == HS_PHASE_FWD ? op->fwd_flops : op->bwd_flops) * samples / div;
   b->lo = HS_MIN(b->lo, idx);
@@ -383,6 +387,7 @@ static hs_status_t build_template(const hs_model_t *m, const hs_plan_stage_t *st
 {
   tbuild_t b = {0};
   b.pr = pr;
+  hs_host_begin(&b.host, &pr->framework);
   b.side_group = -1;
   b.lo = INT32_MAX;
   b.hi = -1;
@@ -1194,7 +1199,9 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       int32_t first = pl->stages[ex->rank].op_first;
       params /= HS_MAX(holders[first].n, 1);
     }
-    double bytes = params * OPT_BYTES_PER_PARAM;
+    double bytes =
+        params * (OPT_BYTES_PER_PARAM + hs_host_optimizer_extra_bytes(&plan->practice.framework,
+                                                                      plan->precision));
     ex->optimizer_ns_d = bytes > 0 ? hs_compute_kernel_s(ex->gpu, HS_DTYPE_FP32, false, 0.0, bytes) : 0.0;
     /* fp8: TE's weight casts, once per step, timed with the optimizer (the
      * same device, serial with it: the next step's first microbatch) */

@@ -168,6 +168,53 @@ static hs_status_t parse_pipeline(const hs_jreader_t *r, const cJSON *jp, const 
   return HS_OK;
 }
 
+hs_status_t hs_framework_from_json(const hs_jreader_t *r, const cJSON *j, const char *path,
+                                   hs_framework_t *fw)
+{
+  static const char *const known[] = {"preset", "dispatch_us", "microbatch_us", "cuda_graphs",
+                                      "optimizer_passes", NULL};
+  char key[256], name[64], list[256];
+  hs_status_t st = HS_OK;
+  const cJSON *jf = cJSON_GetObjectItemCaseSensitive(j, "framework");
+  hs_json_path(key, sizeof key, path, "framework", -1);
+  if (!jf)
+    return HS_OK;
+  if (cJSON_IsString(jf)) {
+    if (hs_framework_preset(jf->valuestring, fw) != HS_OK)
+      return hs_error_set(r->err, HS_EINVAL, "%s: %s: unknown preset \"%.64s\" (%s)", r->file, key,
+                          jf->valuestring, hs_framework_presets_list(list, sizeof list));
+    return HS_OK;
+  }
+  HS_CHECK(hs_json_expect_object(r, jf, key));
+  hs_json_warn_unknown(r, jf, key, known);
+  HS_CHECK(hs_json_string(r, jf, key, "preset", true, "", name, sizeof name));
+  if (hs_framework_preset(name, fw) != HS_OK)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s.preset: unknown preset \"%s\" (%s)", r->file, key,
+                        name, hs_framework_presets_list(list, sizeof list));
+  HS_CHECK(hs_json_number(r, jf, key, "dispatch_us", false, fw->dispatch_us, HS_JNUM_NONNEG, 1e6,
+                          &fw->dispatch_us));
+  HS_CHECK(hs_json_number(r, jf, key, "microbatch_us", false, fw->microbatch_us, HS_JNUM_NONNEG,
+                          1e6, &fw->microbatch_us));
+  HS_CHECK(hs_json_bool(r, jf, key, "cuda_graphs", false, fw->cuda_graphs, &fw->cuda_graphs));
+  HS_CHECK(hs_json_bool(r, jf, key, "optimizer_passes", false, fw->optimizer_passes,
+                        &fw->optimizer_passes));
+cleanup:
+  return st;
+}
+
+cJSON *hs_framework_to_json(const hs_framework_t *fw)
+{
+  cJSON *o = cJSON_CreateObject();
+  if (!o)
+    return NULL;
+  cJSON_AddStringToObject(o, "preset", hs_framework_name(fw->id));
+  cJSON_AddNumberToObject(o, "dispatch_us", fw->dispatch_us);
+  cJSON_AddNumberToObject(o, "microbatch_us", fw->microbatch_us);
+  cJSON_AddBoolToObject(o, "cuda_graphs", fw->cuda_graphs);
+  cJSON_AddBoolToObject(o, "optimizer_passes", fw->optimizer_passes);
+  return o;
+}
+
 /* "kernels": a preset name or {"preset", "attention", "fused_act",
  * "fused_norm", "fused_cross_entropy"} (fields override the preset);
  * "attention" at the top level overrides both; "sequence_parallel". */
@@ -245,6 +292,7 @@ static hs_status_t parse_practice(const hs_jreader_t *r, const cJSON *j, const c
   if (hs_grad_reduce_parse(name, &pr->grad_reduce_fp32) != HS_OK)
     return hs_error_set(err, HS_EINVAL, "%s: grad_reduce_dtype: must be fp32 or default, got \"%s\"",
                         file, name);
+  HS_CHECK(hs_framework_from_json(r, j, "", &pr->framework));
 cleanup:
   return st;
 }
@@ -258,7 +306,8 @@ hs_status_t hs_plan_parse(const char *text, const char *file, hs_plan_t *out, hs
                                       "sequence_parallel", "zero_stage", "tp_comm_overlap",
                                       "dp_overlap", "overlap_contention", "context_parallel", "expert_parallel",
                                       "fsdp_param_dtype", "fsdp_backward_prefetch",
-                                      "fsdp_shard_grad_op", "grad_accum", "grad_reduce_dtype", NULL};
+                                      "fsdp_shard_grad_op", "grad_accum", "grad_reduce_dtype",
+                                      "framework", NULL};
   hs_status_t st = HS_OK;
   cJSON *j = NULL;
   hs_jreader_t r = {file, err};
@@ -413,6 +462,8 @@ cJSON *hs_plan_to_json(const hs_plan_t *p)
     cJSON_AddStringToObject(j, "grad_accum", hs_grad_accum_name(p->practice.grad_accum));
   if (p->practice.grad_reduce_fp32)
     cJSON_AddStringToObject(j, "grad_reduce_dtype", "fp32");
+  if (hs_framework_active(&p->practice.framework)) /* written when on: plans without it read as none */
+    cJSON_AddItemToObject(j, "framework", hs_framework_to_json(&p->practice.framework));
   cJSON_AddNumberToObject(j, "global_batch", (double)hs_plan_global_batch(p));
   cJSON *jp = cJSON_AddArrayToObject(j, "pipelines");
   for (int32_t i = 0; jp && i < p->n_pipelines; i++) {

@@ -143,6 +143,8 @@ void hs_plan_describe(const hs_plan_t *p, const hs_model_t *m, char *buf, size_t
       put(&o, " grad-accum=%s", hs_grad_accum_name(p->practice.grad_accum));
     if (p->practice.grad_reduce_fp32)
       put(&o, " grad-reduce=fp32");
+    if (hs_framework_active(&p->practice.framework))
+      put(&o, " framework=%s", hs_framework_name(p->practice.framework.id));
   }
   if (differ > 0)
     put(&o, ", %d pipeline%s with different stages", differ, differ == 1 ? "" : "s");

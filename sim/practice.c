@@ -170,7 +170,8 @@ bool hs_practice_equal(const hs_practice_t *a, const hs_practice_t *b)
          (!a->fsdp_param_dtype_set || a->fsdp_param_dtype == b->fsdp_param_dtype) &&
          a->fsdp_backward_post == b->fsdp_backward_post &&
          a->fsdp_shard_grad_op == b->fsdp_shard_grad_op && a->grad_accum == b->grad_accum &&
-         a->grad_reduce_fp32 == b->grad_reduce_fp32;
+         a->grad_reduce_fp32 == b->grad_reduce_fp32 &&
+         hs_framework_equal(&a->framework, &b->framework);
 }
 
 bool hs_practice_is_default(const hs_practice_t *p)

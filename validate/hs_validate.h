@@ -431,6 +431,7 @@ typedef struct hs_pub_options {
   bool fsdp_shard_grad_op;     /* zero_stage 2 as FSDP SHARD_GRAD_OP (forward gathers) */
   hs_grad_accum_t grad_accum;  /* default fused: no per-microbatch accumulation pass */
   bool grad_reduce_fp32;       /* grad_reduce_dtype "fp32" (default "default") */
+  hs_framework_t framework;    /* host overheads (sim/host.c); default none */
 } hs_pub_options_t;
 void hs_pub_options_init(hs_pub_options_t *o);
 
@@ -527,6 +528,56 @@ void hs_pub_print(const hs_pub_table_t *t, const hs_pub_result_t *res, const hs_
  * when out of memory. Caller frees with hs_json_free. O(rows). */
 struct cJSON *hs_pub_to_json(const hs_pub_table_t *t, const hs_pub_result_t *res,
                              const hs_pub_summary_t *sum);
+
+/* ---- fitted framework overheads (validate/published_cv.c) -------------------
+ * The host-overhead parameters (sim/host.c) fitted on a declared training
+ * split of the suite, with leave-one-table-out errors. */
+enum { HS_PUB_FAMILY_MEGATRON = 0, HS_PUB_FAMILY_DEEPSPEED, HS_PUB_FAMILY_FSDP, HS_PUB_FAMILIES };
+/* The engine family of a framework preset (its microbatch_us), -1 for none. */
+int hs_pub_family(hs_framework_id_t id);
+const char *hs_pub_family_name(int family);   /* "megatron", ...; "none" for -1 */
+
+/* validate/published-fit.json: {"schema_version": 1, "train": [table names],
+ * "held_out": [...], "dispatch_us": [grid], "microbatch_us": [grid]}. */
+typedef struct hs_pub_fit_spec {
+  char **train;
+  int32_t n_train;
+  double *dispatch_us, *microbatch_us;   /* increasing, in [0, 1e6] */
+  int32_t n_dispatch, n_microbatch;
+} hs_pub_fit_spec_t;
+hs_status_t hs_pub_fit_spec_parse(const char *text, const char *file, hs_pub_fit_spec_t *out,
+                                  hs_error_t *err);
+void hs_pub_fit_spec_destroy(hs_pub_fit_spec_t *s);
+bool hs_pub_fit_spec_trains(const hs_pub_fit_spec_t *s, const char *table);
+
+/* Sets every row's framework dispatch_us and its family's microbatch_us
+ * (rows whose framework is none are left alone). */
+void hs_pub_set_host(hs_pub_table_t *t, double dispatch_us, const double *microbatch_us);
+
+/* Every training table's MAPE at every grid point (NAN for held-out tables). */
+typedef struct hs_pub_cv {
+  int32_t n_tables, n_dispatch, n_microbatch;
+  int *family;                  /* per table: hs_pub_family of its rows, -1 none */
+  bool *train;                  /* per table: in the training split */
+  double *mape;                 /* [table][dispatch][microbatch] */
+} hs_pub_cv_t;
+/* Simulates the training tables over the grid (their rows' framework values
+ * are overwritten). Errors: a train name not in `tables`, a table mixing
+ * families, the simulator's. O(training tables x grid x rows). */
+hs_status_t hs_pub_cv_eval(hs_pub_table_t *tables, int32_t n_tables, const hs_pub_fit_spec_t *s,
+                           hs_pub_cv_t *cv, hs_error_t *err);
+void hs_pub_cv_destroy(hs_pub_cv_t *cv);
+typedef struct hs_pub_fit {
+  int32_t dispatch_idx;
+  int32_t microbatch_idx[HS_PUB_FAMILIES];
+  double objective;             /* mean MAPE over the fitted tables */
+  int32_t n_tables;             /* tables fitted on */
+} hs_pub_fit_t;
+/* The grid point of least mean MAPE over the training tables but
+ * `leave_out` (-1: none); ties to the smaller values. O(grid x tables). */
+void hs_pub_cv_fit(const hs_pub_cv_t *cv, int32_t leave_out, hs_pub_fit_t *out);
+/* Table t's MAPE at the fit's grid point. */
+double hs_pub_cv_table_mape(const hs_pub_cv_t *cv, int32_t t, const hs_pub_fit_t *fit);
 /* ---- importers (docs/import.md) ---------------------------------------------- */
 
 /* nccl-tests collectives, named as the binaries (all_reduce_perf, ...). */

@@ -55,6 +55,7 @@ const char *hs_pub_options_map(const hs_pub_options_t *o, hs_pub_setup_t *s)
   pr->fsdp_shard_grad_op = o->fsdp_shard_grad_op;
   pr->grad_accum = o->grad_accum;
   pr->grad_reduce_fp32 = o->grad_reduce_fp32;
+  pr->framework = o->framework;
   pr->fsdp_param_dtype_set = o->fsdp_param_dtype[0] != '\0';
   if (pr->fsdp_param_dtype_set && hs_dtype_parse(o->fsdp_param_dtype, &pr->fsdp_param_dtype) != HS_OK)
     return "fsdp_param_dtype";

@@ -75,7 +75,7 @@ static hs_status_t read_options(const hs_jreader_t *r, const cJSON *obj, const c
                                       "tp_comm_overlap", "dp_overlap",
                                       "context_parallel", "expert_parallel", "fsdp_param_dtype",
                                       "fsdp_backward_prefetch", "fsdp_shard_grad_op", "grad_accum",
-                                      "grad_reduce_dtype", NULL};
+                                      "grad_reduce_dtype", "framework", NULL};
   hs_status_t st = HS_OK;
   char buf[16];
   HS_CHECK(hs_json_expect_object(r, obj, path));
@@ -148,6 +148,7 @@ static hs_status_t read_options(const hs_jreader_t *r, const cJSON *obj, const c
   if (hs_grad_reduce_parse(buf, &o->grad_reduce_fp32) != HS_OK)
     HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.grad_reduce_dtype: must be fp32 or default, got \"%s\"",
                          r->file, path, buf));
+  HS_CHECK(hs_framework_from_json(r, obj, path, &o->framework));
 cleanup:
   return st;
 }
