@@ -179,6 +179,18 @@ typedef struct hs_link_ranges {
 } hs_link_ranges_t;
 /* The range of `bytes` (0 when below the first). O(n). */
 int32_t hs_link_ranges_find(const hs_link_ranges_t *r, double bytes);
+struct hs_jreader;
+struct cJSON;
+/* Reads the "ranges" array `arr` at `path` ([{"min_bytes", "max_bytes",
+ * "GBps", "latency_us"}, ...], as `hetsim import nccl-tests` writes it)
+ * into out (base_latency_us as given). Refused, naming the file, the field
+ * and the value: fewer than 2 or more than HS_LINK_RANGES_MAX ranges, a
+ * first range not starting at 0, a negative or non-increasing min_bytes, a
+ * max_bytes that leaves a gap or overlaps the next range (it must equal the
+ * next min_bytes), a max_bytes on the last range (it covers every larger
+ * size), GBps not positive, latency_us negative. O(n). */
+hs_status_t hs_link_ranges_read(const struct hs_jreader *r, const struct cJSON *arr, const char *path,
+                                double base_latency_us, hs_link_ranges_t *out);
 
 typedef struct hs_site {
   char name[HS_NAME_MAX];

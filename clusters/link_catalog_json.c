@@ -229,3 +229,57 @@ cleanup:
     hs_link_catalog_destroy(out);
   return st;
 }
+
+static const char *const range_known[] = {"min_bytes", "max_bytes", "GBps", "latency_us", NULL};
+
+hs_status_t hs_link_ranges_read(const hs_jreader_t *r, const cJSON *arr, const char *path,
+                                double base_latency_us, hs_link_ranges_t *out)
+{
+  hs_status_t st = HS_OK;
+  memset(out, 0, sizeof *out);
+  out->base_latency_us = base_latency_us;
+  if (!cJSON_IsArray(arr))
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s: must be an array of ranges", r->file, path);
+  int n = cJSON_GetArraySize(arr);
+  if (n < 2 || n > HS_LINK_RANGES_MAX)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s: %d ranges, need 2 to %d (one line: give no ranges)",
+                        r->file, path, n, HS_LINK_RANGES_MAX);
+  double prev_max = 0.0;
+  int i = 0;
+  for (const cJSON *e = arr->child; e; e = e->next, i++) {
+    char p[160];
+    hs_json_path(p, sizeof p, path, NULL, i);
+    HS_CHECK(hs_json_expect_object(r, e, p));
+    hs_json_warn_unknown(r, e, p, range_known);
+    double lo = 0.0, hi = 0.0;
+    HS_CHECK(hs_json_number(r, e, p, "min_bytes", true, 0.0, HS_JNUM_ANY, 1e30, &lo));
+    if (lo < 0.0)
+      HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.min_bytes: %.17g, must be >= 0", r->file, p, lo));
+    if (i == 0 && lo != 0.0)
+      HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.min_bytes: %.17g, the first range must start at 0 "
+                           "(the ranges must cover every size)", r->file, p, lo));
+    if (i > 0 && lo != prev_max)
+      HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.min_bytes: %.17g, but the range before ends at "
+                           "max_bytes %.17g: ranges must neither %s", r->file, p, lo, prev_max,
+                           lo > prev_max ? "leave a gap" : "overlap"));
+    bool has_max = cJSON_GetObjectItemCaseSensitive(e, "max_bytes") != NULL;
+    if (i + 1 == n && has_max)
+      HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.max_bytes: the last range has no max_bytes "
+                           "(it covers every larger size), got %.17g", r->file, p,
+                           cJSON_GetObjectItemCaseSensitive(e, "max_bytes")->valuedouble));
+    if (i + 1 < n) {
+      HS_CHECK(hs_json_number(r, e, p, "max_bytes", true, 0.0, HS_JNUM_ANY, 1e30, &hi));
+      if (!(hi > lo))
+        HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.max_bytes: %.17g, must be above min_bytes %.17g",
+                             r->file, p, hi, lo));
+    }
+    HS_CHECK(read_bw(r, e, p, "GBps", &out->GBps[i]));
+    HS_CHECK(hs_json_number(r, e, p, "latency_us", true, 0.0, HS_JNUM_NONNEG, HS_LATENCY_MAX_US,
+                            &out->latency_us[i]));
+    out->min_bytes[i] = lo;
+    prev_max = hi;
+  }
+  out->n = n;
+cleanup:
+  return st;
+}

@@ -11,6 +11,9 @@
  *
  *   "intra_node": {"GBps": 370, "latency_us": 1.9}, "nic": {"GBps": 32, "latency_us": 8}
  *
+ * and, per link, "ranges": [{"min_bytes", "max_bytes", "GBps", "latency_us"}]:
+ * the figures per message-size range (docs/import.md).
+ *
  * Every listed field is optional; entries whose name is not in the cluster
  * are reported as warnings (the profile may cover other clusters too).
  */
@@ -28,7 +31,7 @@ static hs_status_t apply_json(cJSON *j, const char *file, hs_cluster_t *c, hs_er
                                       "launch_us", "gemm_out_k", "gemm_sustained_eff", "attn_fwd_eff_max", "attn_fwd_half_seq",
                                       "attn_bwd_eff_max", "attn_bwd_half_seq", "fit", "source", "intra_node", "nic",
                                       NULL};
-  static const char *const known_link[] = {"GBps", "latency_us", "rails", NULL};
+  static const char *const known_link[] = {"GBps", "latency_us", "rails", "ranges", NULL};
   hs_status_t st = HS_OK;
   hs_jreader_t r = {file, err};
   const cJSON *arr = NULL;
@@ -86,17 +89,31 @@ static hs_status_t apply_json(cJSON *j, const char *file, hs_cluster_t *c, hs_er
       if (!q && rails > 1)
         HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.rails: only on nic (NICs per node), got %lld", file, lp,
                              (long long)rails));
+      /* ranges: per-size figures (hs_link_ranges_read checks them) */
+      int8_t ranges = 0;
+      const cJSON *ra = cJSON_GetObjectItemCaseSensitive(lo, "ranges");
+      if (ra) {
+        char rp[128];
+        snprintf(rp, sizeof rp, "%s.ranges", lp);
+        if (c->n_link_ranges >= HS_CLUSTER_MAX_NAMED_LINKS)
+          HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s: %s: at most %d ranged links", file, rp,
+                               HS_CLUSTER_MAX_NAMED_LINKS));
+        HS_CHECK(hs_link_ranges_read(&r, ra, rp, lat, &c->link_ranges[c->n_link_ranges]));
+        ranges = (int8_t)++c->n_link_ranges;
+      }
       for (size_t i = 0; i < c->n_nodes; i++) {
         if (c->nodes[i].gpu != gi)
           continue;
         if (q) {
           c->nodes[i].nic_GBps = GBps;
           c->nodes[i].nic_latency_us = lat;
+          c->nodes[i].nic_ranges = ranges;
           if (rails > 0)
             c->nodes[i].nic_rails = (int16_t)rails;
         } else {
           c->nodes[i].intra_GBps = GBps;
           c->nodes[i].intra_latency_us = lat;
+          c->nodes[i].intra_ranges = ranges;
         }
       }
     }

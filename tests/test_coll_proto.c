@@ -118,12 +118,12 @@ static void test_ring_closed_form(void)
     run_coll(c, HS_COLL_ALLREDUCE, n, S, &sim, &est);
     double ll = (6.6 + 2.0 * (n - 1) * 1.0) * US + 2.0 * (n - 1) * S / n / (0.5 * B);
     CHECK_REL(est, ll, 1e-9);
-    CHECK_MSG(fabs(sim - ll) <= 3e-9, \"%.12g vs %.12g\", sim, ll); /* ns rounding */
+    CHECK_MSG(fabs(sim - ll) <= 3e-9, "%.12g vs %.12g", sim, ll); /* ns rounding */
     S = 64e6;
     run_coll(c, HS_COLL_ALLREDUCE, n, S, &sim, &est);
     double simple = (8.4 + 2.0 * (n - 1) * 5.7) * US + 2.0 * (n - 1) * S / n / B;
     CHECK_REL(est, simple, 1e-9);
-    CHECK_MSG(fabs(sim - simple) <= 3e-9, \"%.12g vs %.12g\", sim, simple); /* ns rounding */
+    CHECK_MSG(fabs(sim - simple) <= 3e-9, "%.12g vs %.12g", sim, simple); /* ns rounding */
     /* all-gather: n-1 steps */
     S = 1024;
     run_coll(c, HS_COLL_ALLGATHER, n, S, &sim, &est);
@@ -146,7 +146,7 @@ static void test_no_pcie_unchanged(void)
     run_coll(c, HS_COLL_ALLREDUCE, 4, S, &sim, &est);
     double want = 6 * 1e-6 + 6 * S / 4 / 16e9;
     CHECK_REL(est, want, 1e-9);
-    CHECK_MSG(fabs(sim - want) <= 3e-9, \"%.12g vs %.12g\", sim, want); /* ns rounding */
+    CHECK_MSG(fabs(sim - want) <= 3e-9, "%.12g vs %.12g", sim, want); /* ns rounding */
   }
   hs_cluster_destroy(c);
 }

@@ -31,6 +31,9 @@
 #include <string.h>
 #include <strings.h>
 
+/* A size range's line must hold each of its sizes within this (fit_ranges). */
+#define HS_NT_RANGE_TOL 0.05
+
 void hs_nt_import_init(hs_nt_import_t *im) { memset(im, 0, sizeof *im); }
 
 void hs_nt_import_destroy(hs_nt_import_t *im)
@@ -107,6 +110,26 @@ static hs_status_t group_shape(const hs_nccl_tests_t *t, int32_t *m, int32_t *k,
                       "give --gpus-per-node", t->file, t->nranks);
 }
 
+/* The links' per-size ranges into c's table, on every node the links set. */
+static void install_ranges(const hs_nt_links_t *links, hs_cluster_t *c)
+{
+  for (int q = 0; q < 2; q++) {
+    const hs_link_ranges_t *r = q ? &links->nic_ranges : &links->intra_ranges;
+    if (r->n < 2 || !(q ? links->has_nic : links->has_intra) ||
+        c->n_link_ranges >= HS_CLUSTER_MAX_NAMED_LINKS)
+      continue;
+    c->link_ranges[c->n_link_ranges++] = *r;
+    for (size_t i = 0; i < c->n_nodes; i++) {
+      if (strcmp(c->gpus.gpus[c->nodes[i].gpu].name, links->gpu) != 0)
+        continue;
+      if (q)
+        c->nodes[i].nic_ranges = (int8_t)c->n_link_ranges;
+      else
+        c->nodes[i].intra_ranges = (int8_t)c->n_link_ranges;
+    }
+  }
+}
+
 /* A one-site cluster of m nodes of k GPUs of `gpu`, with `links` applied. */
 static hs_status_t make_cluster(const char *gpu, int32_t m, int32_t k, const hs_nt_links_t *links,
                                 hs_cluster_t *c, hs_error_t *err)
@@ -129,6 +152,7 @@ static hs_status_t make_cluster(const char *gpu, int32_t m, int32_t k, const hs_
     }
     c->nodes[i].nic_rails = (int16_t)links->nic_rails; /* <= 1: one NIC (topology.c) */
   }
+  install_ranges(links, c);
   return HS_OK;
 }
 
@@ -194,11 +218,11 @@ cleanup:
 
 /* The model's line (a s, b s/B) for the file under `links`. */
 static hs_status_t model_line(const char *gpu, const hs_nccl_tests_t *t, int32_t m, int32_t k,
-                              const hs_nt_links_t *links, double *a, double *b, hs_error_t *err)
+                              const hs_nt_links_t *links, const double sz[2], double *a, double *b,
+                              hs_error_t *err)
 {
   hs_cluster_t c;
   hs_cluster_init(&c);
-  static const double sz[2] = {1e6, 1e9};
   double ts[2] = {0, 0};
   hs_status_t st = make_cluster(gpu, m, k, links, &c, err);
   if (st == HS_OK)
@@ -212,7 +236,7 @@ static hs_status_t model_line(const char *gpu, const hs_nccl_tests_t *t, int32_t
 /* Sets the intra (scope 0) or nic (scope 1) link so that the model's line
  * matches the fit of file t. */
 static hs_status_t solve_link(const char *gpu, const hs_nccl_tests_t *t, const hs_nt_fit_t *f,
-                              int32_t m, int32_t k, int scope, hs_nt_links_t *links,
+                              int32_t m, int32_t k, int scope, const double sz[2], hs_nt_links_t *links,
                               hs_error_t *err)
 {
   hs_status_t st = HS_OK;
@@ -230,9 +254,9 @@ static hs_status_t solve_link(const char *gpu, const hs_nccl_tests_t *t, const h
   double a0, a1, b;
   *gb = 100.0;
   *lat = 0.0;
-  HS_CHECK(model_line(gpu, t, m, k, &l, &a0, &b, err));
+  HS_CHECK(model_line(gpu, t, m, k, &l, sz, &a0, &b, err));
   *lat = 1.0;
-  HS_CHECK(model_line(gpu, t, m, k, &l, &a1, &b, err));
+  HS_CHECK(model_line(gpu, t, m, k, &l, sz, &a1, &b, err));
   double slope = a1 - a0;
   if (!(slope > 0))
     HS_FAIL(hs_error_set(err, HS_EINTERNAL, "%s: the model's latency does not depend on %s",
@@ -247,9 +271,9 @@ static hs_status_t solve_link(const char *gpu, const hs_nccl_tests_t *t, const h
   /* bandwidth: b(X) non-increasing; bisection on log X */
   double lo = 1e-3, hi = 1e6, blo, bhi, a;
   *gb = hi;
-  HS_CHECK(model_line(gpu, t, m, k, &l, &a, &bhi, err));
+  HS_CHECK(model_line(gpu, t, m, k, &l, sz, &a, &bhi, err));
   *gb = lo;
-  HS_CHECK(model_line(gpu, t, m, k, &l, &a, &blo, err));
+  HS_CHECK(model_line(gpu, t, m, k, &l, sz, &a, &blo, err));
   if (fb <= bhi * (1 + 1e-9)) {
     hs_error_warn(err, "%s: busbw %.4g GB/s is at or above what the other links allow: %s GBps "
                   "is not identifiable from this file and keeps its default", t->file,
@@ -275,7 +299,7 @@ static hs_status_t solve_link(const char *gpu, const hs_nccl_tests_t *t, const h
     for (int it = 0; it < 200 && x1 - x0 > 1e-13; it++) {
       double xm = 0.5 * (x0 + x1), bm;
       *gb = exp(xm);
-      HS_CHECK(model_line(gpu, t, m, k, &l, &a, &bm, err));
+      HS_CHECK(model_line(gpu, t, m, k, &l, sz, &a, &bm, err));
       if (bm > fb)
         x0 = xm; /* too slow: more bandwidth */
       else
@@ -285,6 +309,93 @@ static hs_status_t solve_link(const char *gpu, const hs_nccl_tests_t *t, const h
   }
   *links = l;
 cleanup:
+  return st;
+}
+
+/* Per-size ranges of the link of `scope` from file t: the sizes, in order,
+ * split greedily into the longest runs whose weighted least-squares line
+ * holds every size within HS_NT_RANGE_TOL (NCCL's protocol and algorithm
+ * choice changes the line, so each run is one choice: the breakpoints come
+ * from the data); each run's line then sets the link as the whole file's
+ * does (solve_link, with the model evaluated at the run's own first and last
+ * size). A range starts halfway (geometric mean) between the last size of
+ * the run before and its first; the first starts at 0. One run: no ranges.
+ * O(rows^2 + ranges x 200 estimates). */
+static hs_status_t fit_ranges(const char *gpu, const hs_nccl_tests_t *t, int32_t m, int32_t k, int scope,
+                              hs_nt_links_t *links, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_link_ranges_t R;
+  memset(&R, 0, sizeof R);
+  double *x = hs_calloc((size_t)t->n_rows + 1, sizeof *x), *y = hs_calloc((size_t)t->n_rows + 1, sizeof *y);
+  hs_error_t quiet; /* the per-range solve's warnings (flat runs) are not the user's */
+  hs_error_init(&quiet);
+  quiet.warn_fp = NULL;
+  if (!x || !y)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  int32_t np = 0;
+  for (int32_t r = 0; r < t->n_rows; r++)
+    if (t->rows[r].size_bytes > 0 && (np == 0 || t->rows[r].size_bytes > x[np - 1])) {
+      x[np] = t->rows[r].size_bytes;
+      y[np++] = t->rows[r].time_us[0] * 1e-6;
+    }
+  double fac = hs_nt_busbw_factor(t->coll, t->nranks);
+  hs_nt_links_t base = *links;
+  memset(scope ? &base.nic_ranges : &base.intra_ranges, 0, sizeof R);
+  R.base_latency_us = scope ? links->nic_latency_us : links->intra_latency_us;
+  for (int32_t i = 0; i < np && st == HS_OK;) {
+    /* the longest run from i whose line holds (a run of 1 or 2 always does) */
+    int32_t e = i + 1;
+    hs_line_fit_t lf, ok;
+    memset(&ok, 0, sizeof ok);
+    ok.a = y[i]; /* one size: a flat line through it */
+    bool last = R.n == HS_LINK_RANGES_MAX - 1;
+    for (int32_t j = i + 2; j <= np; j++) {
+      /* a flat run (latency-bound, or the time dips where the protocol
+       * changes): the level with the least largest relative error */
+      double lo = INFINITY, hi = 0.0;
+      for (int32_t q = i; q < j; q++) {
+        lo = fmin(lo, y[q]);
+        hi = fmax(hi, y[q]);
+      }
+      bool line = hs__fit_line(x + i, y + i, j - i, "range", &lf, &quiet) == HS_OK && lf.b > 0 &&
+                  (lf.max_rel <= HS_NT_RANGE_TOL || last);
+      if (!line && ((hi - lo) / (hi + lo) <= HS_NT_RANGE_TOL || last)) {
+        memset(&lf, 0, sizeof lf);
+        lf.a = 2.0 * lo * hi / (lo + hi);
+        line = true;
+      }
+      if (!line)
+        break;
+      ok = lf;
+      e = j;
+    }
+    hs_nt_fit_t f;
+    memset(&f, 0, sizeof f);
+    f.latency_us = ok.a * 1e6;
+    /* a flat run (small sizes: latency only) gets a bandwidth far above the
+     * link's, so the run's time is its latency */
+    f.busbw_GBps = ok.b > 0 ? fac / ok.b / HS_GB : 1e5;
+    double sz[2] = {x[i], e - 1 > i ? x[e - 1] : 2 * x[i]};
+    hs_nt_links_t l = base;
+    hs_error_init(&quiet);
+    quiet.warn_fp = NULL;
+    st = solve_link(gpu, t, &f, m, k, scope, sz, &l, &quiet);
+    if (st != HS_OK) {
+      hs_error_set(err, st, "%s: sizes %.0f-%.0f B: %s", t->file, x[i], x[e - 1], quiet.msg);
+      break;
+    }
+    R.min_bytes[R.n] = R.n == 0 ? 0.0 : sqrt(x[i - 1] * x[i]);
+    R.GBps[R.n] = scope ? l.nic_GBps : l.intra_GBps;
+    R.latency_us[R.n] = scope ? l.nic_latency_us : l.intra_latency_us;
+    R.n++;
+    i = e;
+  }
+  if (st == HS_OK)
+    *(scope ? &links->nic_ranges : &links->intra_ranges) = R.n > 1 ? R : (hs_link_ranges_t){0};
+cleanup:
+  free(x);
+  free(y);
   return st;
 }
 
@@ -384,9 +495,11 @@ hs_status_t hs_nt_import(const char *const *paths, int32_t n, const hs_nt_opts_t
     }
     if (pick < 0)
       continue;
+    static const double whole[2] = {1e6, 1e9};
     HS_CHECK(solve_link(L->gpu, &out->files[pick], &out->fits[pick], shape[2 * pick],
-                        shape[2 * pick + 1], scope, L, err));
+                        shape[2 * pick + 1], scope, whole, L, err));
     out->fits[pick].sets = scope ? "nic" : "intra_node";
+    HS_CHECK(fit_ranges(L->gpu, &out->files[pick], shape[2 * pick], shape[2 * pick + 1], scope, L, err));
   }
   /* predictions with the final links */
   for (int32_t i = 0; i < n; i++) {
@@ -488,4 +601,18 @@ void hs_nt_import_print(const hs_nt_import_t *im, FILE *out)
   if (L->has_nic)
     fprintf(out, " nic %.4g GB/s, %.3g us;", L->nic_GBps, L->nic_latency_us);
   fprintf(out, " (hetsim simulate --profile uses them)\n");
+  for (int q = 0; q < 2; q++) {
+    const hs_link_ranges_t *r = q ? &L->nic_ranges : &L->intra_ranges;
+    if (r->n < 2)
+      continue;
+    fprintf(out, "%s per size range (one line each, where NCCL's choice changes):\n",
+            q ? "nic" : "intra_node");
+    fprintf(out, "  %14s %14s %12s %12s\n", "from (B)", "below (B)", "GBps", "latency_us");
+    for (int32_t i = 0; i < r->n; i++) {
+      char below[32] = "-";
+      if (i + 1 < r->n)
+        snprintf(below, sizeof below, "%.0f", r->min_bytes[i + 1]);
+      fprintf(out, "  %14.0f %14s %12.4g %12.4g\n", r->min_bytes[i], below, r->GBps[i], r->latency_us[i]);
+    }
+  }
 }

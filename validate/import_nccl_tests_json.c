@@ -3,7 +3,9 @@
  *
  *   {"source": "hetsim import nccl-tests: a.txt, b.txt",
  *    "gpus": [{"name": "H200-SXM-141GB",
- *              "intra_node": {"GBps": 370.1, "latency_us": 1.9},
+ *              "intra_node": {"GBps": 370.1, "latency_us": 1.9,
+ *                             "ranges": [{"min_bytes": 0, "max_bytes": 46341, "GBps": 120,
+ *                                         "latency_us": 1.2}, ..., {"min_bytes": 1.2e7, ...}]},
  *              "nic": {"GBps": 32.2, "latency_us": 8.5}}],
  *    "nccl_tests": [{"file", "collective", "ranks", "nodes", "gpus_per_node",
  *                    "latency_us", "busbw_GBps", "r2", "median_rel_err",
@@ -21,7 +23,8 @@
 #include <string.h>
 
 /* rails > 1 only for the nic link (the NICs per node it was fitted with) */
-static void add_link(cJSON *g, const char *key, double GBps, double latency_us, int32_t rails)
+static void add_link(cJSON *g, const char *key, double GBps, double latency_us, int32_t rails,
+                     const hs_link_ranges_t *r)
 {
   cJSON *o = cJSON_AddObjectToObject(g, key);
   if (!o)
@@ -30,6 +33,21 @@ static void add_link(cJSON *g, const char *key, double GBps, double latency_us, 
   cJSON_AddNumberToObject(o, "latency_us", latency_us);
   if (rails > 1)
     cJSON_AddNumberToObject(o, "rails", rails);
+  if (r->n < 2)
+    return;
+  /* per size range: [min_bytes, max_bytes), the last without max_bytes */
+  cJSON *arr = cJSON_AddArrayToObject(o, "ranges");
+  for (int32_t i = 0; arr && i < r->n; i++) {
+    cJSON *e = cJSON_CreateObject();
+    if (!e)
+      break;
+    cJSON_AddItemToArray(arr, e);
+    cJSON_AddNumberToObject(e, "min_bytes", r->min_bytes[i]);
+    if (i + 1 < r->n)
+      cJSON_AddNumberToObject(e, "max_bytes", r->min_bytes[i + 1]);
+    cJSON_AddNumberToObject(e, "GBps", r->GBps[i]);
+    cJSON_AddNumberToObject(e, "latency_us", r->latency_us[i]);
+  }
 }
 
 cJSON *hs_nt_import_to_json(const hs_nt_import_t *im)
@@ -49,9 +67,11 @@ cJSON *hs_nt_import_to_json(const hs_nt_import_t *im)
     cJSON_AddItemToArray(gs, g);
     cJSON_AddStringToObject(g, "name", im->links.gpu);
     if (im->links.has_intra)
-      add_link(g, "intra_node", im->links.intra_GBps, im->links.intra_latency_us, 1);
+      add_link(g, "intra_node", im->links.intra_GBps, im->links.intra_latency_us, 1,
+               &im->links.intra_ranges);
     if (im->links.has_nic)
-      add_link(g, "nic", im->links.nic_GBps, im->links.nic_latency_us, im->links.nic_rails);
+      add_link(g, "nic", im->links.nic_GBps, im->links.nic_latency_us, im->links.nic_rails,
+               &im->links.nic_ranges);
   } else {
     cJSON_Delete(g);
   }
