@@ -22,6 +22,7 @@
 #define GPU_DEFAULT_PCIE_GBPS 32.0        /* PCIe gen4 x16, per direction */
 #define GPU_DEFAULT_GEMM_EFF_MAX 0.7
 #define GPU_DEFAULT_HALF_PEAK_S 20e-6     /* gemm_half_flops = 20 us at peak */
+#define GPU_GEMM_MEM_LATENCY_MAX_US 1e3   /* a skinny GEMM tail beyond 1 ms is not a kernel constant */
 #define GPU_PEAK_TFLOPS_MIN 1e-6          /* 1 MFLOP/s: a nonzero peak below is an error */
 #define GPU_DEFAULT_MEM_EFF 0.8
 #define GPU_DEFAULT_LAUNCH_US 4.0
@@ -29,7 +30,7 @@
 static const char *const gpu_known[] = {
     "name", "vendor", "memory_GiB", "mem_bw_GBps", "peak_tflops", "nvlink_GBps",
     "nvlink_bridge_only", "pcie_gen", "pcie_GBps", "tdp_w", "gemm_eff_max", "gemm_half_flops",
-    "mem_eff", "launch_us", "gemm_out_k", "gemm_sustained_eff", "gemm_eff_max_fp8", "gemm_half_flops_fp8", "attn_fwd_eff_max", "attn_fwd_half_seq",
+    "mem_eff", "launch_us", "gemm_out_k", "gemm_mem_latency_us", "gemm_sustained_eff", "gemm_eff_max_fp8", "gemm_half_flops_fp8", "attn_fwd_eff_max", "attn_fwd_half_seq",
     "attn_bwd_eff_max", "attn_bwd_half_seq", "calibrated", "price_ondemand_usd_h", "price_spot_usd_h",
     "price_source", "source", "notes", "calibration_source", "overlap_slowdown",
     "overlap_slowdown_source", NULL};
@@ -173,6 +174,8 @@ static hs_status_t read_entry(const hs_jreader_t *r, const cJSON *e, const char 
                           &g->launch_us));
   HS_CHECK(hs_json_number(r, e, path, "gemm_out_k", false, g->gemm_out_k, HS_JNUM_NONNEG, 1e6,
                           &g->gemm_out_k));
+  HS_CHECK(hs_json_number(r, e, path, "gemm_mem_latency_us", false, g->gemm_mem_latency_us,
+                          HS_JNUM_NONNEG, GPU_GEMM_MEM_LATENCY_MAX_US, &g->gemm_mem_latency_us));
   if (cJSON_GetObjectItemCaseSensitive(e, "gemm_sustained_eff"))
     HS_CHECK(hs_json_number_in(r, e, path, "gemm_sustained_eff", true, 0.0, HS_EFF_MIN, 1.0,
                                &g->gemm_sustained_eff));

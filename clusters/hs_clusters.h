@@ -71,6 +71,11 @@ typedef struct hs_gpu {
    * prologue and epilogue): t = (f + gemm_half_flops + 2 gemm_out_k out) /
    * (peak gemm_eff_max); 0 = FLOP-only model (sim/compute.c). */
   double gemm_out_k;
+  /* Fixed cost of a GEMM on the memory side of the roofline beyond the
+   * launch, in us: t_mem = gemm_mem_latency_us + bytes / (mem_bw mem_eff),
+   * fitted on DeepBench's skinny cuBLAS GEMMs (issue #33); 0 = none
+   * (sim/compute.c). */
+  double gemm_mem_latency_us;
   /* fp8 GEMM curve (issue #13): gemm_eff_max_fp8 > 0 replaces gemm_eff_max
    * and gemm_half_flops (by gemm_half_flops_fp8) for fp8 GEMMs on a GPU
    * with an fp8 peak; 0 = fp8 GEMMs use the curve above (sim/compute.c). */

@@ -16,7 +16,14 @@ nothing calibrated. "gemm_fit"/"mem_fit": "max" says the points are
 best-achievable rates (e.g. a maximum-achievable-matmul figure) rather than
 a sweep of sizes. The entry gets "calibrated": true and a
 "calibration_source" naming the file, its sources and the retrieval date.
-GPUs without a file keep "calibrated": false. tests/test_calibration_catalog.c
+GPUs without a file keep "calibrated": false.
+clusters/calibration/deepbench/<GPU>.json (scripts/deepbench_points.py: every
+GEMM of DeepBench's sheet with its side of the roofline) with
+"fit_gemm_mem_latency": true gives gemm_mem_latency_us, fitted after the GEMM
+line: the weighted (1 / t^2) least-squares constant h of t = launch_us + h +
+bytes / (mem_bw x mem_eff) over its memory-side rows, in closed form,
+sum w (t - launch - bytes / rate) / sum w, 0 when negative
+(tests/test_calibration_deepbench.c recomputes it). tests/test_calibration_catalog.c
 refits the same files and fails when the catalog differs from the fit, so
 run this after changing a calibration file. Never feed it end-to-end
 training throughput (docs/validation.md)."""
@@ -29,6 +36,21 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARAMS = ["gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us"]
 ATTN = ["attn_fwd_eff_max", "attn_fwd_half_seq", "attn_bwd_eff_max", "attn_bwd_half_seq"]
+
+
+def mem_latency_us(table, gpu):
+    """gemm_mem_latency_us from a DeepBench table (module docstring)."""
+    eb = {"fp16": 2, "fp32": 4}[table["dtype"]]
+    rate = gpu["mem_bw_GBps"] * 1e9 * gpu["mem_eff"]
+    launch = gpu["launch_us"] * 1e-6
+    num = den = 0.0
+    for r in table["rows"]:
+        if r["side"] != "memory":
+            continue
+        w = 1.0 / r["s"] ** 2
+        num += w * (r["s"] - launch - eb * (r["m"] * r["k"] + r["k"] * r["n"] + r["m"] * r["n"]) / rate)
+        den += w
+    return max(num / den, 0.0) * 1e6 if den > 0 else 0.0
 
 
 def main():
@@ -73,6 +95,16 @@ def main():
             for p in ("gemm_eff_max", "gemm_half_flops"):
                 gpu[p + "_fp8"] = prof8[p]
                 fp8.append(p + "_fp8")
+        # memory-side GEMM constant from the DeepBench table, after mem_eff
+        lat = []
+        db = os.path.join(cal_dir, "deepbench", fn)
+        gpu.pop("gemm_mem_latency_us", None)
+        if os.path.exists(db):
+            with open(db) as f:
+                table = json.load(f)
+            if table.get("fit_gemm_mem_latency"):
+                gpu["gemm_mem_latency_us"] = mem_latency_us(table, gpu)
+                lat = ["gemm_mem_latency_us"]
         refs = "; ".join(f"{s['ref']} ({s['date']})" for s in meas.get("sources", []))
         kept = [p for p in PARAMS if p not in applies]
         gpu["calibrated"] = True
@@ -83,10 +115,12 @@ def main():
         gpu["calibration_source"] = (
             f"clusters/calibration/{fn} (retrieved {meas.get('retrieved', '?')}): "
             f"{', '.join(applies + attn + fp8)} fitted by hetsim calibrate"
-            + (f" ({how})" if how else "") + f" on {refs}"
+            + (f" ({how})" if how else "")
+            + (f", gemm_mem_latency_us by scripts/calibrate_catalog.py on the memory-side rows of "
+               f"clusters/calibration/deepbench/{fn}" if lat else "") + f" on {refs}"
             + (f"; {', '.join(kept)} kept at the default (see the file's description)" if kept else ""))
         print(f"{meas['gpu']}: " + ", ".join(f"{p} {prof[p]:.4g}" for p in applies + attn)
-              + "".join(f", {p} {gpu[p]:.4g}" for p in fp8))
+              + "".join(f", {p} {gpu[p]:.4g}" for p in fp8 + lat))
     with open(cat_path, "w") as f:
         json.dump(cat, f, indent=1, ensure_ascii=False)
         f.write("\n")

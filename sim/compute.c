@@ -37,6 +37,18 @@
  * softmax, two BMMs), whose times add instead of overlapping. GPUs without
  * gemm_out_k keep the FLOP-only model above, bit for bit.
  *
+ * Memory-side GEMMs (GPUs whose catalog entry has gemm_mem_latency_us > 0,
+ * fitted on DeepBench's cuBLAS GEMMs, docs/clusters.md "Skinny GEMMs"): a
+ * GEMM kernel's memory time is gemm_mem_latency_us + b / (mem_bw * mem_eff).
+ * DeepBench's fp16 GEMMs with N = 16 and M = K = 1760-4096 on a V100 take
+ * 12-13 us more than their operand bytes at the copy rate, at every size
+ * (between sizes the time grows at about the copy rate): a fixed tail
+ * (split-K reduction, pipeline fill of a grid with fewer tiles than SMs)
+ * that the FLOP line's intercept (gemm_half_flops) does not give on the
+ * memory side of the max; the fit over all memory-side shapes gives 5.4 us
+ * beyond the launch (V100), 3.1 (T4). Memory-bound kernels that are not
+ * GEMMs never see it; GPUs without it keep the roofline above, bit for bit.
+ *
  * Fused attention (FlashAttention: the attention op with no score matrix
  * saved, saved_bytes <= saved_bytes_selective) on a GPU whose catalog entry
  * has the attn_* fields (fitted on published FlashAttention benchmarks,
@@ -62,6 +74,9 @@ static double kernel_s(const hs_gpu_t *g, hs_dtype_t dt, bool is_gemm, double fl
   double t_mem = 0.0, t_flop = 0.0, t_floor = 0.0;
   if (bytes > 0.0 && g->mem_bw_GBps > 0.0)
     t_mem = bytes / (g->mem_bw_GBps * HS_GB * (g->mem_eff > 0 ? g->mem_eff : 1.0));
+  /* a GEMM on the memory side pays its fixed tail (skinny GEMMs, header) */
+  if (is_gemm && t_mem > 0.0 && g->gemm_mem_latency_us > 0.0)
+    t_mem += g->gemm_mem_latency_us * 1e-6;
   if (flops > 0.0) {
     double peak = is_gemm ? hs_gpu_peak_flops(g, dt) : hs_gpu_peak_flops(g, HS_DTYPE_FP32);
     double eff = 1.0;

@@ -28,7 +28,7 @@ static hs_status_t apply_json(cJSON *j, const char *file, hs_cluster_t *c, hs_er
   static const char *const known_top[] = {"gpus", "source", "fit", "description", "nccl_tests",
                                           NULL};
   static const char *const known[] = {"name", "gemm_eff_max", "gemm_half_flops", "mem_eff",
-                                      "launch_us", "gemm_out_k", "gemm_sustained_eff", "attn_fwd_eff_max", "attn_fwd_half_seq",
+                                      "launch_us", "gemm_out_k", "gemm_mem_latency_us", "gemm_sustained_eff", "attn_fwd_eff_max", "attn_fwd_half_seq",
                                       "attn_bwd_eff_max", "attn_bwd_half_seq", "fit", "source", "intra_node", "nic",
                                       NULL};
   static const char *const known_link[] = {"GBps", "latency_us", "rails", "ranges", NULL};
@@ -64,6 +64,8 @@ static hs_status_t apply_json(cJSON *j, const char *file, hs_cluster_t *c, hs_er
                             &g->launch_us));
     HS_CHECK(hs_json_number(&r, e, p, "gemm_out_k", false, g->gemm_out_k, HS_JNUM_NONNEG, 1e6,
                             &g->gemm_out_k));
+    HS_CHECK(hs_json_number(&r, e, p, "gemm_mem_latency_us", false, g->gemm_mem_latency_us,
+                            HS_JNUM_NONNEG, 1e3, &g->gemm_mem_latency_us));
     if (cJSON_GetObjectItemCaseSensitive(e, "gemm_sustained_eff"))
       HS_CHECK(hs_json_number_in(&r, e, p, "gemm_sustained_eff", true, 0.0, HS_EFF_MIN, 1.0,
                                  &g->gemm_sustained_eff));

@@ -91,7 +91,12 @@ static void check_points_reproduced(const hs_measurements_t *ms, const hs_gpu_t 
     qsort(rel, (size_t)n, sizeof *rel, cmp_dbl);
     double med = (n % 2) ? rel[n / 2] : 0.5 * (rel[n / 2 - 1] + rel[n / 2]);
     CHECK_MSG(med <= 0.10, "%s: GEMM median error %.1f%% > 10%%", file, 100 * med);
-    CHECK_MSG(rel[n - 1] <= 0.40, "%s: GEMM worst error %.1f%% > 40%%", file, 100 * rel[n - 1]);
+    /* P100 PCIe (issue #33): DeepBench's M = 35 fp32 GEMMs fill 35 of each
+     * tile's rows and run up to 2.6x slower than the FLOP line (61%), which
+     * the line cannot follow (docs/clusters.md, "Skinny GEMMs") */
+    double worst = strcmp(g->name, "P100-PCIe-16GB") == 0 ? 0.65 : 0.40;
+    CHECK_MSG(rel[n - 1] <= worst, "%s: GEMM worst error %.1f%% > %.0f%%", file, 100 * rel[n - 1],
+              100 * worst);
     fprintf(stderr, "  %s: %d GEMMs reproduced, median %.1f%%, worst %.1f%%\n", g->name, n,
             100 * med, 100 * rel[n - 1]);
   }
@@ -279,8 +284,9 @@ static void test_ratios_match_published(void)
   }
   /* GPUs without usable published GEMM figures stay on the defaults, said so
    * (docs/clusters.md says why for each) */
-  static const char *const unc[] = {"T4-16GB", "L40S-48GB", "A10-24GB", "V100-PCIe-16GB",
-                                    "V100-PCIe-32GB", "RTX-3090-24GB", "RTX-A6000-48GB"};
+  static const char *const unc[] = {"L40S-48GB",      "A10-24GB",       "V100-PCIe-16GB",
+                                    "V100-PCIe-32GB", "RTX-3090-24GB",  "RTX-A6000-48GB",
+                                    "TITAN-RTX-24GB", "RTX-2080Ti-11GB"};
   for (size_t i = 0; i < HS_ARRAY_LEN(unc); i++) {
     const hs_gpu_t *g = hs_gpu_catalog_find(&cat, unc[i]);
     CHECK_MSG(g && !g->calibrated, "%s should be uncalibrated", unc[i]);
