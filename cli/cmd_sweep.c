@@ -9,7 +9,10 @@
  * an existing output and runs the rest.
  *
  * MPI: only when the environment says mpirun started us (OMPI_COMM_WORLD_SIZE,
- * PMI_SIZE, PMIX_RANK), so a plain `hetsim sweep` never touches MPI. Rank 0
+ * PMI_SIZE, PMIX_RANK), so a plain `hetsim sweep` never touches MPI; then
+ * MPI comes from the module hetsim-mpi.so (mpi/hs_mpi_module.h), loaded
+ * here, and a missing module is an error (exit 2) rather than every rank
+ * running the whole sweep. Rank 0
  * reads the output, broadcasts the jobs to do, runs its share (job i of the
  * list when i % size == 0) and writes every row; the other ranks run theirs
  * and send each job's rows to rank 0 as one message.
@@ -18,6 +21,7 @@
 #include "hs_export.h"
 #include "hs_output.h"
 #include "hs_progress.h"
+#include "mpi/hs_mpi_module.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -25,9 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef HS_HAVE_MPI
-#include <mpi.h>
-#define ROWS_TAG 17
+#ifndef HS_MPI_MODULE_CONFIGURED
+#define HS_MPI_MODULE_CONFIGURED 0
 #endif
 
 typedef struct out {
@@ -79,61 +82,71 @@ static void emit(out_t *o, uint64_t job, const char *rows)
   hs_progress_add(&o->prog, o->spec->n_prices);
 }
 
-#ifdef HS_HAVE_MPI
 /* MPI is process-global state by nature (one MPI_Init per process), so the
- * rank facts live in file statics rather than being threaded through the
- * row callback. */
-static bool mpi_on;
-static int mpi_rank, mpi_size;
+ * module's table and the rank facts live in file statics rather than being
+ * threaded through the row callback. mpi is NULL unless mpirun started us. */
+static const hs_mpi_module_t *mpi;
+static int mpi_rank;
+static size_t remote_pending;
 
 /* Receives one message of rows from any rank and emits it. */
 static void recv_rows(out_t *o)
 {
-  MPI_Status stt;
-  int len = 0;
-  MPI_Probe(MPI_ANY_SOURCE, ROWS_TAG, MPI_COMM_WORLD, &stt);
-  MPI_Get_count(&stt, MPI_CHAR, &len);
-  char *buf = malloc((size_t)len + 1);
+  char *buf = mpi->recv_rows();
   if (!buf) {
     fprintf(stderr, "hetsim sweep: out of memory receiving rows\n");
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    mpi->abort(1);
+    return;
   }
-  MPI_Recv(buf, len, MPI_CHAR, stt.MPI_SOURCE, ROWS_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  buf[len] = '\0';
   uint64_t point = strtoull(buf, NULL, 10);
   emit(o, point / o->spec->n_prices, buf);
   free(buf);
 }
 
-static size_t remote_pending;
-
 static void drain(out_t *o)
 {
-  int flag = 1;
-  while (remote_pending > 0) {
-    MPI_Iprobe(MPI_ANY_SOURCE, ROWS_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-    if (!flag)
-      break;
+  while (remote_pending > 0 && mpi->rows_waiting()) {
     recv_rows(o);
     remote_pending--;
   }
 }
-#endif
+
+/* Loads hetsim-mpi.so; an exit code when it cannot. */
+static int mpi_load(void)
+{
+  const hs_module_spec_t spec = {
+      .file = HS_MPI_MODULE_FILE,
+      .symbol = HS_MPI_MODULE_SYMBOL,
+      .what = "hetsim sweep under mpirun",
+      .build_hint = HS_MPI_MODULE_CONFIGURED
+                        ? "build it with `cmake --build <build dir> --target hetsim_mpi` (or set "
+                          "HETSIM_MODULE_DIR to the directory holding it); without mpirun, -j N "
+                          "runs the sweep on this machine"
+                        : "this hetsim was configured without MPI: install libopenmpi-dev, "
+                          "re-run cmake, then `cmake --build <build dir> --target hetsim_mpi`; "
+                          "without mpirun, -j N runs the sweep on this machine",
+      .abi = {HS_MPI_MODULE_VERSION, sizeof(hs_mpi_module_t), HS_MPI_MODULE_FINGERPRINT},
+  };
+  hs_error_t err;
+  hs_error_init(&err);
+  const void *t = NULL;
+  hs_status_t st = hs_module_load(&spec, &t, &err);
+  if (st != HS_OK)
+    return hs_cli_fail(&err, st);
+  mpi = t;
+  return 0;
+}
 
 static int on_rows(void *ctx, uint64_t job, const char *rows)
 {
   out_t *o = ctx;
-#ifdef HS_HAVE_MPI
-  if (mpi_on && mpi_rank != 0) {
-    MPI_Send(rows, (int)strlen(rows), MPI_CHAR, 0, ROWS_TAG, MPI_COMM_WORLD);
+  if (mpi && mpi_rank != 0) {
+    mpi->send_rows(rows, strlen(rows));
     return 0;
   }
-#endif
   emit(o, job, rows);
-#ifdef HS_HAVE_MPI
-  if (mpi_on)
+  if (mpi)
     drain(o);
-#endif
   return o->write_error ? 1 : 0;
 }
 
@@ -259,33 +272,26 @@ int hs_cmd_sweep(int argc, char **argv)
   }
 
   int rank = 0, size = 1;
-#ifdef HS_HAVE_MPI
   if (launched_by_mpirun()) {
+    if ((rc = mpi_load())) {
+      hs_sweep_spec_destroy(&spec);
+      return rc;
+    }
     /* -j workers are forked processes that never call MPI: rows reach this
      * rank's main thread, which alone talks to MPI */
-    MPI_Init(&argc, &argv);
-    mpi_on = true;
-    MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
-    rank = mpi_rank;
-    size = mpi_size;
+    mpi->init(&argc, &argv, &rank, &size);
+    mpi_rank = rank;
   }
-#else
-  if (launched_by_mpirun())
-    fprintf(stderr, "hetsim sweep: started by mpirun but built without MPI: every rank runs the "
-                    "whole sweep\n");
-#endif
 
   uint64_t *todo = NULL;
   size_t n_todo = 0, n_done = 0;
   if (rank == 0)
     rc = prepare(&spec, path, resume, &todo, &n_todo, &n_done);
-#ifdef HS_HAVE_MPI
-  if (mpi_on) {
+  if (mpi) {
     long long cnt = rc ? -1 : (long long)n_todo;
-    MPI_Bcast(&cnt, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    mpi->bcast_count(&cnt);
     if (cnt < 0) {
-      MPI_Finalize();
+      mpi->finalize();
       free(todo);
       hs_sweep_spec_destroy(&spec);
       return rank == 0 ? rc : 2;
@@ -294,12 +300,11 @@ int hs_cmd_sweep(int argc, char **argv)
     if (rank != 0) {
       todo = hs_calloc(n_todo + 1, sizeof *todo);
       if (!todo)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        mpi->abort(1);
     }
     if (n_todo)
-      MPI_Bcast(todo, (int)n_todo, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+      mpi->bcast_jobs(todo, n_todo);
   }
-#endif
   if (rc) {
     free(todo);
     hs_sweep_spec_destroy(&spec);
@@ -329,10 +334,8 @@ int hs_cmd_sweep(int argc, char **argv)
     hs_status_t ast = hs_output_open_append(path, &o.f, &aerr);
     if (ast != HS_OK) {
       rc = hs_cli_fail(&aerr, ast);
-#ifdef HS_HAVE_MPI
-      if (mpi_on)
-        MPI_Abort(MPI_COMM_WORLD, 2);
-#endif
+      if (mpi)
+        mpi->abort(2);
       goto out;
     }
   }
@@ -347,25 +350,17 @@ int hs_cmd_sweep(int argc, char **argv)
             (long long)workers, size);
   if (n_done && !quiet)
     fprintf(stderr, "sweep: %zu jobs already in %s, %zu to run\n", n_done, path, n_todo);
-#ifdef HS_HAVE_MPI
-  remote_pending = n_todo - n_mine;
-  if (rank != 0)
-    remote_pending = 0;
-#endif
+  remote_pending = rank == 0 ? n_todo - n_mine : 0;
   st = hs_sweep_run(&spec, mine, n_mine, (int)workers, flags, on_rows, &o, &err);
-#ifdef HS_HAVE_MPI
-  if (mpi_on && rank == 0)
+  if (mpi && rank == 0)
     while (remote_pending > 0) {
       recv_rows(&o);
       remote_pending--;
     }
-#endif
   if (st != HS_OK) {
     rc = hs_cli_fail(&err, st);
-#ifdef HS_HAVE_MPI
-    if (mpi_on) /* the other ranks wait for rows this rank will not send or take */
-      MPI_Abort(MPI_COMM_WORLD, rc);
-#endif
+    if (mpi) /* the other ranks wait for rows this rank will not send or take */
+      mpi->abort(rc);
     goto out;
   }
   hs_progress_finish(&o.prog, false);
@@ -373,10 +368,8 @@ int hs_cmd_sweep(int argc, char **argv)
     fprintf(stderr, "hetsim: %s: write error%s%s\n", path ? path : "standard output",
             o.write_errno ? ": " : "", o.write_errno ? strerror(o.write_errno) : "");
     rc = hs_status_exit_code(HS_EIO);
-#ifdef HS_HAVE_MPI
-    if (mpi_on)
-      MPI_Abort(MPI_COMM_WORLD, rc);
-#endif
+    if (mpi)
+      mpi->abort(rc);
     goto out;
   }
   if (o.f) {
@@ -399,9 +392,7 @@ out:
   free(mine);
   free(todo);
   hs_sweep_spec_destroy(&spec);
-#ifdef HS_HAVE_MPI
-  if (mpi_on)
-    MPI_Finalize();
-#endif
+  if (mpi)
+    mpi->finalize();
   return rc;
 }

@@ -9,7 +9,7 @@
  */
 #ifdef HS_HAVE_CUDA
 
-#include "../hs_validate.h"
+#include "../hs_cuda_module.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -105,7 +105,7 @@ static void fin(void)
     MPI_Finalize();
 }
 
-hs_status_t hs_microbench_cuda(const hs_microbench_opts_t *o, hs_measurements_t *out, bool *is_root,
+hs_status_t hs__cuda_microbench(const hs_microbench_opts_t *o, hs_measurements_t *out, bool *is_root,
                                hs_error_t *err)
 {
   hs_status_t st = HS_OK;

@@ -1,6 +1,7 @@
 /*
  * replay_cuda.c - the CUDA/NCCL replay backend (built when HS_WITH_CUDA
- * resolves ON; cuda_stub.c stands in otherwise).
+ * resolves ON) in the module hetsim-cuda.so; validate/cuda_module.c loads it
+ * on demand (hs_cuda_module.h).
  *
  * Ranks: one MPI rank per device of the plan (`mpirun -np N`), rank r runs
  * the r-th smallest plan device id; without mpirun the process is one rank
@@ -28,7 +29,7 @@
  */
 #ifdef HS_HAVE_CUDA
 
-#include "../hs_validate.h"
+#include "../hs_cuda_module.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -40,8 +41,6 @@
 
 cudaError_t hs__cuda_stream(float *dst, const float *src, size_t n, cudaStream_t s);
 cudaError_t hs__cuda_fill(void *v, size_t bytes, cudaStream_t s);
-
-bool hs_cuda_backend_built(void) { return true; }
 
 /* ---- process-level environment ---------------------------------------------- */
 
@@ -278,7 +277,7 @@ static bool active(const hs_replay_opts_t *o, const hs_tg_exec_t *x)
   return o->only_stage < 0 || (x->pipeline == 0 && x->v == 1 && x->rank == o->only_stage);
 }
 
-hs_status_t hs_replay_cuda(const hs_taskgraph_t *tg, const hs_model_t *m, const hs_replay_opts_t *o,
+hs_status_t hs__cuda_replay(const hs_taskgraph_t *tg, const hs_model_t *m, const hs_replay_opts_t *o,
                            hs_measured_t *out, bool *is_root, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
