@@ -57,7 +57,11 @@ static void test_suite_bounds(void)
     CHECK_MSG(res && hs_pub_run(&t, res, &sum, &err) == HS_OK, "%s", err.msg);
     hs_pub_print(&t, res, &sum, stderr);
     CHECK_EQ_INT(sum.n_infeasible, 0);
-    CHECK_EQ_INT(sum.n_simulated + sum.n_not_modelled, t.n_rows);
+    CHECK_EQ_INT(sum.n_simulated + sum.n_not_modelled + sum.n_measured_oom, t.n_rows);
+    /* runs that did not fit: the share predicted out of memory (issue #33) */
+    CHECK_MSG(sum.n_measured_oom == 0 || sum.n_oom_predicted >= t.min_oom_predicted * sum.n_measured_oom,
+              "%s: %d of %d rows measured out of memory predicted so, bound %.2f", t.name, sum.n_oom_predicted,
+              sum.n_measured_oom, t.min_oom_predicted);
     /* a table with simulated rows must carry a bound (a table whose rows
      * all wait for unmodelled options has none yet) */
     CHECK_MSG(sum.n_simulated == 0 || t.max_mape > 0, "%s: simulated rows but no max_mape", t.name);

@@ -462,7 +462,12 @@ typedef struct hs_pub_row {
   int32_t n_stage_layers;
   bool async_send;             /* plan.async_send: p2p sends overlap compute */
   hs_pub_options_t opt;
-  double measured;             /* in the table's metric */
+  double measured;             /* in the table's metric; 0 when measured_oom */
+  bool measured_oom;           /* "measured": "out_of_memory": the run did not fit */
+  int32_t *placement;          /* owned, optional: device of grid rank r (DeepSpeed's and
+                                  hs_plan_grid's rank order), a permutation of the
+                                  cluster's devices; NULL = rank r on device r */
+  int32_t n_placement;
   char not_modelled[256];      /* the file's reason to leave the row out of the
                                   statistics unsimulated ("" = simulate it) */
 } hs_pub_row_t;
@@ -476,6 +481,8 @@ typedef struct hs_pub_table {
   hs_pub_metric_t metric;
   double max_mape;             /* CI bound on the table's MAPE (fraction); 0 = none yet */
   double min_rank_concordance; /* CI bound on concordant_resolved / pairs_resolved */
+  double min_oom_predicted;    /* CI bound on the share of rows measured out of memory
+                                  that are predicted so (default 1: all) */
   hs_pub_row_t *rows;          /* owned */
   int32_t n_rows;
 } hs_pub_table_t;
@@ -514,7 +521,28 @@ typedef struct hs_pub_summary {
   int32_t pairs, concordant;   /* all pairs with distinct measured figures */
   int32_t pairs_resolved, concordant_resolved;
   bool rank_preserved;         /* concordant_resolved == pairs_resolved */
+  /* n_infeasible above: rows that ran but are predicted out of memory */
+  int32_t n_measured_oom;      /* simulated rows measured out of memory (not in n_simulated) */
+  int32_t n_oom_predicted;     /* of those, predicted out of memory too */
+  double spearman;             /* hs_pub_spearman over rows simulated, run and fitting; NAN if undefined */
+  double regret;               /* hs_pub_regret over the simulated rows; NAN if undefined */
+  int32_t top_pick, measured_best; /* row indices hs_pub_regret chose, -1 none */
 } hs_pub_summary_t;
+
+/* Spearman rank correlation of x[0..n) and y[0..n): Pearson correlation of
+ * their ranks, tied values getting the mean of the ranks they span. NAN
+ * when n < 2 or either side is constant. O(n^2), n = table rows. */
+double hs_pub_spearman(const double *x, const double *y, int32_t n);
+/* Top-pick regret of a planner trusting the predictions: the row with the
+ * best prediction among those predicted to fit (pred[i] finite; ties go to
+ * the worst measured, so a tie never flatters), against the best measured
+ * row (meas[i] finite; NAN = the run did not fit). In time: measured time
+ * of the pick / best measured time - 1 (metric lower_is_better), or best /
+ * pick - 1 for a throughput. INFINITY when the pick itself did not fit; NAN
+ * when no row is both predicted and measured. *pick, *best: row indices or
+ * -1. O(n). */
+double hs_pub_regret(const double *pred, const double *meas, int32_t n, bool lower_is_better,
+                     int32_t *pick, int32_t *best);
 
 /* Simulates every row of `t` (res[t->n_rows], caller-allocated) and fills
  * the summary. A row whose plan or model the simulator rejects is an error

@@ -11,6 +11,12 @@
  * alone. A row file may also leave a row out itself ("not_modelled":
  * reason, e.g. a figure whose FLOP convention its source does not state);
  * the reason is printed instead of a prediction. Deterministic: the simulator is, and rows run in file order.
+ *
+ * Beside the error statistics, a table gets what a planner needs of the
+ * predictions (hs_pub_spearman, hs_pub_regret): whether they order the
+ * rows and whether their pick is the fastest run. Rows measured out of
+ * memory are not in either; they check the memory model instead (predicted
+ * out of memory or not), as rows that ran must not be predicted out of it.
  */
 #include "hs_validate.h"
 
@@ -129,6 +135,16 @@ static hs_status_t run_row(const hs_pub_table_t *t, int32_t i, hs_pub_result_t *
     HS_FAIL(hs_error_set(err, HS_EINVAL, "nodes: the cluster has %zu GPUs, the plan tp x pp x dp%s = %d",
                          c.n_devices, row->opt.context_parallel > 1 ? " x cp" : "", out->n_gpus));
   HS_CHECK(hs_plan_grid(&m, &c, &s.grid, &plan, err));
+  /* the row's placement moves grid rank d to its device (published_json.c
+   * checked it is a permutation of tp x pp x dp = the cluster's devices) */
+  for (int32_t p = 0; row->placement && p < plan.n_pipelines; p++)
+    for (int32_t k = 0; k < plan.pipelines[p].n_stages; k++)
+      for (int32_t q = 0; q < plan.pipelines[p].stages[k].n_replicas; q++) {
+        hs_plan_replica_t *rp = &plan.pipelines[p].stages[k].replicas[q];
+        for (int32_t d = 0; d < rp->n_devices; d++)
+          if (rp->devices[d] >= 0 && rp->devices[d] < row->n_placement)
+            rp->devices[d] = row->placement[rp->devices[d]];
+      }
   if (s.set_precision)
     plan.precision = s.precision;
   plan.async_send = row->async_send;
@@ -136,7 +152,9 @@ static hs_status_t run_row(const hs_pub_table_t *t, int32_t i, hs_pub_result_t *
   hs_sim_opts_init(&so);
   HS_CHECK(hs_simulate(&m, &c, &plan, &so, &rep, err));
   out->infeasible = rep.oom;
-  if (!rep.oom) {
+  if (!rep.oom && row->measured_oom) {
+    out->predicted = metric_of(t->metric, &rep);
+  } else if (!rep.oom) {
     out->predicted = metric_of(t->metric, &rep);
     out->err = (out->predicted - row->measured) / row->measured;
     /* measured is a normal positive number (published_json.c), but a tiny
@@ -164,6 +182,9 @@ hs_status_t hs_pub_run(const hs_pub_table_t *t, hs_pub_result_t *res, hs_pub_sum
       return st;
     if (res[i].not_modelled) {
       sum->n_not_modelled++;
+    } else if (t->rows[i].measured_oom) {
+      sum->n_measured_oom++;
+      sum->n_oom_predicted += res[i].infeasible;
     } else if (res[i].infeasible) {
       sum->n_infeasible++;
     } else {
@@ -178,7 +199,8 @@ hs_status_t hs_pub_run(const hs_pub_table_t *t, hs_pub_result_t *res, hs_pub_sum
   for (int32_t i = 0; i < t->n_rows; i++)
     for (int32_t j = i + 1; j < t->n_rows; j++) {
       const hs_pub_result_t *a = &res[i], *b = &res[j];
-      if (a->not_modelled || a->infeasible || b->not_modelled || b->infeasible)
+      if (a->not_modelled || a->infeasible || b->not_modelled || b->infeasible ||
+          t->rows[i].measured_oom || t->rows[j].measured_oom)
         continue;
       double mi = t->rows[i].measured, mj = t->rows[j].measured;
       if (mi == mj)
@@ -192,7 +214,110 @@ hs_status_t hs_pub_run(const hs_pub_table_t *t, hs_pub_result_t *res, hs_pub_sum
       }
     }
   sum->rank_preserved = sum->concordant_resolved == sum->pairs_resolved;
+  /* planner view over the simulated rows: pred NAN = predicted out of
+   * memory, meas NAN = measured out of memory */
+  size_t cap = (size_t)t->n_rows + 1;
+  double *pred = hs_calloc(cap, sizeof *pred), *meas = hs_calloc(cap, sizeof *meas);
+  double *px = hs_calloc(cap, sizeof *px), *mx = hs_calloc(cap, sizeof *mx);
+  int32_t *rows_of = hs_calloc(cap, sizeof *rows_of);
+  int32_t n = 0, nr = 0;
+  if (!pred || !meas || !px || !mx || !rows_of) {
+    free(pred);
+    free(meas);
+    free(px);
+    free(mx);
+    free(rows_of);
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  }
+  for (int32_t i = 0; i < t->n_rows; i++) {
+    if (res[i].not_modelled)
+      continue;
+    pred[n] = res[i].infeasible ? NAN : res[i].predicted;
+    meas[n] = t->rows[i].measured_oom ? NAN : t->rows[i].measured;
+    rows_of[n++] = i;
+    if (isfinite(pred[n - 1]) && isfinite(meas[n - 1])) {
+      px[nr] = pred[n - 1];
+      mx[nr++] = meas[n - 1];
+    }
+  }
+  sum->spearman = hs_pub_spearman(px, mx, nr);
+  int32_t pick = -1, best = -1;
+  sum->regret = hs_pub_regret(pred, meas, n, t->metric == HS_PUB_ITERATION_S, &pick, &best);
+  sum->top_pick = pick >= 0 ? rows_of[pick] : -1;
+  sum->measured_best = best >= 0 ? rows_of[best] : -1;
+  free(rows_of);
+  free(pred);
+  free(meas);
+  free(px);
+  free(mx);
   return HS_OK;
+}
+
+/* Mean ranks (1-based) of v[0..n) into r: ties share the mean of their
+ * places. O(n^2), no allocation. */
+static void mean_ranks(const double *v, int32_t n, double *r)
+{
+  for (int32_t i = 0; i < n; i++) {
+    int32_t below = 0, equal = 0;
+    for (int32_t j = 0; j < n; j++) {
+      below += v[j] < v[i];
+      equal += v[j] == v[i];
+    }
+    r[i] = below + (equal + 1) / 2.0;
+  }
+}
+
+double hs_pub_spearman(const double *x, const double *y, int32_t n)
+{
+  if (n < 2)
+    return NAN;
+  double *rx = hs_calloc((size_t)n, sizeof *rx), *ry = hs_calloc((size_t)n, sizeof *ry);
+  double out = NAN;
+  if (rx && ry) {
+    mean_ranks(x, n, rx);
+    mean_ranks(y, n, ry);
+    /* both rank sets have mean (n + 1) / 2 */
+    double mean = (n + 1) / 2.0, sxy = 0, sxx = 0, syy = 0;
+    for (int32_t i = 0; i < n; i++) {
+      sxy += (rx[i] - mean) * (ry[i] - mean);
+      sxx += (rx[i] - mean) * (rx[i] - mean);
+      syy += (ry[i] - mean) * (ry[i] - mean);
+    }
+    if (sxx > 0 && syy > 0)
+      out = sxy / sqrt(sxx * syy);
+  }
+  free(rx);
+  free(ry);
+  return out;
+}
+
+double hs_pub_regret(const double *pred, const double *meas, int32_t n, bool lower_is_better,
+                     int32_t *pick, int32_t *best)
+{
+  *pick = *best = -1;
+  /* "better" in the metric's direction; a measured NAN (did not fit) is
+   * worse than any run */
+  for (int32_t i = 0; i < n; i++) {
+    if (isfinite(meas[i]) &&
+        (*best < 0 || (lower_is_better ? meas[i] < meas[*best] : meas[i] > meas[*best])))
+      *best = i;
+    if (!isfinite(pred[i]))
+      continue;
+    if (*pick < 0 || (lower_is_better ? pred[i] < pred[*pick] : pred[i] > pred[*pick])) {
+      *pick = i;
+    } else if (pred[i] == pred[*pick]) {
+      /* tie: the worse measured of the two (a run that did not fit first) */
+      bool worse = !isfinite(meas[i]) ||
+                   (isfinite(meas[*pick]) && (lower_is_better ? meas[i] > meas[*pick] : meas[i] < meas[*pick]));
+      if (worse)
+        *pick = i;
+    }
+  }
+  if (*pick < 0 || *best < 0)
+    return NAN;
+  if (!isfinite(meas[*pick]))
+    return INFINITY;
+  return lower_is_better ? meas[*pick] / meas[*best] - 1.0 : meas[*best] / meas[*pick] - 1.0;
 }
 
 void hs_pub_print(const hs_pub_table_t *t, const hs_pub_result_t *res, const hs_pub_summary_t *sum,
@@ -206,12 +331,21 @@ void hs_pub_print(const hs_pub_table_t *t, const hs_pub_result_t *res, const hs_
     const hs_pub_row_t *r = &t->rows[i];
     fprintf(f, "  %-10s %6d %4d %4d %5d %4d %6lld %3d  ", r->name, res[i].n_gpus, r->tp, r->pp, r->dp,
             r->microbatch, (long long)r->global_batch, r->chunks);
-    if (res[i].not_modelled)
-      fprintf(f, "%10s %10.4g  not modelled: %s\n", "-", r->measured, res[i].not_modelled);
-    else if (res[i].infeasible)
-      fprintf(f, "%10s %10.4g  infeasible (out of memory)\n", "-", r->measured);
+    char meas[16];
+    if (r->measured_oom)
+      snprintf(meas, sizeof meas, "OOM");
     else
-      fprintf(f, "%10.4g %10.4g %+7.1f%%\n", res[i].predicted, r->measured, 100 * res[i].err);
+      snprintf(meas, sizeof meas, "%.4g", r->measured);
+    if (res[i].not_modelled)
+      fprintf(f, "%10s %10s  not modelled: %s\n", "-", meas, res[i].not_modelled);
+    else if (res[i].infeasible && r->measured_oom)
+      fprintf(f, "%10s %10s  out of memory, as predicted\n", "OOM", meas);
+    else if (res[i].infeasible)
+      fprintf(f, "%10s %10s  infeasible (out of memory)\n", "-", meas);
+    else if (r->measured_oom)
+      fprintf(f, "%10.4g %10s  ran out of memory, predicted to fit\n", res[i].predicted, meas);
+    else
+      fprintf(f, "%10.4g %10s %+7.1f%%\n", res[i].predicted, meas, 100 * res[i].err);
   }
   char bound[32] = "none yet";
   if (t->max_mape > 0)
@@ -226,7 +360,19 @@ void hs_pub_print(const hs_pub_table_t *t, const hs_pub_result_t *res, const hs_
     fprintf(f, "  rank order: %d/%d pairs concordant; pairs >= %.0f%% apart %d/%d: %s\n",
             sum->concordant, sum->pairs, 100 * HS_PUB_RANK_RESOLUTION, sum->concordant_resolved,
             sum->pairs_resolved, sum->rank_preserved ? "preserved" : "NOT preserved");
+    char sp[16] = "-", rg[192] = "-";
+    if (isfinite(sum->spearman))
+      snprintf(sp, sizeof sp, "%.3f", sum->spearman);
+    if (isinf(sum->regret))
+      snprintf(rg, sizeof rg, "its pick %s ran out of memory", t->rows[sum->top_pick].name);
+    else if (isfinite(sum->regret))
+      snprintf(rg, sizeof rg, "%.1f%% (pick %s, best %s)", 100 * sum->regret, t->rows[sum->top_pick].name,
+               t->rows[sum->measured_best].name);
+    fprintf(f, "  planner view: Spearman %s; top-pick regret %s\n", sp, rg);
   }
+  if (sum->n_measured_oom > 0 || sum->n_infeasible > 0)
+    fprintf(f, "  out of memory: %d/%d rows measured out of memory predicted so; %d rows that ran predicted "
+            "out of memory\n", sum->n_oom_predicted, sum->n_measured_oom, sum->n_infeasible);
   bool met = sum->n_simulated > 0 && sum->mape <= 0.05 && sum->max_abs_err <= 0.12 && sum->rank_preserved;
   fprintf(f, "  targets (MAPE <= 5%%, every row within 12%%, rank order): %s\n",
           sum->n_simulated == 0 ? "not assessed (no row simulated)" : met ? "met" : "not met");

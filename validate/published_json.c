@@ -5,16 +5,26 @@
  *   {"table": "megatron-sc21-table1", "title": "...", "source": "...", "date": "2021-04",
  *    "metric": "hw_tflops_per_gpu", "max_mape": 0.11, "min_rank_concordance": 0.96,
  *    "model": {hetsim model JSON with "transformer"},      template of every row
- *    "cluster": {cluster JSON},                             template; rows set the node count
+ *    "cluster": {cluster JSON},                             template (or the whole cluster)
+ *    "placement": [device of rank 0, of rank 1, ...],       optional, every row's
  *    "options": {"recompute": "full", ...},                defaults of every row
  *    "rows": [{"name": "1.7B", "source": "Table 1 row 1",
  *              "model": {"layers": 24, "hidden": 2304, ...},   replaces "transformer" keys
  *              "nodes": 4,                                      sites[0].nodes[0].count
+ *              "cluster": {cluster JSON},                       or: this row's whole cluster
  *              "plan": {"tp": 1, "pp": 1, "dp": 32, "microbatch": 16, "global_batch": 512,
- *                       "chunks": 1, "schedule": "1f1b"},
+ *                       "chunks": 1, "schedule": "1f1b", "placement": [...]},
  *              "options": {...},                                 replaces table options
- *              "measured": 137,
+ *              "measured": 137,                                  or "out_of_memory"
  *              "not_modelled": "why the row is left out"}]}   optional
+ *
+ * Clusters: a row's "nodes" sets the count of a one-group template; a row
+ * without "nodes" runs on the template as written, or on its own "cluster"
+ * (both: several node groups, e.g. 3 nodes of 4 V100 and 1 of 4 T4). Ranks
+ * are laid out as hs_plan_grid's (pp_rank x dp + dp_rank) x tp + tp_rank,
+ * which is DeepSpeed's and Megatron's order, over the cluster's devices in
+ * file order (a hostfile's order); "placement" maps rank r to another
+ * device instead (a permutation, one entry per GPU).
  *
  * Each row becomes a model JSON text and a cluster JSON text that the
  * ordinary loaders read (hs_model_parse_json, hs_cluster_parse), so a row
@@ -50,6 +60,7 @@ void hs_pub_table_destroy(hs_pub_table_t *t)
     free(t->rows[i].model_json);
     free(t->rows[i].cluster_json);
     free(t->rows[i].stage_layers);
+    free(t->rows[i].placement);
   }
   free(t->rows);
   memset(t, 0, sizeof *t);
@@ -196,10 +207,31 @@ cleanup:
   return st;
 }
 
-/* The row's cluster: the template with sites[0].nodes[0].count = nodes. */
-static hs_status_t row_cluster(const hs_jreader_t *r, const cJSON *tmpl, int64_t nodes, char **out)
+/* Node groups (sites[*].nodes[*] entries) of a cluster JSON. O(groups). */
+static int node_groups(const cJSON *c)
+{
+  int n = 0;
+  const cJSON *sites = cJSON_GetObjectItemCaseSensitive(c, "sites");
+  for (const cJSON *s = cJSON_IsArray(sites) ? sites->child : NULL; s; s = s->next) {
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(s, "nodes");
+    n += cJSON_IsArray(ns) ? cJSON_GetArraySize(ns) : 0;
+  }
+  return n;
+}
+
+/* The row's cluster: the template with sites[0].nodes[0].count = nodes, or
+ * the template as written when nodes is 0. */
+static hs_status_t row_cluster(const hs_jreader_t *r, const cJSON *tmpl, const char *path, int64_t nodes,
+                               char **out)
 {
   hs_status_t st = HS_OK;
+  if (nodes == 0)
+    return print_json(tmpl, out, r->err);
+  int groups = node_groups(tmpl);
+  if (groups > 1)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s.nodes: %lld, but the cluster has %d node groups "
+                        "(which one's count?): leave \"nodes\" out to run on the cluster as written",
+                        r->file, path, (long long)nodes, groups);
   cJSON *c = cJSON_Duplicate(tmpl, true);
   if (!c)
     return hs_error_set(r->err, HS_ENOMEM, "out of memory");
@@ -253,14 +285,59 @@ static hs_status_t read_stage_layers(const hs_jreader_t *r, const cJSON *plan, c
   return HS_OK;
 }
 
-static hs_status_t read_row(const hs_jreader_t *r, const cJSON *e, const char *path,
-                            const cJSON *model, const cJSON *cluster, const hs_pub_options_t *defs,
-                            hs_pub_row_t *row)
+/* A placement array at `field` of `obj` (path `p`): n_gpus distinct device
+ * indices 0..n_gpus-1, rank r's device at [r]. O(n_gpus). */
+static hs_status_t read_placement(const hs_jreader_t *r, const cJSON *obj, const char *p, const char *field,
+                                  int64_t n_gpus, hs_pub_row_t *row)
 {
-  static const char *const known[] = {"name", "source", "model", "nodes", "plan", "options",
+  const cJSON *ja = NULL;
+  int n = 0;
+  hs_status_t st = hs_json_array(r, obj, p, field, false, &ja, &n);
+  if (st != HS_OK || !ja)
+    return st;
+  char fp[128];
+  hs_json_path(fp, sizeof fp, p, field, 0);
+  if ((int64_t)n != n_gpus)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s: %d devices, but the plan has tp x pp x dp = %lld ranks "
+                        "(one device per rank)", r->file, fp, n, (long long)n_gpus);
+  row->placement = hs_calloc((size_t)n, sizeof *row->placement);
+  unsigned char *seen = hs_calloc((size_t)n, 1);
+  if (!row->placement || !seen) {
+    free(seen);
+    return hs_error_set(r->err, HS_ENOMEM, "out of memory");
+  }
+  row->n_placement = n;
+  int k = 0;
+  for (const cJSON *e = ja->child; e; e = e->next, k++) {
+    double x = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+    if (!cJSON_IsNumber(e) || !isfinite(x) || x != floor(x) || x < 0 || x >= n) {
+      char v[32] = "a non-number";
+      if (cJSON_IsNumber(e))
+        snprintf(v, sizeof v, "%.17g", x);
+      st = hs_error_set(r->err, HS_EINVAL, "%s: %s[%d]: must be a device index 0 to %d, got %s", r->file, fp, k,
+                        n - 1, v);
+      break;
+    }
+    if (seen[(int)x]) {
+      st = hs_error_set(r->err, HS_EINVAL, "%s: %s[%d]: device %d already placed (a placement is a "
+                        "permutation of the cluster's devices)", r->file, fp, k, (int)x);
+      break;
+    }
+    seen[(int)x] = 1;
+    row->placement[k] = (int32_t)x;
+  }
+  free(seen);
+  return st;
+}
+
+static hs_status_t read_row(const hs_jreader_t *r, const cJSON *e, const char *path,
+                            const cJSON *model, const cJSON *cluster, const cJSON *top,
+                            const hs_pub_options_t *defs, hs_pub_row_t *row)
+{
+  static const char *const known[] = {"name", "source", "model", "nodes", "cluster", "plan", "options",
                                       "measured", "notes", "not_modelled", NULL};
   static const char *const kplan[] = {"tp", "pp", "dp", "microbatch", "global_batch", "chunks",
-                                      "schedule", "stage_layers", "async_send", NULL};
+                                      "schedule", "stage_layers", "async_send", "placement", NULL};
   hs_status_t st = HS_OK;
   char pp_[96];
   int64_t v = 0;
@@ -268,7 +345,18 @@ static hs_status_t read_row(const hs_jreader_t *r, const cJSON *e, const char *p
   hs_json_warn_unknown(r, e, path, known);
   HS_CHECK(hs_json_string(r, e, path, "name", true, "", row->name, sizeof row->name));
   HS_CHECK(hs_json_string(r, e, path, "source", true, "", row->source, sizeof row->source));
-  HS_CHECK(hs_json_number(r, e, path, "measured", true, 0, HS_JNUM_POSITIVE, 1e12, &row->measured));
+  {
+    /* a run that did not fit: the row checks the out-of-memory prediction */
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(e, "measured");
+    if (cJSON_IsString(ms)) {
+      if (strcmp(ms->valuestring, "out_of_memory") != 0)
+        HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.measured: must be a positive number or "
+                             "\"out_of_memory\", got \"%.40s\"", r->file, path, ms->valuestring));
+      row->measured_oom = true;
+    } else {
+      HS_CHECK(hs_json_number(r, e, path, "measured", true, 0, HS_JNUM_POSITIVE, 1e12, &row->measured));
+    }
+  }
   /* the file's own reason to leave a row out (a measured figure whose
    * convention the source does not state, a plan the simulator cannot
    * express): the row still loads, so its model and cluster are checked */
@@ -277,7 +365,13 @@ static hs_status_t read_row(const hs_jreader_t *r, const cJSON *e, const char *p
     HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.not_modelled: must state the reason, got \"\"", r->file,
                          path));
   int64_t nodes = 0;
-  HS_CHECK(hs_json_int(r, e, path, "nodes", true, 0, 1, 1 << 20, &nodes));
+  HS_CHECK(hs_json_int(r, e, path, "nodes", false, 0, 1, 1 << 20, &nodes));
+  const cJSON *own = NULL;
+  HS_CHECK(hs_json_object(r, e, path, "cluster", false, &own));
+  if (own && cJSON_GetObjectItemCaseSensitive(e, "nodes"))
+    HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.nodes: %lld beside %s.cluster: give the node count of "
+                         "the table's cluster or a whole cluster, not both", r->file, path, (long long)nodes,
+                         path));
   const cJSON *plan = NULL;
   HS_CHECK(hs_json_object(r, e, path, "plan", true, &plan));
   hs_json_path(pp_, sizeof pp_, path, "plan", 0);
@@ -324,8 +418,16 @@ static hs_status_t read_row(const hs_jreader_t *r, const cJSON *e, const char *p
                            row->pp, row->dp, HS_MAX(row->opt.context_parallel, 1),
                            HS_CLUSTER_MAX_DEVICES));
   }
+  {
+    int64_t g = (int64_t)row->tp * row->pp * row->dp * HS_MAX(row->opt.context_parallel, 1);
+    hs_json_path(pp_, sizeof pp_, path, "plan", 0);
+    if (cJSON_GetObjectItemCaseSensitive(plan, "placement"))
+      HS_CHECK(read_placement(r, plan, pp_, "placement", g, row));
+    else
+      HS_CHECK(read_placement(r, top, "", "placement", g, row));
+  }
   HS_CHECK(row_model(r, model, e, path, row->name, &row->model_json));
-  HS_CHECK(row_cluster(r, cluster, nodes, &row->cluster_json));
+  HS_CHECK(row_cluster(r, own ? own : cluster, path, own ? 0 : nodes, &row->cluster_json));
 cleanup:
   return st;
 }
@@ -334,7 +436,8 @@ hs_status_t hs_pub_table_parse(const char *text, const char *file, hs_pub_table_
                                hs_error_t *err)
 {
   static const char *const known[] = {"table", "title", "source", "date", "metric", "max_mape",
-                                      "min_rank_concordance", "model", "cluster", "options", "rows", "description", NULL};
+                                      "min_rank_concordance", "model", "cluster", "options", "rows", "description",
+                                      "placement", "min_oom_predicted", NULL};
   hs_status_t st = HS_OK;
   cJSON *j = NULL;
   hs_pub_table_init(out);
@@ -368,6 +471,7 @@ hs_status_t hs_pub_table_parse(const char *text, const char *file, hs_pub_table_
     HS_CHECK(hs_json_number_in(&r, j, "", "max_mape", true, 0, 1e-6, 10.0, &out->max_mape));
   HS_CHECK(hs_json_number_in(&r, j, "", "min_rank_concordance", false, 1.0, 0.0, 1.0,
                              &out->min_rank_concordance));
+  HS_CHECK(hs_json_number_in(&r, j, "", "min_oom_predicted", false, 1.0, 0.0, 1.0, &out->min_oom_predicted));
   const cJSON *model = NULL, *cluster = NULL, *opt = NULL, *rows = NULL;
   HS_CHECK(hs_json_object(&r, j, "", "model", true, &model));
   HS_CHECK(hs_json_object(&r, j, "", "cluster", true, &cluster));
@@ -387,7 +491,7 @@ hs_status_t hs_pub_table_parse(const char *text, const char *file, hs_pub_table_
     char p[32];
     hs_json_path(p, sizeof p, "rows", NULL, out->n_rows);
     hs_pub_row_t *row = &out->rows[out->n_rows++];
-    HS_CHECK(read_row(&r, e, p, model, cluster, &defs, row));
+    HS_CHECK(read_row(&r, e, p, model, cluster, j, &defs, row));
     for (int32_t q = 0; q + 1 < out->n_rows; q++)
       if (strcmp(out->rows[q].name, row->name) == 0)
         HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.name: \"%s\" already names rows[%d]", file, p,
@@ -432,11 +536,30 @@ cJSON *hs_pub_to_json(const hs_pub_table_t *t, const hs_pub_result_t *res,
   if (t->max_mape > 0)
     cJSON_AddNumberToObject(j, "max_mape", t->max_mape);
   cJSON_AddNumberToObject(j, "min_rank_concordance", t->min_rank_concordance);
+  cJSON_AddNumberToObject(j, "min_oom_predicted", t->min_oom_predicted);
   cJSON_AddNumberToObject(j, "rank_pairs", sum->pairs);
   cJSON_AddNumberToObject(j, "rank_pairs_concordant", sum->concordant);
   cJSON_AddNumberToObject(j, "rank_pairs_resolved", sum->pairs_resolved);
   cJSON_AddNumberToObject(j, "rank_pairs_resolved_concordant", sum->concordant_resolved);
   cJSON_AddBoolToObject(j, "rank_preserved", sum->rank_preserved);
+  /* planner view: NaN (undefined) is null, a top pick that did not fit is
+   * "out_of_memory" (JSON has no infinity) */
+  if (isfinite(sum->spearman))
+    cJSON_AddNumberToObject(j, "spearman", sum->spearman);
+  else
+    cJSON_AddNullToObject(j, "spearman");
+  if (isfinite(sum->regret))
+    cJSON_AddNumberToObject(j, "top_pick_regret", sum->regret);
+  else if (isinf(sum->regret))
+    cJSON_AddStringToObject(j, "top_pick_regret", "out_of_memory");
+  else
+    cJSON_AddNullToObject(j, "top_pick_regret");
+  if (sum->top_pick >= 0)
+    cJSON_AddStringToObject(j, "top_pick_row", t->rows[sum->top_pick].name);
+  if (sum->measured_best >= 0)
+    cJSON_AddStringToObject(j, "measured_best_row", t->rows[sum->measured_best].name);
+  cJSON_AddNumberToObject(j, "rows_measured_oom", sum->n_measured_oom);
+  cJSON_AddNumberToObject(j, "rows_measured_oom_predicted_oom", sum->n_oom_predicted);
   cJSON_AddBoolToObject(j, "targets_met",
                         sum->n_simulated > 0 && sum->mape <= 0.05 && sum->max_abs_err <= 0.12 &&
                             sum->rank_preserved);
@@ -455,14 +578,18 @@ cJSON *hs_pub_to_json(const hs_pub_table_t *t, const hs_pub_result_t *res,
     cJSON_AddNumberToObject(o, "microbatch", r->microbatch);
     cJSON_AddNumberToObject(o, "global_batch", (double)r->global_batch);
     cJSON_AddNumberToObject(o, "chunks", r->chunks);
-    cJSON_AddNumberToObject(o, "measured", r->measured);
+    if (r->measured_oom)
+      cJSON_AddStringToObject(o, "measured", "out_of_memory");
+    else
+      cJSON_AddNumberToObject(o, "measured", r->measured);
     if (res[i].not_modelled) {
       cJSON_AddStringToObject(o, "not_modelled", res[i].not_modelled);
     } else if (res[i].infeasible) {
       cJSON_AddBoolToObject(o, "infeasible", true);
     } else {
       cJSON_AddNumberToObject(o, "predicted", res[i].predicted);
-      cJSON_AddNumberToObject(o, "error", res[i].err);
+      if (!r->measured_oom)
+        cJSON_AddNumberToObject(o, "error", res[i].err);
     }
     cJSON_AddItemToArray(arr, o);
   }
