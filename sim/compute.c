@@ -41,7 +41,7 @@
  * fitted on DeepBench's cuBLAS GEMMs, docs/clusters.md "Skinny GEMMs"): a
  * GEMM kernel's memory time is gemm_mem_latency_us + b / (mem_bw * mem_eff).
  * DeepBench's fp16 GEMMs with N = 16 and M = K = 1760-4096 on a V100 take
- * 12-13 us more than their operand bytes at the copy rate, at every size
+ * 8-12 us more than their operand bytes at the copy rate, at every size
  * (between sizes the time grows at about the copy rate): a fixed tail
  * (split-K reduction, pipeline fill of a grid with fewer tiles than SMs)
  * that the FLOP line's intercept (gemm_half_flops) does not give on the
