@@ -127,6 +127,16 @@ expect2 --expert-parallel "has no MoE experts" -- "${SIMG[@]}" --tp 1 --expert-p
 expect2 --expert-parallel "does not divide the model's 8 experts" -- "$H" simulate --model mixtral-8x7b \
   --cluster dgx-h100-4nodes --tp 2 --pp 2 --expert-parallel 3
 expect2 --attention sdpa -- "$H" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy megatron --attention sdpa
+# framework host overheads (docs/simulator.md, "Framework overheads")
+expect2 --framework '"pytorch"' megatron-lm-2021 -- "${SIMG[@]}" --tp 2 --framework pytorch
+expect2 --dispatch-us '"-3"' -- "${SIMG[@]}" --tp 2 --framework fsdp-2023 --dispatch-us -3
+expect2 --dispatch-us '"nan"' -- "${SIMG[@]}" --tp 2 --dispatch-us nan
+expect2 --microbatch-overhead-us '"2e9"' -- "${SIMG[@]}" --tp 2 --microbatch-overhead-us 2e9
+expect2 --framework '"Megatron"' -- "$H" compare --model gpt3-1.3b --cluster dgx-a100-1node --strategies megatron --framework Megatron
+printf '{"schema_version": 1, "dispatch_us": [0], "microbatch_us": [0]}' >"$tmp/fit.json"
+expect2 "fit.json" "train" -- "$H" validate --published --cv --fit "$tmp/fit.json"
+printf '{"schema_version": 1, "train": ["nope"], "dispatch_us": [0], "microbatch_us": [0]}' >"$tmp/fit2.json"
+expect2 "train: table \"nope\" is not in the suite" -- "$H" validate --published --cv --fit "$tmp/fit2.json"
 
 # planner options (docs/planners.md): headroom a fraction in [0, 1), a
 # --baseline that is compared, precision on every planning command
