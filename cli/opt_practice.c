@@ -110,7 +110,15 @@ int hs_cli_practice(const hs_opt_t *opts, hs_practice_t *pr)
     fprintf(stderr, "hetsim: --grad-reduce-dtype: must be fp32 or default, got \"%s\"\n", orr->value);
     return HS_EXIT_USAGE;
   }
-  return cli_framework(opts, &pr->framework);
+  int frc = cli_framework(opts, &pr->framework);
+  if (frc)
+    return frc;
+  /* a framework preset brings its era's kernel set unless --kernels or
+   * --attention says otherwise (docs/simulator.md, "Framework overheads") */
+  const char *kp = hs_framework_kernels(pr->framework.id);
+  if (hs_cli_opt(opts, "framework") && kp && !ok && !oa)
+    hs_kernels_preset(kp, &pr->kernels);
+  return 0;
 }
 
 /* --NAME on|off into *on when given; anything else is refused naming it. */

@@ -127,6 +127,21 @@ const char *hs_framework_presets_list(char *buf, size_t n)
   return buf;
 }
 
+const char *hs_framework_kernels(hs_framework_id_t id)
+{
+  switch (id) {
+  case HS_FW_MEGATRON_LM_2021:
+  case HS_FW_DEEPSPEED_2022: /* Megatron-DeepSpeed: Megatron-LM's fused kernels */
+    return "megatron-2021";
+  case HS_FW_MEGATRON_CORE_2024:
+  case HS_FW_MEGATRON_CORE_GRAPHS:
+  case HS_FW_NEMO_2024:
+    return "megatron-core-2024";
+  default:
+    return NULL;
+  }
+}
+
 bool hs_framework_active(const hs_framework_t *fw)
 {
   return fw->id != HS_FW_NONE || fw->dispatch_us > 0.0 || fw->microbatch_us > 0.0 ||

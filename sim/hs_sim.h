@@ -163,6 +163,9 @@ const char *hs_framework_name(hs_framework_id_t id);
 /* The preset names joined by ", " into buf (truncated to n bytes); buf. */
 const char *hs_framework_presets_list(char *buf, size_t n);
 bool hs_framework_active(const hs_framework_t *fw);
+/* The kernel preset (hs_kernel_presets) a framework preset runs, or NULL
+ * when it has none of its own (none, fsdp-2023: the model's code decides). */
+const char *hs_framework_kernels(hs_framework_id_t id);
 bool hs_framework_equal(const hs_framework_t *a, const hs_framework_t *b);
 /* "framework" of object j at path: a preset name, or {"preset", "dispatch_us",
  * "microbatch_us", "cuda_graphs", "optimizer_passes"} (fields override the
