@@ -189,7 +189,7 @@ struct cJSON;
 /* Reads the "ranges" array `arr` at `path` ([{"min_bytes", "max_bytes",
  * "GBps", "latency_us"}, ...], as `hetsim import nccl-tests` writes it)
  * into out (base_latency_us as given). Refused, naming the file, the field
- * and the value: fewer than 2 or more than HS_LINK_RANGES_MAX ranges, a
+ * and the value: none or more than HS_LINK_RANGES_MAX ranges, a
  * first range not starting at 0, a negative or non-increasing min_bytes, a
  * max_bytes that leaves a gap or overlaps the next range (it must equal the
  * next min_bytes), a max_bytes on the last range (it covers every larger

@@ -241,9 +241,9 @@ hs_status_t hs_link_ranges_read(const hs_jreader_t *r, const cJSON *arr, const c
   if (!cJSON_IsArray(arr))
     return hs_error_set(r->err, HS_EINVAL, "%s: %s: must be an array of ranges", r->file, path);
   int n = cJSON_GetArraySize(arr);
-  if (n < 2 || n > HS_LINK_RANGES_MAX)
-    return hs_error_set(r->err, HS_EINVAL, "%s: %s: %d ranges, need 2 to %d (one line: give no ranges)",
-                        r->file, path, n, HS_LINK_RANGES_MAX);
+  if (n < 1 || n > HS_LINK_RANGES_MAX)
+    return hs_error_set(r->err, HS_EINVAL, "%s: %s: %d ranges, need 1 to %d", r->file, path, n,
+                        HS_LINK_RANGES_MAX);
   double prev_max = 0.0;
   int i = 0;
   for (const cJSON *e = arr->child; e; e = e->next, i++) {
@@ -260,7 +260,7 @@ hs_status_t hs_link_ranges_read(const hs_jreader_t *r, const cJSON *arr, const c
                            "(the ranges must cover every size)", r->file, p, lo));
     if (i > 0 && lo != prev_max)
       HS_FAIL(hs_error_set(r->err, HS_EINVAL, "%s: %s.min_bytes: %.17g, but the range before ends at "
-                           "max_bytes %.17g: ranges must neither %s", r->file, p, lo, prev_max,
+                           "max_bytes %.17g: ranges must not %s", r->file, p, lo, prev_max,
                            lo > prev_max ? "leave a gap" : "overlap"));
     bool has_max = cJSON_GetObjectItemCaseSensitive(e, "max_bytes") != NULL;
     if (i + 1 == n && has_max)

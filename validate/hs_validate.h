@@ -690,9 +690,9 @@ typedef struct hs_nt_links {
   double intra_GBps, intra_latency_us;
   double nic_GBps, nic_latency_us;
   int32_t nic_rails;        /* the opts' nic_rails the nic link was fitted with (>= 1) */
-  /* Per size range (n > 1: where NCCL's protocol changes the line), found
-   * from the data: every size of the fitted file within its range's line;
-   * n 0: one line (the fields above) at every size. */
+  /* Per size range (where NCCL's protocol changes the line), found from
+   * the data: every size of the fitted file within its range's line; n 0:
+   * one line (the fields above) at every size (fit_ranges). */
   hs_link_ranges_t intra_ranges, nic_ranges;
 } hs_nt_links_t;
 

@@ -115,7 +115,7 @@ static void install_ranges(const hs_nt_links_t *links, hs_cluster_t *c)
 {
   for (int q = 0; q < 2; q++) {
     const hs_link_ranges_t *r = q ? &links->nic_ranges : &links->intra_ranges;
-    if (r->n < 2 || !(q ? links->has_nic : links->has_intra) ||
+    if (r->n < 1 || !(q ? links->has_nic : links->has_intra) ||
         c->n_link_ranges >= HS_CLUSTER_MAX_NAMED_LINKS)
       continue;
     c->link_ranges[c->n_link_ranges++] = *r;
@@ -236,11 +236,18 @@ static hs_status_t model_line(const char *gpu, const hs_nccl_tests_t *t, int32_t
 /* Sets the intra (scope 0) or nic (scope 1) link so that the model's line
  * matches the fit of file t. */
 static hs_status_t solve_link(const char *gpu, const hs_nccl_tests_t *t, const hs_nt_fit_t *f,
-                              int32_t m, int32_t k, int scope, const double sz[2], hs_nt_links_t *links,
-                              hs_error_t *err)
+                              int32_t m, int32_t k, int scope, const double sz[2], bool keep_ranges,
+                              hs_nt_links_t *links, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
   hs_nt_links_t l = *links;
+  /* The single line per link solves without the other scope's ranges, so
+   * its figures are what they were before ranges existed (the catalog's
+   * refit); the ranges are fitted on top, with them (fit_ranges). */
+  if (!keep_ranges) {
+    memset(&l.intra_ranges, 0, sizeof l.intra_ranges);
+    memset(&l.nic_ranges, 0, sizeof l.nic_ranges);
+  }
   double *gb = scope ? &l.nic_GBps : &l.intra_GBps, *lat = scope ? &l.nic_latency_us
                                                                  : &l.intra_latency_us;
   const char *what = scope ? "nic" : "intra_node";
@@ -307,6 +314,8 @@ static hs_status_t solve_link(const char *gpu, const hs_nccl_tests_t *t, const h
     }
     *gb = exp(0.5 * (x0 + x1));
   }
+  l.intra_ranges = links->intra_ranges;
+  l.nic_ranges = links->nic_ranges;
   *links = l;
 cleanup:
   return st;
@@ -319,7 +328,8 @@ cleanup:
  * from the data); each run's line then sets the link as the whole file's
  * does (solve_link, with the model evaluated at the run's own first and last
  * size). A range starts halfway (geometric mean) between the last size of
- * the run before and its first; the first starts at 0. One run: no ranges.
+ * the run before and its first; the first starts at 0. One run: no ranges
+ * (unless the other link has ranges: then the one range, solved with them).
  * O(rows^2 + ranges x 200 estimates). */
 static hs_status_t fit_ranges(const char *gpu, const hs_nccl_tests_t *t, int32_t m, int32_t k, int scope,
                               hs_nt_links_t *links, hs_error_t *err)
@@ -380,7 +390,7 @@ static hs_status_t fit_ranges(const char *gpu, const hs_nccl_tests_t *t, int32_t
     hs_nt_links_t l = base;
     hs_error_init(&quiet);
     quiet.warn_fp = NULL;
-    st = solve_link(gpu, t, &f, m, k, scope, sz, &l, &quiet);
+    st = solve_link(gpu, t, &f, m, k, scope, sz, true, &l, &quiet);
     if (st != HS_OK) {
       hs_error_set(err, st, "%s: sizes %.0f-%.0f B: %s", t->file, x[i], x[e - 1], quiet.msg);
       break;
@@ -391,8 +401,11 @@ static hs_status_t fit_ranges(const char *gpu, const hs_nccl_tests_t *t, int32_t
     R.n++;
     i = e;
   }
+  /* one range is kept where the other link has ranges: the line solved
+   * with them, which the single line (solved without) is not */
+  bool other = (scope ? links->intra_ranges.n : links->nic_ranges.n) > 0;
   if (st == HS_OK)
-    *(scope ? &links->nic_ranges : &links->intra_ranges) = R.n > 1 ? R : (hs_link_ranges_t){0};
+    *(scope ? &links->nic_ranges : &links->intra_ranges) = R.n > 1 || other ? R : (hs_link_ranges_t){0};
 cleanup:
   free(x);
   free(y);
@@ -497,7 +510,7 @@ hs_status_t hs_nt_import(const char *const *paths, int32_t n, const hs_nt_opts_t
       continue;
     static const double whole[2] = {1e6, 1e9};
     HS_CHECK(solve_link(L->gpu, &out->files[pick], &out->fits[pick], shape[2 * pick],
-                        shape[2 * pick + 1], scope, whole, L, err));
+                        shape[2 * pick + 1], scope, whole, false, L, err));
     out->fits[pick].sets = scope ? "nic" : "intra_node";
     HS_CHECK(fit_ranges(L->gpu, &out->files[pick], shape[2 * pick], shape[2 * pick + 1], scope, L, err));
   }
@@ -603,7 +616,7 @@ void hs_nt_import_print(const hs_nt_import_t *im, FILE *out)
   fprintf(out, " (hetsim simulate --profile uses them)\n");
   for (int q = 0; q < 2; q++) {
     const hs_link_ranges_t *r = q ? &L->nic_ranges : &L->intra_ranges;
-    if (r->n < 2)
+    if (r->n < 1)
       continue;
     fprintf(out, "%s per size range (one line each, where NCCL's choice changes):\n",
             q ? "nic" : "intra_node");

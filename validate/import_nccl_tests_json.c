@@ -33,7 +33,7 @@ static void add_link(cJSON *g, const char *key, double GBps, double latency_us, 
   cJSON_AddNumberToObject(o, "latency_us", latency_us);
   if (rails > 1)
     cJSON_AddNumberToObject(o, "rails", rails);
-  if (r->n < 2)
+  if (r->n < 1)
     return;
   /* per size range: [min_bytes, max_bytes), the last without max_bytes */
   cJSON *arr = cJSON_AddArrayToObject(o, "ranges");
