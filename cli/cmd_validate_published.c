@@ -2,7 +2,8 @@
  * cmd_validate_published.c - `hetsim validate --published [DIR|FILE]`:
  * simulates every row of the published validation tables (default
  * validate/published/ under the data directory) and prints predicted,
- * measured and error per row, MAPE and rank order per table (--json: one
+ * measured and error per row, MAPE and rank order per table, Spearman,
+ * top-pick regret and out-of-memory counts (--json: one
  * object with "tables"). Exit 0 whatever the errors are: the bounds are
  * asserted by ctest (tests/test_validate_published.c), not here.
  */
