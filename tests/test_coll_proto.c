@@ -8,8 +8,11 @@
  * and bad "pcie" fields.
  */
 #include "hs_clusters.h"
+#include "hs_json.h"
 #include "hs_net.h"
 #include "hs_test.h"
+
+#include <cjson/cJSON.h>
 
 #define US 1e-6
 
@@ -246,8 +249,44 @@ static void test_bad_pcie(void)
   }
 }
 
+/* Each class from the fields, its default figures from the GPU's
+ * pcie_GBps (T4: 16), and `show cluster --json` reading back the same. */
+static void test_classes_roundtrip(void)
+{
+  static const struct { const char *port; int path; double GBps, lat_us; } cases[] = {
+      {"{\"pcie\": {}}", HS_PCIE_PIX, 12.2, 0.0},
+      {"{\"pcie\": {\"switch\": \"PXB\"}}", HS_PCIE_PXB, 8.7, 0.0},
+      {"{\"pcie\": {\"switch\": \"none\"}}", HS_PCIE_PHB, 4.0, 1.6},
+      {"{\"pcie\": {\"p2p\": false, \"switch\": \"PXB\"}}", HS_PCIE_PHB, 4.0, 1.6},
+      {"{\"pcie\": {\"numa_sockets\": 2}}", HS_PCIE_SYS, 5.9, 1.6},
+  };
+  for (size_t i = 0; i < HS_ARRAY_LEN(cases); i++) {
+    hs_error_t err;
+    hs_cluster_t *c = cluster_of("T4-16GB", 4, cases[i].port, &err);
+    CHECK_MSG(c != NULL, "%s", err.msg);
+    if (!c)
+      continue;
+    CHECK_EQ_INT(c->nodes[0].pcie_path, cases[i].path);
+    CHECK_REL(c->nodes[0].intra_GBps, cases[i].GBps, 1e-12);
+    CHECK_REL(c->nodes[0].intra_latency_us, cases[i].lat_us, 1e-12);
+    struct cJSON *j = hs_cluster_to_json(c);
+    char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+    hs_json_free(j);
+    hs_cluster_t back;
+    hs_cluster_init(&back);
+    CHECK_MSG(text && hs_cluster_parse(text, "back.json", &back, &err) == HS_OK, "%s", err.msg);
+    CHECK_EQ_INT(back.nodes[0].pcie_path, cases[i].path);
+    CHECK_REL(back.nodes[0].intra_GBps, cases[i].GBps, 1e-12);
+    CHECK_REL(back.nodes[0].intra_latency_us, cases[i].lat_us, 1e-12);
+    hs_cluster_destroy(&back);
+    free(text);
+    hs_cluster_destroy(c);
+  }
+}
+
 int main(void)
 {
+  HS_RUN(test_classes_roundtrip);
   HS_RUN(test_tuner_constants);
   HS_RUN(test_pick_crossover);
   HS_RUN(test_ring_closed_form);
