@@ -325,11 +325,15 @@ void hs_pub_print(const hs_pub_table_t *t, const hs_pub_result_t *res, const hs_
 {
   fprintf(f, "table %s: %s\n  source: %s (%s)\n  metric: %s\n", t->name, t->title, t->source, t->date,
           hs_pub_metric_name(t->metric));
-  fprintf(f, "  %-10s %6s %4s %4s %5s %4s %6s %3s  %10s %10s %8s\n", "row", "gpus", "tp", "pp", "dp",
+  /* the name column fits the longest name (at least 10, as before) */
+  int w = 10;
+  for (int32_t i = 0; i < t->n_rows; i++)
+    w = HS_MAX(w, (int)strlen(t->rows[i].name));
+  fprintf(f, "  %-*s %6s %4s %4s %5s %4s %6s %3s  %10s %10s %8s\n", w, "row", "gpus", "tp", "pp", "dp",
           "mb", "gb", "v", "predicted", "measured", "error");
   for (int32_t i = 0; i < t->n_rows; i++) {
     const hs_pub_row_t *r = &t->rows[i];
-    fprintf(f, "  %-10s %6d %4d %4d %5d %4d %6lld %3d  ", r->name, res[i].n_gpus, r->tp, r->pp, r->dp,
+    fprintf(f, "  %-*s %6d %4d %4d %5d %4d %6lld %3d  ", w, r->name, res[i].n_gpus, r->tp, r->pp, r->dp,
             r->microbatch, (long long)r->global_batch, r->chunks);
     char meas[16];
     if (r->measured_oom)
