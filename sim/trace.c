@@ -28,12 +28,27 @@
  * per stage of each distinct pipeline (pipelines with the same stage cuts,
  * GPUs and TP are folded into the first) and, of the links, the cross-site
  * ones plus the 8 busiest; device = every device below trace_max_devices and
- * every busy link; kernel = device plus segments, TP collectives and link
- * flow lanes. A 1024-GPU Megatron run at stage detail has p processes.
+ * every busy link of theirs; kernel = device plus segments, TP collectives
+ * and link flow lanes. A 1024-GPU Megatron run at stage detail has p
+ * processes.
+ *
+ * --trace-devices N bounds every track family: device tracks, and links,
+ * which are then the cross-site links plus those of the shown devices (their
+ * GPU links, the NIC and rail links of their nodes, the fabric of their
+ * sites). What is not shown is not recorded: hooks of hidden devices return
+ * at once, flows are kept only for the hops on links that may be shown, so
+ * memory and the writer's time grow with the events written (issue #35: a
+ * 1024-GPU device trace took 125 s after a 1 s simulation, the counters
+ * scanned every flow once per link). Flow hops are kept per link, in
+ * completion order, so a link's counter reads its own flows alone. Cost of
+ * hs_trace_write: O(n log n) for n recorded slices (the sort), O(F + L x 200)
+ * for F recorded flow hops on L shown links, the lane packing (O(slices x
+ * lanes of their track)), and the bytes written, formatted by hand.
  */
 #include "trace.h"
 #include "hs_output.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,11 +100,19 @@ typedef struct span {
   uint64_t flow;        /* sends: arrow id (1-based), 0 = none */
 } span_t;
 
+/* One flow's passage over one link, kept in that link's own array (in
+ * completion order) so that writing its counter reads it alone. */
 typedef struct flowrec {
-  int32_t link;
   hs_time_t t0, t1;
   double bytes;
 } flowrec_t;
+
+typedef struct linkflows {
+  flowrec_t *v;
+  size_t n, cap;
+} linkflows_t;
+
+static bool shown(const hs_trace_t *t, int32_t d);
 
 typedef struct devinfo {
   int32_t pipeline, stage, replica, tp_rank; /* -1: unused by the plan */
@@ -100,13 +123,16 @@ typedef struct devinfo {
 
 struct hs_trace {
   const hs_model_t *m;
+  uint8_t *link_rec;    /* per link: flows and spans on it are recorded */
+  size_t n_links;
+  bool links_bounded;   /* --trace-devices bounds the links too */
   const hs_cluster_t *c;
   const hs_plan_t *plan;
   hs_trace_detail_t detail;
   span_t *spans;
   size_t n, cap;
-  flowrec_t *flows;
-  size_t n_flows, cap_flows;
+  linkflows_t *flows;   /* per link (n_links) */
+  hs_time_t flows_end;  /* latest flow end recorded */
   devinfo_t *dev;
   uint8_t *shown;
   uint64_t next_flow;
@@ -133,6 +159,67 @@ static bool same_pipeline(const hs_cluster_t *c, const hs_plan_pipeline_t *a,
     }
   }
   return true;
+}
+
+/* Which links the trace may show, hence records: every link at stage detail
+ * (the busiest are picked at the end) and without a device bound; with
+ * --trace-devices N, the cross-site links and the links of the shown
+ * devices, their nodes and their sites. The topology is rebuilt from the
+ * cluster as simulate.c builds it, so link ids agree. O(devices + links). */
+static hs_status_t link_filter(hs_trace_t *t, const hs_sim_opts_t *opts, hs_error_t *err)
+{
+  const hs_cluster_t *c = t->c;
+  hs_topology_t *topo = NULL;
+  uint8_t *nodes = NULL, *sites = NULL;
+  hs_status_t st = hs_topology_new(c, &topo, err);
+  if (st != HS_OK)
+    return st;
+  t->n_links = hs_topology_n_links(topo);
+  const hs_link_t *links = hs_topology_links(topo);
+  t->link_rec = hs_calloc(t->n_links + 1, 1);
+  t->flows = hs_calloc(t->n_links + 1, sizeof *t->flows);
+  nodes = hs_calloc(c->n_nodes + 1, 1);
+  sites = hs_calloc(c->n_sites + 1, 1);
+  if (!t->link_rec || !t->flows || !nodes || !sites) {
+    st = hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
+    goto out;
+  }
+  bool all = opts->trace_detail == HS_TRACE_STAGE || opts->trace_max_devices <= 0;
+  t->links_bounded = !all;
+  for (size_t d = 0; d < c->n_devices; d++)
+    if (t->shown[d]) {
+      nodes[c->devices[d].node] = 1;
+      sites[c->devices[d].site] = 1;
+    }
+  for (size_t l = 0; l < t->n_links; l++) {
+    const hs_link_t *lk = &links[l];
+    bool keep = all;
+    switch (lk->kind) {
+    case HS_LINK_GPU_UP: case HS_LINK_GPU_DOWN:
+      keep = keep || shown(t, lk->owner);
+      break;
+    case HS_LINK_NIC_UP: case HS_LINK_NIC_DOWN: case HS_LINK_RAIL_UP: case HS_LINK_RAIL_DOWN:
+      keep = keep || (lk->owner >= 0 && (size_t)lk->owner < c->n_nodes && nodes[lk->owner]);
+      break;
+    case HS_LINK_FABRIC:
+      keep = keep || (lk->owner >= 0 && (size_t)lk->owner < c->n_sites && sites[lk->owner]);
+      break;
+    case HS_LINK_XSITE:
+      keep = true;
+      break;
+    }
+    t->link_rec[l] = keep;
+  }
+out:
+  free(nodes);
+  free(sites);
+  hs_topology_free(topo);
+  return st;
+}
+
+static bool link_recorded(const hs_trace_t *t, int32_t l)
+{
+  return l >= 0 && (size_t)l < t->n_links && t->link_rec[l];
 }
 
 hs_status_t hs_trace_new(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
@@ -203,6 +290,11 @@ hs_status_t hs_trace_new(const hs_model_t *m, const hs_cluster_t *c, const hs_pl
     }
   }
   free(members);
+  hs_status_t st = link_filter(t, opts, err);
+  if (st != HS_OK) {
+    hs_trace_free(t);
+    return st;
+  }
   *out = t;
   return HS_OK;
 }
@@ -211,7 +303,10 @@ void hs_trace_free(hs_trace_t *t)
 {
   if (!t)
     return;
+  free(t->link_rec);
   free(t->spans);
+  for (size_t l = 0; t->flows && l < t->n_links; l++)
+    free(t->flows[l].v);
   free(t->flows);
   free(t->dev);
   free(t->shown);
@@ -320,7 +415,7 @@ void hs_trace_send(hs_trace_t *t, int32_t dev_a, int32_t dev_b, bool fwd, int32_
 void hs_trace_link_span(hs_trace_t *t, int32_t link, bool fwd, hs_time_t t0, hs_time_t t1,
                         double bytes)
 {
-  if (!t->links || t->detail != HS_TRACE_KERNEL)
+  if (!t->links || t->detail != HS_TRACE_KERNEL || !link_recorded(t, link))
     return;
   span_t *s = add(t, link, K_LINK, fwd ? "act" : "grad", t0, t1);
   if (s)
@@ -333,12 +428,16 @@ void hs_trace_flow_done(void *ctx, const hs_flow_t *f)
   if (t->oom || !t->links)
     return;
   for (int32_t h = 0; h < f->n_hops; h++) {
-    if (hs_reserve((void **)&t->flows, &t->cap_flows, t->n_flows + 1, sizeof *t->flows) != HS_OK) {
+    int32_t l = f->hops[h].link;
+    if (!link_recorded(t, l))
+      continue;
+    linkflows_t *lf = &t->flows[l];
+    if (hs_reserve((void **)&lf->v, &lf->cap, lf->n + 1, sizeof *lf->v) != HS_OK) {
       t->oom = true;
       return;
     }
-    t->flows[t->n_flows++] =
-        (flowrec_t){f->hops[h].link, f->t_start, f->t_end, f->bytes * (double)f->hops[h].weight};
+    lf->v[lf->n++] = (flowrec_t){f->t_start, f->t_end, f->bytes * (double)f->hops[h].weight};
+    t->flows_end = HS_MAX(t->flows_end, f->t_end);
   }
 }
 
@@ -382,11 +481,6 @@ static int cmp_span(const void *pa, const void *pb)
   return a < b ? -1 : (a > b);
 }
 
-static void ts(FILE *f, hs_time_t ns)
-{
-  fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
-}
-
 static const char *cat_of(const span_t *s)
 {
   switch (s->kind) {
@@ -399,15 +493,88 @@ static const char *cat_of(const span_t *s)
   }
 }
 
+/* The file is written through a buffer of its own, with integers formatted
+ * by hand: stdio's fprintf cost more than the rest of the writer together on
+ * a 130 MB trace. Every event is far shorter than WRITER_SLACK, so an event
+ * never splits a flush. The first failed write's errno is kept (stdio loses
+ * it once a large fwrite bypassed its buffer) for the message; later writes
+ * are skipped. */
+#define WRITER_BUF (1 << 18)
+#define WRITER_SLACK 4096
+
 typedef struct writer {
   FILE *f;
   bool first;
+  char *buf;
+  size_t n;
+  int error;    /* errno of the first failed write (-1: none given), 0: none */
 } writer_t;
 
+static void w_flush(writer_t *w)
+{
+  errno = 0;
+  if (w->n && !w->error && fwrite(w->buf, 1, w->n, w->f) != w->n)
+    w->error = errno ? errno : -1;
+  w->n = 0;
+}
+
+static void w_str(writer_t *w, const char *s)
+{
+  size_t len = strlen(s);
+  memcpy(w->buf + w->n, s, len);
+  w->n += len;
+}
+
+static void w_char(writer_t *w, char c) { w->buf[w->n++] = c; }
+
+static void w_int(writer_t *w, long long v)
+{
+  char tmp[24];
+  int k = 0;
+  unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+  do {
+    tmp[k++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0)
+    tmp[k++] = '-';
+  while (k)
+    w->buf[w->n++] = tmp[--k];
+}
+
+static void w_printf(writer_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void w_printf(writer_t *w, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  int len = vsnprintf(w->buf + w->n, WRITER_BUF + WRITER_SLACK - w->n, fmt, ap);
+  va_end(ap);
+  if (len > 0)
+    w->n += HS_MIN((size_t)len, WRITER_BUF + WRITER_SLACK - w->n - 1);
+}
+
+/* Microseconds with three decimals, as "%lld.%03lld" of ns / 1000, ns % 1000. */
+static void ts(writer_t *w, hs_time_t ns)
+{
+  long long us = (long long)(ns / 1000), frac = (long long)(ns % 1000);
+  w_int(w, us);
+  w_char(w, '.');
+  if (frac < 0) { /* never for simulated times; kept as printf wrote it */
+    w_printf(w, "%03lld", frac);
+    return;
+  }
+  w_char(w, (char)('0' + frac / 100));
+  w_char(w, (char)('0' + frac / 10 % 10));
+  w_char(w, (char)('0' + frac % 10));
+}
+
+/* Starts an event: the separator, and room for it in the buffer. */
 static void sep(writer_t *w)
 {
+  if (w->n >= WRITER_BUF)
+    w_flush(w);
   if (!w->first)
-    fputs(",\n", w->f);
+    w_str(w, ",\n");
   w->first = false;
 }
 
@@ -415,40 +582,59 @@ static void slice(writer_t *w, int32_t pid, int32_t tid, const char *cat, hs_tim
                   hs_time_t t1)
 {
   sep(w);
-  fprintf(w->f, "{\"ph\":\"X\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":", cat, pid, tid);
-  ts(w->f, t0);
-  fputs(",\"dur\":", w->f);
-  ts(w->f, t1 - t0);
+  w_str(w, "{\"ph\":\"X\",\"cat\":\"");
+  w_str(w, cat);
+  w_str(w, "\",\"pid\":");
+  w_int(w, pid);
+  w_str(w, ",\"tid\":");
+  w_int(w, tid);
+  w_str(w, ",\"ts\":");
+  ts(w, t0);
+  w_str(w, ",\"dur\":");
+  ts(w, t1 - t0);
 }
 
 static void write_span(writer_t *w, const span_t *s)
 {
-  FILE *f = w->f;
   slice(w, s->pid, s->tid, cat_of(s), s->t0, s->t1);
-  fputs(",\"name\":\"", f);
+  w_str(w, ",\"name\":\"");
   switch (s->kind) {
   case K_ITEM:
-    fprintf(f, "%s mb%d", s->name, s->mb);
-    if (s->chunk > 0)
-      fprintf(f, " c%d", s->chunk);
+    w_str(w, s->name);
+    w_str(w, " mb");
+    w_int(w, s->mb);
+    if (s->chunk > 0) {
+      w_str(w, " c");
+      w_int(w, s->chunk);
+    }
     break;
-  case K_SEND: fprintf(f, "send %s mb%d to dev %d", s->name, s->mb, s->peer); break;
-  case K_RECV: fprintf(f, "recv %s mb%d from dev %d", s->name, s->mb, s->peer); break;
-  default: fputs(s->name, f);
+  case K_SEND: case K_RECV:
+    w_str(w, s->kind == K_SEND ? "send " : "recv ");
+    w_str(w, s->name);
+    w_str(w, " mb");
+    w_int(w, s->mb);
+    w_str(w, s->kind == K_SEND ? " to dev " : " from dev ");
+    w_int(w, s->peer);
+    break;
+  default: w_str(w, s->name);
   }
-  fputc('"', f);
+  w_char(w, '"');
   if (s->bytes > 0)
-    fprintf(f, ",\"args\":{\"bytes\":%.17g}", s->bytes);
-  fputc('}', f);
+    w_printf(w, ",\"args\":{\"bytes\":%.17g}", s->bytes);
+  w_char(w, '}');
   if (s->flow && s->t1 - s->t0 >= 2) {
     /* bound to the enclosing slice: inside it, on its track */
     sep(w);
-    fprintf(f, "{\"ph\":\"%s\",\"cat\":\"pp-comm\",\"name\":\"p2p\",\"id\":%llu,\"pid\":%d,\"tid\":%d,"
-               "%s\"ts\":",
-            s->kind == K_SEND ? "s" : "f", (unsigned long long)s->flow, s->pid, s->tid,
-            s->kind == K_SEND ? "" : "\"bp\":\"e\",");
-    ts(f, s->t0 + (s->t1 - s->t0) / 2);
-    fputc('}', f);
+    w_str(w, s->kind == K_SEND ? "{\"ph\":\"s\"" : "{\"ph\":\"f\"");
+    w_str(w, ",\"cat\":\"pp-comm\",\"name\":\"p2p\",\"id\":");
+    w_int(w, (long long)s->flow);
+    w_str(w, ",\"pid\":");
+    w_int(w, s->pid);
+    w_str(w, ",\"tid\":");
+    w_int(w, s->tid);
+    w_str(w, s->kind == K_SEND ? ",\"ts\":" : ",\"bp\":\"e\",\"ts\":");
+    ts(w, s->t0 + (s->t1 - s->t0) / 2);
+    w_char(w, '}');
   }
 }
 
@@ -533,15 +719,16 @@ static void process_name(const hs_trace_t *t, int32_t d, char *buf, size_t n)
     snprintf(buf + len, n - (size_t)len, ", replica %d tp rank %d", di->replica, di->tp_rank);
 }
 
-static void counters(writer_t *w, const hs_trace_t *t, const hs_link_t *lk, int32_t l, int32_t pid,
+/* The utilisation counter of one link from its flows fl[0, n), in
+ * recording order (the order the sums always took). O(n x bins each flow
+ * spans + bins). */
+static void counters(writer_t *w, const flowrec_t *fl, size_t n, const hs_link_t *lk, int32_t pid,
                      hs_time_t T, double *bins)
 {
   memset(bins, 0, sizeof(double) * LINK_BINS);
   double width = (double)T / LINK_BINS;
-  for (size_t k = 0; k < t->n_flows; k++) {
-    const flowrec_t *r = &t->flows[k];
-    if (r->link != l)
-      continue;
+  for (size_t k = 0; k < n; k++) {
+    const flowrec_t *r = &fl[k];
     if (r->t1 <= r->t0) {
       int32_t b = (int32_t)((double)r->t0 / width);
       bins[HS_MIN(HS_MAX(b, 0), LINK_BINS - 1)] += r->bytes;
@@ -563,9 +750,13 @@ static void counters(writer_t *w, const hs_trace_t *t, const hs_link_t *lk, int3
   for (int32_t b = 0; b <= LINK_BINS; b++) {
     double u = b < LINK_BINS && cap_per_bin > 0 && isfinite(cap_per_bin) ? bins[b] / cap_per_bin : 0.0;
     sep(w);
-    fprintf(w->f, "{\"ph\":\"C\",\"cat\":\"link\",\"name\":\"%s\",\"pid\":%d,\"ts\":", lk->label, pid);
-    ts(w->f, b < LINK_BINS ? (hs_time_t)llround(b * width) : T);
-    fprintf(w->f, ",\"args\":{\"utilisation\":%.6g}}", u);
+    w_str(w, "{\"ph\":\"C\",\"cat\":\"link\",\"name\":\"");
+    w_str(w, lk->label);
+    w_str(w, "\",\"pid\":");
+    w_int(w, pid);
+    w_str(w, ",\"ts\":");
+    ts(w, b < LINK_BINS ? (hs_time_t)llround(b * width) : T);
+    w_printf(w, ",\"args\":{\"utilisation\":%.6g}}", u);
   }
 }
 
@@ -584,19 +775,27 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
   int32_t *lanes = hs_calloc(nl + 1, sizeof *lanes);
   int32_t *dev_lanes = hs_calloc(2 * c->n_devices + 2, sizeof *dev_lanes);
   double *bins = hs_calloc(LINK_BINS + 1, sizeof *bins);
-  FILE *f = NULL;
+  /* each link's K_LINK slices in v: [span_lo[l], span_hi[l]) */
+  size_t *span_lo = hs_calloc(nl + 1, sizeof *span_lo), *span_hi = hs_calloc(nl + 1, sizeof *span_hi);
+  char *wbuf = hs_calloc(WRITER_BUF + WRITER_SLACK, 1);
   hs_output_t out;
   hs_output_init(&out);
-  if (!v || !lane_end || !lorder || !lanes || !dev_lanes || !bins)
+  if (!v || !lane_end || !lorder || !lanes || !dev_lanes || !bins || !span_lo || !span_hi || !wbuf)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory writing the trace"));
   hs_time_t T = 0;
   for (size_t k = 0; k < t->n; k++) {
     v[k] = &t->spans[k];
     T = HS_MAX(T, t->spans[k].t1);
   }
-  for (size_t k = 0; k < t->n_flows; k++)
-    T = HS_MAX(T, t->flows[k].t1);
+  T = HS_MAX(T, t->flows_end);
   qsort(v, t->n, sizeof *v, cmp_span);
+  for (size_t k = 0; k < t->n; k++)
+    if (v[k]->kind == K_LINK && v[k]->pid >= 0 && (size_t)v[k]->pid < nl) {
+      size_t l = (size_t)v[k]->pid;
+      if (span_hi[l] == 0)
+        span_lo[l] = k;
+      span_hi[l] = k + 1;
+    }
   /* tids: fixed tracks, lanes for sends, receives and link flows */
   for (size_t lo = 0; lo < t->n;) {
     size_t hi = lo;
@@ -615,11 +814,10 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
     lo = hi;
   }
   HS_CHECK(hs_output_open(&out, path, err));
-  f = out.f;
-  writer_t w = {f, true};
-  fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"detail\":\"", f);
-  fputs(hs_trace_detail_name(t->detail), f);
-  fputs("\"},\"traceEvents\":[\n", f);
+  writer_t w = {out.f, true, wbuf, 0, 0};
+  w_str(&w, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"detail\":\"");
+  w_str(&w, hs_trace_detail_name(t->detail));
+  w_str(&w, "\"},\"traceEvents\":[\n");
   /* device processes in plan order */
   for (size_t d = 0; d < c->n_devices; d++) {
     if (!t->shown[d])
@@ -628,22 +826,22 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
     char name[200];
     process_name(t, (int32_t)d, name, sizeof name);
     sep(&w);
-    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":\"%s\"}}", d, name);
+    w_printf(&w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":\"%s\"}}", d, name);
     sep(&w);
-    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%zu,\"args\":{\"sort_index\":%lld}}",
+    w_printf(&w, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%zu,\"args\":{\"sort_index\":%lld}}",
             d, 10 + (long long)di->group * 1000000000 + (long long)di->stage * 1000000 + di->member);
     static const char *const fixed[] = {"compute", "tp-comm", "dp-comm"};
     for (int k = 0; k < 3; k++) {
       if (k == TID_TP && t->detail != HS_TRACE_KERNEL)
         continue;
       sep(&w);
-      fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
+      w_printf(&w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
               d, k, fixed[k]);
     }
     for (int32_t s = 0; s < 2; s++)
       for (int32_t l = 0; l < dev_lanes[2 * d + s]; l++) {
         sep(&w);
-        fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"pp %s %d\"}}",
+        w_printf(&w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"pp %s %d\"}}",
                 d, (s ? TID_RECV : TID_SEND) + l, s ? "recv" : "send", l);
       }
   }
@@ -651,7 +849,7 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
   int32_t nshow = 0;
   if (t->links) {
     for (size_t l = 0; l < nl; l++)
-      if (ls[l].bytes > 0)
+      if (ls[l].bytes > 0 && link_recorded(t, (int32_t)l))
         lorder[nshow++] = (link_key_t){ls[l].bytes, (int32_t)l};
     qsort(lorder, (size_t)nshow, sizeof *lorder, cmp_link_key);
     int32_t kept = 0, others = 0;
@@ -663,34 +861,35 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
     nshow = kept;
     int32_t pid_x = (int32_t)c->n_devices, pid_o = pid_x + 1;
     sep(&w);
-    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"cross-site links\"}}", pid_x);
+    w_printf(&w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"cross-site links\"}}", pid_x);
     sep(&w);
-    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":0}}", pid_x);
+    w_printf(&w, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":0}}", pid_x);
     sep(&w);
-    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"links (%s)\"}}", pid_o,
-            t->detail == HS_TRACE_STAGE ? "the 8 busiest" : "all busy");
+    w_printf(&w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"links (%s)\"}}", pid_o,
+            t->detail == HS_TRACE_STAGE ? "the 8 busiest"
+            : t->links_bounded         ? "busy, of the shown devices"
+                                       : "all busy");
     sep(&w);
-    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":4000000000000000}}", pid_o);
+    w_printf(&w, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":4000000000000000}}", pid_o);
     int32_t tid = 0;
     for (int32_t k = 0; k < nshow; k++) {
       int32_t l = lorder[k].link;
       int32_t pid = links[l].kind == HS_LINK_XSITE ? pid_x : pid_o;
       if (T > 0)
-        counters(&w, t, &links[l], l, pid, T, bins);
+        counters(&w, t->flows[l].v, t->flows[l].n, &links[l], pid, T, bins);
       /* flow lanes of this link (kernel detail) */
       int32_t base = tid;
       for (int32_t ln = 0; ln < lanes[l]; ln++) {
         sep(&w);
-        fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s (%.4g GB/s) flows %d\"}}",
+        w_printf(&w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s (%.4g GB/s) flows %d\"}}",
                 pid, tid++, links[l].label, links[l].GBps, ln);
       }
-      for (size_t q = 0; q < t->n; q++)
-        if (v[q]->kind == K_LINK && v[q]->pid == l) {
-          span_t tmp = *v[q];
-          tmp.pid = pid;
-          tmp.tid = base + v[q]->tid;
-          write_span(&w, &tmp);
-        }
+      for (size_t q = span_lo[l]; q < span_hi[l]; q++) {
+        span_t tmp = *v[q];
+        tmp.pid = pid;
+        tmp.tid = base + v[q]->tid;
+        write_span(&w, &tmp);
+      }
     }
   }
   /* device tracks: spans, then idle gaps of each compute track */
@@ -707,17 +906,21 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
       const span_t *s = v[hi];
       if (compute && track_rank(s) == 0) {
         if (s->t0 > end)
-          slice(&w, s->pid, TID_COMPUTE, "idle", end, s->t0), fputs(",\"name\":\"idle\"}", f);
+          slice(&w, s->pid, TID_COMPUTE, "idle", end, s->t0), w_str(&w, ",\"name\":\"idle\"}");
         end = HS_MAX(end, s->t1);
       }
       write_span(&w, s);
       hi++;
     }
     if (compute && T > end)
-      slice(&w, v[lo]->pid, TID_COMPUTE, "idle", end, T), fputs(",\"name\":\"idle\"}", f);
+      slice(&w, v[lo]->pid, TID_COMPUTE, "idle", end, T), w_str(&w, ",\"name\":\"idle\"}");
     lo = hi;
   }
-  fputs("\n]}\n", f);
+  w_str(&w, "\n]}\n");
+  w_flush(&w);
+  if (w.error) /* the temporary is removed at cleanup, the target left as it was */
+    HS_FAIL(hs_error_set(err, HS_EIO, "%s: write error%s%s", path, w.error > 0 ? ": " : "",
+                         w.error > 0 ? strerror(w.error) : ""));
   st = hs_output_commit(&out, err);
 cleanup:
   hs_output_abort(&out); /* no-op once committed */
@@ -727,5 +930,8 @@ cleanup:
   free(lanes);
   free(dev_lanes);
   free(bins);
+  free(span_lo);
+  free(span_hi);
+  free(wbuf);
   return st;
 }
