@@ -51,9 +51,16 @@ jq '.gemm_fit = "best"' "$src/clusters/calibration/A100-SXM4-40GB.json" >"$tmp/b
 [ $rc -eq 2 ] || die "bad gemm_fit: exit $rc"
 grep -q 'badfit.json: gemm_fit: must be "line", "shape" or "max", got "best"' "$tmp/err" || die "bad gemm_fit message: $(cat "$tmp/err")"
 
-# uncalibrated GPUs are named, calibrated ones too
+# uncalibrated GPUs are named, calibrated ones too. No shipped cluster has
+# an uncalibrated GPU since the T4 was calibrated (issue #33): the mixed
+# cluster with its T4 node made L40S (uncalibrated) serves
 "$bin" show cluster mixed-a100-v100-t4 >"$tmp/show.txt" || die "show cluster"
-grep -q 'T4-16GB uncalibrated' "$tmp/show.txt" || die "show cluster does not say uncalibrated: $(cat "$tmp/show.txt")"
+jq '(.sites[].nodes[] | select(.gpu == "T4-16GB") | .gpu) = "L40S-48GB" | .name = "mixed-unc"' \
+  "$src/clusters/catalog/mixed-a100-v100-t4.json" >"$tmp/mixed-unc.json" || die "jq mixed-unc"
+unc="$tmp/mixed-unc.json"
+"$bin" show cluster "$unc" >"$tmp/showu.txt" || die "show cluster mixed-unc"
+grep -q 'L40S-48GB uncalibrated' "$tmp/showu.txt" || die "show cluster does not say uncalibrated: $(cat "$tmp/showu.txt")"
+grep -q 'T4-16GB calibrated' "$tmp/show.txt" || die "show cluster does not say T4 calibrated: $(cat "$tmp/show.txt")"
 grep -q 'V100-SXM2-16GB calibrated' "$tmp/show.txt" || die "show cluster does not say V100 calibrated"
 grep -q 'A100-SXM4-80GB calibrated' "$tmp/show.txt" || die "show cluster does not say A100 calibrated"
 "$bin" show cluster dgx-h100-1node >"$tmp/show2.txt" || die "show cluster h100"
@@ -72,22 +79,26 @@ grep '^device profiles' "$tmp/sim3.txt" | grep -q 'A100-SXM4-80GB calibrated;' \
   >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] || die "--overlap-contention maybe: exit $rc"
 grep -q -- '--overlap-contention: must be on or off, got "maybe"' "$tmp/err" || die "bad --overlap-contention message: $(cat "$tmp/err")"
-"$bin" show cluster mixed-a100-v100-t4 --json | jq -e '.uncalibrated_gpus | index("T4-16GB") != null' >/dev/null \
+"$bin" show cluster "$unc" --json | jq -e '.uncalibrated_gpus | index("L40S-48GB") != null' >/dev/null \
   || die "show cluster --json lacks uncalibrated_gpus"
-"$bin" simulate --model bert-base --cluster mixed-a100-v100-t4 --tp 1 --pp 1 >"$tmp/sim.txt" || die "simulate"
-grep -q 'T4-16GB uncalibrated' "$tmp/sim.txt" || die "simulate does not say uncalibrated"
+"$bin" simulate --model bert-base --cluster "$unc" --tp 1 --pp 1 >"$tmp/sim.txt" || die "simulate"
+grep -q 'L40S-48GB uncalibrated' "$tmp/sim.txt" || die "simulate does not say uncalibrated"
+"$bin" simulate --model bert-base --cluster "$unc" --tp 1 --pp 1 --json \
+  | jq -e '.uncalibrated_gpus == ["L40S-48GB"]' >/dev/null || die "simulate --json lacks uncalibrated_gpus"
 "$bin" simulate --model bert-base --cluster mixed-a100-v100-t4 --tp 1 --pp 1 --json \
-  | jq -e '.uncalibrated_gpus == ["T4-16GB"]' >/dev/null || die "simulate --json lacks uncalibrated_gpus"
+  | jq -e '.uncalibrated_gpus == []' >/dev/null || die "simulate --json: calibrated T4 listed as uncalibrated"
 "$bin" simulate --model gpt3-1.3b --cluster dgx-a100-1node --tp 2 --pp 1 --json \
   | jq -e '.uncalibrated_gpus == []' >/dev/null || die "simulate --json: calibrated A100 listed as uncalibrated"
-"$bin" compare --model bert-base --cluster mixed-a100-v100-t4 --strategies megatron >"$tmp/cmp.txt" || die "compare"
-grep -q 'T4-16GB uncalibrated' "$tmp/cmp.txt" || die "compare does not say uncalibrated"
+"$bin" compare --model bert-base --cluster "$unc" --strategies megatron >"$tmp/cmp.txt" || die "compare"
+grep -q 'L40S-48GB uncalibrated' "$tmp/cmp.txt" || die "compare does not say uncalibrated"
 
 "$bin" list gpus >"$tmp/gpus.txt" || die "list gpus"
 grep -qE '^H100-SXM5-80GB .* calibrated$' "$tmp/gpus.txt" || die "list gpus: H100 not calibrated"
 grep -qE '^A100-SXM4-80GB .* calibrated$' "$tmp/gpus.txt" || die "list gpus: A100 not calibrated"
 grep -qE '^V100-SXM2-16GB .* calibrated$' "$tmp/gpus.txt" || die "list gpus: V100 not calibrated"
-grep -qE '^T4-16GB .* uncalibrated$' "$tmp/gpus.txt" || die "list gpus: T4 not uncalibrated"
+grep -qE '^T4-16GB .* calibrated$' "$tmp/gpus.txt" || die "list gpus: T4 not calibrated"
+grep -qE '^L40S-48GB .* uncalibrated$' "$tmp/gpus.txt" || die "list gpus: L40S not uncalibrated"
+grep -qE '^RTX-2080Ti-11GB .* uncalibrated$' "$tmp/gpus.txt" || die "list gpus: RTX 2080 Ti not uncalibrated"
 
 # the published suite: one line per row, a MAPE line per table, JSON
 table="$src/validate/published/megatron-sc21-table1.json"
