@@ -132,7 +132,8 @@ struct hs_trace {
   span_t *spans;
   size_t n, cap;
   linkflows_t *flows;   /* per link (n_links) */
-  hs_time_t flows_end;  /* latest flow end recorded */
+  hs_time_t flows_end;  /* latest end of a flow with hops */
+  hs_time_t end;        /* latest end of anything a hook was told, shown or not */
   devinfo_t *dev;
   uint8_t *shown;
   uint64_t next_flow;
@@ -336,6 +337,7 @@ static bool shown(const hs_trace_t *t, int32_t d)
 void hs_trace_item(hs_trace_t *t, const hs_exec_t *ex, int32_t phase, int32_t mb, int32_t chunk,
                    hs_time_t t0, hs_time_t t1, hs_time_t rc_end)
 {
+  t->end = HS_MAX(t->end, t1);
   for (int32_t d = 0; d < ex->tp; d++) {
     if (!shown(t, ex->devices[d]))
       continue;
@@ -363,6 +365,7 @@ void hs_trace_segment(hs_trace_t *t, const hs_exec_t *ex, bool recompute, hs_tim
 
 void hs_trace_optimizer(hs_trace_t *t, const hs_exec_t *ex, hs_time_t t0, hs_time_t t1)
 {
+  t->end = HS_MAX(t->end, t1);
   for (int32_t d = 0; d < ex->tp; d++)
     if (shown(t, ex->devices[d]))
       add(t, ex->devices[d], K_OPT, "optimizer", t0, t1);
@@ -383,6 +386,7 @@ void hs_trace_tp(hs_trace_t *t, const hs_exec_t *ex, const char *name, hs_time_t
 
 void hs_trace_dp(hs_trace_t *t, const hs_exec_t *ex, hs_time_t t0, hs_time_t t1, double bytes)
 {
+  t->end = HS_MAX(t->end, t1);
   for (int32_t d = 0; d < ex->tp; d++)
     if (shown(t, ex->devices[d])) {
       span_t *s = add(t, ex->devices[d], K_DP, "grad all-reduce", t0, t1);
@@ -394,6 +398,7 @@ void hs_trace_dp(hs_trace_t *t, const hs_exec_t *ex, hs_time_t t0, hs_time_t t1,
 void hs_trace_send(hs_trace_t *t, int32_t dev_a, int32_t dev_b, bool fwd, int32_t mb,
                    hs_time_t t0, hs_time_t t1, double bytes)
 {
+  t->end = HS_MAX(t->end, t1);
   bool a = shown(t, dev_a), b = shown(t, dev_b);
   /* an arrow needs both ends and a slice long enough to bind to */
   uint64_t id = (a && b && t1 - t0 >= 2) ? ++t->next_flow : 0;
@@ -427,6 +432,10 @@ void hs_trace_flow_done(void *ctx, const hs_flow_t *f)
   hs_trace_t *t = ctx;
   if (t->oom || !t->links)
     return;
+  /* every flow sets the end (the counters' bins and the idle fill reach
+   * it), shown or not, so bounding the devices leaves both as they were */
+  if (f->n_hops > 0)
+    t->flows_end = HS_MAX(t->flows_end, f->t_end);
   for (int32_t h = 0; h < f->n_hops; h++) {
     int32_t l = f->hops[h].link;
     if (!link_recorded(t, l))
@@ -437,7 +446,6 @@ void hs_trace_flow_done(void *ctx, const hs_flow_t *f)
       return;
     }
     lf->v[lf->n++] = (flowrec_t){f->t_start, f->t_end, f->bytes * (double)f->hops[h].weight};
-    t->flows_end = HS_MAX(t->flows_end, f->t_end);
   }
 }
 
@@ -787,7 +795,9 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
     v[k] = &t->spans[k];
     T = HS_MAX(T, t->spans[k].t1);
   }
-  T = HS_MAX(T, t->flows_end);
+  /* the iteration's end, whichever device or flow reached it: a bounded
+   * trace fills idle time and bins its counters as the full one does */
+  T = HS_MAX(T, HS_MAX(t->flows_end, t->end));
   qsort(v, t->n, sizeof *v, cmp_span);
   for (size_t k = 0; k < t->n; k++)
     if (v[k]->kind == K_LINK && v[k]->pid >= 0 && (size_t)v[k]->pid < nl) {
