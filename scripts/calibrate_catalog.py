@@ -98,13 +98,14 @@ def main():
         # memory-side GEMM constant from the DeepBench table, after mem_eff
         lat = []
         db = os.path.join(cal_dir, "deepbench", fn)
-        gpu.pop("gemm_mem_latency_us", None)
         if os.path.exists(db):
             with open(db) as f:
                 table = json.load(f)
             if table.get("fit_gemm_mem_latency"):
                 gpu["gemm_mem_latency_us"] = mem_latency_us(table, gpu)
                 lat = ["gemm_mem_latency_us"]
+        if not lat:
+            gpu.pop("gemm_mem_latency_us", None)
         refs = "; ".join(f"{s['ref']} ({s['date']})" for s in meas.get("sources", []))
         kept = [p for p in PARAMS if p not in applies]
         gpu["calibrated"] = True

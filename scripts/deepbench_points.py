@@ -55,7 +55,6 @@ COMMIT = "da81ba7820739e2e506dc27f382d15be5479f98f"
 NS = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main",
       "r": "http://schemas.openxmlformats.org/officeDocument/2006/relationships"}
 MARK = "DeepBench (scripts/deepbench_points.py, issue #33):"
-LAUNCH_S = 4e-6  # the catalog's launch_us for these GPUs (not fitted)
 
 TARGETS = [
     # (catalog GPU, workbook, sheet prefix, dtype, source id, fit gemm_mem_latency_us)
