@@ -221,6 +221,18 @@ static void test_oom_rows(void)
   free(txt);
   hs_json_free(j);
   hs_pub_table_destroy(&t);
+  /* rows of two models (row d with 2 layers): no plan choice, no top pick;
+   * the same keys on every row are one model again */
+  char *d = strstr(b, "{\"name\": \"d\"");
+  CHECK(d != NULL);
+  char m[4096];
+  snprintf(m, sizeof m, "%.*s{\"model\": {\"layers\": 2}, %s", (int)(d - b), b, d + 1);
+  CHECK_MSG(hs_pub_table_parse(m, "o2.json", &t, &err) == HS_OK, "%s", err.msg);
+  CHECK_MSG(hs_pub_run(&t, res, &sum, &err) == HS_OK, "%s", err.msg);
+  CHECK(isnan(sum.regret));
+  CHECK_EQ_INT(sum.top_pick, -1);
+  CHECK_EQ_INT(sum.n_measured_oom, 2);
+  hs_pub_table_destroy(&t);
 }
 
 static void test_amp_table(void)

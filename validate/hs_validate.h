@@ -453,6 +453,8 @@ typedef struct hs_pub_row {
   char name[64];
   char source[256];            /* where in the source the row is ("Table 1, row 3") */
   char *model_json;            /* owned: hetsim model JSON text of this row */
+  char *model_over_json;       /* owned: the row's "model" keys as JSON text ("{}" when none):
+                                  rows with equal texts run one model (a plan choice) */
   char *cluster_json;          /* owned: cluster JSON text of this row */
   int32_t tp, pp, dp, microbatch, chunks;
   int64_t global_batch;
@@ -525,7 +527,8 @@ typedef struct hs_pub_summary {
   int32_t n_measured_oom;      /* simulated rows measured out of memory (not in n_simulated) */
   int32_t n_oom_predicted;     /* of those, predicted out of memory too */
   double spearman;             /* hs_pub_spearman over rows simulated, run and fitting; NAN if undefined */
-  double regret;               /* hs_pub_regret over the simulated rows; NAN if undefined */
+  double regret;               /* hs_pub_regret over the simulated rows when they are all of
+                                  one model (plans of one job); NAN otherwise or if undefined */
   int32_t top_pick, measured_best; /* row indices hs_pub_regret chose, -1 none */
 } hs_pub_summary_t;
 

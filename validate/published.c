@@ -241,8 +241,14 @@ hs_status_t hs_pub_run(const hs_pub_table_t *t, hs_pub_result_t *res, hs_pub_sum
     }
   }
   sum->spearman = hs_pub_spearman(px, mx, nr);
+  /* a pick is a choice between plans of one job: rows of different models
+   * (a weak-scaling table) have no top pick */
+  bool one_model = true;
+  for (int32_t k = 1; k < n; k++)
+    one_model = one_model && t->rows[rows_of[k]].model_over_json && t->rows[rows_of[0]].model_over_json &&
+                strcmp(t->rows[rows_of[k]].model_over_json, t->rows[rows_of[0]].model_over_json) == 0;
   int32_t pick = -1, best = -1;
-  sum->regret = hs_pub_regret(pred, meas, n, t->metric == HS_PUB_ITERATION_S, &pick, &best);
+  sum->regret = one_model ? hs_pub_regret(pred, meas, n, t->metric == HS_PUB_ITERATION_S, &pick, &best) : NAN;
   sum->top_pick = pick >= 0 ? rows_of[pick] : -1;
   sum->measured_best = best >= 0 ? rows_of[best] : -1;
   free(rows_of);
@@ -372,6 +378,8 @@ void hs_pub_print(const hs_pub_table_t *t, const hs_pub_result_t *res, const hs_
     else if (isfinite(sum->regret))
       snprintf(rg, sizeof rg, "%.1f%% (pick %s, best %s)", 100 * sum->regret, t->rows[sum->top_pick].name,
                t->rows[sum->measured_best].name);
+    if (sum->top_pick < 0 && isnan(sum->regret))
+      snprintf(rg, sizeof rg, "- (rows of different models, or none to pick)");
     fprintf(f, "  planner view: Spearman %s; top-pick regret %s\n", sp, rg);
   }
   if (sum->n_measured_oom > 0 || sum->n_infeasible > 0)

@@ -58,6 +58,7 @@ void hs_pub_table_destroy(hs_pub_table_t *t)
     return;
   for (int32_t i = 0; i < t->n_rows && t->rows; i++) {
     free(t->rows[i].model_json);
+    free(t->rows[i].model_over_json);
     free(t->rows[i].cluster_json);
     free(t->rows[i].stage_layers);
     free(t->rows[i].placement);
@@ -173,7 +174,7 @@ static hs_status_t print_json(const cJSON *j, char **out, hs_error_t *err)
 
 /* The row's model: the template with the row's "transformer" keys and name. */
 static hs_status_t row_model(const hs_jreader_t *r, const cJSON *tmpl, const cJSON *row,
-                             const char *path, const char *name, char **out)
+                             const char *path, const char *name, char **out, char **over_out)
 {
   hs_status_t st = HS_OK;
   cJSON *m = cJSON_Duplicate(tmpl, true);
@@ -185,6 +186,10 @@ static hs_status_t row_model(const hs_jreader_t *r, const cJSON *tmpl, const cJS
                          "every row's \"model\" keys replace)", r->file));
   const cJSON *over = NULL;
   HS_CHECK(hs_json_object(r, row, path, "model", false, &over));
+  if (over)
+    HS_CHECK(print_json(over, over_out, r->err));
+  else if (!(*over_out = strdup("{}")))
+    HS_FAIL(hs_error_set(r->err, HS_ENOMEM, "out of memory"));
   for (const cJSON *e = over ? over->child : NULL; e; e = e->next) {
     cJSON *c = cJSON_Duplicate(e, true);
     if (!c || !(cJSON_GetObjectItemCaseSensitive(tr, e->string)
@@ -426,7 +431,7 @@ static hs_status_t read_row(const hs_jreader_t *r, const cJSON *e, const char *p
     else
       HS_CHECK(read_placement(r, top, "", "placement", g, row));
   }
-  HS_CHECK(row_model(r, model, e, path, row->name, &row->model_json));
+  HS_CHECK(row_model(r, model, e, path, row->name, &row->model_json, &row->model_over_json));
   HS_CHECK(row_cluster(r, own ? own : cluster, path, own ? 0 : nodes, &row->cluster_json));
 cleanup:
   return st;
