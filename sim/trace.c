@@ -561,6 +561,17 @@ static void w_printf(writer_t *w, const char *fmt, ...)
     w->n += HS_MIN((size_t)len, WRITER_BUF + WRITER_SLACK - w->n - 1);
 }
 
+/* "%.17g" of x >= 0. An integer below 1e17 is exact in a double and has at
+ * most 17 digits, so %.17g prints it plainly: those (most byte counts) are
+ * formatted by hand, the rest by printf. */
+static void w_g17(writer_t *w, double x)
+{
+  if (x >= 0 && x < 1e17 && x == (double)(long long)x)
+    w_int(w, (long long)x);
+  else
+    w_printf(w, "%.17g", x);
+}
+
 /* Microseconds with three decimals, as "%lld.%03lld" of ns / 1000, ns % 1000. */
 static void ts(writer_t *w, hs_time_t ns)
 {
@@ -627,8 +638,11 @@ static void write_span(writer_t *w, const span_t *s)
   default: w_str(w, s->name);
   }
   w_char(w, '"');
-  if (s->bytes > 0)
-    w_printf(w, ",\"args\":{\"bytes\":%.17g}", s->bytes);
+  if (s->bytes > 0) {
+    w_str(w, ",\"args\":{\"bytes\":");
+    w_g17(w, s->bytes);
+    w_char(w, '}');
+  }
   w_char(w, '}');
   if (s->flow && s->t1 - s->t0 >= 2) {
     /* bound to the enclosing slice: inside it, on its track */
@@ -764,7 +778,10 @@ static void counters(writer_t *w, const flowrec_t *fl, size_t n, const hs_link_t
     w_int(w, pid);
     w_str(w, ",\"ts\":");
     ts(w, b < LINK_BINS ? (hs_time_t)llround(b * width) : T);
-    w_printf(w, ",\"args\":{\"utilisation\":%.6g}}", u);
+    if (u == 0.0 && !signbit(u))
+      w_str(w, ",\"args\":{\"utilisation\":0}}");
+    else
+      w_printf(w, ",\"args\":{\"utilisation\":%.6g}}", u);
   }
 }
 
