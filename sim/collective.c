@@ -174,18 +174,19 @@ static double path_latency_at(const hs_coll_builder_t *b, const hs_path_t *p)
   return lat;
 }
 
-/* Scales the open flow's bytes so that bytes x max_l(w_l / B_l) with the
- * links' own B gives the time of the ranges' B: exact uncontended. */
-static void scale_ranged_flow(hs_coll_builder_t *b)
+/* Scales the last flow's bytes (its merged hops from `first`) so that
+ * bytes x max_l(w_l / B_l) with the links' own B gives the time of the
+ * ranges' B: exact uncontended. */
+static void scale_ranged_flow(hs_coll_builder_t *b, size_t first)
 {
   double worst = 0.0, worst_r = 0.0;
-  for (size_t i = 0; i < b->n_raw; i++) {
-    const hs_link_t *l = &b->paths->links[b->raw[i].link];
+  for (size_t i = first; i < b->n_hops; i++) {
+    const hs_link_t *l = &b->paths->links[b->hops[i].link];
     double g = l->GBps, gr = link_GBps_at(b, l);
     if (g > 0.0 && g < INFINITY)
-      worst = fmax(worst, (double)b->raw[i].weight / g);
+      worst = fmax(worst, (double)b->hops[i].weight / g);
     if (gr > 0.0 && gr < INFINITY)
-      worst_r = fmax(worst_r, (double)b->raw[i].weight / gr);
+      worst_r = fmax(worst_r, (double)b->hops[i].weight / gr);
   }
   if (worst > 0.0 && worst_r > 0.0)
     b->bytes[b->n_flows - 1] *= worst_r / worst;
@@ -195,8 +196,7 @@ hs_status_t hs__builder_close(hs_coll_builder_t *b)
 {
   if (!b->open)
     return HS_OK;
-  if (b->ranged) /* before the merge: a link of weight 2 is two raw entries */
-    scale_ranged_flow(b);
+  size_t first = b->n_hops;
   hs_status_t st = hs_reserve((void **)&b->hops, &b->cap_hops, b->n_hops + b->n_raw,
                               sizeof *b->hops);
   if (st != HS_OK)
@@ -213,6 +213,8 @@ hs_status_t hs__builder_close(hs_coll_builder_t *b)
   b->n_raw = 0;
   b->flow_off[b->n_flows] = (int32_t)b->n_hops;
   b->open = false;
+  if (b->ranged)
+    scale_ranged_flow(b, first);
   return HS_OK;
 }
 

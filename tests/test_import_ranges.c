@@ -222,6 +222,58 @@ static void test_range_closed_form(void)
   hs_cluster_destroy(&c);
 }
 
+/* nic ranges across 2 nodes of 2 GPUs (node_ring: 2(n-1) = 6 steps, 2 of
+ * them across the NIC; the NIC carries the whole ring once per direction,
+ * weight 1, 2(n-1)S/n bytes per sub-flow): at each size the time is
+ * 4 a_intra + 2 (a_intra + a_nic_r + a_fabric) + (3/2) S / min(B_intra, B_nic_r),
+ * which the flow model and the estimate both give. */
+static void test_nic_range_closed_form(void)
+{
+  const char *prof =
+      "{\"gpus\": [{\"name\": \"A100-SXM4-80GB\", \"intra_node\": {\"GBps\": 200, \"latency_us\": 2}, "
+      "\"nic\": {\"GBps\": 25, \"latency_us\": 6, \"ranges\": ["
+      "{\"min_bytes\": 0, \"max_bytes\": 1e6, \"GBps\": 5, \"latency_us\": 10}, "
+      "{\"min_bytes\": 1e6, \"GBps\": 400, \"latency_us\": 4}]}}]}";
+  const char *ctext = "{\"name\": \"g\", \"sites\": [{\"name\": \"s\", \"nodes\": [{\"count\": 2, "
+                      "\"gpu\": \"A100-SXM4-80GB\", \"gpus_per_node\": 2}]}]}";
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_cluster_t c;
+  hs_cluster_init(&c);
+  CHECK(hs_cluster_parse(ctext, "g.json", &c, &err) == HS_OK);
+  CHECK_MSG(hs_profile_parse(prof, "p.json", &c, &err) == HS_OK, "%s", err.msg);
+  double fabric_us = c.sites[0].fabric_latency_us;
+  hs_topology_t *topo = NULL;
+  CHECK(hs_topology_new(&c, &topo, &err) == HS_OK);
+  int32_t dev[4] = {0, 1, 2, 3};
+  static const struct { double S, B_nic, a_nic; } cases[] = {{4096, 5, 10}, {5e5, 5, 10}, {1e6, 400, 4}, {1e9, 400, 4}};
+  for (size_t i = 0; i < HS_ARRAY_LEN(cases); i++) {
+    hs_coll_t coll;
+    hs_coll_init(&coll);
+    coll.op = HS_COLL_ALLREDUCE;
+    coll.algo = hs_coll_algo_find("node_ring");
+    coll.devices = dev;
+    coll.n = 4;
+    coll.bytes = cases[i].S;
+    double a_cross = (2 + cases[i].a_nic + fabric_us) * 1e-6;
+    double want = 4 * 2e-6 + 2 * a_cross + 1.5 * cases[i].S / (fmin(200, cases[i].B_nic) * 1e9);
+    double est = hs_coll_estimate_s(topo, &coll);
+    CHECK_MSG(fabs(est - want) <= 1e-9 * want + 1e-12, "%g B: %.12g vs %.12g", cases[i].S, est, want);
+    hs_engine_t eng;
+    hs_engine_init(&eng, NULL);
+    hs_net_t *net = NULL;
+    CHECK(hs_net_new(&eng, topo, &net) == HS_OK);
+    CHECK(hs_coll_start(net, &coll, &err) == HS_OK);
+    CHECK(hs_engine_run(&eng, HS_TIME_MAX) == HS_OK);
+    double sim = (double)(coll.t_end - coll.t_start) * 1e-9;
+    CHECK_MSG(fabs(sim - want) <= 3e-9, "%g B: sim %.12g vs %.12g", cases[i].S, sim, want);
+    hs_net_free(net);
+    hs_engine_destroy(&eng);
+  }
+  hs_topology_free(topo);
+  hs_cluster_destroy(&c);
+}
+
 static void test_bad_ranges(void)
 {
   static const struct { const char *ranges, *needle; } cases[] = {
@@ -274,6 +326,7 @@ int main(void)
 {
   HS_RUN(test_table_complete);
   HS_RUN(test_range_closed_form);
+  HS_RUN(test_nic_range_closed_form);
   HS_RUN(test_bad_ranges);
   HS_RUN(test_every_file_within_10pct);
   HS_TEST_END();
