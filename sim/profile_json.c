@@ -28,7 +28,8 @@ static hs_status_t apply_json(cJSON *j, const char *file, hs_cluster_t *c, hs_er
   static const char *const known_top[] = {"gpus", "source", "fit", "description", "nccl_tests",
                                           NULL};
   static const char *const known[] = {"name", "gemm_eff_max", "gemm_half_flops", "mem_eff",
-                                      "launch_us", "gemm_out_k", "gemm_mem_latency_us", "gemm_sustained_eff", "attn_fwd_eff_max", "attn_fwd_half_seq",
+                                      "launch_us", "gemm_out_k", "gemm_mem_latency_us", "gemm_sustained_eff",
+                                      "attn_fwd_eff_max", "attn_fwd_half_seq",
                                       "attn_bwd_eff_max", "attn_bwd_half_seq", "fit", "source", "intra_node", "nic",
                                       NULL};
   static const char *const known_link[] = {"GBps", "latency_us", "rails", "ranges", NULL};
