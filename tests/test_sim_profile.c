@@ -52,6 +52,12 @@ static void test_profile_scales_compute(void)
   CHECK(c.gpus.gpus[c.devices[0].gpu].calibrated);
   double t2 = run(&c, &m);
   CHECK_REL(t2, 2 * t1, 1e-12);
+  /* the memory-side GEMM tail (issue #33) travels in a profile too; the
+   * chain's GEMMs move no bytes, so their time does not change */
+  write_file("profile_ok.json", "{\"gpus\": [{\"name\": \"IdealGPU\", \"gemm_mem_latency_us\": 7}]}");
+  CHECK_MSG(hs_profile_apply_file("profile_ok.json", &c, &err) == HS_OK, "%s", err.msg);
+  CHECK_REL(c.gpus.gpus[c.devices[0].gpu].gemm_mem_latency_us, 7, 0);
+  CHECK_REL(run(&c, &m), t2, 1e-12);
   hs_cluster_destroy(&c);
   hs_model_destroy(&m);
 }
@@ -64,6 +70,10 @@ static void test_profile_errors(void)
       {"{\"gpus\": [{\"name\": \"IdealGPU\", \"gemm_eff_max\": 1.5}]}", "gpus[0].gemm_eff_max: must be at most 1"},
       {"{\"gpus\": [{\"name\": \"IdealGPU\", \"mem_eff\": -0.1}]}", "gpus[0].mem_eff: must be between 0.001 and 1, got -0.1"},
       {"{\"gpus\": [{\"gemm_eff_max\": 0.5}]}", "gpus[0].name: required field missing"},
+      {"{\"gpus\": [{\"name\": \"IdealGPU\", \"gemm_mem_latency_us\": -2}]}",
+       "gpus[0].gemm_mem_latency_us: must be a non-negative number, got -2"},
+      {"{\"gpus\": [{\"name\": \"IdealGPU\", \"gemm_mem_latency_us\": 2000}]}",
+       "gpus[0].gemm_mem_latency_us: must be at most 1000, got 2000"},
       {"{\"gpus\": {}}", "gpus: must be an array"},
       {"{\"gpus\": [", "malformed JSON at line 1"},
   };
