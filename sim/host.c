@@ -81,10 +81,10 @@
  * dispatch cost is shared by every eager preset (one PyTorch dispatcher);
  * the per-microbatch cost is per engine family.
  */
-#define FIT_DISPATCH_US 8.0
-#define FIT_MB_US_MEGATRON 0.0
-#define FIT_MB_US_DEEPSPEED 0.0
-#define FIT_MB_US_FSDP 0.0
+#define FIT_DISPATCH_US 32.0
+#define FIT_MB_US_MEGATRON 1000.0
+#define FIT_MB_US_DEEPSPEED 1000.0
+#define FIT_MB_US_FSDP 1000.0
 
 const char *const hs_framework_presets[] = {"none",          "megatron-lm-2021", "megatron-core-2024",
                                             "megatron-core-2024-graphs", "nemo-2024",
