@@ -101,7 +101,8 @@ int hs_cmd_validate_published(int argc, char **argv); /* validate --published */
 /* validate --published --cv (cli/cmd_validate_cv.c): the fitted framework
  * overheads with leave-one-table-out errors; exit 0, 1 (presets differ
  * from the fit) or 2. */
-int hs_cli_validate_cv(const char *path, const char *fit_path, bool json, const char *out_path);
+int hs_cli_validate_cv(const char *path, const char *fit_path, int32_t jobs, bool json,
+                       const char *out_path);
 int hs_cmd_sweep(int argc, char **argv);
 int hs_cmd_whatif(int argc, char **argv);
 int hs_cmd_export(int argc, char **argv);

@@ -48,30 +48,23 @@ static void fit_values(const cv_run_t *r, const hs_pub_fit_t *f, double *d, doub
 }
 
 /* Held-out tables at the full fit's point: simulated once each. */
-static hs_status_t run_held_out(cv_run_t *r, hs_error_t *err)
+static hs_status_t run_held_out(cv_run_t *r, int32_t jobs, hs_error_t *err)
 {
   double d, mb[HS_PUB_FAMILIES];
   fit_values(r, &r->full, &d, mb);
-  for (int32_t t = 0; t < r->n; t++) {
-    if (r->cv.train[t])
-      continue;
-    hs_pub_result_t *res = hs_calloc((size_t)r->tables[t].n_rows, sizeof *res);
-    if (!res)
-      return hs_error_set(err, HS_ENOMEM, "out of memory");
-    hs_pub_set_host(&r->tables[t], d, mb);
-    hs_pub_summary_t sum;
-    hs_status_t st = hs_pub_run(&r->tables[t], res, &sum, err);
-    free(res);
-    if (st != HS_OK)
-      return st;
-    r->full_mape[t] = sum.n_simulated > 0 ? sum.mape : NAN;
-  }
-  return HS_OK;
+  bool *which = hs_calloc((size_t)(r->n > 0 ? r->n : 1), sizeof *which);
+  if (!which)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  for (int32_t t = 0; t < r->n; t++)
+    which[t] = !r->cv.train[t];
+  hs_status_t st = hs_pub_run_at(r->tables, r->n, which, d, mb, jobs, r->full_mape, err);
+  free(which);
+  return st;
 }
 
-static hs_status_t cv_compute(cv_run_t *r, hs_error_t *err)
+static hs_status_t cv_compute(cv_run_t *r, int32_t jobs, hs_error_t *err)
 {
-  hs_status_t st = hs_pub_cv_eval(r->tables, r->n, &r->spec, &r->cv, err);
+  hs_status_t st = hs_pub_cv_eval(r->tables, r->n, &r->spec, jobs, &r->cv, err);
   if (st != HS_OK)
     return st;
   hs_pub_cv_fit(&r->cv, -1, &r->full);
@@ -82,13 +75,14 @@ static hs_status_t cv_compute(cv_run_t *r, hs_error_t *err)
     return hs_error_set(err, HS_ENOMEM, "out of memory");
   for (int32_t t = 0; t < r->n; t++) {
     r->loto_mape[t] = NAN;
+    r->full_mape[t] = NAN;
     if (!r->cv.train[t])
       continue;
     r->full_mape[t] = hs_pub_cv_table_mape(&r->cv, t, &r->full);
     hs_pub_cv_fit(&r->cv, t, &r->fold[t]);
     r->loto_mape[t] = hs_pub_cv_table_mape(&r->cv, t, &r->fold[t]);
   }
-  return run_held_out(r, err);
+  return run_held_out(r, jobs, err);
 }
 
 /* True when every preset of a fitted family holds the full fit's values. */
@@ -178,7 +172,8 @@ static cJSON *to_json(const cv_run_t *r, bool match)
   return o;
 }
 
-int hs_cli_validate_cv(const char *path, const char *fit_path, bool json, const char *out_path)
+int hs_cli_validate_cv(const char *path, const char *fit_path, int32_t jobs, bool json,
+                       const char *out_path)
 {
   hs_error_t err;
   hs_error_init(&err);
@@ -201,7 +196,7 @@ int hs_cli_validate_cv(const char *path, const char *fit_path, bool json, const 
   for (int32_t i = 0; i < np; i++, r.n++)
     if ((st = hs_pub_table_load(paths[i], &r.tables[i], &err)) != HS_OK)
       goto fail;
-  if ((st = cv_compute(&r, &err)) != HS_OK)
+  if ((st = cv_compute(&r, jobs, &err)) != HS_OK)
     goto fail;
   char why[256] = "";
   bool match = presets_match(&r, why, sizeof why);

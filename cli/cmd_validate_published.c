@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -24,13 +25,14 @@ int hs_cmd_validate_published(int argc, char **argv)
       {"o", true, "write the results JSON here"},
       {"cv", false, "fit the framework host overheads on the training split, print leave-one-table-out errors"},
       {"fit", true, "the fit's split and grid (default validate/published-fit.json)"},
+      {"j", true, "--cv: simulations in parallel (default: the online CPUs)"},
       {NULL},
   };
   const char *pos[1];
   int npos = 0;
   int rc = hs_cli_parse(argc, argv, opts, pos, 1, &npos,
                         "usage: hetsim validate --published [DIR|FILE] [--json] [-o results.json]\n"
-                        "       hetsim validate --published [DIR|FILE] --cv [--fit fit.json] [--json]");
+                        "       hetsim validate --published [DIR|FILE] --cv [--fit fit.json] [-j N] [--json]");
   if (rc)
     return rc < 0 ? 0 : rc;
   if (hs_cli_opt(opts, "cv")) {
@@ -38,7 +40,11 @@ int hs_cmd_validate_published(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/validate/published", hs_data_dir());
     snprintf(fit, sizeof fit, "%s/validate/published-fit.json", hs_data_dir());
     const hs_opt_t *of = hs_cli_opt(opts, "fit"), *oo2 = hs_cli_opt(opts, "o");
-    return hs_cli_validate_cv(npos ? pos[0] : dir, of ? of->value : fit,
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t jobs = cpus > 0 ? (cpus < 64 ? cpus : 64) : 1;
+    if ((rc = hs_cli_int(opts, "j", jobs, 1, 64, &jobs)))
+      return rc;
+    return hs_cli_validate_cv(npos ? pos[0] : dir, of ? of->value : fit, (int32_t)jobs,
                               hs_cli_opt(opts, "json") != NULL, oo2 ? oo2->value : NULL);
   }
   hs_error_t err;

@@ -76,7 +76,12 @@ static void test_cv_against_brute_force(void)
   hs_error_init(&err);
   CHECK_MSG(hs_pub_fit_spec_parse(text, "fit.json", &spec, &err) == HS_OK, "%s", err.msg);
   hs_pub_cv_t cv;
-  CHECK_MSG(hs_pub_cv_eval(t, NT, &spec, &cv, &err) == HS_OK, "%s", err.msg);
+  CHECK_MSG(hs_pub_cv_eval(t, NT, &spec, 2, &cv, &err) == HS_OK, "%s", err.msg);
+  /* one thread gives the same cells, bit for bit */
+  hs_pub_cv_t cv1;
+  CHECK_MSG(hs_pub_cv_eval(t, NT, &spec, 1, &cv1, &err) == HS_OK, "%s", err.msg);
+  CHECK(memcmp(cv.mape, cv1.mape, sizeof *cv.mape * NT * ND * NM) == 0);
+  hs_pub_cv_destroy(&cv1);
   CHECK(cv.family[0] == HS_PUB_FAMILY_FSDP && cv.family[1] == HS_PUB_FAMILY_FSDP &&
         cv.family[2] == HS_PUB_FAMILY_DEEPSPEED);
   for (int i = 0; i < NT; i++)
@@ -132,7 +137,7 @@ static void test_cv_against_brute_force(void)
   CHECK(hs_pub_fit_spec_parse("{\"schema_version\": 1, \"train\": [\"nope\"], \"dispatch_us\": [0], "
                               "\"microbatch_us\": [0]}",
                               "fit.json", &spec, &err) == HS_OK);
-  CHECK(hs_pub_cv_eval(t, NT, &spec, &cv, &err) == HS_EINVAL && strstr(err.msg, "\"nope\""));
+  CHECK(hs_pub_cv_eval(t, NT, &spec, 2, &cv, &err) == HS_EINVAL && strstr(err.msg, "\"nope\""));
   hs_pub_cv_destroy(&cv);
   hs_pub_fit_spec_destroy(&spec);
   for (int i = 0; i < NT; i++)

@@ -592,12 +592,19 @@ typedef struct hs_pub_cv {
   bool *train;                  /* per table: in the training split */
   double *mape;                 /* [table][dispatch][microbatch] */
 } hs_pub_cv_t;
-/* Simulates the training tables over the grid (their rows' framework values
- * are overwritten). Errors: a train name not in `tables`, a table mixing
- * families, the simulator's. O(training tables x grid x rows). */
-hs_status_t hs_pub_cv_eval(hs_pub_table_t *tables, int32_t n_tables, const hs_pub_fit_spec_t *s,
-                           hs_pub_cv_t *cv, hs_error_t *err);
+/* Simulates the training tables over the grid on `jobs` threads (each
+ * cell on a private copy of the rows; the same result for any jobs).
+ * Errors: a train name not in `tables`, a table mixing families, the
+ * simulator's (the first in cell order). O(training tables x grid x rows). */
+hs_status_t hs_pub_cv_eval(const hs_pub_table_t *tables, int32_t n_tables, const hs_pub_fit_spec_t *s,
+                           int32_t jobs, hs_pub_cv_t *cv, hs_error_t *err);
 void hs_pub_cv_destroy(hs_pub_cv_t *cv);
+/* MAPE of each table t with which[t] at one point (dispatch_us, the
+ * families' microbatch_us), on `jobs` threads; mape[t] NAN when the table
+ * simulates no row; other entries untouched. */
+hs_status_t hs_pub_run_at(const hs_pub_table_t *tables, int32_t n_tables, const bool *which,
+                          double dispatch_us, const double *microbatch_us, int32_t jobs,
+                          double *mape, hs_error_t *err);
 typedef struct hs_pub_fit {
   int32_t dispatch_idx;
   int32_t microbatch_idx[HS_PUB_FAMILIES];

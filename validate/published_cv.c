@@ -33,6 +33,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,21 +180,136 @@ void hs_pub_set_host(hs_pub_table_t *t, double dispatch_us, const double *microb
   }
 }
 
-hs_status_t hs_pub_cv_eval(hs_pub_table_t *tables, int32_t n_tables, const hs_pub_fit_spec_t *s,
-                           hs_pub_cv_t *cv, hs_error_t *err)
+/* Tasks: one table at one (dispatch_us, microbatch_us) point, simulated on
+ * a private copy of the table's row array (the row texts are shared and
+ * only read), so tasks run in any order on any thread with the same
+ * result. */
+typedef struct cv_task {
+  int32_t table;
+  double dispatch_us, microbatch_us[HS_PUB_FAMILIES];
+  double *out;                 /* the table's MAPE (NAN: nothing simulated) */
+} cv_task_t;
+
+typedef struct cv_work {
+  const hs_pub_table_t *tables;
+  const cv_task_t *tasks;
+  int32_t n_tasks;
+  int32_t next;                /* next task; under lock */
+  pthread_mutex_t lock;
+  hs_status_t st;              /* first failure, in task order */
+  int32_t st_at;
+  hs_error_t err;
+} cv_work_t;
+
+static hs_status_t run_task(const hs_pub_table_t *tables, const cv_task_t *k, hs_error_t *err)
 {
-  memset(cv, 0, sizeof *cv);
+  hs_pub_table_t copy = tables[k->table];
+  copy.rows = hs_calloc((size_t)(copy.n_rows > 0 ? copy.n_rows : 1), sizeof *copy.rows);
+  hs_pub_result_t *res = hs_calloc((size_t)(copy.n_rows > 0 ? copy.n_rows : 1), sizeof *res);
+  hs_status_t st = HS_OK;
+  if (!copy.rows || !res) {
+    st = hs_error_set(err, HS_ENOMEM, "out of memory");
+  } else {
+    memcpy(copy.rows, tables[k->table].rows, (size_t)copy.n_rows * sizeof *copy.rows);
+    hs_pub_set_host(&copy, k->dispatch_us, k->microbatch_us);
+    hs_pub_summary_t sum;
+    st = hs_pub_run(&copy, res, &sum, err);
+    if (st == HS_OK)
+      *k->out = sum.n_simulated > 0 ? sum.mape : NAN;
+  }
+  free(res);
+  free(copy.rows);
+  return st;
+}
+
+static void *cv_worker(void *arg)
+{
+  cv_work_t *w = arg;
+  for (;;) {
+    pthread_mutex_lock(&w->lock);
+    int32_t k = w->next < w->n_tasks && w->st == HS_OK ? w->next++ : -1;
+    pthread_mutex_unlock(&w->lock);
+    if (k < 0)
+      return NULL;
+    hs_error_t err;
+    hs_error_init(&err);
+    err.warn_fp = NULL;
+    hs_status_t st = run_task(w->tables, &w->tasks[k], &err);
+    if (st != HS_OK) {
+      pthread_mutex_lock(&w->lock);
+      if (w->st == HS_OK || k < w->st_at) {
+        w->st = st;
+        w->st_at = k;
+        w->err = err;
+      }
+      pthread_mutex_unlock(&w->lock);
+    }
+  }
+}
+
+/* Runs the tasks on `jobs` threads (the caller's among them). */
+static hs_status_t run_tasks(const hs_pub_table_t *tables, const cv_task_t *tasks, int32_t n,
+                             int32_t jobs, hs_error_t *err)
+{
+  cv_work_t w;
+  memset(&w, 0, sizeof w);
+  w.tables = tables;
+  w.tasks = tasks;
+  w.n_tasks = n;
+  pthread_mutex_init(&w.lock, NULL);
+  hs_error_init(&w.err);
+  int32_t nthreads = HS_MIN(HS_MAX(jobs, 1), HS_MAX(n, 1));
+  pthread_t th[64];
+  int32_t started = 0;
+  for (int32_t i = 1; i < nthreads && started < 64; i++)
+    if (pthread_create(&th[started], NULL, cv_worker, &w) == 0)
+      started++;
+  cv_worker(&w);
+  for (int32_t i = 0; i < started; i++)
+    pthread_join(th[i], NULL);
+  pthread_mutex_destroy(&w.lock);
+  if (w.st != HS_OK) {
+    hs_error_set(err, w.st, "%s", w.err.msg);
+    return w.st;
+  }
+  return HS_OK;
+}
+
+hs_status_t hs_pub_run_at(const hs_pub_table_t *tables, int32_t n_tables, const bool *which,
+                          double dispatch_us, const double *microbatch_us, int32_t jobs,
+                          double *mape, hs_error_t *err)
+{
+  cv_task_t *tasks = hs_calloc((size_t)(n_tables > 0 ? n_tables : 1), sizeof *tasks);
+  if (!tasks)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  int32_t n = 0;
+  for (int32_t t = 0; t < n_tables; t++) {
+    if (!which[t])
+      continue;
+    cv_task_t *k = &tasks[n++];
+    k->table = t;
+    k->dispatch_us = dispatch_us;
+    memcpy(k->microbatch_us, microbatch_us, sizeof k->microbatch_us);
+    k->out = &mape[t];
+  }
+  hs_status_t st = run_tasks(tables, tasks, n, jobs, err);
+  free(tasks);
+  return st;
+}
+
+/* Families and splits; NULL-free checks of the spec against the tables. */
+static hs_status_t cv_setup(const hs_pub_table_t *tables, int32_t n_tables,
+                            const hs_pub_fit_spec_t *s, hs_pub_cv_t *cv, hs_error_t *err)
+{
   int32_t nd = s->n_dispatch, nm = s->n_microbatch;
   cv->n_tables = n_tables;
   cv->n_dispatch = nd;
   cv->n_microbatch = nm;
-  cv->family = hs_calloc((size_t)n_tables, sizeof *cv->family);
-  cv->train = hs_calloc((size_t)n_tables, sizeof *cv->train);
-  cv->mape = hs_calloc((size_t)n_tables * nd * nm, sizeof *cv->mape);
+  cv->family = hs_calloc((size_t)(n_tables > 0 ? n_tables : 1), sizeof *cv->family);
+  cv->train = hs_calloc((size_t)(n_tables > 0 ? n_tables : 1), sizeof *cv->train);
+  cv->mape = hs_calloc((size_t)(n_tables > 0 ? n_tables : 1) * nd * nm, sizeof *cv->mape);
   if (!cv->family || !cv->train || !cv->mape)
     return hs_error_set(err, HS_ENOMEM, "out of memory");
-  hs_status_t st = HS_OK;
-  hs_pub_result_t *res = NULL;
   for (int32_t t = 0; t < n_tables; t++) {
     bool mixed = false;
     cv->family[t] = table_family(&tables[t], &mixed);
@@ -209,38 +325,45 @@ hs_status_t hs_pub_cv_eval(hs_pub_table_t *tables, int32_t n_tables, const hs_pu
     if (!found)
       return hs_error_set(err, HS_EINVAL, "fit: train: table \"%s\" is not in the suite", s->train[k]);
   }
-  for (int32_t t = 0; t < n_tables; t++) {
-    free(res);
-    res = hs_calloc((size_t)tables[t].n_rows, sizeof *res);
-    if (!res)
-      return hs_error_set(err, HS_ENOMEM, "out of memory");
-    /* a table that does not depend on the parameters is simulated once;
-     * held-out tables are simulated at the fitted point by the caller */
-    bool depends = cv->family[t] >= 0 && cv->train[t];
-    for (int32_t a = 0; a < nd; a++)
-      for (int32_t b = 0; b < nm; b++) {
-        double *cell = &cv->mape[((size_t)t * nd + a) * nm + b];
-        if (!cv->train[t]) {
-          *cell = NAN;
-          continue;
-        }
-        if (!depends && (a > 0 || b > 0)) {
-          *cell = cv->mape[(size_t)t * nd * nm];
-          continue;
-        }
-        double mb[HS_PUB_FAMILIES];
-        for (int f = 0; f < HS_PUB_FAMILIES; f++)
-          mb[f] = s->microbatch_us[b];
-        hs_pub_set_host(&tables[t], s->dispatch_us[a], mb);
-        hs_pub_summary_t sum;
-        if ((st = hs_pub_run(&tables[t], res, &sum, err)) != HS_OK)
-          goto out;
-        *cell = sum.n_simulated > 0 ? sum.mape : NAN;
-      }
+  return HS_OK;
+}
+
+hs_status_t hs_pub_cv_eval(const hs_pub_table_t *tables, int32_t n_tables, const hs_pub_fit_spec_t *s,
+                           int32_t jobs, hs_pub_cv_t *cv, hs_error_t *err)
+{
+  memset(cv, 0, sizeof *cv);
+  hs_status_t st = cv_setup(tables, n_tables, s, cv, err);
+  if (st != HS_OK)
+    return st;
+  int32_t nd = s->n_dispatch, nm = s->n_microbatch, cells = n_tables * nd * nm;
+  cv_task_t *tasks = hs_calloc((size_t)(cells > 0 ? cells : 1), sizeof *tasks);
+  if (!tasks)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  /* held-out tables: NAN here (the caller simulates them at the fit);
+   * a training table that does not depend on the parameters: one cell */
+  int32_t n = 0;
+  for (int32_t c = 0; c < cells; c++) {
+    int32_t t = c / (nd * nm), a = c / nm % nd, b = c % nm;
+    cv->mape[c] = NAN;
+    if (!cv->train[t] || (cv->family[t] < 0 && c % (nd * nm) != 0))
+      continue;
+    cv_task_t *k = &tasks[n++];
+    k->table = t;
+    k->dispatch_us = s->dispatch_us[a];
+    for (int f = 0; f < HS_PUB_FAMILIES; f++)
+      k->microbatch_us[f] = s->microbatch_us[b];
+    k->out = &cv->mape[c];
   }
-out:
-  free(res);
-  return st;
+  st = run_tasks(tables, tasks, n, jobs, err);
+  free(tasks);
+  if (st != HS_OK)
+    return st;
+  for (int32_t c = 0; c < cells; c++) {
+    int32_t t = c / (nd * nm);
+    if (cv->train[t] && cv->family[t] < 0)
+      cv->mape[c] = cv->mape[(size_t)t * nd * nm];
+  }
+  return HS_OK;
 }
 
 void hs_pub_cv_destroy(hs_pub_cv_t *cv)
