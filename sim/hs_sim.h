@@ -136,7 +136,7 @@ typedef enum {
   HS_FW_MEGATRON_CORE_2024,   /* Megatron-Core 2024 with TE, eager */
   HS_FW_MEGATRON_CORE_GRAPHS, /* the same with --enable-cuda-graph (per-layer graphs) */
   HS_FW_NEMO_2024,            /* NeMo 24.x: Megatron-Core under PyTorch Lightning */
-  HS_FW_DEEPSPEED_2022,       /* DeepSpeed 0.5-0.8 PipelineEngine / ZeRO (Megatron-DeepSpeed) */
+  HS_FW_DEEPSPEED_2022,       /* DeepSpeed 0.3-0.8 (2021-2022) PipelineEngine / ZeRO (Megatron-DeepSpeed) */
   HS_FW_FSDP_2023,            /* PyTorch FSDP under Composer/llm-foundry 2023 */
   HS_FW__COUNT
 } hs_framework_id_t;
