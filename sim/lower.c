@@ -1098,6 +1098,13 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
    * last by every executor, so the order stays consistent. Pairs whose TP
    * degrees differ exchange the whole gradient between their first
    * devices. */
+  /* DeepSpeed's pipeline engine all-reduces the tied weight's own gradient
+   * (deepspeed/runtime/pipe/module.py allreduce_tied_weight_gradients:
+   * dist.all_reduce(weight.grad)), in the model's dtype, not the fp32
+   * buffer its data-parallel reduction may use (fp32_allreduce) */
+  double tied_grad_bytes = plan->practice.framework.id == HS_FW_DEEPSPEED_2022
+                               ? hs_precision_grad_bytes(plan->precision)
+                               : grad_bytes;
   for (int32_t op = 0; op < (int32_t)m->n_ops; op++) {
     if (!tied_copy(m, holders, op))
       continue;
@@ -1112,7 +1119,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       double div = (m->ops[op].tp_split == HS_TP_REPLICATE) ? 1.0 : tp;
       hs_bucket_t *bk = NULL;
       HS_CHECK(add_bucket(out, &buckets_cap, m->ops[op].tied_op, m->ops[op].tied_op + 1,
-                          m->ops[op].tied_params / div * grad_bytes, tp, 2, &bk));
+                          m->ops[op].tied_params / div * tied_grad_bytes, tp, 2, &bk));
       bk->holders[0] = ha->ids[k % ha->n];
       bk->holders[1] = hb->ids[k % hb->n];
       for (int32_t j = 0; j < tp; j++) {
