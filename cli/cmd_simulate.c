@@ -80,7 +80,7 @@ int hs_cmd_simulate(int argc, char **argv)
       {"json", false, "print the report as JSON"},
       {"o", true, "write the JSON report to this file"},
       {"trace", true, "write a Chrome/Perfetto trace JSON"},
-      {"trace-devices", true, "only trace devices below this id"},
+      {"trace-devices", true, "device/kernel traces: only devices below this id, and of the links theirs and the cross-site ones"},
       {"trace-detail", true, "stage|device|kernel: what the trace shows (default stage)"},
       {NULL},
   };

@@ -39,11 +39,12 @@
  * at once, flows are kept only for the hops on links that may be shown, so
  * memory and the writer's time grow with the events written (issue #35: a
  * 1024-GPU device trace took 125 s after a 1 s simulation, the counters
- * scanned every flow once per link). Flow hops are kept per link, in
- * completion order, so a link's counter reads its own flows alone. Cost of
- * hs_trace_write: O(n log n) for n recorded slices (the sort), O(F + L x 200)
- * for F recorded flow hops on L shown links, the lane packing (O(slices x
- * lanes of their track)), and the bytes written, formatted by hand.
+ * scanned every flow once per link). Flow hops on recorded links are
+ * appended to one array; writing bins them all in one pass into a row per
+ * shown link. Cost of hs_trace_write: O(n log n) for n recorded slices (the
+ * sort), O(F + L x 200) for F recorded flow hops and L shown links, the lane
+ * packing (O(slices x lanes of their track)), and the bytes written,
+ * formatted by hand.
  */
 #include "trace.h"
 #include "hs_output.h"
@@ -100,17 +101,14 @@ typedef struct span {
   uint64_t flow;        /* sends: arrow id (1-based), 0 = none */
 } span_t;
 
-/* One flow's passage over one link, kept in that link's own array (in
- * completion order) so that writing its counter reads it alone. */
+/* One flow's passage over one recorded link, appended in completion order
+ * to one array: sequential stores while simulating (per-link arrays made
+ * every append a cache miss), one sequential pass when writing. */
 typedef struct flowrec {
   hs_time_t t0, t1;
   double bytes;
+  int32_t link;
 } flowrec_t;
-
-typedef struct linkflows {
-  flowrec_t *v;
-  size_t n, cap;
-} linkflows_t;
 
 static bool shown(const hs_trace_t *t, int32_t d);
 
@@ -131,7 +129,8 @@ struct hs_trace {
   hs_trace_detail_t detail;
   span_t *spans;
   size_t n, cap;
-  linkflows_t *flows;   /* per link (n_links) */
+  flowrec_t *flows;
+  size_t n_flows, cap_flows;
   hs_time_t flows_end;  /* latest end of a flow with hops */
   hs_time_t end;        /* latest end of anything a hook was told, shown or not */
   devinfo_t *dev;
@@ -178,10 +177,9 @@ static hs_status_t link_filter(hs_trace_t *t, const hs_sim_opts_t *opts, hs_erro
   t->n_links = hs_topology_n_links(topo);
   const hs_link_t *links = hs_topology_links(topo);
   t->link_rec = hs_calloc(t->n_links + 1, 1);
-  t->flows = hs_calloc(t->n_links + 1, sizeof *t->flows);
   nodes = hs_calloc(c->n_nodes + 1, 1);
   sites = hs_calloc(c->n_sites + 1, 1);
-  if (!t->link_rec || !t->flows || !nodes || !sites) {
+  if (!t->link_rec || !nodes || !sites) {
     st = hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
     goto out;
   }
@@ -306,8 +304,6 @@ void hs_trace_free(hs_trace_t *t)
     return;
   free(t->link_rec);
   free(t->spans);
-  for (size_t l = 0; t->flows && l < t->n_links; l++)
-    free(t->flows[l].v);
   free(t->flows);
   free(t->dev);
   free(t->shown);
@@ -440,12 +436,11 @@ void hs_trace_flow_done(void *ctx, const hs_flow_t *f)
     int32_t l = f->hops[h].link;
     if (!link_recorded(t, l))
       continue;
-    linkflows_t *lf = &t->flows[l];
-    if (hs_reserve((void **)&lf->v, &lf->cap, lf->n + 1, sizeof *lf->v) != HS_OK) {
+    if (hs_reserve((void **)&t->flows, &t->cap_flows, t->n_flows + 1, sizeof *t->flows) != HS_OK) {
       t->oom = true;
       return;
     }
-    lf->v[lf->n++] = (flowrec_t){f->t_start, f->t_end, f->bytes * (double)f->hops[h].weight};
+    t->flows[t->n_flows++] = (flowrec_t){f->t_start, f->t_end, f->bytes * (double)f->hops[h].weight, l};
   }
 }
 
@@ -741,19 +736,23 @@ static void process_name(const hs_trace_t *t, int32_t d, char *buf, size_t n)
     snprintf(buf + len, n - (size_t)len, ", replica %d tp rank %d", di->replica, di->tp_rank);
 }
 
-/* The utilisation counter of one link from its flows fl[0, n), in
- * recording order (the order the sums always took). O(n x bins each flow
- * spans + bins). */
-static void counters(writer_t *w, const flowrec_t *fl, size_t n, const hs_link_t *lk, int32_t pid,
-                     hs_time_t T, double *bins)
+/* Bins every recorded flow of a shown link (rank_of[link] >= 0) into that
+ * link's row of bins (LINK_BINS per shown link): bytes moved per 1/LINK_BINS
+ * of [0, T], a flow's bytes spread evenly over its lifetime. One pass over
+ * the flows in recording order, so each bin sums in the order it always
+ * did. O(flows x bins each spans). */
+static void bin_flows(const hs_trace_t *t, const int32_t *rank_of, size_t nl, hs_time_t T,
+                      double *bins)
 {
-  memset(bins, 0, sizeof(double) * LINK_BINS);
   double width = (double)T / LINK_BINS;
-  for (size_t k = 0; k < n; k++) {
-    const flowrec_t *r = &fl[k];
+  for (size_t k = 0; k < t->n_flows; k++) {
+    const flowrec_t *r = &t->flows[k];
+    if (r->link < 0 || (size_t)r->link >= nl || rank_of[r->link] < 0)
+      continue;
+    double *row = bins + (size_t)rank_of[r->link] * LINK_BINS;
     if (r->t1 <= r->t0) {
       int32_t b = (int32_t)((double)r->t0 / width);
-      bins[HS_MIN(HS_MAX(b, 0), LINK_BINS - 1)] += r->bytes;
+      row[HS_MIN(HS_MAX(b, 0), LINK_BINS - 1)] += r->bytes;
       continue;
     }
     double rate = r->bytes / (double)(r->t1 - r->t0);
@@ -765,9 +764,16 @@ static void counters(writer_t *w, const flowrec_t *fl, size_t n, const hs_link_t
       if (b == LINK_BINS - 1)
         hi = (double)r->t1;
       if (hi > lo)
-        bins[b] += rate * (hi - lo);
+        row[b] += rate * (hi - lo);
     }
   }
+}
+
+/* The utilisation counter of one link from its row of bins: LINK_BINS + 1
+ * samples (the last closes the series at T). */
+static void counters(writer_t *w, const double *bins, const hs_link_t *lk, int32_t pid, hs_time_t T)
+{
+  double width = (double)T / LINK_BINS;
   double cap_per_bin = lk->GBps * HS_GB * width * 1e-9;
   for (int32_t b = 0; b <= LINK_BINS; b++) {
     double u = b < LINK_BINS && cap_per_bin > 0 && isfinite(cap_per_bin) ? bins[b] / cap_per_bin : 0.0;
@@ -799,13 +805,14 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
   link_key_t *lorder = hs_calloc(nl + 1, sizeof *lorder);
   int32_t *lanes = hs_calloc(nl + 1, sizeof *lanes);
   int32_t *dev_lanes = hs_calloc(2 * c->n_devices + 2, sizeof *dev_lanes);
-  double *bins = hs_calloc(LINK_BINS + 1, sizeof *bins);
+  double *bins = NULL; /* LINK_BINS per shown link, in display order */
+  int32_t *rank_of = hs_calloc(nl + 1, sizeof *rank_of); /* link -> display rank, -1: hidden */
   /* each link's K_LINK slices in v: [span_lo[l], span_hi[l]) */
   size_t *span_lo = hs_calloc(nl + 1, sizeof *span_lo), *span_hi = hs_calloc(nl + 1, sizeof *span_hi);
   char *wbuf = hs_calloc(WRITER_BUF + WRITER_SLACK, 1);
   hs_output_t out;
   hs_output_init(&out);
-  if (!v || !lane_end || !lorder || !lanes || !dev_lanes || !bins || !span_lo || !span_hi || !wbuf)
+  if (!v || !lane_end || !lorder || !lanes || !dev_lanes || !rank_of || !span_lo || !span_hi || !wbuf)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory writing the trace"));
   hs_time_t T = 0;
   for (size_t k = 0; k < t->n; k++) {
@@ -886,6 +893,15 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
         lorder[kept++] = lorder[k];
     }
     nshow = kept;
+    for (size_t l = 0; l < nl; l++)
+      rank_of[l] = -1;
+    for (int32_t k = 0; k < nshow; k++)
+      rank_of[lorder[k].link] = k;
+    bins = hs_calloc((size_t)nshow * LINK_BINS + 1, sizeof *bins);
+    if (!bins)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory writing the trace"));
+    if (T > 0)
+      bin_flows(t, rank_of, nl, T, bins);
     int32_t pid_x = (int32_t)c->n_devices, pid_o = pid_x + 1;
     sep(&w);
     w_printf(&w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"cross-site links\"}}", pid_x);
@@ -903,7 +919,7 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
       int32_t l = lorder[k].link;
       int32_t pid = links[l].kind == HS_LINK_XSITE ? pid_x : pid_o;
       if (T > 0)
-        counters(&w, t->flows[l].v, t->flows[l].n, &links[l], pid, T, bins);
+        counters(&w, bins + (size_t)k * LINK_BINS, &links[l], pid, T);
       /* flow lanes of this link (kernel detail) */
       int32_t base = tid;
       for (int32_t ln = 0; ln < lanes[l]; ln++) {
@@ -957,6 +973,7 @@ cleanup:
   free(lanes);
   free(dev_lanes);
   free(bins);
+  free(rank_of);
   free(span_lo);
   free(span_hi);
   free(wbuf);

@@ -8,6 +8,10 @@
  * each; every slice has a `cat` from hs_trace_cats; a send and its receive
  * are joined by a flow arrow ("s"/"f" with one id); links carry utilisation
  * counters ("C") sampled over the iteration. Same input, same bytes.
+ *
+ * Cost: hooks of devices and links the trace does not show return at once
+ * (opts->trace_max_devices bounds the devices and, with them, the links:
+ * trace.c), so recording and hs_trace_write grow with what is written.
  */
 #ifndef HS_TRACE_H
 #define HS_TRACE_H
