@@ -10,8 +10,10 @@
  * on the GPU when kernel i-1 has finished and the host has issued it:
  *     cpu_i = cpu_{i-1} + d          (d = dispatch_us)
  *     gpu_i = max(gpu_{i-1}, cpu_i) + t_i
- * from cpu_0 = microbatch_us, gpu_0 = 0 at the start of each microbatch's
- * forward or backward on a stage (the pipeline schedules synchronise the
+ * from cpu_0 = microbatch_us (charged once per microbatch on a rank: in
+ * its first model chunk under interleaving; 0 in the others), gpu_0 = 0 at
+ * the start of each microbatch's forward or backward on a stage (the
+ * pipeline schedules synchronise the
  * host with the GPU around their point-to-point transfers: Megatron's
  * p2p_communication calls torch.cuda.synchronize() after
  * batch_isend_irecv, DeepSpeed's PipelineEngine waits on each

@@ -1171,17 +1171,22 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
                    .weight_bytes = hs_practice_gather_bytes(&plan->practice, plan->precision),
                    .bwd_gathers = hs_plan_zero_stage(plan) >= 3,
                    .mb_samples = share * CP};
+      /* the framework's per-microbatch host time once per microbatch on a
+       * rank: in its first chunk (sim/host.c) */
+      hs_practice_t pr_ch = plan->practice;
+      if (ch > 0)
+        pr_ch.framework.microbatch_us = 0.0;
       /* chunks of an interleaved rank share replica structure (validated) */
       for (int32_t ph = 0; ph < 2; ph++)
         HS_CHECK(build_template(m, stg, ex->gpu, plan->precision, share, ex->tp, (hs_phase_t)ph,
-                                &sx, NULL, &plan->practice, &gx, &ex->tmpl[ch * 2 + ph]));
+                                &sx, NULL, &pr_ch, &gx, &ex->tmpl[ch * 2 + ph]));
       for (int32_t k = 0; plan->practice.dp_overlap && k < ex->n_buckets; k++) {
         int32_t f = out->buckets[ex->buckets[k]].op_first;
         if (f >= stg->op_first && f < stg->op_last)
           cutmark[f] = 1;
       }
       HS_CHECK(build_template(m, stg, ex->gpu, plan->precision, share, ex->tp, HS_PHASE_BWD, &sx,
-                              cutmark, &plan->practice, &gx, &ex->tmpl_final[ch]));
+                              cutmark, &pr_ch, &gx, &ex->tmpl_final[ch]));
       if (plan->practice.grad_accum != HS_GRAD_ACCUM_FUSED) {
         double cp = chunk_params(m, stg, ex, spmd, holders, EP);
         HS_CHECK(hs__grad_accum_append(&ex->tmpl[ch * 2 + HS_PHASE_BWD], ex->gpu,
