@@ -121,12 +121,7 @@ hs_status_t hs_framework_preset(const char *name, hs_framework_t *out)
 
 const char *hs_framework_presets_list(char *buf, size_t n)
 {
-  size_t len = 0;
-  if (n)
-    buf[0] = '\0';
-  for (int i = 0; hs_framework_presets[i] && len < n; i++)
-    len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", hs_framework_presets[i]);
-  return buf;
+  return hs_names_join(hs_framework_presets, buf, n);
 }
 
 const char *hs_framework_kernels(hs_framework_id_t id)

@@ -90,6 +90,8 @@ extern const char *const hs_kernel_presets[];
 hs_status_t hs_kernels_preset(const char *name, hs_kernels_t *out);
 /* The preset names joined by ", " into buf (truncated to n bytes); buf. */
 const char *hs_kernel_presets_list(char *buf, size_t n);
+/* The NULL-terminated names joined by ", " into buf (truncated to n bytes); buf. */
+const char *hs_names_join(const char *const *names, char *buf, size_t n);
 /* The preset name whose kernel set equals k, or NULL. */
 const char *hs_kernels_preset_name(const hs_kernels_t *k);
 

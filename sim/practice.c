@@ -82,14 +82,19 @@ hs_status_t hs_kernels_preset(const char *name, hs_kernels_t *out)
   return HS_EINVAL;
 }
 
-const char *hs_kernel_presets_list(char *buf, size_t n)
+const char *hs_names_join(const char *const *names, char *buf, size_t n)
 {
   size_t len = 0;
   if (n)
     buf[0] = '\0';
-  for (int i = 0; hs_kernel_presets[i] && len < n; i++)
-    len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", hs_kernel_presets[i]);
+  for (int i = 0; names[i] && len < n; i++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", names[i]);
   return buf;
+}
+
+const char *hs_kernel_presets_list(char *buf, size_t n)
+{
+  return hs_names_join(hs_kernel_presets, buf, n);
 }
 
 const char *hs_kernels_preset_name(const hs_kernels_t *k)
