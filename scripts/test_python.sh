@@ -75,28 +75,64 @@ print(f"test_python: {os.environ['WHEEL']} in a fresh venv: {r['plan']}: "
       f"{r['iteration_time_s']:.6f} s per iteration")
 PY
 
-# The example notebook, on a kernel running the venv's Python (the Debian
-# kernelspec names /usr/bin/python3, which does not see the package).
+# The README's install command, literally, in a fresh venv (no system site
+# packages): pip brings pandas and numpy (and the notebook extra's
+# matplotlib, ipykernel, nbclient) from the package's own dependencies, as it
+# does for a user with a pyenv python3 or Debian's. Run with the python3 on
+# PATH (a pyenv shim where pyenv is set up) and, when that is another
+# interpreter, with Debian's /usr/bin/python3 too. The venv imports hetsim
+# and runs compare; then the README's kernel command installs a Jupyter
+# kernel named hetsim (into a private JUPYTER_DATA_DIR, not ~/.local) and
+# the example notebook runs under it.
+readme_line() {  # the README line starting with $1, .venv renamed to $2
+  local line
+  line=$(grep -m1 -E "^$1" README.md) || { echo "test_python: README.md has no line starting with '$1'" >&2; exit 1; }
+  printf '%s\n' "${line//.venv/$2}"
+}
+install_cmd=$(readme_line 'python3 -m venv ' "$wdir/readme-venv")
+kernel_cmd=$(readme_line '\.venv/bin/python -m ipykernel install ' "$wdir/readme-venv")
+readme_venv_check() {  # $1: python3 to put first on PATH (its dir), $2: label
+  rm -rf "$wdir/readme-venv"
+  echo "test_python: README: $install_cmd (python3 = $2)"
+  PATH="$1:$PATH" HETSIM_CMAKE_BUILD_DIR="$BUILD_DIR" PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    bash -c "$install_cmd" >"$wdir/pip.log" 2>&1 || { cat "$wdir/pip.log" >&2; exit 1; }
+  (cd "$wdir" && env -u HETSIM_DATA -u HETSIM_LIB "$wdir/readme-venv/bin/python" - "$2" <<'PY')
+import sys, hetsim
+df = hetsim.compare("gpt3-1.3b", "dgx-a100-1node", ["data-parallel", "megatron"])
+assert list(df["strategy"]) == ["data-parallel", "megatron"], df
+assert (df["iteration_s"] > 0).all(), df
+print(f"test_python: README venv ({sys.argv[1]}, Python {sys.version.split()[0]}): hetsim.compare "
+      f"gives {len(df)} rows, megatron {df['iteration_s'].iloc[1]:.4f} s")
+PY
+}
+py_path=$(command -v python3)
+readme_venv_check "$(dirname "$py_path")" "$py_path"
+if [ "$(readlink -f "$py_path")" != "$(readlink -f /usr/bin/python3)" ] && [ -x /usr/bin/python3 ]; then
+  mkdir -p "$wdir/debian-bin" && ln -sf /usr/bin/python3 "$wdir/debian-bin/python3"
+  readme_venv_check "$wdir/debian-bin" /usr/bin/python3
+fi
+
+# The example notebook under the kernel named hetsim, installed by the
+# README's command (the last venv above: the one the README makes).
 kdir=$(mktemp -d)
 trap 'rm -rf "$wdir" "$kdir"' EXIT
-mkdir -p "$kdir/kernels/hetsim-venv"
-cat >"$kdir/kernels/hetsim-venv/kernel.json" <<JSON
-{"argv": ["$(cd "$VENV" && pwd)/bin/python", "-Xfrozen_modules=off", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
- "display_name": "hetsim venv", "language": "python"}
-JSON
-JUPYTER_PATH="$kdir" "$VENV/bin/python" - notebooks-export/examples/python-quickstart.ipynb <<'PY'
+JUPYTER_DATA_DIR="$kdir" bash -c "$kernel_cmd" >/dev/null 2>&1 \
+  || { echo "test_python: the README's kernel command failed: $kernel_cmd" >&2; exit 1; }
+[ -f "$kdir/kernels/hetsim/kernel.json" ] || { echo "test_python: no kernel named hetsim in $kdir" >&2; exit 1; }
+JUPYTER_DATA_DIR="$kdir" JUPYTER_PATH="$kdir" "$wdir/readme-venv/bin/python" - notebooks-export/examples/python-quickstart.ipynb <<'PY'
 import sys
 import nbformat
 from nbclient import NotebookClient
 
 path = sys.argv[1]
 nb = nbformat.read(path, as_version=4)
-NotebookClient(nb, timeout=600, kernel_name="hetsim-venv",
+NotebookClient(nb, timeout=600, kernel_name="hetsim",
                resources={"metadata": {"path": "."}}).execute()
 errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
           if o.get("output_type") == "error"]
 figures = sum(1 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if "image/png" in o.get("data", {}))
-print(f"test_python: {path}: {len(nb.cells)} cells executed, {figures} figures, {len(errors)} errors")
+print(f"test_python: {path} under the kernel hetsim: {len(nb.cells)} cells executed, "
+      f"{figures} figures, {len(errors)} errors")
 sys.exit(1 if errors or figures < 2 else 0)
 PY
