@@ -19,6 +19,7 @@ enum {
   HS_EXIT_INTERNAL = 1,
   HS_EXIT_USAGE = 2,
   HS_EXIT_INFEASIBLE = 3,
+  HS_EXIT_VALIDATION_OFF = 4, /* validate --max-error: verdict off or error over the bound */
 };
 
 typedef struct hs_cmd {

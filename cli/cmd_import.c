@@ -23,6 +23,7 @@
 /* Writes j (NULL: out of memory) to -o FILE and/or stdout (--json), frees it. */
 static hs_status_t write_json(cJSON *j, const hs_opt_t *oo, bool json, hs_error_t *err)
 {
+  j = hs_json_stamp_version(j, HS_SCHEMA_VERSION);
   hs_status_t st = j ? HS_OK : hs_error_set(err, HS_ENOMEM, "out of memory");
   if (st == HS_OK && oo)
     st = hs_json_write_file(j, oo->value, err);
@@ -117,6 +118,7 @@ static int import_nccl_tests(int argc, char **argv)
         cJSON_DeleteItemFromObjectCaseSensitive(s, "gpus");
         cJSON_DeleteItemFromObjectCaseSensitive(s, "n_devices");
       }
+      j = hs_json_stamp_version(j, HS_SCHEMA_VERSION);
       st = j ? hs_json_write_file(j, oco->value, &err) : hs_error_set(&err, HS_ENOMEM, "out of memory");
       hs_json_free(j);
     }
@@ -142,6 +144,14 @@ static int import_megatron_log(int argc, char **argv)
       {"skip", true, "iteration lines dropped first as warm-up (default 1)"},
       {"run", true, "which run of a restarted log (one arguments block each, 1-based); needed "
                     "when the log holds several"},
+      {"model", true, "the run's model (catalog name or file) when the log has no arguments "
+                      "block; with one, checked against it"},
+      {"seq-length", true, "with --model: the training sequence length (default: the model's)"},
+      {"tp", true, "tensor-model-parallel-size (needed without an arguments block)"},
+      {"pp", true, "pipeline-model-parallel-size (needed without an arguments block)"},
+      {"dp", true, "data-parallel size (needed without an arguments block)"},
+      {"micro-batch-size", true, "Megatron's --micro-batch-size (needed without a block)"},
+      {"global-batch-size", true, "Megatron's --global-batch-size (needed without a block)"},
       {"json", false, "print run.json to stdout"},
       {"o", true, "write run.json here (model, plan, measured iterations)"},
       {NULL},
@@ -150,6 +160,8 @@ static int import_megatron_log(int argc, char **argv)
   int npos = 0;
   int rc = hs_cli_parse(argc, argv, opts, pos, 1, &npos,
                         "usage: hetsim import megatron-log LOG [-o run.json] [--skip N] [--run N] [--json]\n"
+                        "         [--model M [--seq-length S] --tp T --pp P --dp D --micro-batch-size B\n"
+                        "          --global-batch-size G]   (a log without its arguments block)\n"
                         "Reads the arguments block and the iteration lines of a Megatron-LM\n"
                         "training log; then: hetsim validate --run run.json --cluster C\n"
                         "A restarted job's log holds one arguments block per start: --run N\n"
@@ -169,10 +181,38 @@ static int import_megatron_log(int argc, char **argv)
   if ((rc = hs_cli_int(opts, "run", 0, 1, 1 << 20, &v)))
     return rc;
   o.run = (int32_t)v;
+  static const char *const plan_flags[] = {"tp", "pp", "dp", "micro-batch-size", NULL};
+  int32_t *plan_vals[] = {&o.tp, &o.pp, &o.dp, &o.microbatch_size};
+  for (int i = 0; plan_flags[i]; i++) {
+    if ((rc = hs_cli_int(opts, plan_flags[i], 0, 1, 1 << 24, &v)))
+      return rc;
+    *plan_vals[i] = (int32_t)v;
+  }
+  if ((rc = hs_cli_int(opts, "global-batch-size", 0, 1, INT64_C(1) << 40, &o.global_batch)) ||
+      (rc = hs_cli_int(opts, "seq-length", 0, 1, HS_MODEL_MAX_SEQ_LEN, &v)))
+    return rc;
   hs_error_t err;
   hs_error_init(&err);
   hs_run_t run;
-  hs_status_t st = hs_megatron_log_load(pos[0], &o, &run, &err);
+  hs_model_t model;
+  hs_model_init(&model);
+  const hs_opt_t *om = hs_cli_opt(opts, "model");
+  hs_status_t st = HS_OK;
+  if (v && !om) {
+    fprintf(stderr, "hetsim import megatron-log: --seq-length goes with --model\n");
+    return 2;
+  }
+  if (om && (st = hs_model_load(om->value, v, &model, &err)) == HS_OK && !model.from_generator)
+    st = hs_error_set(&err, HS_EINVAL, "--model %s: an explicit op list; Megatron runs a "
+                      "transformer (give a catalog model or a HuggingFace config.json)", om->value);
+  if (st != HS_OK) {
+    hs_model_destroy(&model);
+    return hs_cli_fail(&err, st);
+  }
+  hs_strlcpy(model.cfg.name, model.name, sizeof model.cfg.name);
+  o.model = om ? &model.cfg : NULL;
+  st = hs_megatron_log_load(pos[0], &o, &run, &err);
+  hs_model_destroy(&model);
   if (st != HS_OK)
     return hs_cli_fail(&err, st);
   bool json = hs_cli_opt(opts, "json") != NULL;
@@ -268,7 +308,7 @@ static int import_torch_profiler(int argc, char **argv)
   if (oo || json)
     st = write_json(hs_measured_to_json(&meas), oo, json, &err);
   if (st == HS_OK && omo) {
-    cJSON *j = hs_measurements_to_json(&ms);
+    cJSON *j = hs_json_stamp_version(hs_measurements_to_json(&ms), HS_SCHEMA_VERSION);
     if (!j)
       st = hs_error_set(&err, HS_ENOMEM, "out of memory");
     else

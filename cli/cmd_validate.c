@@ -28,6 +28,50 @@ static int read_tolerance(const hs_opt_t *opts, double *tol)
   return 0;
 }
 
+/* --max-error PCT into *max_frac (a fraction; -1 when absent); 0, or the
+ * exit code 2 with the message when PCT is outside (0, 1000]. Without
+ * --tolerance it is also the verdict's tolerance, so that "verdict: off"
+ * and exit 4 say the same thing. */
+static int read_max_error(const hs_opt_t *opts, double *max_frac)
+{
+  *max_frac = -1;
+  if (!hs_cli_opt(opts, "max-error"))
+    return 0;
+  double pct = 0;
+  int rc = hs_cli_double(opts, "max-error", 0, &pct);
+  if (rc)
+    return rc;
+  if (!(pct > 0) || pct > 1000) {
+    fprintf(stderr, "hetsim validate: --max-error: a percentage in (0, 1000], got %g\n", pct);
+    return 2;
+  }
+  *max_frac = pct / 100;
+  return 0;
+}
+
+/* The gate of --max-error (max_frac < 0: none, exit 0): exit 4 with one
+ * line on stderr when the verdict is off, there is no prediction, or
+ * |iteration error| exceeds the bound. The verdict line on stdout is
+ * already printed; this line says why the exit code is 4. */
+static int max_error_gate(const hs_comparison_t *cmp, double max_frac)
+{
+  if (max_frac < 0)
+    return 0;
+  if (cmp->verdict == HS_VERDICT_NONE) {
+    fprintf(stderr, "hetsim validate: --max-error %g%%: no prediction of the iteration to check\n",
+            100 * max_frac);
+    return HS_EXIT_VALIDATION_OFF;
+  }
+  double e = fabs(cmp->iteration_error);
+  if (cmp->verdict == HS_VERDICT_OFF || e > max_frac) {
+    fprintf(stderr, "hetsim validate: --max-error %g%%: iteration error %+.1f%%, verdict %s "
+                    "(tolerance %.0f%%): exit 4\n", 100 * max_frac, 100 * cmp->iteration_error,
+            hs_verdict_name(cmp->verdict), 100 * cmp->tolerance);
+    return HS_EXIT_VALIDATION_OFF;
+  }
+  return 0;
+}
+
 /* --run run.json --cluster C: simulate the run's model and plan, compare
  * with its measured iterations. */
 static int validate_run(const hs_opt_t *opts, const char *run_path, const hs_opt_t *ocl,
@@ -42,10 +86,12 @@ static int validate_run(const hs_opt_t *opts, const char *run_path, const hs_opt
                     "--measured or files\n");
     return 2;
   }
-  double tol = 0.1;
+  double tol = 0.1, max_frac = -1;
   int rc = read_tolerance(opts, &tol);
-  if (rc)
+  if (rc || (rc = read_max_error(opts, &max_frac)))
     return rc;
+  if (max_frac >= 0 && !hs_cli_opt(opts, "tolerance"))
+    tol = max_frac;
   hs_error_t err;
   hs_error_init(&err);
   hs_status_t st = HS_OK;
@@ -114,7 +160,7 @@ static int validate_run(const hs_opt_t *opts, const char *run_path, const hs_opt
     printf("\n");
     hs_comparison_print(&cmp, stdout);
   }
-  rc = 0;
+  rc = max_error_gate(&cmp, max_frac);
   goto out;
 fail:
   rc = hs_cli_fail(&err, st);
@@ -142,6 +188,8 @@ int hs_cmd_validate(int argc, char **argv)
       {"cluster", true, "with --run: the cluster it ran on (catalog name or file)"},
       {"profile", true, "with --run: calibrated profile for the simulation"},
       {"tolerance", true, "relative iteration error the verdict accepts (default 0.1)"},
+      {"max-error", true, "PCT: exit 4 when the verdict is off or |iteration error| > PCT % "
+                          "(also the tolerance, unless --tolerance is given)"},
       {"json", false, "print the comparison as JSON"},
       {"o", true, "write the comparison JSON here"},
       {NULL},
@@ -153,11 +201,13 @@ int hs_cmd_validate(int argc, char **argv)
                         "usage: hetsim validate --report report.json --measured measured.json [more.json ...]\n"
                         "       hetsim validate --run run.json --cluster C [--profile profile.json]\n"
                         "       hetsim validate --published [DIR|FILE] [--json]   (the published suite)\n"
-                        "         [--tolerance 0.1] [--json] [-o comparison.json]\n"
+                        "         [--tolerance 0.1] [--max-error PCT] [--json] [-o comparison.json]\n"
                         "         [--trace both.json [--sim-trace trace.json]]\n"
                         "More measured files are repeated runs of the same plan: the iteration's\n"
                         "median and interquartile range pool all of them. The last line,\n"
-                        "\"verdict: ok|off|none iteration error ...\", is for scripts.");
+                        "\"verdict: ok|off|none iteration error ...\", is for scripts; with\n"
+                        "--max-error PCT the exit code is 4 when the verdict is off, there is no\n"
+                        "prediction, or the iteration error exceeds PCT percent.");
   if (rc)
     return rc < 0 ? 0 : rc;
   const hs_opt_t *orp = hs_cli_opt(opts, "report"), *ome = hs_cli_opt(opts, "measured");
@@ -168,9 +218,11 @@ int hs_cmd_validate(int argc, char **argv)
     fprintf(stderr, "hetsim validate: --measured (or --run) is required (see --help)\n");
     return 2;
   }
-  double tol = 0.1;
-  if ((rc = read_tolerance(opts, &tol)))
+  double tol = 0.1, max_frac = -1;
+  if ((rc = read_tolerance(opts, &tol)) || (rc = read_max_error(opts, &max_frac)))
     return rc;
+  if (max_frac >= 0 && !hs_cli_opt(opts, "tolerance"))
+    tol = max_frac;
   hs_error_t err;
   hs_error_init(&err);
   hs_status_t st = HS_OK;
@@ -242,7 +294,7 @@ int hs_cmd_validate(int argc, char **argv)
       printf("(no --report: predictions are the per-kernel sums recorded by replay)\n");
     hs_comparison_print(&cmp, stdout);
   }
-  rc = 0;
+  rc = max_error_gate(&cmp, max_frac);
   goto out;
 fail:
   rc = hs_cli_fail(&err, st);

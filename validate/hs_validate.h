@@ -809,6 +809,14 @@ typedef struct hs_megatron_opts {
   int32_t skip;                 /* logged iteration lines dropped first (warm-up), default 1 */
   int32_t run;                  /* 1-based run of a restarted log (one arguments block per
                                  * start); 0 (default): the log must hold exactly one run */
+  /* Megatron's arguments given by the caller (import megatron-log --model,
+   * --tp, --pp, --dp, --micro-batch-size, --global-batch-size): the run's
+   * model and plan when the log has no arguments block (all needed); when
+   * it has one, a given value that disagrees with it is refused naming both.
+   * 0 / NULL: not given. model is not owned. */
+  const hs_transformer_cfg_t *model;
+  int32_t tp, pp, dp, microbatch_size;
+  int64_t global_batch;
 } hs_megatron_opts_t;
 void hs_megatron_opts_init(hs_megatron_opts_t *o);
 

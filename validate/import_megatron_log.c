@@ -168,6 +168,200 @@ static hs_status_t push(double **v, int32_t *n, size_t *cap, double x)
   return HS_OK;
 }
 
+/* The run's model and plan from the arguments block (the keys the header
+ * of this file lists); errors name the file, the line and the key. Ends
+ * at `cleanup:` for HS_CHECK/HS_FAIL. O(keys x block). */
+static hs_status_t run_from_args(const args_t *A, const char *file, int64_t padded_vocab,
+                                 hs_run_t *out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  /* model */
+  hs_transformer_cfg_t *m = &out->model;
+  hs_transformer_cfg_init(m);
+  snprintf(m->name, sizeof m->name, "megatron:%.40s", file);
+  int64_t v = 0;
+  HS_CHECK(get_int(A, "num_layers", -1, 1, HS_MODEL_MAX_LAYERS, &m->layers));
+  HS_CHECK(get_int(A, "hidden_size", -1, 1, HS_MODEL_MAX_HIDDEN, &m->hidden));
+  HS_CHECK(get_int(A, "num_attention_heads", -1, 1, HS_MODEL_MAX_HEADS, &m->heads));
+  HS_CHECK(get_int(A, "ffn_hidden_size", 4 * m->hidden, 1, HS_MODEL_MAX_FFN, &m->ffn));
+  /* newer Megatron prints the padded vocabulary after the block */
+  HS_CHECK(get_int(A, "padded_vocab_size", padded_vocab ? padded_vocab : -1, 1, HS_MODEL_MAX_VOCAB,
+                   &m->vocab));
+  HS_CHECK(get_int(A, "seq_length", -1, 1, HS_MODEL_MAX_SEQ_LEN, &m->seq_len));
+  bool gqa = false;
+  HS_CHECK(get_bool(A, "group_query_attention", false, &gqa));
+  m->kv_heads = m->heads;
+  if (gqa)
+    HS_CHECK(get_int(A, "num_query_groups", -1, 1, m->heads, &m->kv_heads));
+  HS_CHECK(get_int(A, "kv_channels", 0, 0, HS_MODEL_MAX_HEAD_DIM, &v));
+  m->head_dim = v && v * m->heads != m->hidden ? v : 0;
+  const char *pe = get_str(A, "position_embedding_type");
+  m->max_positions = 0;
+  if (!pe || strcmp(pe, "learned_absolute") == 0)
+    HS_CHECK(get_int(A, "max_position_embeddings", m->seq_len, 1, HS_MODEL_MAX_POSITIONS,
+                     &m->max_positions));
+  bool swiglu = false, squared_relu = false, untie = false, bias = true, bf16 = false,
+       fp16 = false;
+  HS_CHECK(get_bool(A, "swiglu", false, &swiglu));
+  HS_CHECK(get_bool(A, "squared_relu", false, &squared_relu));
+  if (swiglu && squared_relu)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: squared_relu: True together with swiglu True "
+                         "(Megatron-LM refuses the pair; the log is inconsistent)",
+                         file, find(A, "squared_relu")->line));
+  m->act = swiglu ? HS_ACT_SWIGLU : squared_relu ? HS_ACT_RELU2 : HS_ACT_GELU;
+  const char *norm = get_str(A, "normalization");
+  if (norm && strcmp(norm, "RMSNorm") == 0)
+    m->norm = HS_NORM_RMSNORM;
+  else if (!norm || strcmp(norm, "LayerNorm") == 0)
+    m->norm = HS_NORM_LAYERNORM;
+  else
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: normalization: expected LayerNorm or RMSNorm, "
+                         "got \"%s\"", file, find(A, "normalization")->line, norm));
+  HS_CHECK(get_bool(A, "untie_embeddings_and_output_weights", false, &untie));
+  m->tied_embeddings = !untie;
+  HS_CHECK(get_bool(A, "add_bias_linear", true, &bias));
+  m->bias = bias;
+  HS_CHECK(get_bool(A, "bf16", false, &bf16));
+  HS_CHECK(get_bool(A, "fp16", false, &fp16));
+  m->dtype = bf16 ? HS_DTYPE_BF16 : fp16 ? HS_DTYPE_FP16 : HS_DTYPE_FP32;
+  HS_CHECK(get_int(A, "num_experts", 0, 0, HS_MODEL_MAX_EXPERTS, &m->experts));
+  if (m->experts > 1)
+    HS_CHECK(get_int(A, "moe_router_topk", 2, 1, m->experts, &m->topk));
+  /* plan */
+  hs_run_plan_t *p = &out->plan;
+  HS_CHECK(get_int(A, "tensor_model_parallel_size", -1, 1, 1 << 16, &v));
+  p->tp = (int32_t)v;
+  HS_CHECK(get_int(A, "pipeline_model_parallel_size", -1, 1, 1 << 16, &v));
+  p->pp = (int32_t)v;
+  int64_t ws = 0, tp_pp = 0, world = 0;
+  HS_CHECK(get_int(A, "world_size", 0, 0, 1 << 24, &ws));
+  if (!hs_mul_i64(p->tp, p->pp, HS_CLUSTER_MAX_DEVICES, &tp_pp))
+    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s:%d-%d: tensor_model_parallel_size %d x "
+                         "pipeline_model_parallel_size %d: more than %d GPUs", file, A->first,
+                         A->last, p->tp, p->pp, HS_CLUSTER_MAX_DEVICES));
+  HS_CHECK(get_int(A, "data_parallel_size", ws ? ws / tp_pp : -1, 1, 1 << 24, &v));
+  p->dp = (int32_t)v;
+  if (!hs_mul_i64(tp_pp, p->dp, HS_CLUSTER_MAX_DEVICES, &world))
+    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s:%d-%d: tensor_model_parallel_size %d x "
+                         "pipeline_model_parallel_size %d x data_parallel_size %d: more than %d "
+                         "GPUs", file, A->first, A->last, p->tp, p->pp, p->dp,
+                         HS_CLUSTER_MAX_DEVICES));
+  if (ws && ws != world)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d-%d: world_size %lld is not tensor %d x pipeline %d "
+                         "x data %d", file, A->first, A->last, (long long)ws, p->tp, p->pp, p->dp));
+  out->world_size = (int32_t)world;
+  HS_CHECK(get_int(A, "micro_batch_size", -1, 1, 1 << 20, &v));
+  p->microbatch_size = (int32_t)v;
+  HS_CHECK(get_int(A, "global_batch_size", -1, 1, INT64_C(1) << 40, &p->global_batch));
+  if (p->global_batch % ((int64_t)p->dp * p->microbatch_size))
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d-%d: global_batch_size %lld is not a multiple of "
+                         "data parallel %d x micro_batch_size %d", file, A->first, A->last,
+                         (long long)p->global_batch, p->dp, p->microbatch_size));
+  HS_CHECK(get_int(A, "virtual_pipeline_model_parallel_size", 1, 1, 1 << 16, &v));
+  p->chunks = (int32_t)v;
+  const char *rg = get_str(A, "recompute_granularity");
+  p->recompute = HS_RECOMPUTE_NONE;
+  if (rg && hs_recompute_parse(rg, &p->recompute) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: recompute_granularity: expected None, selective "
+                         "or full, got \"%s\"", file, find(A, "recompute_granularity")->line, rg));
+  HS_CHECK(get_bool(A, "use_distributed_optimizer", false, &p->distributed_optimizer));
+  HS_CHECK(get_bool(A, "sequence_parallel", false, &p->sequence_parallel));
+cleanup:
+  return st;
+}
+
+/* The run from the caller's flags when the log has no arguments block:
+ * every missing flag is named in one message; the plan is checked as the
+ * block's would be (GPU count, global batch a multiple of dp x micro batch).
+ * O(1). */
+static hs_status_t run_from_flags(const hs_megatron_opts_t *o, const char *file, int32_t n_lines,
+                                  hs_run_t *out, hs_error_t *err)
+{
+  char missing[160] = "";
+  size_t k = 0;
+  const struct {
+    bool given;
+    const char *flag;
+  } need[] = {
+      {o && o->model, "--model"},
+      {o && o->tp > 0, "--tp"},
+      {o && o->pp > 0, "--pp"},
+      {o && o->dp > 0, "--dp"},
+      {o && o->microbatch_size > 0, "--micro-batch-size"},
+      {o && o->global_batch > 0, "--global-batch-size"},
+  };
+  for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+    if (!need[i].given && k < sizeof missing)
+      k += (size_t)snprintf(missing + k, sizeof missing - k, "%s%s", k ? ", " : "", need[i].flag);
+  if (k)
+    return hs_error_set(err, HS_EPARSE, "%s: no Megatron-LM arguments block (\"---- arguments "
+                        "----\") in %d lines: give the run's model and plan instead (missing: %s)",
+                        file, n_lines, missing);
+  out->model = *o->model;
+  hs_run_plan_t *p = &out->plan;
+  p->tp = o->tp;
+  p->pp = o->pp;
+  p->dp = o->dp;
+  p->microbatch_size = o->microbatch_size;
+  p->global_batch = o->global_batch;
+  p->chunks = 1;
+  p->recompute = HS_RECOMPUTE_NONE;
+  int64_t world = 0;
+  if (!hs_mul_i64((int64_t)o->tp * o->pp, o->dp, HS_CLUSTER_MAX_DEVICES, &world))
+    return hs_error_set(err, HS_ELIMIT, "%s: --tp %d x --pp %d x --dp %d: more than %d GPUs", file,
+                        o->tp, o->pp, o->dp, HS_CLUSTER_MAX_DEVICES);
+  out->world_size = (int32_t)world;
+  if (p->global_batch % ((int64_t)p->dp * p->microbatch_size))
+    return hs_error_set(err, HS_EINVAL, "%s: --global-batch-size %lld is not a multiple of --dp %d "
+                        "x --micro-batch-size %d", file, (long long)p->global_batch, p->dp,
+                        p->microbatch_size);
+  return HS_OK;
+}
+
+/* With an arguments block, a flag the caller gave must say what the block
+ * says: the first disagreement is refused naming the flag, the key, its
+ * line and both values. --model is compared on the architecture (layers,
+ * hidden, heads, ffn); its name then names the run's model. O(keys). */
+static hs_status_t flags_agree(const args_t *A, const hs_megatron_opts_t *o, const char *file,
+                               hs_run_t *out, hs_error_t *err)
+{
+  if (!o)
+    return HS_OK;
+  const hs_run_plan_t *p = &out->plan;
+  const hs_transformer_cfg_t *m = &out->model;
+  const struct {
+    const char *flag, *key;
+    int64_t given, logged;
+  } c[] = {
+      {"--tp", "tensor_model_parallel_size", o->tp, p->tp},
+      {"--pp", "pipeline_model_parallel_size", o->pp, p->pp},
+      {"--dp", "data_parallel_size", o->dp, p->dp},
+      {"--micro-batch-size", "micro_batch_size", o->microbatch_size, p->microbatch_size},
+      {"--global-batch-size", "global_batch_size", o->global_batch, p->global_batch},
+      {"--model (layers)", "num_layers", o->model ? o->model->layers : 0, m->layers},
+      {"--model (hidden size)", "hidden_size", o->model ? o->model->hidden : 0, m->hidden},
+      {"--model (attention heads)", "num_attention_heads", o->model ? o->model->heads : 0,
+       m->heads},
+      {"--model (ffn hidden size)", "ffn_hidden_size", o->model ? o->model->ffn : 0, m->ffn},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    if (c[i].given <= 0 || c[i].given == c[i].logged)
+      continue;
+    const arg_t *a = find(A, c[i].key);
+    char where[48];
+    if (a)
+      snprintf(where, sizeof where, "%d", a->line);
+    else
+      snprintf(where, sizeof where, "%d-%d", A->first, A->last);
+    return hs_error_set(err, HS_EINVAL, "%s:%s: %s %lld disagrees with the arguments block's %s "
+                        "%lld%s; drop the flag or fix it", file, where, c[i].flag,
+                        (long long)c[i].given, c[i].key, (long long)c[i].logged,
+                        a ? "" : " (derived)");
+  }
+  if (o->model)
+    snprintf(out->model.name, sizeof out->model.name, "%s", o->model->name);
+  return HS_OK;
+}
 hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_megatron_opts_t *o,
                                   hs_run_t *out, hs_error_t *err)
 {
@@ -282,9 +476,6 @@ hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_m
     }
     s = next;
   }
-  if (n_runs == 0)
-    HS_FAIL(hs_error_set(err, HS_EPARSE, "%s: no Megatron-LM arguments block (\"---- arguments "
-                         "----\") in %d lines", file, line));
   if (n_runs > 1 && !(o && o->run > 0)) {
     char lines[160] = "";
     size_t k = 0;
@@ -295,11 +486,11 @@ hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_m
                          "(1..%d)", file, n_runs, lines, n_runs > MAX_RUNS_NAMED ? ", ..." : "",
                          n_runs));
   }
-  if (early_line)
+  if (early_line && n_runs > 0)
     HS_FAIL(hs_error_set(err, HS_EPARSE, "%s:%d: iteration line before the first arguments block "
                          "(line %d): the log's start is missing (a cut or concatenated log?)",
                          file, early_line, run_line[0]));
-  if (want > n_runs)
+  if (n_runs > 0 && want > n_runs)
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: --run %d: the log has %d run%s (arguments blocks)",
                          file, want, n_runs, n_runs == 1 ? "" : "s"));
   if (state == 1)
@@ -313,97 +504,14 @@ hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_m
   if (n_tfl && n_tfl != n_its)
     HS_FAIL(hs_error_set(err, HS_EPARSE, "%s: throughput per GPU on %d of %d iteration lines", file,
                          n_tfl, n_its));
-  /* model */
-  hs_transformer_cfg_t *m = &out->model;
-  hs_transformer_cfg_init(m);
-  snprintf(m->name, sizeof m->name, "megatron:%.40s", file);
-  int64_t v = 0;
-  HS_CHECK(get_int(&A, "num_layers", -1, 1, HS_MODEL_MAX_LAYERS, &m->layers));
-  HS_CHECK(get_int(&A, "hidden_size", -1, 1, HS_MODEL_MAX_HIDDEN, &m->hidden));
-  HS_CHECK(get_int(&A, "num_attention_heads", -1, 1, HS_MODEL_MAX_HEADS, &m->heads));
-  HS_CHECK(get_int(&A, "ffn_hidden_size", 4 * m->hidden, 1, HS_MODEL_MAX_FFN, &m->ffn));
-  /* newer Megatron prints the padded vocabulary after the block */
-  HS_CHECK(get_int(&A, "padded_vocab_size", padded_vocab ? padded_vocab : -1, 1, HS_MODEL_MAX_VOCAB,
-                   &m->vocab));
-  HS_CHECK(get_int(&A, "seq_length", -1, 1, HS_MODEL_MAX_SEQ_LEN, &m->seq_len));
-  bool gqa = false;
-  HS_CHECK(get_bool(&A, "group_query_attention", false, &gqa));
-  m->kv_heads = m->heads;
-  if (gqa)
-    HS_CHECK(get_int(&A, "num_query_groups", -1, 1, m->heads, &m->kv_heads));
-  HS_CHECK(get_int(&A, "kv_channels", 0, 0, HS_MODEL_MAX_HEAD_DIM, &v));
-  m->head_dim = v && v * m->heads != m->hidden ? v : 0;
-  const char *pe = get_str(&A, "position_embedding_type");
-  m->max_positions = 0;
-  if (!pe || strcmp(pe, "learned_absolute") == 0)
-    HS_CHECK(get_int(&A, "max_position_embeddings", m->seq_len, 1, HS_MODEL_MAX_POSITIONS,
-                     &m->max_positions));
-  bool swiglu = false, squared_relu = false, untie = false, bias = true, bf16 = false,
-       fp16 = false;
-  HS_CHECK(get_bool(&A, "swiglu", false, &swiglu));
-  HS_CHECK(get_bool(&A, "squared_relu", false, &squared_relu));
-  if (swiglu && squared_relu)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: squared_relu: True together with swiglu True "
-                         "(Megatron-LM refuses the pair; the log is inconsistent)",
-                         file, find(&A, "squared_relu")->line));
-  m->act = swiglu ? HS_ACT_SWIGLU : squared_relu ? HS_ACT_RELU2 : HS_ACT_GELU;
-  const char *norm = get_str(&A, "normalization");
-  if (norm && strcmp(norm, "RMSNorm") == 0)
-    m->norm = HS_NORM_RMSNORM;
-  else if (!norm || strcmp(norm, "LayerNorm") == 0)
-    m->norm = HS_NORM_LAYERNORM;
-  else
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: normalization: expected LayerNorm or RMSNorm, "
-                         "got \"%s\"", file, find(&A, "normalization")->line, norm));
-  HS_CHECK(get_bool(&A, "untie_embeddings_and_output_weights", false, &untie));
-  m->tied_embeddings = !untie;
-  HS_CHECK(get_bool(&A, "add_bias_linear", true, &bias));
-  m->bias = bias;
-  HS_CHECK(get_bool(&A, "bf16", false, &bf16));
-  HS_CHECK(get_bool(&A, "fp16", false, &fp16));
-  m->dtype = bf16 ? HS_DTYPE_BF16 : fp16 ? HS_DTYPE_FP16 : HS_DTYPE_FP32;
-  HS_CHECK(get_int(&A, "num_experts", 0, 0, HS_MODEL_MAX_EXPERTS, &m->experts));
-  if (m->experts > 1)
-    HS_CHECK(get_int(&A, "moe_router_topk", 2, 1, m->experts, &m->topk));
-  /* plan */
-  hs_run_plan_t *p = &out->plan;
-  HS_CHECK(get_int(&A, "tensor_model_parallel_size", -1, 1, 1 << 16, &v));
-  p->tp = (int32_t)v;
-  HS_CHECK(get_int(&A, "pipeline_model_parallel_size", -1, 1, 1 << 16, &v));
-  p->pp = (int32_t)v;
-  int64_t ws = 0, tp_pp = 0, world = 0;
-  HS_CHECK(get_int(&A, "world_size", 0, 0, 1 << 24, &ws));
-  if (!hs_mul_i64(p->tp, p->pp, HS_CLUSTER_MAX_DEVICES, &tp_pp))
-    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s:%d-%d: tensor_model_parallel_size %d x "
-                         "pipeline_model_parallel_size %d: more than %d GPUs", file, A.first,
-                         A.last, p->tp, p->pp, HS_CLUSTER_MAX_DEVICES));
-  HS_CHECK(get_int(&A, "data_parallel_size", ws ? ws / tp_pp : -1, 1, 1 << 24, &v));
-  p->dp = (int32_t)v;
-  if (!hs_mul_i64(tp_pp, p->dp, HS_CLUSTER_MAX_DEVICES, &world))
-    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s:%d-%d: tensor_model_parallel_size %d x "
-                         "pipeline_model_parallel_size %d x data_parallel_size %d: more than %d "
-                         "GPUs", file, A.first, A.last, p->tp, p->pp, p->dp,
-                         HS_CLUSTER_MAX_DEVICES));
-  if (ws && ws != world)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d-%d: world_size %lld is not tensor %d x pipeline %d "
-                         "x data %d", file, A.first, A.last, (long long)ws, p->tp, p->pp, p->dp));
-  out->world_size = (int32_t)world;
-  HS_CHECK(get_int(&A, "micro_batch_size", -1, 1, 1 << 20, &v));
-  p->microbatch_size = (int32_t)v;
-  HS_CHECK(get_int(&A, "global_batch_size", -1, 1, INT64_C(1) << 40, &p->global_batch));
-  if (p->global_batch % ((int64_t)p->dp * p->microbatch_size))
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d-%d: global_batch_size %lld is not a multiple of "
-                         "data parallel %d x micro_batch_size %d", file, A.first, A.last,
-                         (long long)p->global_batch, p->dp, p->microbatch_size));
-  HS_CHECK(get_int(&A, "virtual_pipeline_model_parallel_size", 1, 1, 1 << 16, &v));
-  p->chunks = (int32_t)v;
-  const char *rg = get_str(&A, "recompute_granularity");
-  p->recompute = HS_RECOMPUTE_NONE;
-  if (rg && hs_recompute_parse(rg, &p->recompute) != HS_OK)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: recompute_granularity: expected None, selective "
-                         "or full, got \"%s\"", file, find(&A, "recompute_granularity")->line, rg));
-  HS_CHECK(get_bool(&A, "use_distributed_optimizer", false, &p->distributed_optimizer));
-  HS_CHECK(get_bool(&A, "sequence_parallel", false, &p->sequence_parallel));
+  if (n_runs == 0)
+    HS_CHECK(run_from_flags(o, file, line, out, err));
+  else {
+    HS_CHECK(run_from_args(&A, file, padded_vocab, out, err));
+    HS_CHECK(flags_agree(&A, o, file, out, err));
+  }
+  const hs_transformer_cfg_t *m = &out->model;
+  const hs_run_plan_t *p = &out->plan;
   /* measured */
   hs_measured_t *ms = &out->measured;
   hs_strlcpy(ms->backend, "megatron-log", sizeof ms->backend);
