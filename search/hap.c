@@ -28,6 +28,7 @@
  * (O(devices) path queries each; grouped broadcast O(devices^2) per round); LP
  * O(n_ops x types) rows.
  */
+#include "hap_spmd.h"
 #include "lp.h"
 #include "search_internal.h"
 
@@ -655,7 +656,8 @@ cleanup:
  * mode simulated and the fastest kept. None fitting is HS_EINFEASIBLE, with
  * the numbers, rather than a plan that cannot run. */
 #define HAP_MAX_MODES 12
-static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n, hs_error_t *err)
+static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n, double *sim_s,
+                              hs_error_t *err)
 {
   hs_status_t st = HS_OK;
   double *mem = hs_calloc(a->c->n_devices, sizeof *mem);
@@ -775,6 +777,7 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
       break;
   }
   if (best_mode >= 0) {
+    *sim_s = best_s;
     p->optimizer_sharding = false;
     p->practice.zero_stage = modes[best_mode].zero;
     pl->stages[0].recompute = modes[best_mode].rc;
@@ -806,6 +809,53 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
 cleanup:
   free(divs);
   free(mem);
+  return st;
+}
+
+/* HAP's block-level SPMD programs (hap_spmd.c: tensor, sequence, context,
+ * expert sharding of whole transformer blocks with the LP's per-type
+ * ratios) against the op-level program `out`, whose simulated time is
+ * sim_s: the best few are simulated and the fastest plan replaces *out when
+ * it beats sim_s. With practice search only (without it the op-level
+ * program is not simulated, so there is nothing to compare with). what[]
+ * gets a note. O(candidates x estimate + hs__sim_budget simulations). */
+static hs_status_t block_programs(hap_t *a, hs_plan_t *out, double sim_s, char *what,
+                                  size_t what_n, hs_search_stats_t *stats, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  if (!a->o.search_practice || hs_model_layers(a->m) < 1)
+    return HS_OK;
+  hs_cand_pool_t pool;
+  if (hs__cpool_init(&pool, hs__sim_budget(a->c)) != HS_OK)
+    return hs_error_set(err, HS_ENOMEM, "hap: out of memory");
+  pool.deadline_s = a->o.deadline_s;
+  uint64_t scored = 0;
+  char why[256] = "";
+  HS_CHECK(hs__hap_spmd_offer(a->m, a->c, &a->o, a->o.precision, a->B, &pool, &scored, why,
+                              sizeof why, err));
+  for (bool done = pool.n == 0; !done;)
+    HS_CHECK(hs__cpool_sim_step(&pool, a->m, a->c, &done, err));
+  stats->candidates += scored;
+  if (pool.best >= 0 && pool.best_sim_s < sim_s) {
+    hs_plan_t best;
+    HS_CHECK(hs_plan_copy(&pool.plans[pool.best], &best, err));
+    hs_plan_destroy(out);
+    *out = best;
+    const hs_practice_t *pr = &out->practice;
+    int32_t tp = out->pipelines[0].stages[0].replicas[0].n_devices;
+    snprintf(what, what_n,
+             "; block program tp%d cp%d ep%d%s ZeRO-%d (%.4f s simulated vs %.4f s op-level; "
+             "%llu estimated, %d simulated)",
+             tp, HS_MAX(pr->context_parallel, 1), HS_MAX(pr->expert_parallel, 1),
+             pr->sequence_parallel ? " sp" : "", pr->zero_stage, pool.best_sim_s, sim_s,
+             (unsigned long long)scored, pool.next_sim);
+    stats->predicted_s = pool.est_s[pool.best];
+  } else {
+    snprintf(what, what_n, "; op-level program kept (%llu block programs estimated, %d simulated)",
+             (unsigned long long)scored, pool.next_sim);
+  }
+cleanup:
+  hs__cpool_destroy(&pool);
   return st;
 }
 
@@ -875,8 +925,11 @@ static hs_status_t hap_result(void *state, hs_plan_t *out, hs_search_stats_t *st
     }
   }
   char fit[128];
-  HS_CHECK(fit_memory(a, out, fit, sizeof fit, err));
+  double sim_s = INFINITY;
+  HS_CHECK(fit_memory(a, out, fit, sizeof fit, &sim_s, err));
   stats->predicted_s = a->best_cost;
+  char spmd[160] = "";
+  HS_CHECK(block_programs(a, out, sim_s, spmd, sizeof spmd, stats, err));
   stats->nodes_expanded = a->expanded;
   stats->candidates = (uint64_t)a->rounds;
   stats->optimal = false;
@@ -892,7 +945,7 @@ static hs_status_t hap_result(void *state, hs_plan_t *out, hs_search_stats_t *st
              a->c->gpus.gpus[a->type_of_gpu[t]].name, a->best_r[t]);
   }
   size_t len = strlen(stats->note);
-  snprintf(stats->note + len, sizeof stats->note - len, "; %s", fit);
+  snprintf(stats->note + len, sizeof stats->note - len, "; %s%s", fit, spmd);
   return HS_OK;
 cleanup:
   if (st == HS_ENOMEM && !err->msg[0])
