@@ -563,32 +563,58 @@ static int32_t exec_of(const hs_lowered_t *l, int32_t pipeline, int32_t stage, i
 }
 
 typedef struct holder_list {
-  int32_t *ids;
-  int32_t n;
+  int32_t *ids; /* executors holding the op, ascending */
+  int32_t n, cap;
+  bool tied_copy; /* set by mark_tied_copies once the lists are whole */
 } holder_list_t;
 
-static bool holds(const holder_list_t *h, int32_t x)
+/* Appends executor x (ids are appended in increasing order, so the list
+ * stays sorted); capacity doubles, so n appends cost O(n). */
+static hs_status_t holders_add(holder_list_t *h, int32_t x)
 {
-  for (int32_t k = 0; k < h->n; k++)
-    if (h->ids[k] == x)
+  if (h->n == h->cap) {
+    int32_t cap = h->cap ? 2 * h->cap : 4;
+    int32_t *ni = hs_reallocarray(h->ids, (size_t)cap, sizeof(int32_t));
+    if (!ni)
+      return HS_ENOMEM;
+    h->ids = ni;
+    h->cap = cap;
+  }
+  h->ids[h->n++] = x;
+  return HS_OK;
+}
+
+/* Whether two sorted holder lists share an executor: one merge pass. */
+static bool holders_meet(const holder_list_t *a, const holder_list_t *b)
+{
+  int32_t i = 0, j = 0;
+  while (i < a->n && j < b->n) {
+    if (a->ids[i] == b->ids[j])
       return true;
+    if (a->ids[i] < b->ids[j])
+      i++;
+    else
+      j++;
+  }
   return false;
 }
 
-/* Op `op` shares weights with another op (the LM head's tied word
- * embedding) and no holder of `op` holds that op: every holder keeps a copy
- * (Megatron-LM's layout when pipeline stages split them). */
-static bool tied_copy(const hs_model_t *m, const holder_list_t *holders, int32_t op)
+/* Marks every op that shares weights with another op (the LM head's tied
+ * word embedding) and whose holders hold none of that op: every holder
+ * keeps a copy (Megatron-LM's layout when pipeline stages split them).
+ * O(holders) per tied op; until 2026-12-02 each query rescanned the lists,
+ * O(holders^2) per query, and the queries ran per executor, so an
+ * interleaved plan with dp 32,768 took minutes (issue 35). */
+static void mark_tied_copies(const hs_model_t *m, holder_list_t *holders)
 {
-  const hs_op_t *o = &m->ops[op];
-  if (!(o->tied_params > 0.0) || o->tied_op < 0 || o->tied_op >= (int32_t)m->n_ops ||
-      o->tied_op == op || holders[op].n == 0)
-    return false;
-  for (int32_t k = 0; k < holders[op].n; k++)
-    if (holds(&holders[o->tied_op], holders[op].ids[k]))
-      return false;
-  return true;
+  for (int32_t op = 0; op < (int32_t)m->n_ops; op++) {
+    const hs_op_t *o = &m->ops[op];
+    holders[op].tied_copy = o->tied_params > 0.0 && o->tied_op >= 0 &&
+                            o->tied_op < (int32_t)m->n_ops && o->tied_op != op &&
+                            holders[op].n > 0 && !holders_meet(&holders[op], &holders[o->tied_op]);
+  }
 }
+
 
 static hs_status_t add_bucket(hs_lowered_t *out, size_t *cap, int32_t op_first, int32_t op_last,
                               double bytes, int32_t tp, int32_t n_holders, hs_bucket_t **bk)
@@ -666,7 +692,7 @@ static double chunk_params(const hs_model_t *m, const hs_plan_stage_t *stg, cons
   double p = 0.0;
   for (int32_t op = stg->op_first; op < stg->op_last; op++) {
     p += op_params_held(m, stg, ex, spmd, EP, op);
-    if (tied_copy(m, holders, op))
+    if (holders[op].tied_copy)
       p += m->ops[op].tied_params / ((m->ops[op].tp_split == HS_TP_REPLICATE) ? 1.0 : ex->tp);
   }
   return p;
@@ -681,6 +707,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
   int32_t v = plan->chunks > 0 ? plan->chunks : 1;
   size_t pieces_cap = 0, out_cap = 0, buckets_cap = 0;
   holder_list_t *holders = NULL;
+  int32_t *src_first = NULL, *by_src = NULL; /* pieces by sender (out_list grouping) */
   int32_t *tmp = NULL;
   uint8_t *cutmark = NULL;
   spmd_op_t *spmd = NULL;
@@ -863,6 +890,23 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
   if (!out->out_list)
     HS_FAIL(HS_ENOMEM);
   (void)out_cap;
+  /* pieces by sender first (a stable counting sort: by_src[src_first[x] ..
+   * src_first[x + 1]) in piece order), so the grouping below scans each
+   * sender's own pieces, not all of them: O(pieces) where it was O(execs x
+   * pieces), the square of the GPUs (issue 35) */
+  src_first = hs_calloc((size_t)out->n_execs + 1, sizeof *src_first);
+  by_src = hs_calloc((size_t)out->n_pieces + 1, sizeof *by_src);
+  if (!src_first || !by_src)
+    HS_FAIL(HS_ENOMEM);
+  for (int32_t p = 0; p < out->n_pieces; p++)
+    src_first[out->pieces[p].src + 1]++;
+  for (int32_t x = 0; x < out->n_execs; x++)
+    src_first[x + 1] += src_first[x];
+  for (int32_t p = 0; p < out->n_pieces; p++) /* stable: each run in piece order */
+    by_src[src_first[out->pieces[p].src]++] = p;
+  for (int32_t x = out->n_execs; x > 0; x--) /* the fill moved each start to its run's end */
+    src_first[x] = src_first[x - 1];
+  src_first[0] = 0;
   for (int32_t x = 0; x < out->n_execs; x++) {
     hs_exec_t *ex = &out->execs[x];
     const hs_plan_pipeline_t *pl = &plan->pipelines[ex->pipeline];
@@ -871,10 +915,10 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       for (int32_t ph = 0; ph < 2; ph++) {
         ex->out_first[ch * 2 + ph] = out->n_out_list;
         int32_t stage = ch * ranks + ex->rank;
-        for (int32_t p = 0; p < out->n_pieces; p++) {
-          const hs_piece_t *pc = &out->pieces[p];
-          if (pc->src == x && pc->src_stage == stage && pc->phase == ph)
-            out->out_list[out->n_out_list++] = p;
+        for (int32_t k = src_first[x]; k < src_first[x + 1]; k++) {
+          const hs_piece_t *pc = &out->pieces[by_src[k]];
+          if (pc->src_stage == stage && pc->phase == ph)
+            out->out_list[out->n_out_list++] = by_src[k];
         }
         ex->out_count[ch * 2 + ph] = out->n_out_list - ex->out_first[ch * 2 + ph];
       }
@@ -891,12 +935,8 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
     for (int32_t ch = 0; ch < v; ch++) {
       const hs_plan_stage_t *stg = &pl->stages[ch * ranks + ex->rank];
       for (int32_t op = stg->op_first; op < stg->op_last; op++) {
-        holder_list_t *h = &holders[op];
-        int32_t *ni = hs_reallocarray(h->ids, (size_t)h->n + 1, sizeof(int32_t));
-        if (!ni)
+        if (holders_add(&holders[op], x) != HS_OK) /* x increases: sorted */
           HS_FAIL(HS_ENOMEM);
-        h->ids = ni;
-        h->ids[h->n++] = x; /* x increases, so the list stays sorted */
         ex->params_per_device += op_params_held(m, stg, ex, spmd, EP, op);
         if (plan->precision == HS_DTYPE_FP8) {
           /* fp8 weight casts, once per step, of the weights the GEMM uses
@@ -911,9 +951,10 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
       }
     }
   }
+  mark_tied_copies(m, holders);
   /* tied-weight copies count in the holders' parameters (memory.c agrees) */
   for (int32_t op = 0; op < (int32_t)m->n_ops; op++) {
-    if (!tied_copy(m, holders, op))
+    if (!holders[op].tied_copy)
       continue;
     for (int32_t k = 0; k < holders[op].n; k++) {
       hs_exec_t *ex = &out->execs[holders[op].ids[k]];
@@ -1050,7 +1091,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
           /* sharded SPMD parameters: each device owns its slice, no sync */
           if (!(spmd_group && spmd[b_lo].sharded_params))
             bytes += m->ops[b_lo].params / div * grad_bytes;
-          if (tied_copy(m, holders, b_lo)) /* the copy's gradient, synced like the rest */
+          if (holders[b_lo].tied_copy) /* the copy's gradient, synced like the rest */
             bytes += m->ops[b_lo].tied_params / div * grad_bytes;
           if (b_lo == lo || bytes >= plan->bucket_bytes)
             break;
@@ -1106,7 +1147,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
                                ? hs_precision_grad_bytes(plan->precision)
                                : grad_bytes;
   for (int32_t op = 0; op < (int32_t)m->n_ops; op++) {
-    if (!tied_copy(m, holders, op))
+    if (!holders[op].tied_copy)
       continue;
     const holder_list_t *ha = &holders[op], *hb = &holders[m->ops[op].tied_op];
     if (hb->n == 0)
@@ -1227,6 +1268,8 @@ cleanup:
     for (size_t op = 0; op < m->n_ops; op++)
       free(holders[op].ids);
   free(holders);
+  free(src_first);
+  free(by_src);
   free(tmp);
   free(cutmark);
   free(members);

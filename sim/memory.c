@@ -113,6 +113,7 @@ hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, cons
 {
   hs_status_t st = HS_OK;
   int32_t *holders = NULL;
+  uint8_t *tied = NULL;  /* op keeps its own copy of tied weights (tied_copy) */
   uint8_t *split = NULL; /* HAP SPMD: op's parameters are split over its stage */
   double *per_chunk = NULL;
   int32_t *inflight = NULL;
@@ -145,6 +146,13 @@ hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, cons
       for (int32_t op = stg->op_first; op < stg->op_last && (size_t)op < m->n_ops; op++)
         holders[op] += stg->n_replicas;
     }
+  /* once per op, not per replica: tied_copy walks every pipeline, so asking
+   * it per replica grew as the square of the pipelines (issue 35) */
+  tied = hs_calloc(m->n_ops, 1);
+  if (!tied)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  for (int32_t op = 0; op < (int32_t)m->n_ops; op++)
+    tied[op] = tied_copy(m, plan, v, op);
   for (int32_t i = 0; i < plan->n_pipelines; i++) {
     const hs_plan_pipeline_t *pl = &plan->pipelines[i];
     int32_t ranks = pl->n_stages / v;
@@ -192,7 +200,7 @@ hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, cons
               if (zs >= 3)
                 weight /= dpn;
             }
-            if (tied_copy(m, plan, v, op)) /* its own copy of the tied weights */
+            if (tied[op]) /* its own copy of the tied weights */
               p += (o->tp_split == HS_TP_REPLICATE || tp <= 1) ? o->tied_params
                                                                : o->tied_params / tp;
             state += p * (weight + grad + opt);
@@ -243,6 +251,7 @@ hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, cons
   }
 cleanup:
   free(holders);
+  free(tied);
   free(split);
   free(per_chunk);
   free(inflight);
