@@ -43,6 +43,8 @@ static int import_nccl_tests(int argc, char **argv)
                           "fitted with NCCL's rail rotation"},
       {"coll", true, "all_reduce|all_gather|reduce_scatter|alltoall|sendrecv (default: the file "
                      "name, else the table)"},
+      {"algo", true, "ring|tree|nvls: the algorithm NCCL ran (NCCL_ALGO; default: the file's "
+                     "NCCL_ALGO line, else NCCL's default choice)"},
       {"json", false, "print the profile JSON (with the per-size predictions) to stdout"},
       {"o", true, "write profile.json here"},
       {"cluster", true, "a cluster (catalog name or file) to write with the fitted links"},
@@ -53,7 +55,8 @@ static int import_nccl_tests(int argc, char **argv)
   int npos = 0;
   int rc = hs_cli_parse(argc, argv, opts, pos, MAX_FILES, &npos,
                         "usage: hetsim import nccl-tests OUT.txt [OUT2.txt ...] [-o profile.json]\n"
-                        "         [--gpu NAME] [--ranks N] [--gpus-per-node K] [--nic-rails R] [--coll NAME] [--json]\n"
+                        "         [--gpu NAME] [--ranks N] [--gpus-per-node K] [--nic-rails R] [--coll NAME]\n"
+                        "         [--algo ring|tree|nvls] [--json]\n"
                         "         [--cluster C --cluster-out cluster.json]\n"
                         "Fits latency and bus bandwidth per file, sets the GPU type's intra_node\n"
                         "(single-node files) and nic (multi-node files) links so that the\n"
@@ -86,6 +89,12 @@ static int import_nccl_tests(int argc, char **argv)
       return 2;
     }
     o.coll = (int)c;
+  }
+  const hs_opt_t *oa = hs_cli_opt(opts, "algo");
+  if (oa && hs_nt_algo_parse(oa->value, &o.algo) != HS_OK) {
+    fprintf(stderr, "hetsim import nccl-tests: --algo: must be ring, tree or nvls (NCCL_ALGO), "
+                    "got \"%s\"\n", oa->value);
+    return 2;
   }
   const hs_opt_t *og = hs_cli_opt(opts, "gpu");
   const hs_opt_t *ocl = hs_cli_opt(opts, "cluster"), *oco = hs_cli_opt(opts, "cluster-out");

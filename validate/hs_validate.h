@@ -655,7 +655,19 @@ typedef struct hs_nccl_tests {
   char gpu_name[96];        /* device name of the rank lines ("NVIDIA H200"); "" when absent */
   hs_nt_row_t *rows;        /* owned */
   int32_t n_rows;
+  int algo;                 /* hs_nt_algo_t: --algo, else NCCL_ALGO in the file (an "NCCL_ALGO=X"
+                               line or NCCL INFO's "NCCL_ALGO set by environment to X"), else
+                               HS_NT_ALGO_DEFAULT (the simulator's size-independent choice) */
 } hs_nccl_tests_t;
+/* The algorithm NCCL ran (NCCL_ALGO): default (unset: ring inside a node,
+ * node_ring across), ring, tree (node_tree across nodes), nvls (nvls_tree
+ * across nodes). */
+typedef enum { HS_NT_ALGO_DEFAULT, HS_NT_ALGO_RING, HS_NT_ALGO_TREE, HS_NT_ALGO_NVLS } hs_nt_algo_t;
+/* "default", "ring", "tree", "nvls". */
+const char *hs_nt_algo_name(int a);
+/* Ring, Tree, NVLS, NVLSTree (NCCL's spellings, any case); HS_EINVAL for
+ * anything else (lists, "^" exclusions, CollNet, PAT). */
+hs_status_t hs_nt_algo_parse(const char *s, int *out);
 
 /* What the header may not say. coll -1, nranks 0, gpus_per_node 0: infer. */
 typedef struct hs_nt_opts {
@@ -664,6 +676,8 @@ typedef struct hs_nt_opts {
   int32_t gpus_per_node;
   int32_t nic_rails;      /* NICs per node of the multi-node files (0 or 1: one NIC); the nic
                              link is fitted with NCCL's rail rotation (coll_node_ring.c) */
+  int algo;               /* hs_nt_algo_t, --algo; HS_NT_ALGO_DEFAULT: the file's NCCL_ALGO */
+  bool gpu_given;         /* --gpu given: a header without device lines lacks nothing */
 } hs_nt_opts_t;
 void hs_nt_opts_init(hs_nt_opts_t *o);
 

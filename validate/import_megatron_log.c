@@ -20,6 +20,12 @@
  * means absent. The first `skip` iteration lines are dropped (the first
  * interval holds start-up and, with fp16, loss-scale skips).
  *
+ * A log without the block (a wrapper that prints only iteration lines)
+ * takes the model and plan from the caller's flags (hs_megatron_opts_t:
+ * --model, --tp, --pp, --dp, --micro-batch-size, --global-batch-size); every
+ * missing one is named in one message. With a block, a flag that disagrees
+ * with it is refused naming both values.
+ *
  * Invariants after a successful parse: the model passes the generator's
  * limits later (hs_model_from_transformer checks them), tp x pp x dp =
  * world_size when the log states world_size, global_batch is a multiple of
@@ -476,6 +482,8 @@ hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_m
     }
     s = next;
   }
+  if (n_runs == 0) /* no block: the model and plan are the flags' */
+    HS_CHECK(run_from_flags(o, file, line, out, err));
   if (n_runs > 1 && !(o && o->run > 0)) {
     char lines[160] = "";
     size_t k = 0;
@@ -504,9 +512,7 @@ hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_m
   if (n_tfl && n_tfl != n_its)
     HS_FAIL(hs_error_set(err, HS_EPARSE, "%s: throughput per GPU on %d of %d iteration lines", file,
                          n_tfl, n_its));
-  if (n_runs == 0)
-    HS_CHECK(run_from_flags(o, file, line, out, err));
-  else {
+  if (n_runs > 0) {
     HS_CHECK(run_from_args(&A, file, padded_vocab, out, err));
     HS_CHECK(flags_agree(&A, o, file, out, err));
   }

@@ -18,13 +18,14 @@
  * both with two decimals). The last check is what makes a wrong collective
  * or rank count an error instead of a silently wrong fit. O(file size).
  */
-#include "hs_validate.h"
+#include "validate_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_ROWS 100000
 #define MAX_TOKENS 16
@@ -84,6 +85,71 @@ double hs_nt_busbw_factor(hs_nt_coll_t c, int32_t n)
   default:
     return NAN;
   }
+}
+
+const char *hs_nt_algo_name(int a)
+{
+  static const char *const names[] = {"default", "ring", "tree", "nvls"};
+  return a >= 0 && a < (int)HS_ARRAY_LEN(names) ? names[a] : "?";
+}
+
+hs_status_t hs_nt_algo_parse(const char *s, int *out)
+{
+  static const struct { const char *name; int algo; } k[] = {
+      {"ring", HS_NT_ALGO_RING}, {"tree", HS_NT_ALGO_TREE}, {"nvls", HS_NT_ALGO_NVLS},
+      {"nvlstree", HS_NT_ALGO_NVLS}};
+  for (size_t i = 0; s && i < HS_ARRAY_LEN(k); i++)
+    if (strcasecmp(s, k[i].name) == 0) {
+      *out = k[i].algo;
+      return HS_OK;
+    }
+  return HS_EINVAL;
+}
+
+/* The value of NCCL_ALGO on the line [s, e) into val ("NCCL_ALGO=Tree",
+ * "export NCCL_ALGO=Tree", NCCL INFO's "NCCL_ALGO set by environment to
+ * Tree"); false when the line does not set it. O(line). */
+static bool algo_on_line(const char *s, const char *e, char *val, size_t n)
+{
+  static const char key[] = "NCCL_ALGO";
+  static const char env[] = " set by environment to ";
+  for (const char *p = s; p + sizeof key - 1 <= e; p++) {
+    if (memcmp(p, key, sizeof key - 1) != 0)
+      continue;
+    const char *v = p + sizeof key - 1;
+    if (v < e && *v == '=')
+      v++;
+    else if ((size_t)(e - v) >= sizeof env - 1 && memcmp(v, env, sizeof env - 1) == 0)
+      v += sizeof env - 1;
+    else
+      continue;
+    size_t k = 0;
+    while (v + k < e && k + 1 < n && v[k] != ' ' && v[k] != '\r' && v[k] != '\t' && v[k] != '"' &&
+           v[k] != '\'')
+      k++;
+    memcpy(val, v, k);
+    val[k] = '\0';
+    return true;
+  }
+  return false;
+}
+
+size_t hs__nt_missing_facts(const hs_nccl_tests_t *t, const hs_nt_opts_t *o, bool ranks,
+                            char *buf, size_t n)
+{
+  size_t k = 0;
+  buf[0] = '\0';
+  const char *facts[3];
+  int nf = 0;
+  if (ranks)
+    facts[nf++] = "the number of ranks (give --ranks N)";
+  if (!t->gpu_name[0] && !(o && o->gpu_given))
+    facts[nf++] = "the GPU (no device lines; give --gpu NAME)";
+  if (t->n_nodes <= 0 && t->gpus_per_node <= 0)
+    facts[nf++] = "how the ranks sit on nodes (give --gpus-per-node K)";
+  for (int i = 0; i < nf && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? ", " : "", facts[i]);
+  return (size_t)nf;
 }
 
 void hs_nt_opts_init(hs_nt_opts_t *o)
@@ -311,7 +377,8 @@ hs_status_t hs_nccl_tests_parse(const char *text, const char *file, const hs_nt_
   int32_t n_hosts = 0, rank_lines = 0, max_rank = -1;
   bool elided = false;         /* a "..." line among the rank lines */
   int ncol = 0;                /* 0 until the table header */
-  int32_t header_line = 0;
+  int32_t header_line = 0, algo_line = 0;
+  int file_algo = HS_NT_ALGO_DEFAULT;
   tokens_t *tok = NULL;
   hs_nccl_tests_init(out);
   if (!file)
@@ -329,6 +396,18 @@ hs_status_t hs_nccl_tests_parse(const char *text, const char *file, const hs_nt_
     const char *b = skip_prefix(s, e);
     split(b, e, tok);
     const char *next = *e ? e + 1 : e;
+    char algo_val[32];
+    if (algo_on_line(b, e, algo_val, sizeof algo_val)) {
+      int a = 0;
+      if (hs_nt_algo_parse(algo_val, &a) != HS_OK)
+        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: NCCL_ALGO \"%s\": hetsim fits Ring, Tree or "
+                             "NVLS (NVLSTree) runs, one algorithm per file", file, line, algo_val));
+      if (file_algo && file_algo != a)
+        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: NCCL_ALGO %s, but line %d says %s", file, line,
+                             algo_val, algo_line, hs_nt_algo_name(file_algo)));
+      file_algo = a;
+      algo_line = line;
+    }
     if (tok->n == 0) {
       s = next;
       continue;
@@ -462,9 +541,20 @@ hs_status_t hs_nccl_tests_parse(const char *text, const char *file, const hs_nt_
       nranks = 2; /* busbw = algbw whatever the count: the smallest group */
     }
   }
-  if (nranks < 2)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: cannot tell the number of ranks (no complete rank "
-                         "lines in the header); give --ranks", file));
+  if (nranks < 2) {
+    char facts[256];
+    hs__nt_missing_facts(out, o, true, facts, sizeof facts);
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: the header does not say %s (no complete rank lines)",
+                         file, facts));
+  }
+  /* algorithm: --algo, else the file's NCCL_ALGO; both must agree */
+  out->algo = file_algo;
+  if (o && o->algo != HS_NT_ALGO_DEFAULT) {
+    if (file_algo != HS_NT_ALGO_DEFAULT && file_algo != o->algo)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: --algo %s, but the file ran NCCL_ALGO %s", file,
+                           algo_line, hs_nt_algo_name(o->algo), hs_nt_algo_name(file_algo)));
+    out->algo = o->algo;
+  }
   out->nranks = nranks;
   if (out->gpus_per_node > 0 && !out->n_nodes) {
     if (nranks % out->gpus_per_node)

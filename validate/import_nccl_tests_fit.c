@@ -203,6 +203,17 @@ static hs_status_t estimate(const hs_cluster_t *c, const hs_nccl_tests_t *t, int
   coll.algo = hs_coll_algo_default(topo, coll.op, coll.devices, coll.n);
   if (!coll.algo)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  /* NCCL_ALGO forced another one: tree / nvls inside a node, their
+   * inter-node forms across (NCCL runs them for all-reduce only, except
+   * NVLS's all-gather / reduce-scatter; otherwise it keeps its ring) */
+  const char *forced = NULL;
+  if (t->algo == HS_NT_ALGO_TREE)
+    forced = c->n_nodes > 1 ? "node_tree" : "tree";
+  else if (t->algo == HS_NT_ALGO_NVLS)
+    forced = c->n_nodes > 1 ? "nvls_tree" : "nvls";
+  const hs_coll_algo_t *fa = forced ? hs_coll_algo_find(forced) : NULL;
+  if (fa && fa->supports(coll.op))
+    coll.algo = fa;
   for (int32_t i = 0; i < ns; i++) {
     coll.bytes = sizes[i];
     out_s[i] = sizes[i] > 0 ? hs_coll_estimate_s(topo, &coll) : 0.0;
@@ -418,6 +429,30 @@ static int cmp_dbl(const void *x, const void *y)
   return (a > b) - (a < b);
 }
 
+/* Every fact the files' headers do not say and no flag gave, in one
+ * message ("a.txt: the GPU (...), how the ranks sit on nodes (...); b.txt:
+ * ..."), so that one rerun with the flags it names goes through. O(files). */
+static hs_status_t missing_facts(const hs_nccl_tests_t *files, int32_t n, const hs_nt_opts_t *o,
+                                 hs_error_t *err)
+{
+  char msg[1024] = "", facts[256];
+  size_t k = 0;
+  int32_t n_bad = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (hs__nt_missing_facts(&files[i], o, false, facts, sizeof facts) == 0)
+      continue;
+    if (k < sizeof msg)
+      k += (size_t)snprintf(msg + k, sizeof msg - k, "%s%s: %s", n_bad ? "; " : "",
+                            files[i].file, facts);
+    n_bad++;
+  }
+  if (n_bad == 0)
+    return HS_OK;
+  return hs_error_set(err, HS_EINVAL, "the header%s of %d file%s do%s not say: %s",
+                      n_bad == 1 ? "" : "s", n_bad, n_bad == 1 ? "" : "s", n_bad == 1 ? "es" : "",
+                      msg);
+}
+
 hs_status_t hs_nt_import(const char *const *paths, int32_t n, const hs_nt_opts_t *o,
                          const char *gpu, hs_nt_import_t *out, hs_error_t *err)
 {
@@ -434,10 +469,13 @@ hs_status_t hs_nt_import(const char *const *paths, int32_t n, const hs_nt_opts_t
   shape = hs_calloc(2 * (size_t)n, sizeof *shape);
   if (!out->files || !out->fits || !shape)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  hs_nt_opts_t oo = *o;
+  oo.gpu_given = gpu != NULL;
   for (int32_t i = 0; i < n; i++) {
-    HS_CHECK(hs_nccl_tests_load(paths[i], o, &out->files[i], err));
+    HS_CHECK(hs_nccl_tests_load(paths[i], &oo, &out->files[i], err));
     out->n_files = i + 1;
   }
+  HS_CHECK(missing_facts(out->files, n, &oo, err));
   HS_CHECK(hs_gpu_catalog_load(NULL, &cat, err));
   hs_nt_links_t *L = &out->links;
   L->nic_rails = o->nic_rails > 1 ? o->nic_rails : 1;
@@ -578,8 +616,15 @@ void hs_nt_import_print(const hs_nt_import_t *im, FILE *out)
     fprintf(out, "%s: %s_perf, %d ranks", f->file, hs_nt_coll_name(f->coll), f->nranks);
     if (f->n_nodes > 0)
       fprintf(out, " on %d node%s", f->n_nodes, f->n_nodes > 1 ? "s" : "");
-    fprintf(out, ", %s%s%s\n", f->gpu_name[0] ? f->gpu_name : "", f->gpu_name[0] ? " = " : "",
+    fprintf(out, ", %s%s%s", f->gpu_name[0] ? f->gpu_name : "", f->gpu_name[0] ? " = " : "",
             L->gpu);
+    if (f->algo != HS_NT_ALGO_DEFAULT)
+      fprintf(out, ", NCCL_ALGO %s (fitted as %s)", hs_nt_algo_name(f->algo),
+              f->algo == HS_NT_ALGO_TREE ? (f->n_nodes > 1 ? "node_tree" : "tree")
+                                         : f->algo == HS_NT_ALGO_NVLS
+                                               ? (f->n_nodes > 1 ? "nvls_tree" : "nvls")
+                                               : (f->n_nodes > 1 ? "node_ring" : "ring"));
+    fprintf(out, "\n");
     fprintf(out, "  fit (out-of-place, %d sizes): latency %.3g us, busbw %.4g GB/s, R2 %.4f, "
             "median |err| %.1f%%, max %.1f%%%s%s\n", fit->n_points, fit->latency_us,
             fit->busbw_GBps, fit->r2, 100 * fit->median_rel_err, 100 * fit->max_rel_err,

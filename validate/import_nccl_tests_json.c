@@ -85,6 +85,7 @@ cJSON *hs_nt_import_to_json(const hs_nt_import_t *im)
     cJSON_AddItemToArray(arr, o);
     cJSON_AddStringToObject(o, "file", f->file);
     cJSON_AddStringToObject(o, "collective", hs_nt_coll_name(f->coll));
+    cJSON_AddStringToObject(o, "algo", hs_nt_algo_name(f->algo));
     cJSON_AddNumberToObject(o, "ranks", f->nranks);
     cJSON_AddNumberToObject(o, "nodes", f->n_nodes);
     cJSON_AddNumberToObject(o, "gpus_per_node", f->gpus_per_node);

@@ -54,4 +54,12 @@ double hs__median_inplace(double *v, size_t n);
 /* Largest single GEMM operand (elements) replay allocates on the CPU. */
 #define HS_CPU_MAX_ELEMS ((int64_t)1 << 28)
 
+/* What nccl-tests file t's header does not say and the import needs, as
+ * one phrase per fact naming its flag, into buf ("the GPU (no device lines;
+ * give --gpu NAME), how the ranks sit on nodes (give --gpus-per-node K)");
+ * `ranks`: the rank count is missing too. Returns how many facts are
+ * missing (0: buf empty). O(1). */
+size_t hs__nt_missing_facts(const hs_nccl_tests_t *t, const hs_nt_opts_t *o, bool ranks,
+                            char *buf, size_t n);
+
 #endif
