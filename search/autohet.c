@@ -82,6 +82,16 @@
  * s at 0.85), and at scale the greedy points are the plans (docs/autohet.md) */
 #define MILP_SHARE 0.5
 #define CUTOFF 1.10      /* MILPs look for plans within 10% of the best: pool candidates */
+/* Practice transforms (context / expert parallelism, interleaving) of the
+ * simulated finalists: the best few by estimate are simulated too */
+#define X_POOL 8
+#define X_SOURCES 16 /* transform sources: best greedy plan per (TP pattern, pipelines) */
+/* Context parallelism as megatron searches it (search/megatron.c): from
+ * this sequence length, powers of two up to X_MAX_CP keeping at least
+ * X_CP_MIN_TOKENS per rank */
+#define X_CP_MIN_SEQ 8192
+#define X_MAX_CP 32
+#define X_CP_MIN_TOKENS 4096
 
 typedef struct group {
   int32_t first_device;  /* t consecutive devices of one node */
@@ -174,6 +184,20 @@ typedef struct autohet {
   bool var_phase;
   int32_t var_next, n_var;
   uint64_t var_sims, var_better;
+  /* practice transforms of the simulated pool plans (transform_step):
+   * context parallelism C in cps, expert parallelism E in eps (cps[0] =
+   * eps[0] = 1), interleaving; the finalists by estimate in xpool */
+  int32_t cps[8], n_cp, eps[8], n_ep;
+  hs_cand_pool_t xpool;
+  /* transform sources besides the pool: the best greedy plan of each
+   * (TP pattern, pipeline count) (keep_source), so that layouts whose
+   * cost-model time ranks them out of the pool (the model knows no CP or
+   * EP) are transformed too */
+  hs_plan_t xsrc[X_SOURCES];
+  double xsrc_T[X_SOURCES];
+  int32_t xsrc_pat[X_SOURCES], xsrc_G[X_SOURCES], n_xsrc;
+  bool x_built, x_done, x_better;
+  uint64_t x_estimated;
 } autohet_t;
 
 /* Rounds x[0..n) (each >= 1, summing to `total` up to LP tolerance) to
@@ -716,6 +740,46 @@ static double greedy_point(const autohet_t *a, const config_t *cf, const ccoef_t
 
 /* Scores configuration cf's greedy point (heur_s), offers its plan to the
  * pool when it would enter, and makes it the incumbent when it is best. */
+/* Keeps the greedy plan of cf (objective T, blocks lss, microbatches
+ * lss + ng) as a transform source when it is the best of its (TP pattern,
+ * pipeline count) so far and X_SOURCES allow (the worst is replaced).
+ * Only with a CP or EP degree to try, and only plain 1f1b. O(devices)
+ * when kept, O(X_SOURCES) otherwise. */
+static hs_status_t keep_source(autohet_t *a, const config_t *cf, const double *lss, double T,
+                               hs_error_t *err)
+{
+  if ((a->n_cp < 2 && a->n_ep < 2) || cf->async || !isfinite(T))
+    return HS_OK;
+  int32_t slot = -1, worst = -1;
+  for (int32_t i = 0; i < a->n_xsrc; i++) {
+    if (a->xsrc_pat[i] == cf->pat && a->xsrc_G[i] == cf->G)
+      slot = i;
+    if (worst < 0 || a->xsrc_T[i] > a->xsrc_T[worst])
+      worst = i;
+  }
+  if (slot >= 0 && T >= a->xsrc_T[slot])
+    return HS_OK;
+  if (slot < 0 && a->n_xsrc < X_SOURCES)
+    slot = a->n_xsrc++;
+  else if (slot < 0 && T < a->xsrc_T[worst])
+    slot = worst;
+  if (slot < 0)
+    return HS_OK;
+  hs_plan_t plan;
+  hs_plan_init(&plan);
+  hs_status_t st = build_plan(a, cf, lss, lss + a->n_groups[cf->pat], &plan, err);
+  if (st != HS_OK) {
+    hs_plan_destroy(&plan);
+    return st;
+  }
+  hs_plan_destroy(&a->xsrc[slot]);
+  a->xsrc[slot] = plan;
+  a->xsrc_T[slot] = T;
+  a->xsrc_pat[slot] = cf->pat;
+  a->xsrc_G[slot] = cf->G;
+  return HS_OK;
+}
+
 static hs_status_t greedy_incumbent(autohet_t *a, config_t *cf, const gcost_t *gc, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
@@ -744,6 +808,7 @@ static hs_status_t greedy_incumbent(autohet_t *a, config_t *cf, const gcost_t *g
     HS_CHECK(build_plan(a, cf, lss, lss + ng, &plan, err));
     hs__cpool_offer(&a->pool, &plan, T);
   }
+  HS_CHECK(keep_source(a, cf, lss, T, err));
   if (!a->have_best || T < a->best_T) {
     a->best_T = T;
     a->have_best = true;
@@ -1388,7 +1453,37 @@ static void autohet_free(void *state)
   free(a->keys);
   free(a->base);
   hs__cpool_destroy(&a->pool);
+  hs__cpool_destroy(&a->xpool);
+  for (int32_t i = 0; i < a->n_xsrc; i++)
+    hs_plan_destroy(&a->xsrc[i]);
   memset(a, 0, sizeof *a);
+}
+
+/* The context- and expert-parallel degrees the transforms try (megatron's
+ * rules, search/megatron.c practices()): C = 1, then with practice search
+ * and the options' C at 1, powers of two dividing the sequence from
+ * X_CP_MIN_SEQ tokens with at least X_CP_MIN_TOKENS per rank; E = 1, then
+ * for an MoE model every divisor >= 2 of the experts (up to 8 values).
+ * O(ops). */
+static void practice_degrees(autohet_t *a)
+{
+  a->cps[0] = a->eps[0] = 1;
+  a->n_cp = a->n_ep = 1;
+  if (!a->o.search_practice)
+    return;
+  int64_t seq = a->m->seq_len;
+  if (a->o.practice.context_parallel <= 1 && seq >= X_CP_MIN_SEQ)
+    for (int32_t C = 2; C <= X_MAX_CP && a->n_cp < 8 && seq / C >= X_CP_MIN_TOKENS; C *= 2)
+      if (seq % C == 0)
+        a->cps[a->n_cp++] = C;
+  int32_t experts = 0;
+  for (size_t i = 0; i < a->m->n_ops; i++)
+    if (a->m->ops[i].kind == HS_OP_MOE_EXPERT)
+      experts = HS_MAX(experts, a->m->ops[i].experts);
+  if (a->o.practice.expert_parallel <= 1)
+    for (int32_t E = 2; E <= experts && a->n_ep < 8; E++)
+      if (experts % E == 0)
+        a->eps[a->n_ep++] = E;
 }
 
 static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_cluster_t *c,
@@ -1481,9 +1576,12 @@ static hs_status_t autohet_init(void *state, const hs_model_t *m, const hs_clust
   int32_t pool_n = c->n_devices <= SMALL_POOL_DEVICES ? SMALL_POOL
                    : c->n_devices <= MID_POOL_DEVICES ? MID_POOL
                                                       : HS_MAX(2, hs__sim_budget(c));
-  if (hs__cpool_init(&a->pool, pool_n) != HS_OK)
+  if (hs__cpool_init(&a->pool, pool_n) != HS_OK ||
+      hs__cpool_init(&a->xpool, HS_MIN(pool_n, X_POOL)) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
   a->pool.deadline_s = o->deadline_s; /* finalists predicted past it are left out */
+  a->xpool.deadline_s = o->deadline_s;
+  practice_degrees(a);
   /* GPU types in order of first appearance; with more than MAX_KINDS of
    * them, one TP degree for all (one kind) and stages in device order */
   a->kind_of_node = hs_calloc(c->n_nodes, sizeof *a->kind_of_node);
@@ -1760,9 +1858,14 @@ static hs_status_t variant_step(autohet_t *a, int32_t k, hs_error_t *err)
     pr.sequence_parallel = a->o.practice.sequence_parallel || rest % nsp == 1;
     pr.zero_stage = a->o.practice.zero_stage + rest / nsp;
   }
+  if (pr.expert_parallel > 1 && pr.zero_stage >= 3)
+    goto cleanup; /* not modelled with expert parallelism (hs_plan_validate) */
+  if (async && cur->chunks > 1)
+    goto cleanup; /* an interleaved plan (transform_step) keeps its schedule */
   HS_CHECK(hs_plan_copy(cur, &v, err));
   hs_plan_set_practice(&v, &pr);
-  hs_strlcpy(v.schedule, async ? "hetero-1f1b" : "1f1b", sizeof v.schedule);
+  hs_strlcpy(v.schedule, async ? "hetero-1f1b" : cur->chunks > 1 ? cur->schedule : "1f1b",
+             sizeof v.schedule);
   v.async_send = async;
   for (int32_t i = 0; i < v.n_pipelines; i++)
     for (int32_t s = 0; s < v.pipelines[i].n_stages; s++)
@@ -1794,6 +1897,230 @@ cleanup:
   hs_report_destroy(&rep);
   hs_plan_destroy(&v);
   return st;
+}
+
+/* ---- practice transforms: context / expert parallelism, interleaving ------ */
+
+/* Block index whose first op is `op` (0 for op 0 and the embedding, L for
+ * the op after the blocks), -1 when op is no block boundary. O(log L). */
+static int32_t block_at(const autohet_t *a, int32_t op)
+{
+  if (op <= a->block_first[0])
+    return 0;
+  if (op >= a->block_first[a->L])
+    return a->L;
+  int32_t lo = 0, hi = a->L;
+  while (lo < hi) {
+    int32_t mid = (lo + hi) / 2;
+    if (a->block_first[mid] < op)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return a->block_first[lo] == op ? lo : -1;
+}
+
+/* Every pipeline of p has pipeline 0's stages (op ranges, one replica of
+ * the same TP degree, recomputation), microbatch size and count, plain
+ * 1f1b: the symmetric plans the transforms below apply to. O(stages). */
+static bool pipelines_alike(const hs_plan_t *p)
+{
+  if (p->n_pipelines < 1 || strcmp(p->schedule, "1f1b") != 0 || p->async_send || p->n_shards > 0 ||
+      p->practice.context_parallel > 1 || p->practice.expert_parallel > 1)
+    return false;
+  const hs_plan_pipeline_t *p0 = &p->pipelines[0];
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    if (pl->n_stages != p0->n_stages || pl->microbatch_size != p0->microbatch_size ||
+        pl->n_microbatches != p0->n_microbatches)
+      return false;
+    for (int32_t s = 0; s < pl->n_stages; s++) {
+      const hs_plan_stage_t *x = &p0->stages[s], *y = &pl->stages[s];
+      if (y->n_replicas != 1 || x->op_first != y->op_first || x->op_last != y->op_last ||
+          x->recompute != y->recompute || x->replicas[0].n_devices != y->replicas[0].n_devices ||
+          y->order)
+        return false;
+    }
+  }
+  return true;
+}
+
+/* The plan src (pipelines_alike) under practice transform x: groups of
+ * x.C consecutive pipelines merged into one whose every stage has the C
+ * TP groups as a context-parallel group (each replica 1/C of every
+ * microbatch's sequence; x.cp_mbs: the C pipelines' microbatches side by
+ * side, microbatch size x C, else one after the other, count x C) or, with
+ * x.cp_split, each TP group of t devices split into a CP group of C TP
+ * groups of t / C (TP traded for CP, pipelines unchanged), experts
+ * split over x.E consecutive merged pipelines, and each stage's blocks cut
+ * into x.v interleaved chunks (interleaved-1f1b; chunk j of every stage
+ * holds the j-th v-th of its blocks). *ok false (nothing built) when x
+ * does not apply: C or E does not divide the pipelines, a stage's blocks
+ * are not a multiple of v, the microbatches not a multiple of the stages
+ * (Megatron's rule for interleaving). O(devices + stages v). */
+typedef struct xform {
+  int32_t C, E, v;
+  bool cp_mbs;
+  bool cp_split;         /* the CP group from each TP group's t devices as C of t / C */
+} xform_t;
+
+static hs_status_t transform(const autohet_t *a, const hs_plan_t *src, xform_t x, hs_plan_t *out,
+                             bool *ok)
+{
+  hs_status_t st = HS_OK;
+  *ok = false;
+  hs_plan_init(out);
+  const hs_plan_pipeline_t *p0 = &src->pipelines[0];
+  int32_t G = src->n_pipelines, S = p0->n_stages, C = x.C, v = x.v;
+  int32_t M = x.cp_split ? 1 : C; /* pipelines merged into one */
+  if (G % M || (G / M) % x.E || (x.E > 1 && hs_plan_zero_stage(src) >= 3))
+    return HS_OK;
+  for (int32_t s = 0; x.cp_split && s < S; s++) {
+    int32_t t = p0->stages[s].replicas[0].n_devices;
+    if (t % C || !hs_model_tp_ok(a->m, t / C))
+      return HS_OK;
+  }
+  int32_t mbs = p0->microbatch_size * (x.cp_mbs && !x.cp_split ? C : 1);
+  int64_t nmb = (int64_t)p0->n_microbatches * (x.cp_mbs || x.cp_split ? 1 : C);
+  if (mbs > a->maxmb * C || nmb > INT32_MAX)
+    return HS_OK;
+  int32_t nb[64];
+  if (v > 1 && (S < 2 || S > 64 || nmb % S))
+    return HS_OK;
+  for (int32_t s = 0; v > 1 && s < S; s++) {
+    int32_t b0 = block_at(a, p0->stages[s].op_first), b1 = block_at(a, p0->stages[s].op_last);
+    if (b0 < 0 || b1 < 0 || (b1 - b0) % v || b1 - b0 < v)
+      return HS_OK;
+    nb[s] = (b1 - b0) / v;
+  }
+  hs_strlcpy(out->strategy, src->strategy, sizeof out->strategy);
+  hs_strlcpy(out->schedule, v > 1 ? "interleaved-1f1b" : "1f1b", sizeof out->schedule);
+  out->chunks = v;
+  out->precision = src->precision;
+  out->optimizer_sharding = src->optimizer_sharding;
+  out->bucket_bytes = src->bucket_bytes;
+  HS_CHECK(hs_plan_alloc_pipelines(out, G / M));
+  for (int32_t g = 0; g < G / M; g++) {
+    hs_plan_pipeline_t *pl = &out->pipelines[g];
+    pl->microbatch_size = mbs;
+    pl->n_microbatches = (int32_t)nmb;
+    HS_CHECK(hs_plan_alloc_stages(pl, S * v));
+    int32_t blk = 0;
+    for (int32_t k = 0; k < S * v; k++) {
+      int32_t s = k % S; /* rank of virtual stage k */
+      const hs_plan_stage_t *from = &p0->stages[s];
+      hs_plan_stage_t *stg = &pl->stages[k];
+      if (v > 1) {
+        stg->op_first = k == 0 ? 0 : a->block_first[blk];
+        blk += nb[s];
+        stg->op_last = k == S * v - 1 ? (int32_t)a->m->n_ops : a->block_first[blk];
+      } else {
+        stg->op_first = from->op_first;
+        stg->op_last = from->op_last;
+      }
+      stg->recompute = from->recompute;
+      HS_CHECK(hs_plan_alloc_replicas(stg, C));
+      for (int32_t q = 0; q < C; q++) {
+        const hs_plan_replica_t *r =
+            &src->pipelines[x.cp_split ? g : g * C + q].stages[s].replicas[0];
+        int32_t n = x.cp_split ? r->n_devices / C : r->n_devices;
+        HS_CHECK(hs_plan_replica_set_devices(&stg->replicas[q],
+                                             r->devices + (x.cp_split ? q * n : 0), n));
+        stg->replicas[q].share = 1.0 / C;
+      }
+    }
+  }
+  hs_practice_t pr = src->practice;
+  pr.sequence_parallel = a->base_pr.sequence_parallel || src->practice.sequence_parallel;
+  pr.context_parallel = C;
+  pr.expert_parallel = x.E;
+  hs_plan_set_practice(out, &pr);
+  *ok = true;
+cleanup:
+  if (st != HS_OK)
+    hs_plan_destroy(out);
+  return st;
+}
+
+/* Offers every practice transform of every simulated pool plan and every
+ * kept source (keep_source) that is symmetric (pipelines_alike) to a->xpool, ranked by the estimator (memory
+ * included; a transform that does not fit is dropped). The transforms: C
+ * in a->cps, the three CP layouts, E in a->eps, v from 1 up to the largest
+ * chunk count a stage's blocks allow (at most HS_AUTOHET_MAX_V); not the
+ * identity. O(pool x |C| x 2 x |E| x |v| x one estimate). */
+#define HS_AUTOHET_MAX_V 8
+static hs_status_t offer_transforms(autohet_t *a, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_plan_t t;
+  hs_plan_init(&t);
+  int32_t n_pool = HS_MIN(a->pool.n, a->pool.next_sim);
+  for (int32_t k = 0; k < n_pool + a->n_xsrc; k++) {
+    const hs_plan_t *src = k < n_pool ? &a->pool.plans[k] : &a->xsrc[k - n_pool];
+    if (!pipelines_alike(src))
+      continue;
+    for (int32_t ci = 0; ci < a->n_cp; ci++)
+      for (int32_t lay = 0; lay < (a->cps[ci] > 1 ? 3 : 1); lay++)
+        for (int32_t ei = 0; ei < a->n_ep; ei++)
+          for (int32_t v = 1; v <= (a->o.search_practice ? HS_AUTOHET_MAX_V : 1); v++) {
+            xform_t x = {a->cps[ci], a->eps[ei], v, lay == 1, lay == 2};
+            if (x.C == 1 && x.E == 1 && x.v == 1)
+              continue;
+            if (out_of_time(a))
+              goto cleanup;
+            bool ok = false;
+            HS_CHECK(transform(a, src, x, &t, &ok));
+            if (!ok)
+              continue;
+            hs_error_t e2;
+            hs_error_init(&e2);
+            e2.warn_fp = NULL;
+            hs_estimate_t e = {0};
+            if (hs_plan_validate(&t, a->m, a->c, NULL, &e2) == HS_OK)
+              HS_CHECK(hs_estimate_plan(a->est, &t, true, &e, err));
+            else
+              e.oom = true; /* not a plan the simulator takes: dropped */
+            a->x_estimated++;
+            if (!e.oom && isfinite(e.iteration_s))
+              hs__cpool_offer(&a->xpool, &t, e.iteration_s);
+            hs_plan_destroy(&t);
+            hs_plan_init(&t);
+          }
+  }
+cleanup:
+  hs_estimator_set_practice(a->est, &a->base_pr);
+  hs_plan_destroy(&t);
+  if (st == HS_ENOMEM)
+    hs_error_set(err, st, "autohet: out of memory");
+  return st;
+}
+
+/* One step of the transform phase: offer the transforms (first call),
+ * then simulate xpool's entries one per step; at the end the fastest
+ * transformed plan replaces the pool's best when it is faster. */
+static hs_status_t transform_step(autohet_t *a, hs_error_t *err)
+{
+  if (!a->x_built) {
+    a->x_built = true;
+    return a->pool.best >= 0 ? offer_transforms(a, err) : HS_OK;
+  }
+  bool done = false;
+  hs_status_t st = hs__cpool_sim_step(&a->xpool, a->m, a->c, &done, err);
+  if (st != HS_OK || !done)
+    return st;
+  a->x_done = true;
+  hs_cand_pool_t *p = &a->pool, *q = &a->xpool;
+  if (q->best >= 0 && p->best >= 0 && q->best_sim_s < p->best_sim_s) {
+    hs_plan_t tmp = p->plans[p->best];
+    p->plans[p->best] = q->plans[q->best];
+    q->plans[q->best] = tmp;
+    double e = p->est_s[p->best];
+    p->est_s[p->best] = q->est_s[q->best];
+    q->est_s[q->best] = e;
+    p->best_sim_s = q->best_sim_s;
+    a->x_better = true;
+  }
+  return HS_OK;
 }
 
 static hs_status_t autohet_step_one(autohet_t *a, bool *done, double *progress, hs_error_t *err);
@@ -1844,6 +2171,12 @@ static hs_status_t autohet_step_one(autohet_t *a, bool *done, double *progress, 
     *progress = 0.95;
     return HS_OK;
   }
+  if (!a->x_done) {
+    *progress = 0.96;
+    hs_status_t st = transform_step(a, err);
+    *done = st != HS_OK;
+    return st;
+  }
   if (a->pool.best < 0 || a->var_next >= a->n_var) {
     *done = true;
     *progress = 1.0;
@@ -1890,6 +2223,13 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
     snprintf(stats->note + n, sizeof stats->note - n,
              "; %llu practice/schedule variants of the best plan simulated, %llu better",
              (unsigned long long)a->var_sims, (unsigned long long)a->var_better);
+  }
+  if (a->x_estimated > 0) {
+    size_t n = strlen(stats->note);
+    snprintf(stats->note + n, sizeof stats->note - n,
+             "; %llu context/expert-parallel or interleaved transforms estimated, %d simulated%s",
+             (unsigned long long)a->x_estimated, (int)a->xpool.next_sim,
+             a->x_better ? ", one better" : "");
   }
   if (a->rounded > 0) {
     size_t n = strlen(stats->note);
