@@ -24,7 +24,11 @@
  * the candidate pool (ranked by the whole-plan estimate, the best few
  * simulated); the microbatch sizes where memory bound the ZeRO-1 DP are
  * swept again under ZeRO-2 + SP (the memory-saving pass, at most
- * HS_HAPT_SAVE_SWEEPS caps each); then a simulator-driven local search
+ * HS_HAPT_SAVE_SWEEPS caps each); for sequences of HS_HAPT_CP_MIN_SEQ
+ * tokens and more, every size again per context-parallel degree C (the
+ * table then lets C replicas share one sample, each 1/C of its sequence;
+ * the ring exchanges are charged by the whole-plan estimate and the
+ * simulator, not by the DP); then a simulator-driven local search
  * over every cut candidate and per-stage recomputation climbs from the
  * best simulated plan.
  *
@@ -50,6 +54,12 @@
 #define HS_HAPT_MAX_STATES 3000000
 #define HS_HAPT_MAX_VARIANTS 8 /* ZeRO 0-3 x sequence parallelism off/on */
 #define HS_HAPT_SAVE_SWEEPS 8  /* caps per microbatch size in the memory-saving pass */
+/* context-parallel passes (Megatron's rule, search/megatron.c): sequences
+ * of at least HS_HAPT_CP_MIN_SEQ tokens, C a power of two dividing the
+ * sequence with at least HS_HAPT_CP_MIN_TOKENS per rank */
+#define HS_HAPT_CP_MIN_SEQ 8192
+#define HS_HAPT_CP_MIN_TOKENS 4096
+#define HS_HAPT_MAX_CP_PASSES 3
 #define INF 1e300
 
 typedef struct choice {
@@ -96,7 +106,14 @@ typedef struct hapt {
    * its layouts are not more likely to fit (ZeRO-3 stays a variant) */
   hs_practice_t save_pr;
   bool save_on;                 /* search_practice and save_pr differs from the DP's */
-  int32_t pass;                 /* 0: the DP's practice; 1: save_pr */
+  int32_t pass;                 /* 0: the DP's practice; 1: save_pr; 2 + i: cp_pr[i] */
+  /* context-parallel passes: the DP again with context parallelism C
+   * (ZeRO-1, SP where allowed) over every microbatch size: its table lets
+   * a stage hold up to C replicas per sample (groups of C, each replica
+   * 1/C of the sequence), which the C = 1 table refuses */
+  hs_practice_t cp_pr[HS_HAPT_MAX_CP_PASSES];
+  int32_t n_cp;
+  uint64_t cp_runs;
   bool rerun[HS_HAPT_MAX_MB];
   bool first_run;               /* the current size's first (uncapped) DP run is next */
   bool uncapped;                /* ... and its cap is infinite */
@@ -284,6 +301,7 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   memset(s, 0, sizeof *s);
   HS_CHECK(hs__hspace_init(&s->h, m, c, o, HS_HAPT_DP_CUTS, err));
   hs_hspace_t *h = &s->h;
+  h->cp = HS_MAX(o->practice.context_parallel, 1);
   s->search_practice = o->search_practice;
   s->zero_min = o->practice.zero_stage;
   s->sp_allowed = !o->practice.sequence_parallel;
@@ -300,6 +318,16 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
     s->save_pr.zero_stage = 2;
     s->save_pr.sequence_parallel = pr.sequence_parallel || s->sp_allowed;
     s->save_on = !hs_practice_equal(&s->save_pr, &pr);
+    int64_t seq = m->seq_len;
+    if (o->practice.context_parallel <= 1 && seq >= HS_HAPT_CP_MIN_SEQ)
+      for (int32_t C = 2; s->n_cp < HS_HAPT_MAX_CP_PASSES && seq % C == 0 &&
+                          seq / C >= HS_HAPT_CP_MIN_TOKENS;
+           C *= 2) {
+        hs_practice_t v = pr;
+        v.sequence_parallel = pr.sequence_parallel || s->sp_allowed;
+        v.context_parallel = C;
+        s->cp_pr[s->n_cp++] = v;
+      }
     for (int32_t z = o->practice.zero_stage; z <= 3; z++)
       for (int sp = 0; sp < (s->sp_allowed ? 2 : 1); sp++) {
         hs_practice_t v = o->practice;
@@ -402,8 +430,10 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
     st = hs_plan_copy(&plan, &vp, err);
     if (st != HS_OK)
       break;
-    hs_plan_set_practice(&vp, &s->var[i]);
-    if (!hs_practice_equal(&vp.practice, &s->var[i]) || hs_practice_equal(&vp.practice, &plan.practice)) {
+    hs_practice_t v = s->var[i];
+    v.context_parallel = plan.practice.context_parallel; /* the layout's groups */
+    hs_plan_set_practice(&vp, &v);
+    if (!hs_practice_equal(&vp.practice, &v) || hs_practice_equal(&vp.practice, &plan.practice)) {
       /* no TP group: the same plan as the variant without SP; or the
        * plan's own practice: the base offer below */
       hs_plan_destroy(&vp);
@@ -477,9 +507,9 @@ static bool ls_make(hapt_t *s, const hs_plan_t *p, int32_t j, hs_plan_t *out, hs
      * simulates only the best few */
     const hs_plan_pipeline_t *q0 = &p->pipelines[0];
     int64_t mb = q0->microbatch_size, samples = mb * q0->n_microbatches;
-    int32_t maxr = 1;
+    int32_t maxr = 1, C = HS_MAX(p->practice.context_parallel, 1);
     for (int32_t i = 0; i < S; i++)
-      maxr = HS_MAX(maxr, q0->stages[i].n_replicas);
+      maxr = HS_MAX(maxr, q0->stages[i].n_replicas / C); /* samples: one per CP group */
     bool up = j == 2 * (S - 1);
     int64_t b = mb;
     do
@@ -614,6 +644,36 @@ cleanup:
   return st;
 }
 
+/* After a pass over the microbatch sizes: starts the next one (the
+ * memory-saving pass when a size needs it, then each context-parallel
+ * pass) and returns true, or false when none is left. O(microbatch sizes). */
+static bool next_pass(hapt_t *s)
+{
+  hs_hspace_t *h = &s->h;
+  if (s->pass == 0 && s->save_on) {
+    /* the memory-saving pass: the sizes without any ZeRO-1 layout, and
+     * those whose best layout has a stage that memory forced to a slower
+     * option (recomputation, another TP degree) */
+    bool any = false;
+    for (int32_t i = 0; i < h->n_mbs; i++)
+      any = any || s->rerun[i];
+    if (any) {
+      s->pass = 1;
+      s->mi = -1;
+      hs_estimator_set_practice(h->est, &s->save_pr);
+      return true;
+    }
+  }
+  int32_t next = HS_MAX(s->pass + 1, 2);
+  if (next - 2 >= s->n_cp)
+    return false;
+  s->pass = next;
+  s->mi = -1;
+  h->cp = s->cp_pr[next - 2].context_parallel;
+  hs_estimator_set_practice(h->est, &s->cp_pr[next - 2]);
+  return true;
+}
+
 static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error_t *err)
 {
   hapt_t *s = state;
@@ -621,7 +681,7 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
   *done = false;
   if (s->phase == 0) {
     if (s->mi < 0 || s->tmax <= 0.0 ||
-        s->sweep >= (s->pass == 0 ? HS_HAPT_MAX_SWEEPS : HS_HAPT_SAVE_SWEEPS)) {
+        s->sweep >= (s->pass == 1 ? HS_HAPT_SAVE_SWEEPS : HS_HAPT_MAX_SWEEPS)) {
       /* next microbatch size (every solution is already in the pool) */
       if (s->pass == 0 && s->mi >= 0 && s->best_mb.n > 0)
         for (int32_t i = 0; i < s->best_mb.n; i++)
@@ -631,21 +691,8 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
       while (s->pass == 1 && s->mi < h->n_mbs && !s->rerun[s->mi])
         s->mi++;
       if (s->mi >= h->n_mbs) {
-        if (s->pass == 0 && s->save_on) {
-          /* the memory-saving pass: the sizes without any ZeRO-1 layout,
-           * and those whose best layout has a stage that memory forced
-           * to a slower option (recomputation, another TP degree) */
-          bool any = false;
-          for (int32_t i = 0; i < h->n_mbs; i++)
-            any = any || s->rerun[i];
-          if (any) {
-            s->pass = 1;
-            s->mi = -1;
-            hs_estimator_set_practice(h->est, &s->save_pr);
-            return HS_OK;
-          }
-        }
-        s->phase = 1;
+        if (!next_pass(s))
+          s->phase = 1;
         return HS_OK;
       }
       if (hs__hspace_table(h, s->mi) != HS_OK)
@@ -665,6 +712,7 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
     run_dp(s);
     s->dp_runs++;
     s->save_runs += s->pass == 1;
+    s->cp_runs += s->pass >= 2;
     s->sweep++;
     hs_hsol_t sol = {.st = hs_calloc((size_t)s->S + 1, sizeof(hs_hstage_t))};
     if (!sol.st)
@@ -702,8 +750,9 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
       s->tmax = nc > 0.0 ? nc : 0.0;
     }
     free(sol.st);
-    *progress = 0.9 * (s->mi + (double)s->sweep / HS_HAPT_MAX_SWEEPS) / h->n_mbs / (s->save_on ? 2 : 1) +
-                (s->pass == 1 ? 0.45 : 0.0);
+    *progress = fmin(0.9, 0.9 * (s->mi + (double)s->sweep / HS_HAPT_MAX_SWEEPS) / h->n_mbs /
+                                 (1 + s->save_on + s->n_cp) +
+                             0.9 * s->pass / (1 + s->save_on + s->n_cp));
     return HS_OK;
   }
   if (s->phase == 1) {
@@ -790,6 +839,12 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
            (unsigned long long)s->ls_sims,
            (unsigned long long)s->ls_moves,
            s->search_practice ? "; ZeRO 0-3 and sequence parallelism searched" : "");
+  if (s->n_cp > 0) {
+    size_t l = strlen(stats->note);
+    snprintf(stats->note + l, sizeof stats->note - l,
+             "; context parallelism up to %d searched (%llu DP runs)",
+             (int)s->cp_pr[s->n_cp - 1].context_parallel, (unsigned long long)s->cp_runs);
+  }
   if (s->pool.n == 0)
     snprintf(s->pool.why, sizeof s->pool.why,
              "no stage layout fits in memory (largest mesh, full recomputation)");

@@ -314,8 +314,11 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
           for (int32_t tp = 1; tp <= HS_MIN(devs, h->sc[a].gpn); tp *= 2) {
             if (devs % tp || !hs_model_tp_ok(h->m, tp))
               continue;
-            int32_t r = devs / tp;
-            if (r > mb) /* at least one sample per replica; shares may be fractional */
+            int32_t r = devs / tp, C = h->cp > 1 ? h->cp : 1;
+            /* at least one sample per replica (per context-parallel group
+             * of C replicas, each holding 1/C of its sequence); shares may
+             * be fractional */
+            if (r % C != 0 || r > (int64_t)mb * C)
               continue;
             for (int rc = 0; rc < (h->allow_rc ? 2 : 1) && n < h->opt_stride; rc++) {
               hs_stage_cost_t sc;

@@ -87,6 +87,9 @@ typedef struct hs_hspace {
   int32_t *all_cuts;         /* every candidate (hapt's local search moves over these) */
   int32_t n_all_cuts;
   int32_t opt_stride;        /* option slots per table entry (tp degrees x recompute) */
+  int32_t cp;                /* context-parallel degree of the table's plans (0 or 1: none):
+                                a stage's replicas must form groups of cp, and a group (not a
+                                replica) holds at least one sample of a microbatch */
   int32_t mbs[HS_HAPT_MAX_MB];
   int32_t n_mbs;
   int32_t n_mbs_valid;       /* divisors of the batch within the cap (n_mbs < it: thinned) */
