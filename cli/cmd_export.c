@@ -1,6 +1,7 @@
 /*
  * cmd_export.c - `hetsim export`: a sweep result table to a Jupyter notebook,
- * JSON or a tidy CSV; a Chrome trace to a standalone SVG Gantt chart.
+ * JSON or a tidy CSV; a Chrome trace to a standalone SVG Gantt chart; a plan
+ * to a framework's launch arguments (--to megatron|deepspeed).
  */
 /* realpath(3) is XSI */
 #define _XOPEN_SOURCE 700
@@ -8,6 +9,7 @@
 #include "cli.h"
 #include "hs_export.h"
 #include "hs_json.h"
+#include "hs_launch.h"
 #include "hs_output.h"
 
 #include <limits.h>
@@ -57,6 +59,60 @@ static void csv_reference(const char *csv, const char *notebook, char *out, size
     hs_strlcpy(out, csv, n);
 }
 
+/* plan.json --to megatron|deepspeed --model M --cluster C [-o FILE]:
+ * the framework's launch arguments; exit 3 naming every part of the plan
+ * the framework cannot express (nothing is written then). */
+static int export_launch(const char *plan_path, const hs_opt_t *opts)
+{
+  const hs_opt_t *oto = hs_cli_opt(opts, "to"), *om = hs_cli_opt(opts, "model"),
+                 *ocl = hs_cli_opt(opts, "cluster"), *oo = hs_cli_opt(opts, "o");
+  hs_launch_fw_t fw;
+  if (hs_launch_fw_parse(oto->value, &fw) != HS_OK) {
+    fprintf(stderr, "hetsim export: --to: megatron or deepspeed, got \"%s\"\n", oto->value);
+    return 2;
+  }
+  if (!om || !ocl) {
+    fprintf(stderr, "hetsim export: --to %s needs --model M and --cluster C (the plan's: its "
+                    "stages are op ranges of the model, its devices the cluster's)\n", oto->value);
+    return 2;
+  }
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_plan_t plan;
+  hs_model_t m;
+  hs_cluster_t c;
+  hs_launch_grid_t g;
+  hs_plan_init(&plan);
+  hs_model_init(&m);
+  hs_cluster_init(&c);
+  hs_status_t st = HS_OK;
+  if ((st = hs_model_load(om->value, 0, &m, &err)) != HS_OK ||
+      (st = hs_cluster_load(ocl->value, &c, &err)) != HS_OK ||
+      (st = hs_plan_load(plan_path, &plan, &err)) != HS_OK ||
+      (st = hs_plan_validate(&plan, &m, &c, hs_basename(plan_path), &err)) != HS_OK)
+    goto out;
+  if (!m.from_generator) {
+    st = hs_error_set(&err, HS_EINVAL, "--model %s: an explicit op list; the frameworks build "
+                      "transformers (give a catalog model or a HuggingFace config.json)", om->value);
+    goto out;
+  }
+  if ((st = hs_launch_grid(&plan, &m, &c, fw, &g, &err)) != HS_OK)
+    goto out;
+  hs_output_t o;
+  if ((st = hs_output_open(&o, oo ? oo->value : "-", &err)) != HS_OK)
+    goto out;
+  if (fw == HS_LAUNCH_MEGATRON)
+    hs_launch_megatron_write(&g, &m, hs_basename(plan_path), o.f);
+  else
+    hs_launch_deepspeed_write(&g, o.f);
+  st = finish_output(&o, HS_OK, &err);
+out:
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+  hs_plan_destroy(&plan);
+  return st == HS_OK ? 0 : hs_cli_fail(&err, st);
+}
+
 static int export_svg(const char *in, const char *out, const char *title, bool all_devices)
 {
   hs_trace_doc_t d;
@@ -101,6 +157,11 @@ int hs_cmd_export(int argc, char **argv)
       {"svg", true, "input is a Chrome trace: write an SVG timeline"},
       {"title", true, "SVG title (default: the trace's file name)"},
       {"all-devices", false, "SVG: draw every device, not one per pipeline stage"},
+      {"to", true, "input is a plan: megatron|deepspeed launch arguments (exit 3 when the "
+                   "framework cannot express the plan)"},
+      {"model", true, "with --to: the plan's model (catalog name or file)"},
+      {"cluster", true, "with --to: the plan's cluster (catalog name or file)"},
+      {"o", true, "with --to: write the arguments here (default: standard output)"},
       {NULL},
   };
   const char *pos[1];
@@ -109,6 +170,7 @@ int hs_cmd_export(int argc, char **argv)
                         "usage: hetsim export results.csv [--notebook analysis.ipynb] [--json out.json]\n"
                         "         [--tidy tidy.csv] [--baseline STRATEGY]\n"
                         "       hetsim export trace.json --svg timeline.svg [--title T] [--all-devices]\n"
+                        "       hetsim export plan.json --to megatron|deepspeed --model M --cluster C [-o FILE]\n"
                         "Formats and colours: docs/export.md.");
   if (rc)
     return rc < 0 ? 0 : rc;
@@ -119,6 +181,14 @@ int hs_cmd_export(int argc, char **argv)
   const hs_opt_t *osvg = hs_cli_opt(opts, "svg"), *onb = hs_cli_opt(opts, "notebook"),
                  *ojs = hs_cli_opt(opts, "json"), *otd = hs_cli_opt(opts, "tidy"),
                  *obl = hs_cli_opt(opts, "baseline"), *oti = hs_cli_opt(opts, "title");
+  if (hs_cli_opt(opts, "to")) {
+    if (osvg || onb || ojs || otd) {
+      fprintf(stderr, "hetsim export: --to takes a plan; --svg, --notebook, --json and --tidy "
+                      "take other inputs\n");
+      return 2;
+    }
+    return export_launch(pos[0], opts);
+  }
   if (osvg) {
     if (onb || ojs || otd) {
       fprintf(stderr, "hetsim export: --svg takes a trace; --notebook, --json and --tidy take a CSV\n");

@@ -239,8 +239,15 @@ static hs_status_t run_from_args(const args_t *A, const char *file, int64_t padd
   p->tp = (int32_t)v;
   HS_CHECK(get_int(A, "pipeline_model_parallel_size", -1, 1, 1 << 16, &v));
   p->pp = (int32_t)v;
-  int64_t ws = 0, tp_pp = 0, world = 0;
+  int64_t ws = 0, tp_pp = 0, world = 0, cp = 1;
   HS_CHECK(get_int(A, "world_size", 0, 0, 1 << 24, &ws));
+  /* run.json has no context parallelism: say so, not "world_size is not
+   * tensor x pipeline x data" */
+  HS_CHECK(get_int(A, "context_parallel_size", 1, 1, 1 << 16, &cp));
+  if (cp > 1)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: context_parallel_size %lld: runs with context "
+                         "parallelism cannot be imported yet (run.json has no such field)", file,
+                         find(A, "context_parallel_size")->line, (long long)cp));
   if (!hs_mul_i64(p->tp, p->pp, HS_CLUSTER_MAX_DEVICES, &tp_pp))
     HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s:%d-%d: tensor_model_parallel_size %d x "
                          "pipeline_model_parallel_size %d: more than %d GPUs", file, A->first,
