@@ -818,9 +818,10 @@ cleanup:
  * sim_s: the best few are simulated and the fastest plan replaces *out when
  * it beats sim_s. With practice search only (without it the op-level
  * program is not simulated, so there is nothing to compare with). what[]
- * gets a note. O(candidates x estimate + hs__sim_budget simulations). */
+ * gets a note, *replaced whether *out was replaced. O(candidates x estimate + hs__sim_budget simulations). */
 static hs_status_t block_programs(hap_t *a, hs_plan_t *out, double sim_s, char *what,
-                                  size_t what_n, hs_search_stats_t *stats, hs_error_t *err)
+                                  size_t what_n, hs_search_stats_t *stats, bool *replaced,
+                                  hs_error_t *err)
 {
   hs_status_t st = HS_OK;
   if (!a->o.search_practice || hs_model_layers(a->m) < 1)
@@ -841,6 +842,7 @@ static hs_status_t block_programs(hap_t *a, hs_plan_t *out, double sim_s, char *
     HS_CHECK(hs_plan_copy(&pool.plans[pool.best], &best, err));
     hs_plan_destroy(out);
     *out = best;
+    *replaced = true;
     const hs_practice_t *pr = &out->practice;
     int32_t tp = out->pipelines[0].stages[0].replicas[0].n_devices;
     snprintf(what, what_n,
@@ -926,10 +928,24 @@ static hs_status_t hap_result(void *state, hs_plan_t *out, hs_search_stats_t *st
   }
   char fit[128];
   double sim_s = INFINITY;
-  HS_CHECK(fit_memory(a, out, fit, sizeof fit, &sim_s, err));
+  /* an op-level program that does not fit may still lose to a block
+   * program that does (sharded parameters): infeasible only if none fits */
+  hs_error_t fit_err;
+  hs_error_init(&fit_err);
+  fit_err.warn_fp = NULL;
+  hs_status_t fit_st = fit_memory(a, out, fit, sizeof fit, &sim_s, &fit_err);
+  if (fit_st != HS_OK && fit_st != HS_EINFEASIBLE) {
+    HS_FAIL(hs_error_set(err, fit_st, "%s", fit_err.msg));
+  }
+  if (fit_st != HS_OK)
+    snprintf(fit, sizeof fit, "op-level program does not fit");
   stats->predicted_s = a->best_cost;
-  char spmd[160] = "";
-  HS_CHECK(block_programs(a, out, sim_s, spmd, sizeof spmd, stats, err));
+  char spmd[200] = "";
+  bool replaced = false;
+  HS_CHECK(block_programs(a, out, sim_s, spmd, sizeof spmd, stats, &replaced, err));
+  if (fit_st != HS_OK && !replaced) {
+    HS_FAIL(hs_error_set(err, fit_st, "%s", fit_err.msg));
+  }
   stats->nodes_expanded = a->expanded;
   stats->candidates = (uint64_t)a->rounds;
   stats->optimal = false;

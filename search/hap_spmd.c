@@ -104,15 +104,17 @@ static int32_t spmd_practices(const hs_model_t *m, const hs_practice_t *base,
 }
 
 /* HAP's ratios on a grid plan of dp pipelines (pp 1): pipeline i gets
- * round(dp b w_i / sum w) samples per microbatch (largest remainder, at
- * least 1), w_i = its devices' count x the slowest one's FLOP/s. Equal
- * speeds leave the grid as it is. False when the rounding cannot give every
- * pipeline a sample (then the caller keeps the even split). O(devices). */
-static bool weight_pipelines(const hs_cluster_t *c, hs_dtype_t dt, hs_plan_t *p, int32_t b)
+ * round(total w_i / sum w) samples per microbatch (largest remainder, lowest
+ * index on ties), w_i = its devices' count x the slowest one's FLOP/s; with
+ * even=true or equal weights total / dp each. False when a pipeline would
+ * get no sample, or the split is even and dp does not divide total.
+ * O(devices). */
+static bool weight_pipelines(const hs_cluster_t *c, hs_dtype_t dt, hs_plan_t *p, int64_t total,
+                             bool even)
 {
   int32_t dp = p->n_pipelines;
   double w[1024], sum = 0.0, lo = INFINITY, hi = 0.0;
-  if (dp > (int32_t)HS_ARRAY_LEN(w))
+  if (dp > (int32_t)HS_ARRAY_LEN(w) || total < dp)
     return false;
   for (int32_t i = 0; i < dp; i++) {
     const hs_plan_stage_t *s = &p->pipelines[i].stages[0];
@@ -128,9 +130,14 @@ static bool weight_pipelines(const hs_cluster_t *c, hs_dtype_t dt, hs_plan_t *p,
     lo = HS_MIN(lo, w[i]);
     hi = HS_MAX(hi, w[i]);
   }
-  if (!(hi > lo * (1.0 + 1e-9)))
+  if (even || !(hi > lo * (1.0 + 1e-9))) {
+    if (total % dp)
+      return false; /* equal speeds: an uneven split only waits on the largest */
+    for (int32_t i = 0; i < dp; i++)
+      p->pipelines[i].microbatch_size = (int32_t)(total / dp);
     return true;
-  int64_t total = (int64_t)dp * b, given = 0;
+  }
+  int64_t given = 0;
   int32_t mbs[1024];
   double rem[1024];
   for (int32_t i = 0; i < dp; i++) {
@@ -139,7 +146,7 @@ static bool weight_pipelines(const hs_cluster_t *c, hs_dtype_t dt, hs_plan_t *p,
     rem[i] = x - mbs[i];
     given += mbs[i];
   }
-  while (given < total) { /* largest remainder first, lowest index on ties */
+  while (given < total) {
     int32_t best = 0;
     for (int32_t i = 1; i < dp; i++)
       if (rem[i] > rem[best])
@@ -156,12 +163,12 @@ static bool weight_pipelines(const hs_cluster_t *c, hs_dtype_t dt, hs_plan_t *p,
   return true;
 }
 
-/* Builds one candidate (tp, C from pr, dp pipelines, b samples per rank
- * and microbatch, recompute rc), weights it and offers it to the pool with
- * its memory-checked estimate. Skipped (reason in why[]): a grid that cannot
+/* Builds one candidate (tp, C from pr, dp pipelines, `total` samples per
+ * microbatch over all of them, gb / total microbatches, recompute rc),
+ * weights it and offers it to the pool with its memory-checked estimate. Skipped (reason in why[]): a grid that cannot
  * be built or does not fit. O(devices + ops). */
 static hs_status_t offer_one(hs_estimator_t *est, const hs_model_t *m, const hs_cluster_t *c,
-                             hs_dtype_t dt, int64_t gb, int32_t tp, int32_t dp, int32_t b,
+                             hs_dtype_t dt, int64_t gb, int32_t tp, int32_t dp, int64_t total,
                              hs_recompute_t rc, const hs_practice_t *pr, hs_cand_pool_t *pool,
                              uint64_t *scored, char *why, size_t why_n, hs_error_t *err)
 {
@@ -170,8 +177,8 @@ static hs_status_t offer_one(hs_estimator_t *est, const hs_model_t *m, const hs_
   g.tp = tp;
   g.pp = 1;
   g.dp = dp;
-  g.microbatch_size = b;
-  g.global_batch = gb;
+  g.microbatch_size = 1;
+  g.global_batch = (int64_t)dp * (gb / total); /* gb / total microbatches */
   g.recompute = rc;
   g.practice.context_parallel = HS_MAX(pr->context_parallel, 1);
   hs_plan_t plan;
@@ -189,7 +196,7 @@ static hs_status_t offer_one(hs_estimator_t *est, const hs_model_t *m, const hs_
   plan.precision = dt;
   hs_plan_set_practice(&plan, pr);
   /* uneven samples across expert-parallel groups are not modelled: even there */
-  if (HS_MAX(pr->expert_parallel, 1) == 1 && !weight_pipelines(c, dt, &plan, b)) {
+  if (!weight_pipelines(c, dt, &plan, total, HS_MAX(pr->expert_parallel, 1) > 1)) {
     hs_plan_destroy(&plan);
     return HS_OK;
   }
@@ -253,8 +260,11 @@ hs_status_t hs__hap_spmd_offer(const hs_model_t *m, const hs_cluster_t *c, const
       int32_t dp = n / tp / C;
       if (dp % E)
         continue;
-      for (int32_t b = 1; b <= HS_MAX(o->max_microbatch_size, 1); b++) {
-        if (gb % ((int64_t)dp * b))
+      /* samples per microbatch over all ranks: dp to dp x max microbatch
+       * size, dividing the batch (HAP's ratios need not split it evenly) */
+      int64_t t_max = (int64_t)dp * HS_MAX(o->max_microbatch_size, 1);
+      for (int64_t b = dp; b <= t_max; b++) {
+        if (gb % b || gb / b > HS_SEARCH_MAX_MICROBATCHES)
           continue;
         for (int r = 0; r < (o->allow_recompute ? 3 : 1); r++) {
           if (hs__past(o->deadline_s) || hs_estimator_out_of_time(est))
