@@ -104,6 +104,12 @@ assert (df["iteration_s"] > 0).all(), df
 print(f"test_python: README venv ({sys.argv[1]}, Python {sys.version.split()[0]}): hetsim.compare "
       f"gives {len(df)} rows, megatron {df['iteration_s'].iloc[1]:.4f} s")
 PY
+  # the README's ```python example, as shown
+  awk '/^```python$/ { on = 1; next } /^```$/ { on = 0 } on' README.md >"$wdir/example.py"
+  [ -s "$wdir/example.py" ] || { echo "test_python: README.md has no python example" >&2; exit 1; }
+  (cd "$wdir" && env -u HETSIM_DATA -u HETSIM_LIB "$wdir/readme-venv/bin/python" example.py >"$wdir/example.out" 2>&1) \
+    || { echo "test_python: the README's python example failed:" >&2; cat "$wdir/example.out" >&2; exit 1; }
+  echo "test_python: the README's python example ran ($(wc -l <"$wdir/example.out") lines of output)"
 }
 py_path=$(command -v python3)
 readme_venv_check "$(dirname "$py_path")" "$py_path"
