@@ -7,6 +7,13 @@
  * done/total, the elapsed time and an ETA. Nothing is written during the
  * first `quiet_s` seconds (default 1 s), so quick commands stay silent.
  *
+ * The ETA (elapsed x (1 - f) / f for fraction f) is shown from f >= 0.1 on:
+ * below that one slow first step makes it jump by orders of magnitude
+ * (autohet's first ETA read 3,300 s for a search that took seconds). 100%
+ * is written only by hs_progress_finish: work counted done may still be
+ * followed by the caller's last steps, so a line before it says at most
+ * 99% and "finishing" once everything counted is done.
+ *
  * The reporter reads the monotonic clock only for what it prints; no result
  * depends on it.
  */
@@ -30,6 +37,7 @@ typedef struct hs_progress {
   int last_tenth;
   bool shown;            /* something was written */
   bool final_shown;      /* the last line written said 100% (or ended the redrawn line) */
+  double (*clock_s)(void); /* monotonic seconds; hs_now_s unless a test sets its own */
 } hs_progress_t;
 
 /* Monotonic clock in seconds. */

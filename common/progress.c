@@ -26,6 +26,7 @@ void hs_progress_init(hs_progress_t *p, FILE *f, const char *what, const char *u
   hs_strlcpy(p->unit, unit ? unit : "", sizeof p->unit);
   p->total = total;
   p->fraction = total ? 0.0 : -1.0;
+  p->clock_s = hs_now_s;
   p->t0_s = hs_now_s();
   p->last_s = p->t0_s;
   p->interval_s = 10.0;
@@ -42,10 +43,15 @@ void hs_progress_init(hs_progress_t *p, FILE *f, const char *what, const char *u
   p->last_tenth = 0;
 }
 
-static void eta_text(const hs_progress_t *p, double el, char *buf, size_t n)
+/* Below this fraction no ETA is shown (hs_progress.h). */
+#define ETA_MIN_FRACTION 0.1
+
+static void eta_text(const hs_progress_t *p, double el, bool last, char *buf, size_t n)
 {
-  if (p->fraction > 0.0 && p->fraction < 1.0)
+  if (!last && p->fraction >= ETA_MIN_FRACTION && p->fraction < 1.0)
     snprintf(buf, n, ", ETA %.0f s", el * (1.0 - p->fraction) / p->fraction);
+  else if (!last && p->fraction >= 1.0)
+    snprintf(buf, n, ", finishing");
   else
     buf[0] = '\0';
 }
@@ -54,12 +60,15 @@ static void print(hs_progress_t *p, double now, bool last)
 {
   double el = now - p->t0_s;
   char eta[48], count[96];
-  eta_text(p, el, eta, sizeof eta);
+  eta_text(p, el, last, eta, sizeof eta);
+  /* 100% only on the last line: floor, at most 99 before it */
+  double pct = last ? 100.0 : (double)(int64_t)(100.0 * p->fraction);
+  pct = !last && pct > 99.0 ? 99.0 : pct;
   if (p->total)
     snprintf(count, sizeof count, "%llu/%llu %s done (%.0f%%)", (unsigned long long)p->done,
-             (unsigned long long)p->total, p->unit, 100.0 * p->fraction);
+             (unsigned long long)p->total, p->unit, pct);
   else if (p->fraction >= 0.0)
-    snprintf(count, sizeof count, "%.0f%% done", 100.0 * p->fraction);
+    snprintf(count, sizeof count, "%.0f%% done", pct);
   else
     snprintf(count, sizeof count, "running");
   if (p->tty)
@@ -69,14 +78,14 @@ static void print(hs_progress_t *p, double now, bool last)
   fflush(p->f);
   p->last_s = now;
   p->shown = true;
-  p->final_shown = last || (p->fraction >= 1.0 && !p->tty);
+  p->final_shown = last;
 }
 
 static void maybe_print(hs_progress_t *p)
 {
   if (!p->f)
     return;
-  double now = hs_now_s();
+  double now = p->clock_s();
   if (now - p->t0_s < p->quiet_s)
     return;
   int tenth = p->fraction >= 0.0 ? (int)(10.0 * p->fraction) : 0;
@@ -105,5 +114,5 @@ void hs_progress_finish(hs_progress_t *p, bool always)
 {
   if (!p->f || (!p->shown && !always) || p->final_shown)
     return;
-  print(p, hs_now_s(), true);
+  print(p, p->clock_s(), true);
 }
