@@ -47,6 +47,8 @@ const hs_opt_t *hs_cli_opt(const hs_opt_t *opts, const char *name);
 int hs_cli_int(const hs_opt_t *opts, const char *name, int64_t def, int64_t lo, int64_t hi,
                int64_t *out);
 int hs_cli_double(const hs_opt_t *opts, const char *name, double def, double *out);
+/* " (did you mean "hapt"?)" for a mistyped strategy name, or "" (cli/did_you_mean.c). */
+void hs_cli_strategy_hint(const char *name, char *buf, size_t n);
 /* Training-practice options (cli/opt_practice.c): the entries to put in a
  * command's option table, and the parser that applies the given ones to
  * *pr (0, or 2 with a message naming the flag and value). */

@@ -204,8 +204,10 @@ int hs_cmd_elastic(int argc, char **argv)
   if ((rc = read_cfg(opts, &cfg)))
     return rc;
   if (!hs_planner_find(cfg.strategy)) {
-    fprintf(stderr, "hetsim elastic: unknown strategy \"%s\" (hetsim list strategies)\n",
-            cfg.strategy);
+    char hint[256];
+    hs_cli_strategy_hint(cfg.strategy, hint, sizeof hint);
+    fprintf(stderr, "hetsim elastic: unknown strategy \"%s\"%s (hetsim list strategies)\n",
+            cfg.strategy, hint);
     return 2;
   }
   int64_t seed = 1;

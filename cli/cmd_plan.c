@@ -103,7 +103,9 @@ int hs_cmd_plan(int argc, char **argv)
   }
   const hs_planner_type_t *t = hs_planner_find(os->value);
   if (!t) {
-    fprintf(stderr, "hetsim plan: unknown strategy \"%s\" (hetsim list strategies)\n", os->value);
+    char hint[256];
+    hs_cli_strategy_hint(os->value, hint, sizeof hint);
+    fprintf(stderr, "hetsim plan: unknown strategy \"%s\"%s (hetsim list strategies)\n", os->value, hint);
     return 2;
   }
   hs_plan_opts_t po;
@@ -280,7 +282,9 @@ int hs_cmd_compare(int argc, char **argv)
    * not built yet (they get an explanatory row) */
   for (int i = 0; i < n_names; i++)
     if (!hs_planner_find(names[i]) && ost) {
-      fprintf(stderr, "hetsim compare: unknown strategy \"%s\" (hetsim list strategies)\n", names[i]);
+      char hint[256];
+      hs_cli_strategy_hint(names[i], hint, sizeof hint);
+      fprintf(stderr, "hetsim compare: unknown strategy \"%s\"%s (hetsim list strategies)\n", names[i], hint);
       return 2;
     }
   if (obase) {

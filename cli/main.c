@@ -78,7 +78,13 @@ static int run(int argc, char **argv)
   for (const hs_cmd_t *c = commands; c->name; c++)
     if (strcmp(argv[1], c->name) == 0)
       return c->run(argc - 1, argv + 1);
-  fprintf(stderr, "hetsim: unknown command '%s'\n\n", argv[1]);
+  const char *names[64];
+  size_t n = 0;
+  for (const hs_cmd_t *c = commands; c->name && n < HS_ARRAY_LEN(names); c++)
+    names[n++] = c->name;
+  char hint[256];
+  hs_suggest_names(argv[1], names, n, hint, sizeof hint);
+  fprintf(stderr, "hetsim: unknown command '%s'%s\n\n", argv[1], hint);
   usage(stderr);
   return 2;
 }

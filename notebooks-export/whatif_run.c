@@ -271,7 +271,13 @@ static hs_status_t price_candidates(const hs_whatif_run_opts_t *o, hs_whatif_res
     const char *name = o->candidates[k];
     const hs_gpu_t *g = hs_gpu_catalog_find(&cat, name);
     if (!g) {
-      st = hs_error_set(err, HS_EINVAL, "--candidates: unknown GPU \"%s\" (hetsim list gpus)", name);
+      const char *names[512];
+      size_t n = 0;
+      for (size_t i = 0; i < cat.n && n < HS_ARRAY_LEN(names); i++)
+        names[n++] = cat.gpus[i].name;
+      char hint[256];
+      hs_suggest_names(name, names, n, hint, sizeof hint);
+      st = hs_error_set(err, HS_EINVAL, "--candidates: unknown GPU \"%s\"%s (hetsim list gpus)", name, hint);
       break;
     }
     double od = g->price_ondemand_usd_h, sp = g->price_spot_usd_h;

@@ -40,4 +40,13 @@ expect_err 'c.json: sites\[0\].nodes\[0\].gpu: unknown GPU "A100-40GB" \(did you
   "$bin" show cluster "$tmp/c.json"
 sed 's/A100-40GB/A1OO-SXM4-80GB/' "$tmp/c.json" >"$tmp/d.json"
 expect_err 'unknown GPU "A1OO-SXM4-80GB" \(did you mean "A100-SXM4-80GB"\?\)' "$bin" show cluster "$tmp/d.json"
+# strategies, subcommands and --candidates GPUs: the names a user meant
+expect_err 'unknown strategy "hpat" \(did you mean "hapt"' "$bin" plan --model gpt3-1.3b --cluster dgx-a100-1node --strategy hpat
+expect_err 'unknown strategy "megatorn" \(did you mean "megatron"' "$bin" compare --model gpt3-1.3b --cluster dgx-a100-1node \
+  --strategies megatorn
+expect_err 'unknown strategy "data-paralel" \(did you mean "data-parallel"' "$bin" elastic --model gpt3-1.3b \
+  --cluster dgx-a100-1node --strategy data-paralel --hours 1
+expect_err "unknown command 'simulat' \(did you mean \"simulate\"" "$bin" simulat
+expect_err 'unknown GPU "H100" \(did you mean "H100-SXM5-80GB", "H100-PCIe-80GB"' "$bin" whatif --model gpt3-1.3b \
+  --cluster dgx-a100-1node --budget-usd-per-hour 100 --candidates H100
 exit $fail
