@@ -87,6 +87,44 @@ static const arg_t *find(const args_t *A, const char *key)
   return NULL;
 }
 
+/* One "  key ........ value" line [s, e) of the block into A; a key given
+ * twice is refused naming both lines. O(keys) (the duplicate scan). */
+static hs_status_t add_arg(args_t *A, const char *s, const char *e, int32_t line)
+{
+  const char *p = s;
+  while (p < e && (*p == ' ' || *p == '\t'))
+    p++;
+  const char *k = p;
+  while (p < e && (isalnum((unsigned char)*p) || *p == '_'))
+    p++;
+  size_t kl = (size_t)(p - k);
+  if (kl == 0 || p == e || *p != ' ')
+    return hs_error_set(A->err, HS_EPARSE, "%s:%d: arguments block: expected \"key ..... "
+                        "value\"", A->file, line);
+  while (p < e && (*p == ' ' || *p == '.'))
+    p++;
+  const char *q = e;
+  while (q > p && (q[-1] == ' ' || q[-1] == '\r'))
+    q--;
+  if (A->n >= MAX_ARGS)
+    return hs_error_set(A->err, HS_ELIMIT, "%s:%d: more than %d arguments", A->file, line, MAX_ARGS);
+  if (hs_reserve((void **)&A->a, &A->cap, (size_t)A->n + 1, sizeof *A->a) != HS_OK)
+    return hs_error_set(A->err, HS_ENOMEM, "out of memory");
+  arg_t *a = &A->a[A->n++];
+  memset(a, 0, sizeof *a);
+  size_t vl = (size_t)(q - p);
+  memcpy(a->key, k, kl < sizeof a->key - 1 ? kl : sizeof a->key - 1);
+  memcpy(a->value, p, vl < sizeof a->value - 1 ? vl : sizeof a->value - 1);
+  a->line = line;
+  /* one value per key: a second one is refused, not ignored. Linear in
+   * the block per key; blocks are a few hundred keys (MAX_ARGS bounds). */
+  for (int32_t i = 0; i + 1 < A->n; i++)
+    if (strcmp(A->a[i].key, a->key) == 0)
+      return hs_error_set(A->err, HS_EPARSE, "%s:%d: arguments block: %s given twice (lines %d "
+                          "and %d)", A->file, line, a->key, A->a[i].line, line);
+  return HS_OK;
+}
+
 /* Integer argument in [lo, hi]; `def` < lo means required. */
 static hs_status_t get_int(const args_t *A, const char *key, int64_t def, int64_t lo, int64_t hi,
                            int64_t *out)
@@ -427,38 +465,7 @@ hs_status_t hs_megatron_log_parse(const char *text, const char *file, const hs_m
       state = 2;
       A.last = line;
     } else if (state == 1) {
-      /* "  key ........ value" */
-      const char *p = s;
-      while (p < e && (*p == ' ' || *p == '\t'))
-        p++;
-      const char *k = p;
-      while (p < e && (isalnum((unsigned char)*p) || *p == '_'))
-        p++;
-      size_t kl = (size_t)(p - k);
-      if (kl == 0 || p == e || *p != ' ')
-        HS_FAIL(hs_error_set(err, HS_EPARSE, "%s:%d: arguments block: expected \"key ..... "
-                             "value\"", file, line));
-      while (p < e && (*p == ' ' || *p == '.'))
-        p++;
-      const char *q = e;
-      while (q > p && (q[-1] == ' ' || q[-1] == '\r'))
-        q--;
-      if (A.n >= MAX_ARGS)
-        HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s:%d: more than %d arguments", file, line, MAX_ARGS));
-      if (hs_reserve((void **)&A.a, &A.cap, (size_t)A.n + 1, sizeof *A.a) != HS_OK)
-        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-      arg_t *a = &A.a[A.n++];
-      memset(a, 0, sizeof *a);
-      size_t vl = (size_t)(q - p);
-      memcpy(a->key, k, kl < sizeof a->key - 1 ? kl : sizeof a->key - 1);
-      memcpy(a->value, p, vl < sizeof a->value - 1 ? vl : sizeof a->value - 1);
-      a->line = line;
-      /* one value per key: a second one is refused, not ignored. Linear in
-       * the block per key; blocks are a few hundred keys (MAX_ARGS bounds). */
-      for (int32_t i = 0; i + 1 < A.n; i++)
-        if (strcmp(A.a[i].key, a->key) == 0)
-          HS_FAIL(hs_error_set(err, HS_EPARSE, "%s:%d: arguments block: %s given twice (lines %d "
-                               "and %d)", file, line, a->key, A.a[i].line, line));
+      HS_CHECK(add_arg(&A, s, e, line));
     } else if (state == 2 && number_after(s, e, "padded vocab (size: ", &at) &&
                number_after(s, e, "(new size: ", &at)) {
       /* "> padded vocab (size: 50257) with 47 dummy tokens (new size: 50304)" */
