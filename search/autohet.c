@@ -85,6 +85,9 @@
 /* Practice transforms (context / expert parallelism, interleaving) of the
  * simulated finalists: the best few by estimate are simulated too */
 #define X_POOL 8
+/* Above MID_POOL_DEVICES GPUs a variant of the best plan is simulated only
+ * when its estimate is below this factor x the best plan's */
+#define VAR_EST_SLACK 1.02
 #define X_SOURCES 16 /* transform sources: best greedy plan per (TP pattern, pipelines) */
 /* Context parallelism as megatron searches it (search/megatron.c): from
  * this sequence length, powers of two up to X_MAX_CP keeping at least
@@ -183,7 +186,7 @@ typedef struct autohet {
   int32_t zs[2], n_zs;
   bool var_phase;
   int32_t var_next, n_var;
-  uint64_t var_sims, var_better;
+  uint64_t var_sims, var_better, var_pruned;
   /* practice transforms of the simulated pool plans (transform_step):
    * context parallelism C in cps, expert parallelism E in eps (cps[0] =
    * eps[0] = 1), interleaving; the finalists by estimate in xpool */
@@ -1836,7 +1839,9 @@ static hs_status_t set_warmups(autohet_t *a, hs_plan_t *p)
 
 /* Variant k of the best simulated plan (pool.best): ZeRO stage, sequence
  * parallelism and schedule set absolutely from k, so that after all
- * n_var of them the plan is the best of that grid for its layout.
+ * n_var of them the plan is the best of that grid for its layout; then
+ * (k = n_var, n_var + 1, with practice search) every stage's recomputation
+ * selective, then none (the MILP's classes are none and full).
  * Simulates it and keeps it when it fits and is faster. O(one simulation). */
 static hs_status_t variant_step(autohet_t *a, int32_t k, hs_error_t *err)
 {
@@ -1850,6 +1855,20 @@ static hs_status_t variant_step(autohet_t *a, int32_t k, hs_error_t *err)
   hs_error_init(&e2);
   e2.warn_fp = NULL;
   const hs_plan_t *cur = &p->plans[p->best];
+  if (k >= a->n_var) {
+    hs_recompute_t rc = k == a->n_var ? HS_RECOMPUTE_SELECTIVE : HS_RECOMPUTE_NONE;
+    bool same = true;
+    for (int32_t i = 0; i < cur->n_pipelines; i++)
+      for (int32_t s = 0; s < cur->pipelines[i].n_stages; s++)
+        same = same && cur->pipelines[i].stages[s].recompute == rc;
+    if (same)
+      goto cleanup;
+    HS_CHECK(hs_plan_copy(cur, &v, err));
+    for (int32_t i = 0; i < v.n_pipelines; i++)
+      for (int32_t s = 0; s < v.pipelines[i].n_stages; s++)
+        v.pipelines[i].stages[s].recompute = rc;
+    goto simulate;
+  }
   bool async = k % 2 == 1;
   int32_t rest = k / 2;
   int32_t nsp = a->o.search_practice && !a->o.practice.sequence_parallel ? 2 : 1;
@@ -1875,6 +1894,19 @@ static hs_status_t variant_step(autohet_t *a, int32_t k, hs_error_t *err)
   if (hs_practice_equal(&v.practice, &cur->practice) && v.async_send == cur->async_send &&
       strcmp(v.schedule, cur->schedule) == 0)
     goto cleanup; /* the plan itself (or SP dropped: no TP) */
+simulate:
+  if (a->c->n_devices > MID_POOL_DEVICES) {
+    /* large clusters: a simulation costs seconds; only a variant the
+     * estimator puts within VAR_EST_SLACK of the best plan is simulated */
+    hs_estimate_t ev, ec;
+    HS_CHECK(hs_estimate_plan(a->est, &v, true, &ev, err));
+    HS_CHECK(hs_estimate_plan(a->est, cur, false, &ec, err));
+    hs_estimator_set_practice(a->est, &a->base_pr);
+    if (ev.oom || !(ev.iteration_s < ec.iteration_s * VAR_EST_SLACK)) {
+      a->var_pruned++;
+      goto cleanup;
+    }
+  }
   if (!hs__sim_fits(p->deadline_s, p->sim_scale * hs__sim_cost_s(&v))) {
     a->deadline_hit = a->budget_hit = true; /* predicted to end past the deadline */
     goto cleanup;
@@ -2177,7 +2209,7 @@ static hs_status_t autohet_step_one(autohet_t *a, bool *done, double *progress, 
     *done = st != HS_OK;
     return st;
   }
-  if (a->pool.best < 0 || a->var_next >= a->n_var) {
+  if (a->pool.best < 0 || a->var_next >= a->n_var + (a->o.search_practice ? 2 : 0)) {
     *done = true;
     *progress = 1.0;
     return HS_OK;
@@ -2223,6 +2255,11 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
     snprintf(stats->note + n, sizeof stats->note - n,
              "; %llu practice/schedule variants of the best plan simulated, %llu better",
              (unsigned long long)a->var_sims, (unsigned long long)a->var_better);
+    if (a->var_pruned > 0) {
+      n = strlen(stats->note);
+      snprintf(stats->note + n, sizeof stats->note - n, " (%llu left out by their estimate)",
+               (unsigned long long)a->var_pruned);
+    }
   }
   if (a->x_estimated > 0) {
     size_t n = strlen(stats->note);
