@@ -295,6 +295,33 @@ static void span_range(const ctx_t *x, int64_t pid, int64_t tid, size_t *lo, siz
 
 /* Busy intervals (non-idle top-level slices) of the compute track of pid,
  * merged; returns their count in *n (caller frees). */
+/* Appends [a, b) to the sorted interval list iv (n pairs), merging overlaps. */
+static void busy_add(double *iv, size_t *n, double a, double b)
+{
+  if (b <= a)
+    return;
+  if (*n > 0 && iv[2 * *n - 1] >= a)
+    iv[2 * *n - 1] = fmax(iv[2 * *n - 1], b);
+  else {
+    iv[2 * *n] = a;
+    iv[2 * *n + 1] = b;
+    (*n)++;
+  }
+}
+
+/* A kernel-detail segment (sim/trace.c hs_trace_segment): a run of kernels
+ * between two blocking TP collectives, nested in its phase span. */
+static bool is_segment(const hs_tspan_t *s)
+{
+  return strcmp(s->name, "kernels") == 0 || strcmp(s->name, "recompute") == 0;
+}
+
+/* The compute row's busy intervals, sorted and merged. A phase span whose
+ * nested spans include kernel segments ("kernels": --trace-detail kernel) is
+ * busy only during its segments: between them it waits on a blocking TP
+ * collective, which is exposed, not hidden. Any other top-level span but
+ * idle is busy over its whole length (device and stage detail, where a
+ * nested "recompute" is part of its backward). O(spans of the row). */
 static double *busy_of(const ctx_t *x, int64_t pid, size_t *n)
 {
   size_t lo, hi;
@@ -303,22 +330,24 @@ static double *busy_of(const ctx_t *x, int64_t pid, size_t *n)
   *n = 0;
   if (!iv)
     return NULL;
-  double end = -INFINITY;
-  for (size_t k = lo; k < hi; k++) {
+  for (size_t k = lo; k < hi;) {
     const hs_tspan_t *s = x->sp[k];
     double a = s->ts_us, b = s->ts_us + s->dur_us;
-    if (a < end - NEST_EPS_US) /* nested */
-      continue;
-    end = b;
-    if (hs_span_classify(s, NULL, "compute") == HS_SPAN_IDLE || b <= a)
-      continue;
-    if (*n > 0 && iv[2 * *n - 1] >= a)
-      iv[2 * *n - 1] = fmax(iv[2 * *n - 1], b);
-    else {
-      iv[2 * *n] = a;
-      iv[2 * *n + 1] = b;
-      (*n)++;
+    size_t kids = k + 1; /* spans nested in s: [k + 1, kids) */
+    bool segments = false;
+    while (kids < hi && x->sp[kids]->ts_us < b - NEST_EPS_US) {
+      segments = segments || strcmp(x->sp[kids]->name, "kernels") == 0;
+      kids++;
     }
+    if (hs_span_classify(s, NULL, "compute") == HS_SPAN_IDLE)
+      ; /* idle: not busy */
+    else if (!segments)
+      busy_add(iv, n, a, b);
+    else
+      for (size_t c = k + 1; c < kids; c++)
+        if (is_segment(x->sp[c]))
+          busy_add(iv, n, x->sp[c]->ts_us, x->sp[c]->ts_us + x->sp[c]->dur_us);
+    k = kids;
   }
   return iv;
 }

@@ -184,6 +184,86 @@ static void test_stages(void)
   free(t);
 }
 
+/* Rectangles of colour fill outside the legend (12 x 12 swatches): full
+ * colour (exposed) and pale (fill-opacity, hidden). */
+static void shades_of(const char *svg, const char *fill, int *full, int *pale)
+{
+  double w[4096], h[4096];
+  *full = *pale = 0;
+  int n = rects_of(svg, fill, w, h, 4096);
+  char needle[64];
+  snprintf(needle, sizeof needle, "fill=\"%s\"", fill);
+  int i = 0;
+  for (const char *p = svg; (p = strstr(p, needle)) && i < n; p += strlen(needle)) {
+    const char *r = p;
+    while (r > svg && strncmp(r, "<rect", 5) != 0)
+      r--;
+    double x, y, ww, hh;
+    if (sscanf(r, "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%lf\"", &x, &y, &ww, &hh) != 4 ||
+        (ww == 12 && hh == 12))
+      continue;
+    i++;
+    if (strncmp(p + strlen(needle), " fill-opacity=", 14) == 0)
+      (*pale)++;
+    else
+      (*full)++;
+  }
+}
+
+/* Kernel detail (sim/trace.c hs_trace_segment): a phase span [0, 1000) us
+ * holds kernel segments of 5 us every 10 us, and a blocking TP all-reduce
+ * fills each gap [10k + 5, 10k + 10). By construction no collective runs
+ * while a kernel does, so every TP pixel is exposed (full colour, none
+ * pale); a second phase whose 100 collectives run beside its segments
+ * ([2000 + 10k, 2000 + 10k + 5), tp_comm_overlap-like) is all hidden. */
+static void test_kernel_segments(void)
+{
+  char *t = calloc(1, 1 << 17);
+  size_t n = 0;
+  n += (size_t)sprintf(t + n, "{\"traceEvents\":[\n"
+       "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"dev 0 A100 tp2: stage 0 (layers 0-1)\"}},\n"
+       "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":0,\"args\":{\"sort_index\":10}},\n"
+       "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"compute\"}},\n"
+       "{\"ph\":\"X\",\"cat\":\"compute\",\"pid\":0,\"tid\":0,\"name\":\"fwd mb0\",\"ts\":0,\"dur\":1000}");
+  for (int k = 0; k < 100; k++)
+    n += (size_t)sprintf(t + n, ",\n{\"ph\":\"X\",\"cat\":\"compute\",\"pid\":0,\"tid\":0,\"name\":\"kernels\",\"ts\":%d,\"dur\":5}"
+                         ",\n{\"ph\":\"X\",\"cat\":\"tp-comm\",\"pid\":0,\"tid\":1,\"name\":\"allreduce\",\"ts\":%d,\"dur\":5}",
+                         10 * k, 10 * k + 5);
+  sprintf(t + n, "]}");
+  size_t rows = 0;
+  hs_status_t st;
+  char *svg = render(t, &rows, &st);
+  CHECK_EQ_INT(st, HS_OK);
+  const char *green = hs_span_class_colour(HS_SPAN_COLLECTIVE);
+  int full = 0, pale = 1;
+  if (svg)
+    shades_of(svg, green, &full, &pale);
+  CHECK(full > 0);
+  CHECK_EQ_INT(pale, 0); /* blocking: none hidden */
+  free(svg);
+  /* the same segments with the collectives beside them: all hidden */
+  n = 0;
+  n += (size_t)sprintf(t + n, "{\"traceEvents\":[\n"
+       "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"dev 0 A100 tp2: stage 0 (layers 0-1)\"}},\n"
+       "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":0,\"args\":{\"sort_index\":10}},\n"
+       "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"compute\"}},\n"
+       "{\"ph\":\"X\",\"cat\":\"compute\",\"pid\":0,\"tid\":0,\"name\":\"fwd mb0\",\"ts\":0,\"dur\":1000}");
+  for (int k = 0; k < 100; k++)
+    n += (size_t)sprintf(t + n, ",\n{\"ph\":\"X\",\"cat\":\"compute\",\"pid\":0,\"tid\":0,\"name\":\"kernels\",\"ts\":%d,\"dur\":5}"
+                         ",\n{\"ph\":\"X\",\"cat\":\"tp-comm\",\"pid\":0,\"tid\":1,\"name\":\"allreduce\",\"ts\":%d,\"dur\":5}",
+                         10 * k, 10 * k);
+  sprintf(t + n, "]}");
+  svg = render(t, &rows, &st);
+  CHECK_EQ_INT(st, HS_OK);
+  full = 1, pale = 0;
+  if (svg)
+    shades_of(svg, green, &full, &pale);
+  CHECK(pale > 0);
+  CHECK_EQ_INT(full, 0); /* beside the kernels: every TP rectangle pale */
+  free(svg);
+  free(t);
+}
+
 /* The axis unit follows the span: a 24-hour timeline reads in hours. */
 static void test_axis_hours(void)
 {
@@ -255,6 +335,7 @@ int main(void)
 {
   HS_RUN(test_rows);
   HS_RUN(test_stages);
+  HS_RUN(test_kernel_segments);
   HS_RUN(test_axis_hours);
   HS_RUN(test_classes);
   HS_RUN(test_broken);
