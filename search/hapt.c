@@ -113,6 +113,10 @@ typedef struct hapt {
    * 1/C of the sequence), which the C = 1 table refuses */
   hs_practice_t cp_pr[HS_HAPT_MAX_CP_PASSES];
   int32_t n_cp;
+  /* expert parallelism (MoE models): every offered layout that splits into
+   * whole-sample pipelines is also offered as such with E = ep[i] (ep_split) */
+  int32_t ep[8];
+  int32_t n_ep;
   uint64_t cp_runs;
   bool rerun[HS_HAPT_MAX_MB];
   bool first_run;               /* the current size's first (uncapped) DP run is next */
@@ -318,6 +322,14 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
     s->save_pr.zero_stage = 2;
     s->save_pr.sequence_parallel = pr.sequence_parallel || s->sp_allowed;
     s->save_on = !hs_practice_equal(&s->save_pr, &pr);
+    int32_t experts = 0;
+    for (size_t i = 0; i < m->n_ops; i++)
+      if (m->ops[i].kind == HS_OP_MOE_EXPERT)
+        experts = HS_MAX(experts, m->ops[i].experts);
+    if (o->practice.expert_parallel <= 1)
+      for (int32_t E = 2; E <= experts && s->n_ep < 8; E++)
+        if (experts % E == 0)
+          s->ep[s->n_ep++] = E;
     int64_t seq = m->seq_len;
     if (o->practice.context_parallel <= 1 && seq >= HS_HAPT_CP_MIN_SEQ)
       for (int32_t C = 2; s->n_cp < HS_HAPT_MAX_CP_PASSES && seq % C == 0 &&
@@ -378,7 +390,11 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   /* the DP picks with up to S microbatches in flight, every cap of a table alike */
   if (hs__hspace_pick_memo(h, s->S) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK)
+  /* an MoE model's pool is three times the size: the estimate of the
+   * expert-parallel splits is optimistic, and with the usual few they
+   * crowded the simulated candidates (test_search_homogeneous, 4 nodes:
+   * 0.0203 -> 0.0331 s) */
+  if (hs__cpool_init(&s->pool, hs__sim_budget(c) * (s->n_ep > 0 ? 3 : 1)) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   s->pool.deadline_s = o->deadline_s;
   s->mi = -1;
@@ -399,6 +415,110 @@ cleanup:
   free(s->best_mb.st);
   memset(s, 0, sizeof *s);
   return st;
+}
+
+/* The layout of p (one pipeline whose stages hold d devices each, no
+ * context parallelism) as r = d / tp pipelines of one TP group of tp per
+ * stage (each stage's devices in order, tp at a time), each taking 1/r of
+ * every microbatch (whole samples), with expert parallelism E over groups
+ * of E consecutive pipelines, the simulator's expert groups (docs/plan.md):
+ * hapt's one pipeline cannot hold them, and the TP degree is chosen again
+ * because expert parallelism frees the memory that made the DP pick
+ * another. *ok false (out untouched) when p is not such a layout.
+ * O(stages x d). */
+static hs_status_t ep_split(const hapt_t *s, const hs_plan_t *p, int32_t tp, int32_t E,
+                            hs_plan_t *out, bool *ok, hs_error_t *err)
+{
+  *ok = false;
+  const hs_plan_pipeline_t *pl = &p->pipelines[0];
+  int32_t S = pl->n_stages, d = 0, gpn = 0;
+  if (p->n_pipelines != 1 || HS_MAX(p->practice.context_parallel, 1) > 1 ||
+      hs_plan_zero_stage(p) >= 3 || !hs_model_tp_ok(s->h.m, tp))
+    return HS_OK;
+  for (int32_t i = 0; i < S; i++) {
+    const hs_plan_stage_t *x = &pl->stages[i];
+    int32_t di = x->n_replicas * (x->n_replicas > 0 ? x->replicas[0].n_devices : 0);
+    if ((i > 0 && di != d) || x->order)
+      return HS_OK;
+    d = di;
+    for (int32_t q = 0; q < x->n_replicas; q++)
+      if (x->replicas[q].n_devices != x->replicas[0].n_devices)
+        return HS_OK;
+    gpn = s->h.c->nodes[s->h.c->devices[x->replicas[0].devices[0]].node].n_devices;
+  }
+  int32_t r = tp > 0 && d % tp == 0 ? d / tp : 0;
+  if (r < E || r % E != 0 || pl->microbatch_size % r != 0 || tp > gpn)
+    return HS_OK;
+  hs_plan_t top = *p; /* the plan's fields without its pipelines */
+  top.pipelines = NULL;
+  top.n_pipelines = 0;
+  hs_status_t st = hs_plan_copy(&top, out, err);
+  if (st != HS_OK)
+    return st;
+  out->practice.expert_parallel = E;
+  if (hs_plan_alloc_pipelines(out, r) != HS_OK)
+    goto nomem;
+  for (int32_t q = 0; q < r; q++) {
+    hs_plan_pipeline_t *o = &out->pipelines[q];
+    o->microbatch_size = pl->microbatch_size / r;
+    o->n_microbatches = pl->n_microbatches;
+    if (hs_plan_alloc_stages(o, S) != HS_OK)
+      goto nomem;
+    for (int32_t i = 0; i < S; i++) {
+      const hs_plan_stage_t *x = &pl->stages[i];
+      hs_plan_stage_t *y = &o->stages[i];
+      y->op_first = x->op_first;
+      y->op_last = x->op_last;
+      y->recompute = x->recompute;
+      y->warmup = x->warmup;
+      int32_t devs[64];
+      for (int32_t t = 0; t < tp && tp <= 64; t++) {
+        int32_t g = q * tp + t, w = x->replicas[0].n_devices;
+        devs[t] = x->replicas[g / w].devices[g % w];
+        if (s->h.c->devices[devs[t]].node != s->h.c->devices[devs[0]].node) {
+          hs_plan_destroy(out); /* a TP group across nodes: not this layout */
+          hs_plan_init(out);
+          return HS_OK;
+        }
+      }
+      if (tp > 64 || hs_plan_alloc_replicas(y, 1) != HS_OK ||
+          hs_plan_replica_set_devices(&y->replicas[0], devs, tp) != HS_OK)
+        goto nomem;
+      y->replicas[0].share = 1.0;
+    }
+  }
+  *ok = true;
+  return HS_OK;
+nomem:
+  hs_plan_destroy(out);
+  hs_plan_init(out);
+  return hs_error_set(err, HS_ENOMEM, "out of memory");
+}
+
+/* Offers the expert-parallel splits of plan (ep_split, every E of the
+ * model's in ep[] x TP 1, 2, 4, 8) to the pool, each estimated and offered
+ * when it fits. O(ep x 4) plan estimates. */
+static hs_status_t offer_ep(hapt_t *s, const hs_plan_t *plan, hs_error_t *err)
+{
+  for (int32_t i = 0; i < s->n_ep * 4; i++) {
+    hs_plan_t vp;
+    bool ok = false;
+    hs_status_t st = ep_split(s, plan, 1 << (i % 4), s->ep[i / 4], &vp, &ok, err);
+    if (st != HS_OK)
+      return st;
+    if (!ok)
+      continue;
+    hs_estimate_t ev;
+    st = hs_estimate_plan(s->var_est[0], &vp, true, &ev, err);
+    s->var_offers++;
+    if (st == HS_OK && !ev.oom && isfinite(ev.iteration_s))
+      hs__cpool_offer(&s->pool, &vp, ev.iteration_s);
+    else
+      hs_plan_destroy(&vp);
+    if (st != HS_OK)
+      return st;
+  }
+  return HS_OK;
 }
 
 /* Offers the plan of a DP solution to the pool, ranked by the whole-plan
@@ -442,11 +562,15 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
     hs_estimate_t ev;
     st = hs_estimate_plan(s->var_est[i], &vp, true, &ev, err);
     s->var_offers++;
+    if (st == HS_OK)
+      st = offer_ep(s, &vp, err);
     if (st == HS_OK && !ev.oom)
       hs__cpool_offer(&s->pool, &vp, ev.iteration_s);
     else
       hs_plan_destroy(&vp);
   }
+  if (st == HS_OK)
+    st = offer_ep(s, &plan, err);
   if (es.oom || st != HS_OK)
     hs_plan_destroy(&plan);
   else
@@ -720,7 +844,9 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
     bool found = extract(s, &sol);
     /* only plausible candidates: within HS_HAPT_OFFER_SLACK of the best DP
      * score so far (whole-plan estimates of big plans are not free) */
-    if (found && sol.score_s <= HS_HAPT_OFFER_SLACK * fmin(s->best_all, sol.score_s)) {
+    /* (every solution of an MoE model: expert parallelism, which the DP's
+     * closed form does not see, may turn a slow layout into the best) */
+    if (found && (s->n_ep > 0 || sol.score_s <= HS_HAPT_OFFER_SLACK * fmin(s->best_all, sol.score_s))) {
       hs_status_t st = offer_sol(s, &sol, err);
       if (st != HS_OK) {
         free(sol.st);
