@@ -433,13 +433,28 @@ static int cmp_dbl(const void *x, const void *y)
  * message ("a.txt: the GPU (...), how the ranks sit on nodes (...); b.txt:
  * ..."), so that one rerun with the flags it names goes through. O(files). */
 static hs_status_t missing_facts(const hs_nccl_tests_t *files, int32_t n, const hs_nt_opts_t *o,
-                                 hs_error_t *err)
+                                 const hs_gpu_catalog_t *cat, hs_error_t *err)
 {
-  char msg[1024] = "", facts[256];
+  char msg[1024] = "", facts[512];
   size_t k = 0;
   int32_t n_bad = 0;
   for (int32_t i = 0; i < n; i++) {
-    if (hs__nt_missing_facts(&files[i], o, false, facts, sizeof facts) == 0)
+    size_t nf = hs__nt_missing_facts(&files[i], o, false, facts, sizeof facts);
+    /* a device name the catalog cannot place is a missing GPU too */
+    char name[HS_NAME_MAX];
+    hs_error_t e2;
+    hs_error_init(&e2);
+    if (files[i].gpu_name[0] && !o->gpu_given &&
+        map_gpu(cat, files[i].gpu_name, files[i].file, name, sizeof name, &e2) != HS_OK) {
+      const char *why = e2.msg;
+      size_t fl = strlen(files[i].file);
+      if (strncmp(why, files[i].file, fl) == 0 && why[fl] == ':' && why[fl + 1] == ' ')
+        why += fl + 2;
+      size_t l = strlen(facts);
+      snprintf(facts + l, sizeof facts - l, "%sthe GPU (%.400s)", nf ? ", " : "", why);
+      nf++;
+    }
+    if (nf == 0)
       continue;
     if (k < sizeof msg)
       k += (size_t)snprintf(msg + k, sizeof msg - k, "%s%s: %s", n_bad ? "; " : "",
@@ -475,8 +490,8 @@ hs_status_t hs_nt_import(const char *const *paths, int32_t n, const hs_nt_opts_t
     HS_CHECK(hs_nccl_tests_load(paths[i], &oo, &out->files[i], err));
     out->n_files = i + 1;
   }
-  HS_CHECK(missing_facts(out->files, n, &oo, err));
   HS_CHECK(hs_gpu_catalog_load(NULL, &cat, err));
+  HS_CHECK(missing_facts(out->files, n, &oo, &cat, err));
   hs_nt_links_t *L = &out->links;
   L->nic_rails = o->nic_rails > 1 ? o->nic_rails : 1;
   if (gpu) {

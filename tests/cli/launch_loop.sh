@@ -95,6 +95,10 @@ expect 2 "$H" import nccl-tests "$tmp/no_devices.txt" "$D/nccl_all_reduce_corewe
 has "$tmp/err" "the headers of 2 files do not say"
 has "$tmp/err" "no_devices.txt: the GPU (no device lines; give --gpu NAME), how the ranks sit on nodes (give --gpus-per-node K)"
 has "$tmp/err" "nccl_all_reduce_coreweave_a100.txt: how the ranks sit on nodes (give --gpus-per-node K)"
+# a device name the catalog cannot place is named in the same message
+expect 2 "$H" import nccl-tests "$D/nccl_all_reduce_a3mega_h100_2x8.txt" "$D/nccl_all_reduce_coreweave_a100.txt"
+has "$tmp/err" "nccl_all_reduce_a3mega_h100_2x8.txt: the GPU (device \"NVIDIA H100 80GB HBM3\" matches several GPU catalog entries"
+has "$tmp/err" "nccl_all_reduce_coreweave_a100.txt: how the ranks sit on nodes (give --gpus-per-node K)"
 # NCCL_ALGO: from the file or --algo, fitted as that algorithm
 { echo "# NCCL_ALGO=Tree"; cat "$D/nccl_all_reduce_a3mega_h100_2x8.txt"; } >"$tmp/tree.txt"
 expect 0 "$H" import nccl-tests "$tmp/tree.txt" --gpu H100-SXM5-80GB
