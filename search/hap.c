@@ -826,20 +826,33 @@ static hs_status_t block_programs(hap_t *a, hs_plan_t *out, double sim_s, char *
   hs_status_t st = HS_OK;
   if (!a->o.search_practice || hs_model_layers(a->m) < 1)
     return HS_OK;
-  hs_cand_pool_t pool;
-  if (hs__cpool_init(&pool, hs__sim_budget(a->c)) != HS_OK)
-    return hs_error_set(err, HS_ENOMEM, "hap: out of memory");
-  pool.deadline_s = a->o.deadline_s;
+  /* one pool per TP degree 1, 2, 4, 8+, each simulating its best few */
+  enum { N_POOLS = 4 };
+  hs_cand_pool_t pools[N_POOLS];
+  memset(pools, 0, sizeof pools);
+  int32_t cap = HS_MAX(hs__sim_budget(a->c) - 1, 1);
+  for (int32_t i = 0; i < N_POOLS; i++) {
+    if (hs__cpool_init(&pools[i], cap) != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "hap: out of memory"));
+    pools[i].deadline_s = a->o.deadline_s;
+  }
   uint64_t scored = 0;
   char why[256] = "";
-  HS_CHECK(hs__hap_spmd_offer(a->m, a->c, &a->o, a->o.precision, a->B, &pool, &scored, why,
-                              sizeof why, err));
-  for (bool done = pool.n == 0; !done;)
-    HS_CHECK(hs__cpool_sim_step(&pool, a->m, a->c, &done, err));
+  HS_CHECK(hs__hap_spmd_offer(a->m, a->c, &a->o, a->o.precision, a->B, pools, N_POOLS, &scored,
+                              why, sizeof why, err));
+  int32_t n_sim = 0, bi = -1;
+  for (int32_t i = 0; i < N_POOLS; i++) {
+    for (bool done = pools[i].n == 0; !done;)
+      HS_CHECK(hs__cpool_sim_step(&pools[i], a->m, a->c, &done, err));
+    n_sim += pools[i].next_sim;
+    if (pools[i].best >= 0 && (bi < 0 || pools[i].best_sim_s < pools[bi].best_sim_s))
+      bi = i;
+  }
   stats->candidates += scored;
-  if (pool.best >= 0 && pool.best_sim_s < sim_s) {
+  if (bi >= 0 && pools[bi].best_sim_s < sim_s) {
+    hs_cand_pool_t *pool = &pools[bi];
     hs_plan_t best;
-    HS_CHECK(hs_plan_copy(&pool.plans[pool.best], &best, err));
+    HS_CHECK(hs_plan_copy(&pool->plans[pool->best], &best, err));
     hs_plan_destroy(out);
     *out = best;
     *replaced = true;
@@ -849,15 +862,16 @@ static hs_status_t block_programs(hap_t *a, hs_plan_t *out, double sim_s, char *
              "; block program tp%d cp%d ep%d%s ZeRO-%d (%.4f s simulated vs %.4f s op-level; "
              "%llu estimated, %d simulated)",
              tp, HS_MAX(pr->context_parallel, 1), HS_MAX(pr->expert_parallel, 1),
-             pr->sequence_parallel ? " sp" : "", pr->zero_stage, pool.best_sim_s, sim_s,
-             (unsigned long long)scored, pool.next_sim);
-    stats->predicted_s = pool.est_s[pool.best];
+             pr->sequence_parallel ? " sp" : "", pr->zero_stage, pool->best_sim_s, sim_s,
+             (unsigned long long)scored, n_sim);
+    stats->predicted_s = pool->est_s[pool->best];
   } else {
     snprintf(what, what_n, "; op-level program kept (%llu block programs estimated, %d simulated)",
-             (unsigned long long)scored, pool.next_sim);
+             (unsigned long long)scored, n_sim);
   }
 cleanup:
-  hs__cpool_destroy(&pool);
+  for (int32_t i = 0; i < N_POOLS; i++)
+    hs__cpool_destroy(&pools[i]);
   return st;
 }
 

@@ -24,13 +24,17 @@
  * ratios only through compute (its collectives are all-reduces, ring
  * exchanges and all-to-alls over groups of one type), so HAP's LP
  *     min sum_t max_c a_t r_c / F_c   s.t. sum_c n_c r_c = 1
- * has the closed-form optimum r_c proportional to F_c: every TP x CP group
- * (a data-parallel rank, all its devices of the slowest type in it) gets a
- * share of each microbatch proportional to its FLOP/s, rounded to whole
- * samples (largest remainder, at least one) as a framework runs it.
+ * has the closed-form optimum r_c proportional to F_c: every data-parallel
+ * rank gets a share of each microbatch proportional to its speed, rounded
+ * to whole samples (largest remainder, at least one) as a framework runs
+ * it. HAP profiles F per device; here the profile is the estimator's time
+ * of the whole model on the rank's TP group (memory-bound ops and TP
+ * exchanges included), not its peak FLOP/s.
  *
- * Scoring as megatron's grid (shared pool): every candidate is estimated
- * with memory; the best few (hs__sim_budget) are simulated by the caller.
+ * Scoring as megatron's grid: every candidate is estimated with memory into
+ * one pool per TP degree (the estimator ranks uneven splits across GPU
+ * types less well than even grids, so each degree sends its best few to
+ * the simulator); the caller simulates them.
  * Candidates: |practice| (<= 4 SP x ZeRO, x |C| x |E|) x |tp| x |b| x 3,
  * each O(devices + ops) to build and estimate.
  */
@@ -105,37 +109,45 @@ static int32_t spmd_practices(const hs_model_t *m, const hs_practice_t *base,
 
 /* HAP's ratios on a grid plan of dp pipelines (pp 1): pipeline i gets
  * round(total w_i / sum w) samples per microbatch (largest remainder, lowest
- * index on ties), w_i = its devices' count x the slowest one's FLOP/s; with
- * even=true or equal weights total / dp each. False when a pipeline would
- * get no sample, or the split is even and dp does not divide total.
- * O(devices). */
-static bool weight_pipelines(const hs_cluster_t *c, hs_dtype_t dt, hs_plan_t *p, int64_t total,
-                             bool even)
+ * index on ties), w_i its measured throughput: HAP profiles each device's
+ * speed, hetsim's profile is the estimator, so w_i = samples per second of
+ * the whole model on its slowest TP group (hs_estimate_stage at total / dp
+ * samples, recomputation rc) x its CP groups. With even=true or equal
+ * weights total / dp each. False when a pipeline would get no sample, or
+ * the split is even and dp does not divide total. Errors: estimator
+ * failures. O(devices) (the estimator caches per GPU type). */
+static hs_status_t weight_pipelines(hs_estimator_t *est, const hs_model_t *m, hs_plan_t *p,
+                                    int64_t total, hs_recompute_t rc, bool even, bool *ok)
 {
   int32_t dp = p->n_pipelines;
   double w[1024], sum = 0.0, lo = INFINITY, hi = 0.0;
+  *ok = false;
   if (dp > (int32_t)HS_ARRAY_LEN(w) || total < dp)
-    return false;
-  for (int32_t i = 0; i < dp; i++) {
+    return HS_OK;
+  double per = (double)total / dp;
+  for (int32_t i = 0; i < dp && !even; i++) {
     const hs_plan_stage_t *s = &p->pipelines[i].stages[0];
-    double f = INFINITY;
-    int32_t n = 0;
-    for (int32_t q = 0; q < s->n_replicas; q++)
-      for (int32_t d = 0; d < s->replicas[q].n_devices; d++) {
-        f = HS_MIN(f, hs__gpu_speed(hs_cluster_gpu(c, s->replicas[q].devices[d]), dt));
-        n++;
-      }
-    w[i] = f * n;
+    double rate = INFINITY;
+    for (int32_t q = 0; q < s->n_replicas; q++) {
+      hs_stage_cost_t sc;
+      hs_status_t st = hs_estimate_stage(est, 0, (int32_t)m->n_ops, s->replicas[q].devices,
+                                         s->replicas[q].n_devices, per, rc, &sc);
+      if (st != HS_OK)
+        return st;
+      rate = HS_MIN(rate, per / HS_MAX(sc.fwd_s + sc.bwd_s, 1e-30));
+    }
+    w[i] = rate * s->n_replicas;
     sum += w[i];
     lo = HS_MIN(lo, w[i]);
     hi = HS_MAX(hi, w[i]);
   }
   if (even || !(hi > lo * (1.0 + 1e-9))) {
     if (total % dp)
-      return false; /* equal speeds: an uneven split only waits on the largest */
+      return HS_OK; /* equal speeds: an uneven split only waits on the largest */
     for (int32_t i = 0; i < dp; i++)
       p->pipelines[i].microbatch_size = (int32_t)(total / dp);
-    return true;
+    *ok = true;
+    return HS_OK;
   }
   int64_t given = 0;
   int32_t mbs[1024];
@@ -157,10 +169,11 @@ static bool weight_pipelines(const hs_cluster_t *c, hs_dtype_t dt, hs_plan_t *p,
   }
   for (int32_t i = 0; i < dp; i++)
     if (mbs[i] < 1)
-      return false;
+      return HS_OK;
   for (int32_t i = 0; i < dp; i++)
     p->pipelines[i].microbatch_size = mbs[i];
-  return true;
+  *ok = true;
+  return HS_OK;
 }
 
 /* Builds one candidate (tp, C from pr, dp pipelines, `total` samples per
@@ -170,8 +183,10 @@ static bool weight_pipelines(const hs_cluster_t *c, hs_dtype_t dt, hs_plan_t *p,
 static hs_status_t offer_one(hs_estimator_t *est, const hs_model_t *m, const hs_cluster_t *c,
                              hs_dtype_t dt, int64_t gb, int32_t tp, int32_t dp, int64_t total,
                              hs_recompute_t rc, const hs_practice_t *pr, hs_cand_pool_t *pool,
-                             uint64_t *scored, char *why, size_t why_n, hs_error_t *err)
+                             uint64_t *scored, bool *fits, char *why, size_t why_n,
+                             hs_error_t *err)
 {
+  *fits = false;
   hs_grid_opts_t g;
   hs_grid_opts_init(&g);
   g.tp = tp;
@@ -196,15 +211,22 @@ static hs_status_t offer_one(hs_estimator_t *est, const hs_model_t *m, const hs_
   plan.precision = dt;
   hs_plan_set_practice(&plan, pr);
   /* uneven samples across expert-parallel groups are not modelled: even there */
-  if (!weight_pipelines(c, dt, &plan, total, HS_MAX(pr->expert_parallel, 1) > 1)) {
+  bool ok = false;
+  hs_estimator_set_practice(est, pr);
+  hs_estimator_set_precision(est, dt);
+  hs_status_t ws = weight_pipelines(est, m, &plan, total, rc, HS_MAX(pr->expert_parallel, 1) > 1, &ok);
+  if (ws != HS_OK || !ok) {
     hs_plan_destroy(&plan);
-    return HS_OK;
+    return ws;
   }
   hs_estimate_t es;
   hs_status_t st = hs_estimate_plan(est, &plan, false, &es, err);
   (*scored)++;
   if (st == HS_OK && pool->n == pool->cap && es.iteration_s >= pool->est_s[pool->n - 1]) {
-    hs_plan_destroy(&plan); /* cannot enter the pool: no memory check needed */
+    /* cannot enter the pool: no memory check needed, and more
+     * recomputation cannot make it faster either */
+    *fits = true;
+    hs_plan_destroy(&plan);
     return HS_OK;
   }
   if (st == HS_OK)
@@ -222,18 +244,20 @@ static hs_status_t offer_one(hs_estimator_t *est, const hs_model_t *m, const hs_
     hs_plan_destroy(&plan);
     return HS_OK;
   }
+  *fits = true;
   hs__cpool_offer(pool, &plan, es.iteration_s);
   return HS_OK;
 }
 
 /* Enumerates hap's block-level SPMD programs (file comment) over all of
- * c's devices and offers each to `pool`. Practice variants only with
+ * c's devices and offers each to pools[log2 tp] (the last pool for larger
+ * TP degrees). Practice variants only with
  * o->search_practice (else the options' practice, TP and recompute only).
  * *scored counts estimates. Errors: out of memory, estimator failures.
  * O(candidates x (devices + ops)). */
 hs_status_t hs__hap_spmd_offer(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_opts_t *o,
-                               hs_dtype_t dt, int64_t gb, hs_cand_pool_t *pool, uint64_t *scored,
-                               char *why, size_t why_n, hs_error_t *err)
+                               hs_dtype_t dt, int64_t gb, hs_cand_pool_t *pools, int32_t n_pools,
+                               uint64_t *scored, char *why, size_t why_n, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
   hs_estimator_t *est = NULL;
@@ -266,13 +290,23 @@ hs_status_t hs__hap_spmd_offer(const hs_model_t *m, const hs_cluster_t *c, const
       for (int64_t b = dp; b <= t_max; b++) {
         if (gb % b || gb / b > HS_SEARCH_MAX_MICROBATCHES)
           continue;
+        /* none, then selective, then full recomputation, each only when the
+         * lighter one does not fit: a plan that fits is not made faster by
+         * recomputing more (the estimator charges selective recomputation
+         * nothing under flash attention, so both would fill the pool twice) */
         for (int r = 0; r < (o->allow_recompute ? 3 : 1); r++) {
           if (hs__past(o->deadline_s) || hs_estimator_out_of_time(est))
             goto cleanup; /* what was offered so far is searched */
           if (rcs[r] == HS_RECOMPUTE_SELECTIVE && !o->search_practice)
             continue;
-          HS_CHECK(offer_one(est, m, c, dt, gb, tp, dp, b, rcs[r], &pr[k], pool, scored, why,
-                             why_n, err));
+          int32_t lg = 0;
+          while ((1 << (lg + 1)) <= tp && lg + 1 < n_pools)
+            lg++;
+          bool fits = false;
+          HS_CHECK(offer_one(est, m, c, dt, gb, tp, dp, b, rcs[r], &pr[k], &pools[lg], scored,
+                             &fits, why, why_n, err));
+          if (fits)
+            break;
         }
       }
     }
