@@ -123,7 +123,7 @@ int hs_cmd_calibrate(int argc, char **argv)
     }
     const hs_opt_t *omo = hs_cli_opt(opts, "measurements-out");
     if (omo) {
-      cJSON *j = hs_measurements_to_json(&ms);
+      cJSON *j = hs_json_stamp_version(hs_measurements_to_json(&ms), HS_SCHEMA_VERSION);
       if (!j) {
         st = hs_error_set(&err, HS_ENOMEM, "out of memory");
         goto fail;
@@ -139,7 +139,7 @@ int hs_cmd_calibrate(int argc, char **argv)
   hs_fit_t fit;
   if ((st = hs_calibrate_fit(&ms, dt, &fit, &err)) != HS_OK)
     goto fail;
-  cJSON *j = hs_profile_to_json(&ms, &fit);
+  cJSON *j = hs_json_stamp_version(hs_profile_to_json(&ms, &fit), HS_SCHEMA_VERSION);
   if (!j) {
     st = hs_error_set(&err, HS_ENOMEM, "out of memory");
     goto fail;

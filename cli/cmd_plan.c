@@ -133,7 +133,7 @@ int hs_cmd_plan(int argc, char **argv)
   }
   const hs_opt_t *oo = hs_cli_opt(opts, "o");
   if (oo) {
-    cJSON *j = hs_plan_to_json(&plan);
+    cJSON *j = hs_json_stamp_version(hs_plan_to_json(&plan), HS_SCHEMA_VERSION);
     if (!j || (st = hs_json_write_file(j, oo->value, &err)) != HS_OK) {
       hs_json_free(j);
       rc = hs_cli_fail(&err, j ? st : HS_ENOMEM);
@@ -144,7 +144,8 @@ int hs_cmd_plan(int argc, char **argv)
   char summary[256];
   hs_plan_describe(&plan, &m, summary, sizeof summary);
   if (json) {
-    cJSON *j = hs_search_result_to_json(t->name, m.name, c.name, &stats, &plan, &rep);
+    cJSON *j = hs_json_stamp_version(hs_search_result_to_json(t->name, m.name, c.name, &stats, &plan, &rep),
+                                     HS_SCHEMA_VERSION);
     if (!j) {
       rc = 1;
       goto out;
@@ -332,10 +333,10 @@ int hs_cmd_compare(int argc, char **argv)
   if (base >= 0)
     snprintf(vs, sizeof vs, "vs_%s", rows[base].strategy);
   if (strcmp(fmt, "json") == 0) {
-    cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "rows");
+    cJSON *j = hs_json_stamp_version(cJSON_CreateObject(), HS_SCHEMA_VERSION),
+          *arr = cJSON_AddArrayToObject(j, "rows");
     cJSON_AddStringToObject(j, "model", m.name);
     cJSON_AddStringToObject(j, "cluster", c.name);
-    cJSON_AddNumberToObject(j, "schema_version", HS_SCHEMA_VERSION);
     cJSON_AddNumberToObject(j, "unpriced_gpus", tot.n_unpriced_devices);
     cJSON_AddStringToObject(j, "charge", charge_cluster ? "cluster" : "used");
     bool any_ok = false;

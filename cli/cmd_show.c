@@ -137,7 +137,8 @@ int hs_cmd_show(int argc, char **argv)
       fprintf(stderr, "hetsim: out of memory\n");
       return 1;
     }
-    st = hs_json_write_file(j, "-", &err);
+    j = hs_json_stamp_version(j, HS_SCHEMA_VERSION);
+    st = j ? hs_json_write_file(j, "-", &err) : hs_error_set(&err, HS_ENOMEM, "out of memory");
     hs_json_free(j);
     if (st != HS_OK)
       return hs_cli_fail(&err, st);

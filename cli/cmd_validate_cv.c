@@ -144,7 +144,7 @@ static cJSON *to_json(const cv_run_t *r, bool match)
   cJSON *o = cJSON_CreateObject();
   if (!o)
     return NULL;
-  cJSON_AddNumberToObject(o, "schema_version", 1);
+  cJSON_AddNumberToObject(o, "schema_version", HS_SCHEMA_VERSION);
   cJSON *fit = cJSON_AddObjectToObject(o, "fit");
   if (fit) {
     cJSON_AddNumberToObject(fit, "dispatch_us", d);

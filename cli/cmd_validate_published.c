@@ -95,6 +95,10 @@ int hs_cmd_validate_published(int argc, char **argv)
     res = NULL;
     hs_pub_table_destroy(&t);
   }
+  if (!(all = hs_json_stamp_version(all, HS_SCHEMA_VERSION))) {
+    st = hs_error_set(&err, HS_ENOMEM, "out of memory");
+    goto fail;
+  }
   if (oo && (st = hs_json_write_file(all, oo->value, &err)) != HS_OK)
     goto fail;
   if (json && (st = hs_json_write_file(all, "-", &err)) != HS_OK)

@@ -93,5 +93,10 @@ void hs_json_warn_unknown(const hs_jreader_t *r, const struct cJSON *obj, const 
 /* Prints `j` (formatted) to `path` ("-" = stdout) through hs_output_open/commit
  * (common/hs_output.h): the file is replaced whole or left as it was. */
 hs_status_t hs_json_write_file(const struct cJSON *j, const char *path, hs_error_t *err);
+/* Puts "schema_version": version first in object j unless j has one (every
+ * JSON result hetsim writes carries it: docs/schemas.md); j, or NULL when
+ * j is NULL or memory ran out (j is then freed). Not for files of another
+ * tool's schema (notebooks, Chrome traces keep their own). O(keys). */
+struct cJSON *hs_json_stamp_version(struct cJSON *j, int version);
 
 #endif /* HS_JSON_H */

@@ -344,10 +344,27 @@ void hs_json_warn_unknown(const hs_jreader_t *r, const cJSON *obj, const char *p
     bool found = false;
     for (const char *const *k = known; *k && !found; k++)
       found = m->string && strcmp(*k, m->string) == 0;
+    /* every JSON file hetsim writes carries schema_version at its top
+     * level (docs/schemas.md); reading one back is not an unknown field */
+    found = found || (!*path && m->string && strcmp(m->string, "schema_version") == 0);
     if (!found)
       hs_error_warn(r->err, "%s: %s%s%s: unknown field (ignored)", r->file, path, *path ? "." : "",
                     m->string ? m->string : "?");
   }
+}
+
+cJSON *hs_json_stamp_version(cJSON *j, int version)
+{
+  if (!j || !cJSON_IsObject(j) || cJSON_GetObjectItemCaseSensitive(j, "schema_version"))
+    return j;
+  cJSON *v = cJSON_AddNumberToObject(j, "schema_version", version);
+  if (!v) {
+    cJSON_Delete(j);
+    return NULL;
+  }
+  if (j->child != v) /* to the front: readers see it first */
+    cJSON_InsertItemInArray(j, 0, cJSON_DetachItemViaPointer(j, v));
+  return j;
 }
 
 hs_status_t hs_json_write_file(const cJSON *j, const char *path, hs_error_t *err)
