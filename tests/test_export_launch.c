@@ -8,8 +8,9 @@
  *  - the loop closes: a grid plan -> its Megatron arguments -> a synthetic
  *    Megatron log in the real format (the arguments block Megatron prints
  *    from those flags, iteration lines) -> hs_megatron_log_parse gives back
- *    the grid options the plan was built from, and uneven first / last
- *    stages come back as the stage_layers given to hs_plan_grid;
+ *    the grid options the plan was built from, uneven first / last stages
+ *    come back as the stage_layers given to hs_plan_grid, and the run
+ *    simulated as `validate --run` does has the plan's grid and layout;
  *  - plans a framework cannot run (per-stage TP, op-level cuts, uneven
  *    shares, heterogeneous groups, ZeRO-2 under Megatron, TP under
  *    DeepSpeed) are refused with HS_EINFEASIBLE naming each extra.
@@ -169,6 +170,34 @@ static char *synthetic_log(const flagv_t *f, int n, int world, int dp, int pp, i
   return s;
 }
 
+/* The run, simulated as validate --run does, holds the plan's grid and
+ * layout: its summary's "tpX ppY dpZ mbs B x N microbatches" and
+ * ", layers ..." parts equal the original plan's (hs_plan_describe). */
+static void same_layout(const hs_run_t *run, const hs_cluster_t *c, const hs_plan_t *p,
+                        const hs_model_t *m)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_model_t m2;
+  hs_report_t rep;
+  hs_model_init(&m2);
+  hs_report_init(&rep);
+  hs_status_t st = hs_run_simulate(run, c, &m2, &rep, &err);
+  CHECK_MSG(st == HS_OK, "%s", err.msg);
+  if (st == HS_OK) {
+    char want[512];
+    hs_plan_describe(p, m, want, sizeof want);
+    const char *lw = strstr(want, ", layers "), *lg = strstr(rep.plan_summary, ", layers ");
+    const char *mw = strstr(want, " microbatches"), *mg = strstr(rep.plan_summary, " microbatches");
+    CHECK_MSG(lw && lg && strcmp(lw, lg) == 0, "layout %s vs %s", want, rep.plan_summary);
+    CHECK_MSG(mw && mg && mw - want == mg - rep.plan_summary &&
+                  strncmp(want, rep.plan_summary, (size_t)(mw - want)) == 0,
+              "grid %s vs %s", want, rep.plan_summary);
+  }
+  hs_report_destroy(&rep);
+  hs_model_destroy(&m2);
+}
+
 typedef struct grid_case {
   const char *model, *cluster;
   int32_t tp, pp, dp, cp, ep, chunks, mbs;
@@ -312,6 +341,9 @@ static void test_round_trip(void)
         CHECK_EQ_INT(run.model.dtype, k->precision);
         CHECK_EQ_INT(run.world_size, k->tp * k->pp * k->dp * k->cp);
         CHECK_EQ_INT(run.measured.n_iterations, 3);
+        CHECK_EQ_INT(run.plan.first_stage_layers, ff ? k->layers[0] : 0);
+        CHECK_EQ_INT(run.plan.last_stage_layers, fl ? k->layers[k->pp - 1] : 0);
+        same_layout(&run, &c, &p, &m);
       }
       hs_run_destroy(&run);
       free(log);

@@ -803,6 +803,8 @@ typedef struct hs_run_plan {
   hs_recompute_t recompute;
   bool distributed_optimizer;   /* -> plan.optimizer_sharding */
   bool sequence_parallel;       /* recorded; the simulator does not model it */
+  int32_t first_stage_layers;   /* Megatron's --decoder-first/last-pipeline-num-layers: blocks */
+  int32_t last_stage_layers;    /* of the first / last stage; 0 = the even share */
 } hs_run_plan_t;
 
 typedef struct hs_run {

@@ -212,6 +212,37 @@ static hs_status_t push(double **v, int32_t *n, size_t *cap, double x)
   return HS_OK;
 }
 
+/* Megatron's uneven first / last stage (decoder_first/last_pipeline_num_
+ * layers) into p: only without interleaving and with pp > 1, the rest of
+ * the blocks an even share per middle stage, as Megatron-LM requires.
+ * O(1). */
+static hs_status_t uneven_stages(const args_t *A, const char *file, int64_t layers,
+                                 hs_run_plan_t *p, hs_error_t *err)
+{
+  int64_t f = 0, l = 0;
+  hs_status_t st = get_int(A, "decoder_first_pipeline_num_layers", 0, 0, layers, &f);
+  if (st == HS_OK)
+    st = get_int(A, "decoder_last_pipeline_num_layers", 0, 0, layers, &l);
+  if (st != HS_OK || (f == 0 && l == 0))
+    return st;
+  const arg_t *a = find(A, f ? "decoder_first_pipeline_num_layers" : "decoder_last_pipeline_num_layers");
+  if (p->pp < 2 || p->chunks > 1 || p->pp > 4096)
+    return hs_error_set(err, HS_EINVAL, "%s:%d: %s with pipeline_model_parallel_size %d and "
+                        "virtual_pipeline_model_parallel_size %d: uneven first/last stages are "
+                        "read for 2..4096 stages without interleaving", file, a->line, a->key,
+                        p->pp, p->chunks);
+  int32_t set = (f > 0) + (l > 0);
+  int64_t rest = layers - f - l;
+  if (rest < 0 || (p->pp == set ? rest != 0 : rest % (p->pp - set) != 0))
+    return hs_error_set(err, HS_EINVAL, "%s:%d: num_layers %lld minus decoder first %lld and "
+                        "last %lld leaves %lld blocks, not an even share for %d middle stages",
+                        file, a->line, (long long)layers, (long long)f, (long long)l,
+                        (long long)rest, p->pp - set);
+  p->first_stage_layers = (int32_t)f;
+  p->last_stage_layers = (int32_t)l;
+  return HS_OK;
+}
+
 /* The run's model and plan from the arguments block (the keys the header
  * of this file lists); errors name the file, the line and the key. Ends
  * at `cleanup:` for HS_CHECK/HS_FAIL. O(keys x block). */
@@ -310,6 +341,7 @@ static hs_status_t run_from_args(const args_t *A, const char *file, int64_t padd
                          (long long)p->global_batch, p->dp, p->microbatch_size));
   HS_CHECK(get_int(A, "virtual_pipeline_model_parallel_size", 1, 1, 1 << 16, &v));
   p->chunks = (int32_t)v;
+  HS_CHECK(uneven_stages(A, file, m->layers, p, err));
   const char *rg = get_str(A, "recompute_granularity");
   p->recompute = HS_RECOMPUTE_NONE;
   if (rg && hs_recompute_parse(rg, &p->recompute) != HS_OK)

@@ -12,6 +12,8 @@
 
 #include <string.h>
 
+#define HS_RUN_MAX_UNEVEN_PP 4096 /* pipeline stages of an uneven run (the importer checks) */
+
 hs_status_t hs_run_simulate(const hs_run_t *r, const hs_cluster_t *c, hs_model_t *m,
                             hs_report_t *rep, hs_error_t *err)
 {
@@ -39,6 +41,22 @@ hs_status_t hs_run_simulate(const hs_run_t *r, const hs_cluster_t *c, hs_model_t
   g.schedule = p->chunks > 1 ? "interleaved-1f1b" : "1f1b";
   g.chunks = p->chunks > 1 ? p->chunks : 1;
   g.recompute = p->recompute;
+  /* uneven first / last stage (Megatron's decoder_first/last_pipeline_num_
+   * layers), the middle stages sharing the rest evenly */
+  int32_t layers[HS_RUN_MAX_UNEVEN_PP];
+  if ((p->first_stage_layers > 0 || p->last_stage_layers > 0) && p->pp <= HS_RUN_MAX_UNEVEN_PP) {
+    int32_t set = (p->first_stage_layers > 0) + (p->last_stage_layers > 0);
+    int64_t rest = r->model.layers - p->first_stage_layers - p->last_stage_layers;
+    int32_t mid = p->pp > set ? (int32_t)(rest / (p->pp - set)) : 0;
+    for (int32_t k = 0; k < p->pp; k++)
+      layers[k] = mid;
+    if (p->first_stage_layers > 0)
+      layers[0] = p->first_stage_layers;
+    if (p->last_stage_layers > 0)
+      layers[p->pp - 1] = p->last_stage_layers;
+    g.stage_layers = layers;
+    g.n_stage_layers = p->pp;
+  }
   HS_CHECK(hs_plan_grid(m, c, &g, &plan, err));
   plan.optimizer_sharding = p->distributed_optimizer;
   hs_strlcpy(plan.strategy, "megatron-log", sizeof plan.strategy);

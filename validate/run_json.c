@@ -78,6 +78,10 @@ cJSON *hs_run_to_json(const hs_run_t *r)
     cJSON_AddStringToObject(po, "recompute", hs_recompute_name(p->recompute));
     cJSON_AddBoolToObject(po, "distributed_optimizer", p->distributed_optimizer);
     cJSON_AddBoolToObject(po, "sequence_parallel", p->sequence_parallel);
+    if (p->first_stage_layers > 0)
+      cJSON_AddNumberToObject(po, "first_stage_layers", p->first_stage_layers);
+    if (p->last_stage_layers > 0)
+      cJSON_AddNumberToObject(po, "last_stage_layers", p->last_stage_layers);
   }
   cJSON_AddNumberToObject(j, "world_size", r->world_size);
   hs_json_add(j, "measured", ms);
@@ -104,7 +108,8 @@ hs_status_t hs_run_parse(const char *text, const char *file, hs_run_t *out, hs_e
                                       "tflops_per_gpu", NULL};
   static const char *const kplan[] = {"tp", "pp", "dp", "microbatch_size", "global_batch",
                                       "chunks", "recompute", "distributed_optimizer",
-                                      "sequence_parallel", NULL};
+                                      "sequence_parallel", "first_stage_layers",
+                                      "last_stage_layers", NULL};
   hs_status_t st = HS_OK;
   cJSON *j = NULL;
   char *sub = NULL;
@@ -152,6 +157,10 @@ hs_status_t hs_run_parse(const char *text, const char *file, hs_run_t *out, hs_e
   HS_CHECK(hs_json_bool(&r, po, "plan", "distributed_optimizer", false, false,
                         &p->distributed_optimizer));
   HS_CHECK(hs_json_bool(&r, po, "plan", "sequence_parallel", false, false, &p->sequence_parallel));
+  HS_CHECK(hs_json_int(&r, po, "plan", "first_stage_layers", false, 0, 0, HS_MODEL_MAX_LAYERS, &v));
+  p->first_stage_layers = (int32_t)v;
+  HS_CHECK(hs_json_int(&r, po, "plan", "last_stage_layers", false, 0, 0, HS_MODEL_MAX_LAYERS, &v));
+  p->last_stage_layers = (int32_t)v;
   int64_t tp_pp = 0, world = 0;
   if (!hs_mul_i64(p->tp, p->pp, HS_CLUSTER_MAX_DEVICES, &tp_pp) ||
       !hs_mul_i64(tp_pp, p->dp, HS_CLUSTER_MAX_DEVICES, &world))
