@@ -817,14 +817,18 @@ cleanup:
  * ratios) against the op-level program `out`, whose simulated time is
  * sim_s: the best few are simulated and the fastest plan replaces *out when
  * it beats sim_s. With practice search only (without it the op-level
- * program is not simulated, so there is nothing to compare with). what[]
+ * program is not simulated, so there is nothing to compare with), and on
+ * models with attention (transformer blocks). what[]
  * gets a note, *replaced whether *out was replaced. O(candidates x estimate + hs__sim_budget simulations). */
 static hs_status_t block_programs(hap_t *a, hs_plan_t *out, double sim_s, char *what,
                                   size_t what_n, hs_search_stats_t *stats, bool *replaced,
                                   hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  if (!a->o.search_practice || hs_model_layers(a->m) < 1)
+  bool attention = false; /* block programs shard transformer blocks only */
+  for (size_t k = 0; k < a->m->n_ops && !attention; k++)
+    attention = a->m->ops[k].kind == HS_OP_ATTENTION;
+  if (!a->o.search_practice || hs_model_layers(a->m) < 1 || !attention)
     return HS_OK;
   /* one pool per TP degree 1, 2, 4, 8+, each simulating its best few */
   enum { N_POOLS = 4 };
