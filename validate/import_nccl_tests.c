@@ -134,6 +134,27 @@ static bool algo_on_line(const char *s, const char *e, char *val, size_t n)
   return false;
 }
 
+/* NCCL_ALGO set on line [b, e) into *algo / *algo_line; a value hetsim
+ * does not fit, or one that contradicts an earlier line, is refused naming
+ * the line. O(line). */
+static hs_status_t note_algo(const char *b, const char *e, const char *file, int32_t line,
+                             int *algo, int32_t *algo_line, hs_error_t *err)
+{
+  char val[32];
+  if (!algo_on_line(b, e, val, sizeof val))
+    return HS_OK;
+  int a = 0;
+  if (hs_nt_algo_parse(val, &a) != HS_OK)
+    return hs_error_set(err, HS_EINVAL, "%s:%d: NCCL_ALGO \"%s\": hetsim fits Ring, Tree or NVLS "
+                        "(NVLSTree) runs, one algorithm per file", file, line, val);
+  if (*algo && *algo != a)
+    return hs_error_set(err, HS_EINVAL, "%s:%d: NCCL_ALGO %s, but line %d says %s", file, line,
+                        val, *algo_line, hs_nt_algo_name(*algo));
+  *algo = a;
+  *algo_line = line;
+  return HS_OK;
+}
+
 size_t hs__nt_missing_facts(const hs_nccl_tests_t *t, const hs_nt_opts_t *o, bool ranks,
                             char *buf, size_t n)
 {
@@ -396,18 +417,7 @@ hs_status_t hs_nccl_tests_parse(const char *text, const char *file, const hs_nt_
     const char *b = skip_prefix(s, e);
     split(b, e, tok);
     const char *next = *e ? e + 1 : e;
-    char algo_val[32];
-    if (algo_on_line(b, e, algo_val, sizeof algo_val)) {
-      int a = 0;
-      if (hs_nt_algo_parse(algo_val, &a) != HS_OK)
-        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: NCCL_ALGO \"%s\": hetsim fits Ring, Tree or "
-                             "NVLS (NVLSTree) runs, one algorithm per file", file, line, algo_val));
-      if (file_algo && file_algo != a)
-        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: NCCL_ALGO %s, but line %d says %s", file, line,
-                             algo_val, algo_line, hs_nt_algo_name(file_algo)));
-      file_algo = a;
-      algo_line = line;
-    }
+    HS_CHECK(note_algo(b, e, file, line, &file_algo, &algo_line, err));
     if (tok->n == 0) {
       s = next;
       continue;
