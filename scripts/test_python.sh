@@ -2,8 +2,11 @@
 # The Python package (python/, docs/python.md): a virtual environment over
 # Debian's Python (its pip refuses system-wide installs, PEP 668; the venv
 # sees Debian's pandas, pytest, nbclient), the package installed from this
-# tree, pytest against the CLI in $BUILD_DIR, and the example notebook
-# executed headless. Idempotent: a second run reuses the venv and the build.
+# tree, pytest against the CLI in $BUILD_DIR, a wheel in a fresh venv, the
+# README's install command run literally in a fresh venv (pip bringing the
+# declared dependencies) with the README's python example, and the example
+# notebook executed headless under the kernel named hetsim that the
+# README's kernel command installs. Idempotent: a second run reuses the venv and the build.
 #   BUILD_DIR   CMake build with hetsim and libhetsim.so (default build/;
 #               made by scripts/setup.sh when missing)
 #   HS_VENV     the virtual environment (default .venv/)
