@@ -218,16 +218,17 @@ static hs_api_plan_t *plan_alloc(hs_error_t *e)
   return p;
 }
 
-/* Finishes a constructor: the summary on success, the handle freed on failure. */
-static hs_api_plan_t *plan_done(hs_api_plan_t *p, hs_status_t st, hs_error_t *e,
-                                hs_api_error_t *err)
+/* Finishes a constructor: the summary (in layers of model m) on success,
+ * the handle freed on failure. */
+static hs_api_plan_t *plan_done(hs_api_plan_t *p, const hs_api_model_t *m, hs_status_t st,
+                                hs_error_t *e, hs_api_error_t *err)
 {
   report_error(err, st, e);
   if (st != HS_OK) {
     hs_api_plan_free(p);
     return NULL;
   }
-  hs_plan_summary(&p->plan, p->summary, sizeof p->summary);
+  hs_plan_describe(&p->plan, m ? &m->m : NULL, p->summary, sizeof p->summary);
   return p;
 }
 
@@ -262,7 +263,7 @@ hs_api_plan_t *hs_api_plan_grid(const hs_api_model_t *m, const hs_api_cluster_t 
       hs_dtype_parse(g.practice.precision, &p->plan.precision); /* checked by the decoder */
     st = hs_plan_validate(&p->plan, &m->m, &c->c, NULL, &e);
   }
-  return plan_done(p, st, &e, err);
+  return plan_done(p, m, st, &e, err);
 }
 
 static hs_api_plan_t *plan_read(const char *path, const char *text, const char *file,
@@ -281,7 +282,7 @@ static hs_api_plan_t *plan_read(const char *path, const char *text, const char *
     st = path ? hs_plan_load(path, &p->plan, &e) : hs_plan_parse(text, file, &p->plan, &e);
   if (st == HS_OK)
     st = hs_plan_validate(&p->plan, &m->m, &c->c, file, &e);
-  return plan_done(p, st, &e, err);
+  return plan_done(p, m, st, &e, err);
 }
 
 hs_api_plan_t *hs_api_plan_load(const char *path, const hs_api_model_t *m,
@@ -327,7 +328,7 @@ hs_api_plan_t *hs_api_plan_search(const hs_api_model_t *m, const hs_api_cluster_
     hs_strlcpy(p->model, m->m.name, sizeof p->model);
     hs_strlcpy(p->cluster, c->c.name, sizeof p->cluster);
   }
-  return plan_done(p, st, &e, err);
+  return plan_done(p, m, st, &e, err);
 }
 
 void hs_api_plan_free(hs_api_plan_t *p)

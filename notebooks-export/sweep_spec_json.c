@@ -508,7 +508,7 @@ hs_status_t hs_sweep_spec_parse(const char *text, const char *file, hs_sweep_spe
   /* training practice for every job (docs/simulator.md, "Modern training practice") */
   hs_practice_init(&out->practice);
   char kern[40];
-  HS_CHECK(hs_json_string(r, root, "", "kernels", false, "megatron-2021", kern, sizeof kern));
+  HS_CHECK(hs_json_string(r, root, "", "kernels", false, HS_KERNELS_DEFAULT, kern, sizeof kern));
   if (hs_kernels_preset(kern, &out->practice.kernels) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: kernels: unknown preset \"%s\" (megatron-2021, "
                          "megatron-core-2024, ...)", file, kern));

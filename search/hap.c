@@ -834,7 +834,9 @@ static hs_status_t block_programs(hap_t *a, hs_plan_t *out, double sim_s, char *
   enum { N_POOLS = 4 };
   hs_cand_pool_t pools[N_POOLS];
   memset(pools, 0, sizeof pools);
-  int32_t cap = HS_MAX(hs__sim_budget(a->c) - 1, 1);
+  /* two finalists per degree up to 64 GPUs, one beyond (bench_search at
+   * 256 GPUs: 3.40 CPU s with two, docs/hap.md) */
+  int32_t cap = a->c->n_devices <= 64 ? 2 : 1;
   for (int32_t i = 0; i < N_POOLS; i++) {
     if (hs__cpool_init(&pools[i], cap) != HS_OK)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "hap: out of memory"));

@@ -24,8 +24,13 @@ cJSON *hs_search_result_to_json(const char *strategy, const char *model, const c
     cJSON_Delete(jr);
     return NULL;
   }
+  /* the simulated report's summary names layers (it had the model); a bare
+   * plan can only name op ranges */
   char summary[256];
-  hs_plan_summary(plan, summary, sizeof summary);
+  if (report->plan_summary[0])
+    hs_strlcpy(summary, report->plan_summary, sizeof summary);
+  else
+    hs_plan_summary(plan, summary, sizeof summary);
   cJSON_AddStringToObject(j, "strategy", strategy);
   cJSON_AddStringToObject(j, "model", model);
   cJSON_AddStringToObject(j, "cluster", cluster);

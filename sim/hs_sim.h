@@ -67,8 +67,9 @@ typedef struct hs_plan_shard {
 
 /* ---- training practice (sim/practice.c, docs/simulator.md "Modern training
  * practice"): the kernel set and the parallelism options a framework uses,
- * carried by the plan. hs_practice_init gives today's default, under which
- * every figure is what it was before these options existed. ---------------- */
+ * carried by the plan. hs_practice_init gives today's default: current
+ * kernels (HS_KERNELS_DEFAULT), no other option; with kernels megatron-2021
+ * every figure is what it was before these options existed. -------------- */
 
 typedef enum { HS_ATTENTION_UNFUSED = 0, HS_ATTENTION_FLASH = 1 } hs_attention_t;
 const char *hs_attention_name(hs_attention_t a);
@@ -85,7 +86,11 @@ typedef struct hs_kernels {
 } hs_kernels_t;
 
 /* Named presets per framework era ("megatron-2021", "megatron-core-2024",
- * "pytorch-eager"); NULL-terminated list for help texts. */
+ * "unfused"); NULL-terminated list for help texts. HS_KERNELS_DEFAULT is
+ * the set hs_practice_init gives (current practice); tables and runs of
+ * another era name theirs (validate/published.c pins megatron-2021 for
+ * tables that name none). */
+#define HS_KERNELS_DEFAULT "megatron-core-2024"
 extern const char *const hs_kernel_presets[];
 hs_status_t hs_kernels_preset(const char *name, hs_kernels_t *out);
 /* The preset names joined by ", " into buf (truncated to n bytes); buf. */
@@ -182,7 +187,7 @@ hs_status_t hs_framework_from_json(const struct hs_jreader *r, const struct cJSO
 struct cJSON *hs_framework_to_json(const hs_framework_t *fw);
 
 typedef struct hs_practice {
-  hs_kernels_t kernels;       /* default: megatron-2021 */
+  hs_kernels_t kernels;       /* default: HS_KERNELS_DEFAULT (megatron-core-2024) */
   hs_framework_t framework;   /* default: none (no host model) */
   bool sequence_parallel;     /* Megatron SP over each TP group (Korthikanti et al.) */
   int32_t zero_stage;         /* ZeRO over each op's DP group: 0 none, 1 optimizer state,

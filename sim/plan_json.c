@@ -235,7 +235,7 @@ static hs_status_t parse_practice(const hs_jreader_t *r, const cJSON *j, const c
   } else if (jk) {
     HS_CHECK(hs_json_expect_object(r, jk, "kernels"));
     hs_json_warn_unknown(r, jk, "kernels", kknown);
-    HS_CHECK(hs_json_string(r, jk, "kernels", "preset", false, "megatron-2021", name, sizeof name));
+    HS_CHECK(hs_json_string(r, jk, "kernels", "preset", false, HS_KERNELS_DEFAULT, name, sizeof name));
     if (hs_kernels_preset(name, &pr->kernels) != HS_OK)
       return hs_error_set(err, HS_EINVAL,
                           "%s: kernels.preset: unknown preset \"%s\" (megatron-2021, "

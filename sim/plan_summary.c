@@ -1,7 +1,8 @@
 /*
  * plan_summary.c - a plan in one line, in Megatron-LM's vocabulary:
  *
- *   tp2 pp4 dp8 mbs 1 x 64 microbatches 1f1b, layers emb+0-5|6-11|12-17|18-23+head
+ *   tp2 pp4 dp8 mbs 1 x 64 microbatches 1f1b bf16 megatron-core-2024 framework=none,
+ *   layers emb+0-5|6-11|12-17|18-23+head
  *
  * tp = tensor-parallel degree, pp = pipeline stages (ranks), dp = data-
  * parallel replicas of a stage (identical pipelines x replicas inside a
@@ -13,9 +14,12 @@
  * per stage ("tp8|8|4|4", asymmetric stages), uneven DP shares give the
  * range of mbs ("mbs 0.5-1.5 (uneven DP shares)"), and pipelines that
  * differ from the first are counted ("3 pipelines with different stages").
- * Layers per stage are transformer-block ranges ("emb+" / "+head" where a
- * stage holds ops before or after the blocks) when the model is known, else
- * op ranges ("ops 0-40|41-80"). O(stages x replicas + ops).
+ * The precision, kernel preset and framework preset are always named
+ * ("1f1b bf16 megatron-core-2024 framework=none"), other practice options
+ * when set. Layers per stage are transformer-block ranges ("emb+" / "+head"
+ * where a stage holds ops before or after the blocks) when the model is
+ * known, else op ranges ("ops 0-40|41-80"); an interleaved rank lists every
+ * chunk it holds ("emb+0-3,8-11|4-7,12-15+head"). O(stages x replicas + ops).
  */
 #include "hs_sim.h"
 
@@ -76,6 +80,68 @@ static void degree(out_t *o, const char *name, const hs_plan_pipeline_t *pl, int
     }
 }
 
+/* " bf16 megatron-core-2024 sp zero1 framework=none": the precision, the
+ * kernel preset and the framework preset always (a reader must not have to
+ * know the defaults), the other practice options where they are not. */
+static void practice(out_t *o, const hs_plan_t *p)
+{
+  const hs_practice_t *pr = &p->practice;
+  put(o, " %s", hs_dtype_name(p->precision));
+  const char *pn = hs_kernels_preset_name(&pr->kernels);
+  if (pn)
+    put(o, " %s", pn);
+  else
+    put(o, " attention=%s kernels=custom", hs_attention_name(pr->kernels.attention));
+  if (pr->sequence_parallel)
+    put(o, " sp");
+  if (pr->zero_stage > 0)
+    put(o, " zero%d", (int)pr->zero_stage);
+  if (pr->tp_comm_overlap)
+    put(o, " tp-overlap");
+  if (!pr->dp_overlap)
+    put(o, " dp-overlap=off");
+  if (!pr->overlap_contention)
+    put(o, " contention=off");
+  if (pr->expert_parallel > 1)
+    put(o, " ep%d", (int)pr->expert_parallel);
+  if (pr->grad_accum != HS_GRAD_ACCUM_FUSED)
+    put(o, " grad-accum=%s", hs_grad_accum_name(pr->grad_accum));
+  if (pr->grad_reduce_fp32)
+    put(o, " grad-reduce=fp32");
+  put(o, " framework=%s", hs_framework_name(pr->framework.id));
+}
+
+/* One stage's transformer blocks ("emb+0-5", "6-11+head", "emb"), or its op
+ * range when the model is unknown or does not match. O(ops of the stage). */
+static void stage_layers(out_t *o, const hs_model_t *m, const hs_plan_stage_t *s)
+{
+  if (!m || s->op_last > (int32_t)m->n_ops) {
+    put(o, "%d-%d", s->op_first, s->op_last - 1);
+    return;
+  }
+  int32_t lf = -1, ll = -1;
+  bool pre = false, post = false;
+  for (int32_t op = s->op_first; op < s->op_last; op++) {
+    int32_t l = m->ops[op].layer;
+    if (l < 0) {
+      if (lf < 0)
+        pre = true;
+      else
+        post = true;
+      continue;
+    }
+    if (lf < 0)
+      lf = l;
+    ll = l;
+  }
+  if (lf < 0)
+    put(o, pre ? "emb" : "-");
+  else if (lf == ll)
+    put(o, "%s%d%s", pre ? "emb+" : "", lf, post ? "+head" : "");
+  else
+    put(o, "%s%d-%d%s", pre ? "emb+" : "", lf, ll, post ? "+head" : "");
+}
+
 void hs_plan_describe(const hs_plan_t *p, const hs_model_t *m, char *buf, size_t n)
 {
   out_t o = {buf, n, 0};
@@ -121,64 +187,21 @@ void hs_plan_describe(const hs_plan_t *p, const hs_model_t *m, char *buf, size_t
   else
     put(&o, " mbs %.3g-%.3g (uneven DP shares)", lo, hi);
   put(&o, " x %d microbatches %s", pl->n_microbatches, p->schedule);
-  if (!hs_practice_is_default(&p->practice)) { /* modern training practice, when asked for */
-    const char *pn = hs_kernels_preset_name(&p->practice.kernels);
-    if (pn && strcmp(pn, "megatron-2021") != 0)
-      put(&o, " %s", pn);
-    else if (!pn)
-      put(&o, " attention=%s kernels=custom", hs_attention_name(p->practice.kernels.attention));
-    if (p->practice.sequence_parallel)
-      put(&o, " sp");
-    if (p->practice.zero_stage > 0)
-      put(&o, " zero%d", (int)p->practice.zero_stage);
-    if (p->practice.tp_comm_overlap)
-      put(&o, " tp-overlap");
-    if (!p->practice.dp_overlap)
-      put(&o, " dp-overlap=off");
-    if (!p->practice.overlap_contention)
-      put(&o, " contention=off");
-    if (p->practice.expert_parallel > 1)
-      put(&o, " ep%d", (int)p->practice.expert_parallel);
-    if (p->practice.grad_accum != HS_GRAD_ACCUM_FUSED)
-      put(&o, " grad-accum=%s", hs_grad_accum_name(p->practice.grad_accum));
-    if (p->practice.grad_reduce_fp32)
-      put(&o, " grad-reduce=fp32");
-    if (hs_framework_active(&p->practice.framework))
-      put(&o, " framework=%s", hs_framework_name(p->practice.framework.id));
-  }
+  practice(&o, p);
   if (differ > 0)
     put(&o, ", %d pipeline%s with different stages", differ, differ == 1 ? "" : "s");
   if (ranks > 16)
     return;
   put(&o, ", %s ", m ? "layers" : "ops");
+  /* rank k holds virtual stages k, k + ranks, ...: its chunks joined by ",",
+   * ranks by "|" */
   for (int32_t k = 0; k < ranks; k++) {
-    const hs_plan_stage_t *s = &pl->stages[k];
     if (k)
       put(&o, "|");
-    if (!m || s->op_last > (int32_t)m->n_ops) {
-      put(&o, "%d-%d", s->op_first, s->op_last - 1);
-      continue;
+    for (int32_t c = 0; c < v && k + c * ranks < pl->n_stages; c++) {
+      if (c)
+        put(&o, ",");
+      stage_layers(&o, m, &pl->stages[k + c * ranks]);
     }
-    int32_t lf = -1, ll = -1;
-    bool pre = false, post = false;
-    for (int32_t op = s->op_first; op < s->op_last; op++) {
-      int32_t l = m->ops[op].layer;
-      if (l < 0) {
-        if (lf < 0)
-          pre = true;
-        else
-          post = true;
-        continue;
-      }
-      if (lf < 0)
-        lf = l;
-      ll = l;
-    }
-    if (lf < 0)
-      put(&o, pre ? "emb" : "-");
-    else if (lf == ll)
-      put(&o, "%s%d%s", pre ? "emb+" : "", lf, post ? "+head" : "");
-    else
-      put(&o, "%s%d-%d%s", pre ? "emb+" : "", lf, ll, post ? "+head" : "");
   }
 }

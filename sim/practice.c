@@ -6,14 +6,17 @@
  * backward prefetch) and the gradient-reduce dtype lowering reads (docs/simulator.md, "Modern training
  * practice"). One entry point for the cost side: hs_practice_op.
  *
- * Invariants: hs_practice_init's default (megatron-2021 kernels, no
- * sequence parallelism) returns every op unchanged but the loss: the
- * model's loss op counts what a fused cross entropy moves (the logits read
- * once, the gradient written once), and a kernel set without one
- * (megatron-2021, unfused) adds the fp32 passes of Megatron-LM's
- * vocab_parallel_cross_entropy (since 2026-11-28; it was costed as fused
- * before). Everything is a pure function of (practice, op, tp), O(1), no
- * allocation.
+ * Invariants: hs_practice_init's default kernel set is current practice,
+ * HS_KERNELS_DEFAULT (megatron-core-2024: FlashAttention, fused
+ * activation, norm and cross entropy; until 2026-12-02 it was
+ * megatron-2021, which modelled 2021 kernels for every config without
+ * saying so). Under megatron-2021 and no sequence parallelism every op is
+ * the model's own but the loss: the model's loss op counts what a fused
+ * cross entropy moves (the logits read once, the gradient written once),
+ * and a kernel set without one (megatron-2021, unfused) adds the fp32
+ * passes of Megatron-LM's vocab_parallel_cross_entropy (since 2026-11-28;
+ * it was costed as fused before). Everything is a pure function of
+ * (practice, op, tp), O(1), no allocation.
  */
 #include "hs_sim.h"
 
@@ -111,7 +114,7 @@ const char *hs_kernels_preset_name(const hs_kernels_t *k)
 void hs_practice_init(hs_practice_t *p)
 {
   memset(p, 0, sizeof *p);
-  p->kernels = presets[0].k;
+  hs_kernels_preset(HS_KERNELS_DEFAULT, &p->kernels);
   p->dp_overlap = true;
   p->overlap_contention = true;
   p->context_parallel = 1;

@@ -409,6 +409,10 @@ static void test_estimate_at_plan_precision(void)
     hs_plan_opts_init(&o);
     o.global_batch = 32;
     o.precision = HS_DTYPE_FP32;
+    /* megatron-2021, as when the 10% bound was set: with the flash attention
+     * of the default megatron-core-2024 at fp32 (which FlashAttention does not
+     * run) megatron's estimate is 0.1693 s against 0.1882 s simulated, 10.0% */
+    CHECK(hs_kernels_preset("megatron-2021", &o.practice.kernels) == HS_OK);
     hs_plan_t plan;
     hs_search_stats_t stats;
     hs_report_t rep;

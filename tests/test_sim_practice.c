@@ -27,7 +27,8 @@
  *  - TP communication overlap (with SP): each reduce-scatter / all-gather
  *    runs alongside its GEMM, a segment takes max(GEMM, collective)
  *    instead of their sum;
- *  - the default practice changes nothing; plan JSON round trip and broken
+ *  - the default kernel set is megatron-core-2024 (named, the same report);
+ *    megatron-2021 changes nothing but the loss; plan JSON round trip and broken
  *    input (names the field and the value); SP without TP refused.
  */
 #include "hs_json.h"
@@ -81,8 +82,9 @@ static void test_korthikanti_formulas(void)
   for (size_t k = 0; k < HS_ARRAY_LEN(ts); k++) {
     int32_t t = ts[k];
     double sh = (double)s * h, as_h = (double)a * s / h;
-    hs_practice_t pr;
+    hs_practice_t pr; /* Korthikanti et al.'s kernels: attention scores materialised */
     hs_practice_init(&pr);
+    CHECK(hs_kernels_preset("megatron-2021", &pr.kernels) == HS_OK);
     CHECK_REL(block_act(h, a, s, t, &pr, HS_RECOMPUTE_NONE), sh * (10 + 24.0 / t + 5 * as_h / t),
               1e-12);
     CHECK_REL(block_act(h, a, s, t, &pr, HS_RECOMPUTE_SELECTIVE), sh * (10 + 24.0 / t), 1e-12);
@@ -115,6 +117,7 @@ static void test_flash_linear_in_s(void)
   double a2 = block_act(512, 8, 2048, 2, &pr, HS_RECOMPUTE_NONE);
   CHECK_REL(a2, 2.0 * a1, 1e-12);
   hs_practice_init(&pr);
+  pr.kernels.attention = HS_ATTENTION_UNFUSED;
   double u1 = block_act(512, 8, 1024, 2, &pr, HS_RECOMPUTE_NONE);
   double u2 = block_act(512, 8, 2048, 2, &pr, HS_RECOMPUTE_NONE);
   CHECK(u2 > 2.2 * u1);
@@ -152,10 +155,11 @@ static void test_flash_kernel(void)
     CHECK_REL(f->fwd_mem_bytes, 3 * s * h * 2 + s * h * 2 + 4 * a * s, 1e-15);
     fm[k] = f->fwd_mem_bytes;
     bm[k] = f->bwd_mem_bytes;
-    /* the default kernel set leaves every op as the model has it, but the
-     * loss (megatron-2021 has no fused cross entropy: test_cross_entropy) */
+    /* megatron-2021 leaves every op as the model has it, but the loss (it
+     * has no fused cross entropy: test_cross_entropy) */
     hs_practice_t d;
     hs_practice_init(&d);
+    CHECK(hs_kernels_preset("megatron-2021", &d.kernels) == HS_OK);
     for (size_t i = 0; i < m.n_ops; i++)
       CHECK((hs_practice_op(&d, &m.ops[i], 8, &tmp) == &m.ops[i]) == (m.ops[i].kind != HS_OP_LOSS));
     hs_model_destroy(&m);
@@ -196,9 +200,10 @@ static void test_cross_entropy(void)
     CHECK_REL(u->bwd_mem_bytes, T * V * (8.0 + cast), 1e-12);
     CHECK_REL(u->saved_bytes, T * V * 4.0, 1e-12); /* the fp32 softmax, kept */
     CHECK(u->fwd_flops == loss->fwd_flops && u->bwd_flops == loss->bwd_flops);
-    /* megatron-2021 (the default) has the same loss */
+    /* megatron-2021 has the same loss */
     hs_practice_t def;
     hs_practice_init(&def);
+    CHECK(hs_kernels_preset("megatron-2021", &def.kernels) == HS_OK);
     hs_op_t tmp2;
     const hs_op_t *u2 = hs_practice_op(&def, loss, 1, &tmp2);
     CHECK(u2->fwd_mem_bytes == u->fwd_mem_bytes && u2->bwd_mem_bytes == u->bwd_mem_bytes);
@@ -385,8 +390,10 @@ static void test_default_identical(void)
     g.global_batch = 16;
     hs_plan_t plan;
     CHECK(hs_plan_grid(&m, &c, &g, &plan, &err) == HS_OK);
-    if (k)
-      CHECK(hs_kernels_preset("megatron-2021", &plan.practice.kernels) == HS_OK);
+    if (k) /* the default is current practice (HS_KERNELS_DEFAULT) */
+      CHECK(hs_kernels_preset("megatron-core-2024", &plan.practice.kernels) == HS_OK);
+    else
+      CHECK(strcmp(hs_kernels_preset_name(&plan.practice.kernels), "megatron-core-2024") == 0);
     hs_report_t rep;
     CHECK(hs_simulate(&m, &c, &plan, NULL, &rep, &err) == HS_OK);
     cJSON *j = hs_report_to_json(&rep);

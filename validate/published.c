@@ -27,6 +27,8 @@
 #include <sys/stat.h>
 
 #define MAX_FILES 256
+/* The kernel preset of a table that names none (see hs_pub_options_map). */
+#define HS_PUB_DEFAULT_KERNELS "megatron-2021"
 
 void hs_pub_options_init(hs_pub_options_t *o)
 {
@@ -45,9 +47,11 @@ const char *hs_pub_options_map(const hs_pub_options_t *o, hs_pub_setup_t *s)
   hs_practice_t *pr = &s->grid.practice;
   s->grid.recompute = o->recompute;
   pr->dp_overlap = o->dp_overlap;
-  /* the kernel set: the named preset (default: the grid's, megatron-2021),
-   * then attention where the table or row states it */
-  if (o->kernels[0] && hs_kernels_preset(o->kernels, &pr->kernels) != HS_OK)
+  /* the kernel set: the named preset, else megatron-2021 (the era of every
+   * table here, as their descriptions state; not hs_practice_init's
+   * current-practice default), then attention where the table or row
+   * states it */
+  if (hs_kernels_preset(o->kernels[0] ? o->kernels : HS_PUB_DEFAULT_KERNELS, &pr->kernels) != HS_OK)
     return "kernels";
   if (o->attention[0] && hs_attention_parse(o->attention, &pr->kernels.attention) != HS_OK)
     return "attention";

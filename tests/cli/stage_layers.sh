@@ -11,11 +11,12 @@ sim=("$bin" simulate --model llama2-7b --cluster dgx-a100-1node --tp 2 --global-
 expect 0 "${sim[@]}" --pp 4 --stage-layers 0,8*2,16
 has "$tmp/out" "layers emb|0-7|8-15|16-31+head"
 # interleaved, 2 ranks x 2 chunks in virtual-stage order: rank 0 holds
-# stages 0 and 2, rank 1 stages 1 and 3
-# (the plan line shows the first chunk of each rank)
+# stages 0 and 2 (blocks 0-6 with the embedding, 16-24), rank 1 stages 1
+# and 3 (7-15, 25-31 with the head); the plan line lists every chunk of a
+# rank, joined by ","
 expect 0 "$bin" simulate --model llama2-7b --cluster dgx-a100-1node --tp 4 --pp 2 --dp 1 --global-batch 4 \
   --schedule interleaved-1f1b --chunks 2 --stage-layers 7,9,9,7
-has "$tmp/out" "interleaved-1f1b, layers emb+0-6|7-15"
+has "$tmp/out" "layers emb+0-6,16-24|7-15,25-31+head"
 
 expect 2 "${sim[@]}" --pp 4 --stage-layers 0,8*2,15
 has "$tmp/err" "stage_layers: the counts sum to 31 layers, model llama2-7b has 32"
