@@ -745,7 +745,8 @@ static double greedy_point(const autohet_t *a, const config_t *cf, const ccoef_t
  * pool when it would enter, and makes it the incumbent when it is best. */
 /* Keeps the greedy plan of cf (objective T, blocks lss, microbatches
  * lss + ng) as a transform source when it is the best of its (TP pattern,
- * pipeline count) so far and X_SOURCES allow (the worst is replaced).
+ * pipeline count) so far and X_SOURCES allow (a quarter of them above
+ * MID_POOL_DEVICES GPUs; the worst is replaced).
  * Only with a CP or EP degree to try, and only plain 1f1b. O(devices)
  * when kept, O(X_SOURCES) otherwise. */
 static hs_status_t keep_source(autohet_t *a, const config_t *cf, const double *lss, double T,
@@ -762,7 +763,9 @@ static hs_status_t keep_source(autohet_t *a, const config_t *cf, const double *l
   }
   if (slot >= 0 && T >= a->xsrc_T[slot])
     return HS_OK;
-  if (slot < 0 && a->n_xsrc < X_SOURCES)
+  /* above MID_POOL_DEVICES an estimate costs milliseconds: fewer sources */
+  int32_t cap = a->c->n_devices > MID_POOL_DEVICES ? X_SOURCES / 4 : X_SOURCES;
+  if (slot < 0 && a->n_xsrc < cap)
     slot = a->n_xsrc++;
   else if (slot < 0 && T < a->xsrc_T[worst])
     slot = worst;
