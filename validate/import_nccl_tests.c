@@ -389,13 +389,88 @@ static int coll_from_name(const char *file)
   return -1;
 }
 
+/* The rank lines of the header: how many, the highest rank, the distinct
+ * hosts. */
+typedef struct ranks {
+  host_t *hosts; /* owned */
+  size_t host_cap;
+  int32_t n_hosts, rank_lines, max_rank;
+} ranks_t;
+
+/* One "#  Rank r ... on HOST device d [bus] NAME" line into R, and the
+ * first device name into out->gpu_name. O(hosts). */
+static hs_status_t rank_line(const tokens_t *tok, const char *b, const char *e, const char *file,
+                             int32_t line, ranks_t *R, hs_nccl_tests_t *out, hs_error_t *err)
+{
+  /* #  Rank  r [Group g] Pid p on HOST device d [bus] NAME... */
+  int64_t r = -1;
+  int i;
+  if (tok->n < 3 || !parse_i64(tok->t[2], &r) || r < 0 || r >= MAX_RANKS)
+    return hs_error_set(err, HS_EPARSE, "%s:%d: rank line: expected a rank number after "
+                        "\"Rank\"", file, line);
+  const char *host = NULL;
+  for (i = 3; i + 1 < tok->n; i++)
+    if (strcmp(tok->t[i], "on") == 0) {
+      host = tok->t[i + 1];
+      break;
+    }
+  if (!host)
+    return hs_error_set(err, HS_EPARSE, "%s:%d: rank line: expected \"on HOST\"", file, line);
+  R->rank_lines++;
+  R->max_rank = HS_MAX(R->max_rank, (int32_t)r);
+  bool seen = false;
+  for (int32_t h = 0; h < R->n_hosts && !seen; h++)
+    seen = strncmp(R->hosts[h].name, host, sizeof R->hosts[h].name - 1) == 0;
+  if (!seen) {
+    if (hs_reserve((void **)&R->hosts, &R->host_cap, (size_t)R->n_hosts + 1,
+                   sizeof *R->hosts) != HS_OK)
+      return hs_error_set(err, HS_ENOMEM, "out of memory");
+    hs_strlcpy(R->hosts[R->n_hosts++].name, host, sizeof R->hosts[0].name);
+  }
+  /* the device name follows the bus id "[...]" */
+  const char *rb = memchr(b, ']', (size_t)(e - b));
+  const char *lb = memchr(b, '[', (size_t)(e - b));
+  if (rb && lb && lb < rb && out->gpu_name[0] == '\0') {
+    const char *p = rb + 1;
+    while (p < e && (*p == ' ' || *p == '\t'))
+      p++;
+    const char *q = e;
+    while (q > p && (q[-1] == ' ' || q[-1] == '\r' || q[-1] == '\t'))
+      q--;
+    size_t len = (size_t)(q - p) < sizeof out->gpu_name - 1 ? (size_t)(q - p)
+                                                           : sizeof out->gpu_name - 1;
+    memcpy(out->gpu_name, p, len);
+    out->gpu_name[len] = '\0';
+  }
+  return HS_OK;
+}
+
+/* Consistency: every row's busbw = algbw x the collective's factor for
+ * its ranks (rounding of both to 0.01), which checks the collective and
+ * the rank count. O(rows). */
+static hs_status_t check_busbw(const hs_nccl_tests_t *out, const char *file, hs_error_t *err)
+{
+  double f = hs_nt_busbw_factor(out->coll, out->nranks);
+  for (int32_t i = 0; i < out->n_rows; i++) {
+    const hs_nt_row_t *r = &out->rows[i];
+    for (int k = 0; k < 2; k++) {
+      double want = r->algbw_GBps[k] * f;
+      if (fabs(r->busbw_GBps[k] - want) > 0.005 + 0.005 * f + 1e-9)
+        return hs_error_set(err, HS_EINVAL, "%s:%d: %s busbw %.2f GB/s is not algbw %.2f x %.4g "
+                            "(%s with %d ranks): wrong --coll or --ranks?", file, r->line,
+                            k ? "in-place" : "out-of-place", r->busbw_GBps[k], r->algbw_GBps[k],
+                            f, hs_nt_coll_name(out->coll), out->nranks);
+    }
+  }
+  return HS_OK;
+}
+
 hs_status_t hs_nccl_tests_parse(const char *text, const char *file, const hs_nt_opts_t *o,
                                 hs_nccl_tests_t *out, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  size_t cap = 0, host_cap = 0;
-  host_t *hosts = NULL;
-  int32_t n_hosts = 0, rank_lines = 0, max_rank = -1;
+  size_t cap = 0;
+  ranks_t R = {.max_rank = -1};
   bool elided = false;         /* a "..." line among the rank lines */
   int ncol = 0;                /* 0 until the table header */
   int32_t header_line = 0, algo_line = 0;
@@ -425,45 +500,7 @@ hs_status_t hs_nccl_tests_parse(const char *text, const char *file, const hs_nt_
     if (strcmp(tok->t[0], "...") == 0 && ncol == 0) {
       elided = true;
     } else if (strcmp(tok->t[0], "#") == 0 && tok->n >= 2 && strcmp(tok->t[1], "Rank") == 0) {
-      /* #  Rank  r [Group g] Pid p on HOST device d [bus] NAME... */
-      int64_t r = -1;
-      int i = 2;
-      if (tok->n < 3 || !parse_i64(tok->t[2], &r) || r < 0 || r >= MAX_RANKS)
-        HS_FAIL(hs_error_set(err, HS_EPARSE, "%s:%d: rank line: expected a rank number after "
-                             "\"Rank\"", file, line));
-      const char *host = NULL;
-      for (i = 3; i + 1 < tok->n; i++)
-        if (strcmp(tok->t[i], "on") == 0) {
-          host = tok->t[i + 1];
-          break;
-        }
-      if (!host)
-        HS_FAIL(hs_error_set(err, HS_EPARSE, "%s:%d: rank line: expected \"on HOST\"", file, line));
-      rank_lines++;
-      max_rank = HS_MAX(max_rank, (int32_t)r);
-      bool seen = false;
-      for (int32_t h = 0; h < n_hosts && !seen; h++)
-        seen = strncmp(hosts[h].name, host, sizeof hosts[h].name - 1) == 0;
-      if (!seen) {
-        if (hs_reserve((void **)&hosts, &host_cap, (size_t)n_hosts + 1, sizeof *hosts) != HS_OK)
-          HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-        hs_strlcpy(hosts[n_hosts++].name, host, sizeof hosts[0].name);
-      }
-      /* the device name follows the bus id "[...]" */
-      const char *rb = memchr(b, ']', (size_t)(e - b));
-      const char *lb = memchr(b, '[', (size_t)(e - b));
-      if (rb && lb && lb < rb && out->gpu_name[0] == '\0') {
-        const char *p = rb + 1;
-        while (p < e && (*p == ' ' || *p == '\t'))
-          p++;
-        const char *q = e;
-        while (q > p && (q[-1] == ' ' || q[-1] == '\r' || q[-1] == '\t'))
-          q--;
-        size_t len = (size_t)(q - p) < sizeof out->gpu_name - 1 ? (size_t)(q - p)
-                                                               : sizeof out->gpu_name - 1;
-        memcpy(out->gpu_name, p, len);
-        out->gpu_name[len] = '\0';
-      }
+      HS_CHECK(rank_line(tok, b, e, file, line, &R, out, err));
     } else if (strcmp(tok->t[0], "#") == 0 && tok->n >= 5 && strcmp(tok->t[1], "size") == 0 &&
                strcmp(tok->t[2], "count") == 0) {
       bool root = false;
@@ -495,11 +532,11 @@ hs_status_t hs_nccl_tests_parse(const char *text, const char *file, const hs_nt_
                          "truncated?)", file, header_line));
   /* ranks */
   int32_t nranks = 0;
-  if (rank_lines > 0 && !elided && rank_lines == max_rank + 1) {
-    nranks = rank_lines;
-    out->n_nodes = n_hosts;
-    if (n_hosts > 0 && nranks % n_hosts == 0)
-      out->gpus_per_node = nranks / n_hosts;
+  if (R.rank_lines > 0 && !elided && R.rank_lines == R.max_rank + 1) {
+    nranks = R.rank_lines;
+    out->n_nodes = R.n_hosts;
+    if (R.n_hosts > 0 && nranks % R.n_hosts == 0)
+      out->gpus_per_node = nranks / R.n_hosts;
   }
   if (o && o->nranks > 0) {
     if (nranks && nranks != o->nranks)
@@ -559,12 +596,11 @@ hs_status_t hs_nccl_tests_parse(const char *text, const char *file, const hs_nt_
   }
   /* algorithm: --algo, else the file's NCCL_ALGO; both must agree */
   out->algo = file_algo;
-  if (o && o->algo != HS_NT_ALGO_DEFAULT) {
-    if (file_algo != HS_NT_ALGO_DEFAULT && file_algo != o->algo)
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: --algo %s, but the file ran NCCL_ALGO %s", file,
-                           algo_line, hs_nt_algo_name(o->algo), hs_nt_algo_name(file_algo)));
+  if (o && o->algo != HS_NT_ALGO_DEFAULT && file_algo != HS_NT_ALGO_DEFAULT && file_algo != o->algo)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: --algo %s, but the file ran NCCL_ALGO %s", file,
+                         algo_line, hs_nt_algo_name(o->algo), hs_nt_algo_name(file_algo)));
+  if (o && o->algo != HS_NT_ALGO_DEFAULT)
     out->algo = o->algo;
-  }
   out->nranks = nranks;
   if (out->gpus_per_node > 0 && !out->n_nodes) {
     if (nranks % out->gpus_per_node)
@@ -572,22 +608,10 @@ hs_status_t hs_nccl_tests_parse(const char *text, const char *file, const hs_nt_
                            file, nranks, out->gpus_per_node));
     out->n_nodes = nranks / out->gpus_per_node;
   }
-  /* consistency: busbw = algbw x factor (rounding of both to 0.01) */
-  double f = hs_nt_busbw_factor(out->coll, nranks);
-  for (int32_t i = 0; i < out->n_rows; i++) {
-    const hs_nt_row_t *r = &out->rows[i];
-    for (int k = 0; k < 2; k++) {
-      double want = r->algbw_GBps[k] * f;
-      if (fabs(r->busbw_GBps[k] - want) > 0.005 + 0.005 * f + 1e-9)
-        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s:%d: %s busbw %.2f GB/s is not algbw %.2f x %.4g "
-                             "(%s with %d ranks): wrong --coll or --ranks?", file, r->line,
-                             k ? "in-place" : "out-of-place", r->busbw_GBps[k], r->algbw_GBps[k],
-                             f, hs_nt_coll_name(out->coll), nranks));
-    }
-  }
+  HS_CHECK(check_busbw(out, file, err));
 cleanup:
   free(tok);
-  free(hosts);
+  free(R.hosts);
   if (st != HS_OK)
     hs_nccl_tests_destroy(out);
   return st;
