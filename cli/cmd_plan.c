@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 #include "hs_json.h"
+#include "cli_bands.h" /* error bands: compare, plan */
 #include "hs_export.h"
 #include "hs_scenarios.h"
 
@@ -52,6 +53,28 @@ static int read_plan_opts(const hs_opt_t *opts, hs_plan_opts_t *po)
     return rc;
   po->search_practice = !hs_cli_opt(opts, "no-practice-search");
   return hs_cli_practice(opts, &po->practice);
+}
+
+/* The error band of the plan's predicted iteration (hs_bands.h): its GPU
+ * class, framework preset and GPU count; n_rows 0 when unknown. */
+static void plan_band(const hs_plan_t *p, const hs_cluster_t *c, hs_band_t *out)
+{
+  hs_bands_t bands;
+  hs_bands_init(&bands);
+  memset(out, 0, sizeof *out);
+  out->rel = NAN;
+  int32_t *devs = calloc(c->n_devices + 1, sizeof *devs), n = 0;
+  if (devs && hs_cli_bands_load(&bands)) {
+    for (int32_t i = 0; i < p->n_pipelines; i++)
+      for (int32_t s = 0; s < p->pipelines[i].n_stages; s++)
+        for (int32_t r = 0; r < p->pipelines[i].stages[s].n_replicas; r++)
+          for (int32_t d = 0; d < p->pipelines[i].stages[s].replicas[r].n_devices && n < (int32_t)c->n_devices; d++)
+            devs[n++] = p->pipelines[i].stages[s].replicas[r].devices[d];
+    hs_bands_lookup(&bands, hs_band_gpu_class(c, devs, n), hs_framework_name(p->practice.framework.id),
+                    hs_plan_n_devices(p), out);
+  }
+  free(devs);
+  hs_bands_destroy(&bands);
 }
 
 static int load_inputs(const char *model, const char *cluster, hs_model_t *m, hs_cluster_t *c)
@@ -150,6 +173,15 @@ int hs_cmd_plan(int argc, char **argv)
       rc = 1;
       goto out;
     }
+    int32_t used = hs_plan_n_devices(&plan); /* throughput per GPU the plan uses */
+    cJSON_AddNumberToObject(j, "gpus_used", used);
+    cJSON_AddNumberToObject(j, "tokens_per_s_per_gpu", used > 0 && !rep.oom ? rep.tokens_per_s / used : 0.0);
+    hs_band_t band;
+    plan_band(&plan, &c, &band);
+    if (band.n_rows > 0)
+      cJSON_AddNumberToObject(j, "error_band", band.rel);
+    else
+      cJSON_AddNullToObject(j, "error_band");
     if ((st = hs_json_write_file(j, "-", &err)) != HS_OK)
       rc = hs_cli_fail(&err, st);
     else if (rep.oom)
@@ -175,6 +207,17 @@ int hs_cmd_plan(int argc, char **argv)
   printf("iteration       %.4f s simulated (strategy estimate %.4f s)\n", rep.iteration_time_s,
          stats.predicted_s);
   printf("throughput      %.0f tokens/s, MFU %.1f%%\n", rep.tokens_per_s, rep.mfu * 100.0);
+  int32_t used = hs_plan_n_devices(&plan);
+  printf("GPUs used       %d of %zu, %.0f tokens/s per GPU used\n", used, c.n_devices,
+         used > 0 ? rep.tokens_per_s / used : 0.0);
+  hs_band_t band;
+  plan_band(&plan, &c, &band);
+  if (band.n_rows > 0)
+    printf("error band      +-%.1f%% (90th percentile of |error| over %d published rows: %s); a "
+           "plan faster by less is not a reliable difference\n",
+           band.rel * 100.0, band.n_rows, band.basis);
+  else
+    printf("error band      unknown (no validate/error-bands.json)\n");
   printf("memory          peak %s of %s (%.0f%%)\n", hs_fmt_bytes(peak, b1, sizeof b1),
          hs_fmt_bytes(cap, b2, sizeof b2), ratio * 100.0);
   if (rep.n_unpriced_devices > 0) /* unknown, not $0 or the priced GPUs' partial sum */
@@ -332,6 +375,16 @@ int hs_cmd_compare(int argc, char **argv)
   char vs[64] = "vs_baseline";
   if (base >= 0)
     snprintf(vs, sizeof vs, "vs_%s", rows[base].strategy);
+  /* is the fastest row's lead outside the error bands (docs/validation.md)? */
+  hs_bands_t bands;
+  hs_cli_ranking_t rk;
+  char rk_text[512];
+  hs_bands_init(&bands);
+  (void)hs_cli_bands_load(&bands);
+  hs_cli_rank_compare(&bands, rows, (size_t)n_names, &rk);
+  hs_bands_destroy(&bands);
+  hs_cli_ranking_text(&rk, rk.winner >= 0 ? rows[rk.winner].strategy : "", rk.next >= 0 ? rows[rk.next].strategy : "",
+                      rk_text, sizeof rk_text);
   if (strcmp(fmt, "json") == 0) {
     cJSON *j = hs_json_stamp_version(cJSON_CreateObject(), HS_SCHEMA_VERSION),
           *arr = cJSON_AddArrayToObject(j, "rows");
@@ -363,6 +416,12 @@ int hs_cmd_compare(int argc, char **argv)
       } else {
         cJSON_AddNumberToObject(o, "iteration_s", r->iter_s);
         cJSON_AddNumberToObject(o, "tokens_per_s", r->tokens_s);
+        cJSON_AddNumberToObject(o, "gpus_used", r->gpus_used);
+        cJSON_AddNumberToObject(o, "tokens_per_s_per_gpu", r->tokens_s_per_gpu);
+        if (r->band_set)
+          cJSON_AddNumberToObject(o, "error_band", r->error_band);
+        else
+          cJSON_AddNullToObject(o, "error_band");
         if (baseline_s > 0) {
           char key[80];
           snprintf(key, sizeof key, "speedup_%s", vs);
@@ -392,6 +451,20 @@ int hs_cmd_compare(int argc, char **argv)
       }
       cJSON_AddItemToArray(arr, o);
     }
+    cJSON *rko = cJSON_AddObjectToObject(j, "ranking");
+    if (rko && rk.winner >= 0 && rk.next >= 0) {
+      cJSON_AddStringToObject(rko, "winner", rows[rk.winner].strategy);
+      cJSON_AddStringToObject(rko, "next", rows[rk.next].strategy);
+      cJSON_AddNumberToObject(rko, "margin", rk.margin);
+      if (isfinite(rk.band)) {
+        cJSON_AddNumberToObject(rko, "error_band", rk.band);
+        cJSON_AddBoolToObject(rko, "reliable_difference", rk.reliable);
+      } else {
+        cJSON_AddNullToObject(rko, "error_band");
+        cJSON_AddNullToObject(rko, "reliable_difference");
+      }
+      cJSON_AddStringToObject(rko, "note", rk_text);
+    }
     hs_error_t err;
     hs_error_init(&err);
     hs_status_t st = hs_json_write_file(j, "-", &err);
@@ -404,9 +477,9 @@ int hs_cmd_compare(int argc, char **argv)
   if (csv)
     hs_compare_write_csv_vs(rows, (size_t)n_names, base, stdout);
   else
-    printf("%s on %s (%zu GPUs)%s%s\n%-14s %10s %12s %16s %6s %8s %9s %9s  %s\n", m.name, c.name,
-           c.n_devices, scn ? ", scenario " : "", scn ? scn->name : "", "strategy", "iter s",
-           "tokens/s", vs, "MFU", "mem", "$/Mtok", "search s", "plan");
+    printf("%s on %s (%zu GPUs)%s%s\n%-14s %10s %12s %5s %10s %16s %6s %8s %9s %9s  %s\n", m.name,
+           c.name, c.n_devices, scn ? ", scenario " : "", scn ? scn->name : "", "strategy", "iter s",
+           "tokens/s", "GPUs", "tok/s/GPU", vs, "MFU", "mem", "$/Mtok", "search s", "plan");
   for (int i = 0; i < n_names && !csv; i++) {
     const hs_compare_row_t *r = &rows[i];
     if (!r->ok) {
@@ -419,10 +492,12 @@ int hs_cmd_compare(int argc, char **argv)
     char usd[24] = "unpriced";
     if (r->unpriced == 0)
       snprintf(usd, sizeof usd, "%.3f", r->usd_mtok);
-    printf("%-14s %10.4f %12.0f %16s %5.1f%% %7.0f%% %9s %9.3f  %s\n", r->strategy, r->iter_s,
-           r->tokens_s, sp, r->mfu * 100.0, r->mem_ratio * 100.0, usd, r->search_s, r->summary);
+    printf("%-14s %10.4f %12.0f %5d %10.0f %16s %5.1f%% %7.0f%% %9s %9.3f  %s\n", r->strategy,
+           r->iter_s, r->tokens_s, r->gpus_used, r->tokens_s_per_gpu, sp, r->mfu * 100.0,
+           r->mem_ratio * 100.0, usd, r->search_s, r->summary);
   }
   if (strcmp(fmt, "table") == 0) {
+    printf("%s\n", rk_text);
     hs_cluster_print_calibration(&c, "", stdout);
     if (base >= 0)
       printf("(%s: speedup against %s, the fastest %s; every strategy may leave node groups idle)\n",

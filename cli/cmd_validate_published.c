@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "hs_json.h"
 #include "hs_validate.h"
+#include "hs_bands.h" /* --bands-out */
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@ int hs_cmd_validate_published(int argc, char **argv)
       {"cv", false, "fit the framework host overheads on the training split, print leave-one-table-out errors"},
       {"fit", true, "the fit's split and grid (default validate/published-fit.json)"},
       {"j", true, "--cv: simulations in parallel (default: the online CPUs)"},
+      {"bands-out", true, "write every row's residual for the error bands here (validate/error-bands.json)"},
       {NULL},
   };
   const char *pos[1];
@@ -59,7 +61,9 @@ int hs_cmd_validate_published(int argc, char **argv)
   hs_pub_result_t *res = NULL;
   cJSON *all = NULL, *arr = NULL;
   bool json = hs_cli_opt(opts, "json") != NULL;
-  const hs_opt_t *oo = hs_cli_opt(opts, "o");
+  const hs_opt_t *oo = hs_cli_opt(opts, "o"), *obands = hs_cli_opt(opts, "bands-out");
+  hs_bands_t bands; /* --bands-out: residuals of every table */
+  hs_bands_init(&bands);
   if ((st = hs_pub_paths(npos ? pos[0] : def, &paths, &n, &err)) != HS_OK)
     goto fail;
   if (json || oo) {
@@ -80,6 +84,8 @@ int hs_cmd_validate_published(int argc, char **argv)
     }
     hs_pub_summary_t sum;
     if ((st = hs_pub_run(&t, res, &sum, &err)) != HS_OK)
+      goto fail;
+    if (obands && (st = hs_bands_add_table(&bands, &t, res, &err)) != HS_OK)
       goto fail;
     if (!json)
       hs_pub_print(&t, res, &sum, stdout);
@@ -103,6 +109,8 @@ int hs_cmd_validate_published(int argc, char **argv)
     goto fail;
   if (json && (st = hs_json_write_file(all, "-", &err)) != HS_OK)
     goto fail;
+  if (obands && (st = hs_bands_write_json(&bands, obands->value, &err)) != HS_OK)
+    goto fail;
   rc = 0;
   goto out;
 fail:
@@ -112,5 +120,6 @@ out:
   free(res);
   hs_pub_table_destroy(&t);
   hs_pub_paths_free(paths, n);
+  hs_bands_destroy(&bands);
   return rc;
 }

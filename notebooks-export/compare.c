@@ -33,6 +33,25 @@ double hs_report_peak_memory_fraction(const hs_report_t *r, const hs_cluster_t *
   return best;
 }
 
+/* The GPU type every device of the plan has, or "heterogeneous" (the
+ * class its error band is looked up by). O(devices). */
+static void plan_gpu_class(const hs_plan_t *p, const hs_cluster_t *c, char *out, size_t n)
+{
+  int32_t gpu = -1;
+  bool mixed = false;
+  for (int32_t i = 0; i < p->n_pipelines; i++)
+    for (int32_t s = 0; s < p->pipelines[i].n_stages; s++)
+      for (int32_t r = 0; r < p->pipelines[i].stages[s].n_replicas; r++) {
+        const hs_plan_replica_t *rp = &p->pipelines[i].stages[s].replicas[r];
+        for (int32_t d = 0; d < rp->n_devices; d++) {
+          int32_t g = c->devices[rp->devices[d]].gpu;
+          mixed = mixed || (gpu >= 0 && g != gpu);
+          gpu = g;
+        }
+      }
+  hs_strlcpy(out, mixed ? "heterogeneous" : gpu >= 0 ? c->gpus.gpus[gpu].name : "unknown", n);
+}
+
 hs_status_t hs_compare_run(const hs_model_t *m, const hs_cluster_t *c, const char *const *strategies,
                            size_t n, const hs_plan_opts_t *po, bool charge_cluster, FILE *progress,
                            hs_compare_row_t *rows, double *baseline_s)
@@ -80,6 +99,10 @@ hs_status_t hs_compare_run(const hs_model_t *m, const hs_cluster_t *c, const cha
     hs_report_time_parts(&rep, r->time_s);
     hs_report_mem_parts(&rep, r->mem_bytes);
     hs_plan_describe(&plan, m, r->summary, sizeof r->summary);
+    r->gpus_used = hs_plan_n_devices(&plan);
+    r->tokens_s_per_gpu = r->gpus_used > 0 ? r->tokens_s / r->gpus_used : 0.0;
+    plan_gpu_class(&plan, c, r->gpu_class, sizeof r->gpu_class);
+    hs_strlcpy(r->framework, hs_framework_name(plan.practice.framework.id), sizeof r->framework);
     hs_plan_destroy(&plan);
     hs_report_destroy(&rep);
   }
@@ -132,6 +155,7 @@ void hs_compare_write_csv_vs(const hs_compare_row_t *rows, size_t n, int baselin
     fprintf(f, ",time_%s_s", hs_time_part_keys[k]);
   for (int k = 0; k < HS_MEM_PARTS; k++)
     fprintf(f, ",mem_%s_bytes", hs_mem_part_keys[k]);
+  fprintf(f, ",gpus_used,tokens_per_s_per_gpu,error_band,reliable_lead");
   fputc('\n', f);
   for (size_t i = 0; i < n; i++) {
     const hs_compare_row_t *r = &rows[i];
@@ -151,13 +175,19 @@ void hs_compare_write_csv_vs(const hs_compare_row_t *rows, size_t n, int baselin
         fprintf(f, ",%.9g", r->time_s[k]);
       for (int k = 0; k < HS_MEM_PARTS; k++)
         fprintf(f, ",%.17g", r->mem_bytes[k]);
+      fprintf(f, ",%d,%.6g", r->gpus_used, r->tokens_s_per_gpu);
+      fputc(',', f);
+      if (r->band_set)
+        fprintf(f, "%.4f", r->error_band);
+      /* the fastest row: whether its lead over the next is outside the error bands */
+      fprintf(f, ",%s", r->lead > 0 ? "true" : r->lead < 0 ? "false (not a reliable difference)" : "");
     } else {
       fprintf(f, ",,,,,,,,");
       char why[340];
       snprintf(why, sizeof why, "n/a: %s", r->why);
       hs_csv_field(f, why);
       fprintf(f, ",,,,");
-      for (int k = 0; k < HS_TIME_PARTS + HS_MEM_PARTS; k++)
+      for (int k = 0; k < HS_TIME_PARTS + HS_MEM_PARTS + 4; k++)
         fputc(',', f);
     }
     fputc('\n', f);

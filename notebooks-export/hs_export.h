@@ -495,6 +495,16 @@ typedef struct hs_compare_row {
   int32_t unpriced;                /* GPUs charged that have no price: $/Mtok unknown */
   double time_s[HS_TIME_PARTS];    /* hs_report_time_parts */
   double mem_bytes[HS_MEM_PARTS];  /* hs_report_mem_parts */
+  int32_t gpus_used;               /* distinct devices of the plan (hs_plan_n_devices) */
+  double tokens_s_per_gpu;         /* tokens_s / gpus_used: throughput per GPU used */
+  char gpu_class[48];              /* the plan's GPU type, "heterogeneous" when several */
+  char framework[32];              /* the plan's framework preset (hs_framework_name) */
+  double error_band;               /* set by the caller (hs_bands.h): |relative error| band of
+                                      iter_s; NAN or 0 with band_set false: not known */
+  bool band_set;
+  int8_t lead;                     /* the fastest row only: 1 its margin over the next row is
+                                      outside the bands, -1 inside ("not a reliable
+                                      difference"), 0 not known / not the fastest */
 } hs_compare_row_t;
 
 /* Max over devices of peak memory / capacity, with that device's peak and

@@ -294,6 +294,8 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
   }
   if (plan->strategy[0] == '\0' || strcmp(plan->strategy, "manual") == 0)
     hs_strlcpy(plan->strategy, t->name, sizeof plan->strategy);
+  /* whole samples per rank: uneven shares become uneven integer sizes */
+  HS_CHECK(hs_plan_round_shares(plan, t->name, err));
   HS_CHECK(hs_plan_validate(plan, m, c, t->name, err));
   if (report) {
     HS_CHECK(check_final_time(plan, o, t0, end_s, t->name, err));

@@ -203,6 +203,16 @@ void hs__cpool_offer(hs_cand_pool_t *p, hs_plan_t *plan, double est_s)
   }
   /* a candidate without TP runs without sequence parallelism */
   hs_plan_set_practice(plan, &plan->practice);
+  /* whole samples per rank (hs_plan_round_shares); a micro-batch smaller
+   * than a stage's replicas cannot be run: not a candidate */
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  if (hs_plan_round_shares(plan, NULL, &e2) != HS_OK) {
+    hs_plan_destroy(plan);
+    hs_plan_init(plan);
+    return;
+  }
   int32_t k = p->n;
   while (k > 0 && p->est_s[k - 1] > est_s) {
     p->plans[k] = p->plans[k - 1];

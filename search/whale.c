@@ -228,6 +228,10 @@ static hs_status_t build_pp(whale_t *s, int32_t tp, int32_t ng, int32_t pp, int3
       r++;
     }
   }
+  /* whole samples per replica (mbs >= replicas per stage, so it cannot fail) */
+  st = hs_plan_round_shares(plan, "whale", &e2);
+  if (st != HS_OK && st != HS_ENOMEM)
+    st = HS_EINFEASIBLE;
 cleanup:
   hs_plan_destroy(&bounds);
   if (st != HS_OK) {

@@ -359,6 +359,15 @@ hs_status_t hs_layout_bounds(const hs_model_t *m, const int32_t *counts, int32_t
 hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_cluster_t *c,
                              const char *file, hs_error_t *err);
 
+/* Makes every replica's share a whole number of samples of its pipeline's
+ * micro-batch (k / microbatch_size; a context-parallel group of C replicas
+ * k / (C x microbatch_size) each), keeping the micro-batch total: largest
+ * remainder with a floor of one sample per replica (group). The one
+ * rounding rule of planners (docs/plan.md, "Uneven shares"). HS_EINVAL
+ * naming the stage when a micro-batch has fewer samples than replicas.
+ * O(stages x replicas^2). */
+hs_status_t hs_plan_round_shares(hs_plan_t *p, const char *file, hs_error_t *err);
+
 /* JSON (docs/plan.md). The parser checks types and ranges; semantic checks
  * against model and cluster are hs_plan_validate's. */
 hs_status_t hs_plan_parse(const char *text, const char *file, hs_plan_t *out, hs_error_t *err);

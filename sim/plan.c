@@ -609,6 +609,109 @@ static hs_status_t validate_cp_ep(const hs_plan_t *p, const hs_model_t *m, const
   return HS_OK;
 }
 
+/* Samples of a micro-batch that replica r of a stage runs: share x
+ * microbatch_size x C (a context-parallel group of C replicas splits its
+ * samples' sequences, so the group, not each replica, holds whole samples). */
+static double replica_samples(const hs_plan_t *p, const hs_plan_pipeline_t *pl, const hs_plan_replica_t *rp)
+{
+  return rp->share * pl->microbatch_size * HS_MAX(p->practice.context_parallel, 1);
+}
+
+/* Every replica (context-parallel group) runs a whole number of samples,
+ * at least one, of each micro-batch: what HAP and Whale run and what a
+ * framework can (docs/plan.md, "Uneven shares"). O(replicas). */
+static hs_status_t validate_whole_samples(const hs_plan_t *p, const char *f, hs_error_t *err)
+{
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    for (int32_t s = 0; s < pl->n_stages; s++)
+      for (int32_t r = 0; r < pl->stages[s].n_replicas; r++) {
+        const hs_plan_replica_t *rp = &pl->stages[s].replicas[r];
+        double x = replica_samples(p, pl, rp);
+        if (fabs(x - nearbyint(x)) > 1e-6 * HS_MAX(1.0, x) || nearbyint(x) < 1.0)
+          return hs_error_set(err, HS_EINVAL,
+                              "%s: pipelines[%d].stages[%d].replicas[%d].share: %.6g of a "
+                              "micro-batch of %d samples is %.6g samples per micro-batch; each "
+                              "replica needs a whole number, at least 1 (shares k/%d, see "
+                              "docs/plan.md \"Uneven shares\")",
+                              f, i, s, r, rp->share, pl->microbatch_size, x,
+                              pl->microbatch_size * HS_MAX(p->practice.context_parallel, 1));
+      }
+  }
+  return HS_OK;
+}
+
+/* Largest-remainder rounding of n_groups targets t[g] (summing to total)
+ * with a floor of one: each group gets 1 plus its share of the rest,
+ * floor first, then one more to the largest remainders (ties to the lower
+ * index). Equals plain largest remainder when every t[g] >= 1. out sums
+ * to total; needs total >= n_groups. O(n_groups^2), n_groups is small. */
+static void round_largest_remainder(const double *t, int32_t n_groups, int32_t total, int32_t *out)
+{
+  double rest_t = 0.0;
+  for (int32_t g = 0; g < n_groups; g++)
+    rest_t += fmax(t[g] - 1.0, 0.0);
+  int32_t rest = total - n_groups, given = 0;
+  for (int32_t g = 0; g < n_groups; g++) {
+    double u = rest_t > 0.0 ? fmax(t[g] - 1.0, 0.0) * rest / rest_t : (double)rest / n_groups;
+    out[g] = (int32_t)floor(u + 1e-9);
+    given += out[g];
+  }
+  for (int32_t k = given; k < rest; k++) {
+    int32_t best = -1;
+    double best_frac = -1.0;
+    for (int32_t g = 0; g < n_groups; g++) {
+      double u = rest_t > 0.0 ? fmax(t[g] - 1.0, 0.0) * rest / rest_t : (double)rest / n_groups;
+      double frac = u - out[g];
+      if (frac > best_frac + 1e-12) {
+        best = g;
+        best_frac = frac;
+      }
+    }
+    out[best]++;
+  }
+  for (int32_t g = 0; g < n_groups; g++)
+    out[g] += 1;
+}
+
+hs_status_t hs_plan_round_shares(hs_plan_t *p, const char *file, hs_error_t *err)
+{
+  const char *f = file ? file : "plan";
+  int32_t C = HS_MAX(p->practice.context_parallel, 1);
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    hs_plan_pipeline_t *pl = &p->pipelines[i];
+    int32_t total = pl->microbatch_size;
+    for (int32_t s = 0; s < pl->n_stages; s++) {
+      hs_plan_stage_t *stg = &pl->stages[s];
+      int32_t n_groups = stg->n_replicas / C;
+      if (n_groups < 1 || stg->n_replicas % C != 0)
+        continue; /* hs_plan_validate names it */
+      if (total < n_groups)
+        return hs_error_set(err, HS_EINVAL,
+                            "%s: pipelines[%d].stages[%d]: a micro-batch of %d samples cannot give "
+                            "each of its %d replicas a whole sample",
+                            f, i, s, total, n_groups);
+      double *t = hs_calloc((size_t)n_groups, sizeof *t);
+      int32_t *k = hs_calloc((size_t)n_groups, sizeof *k);
+      if (!t || !k) {
+        free(t), free(k);
+        return hs_error_set(err, HS_ENOMEM, "out of memory");
+      }
+      double sum = 0.0;
+      for (int32_t g = 0; g < n_groups; g++)
+        sum += stg->replicas[g * C].share;
+      for (int32_t g = 0; g < n_groups; g++)
+        t[g] = sum > 0.0 ? stg->replicas[g * C].share / sum * total : (double)total / n_groups;
+      round_largest_remainder(t, n_groups, total, k);
+      for (int32_t r = 0; r < stg->n_replicas; r++)
+        stg->replicas[r].share = (double)k[r / C] / ((double)total * C);
+      free(t);
+      free(k);
+    }
+  }
+  return HS_OK;
+}
+
 hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_cluster_t *c,
                              const char *file, hs_error_t *err)
 {
@@ -875,6 +978,7 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
                            f, k, m->ops[sh->op].name));
   }
   HS_CHECK(validate_cp_ep(p, m, f, err));
+  HS_CHECK(validate_whole_samples(p, f, err));
 cleanup:
   free(own);
   free(tp_of_op);

@@ -10,7 +10,7 @@
 
 static const char *good_plan =
     "{\"schedule\": \"1f1b\", \"precision\": \"bf16\", \"pipelines\": ["
-    " {\"microbatch_size\": 2, \"microbatches\": 4, \"stages\": ["
+    " {\"microbatch_size\": 4, \"microbatches\": 2, \"stages\": ["
     "   {\"ops\": [0, 4], \"replicas\": [{\"devices\": [0, 1]}]},"
     "   {\"ops\": [4, 8], \"recompute\": \"selective\","
     "    \"replicas\": [{\"devices\": [2], \"share\": 0.25}, {\"devices\": [3], \"share\": 0.75}]}]}]}";
@@ -271,6 +271,111 @@ static void test_memory_hand_count(void)
   hs_cluster_destroy(&c);
 }
 
+/* Whole samples per replica: the validator refuses a fractional share,
+ * naming the replica and its share; hs_plan_round_shares gives largest
+ * remainder with a floor of one, checked against a naive implementation
+ * (sort the remainders) on random targets. */
+static uint64_t xorshift(uint64_t *s)
+{
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+static void round_naive(const double *t, int n, int total, int *out)
+{
+  int idx[16], given = 0;
+  for (int g = 0; g < n; g++) {
+    out[g] = (int)floor(t[g]);
+    given += out[g];
+    idx[g] = g;
+  }
+  for (int a = 0; a < n; a++) /* stable sort by remainder, largest first */
+    for (int b = a + 1; b < n; b++)
+      if (t[idx[b]] - floor(t[idx[b]]) > t[idx[a]] - floor(t[idx[a]]) + 1e-12 ||
+          (fabs((t[idx[b]] - floor(t[idx[b]])) - (t[idx[a]] - floor(t[idx[a]]))) <= 1e-12 &&
+           idx[b] < idx[a])) {
+        int x = idx[a];
+        idx[a] = idx[b];
+        idx[b] = x;
+      }
+  for (int k = 0; given < total; k++, given++)
+    out[idx[k]]++;
+}
+
+static void test_whole_samples(void)
+{
+  hs_model_t m;
+  hs_cluster_t c;
+  setup(&m, &c);
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  hs_plan_t p;
+  const char *frac =
+      "{\"schedule\": \"1f1b\", \"pipelines\": ["
+      " {\"microbatch_size\": 3, \"microbatches\": 4, \"stages\": ["
+      "   {\"ops\": [0, 4], \"replicas\": [{\"devices\": [0, 1]}]},"
+      "   {\"ops\": [4, 8], \"replicas\": [{\"devices\": [2], \"share\": 0.5}, {\"devices\": [3], "
+      "\"share\": 0.5}]}]}]}";
+  CHECK(hs_plan_parse(frac, "plan.json", &p, &err) == HS_OK);
+  CHECK(hs_plan_validate(&p, &m, &c, "plan.json", &err) == HS_EINVAL);
+  CHECK_CONTAINS(err.msg, "pipelines[0].stages[1].replicas[0].share: 0.5 of a micro-batch of 3");
+  /* rounded: 2 + 1 samples (the tie goes to the lower index), then valid */
+  CHECK(hs_plan_round_shares(&p, "plan.json", &err) == HS_OK);
+  CHECK_REL(p.pipelines[0].stages[1].replicas[0].share, 2.0 / 3.0, 1e-12);
+  CHECK_REL(p.pipelines[0].stages[1].replicas[1].share, 1.0 / 3.0, 1e-12);
+  CHECK_REL(p.pipelines[0].stages[0].replicas[0].share, 1.0, 1e-12);
+  CHECK_MSG(hs_plan_validate(&p, &m, &c, "plan.json", &err) == HS_OK, "%s", err.msg);
+  /* a micro-batch of 1 cannot feed two replicas */
+  p.pipelines[0].microbatch_size = 1;
+  CHECK(hs_plan_round_shares(&p, "plan.json", &err) == HS_EINVAL);
+  CHECK_CONTAINS(err.msg, "pipelines[0].stages[1]");
+  hs_plan_destroy(&p);
+  /* random shares against the naive largest remainder (targets >= 1) */
+  uint64_t seed = 12345;
+  for (int trial = 0; trial < 500; trial++) {
+    int n = 1 + (int)(xorshift(&seed) % 8), total = n + (int)(xorshift(&seed) % 40);
+    double w[16], sum = 0.0, t[16];
+    for (int g = 0; g < n; g++)
+      sum += w[g] = 1.0 + (double)(xorshift(&seed) % 1000);
+    for (int g = 0; g < n; g++)
+      t[g] = w[g] / sum * total;
+    bool all_ge1 = true;
+    for (int g = 0; g < n; g++)
+      all_ge1 = all_ge1 && t[g] >= 1.0;
+    hs_plan_t q;
+    hs_plan_init(&q);
+    CHECK(hs_plan_alloc_pipelines(&q, 1) == HS_OK);
+    q.pipelines[0].microbatch_size = total;
+    q.pipelines[0].n_microbatches = 1;
+    CHECK(hs_plan_alloc_stages(&q.pipelines[0], 1) == HS_OK);
+    CHECK(hs_plan_alloc_replicas(&q.pipelines[0].stages[0], n) == HS_OK);
+    for (int g = 0; g < n; g++)
+      q.pipelines[0].stages[0].replicas[g].share = w[g] / sum;
+    CHECK(hs_plan_round_shares(&q, NULL, &err) == HS_OK);
+    int got[16], want[16], tot = 0;
+    round_naive(t, n, total, want);
+    for (int g = 0; g < n; g++) {
+      double x = q.pipelines[0].stages[0].replicas[g].share * total;
+      got[g] = (int)nearbyint(x);
+      CHECK(fabs(x - got[g]) < 1e-9 && got[g] >= 1);
+      tot += got[g];
+      if (all_ge1)
+        CHECK_EQ_INT(got[g], want[g]);
+      else if (t[g] < 1.0) /* raised to one sample, taken from the others */
+        CHECK_EQ_INT(got[g], 1);
+      else
+        CHECK(got[g] <= (int)ceil(t[g] - 1e-9));
+    }
+    CHECK_EQ_INT(tot, total);
+    hs_plan_destroy(&q);
+  }
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+}
+
 int main(void)
 {
   HS_RUN(test_parse_roundtrip);
@@ -278,5 +383,6 @@ int main(void)
   HS_RUN(test_validate_errors);
   HS_RUN(test_schedule_orders);
   HS_RUN(test_memory_hand_count);
+  HS_RUN(test_whole_samples);
   HS_TEST_END();
 }
