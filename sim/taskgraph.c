@@ -266,7 +266,7 @@ hs_status_t hs_taskgraph_new(const hs_model_t *m, const hs_cluster_t *c, const h
                         "plan: attention/kernels/sequence_parallel/zero_stage/tp_comm_overlap/"
                         "dp_overlap/context_parallel/expert_parallel/grad_accum: the replay harness "
                         "runs the "
-                        "default practice only (megatron-2021 kernels, no sequence, context or "
+                        "default practice only (the default kernel set, " HS_KERNELS_DEFAULT ", no sequence, context or "
                         "expert parallelism, overlapped DP sync); replay the plan without these "
                         "options");
   HS_CHECK(hs_topology_new(c, &topo, err));
