@@ -1956,11 +1956,14 @@ static int32_t block_at(const autohet_t *a, int32_t op)
 }
 
 /* Every pipeline of p has pipeline 0's stages (op ranges, one replica of
- * the same TP degree, recomputation), microbatch size and count, plain
- * 1f1b: the symmetric plans the transforms below apply to. O(stages). */
+ * the same TP degree, recomputation), microbatch size and count, 1f1b or
+ * hetero-1f1b without explicit orders (a transform runs plain 1f1b or
+ * interleaved-1f1b; the variants put async sends back): the symmetric
+ * plans the transforms below apply to. O(stages). */
 static bool pipelines_alike(const hs_plan_t *p)
 {
-  if (p->n_pipelines < 1 || strcmp(p->schedule, "1f1b") != 0 || p->async_send || p->n_shards > 0 ||
+  if (p->n_pipelines < 1 || p->chunks > 1 || p->n_shards > 0 ||
+      (strcmp(p->schedule, "1f1b") != 0 && strcmp(p->schedule, "hetero-1f1b") != 0) ||
       p->practice.context_parallel > 1 || p->practice.expert_parallel > 1)
     return false;
   const hs_plan_pipeline_t *p0 = &p->pipelines[0];
@@ -2206,21 +2209,26 @@ static hs_status_t autohet_step_one(autohet_t *a, bool *done, double *progress, 
     *progress = 0.95;
     return HS_OK;
   }
-  if (!a->x_done) {
-    *progress = 0.96;
-    hs_status_t st = transform_step(a, err);
+  /* variants of the best plan, then the transforms of the finalists; when
+   * a transform wins, the variants again on it (so the plan is never
+   * worse than the variants of the untransformed best) */
+  if (a->pool.best >= 0 && a->var_next < a->n_var + (a->o.search_practice ? 2 : 0)) {
+    *progress = 0.97;
+    hs_status_t st = variant_step(a, a->var_next++, err);
     *done = st != HS_OK;
     return st;
   }
-  if (a->pool.best < 0 || a->var_next >= a->n_var + (a->o.search_practice ? 2 : 0)) {
-    *done = true;
-    *progress = 1.0;
-    return HS_OK;
+  if (!a->x_done) {
+    *progress = 0.96;
+    hs_status_t st = transform_step(a, err);
+    if (st == HS_OK && a->x_done && a->x_better)
+      a->var_next = 0;
+    *done = st != HS_OK;
+    return st;
   }
-  *progress = 0.97;
-  hs_status_t st = variant_step(a, a->var_next++, err);
-  *done = st != HS_OK;
-  return st;
+  *done = true;
+  *progress = 1.0;
+  return HS_OK;
 }
 
 static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t *stats,
