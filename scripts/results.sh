@@ -45,7 +45,6 @@ bdir=$(cd "$BUILD_DIR" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 page=$tmp/page.md
-export HETSIM_PROGRESS_INTERVAL_S=100000   # no progress lines on stderr in the page's log
 
 # section TITLE KIND TEXT COMMAND... : a heading, a paragraph, the command
 # and its standard output in a ```text block. KIND is "fixed" (the same on
