@@ -34,7 +34,8 @@ static void add_band_list(const hs_bands_t *b, cJSON *j)
     cJSON_AddNumberToObject(o, "band", band.rel);
     cJSON_AddNumberToObject(o, "n_rows", band.n_rows);
     cJSON_AddStringToObject(o, "basis", band.basis);
-    hs_json_add(arr, NULL, o);
+    if (!cJSON_AddItemToArray(arr, o))
+      cJSON_Delete(o);
   }
 }
 
@@ -59,7 +60,8 @@ hs_status_t hs_bands_write_json(const hs_bands_t *b, const char *path, hs_error_
     cJSON_AddStringToObject(o, "framework", r->framework);
     cJSON_AddNumberToObject(o, "n_gpus", r->n_gpus);
     cJSON_AddNumberToObject(o, "rel_err", r->rel_err);
-    hs_json_add(rows, NULL, o);
+    if (!cJSON_AddItemToArray(rows, o))
+      cJSON_Delete(o);
   }
   add_band_list(b, j);
   if (!(j = hs_json_finish(j)))
