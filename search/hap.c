@@ -655,15 +655,37 @@ cleanup:
  * from the options' to 3 x (none, selective, full) recompute, each fitting
  * mode simulated and the fastest kept. None fitting is HS_EINFEASIBLE, with
  * the numbers, rather than a plan that cannot run. */
+/* Sets microbatch size mbs on the op-level plan and its replicas' shares
+ * to the LP's ratios (r, one per replica) rounded to whole samples of it
+ * (hs_plan_round_shares, the planners' one rounding rule). False when the
+ * micro-batch has fewer samples than replicas. O(replicas^2). */
+static bool set_microbatch(hs_plan_t *p, const double *r, int32_t mbs)
+{
+  hs_plan_stage_t *stg = &p->pipelines[0].stages[0];
+  p->pipelines[0].microbatch_size = mbs;
+  for (int32_t i = 0; i < stg->n_replicas; i++)
+    stg->replicas[i].share = r[i];
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  return hs_plan_round_shares(p, NULL, &e2) == HS_OK;
+}
+
 #define HAP_MAX_MODES 12
 static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n, double *sim_s,
                               hs_error_t *err)
 {
   hs_status_t st = HS_OK;
   double *mem = hs_calloc(a->c->n_devices, sizeof *mem);
-  if (!mem)
-    return hs_error_set(err, HS_ENOMEM, "hap: out of memory");
   hs_plan_pipeline_t *pl = &p->pipelines[0];
+  double *ratio = hs_calloc((size_t)HS_MAX(pl->stages[0].n_replicas, 1), sizeof *ratio);
+  if (!mem || !ratio) {
+    free(mem);
+    free(ratio);
+    return hs_error_set(err, HS_ENOMEM, "hap: out of memory");
+  }
+  for (int32_t i = 0; i < pl->stages[0].n_replicas; i++)
+    ratio[i] = pl->stages[0].replicas[i].share;
   int64_t B = a->B;
   double best_over = INFINITY;
   int32_t worst_dev = 0;
@@ -718,8 +740,9 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
       int64_t nmb = divs[di];
       if (B / nmb > (INT64_C(1) << 20) || nmb > INT32_MAX)
         continue;
-      pl->microbatch_size = (int32_t)(B / nmb);
       pl->n_microbatches = (int32_t)nmb;
+      if (!set_microbatch(p, ratio, (int32_t)(B / nmb)))
+        break; /* fewer samples than replicas: smaller microbatches neither */
       HS_CHECK(hs_memory_per_device(a->m, a->c, p, mem, err));
       double over = 0.0;
       int32_t dev = 0;
@@ -781,7 +804,7 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
     p->optimizer_sharding = false;
     p->practice.zero_stage = modes[best_mode].zero;
     pl->stages[0].recompute = modes[best_mode].rc;
-    pl->microbatch_size = (int32_t)(B / best_nmb);
+    set_microbatch(p, ratio, (int32_t)(B / best_nmb)); /* it succeeded in the loop */
     pl->n_microbatches = (int32_t)best_nmb;
     char sim[64] = "";
     if (search)
@@ -809,6 +832,7 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
 cleanup:
   free(divs);
   free(mem);
+  free(ratio);
   return st;
 }
 
