@@ -577,7 +577,9 @@ def compare(model: Optional[ModelLike] = None, cluster: Optional[ClusterLike] = 
     named ``scenario`` (``hetsim list scenarios``), as ``hetsim compare``.
     Returns a DataFrame with the CSV's columns: strategy, iteration_s,
     tokens_per_s, speedup_vs_<baseline>, mfu, peak_memory_fraction,
-    usd_per_million_tokens, search_s, plan, where <baseline> is the fastest
+    usd_per_million_tokens, search_s, plan, ..., gpus_used,
+    tokens_per_s_per_gpu, error_band, reliable_lead (docs/validation.md, "Error
+    bands"), where <baseline> is the fastest
     of megatron, deepspeed, whale and data-parallel among the strategies
     (``baseline`` names another, as ``--baseline``). Options: scenario,
     charge ("used" or "cluster"), baseline, global_batch,
