@@ -101,7 +101,7 @@ int hs_cmd_validate_published(int argc, char **argv)
     res = NULL;
     hs_pub_table_destroy(&t);
   }
-  if (!(all = hs_json_stamp_version(all, HS_SCHEMA_VERSION))) {
+  if (all && !(all = hs_json_stamp_version(all, HS_SCHEMA_VERSION))) {
     st = hs_error_set(&err, HS_ENOMEM, "out of memory");
     goto fail;
   }
