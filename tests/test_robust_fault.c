@@ -114,7 +114,7 @@ static const struct {
 
 /* 2 pipeline stages, cut at op 22 of the fixture model's 44. */
 static const char *plan_text =
-    "{\"schedule\": \"hetero-1f1b\", \"pipelines\": [{\"microbatch_size\": 2,"
+    "{\"schedule\": \"hetero-1f1b\", \"pipelines\": [{\"microbatch_size\": 4,"
     " \"microbatches\": 4, \"stages\": ["
     " {\"ops\": [0, 22], \"warmup\": 2, \"replicas\": [{\"devices\": [0, 1]}]},"
     " {\"ops\": [22, 44], \"replicas\": [{\"devices\": [4], \"share\": 0.25},"

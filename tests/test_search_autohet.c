@@ -890,6 +890,11 @@ static void test_async_sends(void)
   hs_plan_opts_init(&o);
   o.global_batch = 16;
   o.search_practice = true;
+  /* the 2021 kernel set these sends were measured under (as
+   * test_search_oracle): with megatron-core-2024's smaller activations
+   * the best plan here is a single-stage dp4, which has no sends to test
+   * (autohet 0.3232 s vs the oracle's 0.3079 s there: issue 34's note) */
+  CHECK(hs_kernels_preset("megatron-2021", &o.practice.kernels) == HS_OK);
   hs_plan_t p1, p2;
   hs_search_stats_t s1, s2;
   hs_report_t r1, r2;
