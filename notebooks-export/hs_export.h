@@ -367,6 +367,18 @@ typedef struct hs_whatif_result {
   int32_t base_unpriced_gpus;       /* base GPUs without a price (counted 0 USD/h) */
   hs_whatif_row_t *rows;            /* ranked: ok first by tokens/s, then USD/h, then label */
   size_t n_rows, n_ok;
+  /* The verdict on the ranking: is the best option's tokens/s lead over
+   * the next outside the error bands (docs/validation.md "Error bands")?
+   * Set by the caller that holds the bands (cli/cmd_whatif.c); the writers
+   * print it in text, CSV (reliable_lead on the best row) and JSON
+   * ("ranking"). ranking_set false: no verdict (fewer than two feasible
+   * options, or nobody set it). */
+  bool ranking_set;
+  size_t ranking_winner, ranking_next; /* rows[] indices */
+  double ranking_margin;               /* next's s per token / winner's - 1 */
+  double ranking_band;                 /* NAN: no band known */
+  bool ranking_reliable;               /* margin > band */
+  char ranking_note[512];              /* "ranking: A leads B by ...", as printed */
 } hs_whatif_result_t;
 void hs_whatif_result_init(hs_whatif_result_t *r);
 void hs_whatif_result_destroy(hs_whatif_result_t *r);

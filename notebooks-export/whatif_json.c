@@ -77,6 +77,18 @@ static cJSON *to_json(const hs_whatif_result_t *r, size_t shown)
   }
   for (size_t i = 0; ok && i < shown; i++)
     ok = add_row(arr, &r->rows[i], i + 1);
+  if (ok && r->ranking_set) { /* as compare's "ranking" (docs/schemas.md) */
+    cJSON *rk = cJSON_AddObjectToObject(root, "ranking");
+    ok = rk && cJSON_AddStringToObject(rk, "winner", r->rows[r->ranking_winner].option) &&
+         cJSON_AddStringToObject(rk, "next", r->rows[r->ranking_next].option) &&
+         cJSON_AddNumberToObject(rk, "margin", r->ranking_margin) &&
+         (isfinite(r->ranking_band)
+              ? cJSON_AddNumberToObject(rk, "error_band", r->ranking_band) &&
+                    cJSON_AddBoolToObject(rk, "reliable_difference", r->ranking_reliable)
+              : cJSON_AddNullToObject(rk, "error_band") &&
+                    cJSON_AddNullToObject(rk, "reliable_difference")) &&
+         cJSON_AddStringToObject(rk, "note", r->ranking_note);
+  }
   if (!ok) {
     cJSON_Delete(root);
     return NULL;

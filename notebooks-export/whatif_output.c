@@ -39,7 +39,8 @@ void hs_whatif_batch_note(const hs_whatif_result_t *r, char *buf, size_t n)
 static void write_csv(const hs_whatif_result_t *res, size_t shown, FILE *f)
 {
   fprintf(f, "rank,option,n_gpus,added_usd_per_hour,usd_per_hour,global_batch,tokens_per_iteration,"
-             "strategy,tokens_per_s,iteration_s,mfu,usd_per_million_tokens,pareto,plan,reason\n");
+             "strategy,tokens_per_s,iteration_s,mfu,usd_per_million_tokens,pareto,plan,reason,"
+             "reliable_lead\n");
   for (size_t i = 0; i < shown; i++) {
     const hs_whatif_row_t *r = &res->rows[i];
     fprintf(f, "%zu,", i + 1);
@@ -57,12 +58,17 @@ static void write_csv(const hs_whatif_result_t *res, size_t shown, FILE *f)
         fprintf(f, "%.6g", r->usd_per_million_tokens);
       fprintf(f, ",%s,", r->pareto ? "yes" : "no");
       hs_csv_field(f, r->best.plan);
-      fprintf(f, ",\n");
+      fputc(',', f);
     } else {
       fprintf(f, ",,,,,no,,");
       hs_csv_field(f, r->reason);
-      fputc('\n', f);
     }
+    /* the best row only: yes / no, empty when the band is unknown */
+    if (res->ranking_set && i == res->ranking_winner && isfinite(res->ranking_band))
+      fprintf(f, ",%s", res->ranking_reliable ? "yes" : "no");
+    else
+      fputc(',', f);
+    fputc('\n', f);
   }
 }
 
@@ -131,6 +137,8 @@ hs_status_t hs_whatif_write(const hs_whatif_result_t *r, hs_whatif_format_t fmt,
     write_csv(r, shown, f);
   else
     write_table(r, shown, f);
+  if (fmt == HS_WHATIF_TABLE && r->ranking_note[0])
+    fprintf(f, "%s (in tokens/s)\n", r->ranking_note);
   if (ferror(f))
     return hs_error_set(err, HS_EIO, "whatif: write error");
   return HS_OK;

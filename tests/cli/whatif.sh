@@ -92,6 +92,30 @@ assert flags == {"L40S-48GB": False, "A100-SXM4-40GB": True}, flags
 for name, f in flags.items():
     assert f == bool(cat[name].get("calibrated")), (name, f)
 PY
+# the ranking verdict (issue 34): the lead recomputed from the two best
+# options' tokens/s, the verdict from the lead and the band, and the CSV's
+# reliable_lead on the best row only
+"$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 12 \
+  --candidates L40S-48GB,A100-SXM4-40GB --strategies megatron --global-batch 128 --format csv \
+  >"$tmp/u.csv" 2>/dev/null || die "csv whatif failed"
+python3 - "$tmp/u.json" "$tmp/u.csv" <<'PY' || die "whatif ranking verdict inconsistent"
+import csv, json, sys
+r = json.load(open(sys.argv[1]))
+ok = [o for o in r["options"] if o["ok"]]
+assert len(ok) >= 2, ok
+rk = r["ranking"]
+assert (rk["winner"], rk["next"]) == (ok[0]["option"], ok[1]["option"]), rk
+lead = ok[0]["tokens_per_s"] / ok[1]["tokens_per_s"] - 1.0
+assert abs(rk["margin"] - lead) <= 1e-6 * max(1.0, lead), (rk["margin"], lead)
+band = rk["error_band"]
+assert band is not None and 0.0 < band < 10.0, rk
+assert rk["reliable_difference"] == (rk["margin"] > band), rk
+assert ("not a reliable difference" in rk["note"]) == (not rk["reliable_difference"]), rk
+rows = list(csv.DictReader(open(sys.argv[2])))
+want = "yes" if rk["reliable_difference"] else "no"
+assert [x["reliable_lead"] for x in rows] == [want] + [""] * (len(rows) - 1), rows
+PY
+grep -q '^ranking: .* (in tokens/s)$' "$tmp/u.txt" || die "no ranking line under the table"
 
 # H20 has no catalog price: refused, naming it and the way out
 "$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 20 \
