@@ -15,6 +15,7 @@
  * nothing; allocation failure is HS_ENOMEM.
  */
 #include "capi_internal.h"
+#include "hs_ranking.h"
 #include "hs_scenarios.h"
 
 #include <math.h>
@@ -327,6 +328,7 @@ hs_api_plan_t *hs_api_plan_search(const hs_api_model_t *m, const hs_api_cluster_
     hs_strlcpy(p->strategy, t->name, sizeof p->strategy);
     hs_strlcpy(p->model, m->m.name, sizeof p->model);
     hs_strlcpy(p->cluster, c->c.name, sizeof p->cluster);
+    hs_rank_plan_band(&p->plan, &c->c, &p->band);
   }
   return plan_done(p, m, st, &e, err);
 }
@@ -548,6 +550,8 @@ char *hs_api_compare_csv(const hs_api_model_t *m, const hs_api_cluster_t *c,
   double best_s;
   if (hs_compare_run(&m->m, &c->c, names, n, &co.po, co.charge_cluster, NULL, rows, &best_s) != HS_OK)
     HS_FAIL(hs_error_set(&e, HS_ENOMEM, "out of memory comparing strategies"));
+  hs_ranking_t rk; /* each row's error band and the lead's verdict, as the CLI's */
+  hs_rank_compare_rows(rows, n, &rk);
   compare_out_t co_out = {rows, n, hs_compare_baseline(rows, n, co.baseline[0] ? co.baseline : NULL)};
   HS_CHECK(stream_text(write_compare, &co_out, &out, &e));
 cleanup:
@@ -658,6 +662,7 @@ char *hs_api_whatif(const hs_api_model_t *m, const hs_api_cluster_t *base, const
     HS_CHECK(hs_price_overrides_parse(wo->gpu_price, &prices, &wo->o.n_prices, &e));
   wo->o.prices = prices;
   HS_CHECK(hs_whatif_run(&m->m, base ? &base->c : NULL, &wo->o, &res, &e));
+  hs_whatif_rank(&res, wo->o.plan.practice.framework.id); /* the CLI's verdict */
   whatif_out_t wout = {&res, wo->format, (size_t)wo->top};
   HS_CHECK(stream_text(write_whatif, &wout, &out, &e));
 cleanup:

@@ -11,6 +11,7 @@
 
 #include "hetsim.h"
 #include "hs_export.h"
+#include "hs_bands.h"
 
 struct hs_api_model {
   hs_model_t m;
@@ -29,6 +30,7 @@ struct hs_api_plan {
   char model[64], cluster[HS_NAME_MAX];
   hs_search_stats_t stats;
   hs_report_t report;
+  hs_band_t band; /* the predicted iteration's error band (hs_rank_plan_band) */
 };
 
 struct hs_api_report {

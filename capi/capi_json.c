@@ -508,14 +508,28 @@ hs_status_t hs__api_report_json(const hs_api_report_t *r, char **out, hs_error_t
 
 hs_status_t hs__api_plan_json(const hs_plan_t *p, char **out, hs_error_t *err)
 {
-  return print_json(hs_plan_to_json(p), out, err);
+  return print_json(hs_json_stamp_version(hs_plan_to_json(p), HS_SCHEMA_VERSION), out, err);
 }
 
+/* What `hetsim plan --json` prints (cli/cmd_plan.c), key for key. */
 hs_status_t hs__api_search_json(const hs_api_plan_t *p, char **out, hs_error_t *err)
 {
-  return print_json(hs_search_result_to_json(p->strategy, p->model, p->cluster, &p->stats,
-                                             &p->plan, &p->report),
-                    out, err);
+  cJSON *j = hs_json_stamp_version(hs_search_result_to_json(p->strategy, p->model, p->cluster,
+                                                            &p->stats, &p->plan, &p->report),
+                                   HS_SCHEMA_VERSION);
+  if (j) {
+    int32_t used = hs_plan_n_devices(&p->plan); /* throughput per GPU the plan uses */
+    bool ok = cJSON_AddNumberToObject(j, "gpus_used", used) &&
+              cJSON_AddNumberToObject(j, "tokens_per_s_per_gpu",
+                                      used > 0 && !p->report.oom ? p->report.tokens_per_s / used : 0.0) &&
+              (p->band.n_rows > 0 ? cJSON_AddNumberToObject(j, "error_band", p->band.rel) != NULL
+                                  : cJSON_AddNullToObject(j, "error_band") != NULL);
+    if (!ok) {
+      cJSON_Delete(j);
+      j = NULL;
+    }
+  }
+  return print_json(j, out, err);
 }
 
 hs_status_t hs__api_model_json(const hs_model_t *m, char **out, hs_error_t *err)

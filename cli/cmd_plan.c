@@ -5,7 +5,7 @@
  */
 #include "cli.h"
 #include "hs_json.h"
-#include "cli_bands.h" /* error bands: compare, plan */
+#include "hs_ranking.h" /* error bands: compare, plan */
 #include "hs_export.h"
 #include "hs_scenarios.h"
 
@@ -53,28 +53,6 @@ static int read_plan_opts(const hs_opt_t *opts, hs_plan_opts_t *po)
     return rc;
   po->search_practice = !hs_cli_opt(opts, "no-practice-search");
   return hs_cli_practice(opts, &po->practice);
-}
-
-/* The error band of the plan's predicted iteration (hs_bands.h): its GPU
- * class, framework preset and GPU count; n_rows 0 when unknown. */
-static void plan_band(const hs_plan_t *p, const hs_cluster_t *c, hs_band_t *out)
-{
-  hs_bands_t bands;
-  hs_bands_init(&bands);
-  memset(out, 0, sizeof *out);
-  out->rel = NAN;
-  int32_t *devs = calloc(c->n_devices + 1, sizeof *devs), n = 0;
-  if (devs && hs_cli_bands_load(&bands)) {
-    for (int32_t i = 0; i < p->n_pipelines; i++)
-      for (int32_t s = 0; s < p->pipelines[i].n_stages; s++)
-        for (int32_t r = 0; r < p->pipelines[i].stages[s].n_replicas; r++)
-          for (int32_t d = 0; d < p->pipelines[i].stages[s].replicas[r].n_devices && n < (int32_t)c->n_devices; d++)
-            devs[n++] = p->pipelines[i].stages[s].replicas[r].devices[d];
-    hs_bands_lookup(&bands, hs_band_gpu_class(c, devs, n), hs_framework_name(p->practice.framework.id),
-                    hs_plan_n_devices(p), out);
-  }
-  free(devs);
-  hs_bands_destroy(&bands);
 }
 
 static int load_inputs(const char *model, const char *cluster, hs_model_t *m, hs_cluster_t *c)
@@ -177,7 +155,7 @@ int hs_cmd_plan(int argc, char **argv)
     cJSON_AddNumberToObject(j, "gpus_used", used);
     cJSON_AddNumberToObject(j, "tokens_per_s_per_gpu", used > 0 && !rep.oom ? rep.tokens_per_s / used : 0.0);
     hs_band_t band;
-    plan_band(&plan, &c, &band);
+    hs_rank_plan_band(&plan, &c, &band);
     if (band.n_rows > 0)
       cJSON_AddNumberToObject(j, "error_band", band.rel);
     else
@@ -211,7 +189,7 @@ int hs_cmd_plan(int argc, char **argv)
   printf("GPUs used       %d of %zu, %.0f tokens/s per GPU used\n", used, c.n_devices,
          used > 0 ? rep.tokens_per_s / used : 0.0);
   hs_band_t band;
-  plan_band(&plan, &c, &band);
+  hs_rank_plan_band(&plan, &c, &band);
   if (band.n_rows > 0)
     printf("error band      +-%.1f%% (90th percentile of |error| over %d published rows: %s); a "
            "plan faster by less is not a reliable difference\n",
@@ -376,14 +354,10 @@ int hs_cmd_compare(int argc, char **argv)
   if (base >= 0)
     snprintf(vs, sizeof vs, "vs_%s", rows[base].strategy);
   /* is the fastest row's lead outside the error bands (docs/validation.md)? */
-  hs_bands_t bands;
-  hs_cli_ranking_t rk;
+  hs_ranking_t rk;
   char rk_text[512];
-  hs_bands_init(&bands);
-  (void)hs_cli_bands_load(&bands);
-  hs_cli_rank_compare(&bands, rows, (size_t)n_names, &rk);
-  hs_bands_destroy(&bands);
-  hs_cli_ranking_text(&rk, rk.winner >= 0 ? rows[rk.winner].strategy : "", rk.next >= 0 ? rows[rk.next].strategy : "",
+  hs_rank_compare_rows(rows, (size_t)n_names, &rk);
+  hs_ranking_text(&rk, rk.winner >= 0 ? rows[rk.winner].strategy : "", rk.next >= 0 ? rows[rk.next].strategy : "",
                       rk_text, sizeof rk_text);
   if (strcmp(fmt, "json") == 0) {
     cJSON *j = hs_json_stamp_version(cJSON_CreateObject(), HS_SCHEMA_VERSION),

@@ -7,7 +7,7 @@
  * (hs_whatif_write). Exit 3 when no option has a feasible plan.
  */
 #include "cli.h"
-#include "cli_bands.h" /* the ranking line */
+#include "hs_ranking.h" /* the ranking line */
 #include "hs_output.h"
 #include "hs_export.h"
 
@@ -30,52 +30,6 @@ static int split_list(const char *flag, const char *s, char *names, size_t len, 
     hs_strlcpy(names + (size_t)(*n)++ * len, t, len);
   }
   return 0;
-}
-
-/* The verdict on the ranking, into res (hs_whatif_result_t.ranking_*):
- * is the best option's tokens/s lead over the next outside the error
- * bands (cli_bands.h)? An option's class is its GPU type,
- * "heterogeneous" when it mixes types. */
-static void rank_options(hs_whatif_result_t *res, const hs_whatif_run_opts_t *wo)
-{
-  hs_bands_t bands;
-  hs_bands_init(&bands);
-  (void)hs_cli_bands_load(&bands);
-  hs_compare_row_t rows[2];
-  size_t idx[2] = {0, 0};
-  int n = 0;
-  memset(rows, 0, sizeof rows);
-  for (size_t i = 0; i < res->n_rows && n < 2; i++) {
-    const hs_whatif_row_t *w = &res->rows[i];
-    if (!w->ok || !(w->best.tokens_per_s > 0.0))
-      continue;
-    idx[n] = i;
-    hs_compare_row_t *r = &rows[n++];
-    r->ok = true;
-    hs_strlcpy(r->strategy, w->option, sizeof r->strategy);
-    r->iter_s = 1.0 / w->best.tokens_per_s; /* options may train different batches */
-    r->gpus_used = w->best.n_gpus_used;
-    const char *colon = strchr(w->best.gpu_types, ':');
-    if (colon && !strchr(w->best.gpu_types, ' '))
-      snprintf(r->gpu_class, sizeof r->gpu_class, "%.*s", (int)(colon - w->best.gpu_types), w->best.gpu_types);
-    else
-      hs_strlcpy(r->gpu_class, "heterogeneous", sizeof r->gpu_class);
-    hs_strlcpy(r->framework, hs_framework_name(wo->plan.practice.framework.id), sizeof r->framework);
-  }
-  hs_cli_ranking_t rk;
-  hs_cli_rank_compare(&bands, rows, (size_t)n, &rk);
-  hs_cli_ranking_text(&rk, rk.winner >= 0 ? rows[rk.winner].strategy : "",
-                      rk.next >= 0 ? rows[rk.next].strategy : "", res->ranking_note,
-                      sizeof res->ranking_note);
-  res->ranking_set = rk.winner >= 0 && rk.next >= 0;
-  if (res->ranking_set) {
-    res->ranking_winner = idx[rk.winner];
-    res->ranking_next = idx[rk.next];
-    res->ranking_margin = rk.margin;
-    res->ranking_band = rk.band;
-    res->ranking_reliable = rk.reliable;
-  }
-  hs_bands_destroy(&bands);
 }
 
 int hs_cmd_whatif(int argc, char **argv)
@@ -194,7 +148,7 @@ int hs_cmd_whatif(int argc, char **argv)
   }
   if ((st = hs_whatif_run(&m, oc && !replace ? &base : NULL, &wo, &res, &err)) != HS_OK)
     goto fail;
-  rank_options(&res, &wo);
+  hs_whatif_rank(&res, wo.plan.practice.framework.id);
   st = hs_whatif_write(&res, fmt, (size_t)top, stdout, &err);
   if (st == HS_EIO && ferror(stdout)) { /* the flush names stdout and the reason */
     hs_error_clear(&err);

@@ -44,7 +44,10 @@ def test_catalog_grid_equals_cli_bytes(cli, model, cluster, opts):
 def test_out_of_memory_report_equals_cli(cli):
     """A plan that does not fit is still a report (oom true), as the CLI
     prints it; the CLI's exit code for it is not a failure of the call."""
-    opts = dict(tp=1, pp=4, schedule="gpipe", global_batch=64)
+    # GPipe keeps every microbatch's activations: 128 samples per pipeline
+    # do not fit an A100 with FlashAttention (the default kernels since
+    # 2026-12-02: 145 GB peak; 64 fitted only with the 2021 kernels)
+    opts = dict(tp=1, pp=4, schedule="gpipe", global_batch=256)
     r = hetsim.simulate("gpt3-1.3b", "dgx-a100-1node", **opts)
     p = cli(*cli_args("gpt3-1.3b", "dgx-a100-1node", opts), check=False)
     assert p.returncode in (0, 3), p.stderr  # 3: "simulated, but infeasible" (issue 12)
