@@ -392,7 +392,11 @@ class Plan(_Handle):
         return lib.hs_api_plan_summary(self.handle).decode("utf-8")
 
     def to_dict(self) -> dict:
-        return json.loads(self.json_text())
+        """The plan as ``hetsim plan --json`` embeds it (its "plan"): the
+        file's fields without the file's ``schema_version``."""
+        d = json.loads(self.json_text())
+        d.pop("schema_version", None)
+        return d
 
     def json_text(self) -> str:
         """The plan file as ``hetsim plan -o plan.json`` writes it."""

@@ -144,7 +144,8 @@ def test_compare_every_strategy_on_a_random_cluster(tmp_path, default_strategies
         # the CSV prints 6 significant digits of iteration_s, tokens_per_s whole
         assert math.isclose(float(r["tokens_per_s"]), batch * seq_len / it,
                             rel_tol=2e-5, abs_tol=1.0), r
-        assert 0 < float(r["peak_memory_fraction"]) <= 1.0, r
+        # 4 decimals: tiny-gpt on an 80 GB GPU prints 0.0000 (a few MB)
+        assert 0 <= float(r["peak_memory_fraction"]) <= 1.0, r
         assert not r["plan"].startswith("n/a"), r
         base = by_name.get(baseline)
         if base and base["iteration_s"]:
