@@ -10,6 +10,7 @@
  */
 #include "hetsim.h"
 #include "hs_export.h"
+#include "hs_ranking.h"
 #include "hs_test.h"
 
 #include <cjson/cJSON.h>
@@ -245,6 +246,7 @@ static void test_whatif(void)
   o.n_prices = 1;
   hs_whatif_result_t res;
   CHECK_EQ_INT(hs_whatif_run(&lm, &lc, &o, &res, &err), HS_OK);
+  hs_whatif_rank(&res, o.plan.practice.framework.id); /* the verdict, as the CLI and the API */
   char *want = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&want, &len);
