@@ -674,6 +674,8 @@ static void round_largest_remainder(const double *t, int32_t n_groups, int32_t t
     out[g] += 1;
 }
 
+#define ROUND_STACK_GROUPS 256
+
 hs_status_t hs_plan_round_shares(hs_plan_t *p, const char *file, hs_error_t *err)
 {
   const char *f = file ? file : "plan";
@@ -691,12 +693,22 @@ hs_status_t hs_plan_round_shares(hs_plan_t *p, const char *file, hs_error_t *err
                             "%s: pipelines[%d].stages[%d]: a micro-batch of %d samples cannot give "
                             "each of its %d replicas a whole sample",
                             f, i, s, total, n_groups);
-      double *t = hs_calloc((size_t)n_groups, sizeof *t);
-      int32_t *k = hs_calloc((size_t)n_groups, sizeof *k);
+      /* stages of up to ROUND_STACK_GROUPS groups round on the stack: the
+       * planners round every candidate they pool and drop one that fails,
+       * so an allocation failure here must not be possible where it would
+       * silently change the answer (test_robust_fault) */
+      double t_stack[ROUND_STACK_GROUPS];
+      int32_t k_stack[ROUND_STACK_GROUPS];
+      bool heap = n_groups > ROUND_STACK_GROUPS;
+      double *t = heap ? hs_calloc((size_t)n_groups, sizeof *t) : t_stack;
+      int32_t *k = heap ? hs_calloc((size_t)n_groups, sizeof *k) : k_stack;
       if (!t || !k) {
-        free(t), free(k);
+        if (heap)
+          free(t), free(k);
         return hs_error_set(err, HS_ENOMEM, "out of memory");
       }
+      if (!heap)
+        memset(k_stack, 0, sizeof(int32_t) * (size_t)n_groups);
       double sum = 0.0;
       for (int32_t g = 0; g < n_groups; g++)
         sum += stg->replicas[g * C].share;
@@ -705,8 +717,8 @@ hs_status_t hs_plan_round_shares(hs_plan_t *p, const char *file, hs_error_t *err
       round_largest_remainder(t, n_groups, total, k);
       for (int32_t r = 0; r < stg->n_replicas; r++)
         stg->replicas[r].share = (double)k[r / C] / ((double)total * C);
-      free(t);
-      free(k);
+      if (heap)
+        free(t), free(k);
     }
   }
   return HS_OK;
