@@ -10,6 +10,7 @@
 
 #include "hs_net.h"
 #include "net_colls.h"
+#include "net_seam.h"
 
 /* ---- phase builder -------------------------------------------------------
  * An algorithm describes one phase as a latency wait and up to any number of
@@ -128,10 +129,5 @@ extern const hs_coll_algo_t hs_coll_node_tree;
 extern const hs_coll_algo_t hs_coll_nvls;
 extern const hs_coll_algo_t hs_coll_nvls_tree;
 extern const hs_coll_algo_t hs_coll_direct;
-
-/* ---- what the collective layer needs from a network (net.c) ---------------- */
-
-hs_engine_t *hs__net_engine(hs_net_t *net);
-hs__colls_t *hs__net_colls(hs_net_t *net);
 
 #endif /* HS_COLL_IMPL_H */

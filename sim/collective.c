@@ -15,8 +15,11 @@
  * phase live in one pool block owned by the collective until it ends.
  *
  * The network owns one hs__colls_t (net_colls.h) but never looks inside: the
- * live list, the builder and the pool are this file's. From the network this
- * file uses only its public calls and its engine (coll_impl.h).
+ * live list, the builder and the pool are this file's. This file makes it at
+ * the network's first collective and hands it to the network's slot with
+ * the hooks that free it and drop its memo (net_seam.h); the network
+ * includes nothing of this layer. From the network this file uses only its
+ * public calls, its engine and that slot.
  */
 #include "coll_impl.h"
 #include "coll_memo.h"
@@ -980,6 +983,27 @@ void hs__colls_free(hs__colls_t *cs, hs_engine_t *eng)
   hs_free(cs);
 }
 
+static void colls_slot_free(void *state, hs_engine_t *eng) { hs__colls_free(state, eng); }
+
+static void colls_slot_paths_changed(void *state) { hs__colls_disable_memo(state); }
+
+static const hs__net_slot_ops_t colls_slot_ops = {colls_slot_free, colls_slot_paths_changed};
+
+/* The collective state of net, made at its first collective (memoising
+ * when the network's paths are fixed); NULL when out of memory. */
+static hs__colls_t *net_colls_get(hs_net_t *net)
+{
+  hs__colls_t *cs = hs__net_colls(net);
+  if (cs)
+    return cs;
+  if (hs__colls_new(hs_net_paths(net), &cs) != HS_OK)
+    return NULL;
+  if (hs__net_paths_fixed(net))
+    hs__colls_enable_memo(cs);
+  hs__net_set_colls(net, cs, &colls_slot_ops);
+  return cs;
+}
+
 /* Releases c's blocks and takes it off the live list. */
 static void coll_retire(hs__colls_t *cs, hs_coll_t *c)
 {
@@ -1147,7 +1171,9 @@ hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err)
   hs_status_t st = HS_OK;
   if (!net || !c)
     return hs_error_set(err, HS_EINVAL, "coll: NULL argument");
-  hs__colls_t *cs = hs__net_colls(net);
+  hs__colls_t *cs = net_colls_get(net);
+  if (!cs)
+    return hs_error_set(err, HS_ENOMEM, "coll: out of memory");
   hs_engine_t *eng = hs__net_engine(net);
   hs_coll_builder_t *b = &cs->builder;
   b->err = err;

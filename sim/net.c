@@ -65,7 +65,6 @@ hs_status_t hs__net_init_links(hs_net_t *net)
   hs_maxmin_init(&net->mm);
   net->paths.links = net->links;
   net->paths.n_links = n;
-  HS_CHECK(hs__colls_new(&net->paths, &net->colls));
 cleanup:
   return st;
 }
@@ -100,7 +99,9 @@ cleanup:
 void hs_net_set_path_fn(hs_net_t *net, hs_net_path_fn path, void *ctx,
                         int32_t (*node_of)(void *ctx, int32_t dev))
 {
-  hs__colls_disable_memo(net->colls); /* what it kept came from the old paths */
+  net->paths_fixed = false;
+  if (net->colls) /* what the collectives kept came from the old paths */
+    net->colls_ops->paths_changed(net->colls);
   net->paths.path = path;
   net->paths.ctx = ctx;
   net->paths.node_of = node_of;
@@ -110,7 +111,15 @@ const hs_net_paths_t *hs_net_paths(const hs_net_t *net) { return &net->paths; }
 
 hs_engine_t *hs__net_engine(hs_net_t *net) { return net->eng; }
 
-hs__colls_t *hs__net_colls(hs_net_t *net) { return net->colls; }
+void *hs__net_colls(hs_net_t *net) { return net->colls; }
+
+void hs__net_set_colls(hs_net_t *net, void *state, const hs__net_slot_ops_t *ops)
+{
+  net->colls = state;
+  net->colls_ops = ops;
+}
+
+bool hs__net_paths_fixed(const hs_net_t *net) { return net->paths_fixed; }
 
 void hs_net_free(hs_net_t *net)
 {
@@ -121,7 +130,8 @@ void hs_net_free(hs_net_t *net)
     for (size_t i = 0; i < net->n_active; i++)
       hs_engine_cancel(net->eng, &net->active[i]->ev);
   }
-  hs__colls_free(net->colls, net->eng);
+  if (net->colls)
+    net->colls_ops->free(net->colls, net->eng);
   if (net->lk)
     for (size_t l = 0; l < net->n_links; l++)
       hs_free(net->lk[l].m);

@@ -1,8 +1,9 @@
 /*
- * net_colls.h - private to sim/: the seam between the network (net.c) and
- * the collective layer (collective.c). A network owns one collective state
- * (its live collectives, their phase builder and block pool), created and
- * freed through these calls; its contents are the collective layer's.
+ * net_colls.h - private to sim/: the collective layer's state of one
+ * network (collective.c): its live collectives, their phase builder and
+ * block pool. collective.c makes it at the network's first collective and
+ * parks it in the network's opaque slot (net_seam.h); the network itself
+ * never includes this header (the dependency runs collective -> net).
  */
 #ifndef HS_NET_COLLS_H
 #define HS_NET_COLLS_H

@@ -1,13 +1,14 @@
 /*
  * net_impl.h - private to the network files of sim/ (net.c, net_topo.c):
  * the network's state. The collective layer sees none of it (coll_impl.h);
- * the network holds the collectives' state only through net_colls.h.
+ * the network holds the collectives' state as an opaque slot (net_seam.h)
+ * and includes nothing of the collective layer.
  */
 #ifndef HS_NET_IMPL_H
 #define HS_NET_IMPL_H
 
 #include "hs_net.h"
-#include "net_colls.h"
+#include "net_seam.h"
 #include "pool.h"
 
 /* ---- the network ---------------------------------------------------------- */
@@ -56,7 +57,9 @@ struct hs_net {
   uint64_t epoch;
   uint64_t n_updates;
   hs__pool_t pool;
-  hs__colls_t *colls;         /* live collectives (collective.c's) */
+  void *colls;                /* the collective layer's state (collective.c's); NULL: none yet */
+  const hs__net_slot_ops_t *colls_ops; /* its hooks */
+  bool paths_fixed;           /* a const topology's paths (hs_net_new) */
   hs_net_observer_fn observer; /* traces; NULL = none */
   void *observer_ctx;
 };

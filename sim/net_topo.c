@@ -49,7 +49,7 @@ hs_status_t hs_net_new(hs_engine_t *eng, const hs_topology_t *topo, hs_net_t **o
   net->links = net->paths.links;
   net->n_links = net->paths.n_links;
   HS_CHECK(hs__net_init_links(net));
-  hs__colls_enable_memo(net->colls); /* the topology is const and outlives net */
+  net->paths_fixed = true; /* the topology is const and outlives net */
   *out = net;
   net = NULL;
 cleanup:
