@@ -108,6 +108,29 @@ hs_status_t hs_memory_per_device(const hs_model_t *m, const hs_cluster_t *c, con
   return hs_memory_breakdown(m, c, plan, out, NULL, err);
 }
 
+/* The peak of the saved activations along one rank's schedule order
+ * (n items): each forward of chunk ch adds per_chunk[ch] bytes, each
+ * backward frees them. inflight: scratch of v counters (zeroed here). */
+static double peak_activation(const hs_sched_item_t *order, int32_t n, const double *per_chunk,
+                              int32_t *inflight, int32_t v)
+{
+  memset(inflight, 0, sizeof(int32_t) * (size_t)v);
+  double peak_act = 0.0, cur = 0.0;
+  for (int32_t k = 0; k < n; k++) {
+    int32_t ch = order[k].chunk;
+    if (order[k].phase == HS_PHASE_FWD) {
+      cur += per_chunk[ch];
+      inflight[ch]++;
+      if (cur > peak_act)
+        peak_act = cur;
+    } else {
+      cur -= per_chunk[ch];
+      inflight[ch]--;
+    }
+  }
+  return peak_act;
+}
+
 hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
                                 double *out, hs_mem_parts_t *parts, hs_error_t *err)
 {
@@ -221,20 +244,7 @@ hs_status_t hs_memory_breakdown(const hs_model_t *m, const hs_cluster_t *c, cons
         hs_sched_params_t sp = {.p = ranks, .v = v, .m = pl->n_microbatches, .rank = r,
                                 .warmup = pl->stages[r].warmup, .order = pl->stages[r].order};
         sc->order(&sp, order);
-        memset(inflight, 0, sizeof(int32_t) * (size_t)v);
-        double peak_act = 0.0, cur = 0.0;
-        for (int32_t k = 0; k < 2 * pl->n_microbatches * v; k++) {
-          int32_t ch = order[k].chunk;
-          if (order[k].phase == HS_PHASE_FWD) {
-            cur += per_chunk[ch];
-            inflight[ch]++;
-            if (cur > peak_act)
-              peak_act = cur;
-          } else {
-            cur -= per_chunk[ch];
-            inflight[ch]--;
-          }
-        }
+        double peak_act = peak_activation(order, 2 * pl->n_microbatches * v, per_chunk, inflight, v);
         /* ZeRO-3 / FSDP: the block in use and the prefetched next one are
          * gathered in full (2-byte weights) */
         double gathered = 2.0 * hs_precision_state_bytes(plan->precision).weight * max_layer_p;

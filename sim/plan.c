@@ -724,19 +724,27 @@ hs_status_t hs_plan_round_shares(hs_plan_t *p, const char *file, hs_error_t *err
   return HS_OK;
 }
 
-hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_cluster_t *c,
-                             const char *file, hs_error_t *err)
+/* What the validation checks share: the plan, its model and cluster, the
+ * file name for messages, and the device owners and TP degrees per op
+ * collected over the stages checked so far. */
+typedef struct vcheck {
+  const hs_plan_t *p;
+  const hs_model_t *m;
+  const hs_cluster_t *c;
+  const char *f;              /* file name in messages */
+  const hs_schedule_t *sc;
+  hs_error_t *err;
+  owner_t *own;               /* [device] first (pipeline, stage) using it */
+  int32_t *tp_of_op;          /* [op] TP degree of its holders, 0 = none yet */
+} vcheck_t;
+
+/* Practice options and plan-wide shape: pipelines, chunks, bucket size,
+ * ZeRO stage, attention kernel, the options that need one another.
+ * Reads: p (not its pipelines' stages but for sequence parallelism).
+ * Guarantees: HS_EINVAL naming the first bad field, in this order. */
+static hs_status_t check_options(const hs_plan_t *p, const hs_schedule_t *sc, const char *f,
+                                 hs_error_t *err)
 {
-  const char *f = file ? file : "plan";
-  hs_status_t st = HS_OK;
-  owner_t *own = NULL;
-  int32_t *tp_of_op = NULL;
-  const hs_schedule_t *sc = hs_schedule_find(p->schedule);
-  if (!sc)
-    return hs_error_set(err, HS_EINVAL,
-                        "%s: schedule: unknown schedule \"%s\" (gpipe, 1f1b, interleaved-1f1b, "
-                        "hetero-1f1b)",
-                        f, p->schedule);
   if (p->n_pipelines <= 0)
     return hs_error_set(err, HS_EINVAL, "%s: pipelines: at least one pipeline is needed", f);
   if (p->chunks <= 0 || (!sc->interleaved && p->chunks != 1))
@@ -776,10 +784,16 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
                           "parallelism (a TP group of 2 or more devices), every TP group has 1",
                           f);
   }
-  /* Simulation work and memory grow with microbatches x stages (about 55 us
-   * and 250 bytes each) and with devices: past HS_PLAN_MAX_MB_STAGES or
-   * HS_PLAN_MAX_DEVICE_SLOTS a run would take hours and gigabytes, so it is
-   * refused up front (docs/robustness.md). */
+  return HS_OK;
+}
+
+/* Size limits. Simulation work and memory grow with microbatches x stages
+ * (about 55 us and 250 bytes each) and with devices: past
+ * HS_PLAN_MAX_MB_STAGES or HS_PLAN_MAX_DEVICE_SLOTS a run would take hours
+ * and gigabytes, so it is refused up front (docs/robustness.md).
+ * Guarantees: HS_ELIMIT naming the first pipeline past either limit. */
+static hs_status_t check_limits(const hs_plan_t *p, const char *f, hs_error_t *err)
+{
   int64_t mb_stages = 0, slots = 0;
   for (int32_t i = 0; i < p->n_pipelines; i++) {
     const hs_plan_pipeline_t *pl = &p->pipelines[i];
@@ -800,200 +814,309 @@ hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_c
                           "larger microbatches",
                           f, i, (long long)HS_PLAN_MAX_MB_STAGES, pl->n_microbatches, pl->n_stages);
   }
-  own = hs_calloc(c->n_devices, sizeof *own);
-  tp_of_op = hs_calloc(m->n_ops, sizeof *tp_of_op);
-  if (!own || !tp_of_op)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory validating plan"));
-  for (size_t d = 0; d < c->n_devices; d++)
-    own[d].pipeline = own[d].stage = -1;
+  return HS_OK;
+}
 
-  for (int32_t i = 0; i < p->n_pipelines; i++) {
-    const hs_plan_pipeline_t *pl = &p->pipelines[i];
-    if (pl->microbatch_size <= 0)
-      HS_FAIL(hs_error_set(err, HS_EINVAL,
-                           "%s: pipelines[%d].microbatch_size: must be a positive integer, got %d",
-                           f, i, pl->microbatch_size));
-    if (pl->n_microbatches <= 0)
-      HS_FAIL(hs_error_set(err, HS_EINVAL,
-                           "%s: pipelines[%d].microbatches: must be a positive integer, got %d", f,
-                           i, pl->n_microbatches));
-    if (pl->n_stages <= 0)
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: pipelines[%d].stages: must not be empty", f, i));
-    int32_t v = p->chunks;
-    if (pl->n_stages % v != 0)
-      HS_FAIL(hs_error_set(err, HS_EINVAL,
-                           "%s: pipelines[%d].stages: %d stages is not a multiple of chunks=%d", f,
-                           i, pl->n_stages, v));
-    int32_t ranks = pl->n_stages / v;
-    hs_sched_params_t sp = {.p = ranks, .v = v, .m = pl->n_microbatches, .rank = 0, .warmup = -1};
-    if (sc->check(&sp, err) != HS_OK) {
-      hs_error_prefix(err, f);
-      HS_FAIL(HS_EINVAL);
+/* Microbatches and schedule of pipeline i: positive microbatch size and
+ * count, stages a multiple of chunks, the schedule's own check.
+ * Guarantees: HS_EINVAL naming the first bad field. */
+static hs_status_t check_pipeline_shape(const vcheck_t *vc, int32_t i)
+{
+  const hs_plan_pipeline_t *pl = &vc->p->pipelines[i];
+  const char *f = vc->f;
+  hs_error_t *err = vc->err;
+  if (pl->microbatch_size <= 0)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: pipelines[%d].microbatch_size: must be a positive integer, got %d", f,
+                        i, pl->microbatch_size);
+  if (pl->n_microbatches <= 0)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: pipelines[%d].microbatches: must be a positive integer, got %d", f, i,
+                        pl->n_microbatches);
+  if (pl->n_stages <= 0)
+    return hs_error_set(err, HS_EINVAL, "%s: pipelines[%d].stages: must not be empty", f, i);
+  int32_t v = vc->p->chunks;
+  if (pl->n_stages % v != 0)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: pipelines[%d].stages: %d stages is not a multiple of chunks=%d", f, i,
+                        pl->n_stages, v);
+  hs_sched_params_t sp = {.p = pl->n_stages / v, .v = v, .m = pl->n_microbatches, .rank = 0,
+                          .warmup = -1};
+  if (vc->sc->check(&sp, err) != HS_OK) {
+    hs_error_prefix(err, f);
+    return HS_EINVAL;
+  }
+  return HS_OK;
+}
+
+/* Stage s of pipeline i, its own fields: an op range that continues at
+ * *expect_first (advanced to its end), replicas, warm-up (a warning
+ * outside hetero-1f1b), explicit order, and an interleaved chunk on the
+ * devices of its rank's first chunk. Guarantees: HS_EINVAL naming the
+ * first bad field. */
+static hs_status_t check_stage_layers(const vcheck_t *vc, int32_t i, int32_t s,
+                                      int32_t *expect_first)
+{
+  const hs_plan_pipeline_t *pl = &vc->p->pipelines[i];
+  const hs_plan_stage_t *stg = &pl->stages[s];
+  const char *f = vc->f;
+  hs_error_t *err = vc->err;
+  int32_t v = vc->p->chunks, ranks = pl->n_stages / v;
+  if (stg->op_first != *expect_first)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: pipelines[%d].stages[%d].ops: starts at op %d but the previous "
+                        "stage ends at op %d (gap or overlap)",
+                        f, i, s, stg->op_first, *expect_first);
+  if (stg->op_last <= stg->op_first || (size_t)stg->op_last > vc->m->n_ops)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: pipelines[%d].stages[%d].ops: range [%d, %d) is empty or beyond "
+                        "the model's %zu ops",
+                        f, i, s, stg->op_first, stg->op_last, vc->m->n_ops);
+  *expect_first = stg->op_last;
+  if (stg->n_replicas <= 0)
+    return hs_error_set(err, HS_EINVAL, "%s: pipelines[%d].stages[%d].replicas: must not be empty",
+                        f, i, s);
+  if (stg->warmup >= 0 && strcmp(vc->sc->name, "hetero-1f1b") != 0)
+    hs_error_warn(err, "%s: pipelines[%d].stages[%d].warmup: only used by hetero-1f1b", f, i, s);
+  if (stg->order) {
+    hs_status_t st = check_order(stg->order, vc->sc->name, v, pl->n_microbatches, f, i, s, err);
+    if (st != HS_OK)
+      return st;
+  }
+  if (vc->sc->interleaved && s >= ranks) {
+    const hs_plan_stage_t *base = &pl->stages[s % ranks];
+    bool same = base->n_replicas == stg->n_replicas;
+    for (int32_t r = 0; same && r < stg->n_replicas; r++) {
+      same = base->replicas[r].n_devices == stg->replicas[r].n_devices;
+      for (int32_t d = 0; same && d < stg->replicas[r].n_devices; d++)
+        same = base->replicas[r].devices[d] == stg->replicas[r].devices[d];
     }
-    int32_t expect_first = 0;
-    for (int32_t s = 0; s < pl->n_stages; s++) {
-      const hs_plan_stage_t *stg = &pl->stages[s];
-      if (stg->op_first != expect_first)
-        HS_FAIL(hs_error_set(err, HS_EINVAL,
-                             "%s: pipelines[%d].stages[%d].ops: starts at op %d but the previous "
-                             "stage ends at op %d (gap or overlap)",
-                             f, i, s, stg->op_first, expect_first));
-      if (stg->op_last <= stg->op_first || (size_t)stg->op_last > m->n_ops)
-        HS_FAIL(hs_error_set(err, HS_EINVAL,
-                             "%s: pipelines[%d].stages[%d].ops: range [%d, %d) is empty or beyond "
-                             "the model's %zu ops",
-                             f, i, s, stg->op_first, stg->op_last, m->n_ops));
-      expect_first = stg->op_last;
-      if (stg->n_replicas <= 0)
-        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: pipelines[%d].stages[%d].replicas: must not be empty",
-                             f, i, s));
-      if (stg->warmup >= 0 && strcmp(sc->name, "hetero-1f1b") != 0)
-        hs_error_warn(err, "%s: pipelines[%d].stages[%d].warmup: only used by hetero-1f1b", f, i, s);
-      if (stg->order)
-        HS_CHECK(check_order(stg->order, sc->name, v, pl->n_microbatches, f, i, s, err));
-      if (sc->interleaved && s >= ranks) {
-        const hs_plan_stage_t *base = &pl->stages[s % ranks];
-        bool same = base->n_replicas == stg->n_replicas;
-        for (int32_t r = 0; same && r < stg->n_replicas; r++) {
-          same = base->replicas[r].n_devices == stg->replicas[r].n_devices;
-          for (int32_t d = 0; same && d < stg->replicas[r].n_devices; d++)
-            same = base->replicas[r].devices[d] == stg->replicas[r].devices[d];
-        }
-        if (!same)
-          HS_FAIL(hs_error_set(err, HS_EINVAL,
-                               "%s: pipelines[%d].stages[%d].replicas: interleaved chunk must run "
-                               "on the same devices as stages[%d]",
-                               f, i, s, s % ranks));
-      }
-      double sum = 0.0;
-      for (int32_t r = 0; r < stg->n_replicas; r++) {
-        const hs_plan_replica_t *rp = &stg->replicas[r];
-        if (!(rp->share > 0.0) || rp->share > 1.0)
-          HS_FAIL(hs_error_set(err, HS_EINVAL,
-                               "%s: pipelines[%d].stages[%d].replicas[%d].share: must be in (0, 1], "
-                               "got %g",
-                               f, i, s, r, rp->share));
-        sum += rp->share;
-        if (rp->n_devices <= 0)
-          HS_FAIL(hs_error_set(err, HS_EINVAL,
-                               "%s: pipelines[%d].stages[%d].replicas[%d].devices: must not be empty",
-                               f, i, s, r));
-        int32_t gpu0 = -1;
-        for (int32_t d = 0; d < rp->n_devices; d++) {
-          int32_t dev = rp->devices[d];
-          if (dev < 0 || (size_t)dev >= c->n_devices)
-            HS_FAIL(hs_error_set(err, HS_EINVAL,
-                                 "%s: pipelines[%d].stages[%d].replicas[%d].devices[%d]: unknown "
-                                 "device %d (cluster %s has devices 0..%zu)",
-                                 f, i, s, r, d, dev, c->name, c->n_devices - 1));
-          if (gpu0 < 0) {
-            gpu0 = c->devices[dev].gpu;
-            if (p->precision == HS_DTYPE_FP8 && !(c->gpus.gpus[gpu0].peak_flops[HS_DTYPE_FP8] > 0.0))
-              HS_FAIL(hs_error_set(err, HS_EINVAL,
-                                   "%s: precision (--precision): fp8 needs FP8 GEMMs, but %s "
-                                   "(device %d, pipelines[%d].stages[%d]) has no fp8 peak in the "
-                                   "GPU catalog; use bf16 or fp16 there",
-                                   f, c->gpus.gpus[gpu0].name, dev, i, s));
-          } else if (c->devices[dev].gpu != gpu0)
-            HS_FAIL(hs_error_set(err, HS_EINVAL,
-                                 "%s: pipelines[%d].stages[%d].replicas[%d].devices[%d]: device %d "
-                                 "is a %s but the TP group is %s (TP groups must be one GPU type)",
-                                 f, i, s, r, d, dev, c->gpus.gpus[c->devices[dev].gpu].name,
-                                 c->gpus.gpus[gpu0].name));
-          owner_t *o = &own[dev];
-          /* Interleaved chunks: stage s runs on the devices of stage s mod ranks. */
-          bool same_rank = o->pipeline == i && o->stage >= 0 && (o->stage % ranks) == (s % ranks) &&
-                           o->stage != s;
-          if (o->pipeline >= 0 && !same_rank)
-            HS_FAIL(hs_error_set(err, HS_EINVAL,
-                                 "%s: pipelines[%d].stages[%d].replicas[%d].devices[%d]: device %d "
-                                 "already used by pipelines[%d].stages[%d]",
-                                 f, i, s, r, d, dev, o->pipeline, o->stage));
-          if (o->pipeline < 0) {
-            o->pipeline = i;
-            o->stage = s;
-          }
-        }
-        if (!hs_model_tp_ok(m, rp->n_devices))
-          HS_FAIL(hs_error_set(err, HS_EINVAL,
-                               "%s: pipelines[%d].stages[%d].replicas[%d].devices: TP degree %d does "
-                               "not divide the model's %lld attention heads (%lld KV heads)",
-                               f, i, s, r, rp->n_devices, (long long)m->cfg.heads,
-                               (long long)m->cfg.kv_heads));
-        for (int32_t op = stg->op_first; op < stg->op_last; op++) {
-          if (tp_of_op[op] == 0)
-            tp_of_op[op] = rp->n_devices;
-          else if (tp_of_op[op] != rp->n_devices)
-            HS_FAIL(hs_error_set(err, HS_EINVAL,
-                                 "%s: pipelines[%d].stages[%d].replicas[%d].devices: TP degree %d, "
-                                 "but op %d (%s) is held elsewhere with TP degree %d (gradient "
-                                 "sync needs equal TP degrees)",
-                                 f, i, s, r, rp->n_devices, op, m->ops[op].name, tp_of_op[op]));
-        }
-      }
-      if (fabs(sum - 1.0) > 1e-6)
-        HS_FAIL(hs_error_set(err, HS_EINVAL,
-                             "%s: pipelines[%d].stages[%d].replicas: shares sum to %.9g, not 1", f, i,
-                             s, sum));
-    }
-    if ((size_t)expect_first != m->n_ops)
-      HS_FAIL(hs_error_set(err, HS_EINVAL,
-                           "%s: pipelines[%d].stages: ops end at %d but the model %s has %zu ops", f,
-                           i, expect_first, m->name, m->n_ops));
-    /* hetero-1f1b liveness. Rank r runs min(w_r + 1 + k, m) forwards before
-     * backward k, and backward k waits for rank r+1's backward k, which
-     * itself needs min(w_{r+1} + 1 + k, m) forwards from rank r. So the
-     * pipeline progresses iff those forward counts never increase down the
-     * pipeline; otherwise rank r waits for a gradient while rank r+1 waits
-     * for an activation (sends are asynchronous, so nothing else blocks). */
-    if (strcmp(sc->name, "hetero-1f1b") == 0 && v == 1) {
-      /* the same with explicit orders: before every backward k, no stage
-       * runs more forwards than the stage before it */
-      for (int32_t s = 1; s < pl->n_stages; s++) {
-        if (!pl->stages[s].order && !pl->stages[s - 1].order)
-          continue;
-        for (int32_t k = 0; k < pl->n_microbatches; k++) {
-          int32_t a = fwd_before(&pl->stages[s - 1], ranks, s - 1, pl->n_microbatches, k);
-          int32_t b = fwd_before(&pl->stages[s], ranks, s, pl->n_microbatches, k);
-          if (b > a)
-            HS_FAIL(hs_error_set(err, HS_EINVAL,
-                                 "%s: pipelines[%d].stages[%d].order: %d forwards before "
-                                 "backward %d but the previous stage runs only %d, so the "
-                                 "pipeline deadlocks",
-                                 f, i, s, b, k, a));
-        }
-      }
-      int32_t prev = 0;
-      for (int32_t s = 0; s < pl->n_stages; s++) {
-        if (pl->stages[s].order || (s > 0 && pl->stages[s - 1].order)) {
-          prev = fwd_before(&pl->stages[s], ranks, s, pl->n_microbatches, 0);
-          continue;
-        }
-        int32_t w = pl->stages[s].warmup >= 0 ? pl->stages[s].warmup : ranks - s - 1;
-        int32_t fwd = w + 1 < pl->n_microbatches ? w + 1 : pl->n_microbatches;
-        if (s > 0 && fwd > prev)
-          HS_FAIL(hs_error_set(err, HS_EINVAL,
-                               "%s: pipelines[%d].stages[%d].warmup: %d forwards before the first "
-                               "backward but the previous stage runs only %d, so the pipeline "
-                               "deadlocks (warm-up depths must not increase down the pipeline)",
-                               f, i, s, fwd, prev));
-        prev = fwd;
-      }
+    if (!same)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: pipelines[%d].stages[%d].replicas: interleaved chunk must run "
+                          "on the same devices as stages[%d]",
+                          f, i, s, s % ranks);
+  }
+  return HS_OK;
+}
+
+/* Devices of replica r of stage s of pipeline i: known, one GPU type per
+ * TP group (with fp8 GEMMs under fp8), each used by one stage rank only
+ * (interleaved chunks reuse their rank's). Records owners in vc->own.
+ * Guarantees: HS_EINVAL naming the first bad device. */
+static hs_status_t check_replica_devices(const vcheck_t *vc, int32_t i, int32_t s, int32_t r)
+{
+  const hs_plan_t *p = vc->p;
+  const hs_cluster_t *c = vc->c;
+  const hs_plan_replica_t *rp = &p->pipelines[i].stages[s].replicas[r];
+  const char *f = vc->f;
+  hs_error_t *err = vc->err;
+  int32_t ranks = p->pipelines[i].n_stages / p->chunks;
+  int32_t gpu0 = -1;
+  for (int32_t d = 0; d < rp->n_devices; d++) {
+    int32_t dev = rp->devices[d];
+    if (dev < 0 || (size_t)dev >= c->n_devices)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: pipelines[%d].stages[%d].replicas[%d].devices[%d]: unknown "
+                          "device %d (cluster %s has devices 0..%zu)",
+                          f, i, s, r, d, dev, c->name, c->n_devices - 1);
+    if (gpu0 < 0) {
+      gpu0 = c->devices[dev].gpu;
+      if (p->precision == HS_DTYPE_FP8 && !(c->gpus.gpus[gpu0].peak_flops[HS_DTYPE_FP8] > 0.0))
+        return hs_error_set(err, HS_EINVAL,
+                            "%s: precision (--precision): fp8 needs FP8 GEMMs, but %s "
+                            "(device %d, pipelines[%d].stages[%d]) has no fp8 peak in the "
+                            "GPU catalog; use bf16 or fp16 there",
+                            f, c->gpus.gpus[gpu0].name, dev, i, s);
+    } else if (c->devices[dev].gpu != gpu0)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: pipelines[%d].stages[%d].replicas[%d].devices[%d]: device %d "
+                          "is a %s but the TP group is %s (TP groups must be one GPU type)",
+                          f, i, s, r, d, dev, c->gpus.gpus[c->devices[dev].gpu].name,
+                          c->gpus.gpus[gpu0].name);
+    owner_t *o = &vc->own[dev];
+    /* Interleaved chunks: stage s runs on the devices of stage s mod ranks. */
+    bool same_rank = o->pipeline == i && o->stage >= 0 && (o->stage % ranks) == (s % ranks) &&
+                     o->stage != s;
+    if (o->pipeline >= 0 && !same_rank)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: pipelines[%d].stages[%d].replicas[%d].devices[%d]: device %d "
+                          "already used by pipelines[%d].stages[%d]",
+                          f, i, s, r, d, dev, o->pipeline, o->stage);
+    if (o->pipeline < 0) {
+      o->pipeline = i;
+      o->stage = s;
     }
   }
+  return HS_OK;
+}
+
+/* Replica r of stage s of pipeline i: share in (0, 1] (added to *sum),
+ * devices (check_replica_devices), a TP degree that divides the heads and
+ * equals that of every other holder of its ops (recorded in
+ * vc->tp_of_op). Guarantees: HS_EINVAL naming the first bad field. */
+static hs_status_t check_replica(const vcheck_t *vc, int32_t i, int32_t s, int32_t r, double *sum)
+{
+  const hs_model_t *m = vc->m;
+  const hs_plan_stage_t *stg = &vc->p->pipelines[i].stages[s];
+  const hs_plan_replica_t *rp = &stg->replicas[r];
+  const char *f = vc->f;
+  hs_error_t *err = vc->err;
+  if (!(rp->share > 0.0) || rp->share > 1.0)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: pipelines[%d].stages[%d].replicas[%d].share: must be in (0, 1], "
+                        "got %g",
+                        f, i, s, r, rp->share);
+  *sum += rp->share;
+  if (rp->n_devices <= 0)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: pipelines[%d].stages[%d].replicas[%d].devices: must not be empty", f,
+                        i, s, r);
+  hs_status_t st = check_replica_devices(vc, i, s, r);
+  if (st != HS_OK)
+    return st;
+  if (!hs_model_tp_ok(m, rp->n_devices))
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: pipelines[%d].stages[%d].replicas[%d].devices: TP degree %d does "
+                        "not divide the model's %lld attention heads (%lld KV heads)",
+                        f, i, s, r, rp->n_devices, (long long)m->cfg.heads,
+                        (long long)m->cfg.kv_heads);
+  for (int32_t op = stg->op_first; op < stg->op_last; op++) {
+    if (vc->tp_of_op[op] == 0)
+      vc->tp_of_op[op] = rp->n_devices;
+    else if (vc->tp_of_op[op] != rp->n_devices)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: pipelines[%d].stages[%d].replicas[%d].devices: TP degree %d, "
+                          "but op %d (%s) is held elsewhere with TP degree %d (gradient "
+                          "sync needs equal TP degrees)",
+                          f, i, s, r, rp->n_devices, op, m->ops[op].name, vc->tp_of_op[op]);
+  }
+  return HS_OK;
+}
+
+/* hetero-1f1b liveness of pipeline i. Rank r runs min(w_r + 1 + k, m)
+ * forwards before backward k, and backward k waits for rank r+1's backward
+ * k, which itself needs min(w_{r+1} + 1 + k, m) forwards from rank r. So
+ * the pipeline progresses iff those forward counts never increase down the
+ * pipeline; otherwise rank r waits for a gradient while rank r+1 waits for
+ * an activation (sends are asynchronous, so nothing else blocks).
+ * Guarantees: HS_EINVAL naming the first stage that would deadlock. */
+static hs_status_t check_liveness(const vcheck_t *vc, int32_t i)
+{
+  const hs_plan_pipeline_t *pl = &vc->p->pipelines[i];
+  const char *f = vc->f;
+  hs_error_t *err = vc->err;
+  int32_t ranks = pl->n_stages / vc->p->chunks;
+  /* the same with explicit orders: before every backward k, no stage
+   * runs more forwards than the stage before it */
+  for (int32_t s = 1; s < pl->n_stages; s++) {
+    if (!pl->stages[s].order && !pl->stages[s - 1].order)
+      continue;
+    for (int32_t k = 0; k < pl->n_microbatches; k++) {
+      int32_t a = fwd_before(&pl->stages[s - 1], ranks, s - 1, pl->n_microbatches, k);
+      int32_t b = fwd_before(&pl->stages[s], ranks, s, pl->n_microbatches, k);
+      if (b > a)
+        return hs_error_set(err, HS_EINVAL,
+                            "%s: pipelines[%d].stages[%d].order: %d forwards before "
+                            "backward %d but the previous stage runs only %d, so the "
+                            "pipeline deadlocks",
+                            f, i, s, b, k, a);
+    }
+  }
+  int32_t prev = 0;
+  for (int32_t s = 0; s < pl->n_stages; s++) {
+    if (pl->stages[s].order || (s > 0 && pl->stages[s - 1].order)) {
+      prev = fwd_before(&pl->stages[s], ranks, s, pl->n_microbatches, 0);
+      continue;
+    }
+    int32_t w = pl->stages[s].warmup >= 0 ? pl->stages[s].warmup : ranks - s - 1;
+    int32_t fwd = w + 1 < pl->n_microbatches ? w + 1 : pl->n_microbatches;
+    if (s > 0 && fwd > prev)
+      return hs_error_set(err, HS_EINVAL,
+                          "%s: pipelines[%d].stages[%d].warmup: %d forwards before the first "
+                          "backward but the previous stage runs only %d, so the pipeline "
+                          "deadlocks (warm-up depths must not increase down the pipeline)",
+                          f, i, s, fwd, prev);
+    prev = fwd;
+  }
+  return HS_OK;
+}
+
+/* Pipeline i whole: shape, every stage's layers, replicas and shares
+ * (summing to 1), the model's ops covered exactly, hetero-1f1b liveness.
+ * Guarantees: the first error in that order. */
+static hs_status_t check_pipeline(const vcheck_t *vc, int32_t i)
+{
+  const hs_plan_pipeline_t *pl = &vc->p->pipelines[i];
+  hs_status_t st = check_pipeline_shape(vc, i);
+  int32_t expect_first = 0;
+  for (int32_t s = 0; st == HS_OK && s < pl->n_stages; s++) {
+    if ((st = check_stage_layers(vc, i, s, &expect_first)) != HS_OK)
+      break;
+    double sum = 0.0;
+    for (int32_t r = 0; st == HS_OK && r < pl->stages[s].n_replicas; r++)
+      st = check_replica(vc, i, s, r, &sum);
+    if (st == HS_OK && fabs(sum - 1.0) > 1e-6)
+      st = hs_error_set(vc->err, HS_EINVAL,
+                        "%s: pipelines[%d].stages[%d].replicas: shares sum to %.9g, not 1", vc->f,
+                        i, s, sum);
+  }
+  if (st != HS_OK)
+    return st;
+  if ((size_t)expect_first != vc->m->n_ops)
+    return hs_error_set(vc->err, HS_EINVAL,
+                        "%s: pipelines[%d].stages: ops end at %d but the model %s has %zu ops",
+                        vc->f, i, expect_first, vc->m->name, vc->m->n_ops);
+  if (strcmp(vc->sc->name, "hetero-1f1b") == 0 && vc->p->chunks == 1)
+    return check_liveness(vc, i);
+  return HS_OK;
+}
+
+/* HAP's sharding rules: known ops, dimensions the op can be split along. */
+static hs_status_t check_shards(const hs_plan_t *p, const hs_model_t *m, const char *f,
+                                hs_error_t *err)
+{
   for (int32_t k = 0; k < p->n_shards; k++) {
     const hs_plan_shard_t *sh = &p->shards[k];
     if (sh->op < 0 || (size_t)sh->op >= m->n_ops)
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: sharding[%d].op: unknown op %d", f, k, sh->op));
+      return hs_error_set(err, HS_EINVAL, "%s: sharding[%d].op: unknown op %d", f, k, sh->op);
     if (!(m->ops[sh->op].shardable & sh->dim))
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: sharding[%d].dim: op %s cannot be sharded that way",
-                           f, k, m->ops[sh->op].name));
+      return hs_error_set(err, HS_EINVAL, "%s: sharding[%d].dim: op %s cannot be sharded that way",
+                          f, k, m->ops[sh->op].name);
   }
+  return HS_OK;
+}
+
+hs_status_t hs_plan_validate(const hs_plan_t *p, const hs_model_t *m, const hs_cluster_t *c,
+                             const char *file, hs_error_t *err)
+{
+  const char *f = file ? file : "plan";
+  hs_status_t st = HS_OK;
+  vcheck_t vc = {.p = p, .m = m, .c = c, .f = f, .err = err};
+  vc.sc = hs_schedule_find(p->schedule);
+  if (!vc.sc)
+    return hs_error_set(err, HS_EINVAL,
+                        "%s: schedule: unknown schedule \"%s\" (gpipe, 1f1b, interleaved-1f1b, "
+                        "hetero-1f1b)",
+                        f, p->schedule);
+  if ((st = check_options(p, vc.sc, f, err)) != HS_OK)
+    return st;
+  if ((st = check_limits(p, f, err)) != HS_OK)
+    return st;
+  vc.own = hs_calloc(c->n_devices, sizeof *vc.own);
+  vc.tp_of_op = hs_calloc(m->n_ops, sizeof *vc.tp_of_op);
+  if (!vc.own || !vc.tp_of_op)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory validating plan"));
+  for (size_t d = 0; d < c->n_devices; d++)
+    vc.own[d].pipeline = vc.own[d].stage = -1;
+  for (int32_t i = 0; i < p->n_pipelines; i++)
+    HS_CHECK(check_pipeline(&vc, i));
+  HS_CHECK(check_shards(p, m, f, err));
   HS_CHECK(validate_cp_ep(p, m, f, err));
   HS_CHECK(validate_whole_samples(p, f, err));
 cleanup:
-  free(own);
-  free(tp_of_op);
+  free(vc.own);
+  free(vc.tp_of_op);
   return st;
 }
 

@@ -793,28 +793,13 @@ static double seg_colls_s(const sim_t *s, const hs_exec_t *ex, const hs_tmpl_t *
   return sum;
 }
 
-static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
-                               const hs_mem_parts_t *parts)
+/* Report step: hardware FLOPs of one iteration: the model's forward and
+ * backward plus FlashAttention's recomputed scores and the recomputed
+ * forwards where the plan recomputes. Reads plan and model only. */
+static double report_hw_flops(const sim_t *s, const hs_model_flops_t *fl)
 {
   const hs_plan_t *plan = s->plan;
-  const hs_cluster_t *c = s->cluster;
-  hs_time_t t_end = 0, t_flush = 0;
-  for (int32_t e = 0; e < s->low.n_execs; e++) {
-    t_end = HS_MAX(t_end, s->x[e].t_end);
-    t_flush = HS_MAX(t_flush, s->x[e].t_compute_done);
-  }
-  double T = hs_time_to_s(t_end);
-  r->iteration_time_s = T;
-  r->global_batch = hs_plan_global_batch(plan);
-  r->tokens_per_iteration = r->global_batch * s->model->seq_len;
-  r->samples_per_s = T > 0 ? (double)r->global_batch / T : 0.0;
-  r->tokens_per_s = T > 0 ? (double)r->tokens_per_iteration / T : 0.0;
-  r->n_devices = hs_plan_n_devices(plan);
-  hs_model_flops_t fl;
-  hs_model_flops(s->model, (double)r->global_batch, &fl);
-  double hw_flops = 0.0;
-  /* hardware FLOPs: recomputed forwards where the plan recomputes */
-  hw_flops = fl.fwd_bwd;
+  double hw_flops = fl->fwd_bwd;
   for (int32_t i = 0; i < plan->n_pipelines; i++) {
     const hs_plan_pipeline_t *pl = &plan->pipelines[i];
     double samples = (double)pl->microbatch_size * pl->n_microbatches;
@@ -834,18 +819,25 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
       }
     }
   }
+  return hw_flops;
+}
+
+/* Report step: throughput, FLOP rates, MFU and cost over the devices the
+ * plan uses (used[d] != 0), for an iteration of T seconds. Reads the
+ * report's global batch and device count. Sets the rate and cost fields
+ * and counts unpriced devices. */
+static void report_rates(const sim_t *s, hs_report_t *r, const uint8_t *used, double T)
+{
+  const hs_cluster_t *c = s->cluster;
+  hs_model_flops_t fl;
+  hs_model_flops(s->model, (double)r->global_batch, &fl);
+  double hw_flops = report_hw_flops(s, &fl);
   double peak = 0.0, usd_h = 0.0;
-  uint8_t *used = hs_calloc(c->n_devices, 1);
-  if (!used)
-    return HS_ENOMEM;
-  for (int32_t e = 0; e < s->low.n_execs; e++)
-    for (int32_t d = 0; d < s->low.execs[e].tp; d++)
-      used[s->low.execs[e].devices[d]] = 1;
   for (size_t d = 0; d < c->n_devices; d++) {
     if (!used[d])
       continue;
     const hs_gpu_t *g = hs_cluster_gpu(c, (int32_t)d);
-    peak += hs_gpu_peak_flops(g, plan->precision);
+    peak += hs_gpu_peak_flops(g, s->plan->precision);
     bool spot = c->nodes[c->devices[d].node].spot;
     usd_h += (spot && g->price_spot_usd_h > 0) ? g->price_spot_usd_h : g->price_ondemand_usd_h;
     if (!(g->price_ondemand_usd_h > 0) && !(spot && g->price_spot_usd_h > 0))
@@ -859,7 +851,13 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
   r->cost_usd_per_iteration = usd_h * T / 3600.0;
   r->cost_usd_per_million_tokens =
       r->tokens_per_iteration > 0 ? r->cost_usd_per_iteration / (double)r->tokens_per_iteration * 1e6 : 0.0;
-  /* bubble: idle time of each executor up to the pipeline flush */
+}
+
+/* Report step: bubble, the idle time of each executor up to the pipeline
+ * flush t_flush. Sets every executor's idle_ns (the stage rows read it)
+ * and r->bubble_fraction. */
+static void report_bubble(sim_t *s, hs_report_t *r, hs_time_t t_flush)
+{
   double bub = 0.0;
   for (int32_t e = 0; e < s->low.n_execs; e++) {
     const xrun_t *xr = &s->x[e];
@@ -873,12 +871,17 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
     bub += t_flush > 0 ? (double)idle / (double)t_flush : 0.0;
   }
   r->bubble_fraction = s->low.n_execs > 0 ? bub / s->low.n_execs : 0.0;
-  /* memory */
+}
+
+/* Report step: peak memory per device (mem, bytes) and the used devices
+ * past their capacity. Sets the memory and OOM fields; HS_ENOMEM else. */
+static hs_status_t report_memory(const sim_t *s, hs_report_t *r, const uint8_t *used,
+                                 const double *mem)
+{
+  const hs_cluster_t *c = s->cluster;
   r->device_peak_memory_bytes = hs_calloc(c->n_devices, sizeof(double));
-  if (!r->device_peak_memory_bytes) {
-    free(used);
+  if (!r->device_peak_memory_bytes)
     return HS_ENOMEM;
-  }
   r->n_device_mem = (int32_t)c->n_devices;
   int32_t n_oom = 0;
   for (size_t d = 0; d < c->n_devices; d++) {
@@ -890,98 +893,133 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
   if (n_oom > 0) {
     r->oom = true;
     r->oom_devices = hs_calloc((size_t)n_oom, sizeof(int32_t));
-    if (!r->oom_devices) {
-      free(used);
+    if (!r->oom_devices)
       return HS_ENOMEM;
-    }
     for (size_t d = 0; d < c->n_devices; d++)
       if (used[d] && mem[d] > hs_cluster_gpu(c, (int32_t)d)->mem_bytes)
         r->oom_devices[r->n_oom_devices++] = (int32_t)d;
   }
-  free(used);
+  return HS_OK;
+}
+
+/* Report step, part of one stage row: its peak memory (the highest of its
+ * devices in mem, with that device's parts) and the layers it holds
+ * (embedding before first_block, head after the blocks). */
+static void stage_memory_and_layers(const sim_t *s, hs_stage_report_t *sr,
+                                    const hs_plan_stage_t *stg, const hs_exec_t *ex,
+                                    const double *mem, const hs_mem_parts_t *parts,
+                                    int32_t first_block)
+{
+  double pm = 0.0;
+  int32_t pd = ex->devices[0];
+  for (int32_t q = 0; q < stg->n_replicas; q++)
+    for (int32_t d = 0; d < stg->replicas[q].n_devices; d++)
+      if (mem[stg->replicas[q].devices[d]] > pm) {
+        pm = mem[stg->replicas[q].devices[d]];
+        pd = stg->replicas[q].devices[d];
+      }
+  sr->peak_memory_bytes = pm;
+  sr->mem = parts[pd];
+  sr->layer_first = sr->layer_last = -1;
+  for (int32_t op = stg->op_first; op < stg->op_last; op++) {
+    int32_t l = s->model->ops[op].layer;
+    if (l < 0) { /* outside the blocks: before the first one or after */
+      if (op < first_block)
+        sr->has_embedding = true;
+      else
+        sr->has_head = true;
+      continue;
+    }
+    if (sr->layer_first < 0)
+      sr->layer_first = l;
+    sr->layer_last = l;
+  }
+}
+
+/* Report step: the row of stage k of pipeline i (its replica 0's
+ * executor): shape, per-microbatch times with uncontended TP collectives,
+ * the executor's time split over [0, t_end], memory and layers.
+ * HS_ENOMEM when a collective estimate fails (its only failure). */
+static hs_status_t stage_report(const sim_t *s, hs_stage_report_t *sr, int32_t i, int32_t k,
+                                const double *mem, const hs_mem_parts_t *parts,
+                                int32_t first_block, hs_time_t t_end)
+{
+  const hs_plan_pipeline_t *pl = &s->plan->pipelines[i];
+  const hs_plan_stage_t *stg = &pl->stages[k];
+  int32_t ranks = pl->n_stages / s->plan->chunks;
+  int32_t e = s->low.stage_exec[i][k * s->low.max_replicas[i]];
+  const hs_exec_t *ex = &s->low.execs[e];
+  const xrun_t *xr = &s->x[e];
+  int32_t ch = k / ranks;
+  sr->pipeline = i;
+  sr->stage = k;
+  sr->op_first = stg->op_first;
+  sr->op_last = stg->op_last;
+  sr->n_replicas = stg->n_replicas;
+  sr->tp = ex->tp;
+  sr->first_device = ex->devices[0];
+  int32_t nd = 0;
+  for (int32_t q = 0; q < stg->n_replicas; q++)
+    nd += stg->replicas[q].n_devices;
+  sr->n_devices = nd;
+  hs_strlcpy(sr->gpu, ex->gpu->name, sizeof sr->gpu);
+  const hs_tmpl_t *tf = &ex->tmpl[ch * 2 + HS_PHASE_FWD], *tb = &ex->tmpl[ch * 2 + HS_PHASE_BWD];
+  /* per-microbatch time including blocking TP collectives, uncontended */
+  double coll_f = seg_colls_s(s, ex, tf), coll_b = seg_colls_s(s, ex, tb);
+  if (!isfinite(coll_f) || !isfinite(coll_b))
+    return HS_ENOMEM; /* the estimate's only failure here: out of memory */
+  sr->fwd_s = hs_time_to_s(tf->compute_ns) + coll_f;
+  sr->bwd_s = hs_time_to_s(tb->compute_ns) + coll_b;
+  sr->compute_s = hs_time_to_s(xr->busy_ns);
+  sr->comm_exposed_s = hs_time_to_s(xr->comm_ns + xr->send_wait_ns);
+  sr->idle_s = hs_time_to_s(xr->idle_ns);
+  sr->mem_capacity_bytes = ex->gpu->mem_bytes;
+  stage_memory_and_layers(s, sr, stg, ex, mem, parts, first_block);
+  sr->params = ex->params_per_device;
+  /* the executor's states partition [0, t_end]; after it, it waits */
+  hs_time_t bubble = xr->wait_in_ns - xr->pp_wait_ns + (t_end - xr->t_end);
+  sr->time_compute_s = hs_time_to_s(xr->busy_ns - xr->opt_ns - xr->recomp_ns);
+  sr->time_recompute_s = hs_time_to_s(xr->recomp_ns);
+  sr->time_tp_comm_s = hs_time_to_s(xr->comm_ns);
+  sr->time_pp_comm_s = hs_time_to_s(xr->send_wait_ns + xr->pp_wait_ns);
+  sr->time_dp_comm_s = hs_time_to_s(xr->dp_wait_ns);
+  sr->time_bubble_s = hs_time_to_s(bubble);
+  sr->time_optimizer_s = hs_time_to_s(xr->opt_ns);
+  return HS_OK;
+}
+
+/* Report step: one row per stage of every pipeline, in plan order. Needs
+ * report_bubble's idle times. HS_ENOMEM on allocation or estimate failure. */
+static hs_status_t report_stages(const sim_t *s, hs_report_t *r, const double *mem,
+                                 const hs_mem_parts_t *parts, hs_time_t t_end)
+{
+  const hs_plan_t *plan = s->plan;
   int32_t first_block = (int32_t)s->model->n_ops;
   for (int32_t op = 0; op < (int32_t)s->model->n_ops; op++)
     if (s->model->ops[op].layer >= 0) {
       first_block = op;
       break;
     }
-  /* stages: replica 0 of every stage of every pipeline */
   int32_t ns = 0;
   for (int32_t i = 0; i < plan->n_pipelines; i++)
     ns += plan->pipelines[i].n_stages;
   r->stages = hs_calloc((size_t)ns, sizeof *r->stages);
   if (!r->stages)
     return HS_ENOMEM;
-  for (int32_t i = 0; i < plan->n_pipelines; i++) {
-    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
-    int32_t ranks = pl->n_stages / plan->chunks;
-    for (int32_t k = 0; k < pl->n_stages; k++) {
-      const hs_plan_stage_t *stg = &pl->stages[k];
-      hs_stage_report_t *sr = &r->stages[r->n_stages++];
-      int32_t e = s->low.stage_exec[i][k * s->low.max_replicas[i]];
-      const hs_exec_t *ex = &s->low.execs[e];
-      const xrun_t *xr = &s->x[e];
-      int32_t ch = k / ranks;
-      sr->pipeline = i;
-      sr->stage = k;
-      sr->op_first = stg->op_first;
-      sr->op_last = stg->op_last;
-      sr->n_replicas = stg->n_replicas;
-      sr->tp = ex->tp;
-      sr->first_device = ex->devices[0];
-      int32_t nd = 0;
-      for (int32_t q = 0; q < stg->n_replicas; q++)
-        nd += stg->replicas[q].n_devices;
-      sr->n_devices = nd;
-      hs_strlcpy(sr->gpu, ex->gpu->name, sizeof sr->gpu);
-      const hs_tmpl_t *tf = &ex->tmpl[ch * 2 + HS_PHASE_FWD], *tb = &ex->tmpl[ch * 2 + HS_PHASE_BWD];
-      /* per-microbatch time including blocking TP collectives, uncontended */
-      double coll_f = seg_colls_s(s, ex, tf), coll_b = seg_colls_s(s, ex, tb);
-      if (!isfinite(coll_f) || !isfinite(coll_b))
-        return HS_ENOMEM; /* the estimate's only failure here: out of memory */
-      sr->fwd_s = hs_time_to_s(tf->compute_ns) + coll_f;
-      sr->bwd_s = hs_time_to_s(tb->compute_ns) + coll_b;
-      sr->compute_s = hs_time_to_s(xr->busy_ns);
-      sr->comm_exposed_s = hs_time_to_s(xr->comm_ns + xr->send_wait_ns);
-      sr->idle_s = hs_time_to_s(xr->idle_ns);
-      sr->mem_capacity_bytes = ex->gpu->mem_bytes;
-      double pm = 0.0;
-      int32_t pd = ex->devices[0];
-      for (int32_t q = 0; q < stg->n_replicas; q++)
-        for (int32_t d = 0; d < stg->replicas[q].n_devices; d++)
-          if (mem[stg->replicas[q].devices[d]] > pm) {
-            pm = mem[stg->replicas[q].devices[d]];
-            pd = stg->replicas[q].devices[d];
-          }
-      sr->peak_memory_bytes = pm;
-      sr->mem = parts[pd];
-      sr->layer_first = sr->layer_last = -1;
-      for (int32_t op = stg->op_first; op < stg->op_last; op++) {
-        int32_t l = s->model->ops[op].layer;
-        if (l < 0) { /* outside the blocks: before the first one or after */
-          if (op < first_block)
-            sr->has_embedding = true;
-          else
-            sr->has_head = true;
-          continue;
-        }
-        if (sr->layer_first < 0)
-          sr->layer_first = l;
-        sr->layer_last = l;
-      }
-      sr->params = ex->params_per_device;
-      /* the executor's states partition [0, t_end]; after it, it waits */
-      hs_time_t bubble = xr->wait_in_ns - xr->pp_wait_ns + (t_end - xr->t_end);
-      sr->time_compute_s = hs_time_to_s(xr->busy_ns - xr->opt_ns - xr->recomp_ns);
-      sr->time_recompute_s = hs_time_to_s(xr->recomp_ns);
-      sr->time_tp_comm_s = hs_time_to_s(xr->comm_ns);
-      sr->time_pp_comm_s = hs_time_to_s(xr->send_wait_ns + xr->pp_wait_ns);
-      sr->time_dp_comm_s = hs_time_to_s(xr->dp_wait_ns);
-      sr->time_bubble_s = hs_time_to_s(bubble);
-      sr->time_optimizer_s = hs_time_to_s(xr->opt_ns);
+  for (int32_t i = 0; i < plan->n_pipelines; i++)
+    for (int32_t k = 0; k < plan->pipelines[i].n_stages; k++) {
+      hs_status_t st = stage_report(s, &r->stages[r->n_stages++], i, k, mem, parts, first_block,
+                                    t_end);
+      if (st != HS_OK)
+        return st;
     }
-  }
-  /* links */
+  return HS_OK;
+}
+
+/* Report step: the links that carried bytes, with their utilisation over
+ * an iteration of T seconds, sorted by cmp_link_report. */
+static hs_status_t report_links(const sim_t *s, hs_report_t *r, double T)
+{
   size_t nl = hs_topology_n_links(s->topo);
   const hs_link_t *links = hs_topology_links(s->topo);
   const hs_link_stats_t *ls = hs_net_link_stats(s->net);
@@ -1004,11 +1042,17 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
     lr->utilisation = (cap > 0 && isfinite(cap)) ? lr->bytes / cap : 0.0;
   }
   qsort(r->links, (size_t)r->n_links, sizeof *r->links, cmp_link_report);
-  r->events = s->eng.n_fired;
-  r->flows = s->n_flows;
-  hs_plan_describe(plan, s->model, r->plan_summary, sizeof r->plan_summary);
+  return HS_OK;
+}
+
+/* Report step: which speeds are datasheet defaults: the used GPUs'
+ * calibration (with FlashAttention's and overlap contention's), the
+ * uncalibrated GPUs, and the links' profiles. */
+static void report_profiles(const sim_t *s, hs_report_t *r)
+{
+  const hs_plan_t *plan = s->plan;
   size_t ul = 0, pl = 0;
-  for (size_t g = 0; g < s->cluster->gpus.n; g++) { /* say which speeds are datasheet defaults */
+  for (size_t g = 0; g < s->cluster->gpus.n; g++) {
     const hs_gpu_t *gpu = &s->cluster->gpus.gpus[g];
     if (!hs_cluster_gpu_used(s->cluster, (int32_t)g))
       continue;
@@ -1031,6 +1075,50 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
   }
   hs_cluster_describe_links(s->cluster, r->link_profiles, sizeof r->link_profiles, r->uncalibrated_links,
                             sizeof r->uncalibrated_links);
+}
+
+/* The report of a finished run: the iteration's time and throughput, then
+ * the named steps above in order (rates and cost, bubble, memory, stage
+ * rows, links, events, plan summary, profiles). mem: peak bytes per
+ * device, parts: their breakdown. HS_ENOMEM leaves r for hs_report_destroy. */
+static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
+                               const hs_mem_parts_t *parts)
+{
+  hs_status_t st = HS_OK;
+  const hs_plan_t *plan = s->plan;
+  const hs_cluster_t *c = s->cluster;
+  hs_time_t t_end = 0, t_flush = 0;
+  for (int32_t e = 0; e < s->low.n_execs; e++) {
+    t_end = HS_MAX(t_end, s->x[e].t_end);
+    t_flush = HS_MAX(t_flush, s->x[e].t_compute_done);
+  }
+  double T = hs_time_to_s(t_end);
+  r->iteration_time_s = T;
+  r->global_batch = hs_plan_global_batch(plan);
+  r->tokens_per_iteration = r->global_batch * s->model->seq_len;
+  r->samples_per_s = T > 0 ? (double)r->global_batch / T : 0.0;
+  r->tokens_per_s = T > 0 ? (double)r->tokens_per_iteration / T : 0.0;
+  r->n_devices = hs_plan_n_devices(plan);
+  uint8_t *used = hs_calloc(c->n_devices, 1);
+  if (!used)
+    return HS_ENOMEM;
+  for (int32_t e = 0; e < s->low.n_execs; e++)
+    for (int32_t d = 0; d < s->low.execs[e].tp; d++)
+      used[s->low.execs[e].devices[d]] = 1;
+  report_rates(s, r, used, T);
+  report_bubble(s, r, t_flush);
+  st = report_memory(s, r, used, mem);
+  free(used);
+  if (st != HS_OK)
+    return st;
+  if ((st = report_stages(s, r, mem, parts, t_end)) != HS_OK)
+    return st;
+  if ((st = report_links(s, r, T)) != HS_OK)
+    return st;
+  r->events = s->eng.n_fired;
+  r->flows = s->n_flows;
+  hs_plan_describe(plan, s->model, r->plan_summary, sizeof r->plan_summary);
+  report_profiles(s, r);
   return HS_OK;
 }
 

@@ -791,6 +791,179 @@ static void counters(writer_t *w, const double *bins, const hs_link_t *lk, int32
   }
 }
 
+/* Trace step: thread ids of the sorted spans v: fixed tracks (compute,
+ * tp, dp), lanes for sends, receives and link flows. Sets every span's tid
+ * and the lane counts: dev_lanes[2 d] (sends), [2 d + 1] (receives),
+ * lanes[link]. lane_end: scratch of t->n + 1. */
+static void assign_tids(const hs_trace_t *t, span_t **v, hs_time_t *lane_end, int32_t *lanes,
+                        int32_t *dev_lanes)
+{
+  for (size_t lo = 0; lo < t->n;) {
+    size_t hi = lo;
+    while (hi < t->n && v[hi]->pid == v[lo]->pid && group_of(v[hi]) == group_of(v[lo]))
+      hi++;
+    kind_t k = (kind_t)v[lo]->kind;
+    if (k == K_SEND)
+      dev_lanes[2 * v[lo]->pid] = pack_lanes(v, lo, hi, TID_SEND, lane_end, (int32_t)(hi - lo));
+    else if (k == K_RECV)
+      dev_lanes[2 * v[lo]->pid + 1] = pack_lanes(v, lo, hi, TID_RECV, lane_end, (int32_t)(hi - lo));
+    else if (k == K_LINK)
+      lanes[v[lo]->pid] = pack_lanes(v, lo, hi, 0, lane_end, (int32_t)(hi - lo));
+    else
+      for (size_t q = lo; q < hi; q++)
+        v[q]->tid = k == K_TP ? TID_TP : k == K_DP ? TID_DP : TID_COMPUTE;
+    lo = hi;
+  }
+}
+
+/* Trace step: the metadata of every shown device's process (name, sort
+ * index, its fixed threads and send/receive lanes), in plan order. */
+static void write_device_meta(writer_t *w, const hs_trace_t *t, const int32_t *dev_lanes)
+{
+  const hs_cluster_t *c = t->c;
+  for (size_t d = 0; d < c->n_devices; d++) {
+    if (!t->shown[d])
+      continue;
+    const devinfo_t *di = &t->dev[d];
+    char name[200];
+    process_name(t, (int32_t)d, name, sizeof name);
+    sep(w);
+    w_printf(w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":\"%s\"}}", d, name);
+    sep(w);
+    w_printf(w, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%zu,\"args\":{\"sort_index\":%lld}}",
+            d, 10 + (long long)di->group * 1000000000 + (long long)di->stage * 1000000 + di->member);
+    static const char *const fixed[] = {"compute", "tp-comm", "dp-comm"};
+    for (int k = 0; k < 3; k++) {
+      if (k == TID_TP && t->detail != HS_TRACE_KERNEL)
+        continue;
+      sep(w);
+      w_printf(w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
+              d, k, fixed[k]);
+    }
+    for (int32_t s = 0; s < 2; s++)
+      for (int32_t l = 0; l < dev_lanes[2 * d + s]; l++) {
+        sep(w);
+        w_printf(w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"pp %s %d\"}}",
+                d, (s ? TID_RECV : TID_SEND) + l, s ? "recv" : "send", l);
+      }
+  }
+}
+
+/* What the link section of a trace reads: the topology's links and their
+ * counters, the sorted spans with each link's lanes and slice range
+ * [span_lo, span_hi), the iteration's end T, and scratch arrays of
+ * n_links + 1 (lorder, rank_of). */
+typedef struct trace_links {
+  const hs_topology_t *topo;
+  const hs_link_stats_t *ls;
+  span_t **v;
+  link_key_t *lorder;
+  int32_t *rank_of;
+  const int32_t *lanes;
+  const size_t *span_lo, *span_hi;
+  hs_time_t T;
+} trace_links_t;
+
+/* Trace step: the links that carried bytes, cross-site first; at stage
+ * detail only the cross-site ones and the STAGE_LINKS busiest others:
+ * their processes, utilisation counters (*bins: LINK_BINS per shown link,
+ * allocated here, the caller frees) and flow lanes. HS_ENOMEM with err
+ * set, else HS_OK. */
+static hs_status_t write_links(writer_t *w, const hs_trace_t *t, const trace_links_t *tl,
+                               double **bins, hs_error_t *err)
+{
+  size_t nl = hs_topology_n_links(tl->topo);
+  const hs_link_t *links = hs_topology_links(tl->topo);
+  link_key_t *lorder = tl->lorder;
+  hs_time_t T = tl->T;
+  int32_t nshow = 0;
+  for (size_t l = 0; l < nl; l++)
+    if (tl->ls[l].bytes > 0 && link_recorded(t, (int32_t)l))
+      lorder[nshow++] = (link_key_t){tl->ls[l].bytes, (int32_t)l};
+  qsort(lorder, (size_t)nshow, sizeof *lorder, cmp_link_key);
+  int32_t kept = 0, others = 0;
+  for (int32_t k = 0; k < nshow; k++) {
+    bool xs = links[lorder[k].link].kind == HS_LINK_XSITE;
+    if (xs || t->detail != HS_TRACE_STAGE || others++ < STAGE_LINKS)
+      lorder[kept++] = lorder[k];
+  }
+  nshow = kept;
+  for (size_t l = 0; l < nl; l++)
+    tl->rank_of[l] = -1;
+  for (int32_t k = 0; k < nshow; k++)
+    tl->rank_of[lorder[k].link] = k;
+  *bins = hs_calloc((size_t)nshow * LINK_BINS + 1, sizeof **bins);
+  if (!*bins)
+    return hs_error_set(err, HS_ENOMEM, "out of memory writing the trace");
+  if (T > 0)
+    bin_flows(t, tl->rank_of, nl, T, *bins);
+  int32_t pid_x = (int32_t)t->c->n_devices, pid_o = pid_x + 1;
+  sep(w);
+  w_printf(w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"cross-site links\"}}", pid_x);
+  sep(w);
+  w_printf(w, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":0}}", pid_x);
+  sep(w);
+  w_printf(w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"links (%s)\"}}", pid_o,
+          t->detail == HS_TRACE_STAGE ? "the 8 busiest"
+          : t->links_bounded         ? "busy, of the shown devices"
+                                     : "all busy");
+  sep(w);
+  w_printf(w, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":4000000000000000}}", pid_o);
+  int32_t tid = 0;
+  for (int32_t k = 0; k < nshow; k++) {
+    int32_t l = lorder[k].link;
+    int32_t pid = links[l].kind == HS_LINK_XSITE ? pid_x : pid_o;
+    if (T > 0)
+      counters(w, *bins + (size_t)k * LINK_BINS, &links[l], pid, T);
+    /* flow lanes of this link (kernel detail) */
+    int32_t base = tid;
+    for (int32_t ln = 0; ln < tl->lanes[l]; ln++) {
+      sep(w);
+      w_printf(w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s (%.4g GB/s) flows %d\"}}",
+              pid, tid++, links[l].label, links[l].GBps, ln);
+    }
+    for (size_t q = tl->span_lo[l]; q < tl->span_hi[l]; q++) {
+      span_t tmp = *tl->v[q];
+      tmp.pid = pid;
+      tmp.tid = base + tl->v[q]->tid;
+      write_span(w, &tmp);
+    }
+  }
+  return HS_OK;
+}
+
+/* Trace step: the device tracks: each track's spans in order, with the
+ * idle gaps of each compute track up to the iteration's end T. */
+static void write_device_tracks(writer_t *w, const hs_trace_t *t, span_t **v, hs_time_t T)
+{
+  for (size_t lo = 0; lo < t->n;) {
+    if (v[lo]->kind == K_LINK) {
+      lo++;
+      continue;
+    }
+    size_t hi = lo;
+    hs_time_t end = 0;
+    bool compute = v[lo]->tid == TID_COMPUTE;
+    while (hi < t->n && v[hi]->pid == v[lo]->pid && v[hi]->kind != K_LINK &&
+           (v[hi]->tid == TID_COMPUTE) == compute) {
+      const span_t *s = v[hi];
+      if (compute && track_rank(s) == 0) {
+        if (s->t0 > end)
+          slice(w, s->pid, TID_COMPUTE, "idle", end, s->t0), w_str(w, ",\"name\":\"idle\"}");
+        end = HS_MAX(end, s->t1);
+      }
+      write_span(w, s);
+      hi++;
+    }
+    if (compute && T > end)
+      slice(w, v[lo]->pid, TID_COMPUTE, "idle", end, T), w_str(w, ",\"name\":\"idle\"}");
+    lo = hi;
+  }
+}
+
+/* Writes the recorded trace to path (Chrome trace JSON through a temporary
+ * committed at the end): device processes, links, device tracks, in that
+ * order (the named steps above). */
 hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_link_stats_t *ls,
                            const char *path, hs_error_t *err)
 {
@@ -799,7 +972,6 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
   hs_status_t st = HS_OK;
   const hs_cluster_t *c = t->c;
   size_t nl = hs_topology_n_links(topo);
-  const hs_link_t *links = hs_topology_links(topo);
   span_t **v = hs_calloc(t->n + 1, sizeof *v);
   hs_time_t *lane_end = hs_calloc(t->n + 1, sizeof *lane_end);
   link_key_t *lorder = hs_calloc(nl + 1, sizeof *lorder);
@@ -830,135 +1002,18 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
         span_lo[l] = k;
       span_hi[l] = k + 1;
     }
-  /* tids: fixed tracks, lanes for sends, receives and link flows */
-  for (size_t lo = 0; lo < t->n;) {
-    size_t hi = lo;
-    while (hi < t->n && v[hi]->pid == v[lo]->pid && group_of(v[hi]) == group_of(v[lo]))
-      hi++;
-    kind_t k = (kind_t)v[lo]->kind;
-    if (k == K_SEND)
-      dev_lanes[2 * v[lo]->pid] = pack_lanes(v, lo, hi, TID_SEND, lane_end, (int32_t)(hi - lo));
-    else if (k == K_RECV)
-      dev_lanes[2 * v[lo]->pid + 1] = pack_lanes(v, lo, hi, TID_RECV, lane_end, (int32_t)(hi - lo));
-    else if (k == K_LINK)
-      lanes[v[lo]->pid] = pack_lanes(v, lo, hi, 0, lane_end, (int32_t)(hi - lo));
-    else
-      for (size_t q = lo; q < hi; q++)
-        v[q]->tid = k == K_TP ? TID_TP : k == K_DP ? TID_DP : TID_COMPUTE;
-    lo = hi;
-  }
+  assign_tids(t, v, lane_end, lanes, dev_lanes);
   HS_CHECK(hs_output_open(&out, path, err));
   writer_t w = {out.f, true, wbuf, 0, 0};
   w_str(&w, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"detail\":\"");
   w_str(&w, hs_trace_detail_name(t->detail));
   w_str(&w, "\"},\"traceEvents\":[\n");
-  /* device processes in plan order */
-  for (size_t d = 0; d < c->n_devices; d++) {
-    if (!t->shown[d])
-      continue;
-    const devinfo_t *di = &t->dev[d];
-    char name[200];
-    process_name(t, (int32_t)d, name, sizeof name);
-    sep(&w);
-    w_printf(&w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":\"%s\"}}", d, name);
-    sep(&w);
-    w_printf(&w, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%zu,\"args\":{\"sort_index\":%lld}}",
-            d, 10 + (long long)di->group * 1000000000 + (long long)di->stage * 1000000 + di->member);
-    static const char *const fixed[] = {"compute", "tp-comm", "dp-comm"};
-    for (int k = 0; k < 3; k++) {
-      if (k == TID_TP && t->detail != HS_TRACE_KERNEL)
-        continue;
-      sep(&w);
-      w_printf(&w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
-              d, k, fixed[k]);
-    }
-    for (int32_t s = 0; s < 2; s++)
-      for (int32_t l = 0; l < dev_lanes[2 * d + s]; l++) {
-        sep(&w);
-        w_printf(&w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"pp %s %d\"}}",
-                d, (s ? TID_RECV : TID_SEND) + l, s ? "recv" : "send", l);
-      }
-  }
-  /* links: cross-site first; at stage detail only cross-site + the busiest */
-  int32_t nshow = 0;
+  write_device_meta(&w, t, dev_lanes);
   if (t->links) {
-    for (size_t l = 0; l < nl; l++)
-      if (ls[l].bytes > 0 && link_recorded(t, (int32_t)l))
-        lorder[nshow++] = (link_key_t){ls[l].bytes, (int32_t)l};
-    qsort(lorder, (size_t)nshow, sizeof *lorder, cmp_link_key);
-    int32_t kept = 0, others = 0;
-    for (int32_t k = 0; k < nshow; k++) {
-      bool xs = links[lorder[k].link].kind == HS_LINK_XSITE;
-      if (xs || t->detail != HS_TRACE_STAGE || others++ < STAGE_LINKS)
-        lorder[kept++] = lorder[k];
-    }
-    nshow = kept;
-    for (size_t l = 0; l < nl; l++)
-      rank_of[l] = -1;
-    for (int32_t k = 0; k < nshow; k++)
-      rank_of[lorder[k].link] = k;
-    bins = hs_calloc((size_t)nshow * LINK_BINS + 1, sizeof *bins);
-    if (!bins)
-      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory writing the trace"));
-    if (T > 0)
-      bin_flows(t, rank_of, nl, T, bins);
-    int32_t pid_x = (int32_t)c->n_devices, pid_o = pid_x + 1;
-    sep(&w);
-    w_printf(&w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"cross-site links\"}}", pid_x);
-    sep(&w);
-    w_printf(&w, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":0}}", pid_x);
-    sep(&w);
-    w_printf(&w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"links (%s)\"}}", pid_o,
-            t->detail == HS_TRACE_STAGE ? "the 8 busiest"
-            : t->links_bounded         ? "busy, of the shown devices"
-                                       : "all busy");
-    sep(&w);
-    w_printf(&w, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":4000000000000000}}", pid_o);
-    int32_t tid = 0;
-    for (int32_t k = 0; k < nshow; k++) {
-      int32_t l = lorder[k].link;
-      int32_t pid = links[l].kind == HS_LINK_XSITE ? pid_x : pid_o;
-      if (T > 0)
-        counters(&w, bins + (size_t)k * LINK_BINS, &links[l], pid, T);
-      /* flow lanes of this link (kernel detail) */
-      int32_t base = tid;
-      for (int32_t ln = 0; ln < lanes[l]; ln++) {
-        sep(&w);
-        w_printf(&w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s (%.4g GB/s) flows %d\"}}",
-                pid, tid++, links[l].label, links[l].GBps, ln);
-      }
-      for (size_t q = span_lo[l]; q < span_hi[l]; q++) {
-        span_t tmp = *v[q];
-        tmp.pid = pid;
-        tmp.tid = base + v[q]->tid;
-        write_span(&w, &tmp);
-      }
-    }
+    trace_links_t tl = {topo, ls, v, lorder, rank_of, lanes, span_lo, span_hi, T};
+    HS_CHECK(write_links(&w, t, &tl, &bins, err));
   }
-  /* device tracks: spans, then idle gaps of each compute track */
-  for (size_t lo = 0; lo < t->n;) {
-    if (v[lo]->kind == K_LINK) {
-      lo++;
-      continue;
-    }
-    size_t hi = lo;
-    hs_time_t end = 0;
-    bool compute = v[lo]->tid == TID_COMPUTE;
-    while (hi < t->n && v[hi]->pid == v[lo]->pid && v[hi]->kind != K_LINK &&
-           (v[hi]->tid == TID_COMPUTE) == compute) {
-      const span_t *s = v[hi];
-      if (compute && track_rank(s) == 0) {
-        if (s->t0 > end)
-          slice(&w, s->pid, TID_COMPUTE, "idle", end, s->t0), w_str(&w, ",\"name\":\"idle\"}");
-        end = HS_MAX(end, s->t1);
-      }
-      write_span(&w, s);
-      hi++;
-    }
-    if (compute && T > end)
-      slice(&w, v[lo]->pid, TID_COMPUTE, "idle", end, T), w_str(&w, ",\"name\":\"idle\"}");
-    lo = hi;
-  }
+  write_device_tracks(&w, t, v, T);
   w_str(&w, "\n]}\n");
   w_flush(&w);
   if (w.error) /* the temporary is removed at cleanup, the target left as it was */
