@@ -81,7 +81,7 @@ typedef struct lower_ctx {
   size_t buckets_cap;         /* capacity of out->buckets */
 } lower_ctx_t;
 
-/* The executor of (pipeline, stage, replica); stage < ranks for a rank's first chunk. */
+/* The executor running (pipeline, stage, replica); stage counts every chunk. */
 static inline int32_t hs__exec_of(const hs_lowered_t *l, int32_t pipeline, int32_t stage,
                                   int32_t replica)
 {
