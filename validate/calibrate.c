@@ -111,23 +111,22 @@ static int32_t collect(const hs_measurements_t *ms, hs_mb_kind_t kind, int dt, d
   return collect_src(ms, kind, dt, kind == HS_MB_GEMM ? -ms->gemm_sustained_source : 0, x, t);
 }
 
-hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_t *out,
-                             hs_error_t *err)
+/* Scratch of one fit: per point x (size), t (seconds), rel (relative
+ * errors), z (the shape fit's second regressor); ms->n + 1 each. */
+typedef struct scratch {
+  double *x, *t, *rel, *z;
+} scratch_t;
+
+/* The memory line: reads the HS_MB_MEM points (mem_eff_source's as a "max"
+ * fit of the rate); guarantees out->launch_us, mem_eff (clamped to 1 with a
+ * warning), n_mem and the quality, or nothing when a GEMM-only file leaves
+ * the memory terms out. HS_EINVAL for points that cannot be of this GPU. */
+static hs_status_t fit_mem(const hs_measurements_t *ms, const scratch_t *sc, hs_fit_t *out,
+                           hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  double *x = NULL, *t = NULL, *rel = NULL, *z = NULL;
-  memset(out, 0, sizeof *out);
-  out->dtype = dt;
-  x = hs_calloc((size_t)ms->n + 1, sizeof *x);
-  t = hs_calloc((size_t)ms->n + 1, sizeof *t);
-  rel = hs_calloc((size_t)ms->n + 1, sizeof *rel);
-  z = hs_calloc((size_t)ms->n + 1, sizeof *z);
-  if (!x || !t || !rel || !z)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  if (!(ms->mem_bw_GBps > 0))
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: mem_bw_GBps of %s must be positive, got %g",
-                         ms->gpu, ms->mem_bw_GBps));
-  hs_line_fit_t mem, gemm;
+  double *x = sc->x, *t = sc->t, *rel = sc->rel;
+  hs_line_fit_t mem;
   memset(&mem, 0, sizeof mem);
   int32_t n = collect_src(ms, HS_MB_MEM, -1, -ms->mem_eff_source, x, t);
   /* published GEMM figures without any memory figure: the memory terms stay
@@ -177,8 +176,23 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     out->mem_max_rel_err = mem.max_rel;
   }
 
+cleanup:
+  return st;
+}
+
+/* The GEMM curve: reads the GEMM points at dt (else the first dtype with
+ * enough), fitted as a line, a "max" or a "shape" plane; guarantees
+ * out->dtype, gemm_eff_max, gemm_half_flops, gemm_out_k (shape), n_gemm,
+ * the quality and *peak_out, the fitted dtype's peak FLOP/s. Needs
+ * out->launch_us (fit_mem). HS_EINVAL for points that cannot be fitted. */
+static hs_status_t fit_gemm(const hs_measurements_t *ms, hs_dtype_t dt, const scratch_t *sc,
+                            hs_fit_t *out, double *peak_out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  double *x = sc->x, *t = sc->t, *rel = sc->rel, *z = sc->z;
+  hs_line_fit_t gemm;
   int32_t need = ms->gemm_fit_max ? 1 : ms->gemm_fit_shape ? 3 : 2;
-  n = collect(ms, HS_MB_GEMM, (int)dt, x, t);
+  int32_t n = collect(ms, HS_MB_GEMM, (int)dt, x, t);
   if (n < need) {
     /* no GEMM at the requested dtype: use the dtype that has points */
     for (int d = 0; d < HS_DTYPE__COUNT && n < need; d++)
@@ -206,7 +220,7 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     out->fitted |= HS_FIT_GEMM_EFF_MAX | HS_FIT_GEMM_HALF_FLOPS;
   }
   out->n_gemm = n;
-  double peak = ms->peak_flops[out->dtype];
+  double peak = *peak_out = ms->peak_flops[out->dtype];
   if (!(peak > 0))
     HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: %s has no peak FLOP/s for %s",
                          ms->gpu, hs_dtype_name(out->dtype)));
@@ -245,6 +259,18 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
   out->gemm_r2 = gemm.r2;
   out->gemm_median_rel_err = gemm.med_rel;
   out->gemm_max_rel_err = gemm.max_rel;
+cleanup:
+  return st;
+}
+
+/* The ceiling: the best sustained rate at the fitted dtype over its peak
+ * (gemm_sustained_eff, at most gemm_eff_max); nothing without sustained
+ * points at that dtype. */
+static hs_status_t fit_sustained(const hs_measurements_t *ms, const scratch_t *sc, double peak,
+                                 hs_fit_t *out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  double *x = sc->x, *t = sc->t, *rel = sc->rel;
   /* the ceiling: the best sustained rate at the fitted dtype over its peak
    * (sustained points of another dtype, e.g. bf16 ones in an fp8 fit, leave
    * this fit without one; the file loader checks the source has a point) */
@@ -265,7 +291,17 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     out->fitted |= HS_FIT_GEMM_SUSTAINED;
   }
 
-  n = collect(ms, HS_MB_P2P, -1, x, t);
+cleanup:
+  return st;
+}
+
+/* The alpha-beta line of the p2p points (2 or more), else nothing. */
+static hs_status_t fit_p2p(const hs_measurements_t *ms, const scratch_t *sc, hs_fit_t *out,
+                           hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  double *x = sc->x, *t = sc->t;
+  int32_t n = collect(ms, HS_MB_P2P, -1, x, t);
   if (n >= 2) {
     hs_line_fit_t l;
     HS_CHECK(hs__fit_line(x, t, n, "calibrate: p2p", &l, err));
@@ -275,11 +311,36 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     out->p2p_r2 = l.r2;
     out->p2p_median_rel_err = l.med_rel;
   }
+cleanup:
+  return st;
+}
+
+hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_t *out,
+                             hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  scratch_t sc = {0};
+  double peak = 0.0;
+  memset(out, 0, sizeof *out);
+  out->dtype = dt;
+  sc.x = hs_calloc((size_t)ms->n + 1, sizeof *sc.x);
+  sc.t = hs_calloc((size_t)ms->n + 1, sizeof *sc.t);
+  sc.rel = hs_calloc((size_t)ms->n + 1, sizeof *sc.rel);
+  sc.z = hs_calloc((size_t)ms->n + 1, sizeof *sc.z);
+  if (!sc.x || !sc.t || !sc.rel || !sc.z)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  if (!(ms->mem_bw_GBps > 0))
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: mem_bw_GBps of %s must be positive, got %g",
+                         ms->gpu, ms->mem_bw_GBps));
+  HS_CHECK(fit_mem(ms, &sc, out, err));
+  HS_CHECK(fit_gemm(ms, dt, &sc, out, &peak, err));
+  HS_CHECK(fit_sustained(ms, &sc, peak, out, err));
+  HS_CHECK(fit_p2p(ms, &sc, out, err));
   HS_CHECK(hs__calibrate_attn(ms, out, err));
 cleanup:
-  free(x);
-  free(t);
-  free(rel);
-  free(z);
+  free(sc.x);
+  free(sc.t);
+  free(sc.rel);
+  free(sc.z);
   return st;
 }
