@@ -39,14 +39,12 @@
  * Parameters are clamped to what the profile loader accepts (0 < eff <= 1,
  * launch >= 0, half >= 0); a clamp is reported in the fit (clamped) and as a
  * warning, because it means the catalog peak is wrong for this device.
- * O(points).
+ * O(points). The least-squares fits themselves are in fit_ls.c, below this
+ * file and calibrate_attn.c.
  */
 #include "validate_internal.h"
 
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_multifit.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,179 +86,6 @@ const char *hs_mb_kind_name(hs_mb_kind_t k)
   return (unsigned)k < HS_ARRAY_LEN(names) ? names[k] : "?";
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
-/* R^2, median and largest relative error of the line out->a + out->b x
- * against the n points (rel: n scratch doubles). */
-static void line_quality(const double *x, const double *t, int32_t n, double *rel,
-                         hs_line_fit_t *out)
-{
-  double mean = 0.0, ss_tot = 0.0, ss_res = 0.0;
-  out->max_rel = 0.0;
-  for (int32_t i = 0; i < n; i++)
-    mean += t[i] / n;
-  for (int32_t i = 0; i < n; i++) {
-    double f = out->a + out->b * x[i];
-    ss_res += (t[i] - f) * (t[i] - f);
-    ss_tot += (t[i] - mean) * (t[i] - mean);
-    rel[i] = fabs(f - t[i]) / t[i];
-    out->max_rel = fmax(out->max_rel, rel[i]);
-  }
-  out->r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
-  qsort(rel, (size_t)n, sizeof *rel, cmp_double);
-  out->med_rel = (n % 2) ? rel[n / 2] : 0.5 * (rel[n / 2 - 1] + rel[n / 2]);
-}
-
-/* "max" fit: the line through the origin at the best rate x/t over the
- * points (t = x / best), rel: n scratch doubles. */
-static hs_status_t fit_max(const double *x, const double *t, int32_t n, double *rel,
-                           const char *what, hs_line_fit_t *out, hs_error_t *err)
-{
-  memset(out, 0, sizeof *out);
-  if (n < 1)
-    return hs_error_set(err, HS_EINVAL, "%s: \"max\" needs at least 1 point, got 0", what);
-  double best = 0.0;
-  for (int32_t i = 0; i < n; i++) {
-    if (!(t[i] > 0) || !isfinite(t[i]) || !(x[i] > 0) || !isfinite(x[i]))
-      return hs_error_set(err, HS_EINVAL, "%s point %d: time %g s and size %g must be "
-                          "positive and finite", what, i, t[i], x[i]);
-    best = fmax(best, x[i] / t[i]);
-  }
-  out->a = 0.0;
-  out->b = 1.0 / best;
-  out->n = n;
-  line_quality(x, t, n, rel, out);
-  return HS_OK;
-}
-
-/* GSL's error handler is one process global that aborts by default; it is
- * switched off once for the process (pthread_once), not written on every
- * fit from whichever thread fits. */
-static pthread_once_t gsl_once = PTHREAD_ONCE_INIT;
-static void gsl_quiet(void) { gsl_set_error_handler_off(); }
-
-/* Weighted least squares t = coef[0] + sum_{j >= 1} coef[j] cols[j][i]
- * over n points, weights 1 / t^2 (relative errors count); k <= 3 terms
- * (cols[0] is the constant and unused). The one GSL fit behind the line and
- * the plane. */
-static hs_status_t wls_fit(const double *const *cols, int k, const double *t, int32_t n,
-                           const char *what, double *coef, hs_error_t *err)
-{
-  hs_status_t st = HS_OK;
-  pthread_once(&gsl_once, gsl_quiet);
-  gsl_matrix *X = gsl_matrix_alloc((size_t)n, (size_t)k);
-  gsl_matrix *cov = gsl_matrix_alloc((size_t)k, (size_t)k);
-  gsl_vector *y = gsl_vector_alloc((size_t)n);
-  gsl_vector *w = gsl_vector_alloc((size_t)n);
-  gsl_vector *c = gsl_vector_alloc((size_t)k);
-  gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc((size_t)n, (size_t)k);
-  if (!X || !cov || !y || !w || !c || !ws)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  for (int32_t i = 0; i < n; i++) {
-    gsl_matrix_set(X, (size_t)i, 0, 1.0);
-    for (int j = 1; j < k; j++)
-      gsl_matrix_set(X, (size_t)i, (size_t)j, cols[j][i]);
-    gsl_vector_set(y, (size_t)i, t[i]);
-    gsl_vector_set(w, (size_t)i, 1.0 / (t[i] * t[i]));
-  }
-  double chisq = 0.0;
-  if (gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws) != GSL_SUCCESS)
-    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "%s: least squares failed", what));
-  for (int j = 0; j < k; j++)
-    coef[j] = gsl_vector_get(c, (size_t)j);
-cleanup:
-  gsl_matrix_free(X);
-  gsl_matrix_free(cov);
-  gsl_vector_free(y);
-  gsl_vector_free(w);
-  gsl_vector_free(c);
-  if (ws)
-    gsl_multifit_linear_free(ws);
-  return st;
-}
-
-hs_status_t hs__fit_line(const double *x, const double *t, int32_t n, const char *what,
-                         hs_line_fit_t *out, hs_error_t *err)
-{
-  hs_status_t st = HS_OK;
-  double *rel = NULL;
-  memset(out, 0, sizeof *out);
-  bool varied = false;
-  for (int32_t i = 0; i < n; i++) {
-    if (!(t[i] > 0) || !isfinite(t[i]) || !(x[i] >= 0) || !isfinite(x[i]))
-      return hs_error_set(err, HS_EINVAL, "%s point %d: time %g s and size %g must be "
-                          "positive and finite", what, i, t[i], x[i]);
-    varied |= x[i] != x[0];
-  }
-  if (n < 2 || !varied)
-    return hs_error_set(err, HS_EINVAL,
-                        "%s: need at least 2 points of different sizes, got %d", what, n);
-  const double *cols[2] = {NULL, x};
-  double coef[2];
-  HS_CHECK(wls_fit(cols, 2, t, n, what, coef, err));
-  rel = hs_calloc((size_t)n, sizeof *rel);
-  if (!rel)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  out->a = coef[0];
-  out->b = coef[1];
-  out->n = n;
-  line_quality(x, t, n, rel, out);
-cleanup:
-  free(rel);
-  return st;
-}
-
-/* Weighted least squares t = a + b x + c z (weights 1 / t^2); out->a, out->b
- * as in hs__fit_line, *c_out the third coefficient. */
-static hs_status_t fit_plane(const double *x, const double *z, const double *t, int32_t n,
-                             const char *what, hs_line_fit_t *out, double *c_out, hs_error_t *err)
-{
-  hs_status_t st = HS_OK;
-  memset(out, 0, sizeof *out);
-  *c_out = 0.0;
-  if (n < 3)
-    return hs_error_set(err, HS_EINVAL, "%s: \"shape\" needs at least 3 points, got %d", what, n);
-  for (int32_t i = 0; i < n; i++)
-    if (!(t[i] > 0) || !isfinite(t[i]) || !(x[i] > 0) || !isfinite(x[i]) || !(z[i] > 0) ||
-        !isfinite(z[i]))
-      return hs_error_set(err, HS_EINVAL, "%s point %d: time %g s, FLOPs %g and output %g must be "
-                          "positive and finite", what, i, t[i], x[i], z[i]);
-  const double *cols[3] = {NULL, x, z};
-  double coef[3];
-  HS_CHECK(wls_fit(cols, 3, t, n, what, coef, err));
-  out->a = coef[0];
-  out->b = coef[1];
-  *c_out = coef[2];
-  out->n = n;
-  {
-    /* quality of the plane: fold the z term into t for line_quality */
-    double *tz = hs_calloc((size_t)n, sizeof *tz);
-    if (!tz)
-      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-    double mean = 0.0, ss_tot = 0.0, ss_res = 0.0;
-    out->max_rel = 0.0;
-    for (int32_t i = 0; i < n; i++)
-      mean += t[i] / n;
-    for (int32_t i = 0; i < n; i++) {
-      double f = out->a + out->b * x[i] + *c_out * z[i];
-      ss_res += (t[i] - f) * (t[i] - f);
-      ss_tot += (t[i] - mean) * (t[i] - mean);
-      tz[i] = fabs(f - t[i]) / t[i];
-      out->max_rel = fmax(out->max_rel, tz[i]);
-    }
-    out->r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
-    qsort(tz, (size_t)n, sizeof *tz, cmp_double);
-    out->med_rel = (n % 2) ? tz[n / 2] : 0.5 * (tz[n / 2 - 1] + tz[n / 2]);
-    free(tz);
-  }
-cleanup:
-  return st;
-}
-
 /* Collects (x, t) of points of `kind` (and dtype dt for GEMMs when dt >= 0;
  * src > 0: of source src only, src < 0: of any source but -src). */
 static int32_t collect_src(const hs_measurements_t *ms, hs_mb_kind_t kind, int dt, int32_t src,
@@ -286,23 +111,22 @@ static int32_t collect(const hs_measurements_t *ms, hs_mb_kind_t kind, int dt, d
   return collect_src(ms, kind, dt, kind == HS_MB_GEMM ? -ms->gemm_sustained_source : 0, x, t);
 }
 
-hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_t *out,
-                             hs_error_t *err)
+/* Scratch of one fit: per point x (size), t (seconds), rel (relative
+ * errors), z (the shape fit's second regressor); ms->n + 1 each. */
+typedef struct scratch {
+  double *x, *t, *rel, *z;
+} scratch_t;
+
+/* The memory line: reads the HS_MB_MEM points (mem_eff_source's as a "max"
+ * fit of the rate); guarantees out->launch_us, mem_eff (clamped to 1 with a
+ * warning), n_mem and the quality, or nothing when a GEMM-only file leaves
+ * the memory terms out. HS_EINVAL for points that cannot be of this GPU. */
+static hs_status_t fit_mem(const hs_measurements_t *ms, const scratch_t *sc, hs_fit_t *out,
+                           hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  double *x = NULL, *t = NULL, *rel = NULL, *z = NULL;
-  memset(out, 0, sizeof *out);
-  out->dtype = dt;
-  x = hs_calloc((size_t)ms->n + 1, sizeof *x);
-  t = hs_calloc((size_t)ms->n + 1, sizeof *t);
-  rel = hs_calloc((size_t)ms->n + 1, sizeof *rel);
-  z = hs_calloc((size_t)ms->n + 1, sizeof *z);
-  if (!x || !t || !rel || !z)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  if (!(ms->mem_bw_GBps > 0))
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: mem_bw_GBps of %s must be positive, got %g",
-                         ms->gpu, ms->mem_bw_GBps));
-  hs_line_fit_t mem, gemm;
+  double *x = sc->x, *t = sc->t, *rel = sc->rel;
+  hs_line_fit_t mem;
   memset(&mem, 0, sizeof mem);
   int32_t n = collect_src(ms, HS_MB_MEM, -1, -ms->mem_eff_source, x, t);
   /* published GEMM figures without any memory figure: the memory terms stay
@@ -311,7 +135,7 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
   if (skip_mem) {
     /* nothing: mem_eff and launch_us stay 0 and out of out->fitted */
   } else if (ms->mem_fit_max) {
-    HS_CHECK(fit_max(x, t, n, rel, "calibrate: mem", &mem, err));
+    HS_CHECK(hs__fit_max(x, t, n, rel, "calibrate: mem", &mem, err));
     out->fitted |= HS_FIT_MEM_EFF;
   } else {
     HS_CHECK(hs__fit_line(x, t, n, "calibrate: mem", &mem, err));
@@ -321,7 +145,7 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     /* launch from the line above; the rate from the named source's points */
     hs_line_fit_t rate;
     int32_t nr = collect_src(ms, HS_MB_MEM, -1, ms->mem_eff_source, x, t);
-    HS_CHECK(fit_max(x, t, nr, rel, "calibrate: mem (mem_eff_source)", &rate, err));
+    HS_CHECK(hs__fit_max(x, t, nr, rel, "calibrate: mem (mem_eff_source)", &rate, err));
     mem.b = rate.b;
     n += nr;
   }
@@ -352,8 +176,23 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     out->mem_max_rel_err = mem.max_rel;
   }
 
+cleanup:
+  return st;
+}
+
+/* The GEMM curve: reads the GEMM points at dt (else the first dtype with
+ * enough), fitted as a line, a "max" or a "shape" plane; guarantees
+ * out->dtype, gemm_eff_max, gemm_half_flops, gemm_out_k (shape), n_gemm,
+ * the quality and *peak_out, the fitted dtype's peak FLOP/s. Needs
+ * out->launch_us (fit_mem). HS_EINVAL for points that cannot be fitted. */
+static hs_status_t fit_gemm(const hs_measurements_t *ms, hs_dtype_t dt, const scratch_t *sc,
+                            hs_fit_t *out, double *peak_out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  double *x = sc->x, *t = sc->t, *rel = sc->rel, *z = sc->z;
+  hs_line_fit_t gemm;
   int32_t need = ms->gemm_fit_max ? 1 : ms->gemm_fit_shape ? 3 : 2;
-  n = collect(ms, HS_MB_GEMM, (int)dt, x, t);
+  int32_t n = collect(ms, HS_MB_GEMM, (int)dt, x, t);
   if (n < need) {
     /* no GEMM at the requested dtype: use the dtype that has points */
     for (int d = 0; d < HS_DTYPE__COUNT && n < need; d++)
@@ -364,7 +203,7 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
   }
   double out_c = 0.0;
   if (ms->gemm_fit_max) {
-    HS_CHECK(fit_max(x, t, n, rel, "calibrate: gemm", &gemm, err));
+    HS_CHECK(hs__fit_max(x, t, n, rel, "calibrate: gemm", &gemm, err));
     out->fitted |= HS_FIT_GEMM_EFF_MAX;
   } else if (ms->gemm_fit_shape) {
     int32_t nz = 0;
@@ -374,14 +213,14 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
           (!ms->gemm_sustained_source || p->source != ms->gemm_sustained_source))
         z[nz++] = p->k > 0 ? p->flops / (double)p->k : 0.0; /* 2 x output elements */
     }
-    HS_CHECK(fit_plane(x, z, t, n, "calibrate: gemm", &gemm, &out_c, err));
+    HS_CHECK(hs__fit_plane(x, z, t, n, "calibrate: gemm", &gemm, &out_c, err));
     out->fitted |= HS_FIT_GEMM_EFF_MAX | HS_FIT_GEMM_HALF_FLOPS | HS_FIT_GEMM_OUT_K;
   } else {
     HS_CHECK(hs__fit_line(x, t, n, "calibrate: gemm", &gemm, err));
     out->fitted |= HS_FIT_GEMM_EFF_MAX | HS_FIT_GEMM_HALF_FLOPS;
   }
   out->n_gemm = n;
-  double peak = ms->peak_flops[out->dtype];
+  double peak = *peak_out = ms->peak_flops[out->dtype];
   if (!(peak > 0))
     HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: %s has no peak FLOP/s for %s",
                          ms->gpu, hs_dtype_name(out->dtype)));
@@ -420,6 +259,18 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
   out->gemm_r2 = gemm.r2;
   out->gemm_median_rel_err = gemm.med_rel;
   out->gemm_max_rel_err = gemm.max_rel;
+cleanup:
+  return st;
+}
+
+/* The ceiling: the best sustained rate at the fitted dtype over its peak
+ * (gemm_sustained_eff, at most gemm_eff_max); nothing without sustained
+ * points at that dtype. */
+static hs_status_t fit_sustained(const hs_measurements_t *ms, const scratch_t *sc, double peak,
+                                 hs_fit_t *out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  double *x = sc->x, *t = sc->t, *rel = sc->rel;
   /* the ceiling: the best sustained rate at the fitted dtype over its peak
    * (sustained points of another dtype, e.g. bf16 ones in an fp8 fit, leave
    * this fit without one; the file loader checks the source has a point) */
@@ -428,7 +279,7 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
                    : 0;
   if (ns > 0) {
     hs_line_fit_t sus;
-    HS_CHECK(fit_max(x, t, ns, rel, "calibrate: gemm (gemm_sustained_source)", &sus, err));
+    HS_CHECK(hs__fit_max(x, t, ns, rel, "calibrate: gemm (gemm_sustained_source)", &sus, err));
     out->gemm_sustained_eff = 1.0 / (sus.b * peak);
     if (out->gemm_sustained_eff > out->gemm_eff_max) {
       hs_error_warn(err, "calibrate: sustained GEMM rate %.3g FLOP/s is above the fitted curve's asymptote "
@@ -440,7 +291,17 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     out->fitted |= HS_FIT_GEMM_SUSTAINED;
   }
 
-  n = collect(ms, HS_MB_P2P, -1, x, t);
+cleanup:
+  return st;
+}
+
+/* The alpha-beta line of the p2p points (2 or more), else nothing. */
+static hs_status_t fit_p2p(const hs_measurements_t *ms, const scratch_t *sc, hs_fit_t *out,
+                           hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  double *x = sc->x, *t = sc->t;
+  int32_t n = collect(ms, HS_MB_P2P, -1, x, t);
   if (n >= 2) {
     hs_line_fit_t l;
     HS_CHECK(hs__fit_line(x, t, n, "calibrate: p2p", &l, err));
@@ -450,11 +311,36 @@ hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_
     out->p2p_r2 = l.r2;
     out->p2p_median_rel_err = l.med_rel;
   }
+cleanup:
+  return st;
+}
+
+hs_status_t hs_calibrate_fit(const hs_measurements_t *ms, hs_dtype_t dt, hs_fit_t *out,
+                             hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  scratch_t sc = {0};
+  double peak = 0.0;
+  memset(out, 0, sizeof *out);
+  out->dtype = dt;
+  sc.x = hs_calloc((size_t)ms->n + 1, sizeof *sc.x);
+  sc.t = hs_calloc((size_t)ms->n + 1, sizeof *sc.t);
+  sc.rel = hs_calloc((size_t)ms->n + 1, sizeof *sc.rel);
+  sc.z = hs_calloc((size_t)ms->n + 1, sizeof *sc.z);
+  if (!sc.x || !sc.t || !sc.rel || !sc.z)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  if (!(ms->mem_bw_GBps > 0))
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "calibrate: mem_bw_GBps of %s must be positive, got %g",
+                         ms->gpu, ms->mem_bw_GBps));
+  HS_CHECK(fit_mem(ms, &sc, out, err));
+  HS_CHECK(fit_gemm(ms, dt, &sc, out, &peak, err));
+  HS_CHECK(fit_sustained(ms, &sc, peak, out, err));
+  HS_CHECK(fit_p2p(ms, &sc, out, err));
   HS_CHECK(hs__calibrate_attn(ms, out, err));
 cleanup:
-  free(x);
-  free(t);
-  free(rel);
-  free(z);
+  free(sc.x);
+  free(sc.t);
+  free(sc.rel);
+  free(sc.z);
   return st;
 }

@@ -123,19 +123,54 @@ hs_status_t hs_compare(const hs_report_view_t *rep, const hs_measured_t *meas, h
   return hs_compare_runs(rep, &meas, 1, 0.0, out, err);
 }
 
-hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *const *runs,
-                            int32_t n_runs, double tolerance, hs_comparison_t *out, hs_error_t *err)
+/* How much slower the machine ran in the replays than at calibration:
+ * each iteration is scaled by calibration probe / the probe around it
+ * (runs without per-iteration probes by their median probe), and the
+ * adjusted error is against the median of the scaled iterations; pool
+ * holds every run's iterations (scratch). Runs without probes leave
+ * out->speed_ratio unset. */
+static void speed_adjust(const hs_measured_t *const *runs, int32_t n_runs, double pred_it,
+                         double med_it, double *pool, hs_comparison_t *out)
+{
+  if (pred_it > 0) {
+    size_t na = 0;
+    for (int32_t r = 0; r < n_runs; r++) {
+      const hs_measured_t *m = runs[r];
+      double cal = m->speed_probe_calibration_s;
+      if (!(m->speed_probe_s > 0 && cal > 0))
+        continue;
+      if (m->speed_probe_iter_s && m->n_iterations > 0)
+        for (int32_t i = 0; i < m->n_iterations; i++)
+          pool[na++] = m->iteration_s[i] * cal / m->speed_probe_iter_s[i];
+      else if (m->n_iterations > 0)
+        for (int32_t i = 0; i < m->n_iterations; i++)
+          pool[na++] = m->iteration_s[i] * cal / m->speed_probe_s;
+      else
+        pool[na++] = m->iteration_time_s * cal / m->speed_probe_s;
+    }
+    if (na > 0) {
+      double adj = hs__median_inplace(pool, na);
+      double ratio = med_it / adj, e = rel_error(pred_it, adj);
+      if (isfinite(ratio) && !isnan(e)) { /* else left out, as without a probe */
+        out->speed_ratio = ratio;
+        out->iteration_error_speed_adjusted = e;
+      }
+    }
+  }
+}
+
+/* The iteration row: reads every run's iterations (pooled; a run without
+ * them counts its median once); guarantees out->iterations,
+ * out->run_medians, the "iteration" row against the plan's prediction
+ * (none for one stage replayed alone), the error band over the
+ * quartiles, the speed-probe adjusted error and the verdict. */
+static hs_status_t compare_iteration(const hs_report_view_t *rep, const hs_measured_t *const *runs,
+                                     int32_t n_runs, hs_comparison_t *out, size_t *cap,
+                                     hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  size_t cap = 0;
-  double *errs = NULL, *pool = NULL, *meds = NULL;
-  hs_comparison_init(out);
-  char what[48];
-  if (n_runs < 1)
-    return hs_error_set(err, HS_EINVAL, "compare: no measured run");
+  double *pool = NULL, *meds = NULL;
   const hs_measured_t *meas = runs[0];
-  out->tolerance = tolerance > 0 ? tolerance : 0.1;
-  out->n_runs = n_runs;
   /* iteration: every run's iterations pooled */
   size_t n_pool = 0;
   for (int32_t r = 0; r < n_runs; r++)
@@ -165,7 +200,7 @@ hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *co
   /* a single run without iterations_s keeps its own median */
   double med_it = n_runs == 1 && meas->n_iterations == 0 ? meas->iteration_time_s
                                                          : out->iterations.median;
-  HS_CHECK(add_row(out, &cap, "iteration", pred_it, med_it, (int32_t)n_pool));
+  HS_CHECK(add_row(out, cap, "iteration", pred_it, med_it, (int32_t)n_pool));
   out->rows[0].q1_s = out->iterations.n > 1 ? out->iterations.q1 : 0.0;
   out->rows[0].q3_s = out->iterations.n > 1 ? out->iterations.q3 : 0.0;
   out->iteration_error = out->rows[0].error;
@@ -177,35 +212,7 @@ hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *co
       out->error_hi = hi;
     }
   }
-  /* How much slower the machine ran in the replays than at calibration:
-   * each iteration is scaled by calibration probe / the probe around it
-   * (runs without per-iteration probes by their median probe), and the
-   * adjusted error is against the median of the scaled iterations. */
-  if (pred_it > 0) {
-    size_t na = 0;
-    for (int32_t r = 0; r < n_runs; r++) {
-      const hs_measured_t *m = runs[r];
-      double cal = m->speed_probe_calibration_s;
-      if (!(m->speed_probe_s > 0 && cal > 0))
-        continue;
-      if (m->speed_probe_iter_s && m->n_iterations > 0)
-        for (int32_t i = 0; i < m->n_iterations; i++)
-          pool[na++] = m->iteration_s[i] * cal / m->speed_probe_iter_s[i];
-      else if (m->n_iterations > 0)
-        for (int32_t i = 0; i < m->n_iterations; i++)
-          pool[na++] = m->iteration_s[i] * cal / m->speed_probe_s;
-      else
-        pool[na++] = m->iteration_time_s * cal / m->speed_probe_s;
-    }
-    if (na > 0) {
-      double adj = hs__median_inplace(pool, na);
-      double ratio = med_it / adj, e = rel_error(pred_it, adj);
-      if (isfinite(ratio) && !isnan(e)) { /* else left out, as without a probe */
-        out->speed_ratio = ratio;
-        out->iteration_error_speed_adjusted = e;
-      }
-    }
-  }
+  speed_adjust(runs, n_runs, pred_it, med_it, pool, out);
   if (isnan(out->iteration_error))
     out->verdict = HS_VERDICT_NONE;
   else if (fabs(out->iteration_error) <= out->tolerance ||
@@ -213,6 +220,19 @@ hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *co
     out->verdict = HS_VERDICT_OK;
   else
     out->verdict = HS_VERDICT_OFF;
+cleanup:
+  free(pool);
+  free(meds);
+  return st;
+}
+
+/* Per measured stage a forward and a backward row per microbatch, against
+ * the report's stage times (else the replay's own predictions). */
+static hs_status_t compare_stages(const hs_report_view_t *rep, const hs_measured_t *meas,
+                                  hs_comparison_t *out, size_t *cap)
+{
+  hs_status_t st = HS_OK;
+  char what[48];
   /* stages */
   for (int32_t i = 0; i < meas->n_stages; i++) {
     const hs_meas_stage_t *ms = &meas->stages[i];
@@ -224,10 +244,22 @@ hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *co
           pb = rep->stages[k].bwd_s;
         }
     snprintf(what, sizeof what, "stage %d.%d fwd / mb", ms->pipeline, ms->stage);
-    HS_CHECK(add_row(out, &cap, what, pf, ms->fwd_s, 1));
+    HS_CHECK(add_row(out, cap, what, pf, ms->fwd_s, 1));
     snprintf(what, sizeof what, "stage %d.%d bwd / mb", ms->pipeline, ms->stage);
-    HS_CHECK(add_row(out, &cap, what, pb, ms->bwd_s, 1));
+    HS_CHECK(add_row(out, cap, what, pb, ms->bwd_s, 1));
   }
+cleanup:
+  return st;
+}
+
+/* A row per op kind of the measured kernels, and the median |error| of the
+ * GEMM kernels and of every kernel. */
+static hs_status_t compare_kernels(const hs_measured_t *meas, hs_comparison_t *out, size_t *cap,
+                                   hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  double *errs = NULL;
+  char what[48];
   /* op kinds */
   errs = hs_calloc((size_t)meas->n_kernels + 1, sizeof *errs);
   if (!errs)
@@ -244,7 +276,7 @@ hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *co
     if (n == 0)
       continue;
     snprintf(what, sizeof what, "kernels %s", hs_op_kind_name((hs_op_kind_t)k));
-    HS_CHECK(add_row(out, &cap, what, p, m, n));
+    HS_CHECK(add_row(out, cap, what, p, m, n));
   }
   size_t ng = 0, na = 0;
   for (int32_t i = 0; i < meas->n_kernels; i++) {
@@ -263,6 +295,18 @@ hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *co
       errs[na++] = e;
   }
   out->kernel_median_abs_error = na ? hs__median_inplace(errs, na) : NAN;
+cleanup:
+  free(errs);
+  return st;
+}
+
+/* A row per task kind of the measured timeline, then one rank's step
+ * breakdown when the record has one. */
+static hs_status_t compare_tasks(const hs_report_view_t *rep, const hs_measured_t *meas,
+                                 hs_comparison_t *out, size_t *cap)
+{
+  hs_status_t st = HS_OK;
+  char what[48];
   /* task kinds of the measured timeline */
   static const char *const names[] = {"fwd", "bwd", "optimizer", "allreduce", "alltoall",
                                       "act", "grad", "grad-allreduce"};
@@ -278,20 +322,35 @@ hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *co
     if (n == 0)
       continue;
     snprintf(what, sizeof what, "tasks %s", names[q]);
-    HS_CHECK(add_row(out, &cap, what, p, m, n));
+    HS_CHECK(add_row(out, cap, what, p, m, n));
   }
   /* one rank's step breakdown */
   if (meas->has_breakdown) {
     bool pr = rep && rep->compute_s >= 0;
-    HS_CHECK(add_row(out, &cap, "step compute", pr ? rep->compute_s : 0.0, meas->compute_s, 1));
-    HS_CHECK(add_row(out, &cap, "step exposed comm", pr ? rep->comm_exposed_s : 0.0,
+    HS_CHECK(add_row(out, cap, "step compute", pr ? rep->compute_s : 0.0, meas->compute_s, 1));
+    HS_CHECK(add_row(out, cap, "step exposed comm", pr ? rep->comm_exposed_s : 0.0,
                      meas->comm_exposed_s, 1));
-    HS_CHECK(add_row(out, &cap, "step idle", pr ? rep->idle_s : 0.0, meas->idle_s, 1));
+    HS_CHECK(add_row(out, cap, "step idle", pr ? rep->idle_s : 0.0, meas->idle_s, 1));
   }
 cleanup:
-  free(pool);
-  free(meds);
-  free(errs);
+  return st;
+}
+
+hs_status_t hs_compare_runs(const hs_report_view_t *rep, const hs_measured_t *const *runs,
+                            int32_t n_runs, double tolerance, hs_comparison_t *out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  size_t cap = 0;
+  hs_comparison_init(out);
+  if (n_runs < 1)
+    return hs_error_set(err, HS_EINVAL, "compare: no measured run");
+  out->tolerance = tolerance > 0 ? tolerance : 0.1;
+  out->n_runs = n_runs;
+  HS_CHECK(compare_iteration(rep, runs, n_runs, out, &cap, err));
+  HS_CHECK(compare_stages(rep, runs[0], out, &cap));
+  HS_CHECK(compare_kernels(runs[0], out, &cap, err));
+  HS_CHECK(compare_tasks(rep, runs[0], out, &cap));
+cleanup:
   if (st != HS_OK) {
     hs_comparison_destroy(out);
     if (err && err->status == HS_OK)

@@ -465,6 +465,62 @@ static hs_status_t check_busbw(const hs_nccl_tests_t *out, const char *file, hs_
   return HS_OK;
 }
 
+/* The collective (--coll, else the file name, else the largest row's size
+ * over count: all_reduce, sendrecv or reduce_scatter) into out->coll, and
+ * the rank count when *nranks (from the header or --ranks) is 0: from the
+ * same ratio, from busbw / algbw of an all_reduce, or 2 for sendrecv.
+ * HS_EINVAL naming what the file does not say. */
+static hs_status_t infer_coll_ranks(hs_nccl_tests_t *out, const hs_nt_opts_t *o, const char *file,
+                                    int32_t *nranks, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  /* collective: option, file name, then the table */
+  int coll = o ? o->coll : -1;
+  if (coll < 0)
+    coll = coll_from_name(file);
+  const hs_nt_row_t *big = &out->rows[0];
+  for (int32_t i = 1; i < out->n_rows; i++)
+    if (out->rows[i].size_bytes > big->size_bytes)
+      big = &out->rows[i];
+  double per = big->count > 0 ? big->size_bytes / ((double)big->count * word_size(big->type)) : 0;
+  bool none = strcmp(big->redop, "none") == 0;
+  if (coll < 0 && big->count > 0) {
+    if (per == 1.0)
+      coll = none ? (int)HS_NT_SENDRECV : (int)HS_NT_ALL_REDUCE;
+    else if (!none)
+      coll = HS_NT_REDUCE_SCATTER;
+  }
+  if (coll < 0)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: cannot tell all_gather from alltoall from the table "
+                         "(redop none, size = count x ranks); name the file after the test or "
+                         "give --coll", file));
+  out->coll = (hs_nt_coll_t)coll;
+  if (!*nranks) {
+    if (per > 1.0 && per == floor(per) && per < MAX_RANKS) {
+      *nranks = (int32_t)per;
+    } else if (out->coll == HS_NT_ALL_REDUCE) {
+      /* busbw / algbw = 2(n-1)/n: n = 2 / (2 - ratio), from the best-resolved row */
+      const hs_nt_row_t *r = &out->rows[0];
+      for (int32_t i = 1; i < out->n_rows; i++)
+        if (out->rows[i].algbw_GBps[0] > r->algbw_GBps[0])
+          r = &out->rows[i];
+      double ratio = r->algbw_GBps[0] > 0 ? r->busbw_GBps[0] / r->algbw_GBps[0] : 0;
+      if (ratio >= 1.0 && ratio < 2.0)
+        *nranks = (int32_t)lround(2.0 / (2.0 - ratio));
+    } else if (out->coll == HS_NT_SENDRECV) {
+      *nranks = 2; /* busbw = algbw whatever the count: the smallest group */
+    }
+  }
+  if (*nranks < 2) {
+    char facts[256];
+    hs__nt_missing_facts(out, o, true, facts, sizeof facts);
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: the header does not say %s (no complete rank lines)",
+                         file, facts));
+  }
+cleanup:
+  return st;
+}
+
 hs_status_t hs_nccl_tests_parse(const char *text, const char *file, const hs_nt_opts_t *o,
                                 hs_nccl_tests_t *out, hs_error_t *err)
 {
@@ -551,49 +607,7 @@ hs_status_t hs_nccl_tests_parse(const char *text, const char *file, const hs_nt_
                            out->n_nodes));
     out->gpus_per_node = o->gpus_per_node;
   }
-  /* collective: option, file name, then the table */
-  int coll = o ? o->coll : -1;
-  if (coll < 0)
-    coll = coll_from_name(file);
-  const hs_nt_row_t *big = &out->rows[0];
-  for (int32_t i = 1; i < out->n_rows; i++)
-    if (out->rows[i].size_bytes > big->size_bytes)
-      big = &out->rows[i];
-  double per = big->count > 0 ? big->size_bytes / ((double)big->count * word_size(big->type)) : 0;
-  bool none = strcmp(big->redop, "none") == 0;
-  if (coll < 0 && big->count > 0) {
-    if (per == 1.0)
-      coll = none ? (int)HS_NT_SENDRECV : (int)HS_NT_ALL_REDUCE;
-    else if (!none)
-      coll = HS_NT_REDUCE_SCATTER;
-  }
-  if (coll < 0)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: cannot tell all_gather from alltoall from the table "
-                         "(redop none, size = count x ranks); name the file after the test or "
-                         "give --coll", file));
-  out->coll = (hs_nt_coll_t)coll;
-  if (!nranks) {
-    if (per > 1.0 && per == floor(per) && per < MAX_RANKS) {
-      nranks = (int32_t)per;
-    } else if (out->coll == HS_NT_ALL_REDUCE) {
-      /* busbw / algbw = 2(n-1)/n: n = 2 / (2 - ratio), from the best-resolved row */
-      const hs_nt_row_t *r = &out->rows[0];
-      for (int32_t i = 1; i < out->n_rows; i++)
-        if (out->rows[i].algbw_GBps[0] > r->algbw_GBps[0])
-          r = &out->rows[i];
-      double ratio = r->algbw_GBps[0] > 0 ? r->busbw_GBps[0] / r->algbw_GBps[0] : 0;
-      if (ratio >= 1.0 && ratio < 2.0)
-        nranks = (int32_t)lround(2.0 / (2.0 - ratio));
-    } else if (out->coll == HS_NT_SENDRECV) {
-      nranks = 2; /* busbw = algbw whatever the count: the smallest group */
-    }
-  }
-  if (nranks < 2) {
-    char facts[256];
-    hs__nt_missing_facts(out, o, true, facts, sizeof facts);
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: the header does not say %s (no complete rank lines)",
-                         file, facts));
-  }
+  HS_CHECK(infer_coll_ranks(out, o, file, &nranks, err));
   /* algorithm: --algo, else the file's NCCL_ALGO; both must agree */
   out->algo = file_algo;
   if (o && o->algo != HS_NT_ALGO_DEFAULT && file_algo != HS_NT_ALGO_DEFAULT && file_algo != o->algo)

@@ -280,82 +280,122 @@ static int cmp_win(const void *x, const void *y)
   return (p->step > q->step) - (p->step < q->step);
 }
 
-hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_t *ms,
-                                     hs_measured_t *meas, hs_tp_summary_t *sum, hs_error_t *err)
+/* The import's scratch: the trace's events sorted and classified, the step
+ * windows, and per step the events overlapping it; every array t->n + 1 or
+ * n_steps (+ 1) long, freed by scratch_free. */
+typedef struct tp_scratch {
+  const hs_tp_event_t **steps, **gsteps, **kt, **cops;
+  int32_t n_steps, n_gsteps, nk, n_cops;
+  okey_t *order;
+  uint8_t *skip;
+  ival_t *comp, *comm, *both, *sw;
+  size_t n_sw;
+  double *c_s, *x_s, *i_s, *wmax;
+  win_t *win;
+  int32_t *bucket, *member, *fill;
+  bool gpu;                /* a GPU trace: it has kernels */
+} tp_scratch_t;
+
+static void scratch_free(tp_scratch_t *sc)
+{
+  free(sc->steps);
+  free(sc->gsteps);
+  free(sc->kt);
+  free(sc->order);
+  free(sc->skip);
+  free(sc->comp);
+  free(sc->comm);
+  free(sc->both);
+  free(sc->c_s);
+  free(sc->x_s);
+  free(sc->i_s);
+  free(sc->sw);
+  free(sc->cops);
+  free(sc->win);
+  free(sc->wmax);
+  free(sc->bucket);
+  free(sc->member);
+  free(sc->fill);
+}
+
+/* Reads t's events; guarantees the scratch arrays, the CPU and GPU step
+ * annotations sorted by time (each CPU step taking time), the kernels by
+ * External id, and sc->gpu. HS_EINVAL naming the trace when it has no step
+ * or a step of 0 us. */
+static hs_status_t sort_events(const hs_torch_trace_t *t, tp_scratch_t *sc, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  const hs_tp_event_t **steps = NULL, **gsteps = NULL, **kt = NULL;
-  okey_t *order = NULL;
-  uint8_t *skip = NULL;
-  ival_t *comp = NULL, *comm = NULL, *both = NULL, *sw = NULL;
-  double *c_s = NULL, *x_s = NULL, *i_s = NULL, *wmax = NULL;
-  const hs_tp_event_t **cops = NULL;
-  win_t *win = NULL;
-  int32_t *bucket = NULL, *member = NULL, *fill = NULL;
-  hs_measured_init(meas);
-  memset(sum, 0, sizeof *sum);
-  int32_t n_steps = 0, n_gsteps = 0, nk = 0;
-  steps = hs_calloc((size_t)t->n + 1, sizeof *steps);
-  gsteps = hs_calloc((size_t)t->n + 1, sizeof *gsteps);
-  kt = hs_calloc((size_t)t->n + 1, sizeof *kt);
-  order = hs_calloc((size_t)t->n + 1, sizeof *order);
-  skip = hs_calloc((size_t)t->n + 1, 1);
-  comp = hs_calloc((size_t)t->n + 1, sizeof *comp);
-  comm = hs_calloc((size_t)t->n + 1, sizeof *comm);
-  both = hs_calloc((size_t)t->n + 1, sizeof *both);
-  sw = hs_calloc((size_t)t->n + 1, sizeof *sw);
-  cops = hs_calloc((size_t)t->n + 1, sizeof *cops);
-  if (!steps || !gsteps || !kt || !order || !skip || !comp || !comm || !both || !sw || !cops)
+  size_t n = (size_t)t->n + 1;
+  sc->steps = hs_calloc(n, sizeof *sc->steps);
+  sc->gsteps = hs_calloc(n, sizeof *sc->gsteps);
+  sc->kt = hs_calloc(n, sizeof *sc->kt);
+  sc->order = hs_calloc(n, sizeof *sc->order);
+  sc->skip = hs_calloc(n, 1);
+  sc->comp = hs_calloc(n, sizeof *sc->comp);
+  sc->comm = hs_calloc(n, sizeof *sc->comm);
+  sc->both = hs_calloc(n, sizeof *sc->both);
+  sc->sw = hs_calloc(n, sizeof *sc->sw);
+  sc->cops = hs_calloc(n, sizeof *sc->cops);
+  if (!sc->steps || !sc->gsteps || !sc->kt || !sc->order || !sc->skip || !sc->comp || !sc->comm ||
+      !sc->both || !sc->sw || !sc->cops)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   for (int32_t i = 0; i < t->n; i++) {
     const hs_tp_event_t *e = &t->ev[i];
     if (e->kind == HS_TPE_STEP)
-      steps[n_steps++] = e;
+      sc->steps[sc->n_steps++] = e;
     else if (e->kind == HS_TPE_GPU_STEP)
-      gsteps[n_gsteps++] = e;
+      sc->gsteps[sc->n_gsteps++] = e;
     else if (e->kind == HS_TPE_KERNEL)
-      kt[nk++] = e;
+      sc->kt[sc->nk++] = e;
   }
-  if (n_steps == 0)
+  if (sc->n_steps == 0)
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: no ProfilerStep#N annotation: record with "
                          "torch.profiler.profile(schedule=...) and call prof.step() once per "
                          "training step", t->file));
-  qsort(steps, (size_t)n_steps, sizeof *steps, cmp_step);
-  qsort(gsteps, (size_t)n_gsteps, sizeof *gsteps, cmp_step);
-  qsort(kt, (size_t)nk, sizeof *kt, cmp_ext);
+  qsort(sc->steps, (size_t)sc->n_steps, sizeof *sc->steps, cmp_step);
+  qsort(sc->gsteps, (size_t)sc->n_gsteps, sizeof *sc->gsteps, cmp_step);
+  qsort(sc->kt, (size_t)sc->nk, sizeof *sc->kt, cmp_ext);
   /* a step of duration 0 would be an iteration of 0 s, which measured.json
    * refuses: refuse it here, naming it */
-  for (int32_t s = 0; s < n_steps; s++)
-    if (!(steps[s]->dur_us * 1e-6 > 0) || !isnormal(steps[s]->dur_us * 1e-6))
+  for (int32_t s = 0; s < sc->n_steps; s++)
+    if (!(sc->steps[s]->dur_us * 1e-6 > 0) || !isnormal(sc->steps[s]->dur_us * 1e-6))
       HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s (ts %.3f us): duration %g us: a step must take "
-                           "time", t->file, steps[s]->name, steps[s]->ts_us, steps[s]->dur_us));
+                           "time", t->file, sc->steps[s]->name, sc->steps[s]->ts_us, sc->steps[s]->dur_us));
+  sc->gpu = sc->nk > 0;
+cleanup:
+  return st;
+}
+
+/* Guarantees sc->sw, the merged union of the CPU and GPU step windows;
+ * sc->cops, the c10d ops that can size an NCCL kernel, by External id; and
+ * sc->skip, the ops nested in another op of the same point class on the
+ * same thread. */
+static void mark_events(const hs_torch_trace_t *t, tp_scratch_t *sc)
+{
   /* the union of the step windows (CPU and GPU), for "is this op in a step" */
-  size_t n_sw = 0;
-  for (int32_t s = 0; s < n_steps; s++)
-    sw[n_sw++] = (ival_t){steps[s]->ts_us, steps[s]->ts_us + steps[s]->dur_us};
-  for (int32_t s = 0; s < n_gsteps; s++)
-    sw[n_sw++] = (ival_t){gsteps[s]->ts_us, gsteps[s]->ts_us + gsteps[s]->dur_us};
-  qsort(sw, n_sw, sizeof *sw, cmp_ival);
-  n_sw = merge_windows(sw, n_sw);
+  sc->n_sw = 0;
+  for (int32_t s = 0; s < sc->n_steps; s++)
+    sc->sw[sc->n_sw++] = (ival_t){sc->steps[s]->ts_us, sc->steps[s]->ts_us + sc->steps[s]->dur_us};
+  for (int32_t s = 0; s < sc->n_gsteps; s++)
+    sc->sw[sc->n_sw++] = (ival_t){sc->gsteps[s]->ts_us, sc->gsteps[s]->ts_us + sc->gsteps[s]->dur_us};
+  qsort(sc->sw, sc->n_sw, sizeof *sc->sw, cmp_ival);
+  sc->n_sw = merge_windows(sc->sw, sc->n_sw);
   /* the c10d ops that can size an NCCL kernel, by External id */
-  int32_t n_cops = 0;
+  sc->n_cops = 0;
   for (int32_t i = 0; i < t->n; i++)
     if (t->ev[i].kind == HS_TPE_CPU_OP && t->ev[i].ext_id >= 0 && t->ev[i].comm_nelems > 0 &&
         t->ev[i].comm_elsize > 0)
-      cops[n_cops++] = &t->ev[i];
-  qsort(cops, (size_t)n_cops, sizeof *cops, cmp_ext_idx);
-  sum->n_steps = n_steps;
-  sum->gpu = nk > 0;
-  bool gpu = nk > 0;
+      sc->cops[sc->n_cops++] = &t->ev[i];
+  qsort(sc->cops, (size_t)sc->n_cops, sizeof *sc->cops, cmp_ext_idx);
   /* nesting: an op inside another op of the same point class, same thread */
   for (int32_t i = 0; i < t->n; i++)
-    order[i] = (okey_t){t->ev[i].tid, t->ev[i].ts_us, t->ev[i].dur_us, i};
-  qsort(order, (size_t)t->n, sizeof *order, cmp_okey);
+    sc->order[i] = (okey_t){t->ev[i].tid, t->ev[i].ts_us, t->ev[i].dur_us, i};
+  qsort(sc->order, (size_t)t->n, sizeof *sc->order, cmp_okey);
   for (int cls = 0; cls < 2; cls++) {
     int64_t tid = INT64_MIN;
     double open_end = -INFINITY;
     for (int32_t q = 0; q < t->n; q++) {
-      const hs_tp_event_t *e = &t->ev[order[q].idx];
+      const hs_tp_event_t *e = &t->ev[sc->order[q].idx];
       if (e->kind != HS_TPE_CPU_OP || !(cls ? is_mem_op(e->name) : is_gemm_op(e->name)))
         continue;
       if (e->tid != tid) {
@@ -363,18 +403,27 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
         open_end = -INFINITY;
       }
       if (e->ts_us + e->dur_us <= open_end) {
-        skip[order[q].idx] = 1;
+        sc->skip[sc->order[q].idx] = 1;
         continue;
       }
       open_end = e->ts_us + e->dur_us;
     }
   }
+}
+
+/* One calibration point per GEMM, memory-bound op and sized NCCL
+ * all-reduce or send/recv inside a step, in file order, appended to ms and
+ * counted in sum. HS_ENOMEM on failure. */
+static hs_status_t add_points(const hs_torch_trace_t *t, const tp_scratch_t *sc, hs_measurements_t *ms,
+                              hs_tp_summary_t *sum, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
   /* points, in file order, inside the steps */
   for (int32_t i = 0; i < t->n; i++) {
     const hs_tp_event_t *e = &t->ev[i];
-    if (skip[i] || (e->kind != HS_TPE_CPU_OP && e->kind != HS_TPE_KERNEL))
+    if (sc->skip[i] || (e->kind != HS_TPE_CPU_OP && e->kind != HS_TPE_KERNEL))
       continue;
-    if (!in_windows(sw, n_sw, e->ts_us))
+    if (!in_windows(sc->sw, sc->n_sw, e->ts_us))
       continue;
     hs_mb_point_t p;
     memset(&p, 0, sizeof p);
@@ -387,7 +436,7 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
         continue;
       p.kind = HS_MB_GEMM;
       p.dtype = dtype_of(e->type0);
-      p.s = op_seconds(e, gpu, kt, nk);
+      p.s = op_seconds(e, sc->gpu, sc->kt, sc->nk);
       /* a rate that overflows (a GEMM in 1e-300 s) is no measurement */
       if (!(p.s > 0) || !isfinite(p.flops / p.s))
         continue;
@@ -397,7 +446,7 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
     } else if (e->kind == HS_TPE_CPU_OP && is_mem_op(e->name)) {
       p.kind = HS_MB_MEM;
       p.bytes = mem_bytes(e);
-      p.s = op_seconds(e, gpu, kt, nk);
+      p.s = op_seconds(e, sc->gpu, sc->kt, sc->nk);
       if (!(p.bytes > 0) || !(p.s > 0) || !isfinite(p.bytes / p.s))
         continue;
       if (hs_measurements_add(ms, &p) != HS_OK)
@@ -409,7 +458,7 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
       if (!ar && !sr)
         continue;
       /* the c10d op with the same External id gives the message size */
-      const hs_tp_event_t *op = e->ext_id >= 0 ? comm_op_of(cops, n_cops, e->ext_id) : NULL;
+      const hs_tp_event_t *op = e->ext_id >= 0 ? comm_op_of(sc->cops, sc->n_cops, e->ext_id) : NULL;
       if (!op)
         continue;
       p.kind = ar ? HS_MB_ALLREDUCE : HS_MB_P2P;
@@ -423,16 +472,28 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
       sum->n_comm_points++;
     }
   }
+cleanup:
+  return st;
+}
+
+/* Guarantees per step (in sc->bucket[s] .. sc->bucket[s + 1] of
+ * sc->member) the events overlapping its window, in file order, and the
+ * per-step arrays of the breakdown and meas->iteration_s. HS_ENOMEM on
+ * failure. */
+static hs_status_t step_members(const hs_torch_trace_t *t, tp_scratch_t *sc, hs_measured_t *meas,
+                                hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
   /* the run */
-  meas->iteration_s = hs_calloc((size_t)n_steps, sizeof *meas->iteration_s);
-  c_s = hs_calloc((size_t)n_steps, sizeof *c_s);
-  x_s = hs_calloc((size_t)n_steps, sizeof *x_s);
-  i_s = hs_calloc((size_t)n_steps, sizeof *i_s);
-  win = hs_calloc((size_t)n_steps, sizeof *win);
-  wmax = hs_calloc((size_t)n_steps, sizeof *wmax);
-  bucket = hs_calloc((size_t)n_steps + 1, sizeof *bucket);
-  fill = hs_calloc((size_t)n_steps + 1, sizeof *fill);
-  if (!meas->iteration_s || !c_s || !x_s || !i_s || !win || !wmax || !bucket || !fill)
+  meas->iteration_s = hs_calloc((size_t)sc->n_steps, sizeof *meas->iteration_s);
+  sc->c_s = hs_calloc((size_t)sc->n_steps, sizeof *sc->c_s);
+  sc->x_s = hs_calloc((size_t)sc->n_steps, sizeof *sc->x_s);
+  sc->i_s = hs_calloc((size_t)sc->n_steps, sizeof *sc->i_s);
+  sc->win = hs_calloc((size_t)sc->n_steps, sizeof *sc->win);
+  sc->wmax = hs_calloc((size_t)sc->n_steps, sizeof *sc->wmax);
+  sc->bucket = hs_calloc((size_t)sc->n_steps + 1, sizeof *sc->bucket);
+  sc->fill = hs_calloc((size_t)sc->n_steps + 1, sizeof *sc->fill);
+  if (!meas->iteration_s || !sc->c_s || !sc->x_s || !sc->i_s || !sc->win || !sc->wmax || !sc->bucket || !sc->fill)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   /* Each step's window; the events overlapping it are found per event, not
    * per step: with the windows sorted by start and wmax the running maximum
@@ -441,122 +502,136 @@ hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_
    * real trace, so that walk meets only the overlapped windows and the pass
    * is O(events log steps) (it was O(events x steps)). Two passes: count,
    * then fill the buckets (event indices per step, file order). */
-  for (int32_t s = 0; s < n_steps; s++) {
-    const hs_tp_event_t *w = gpu && s < n_gsteps ? gsteps[s] : steps[s];
-    win[s] = (win_t){w->ts_us, w->ts_us + w->dur_us, s};
+  for (int32_t s = 0; s < sc->n_steps; s++) {
+    const hs_tp_event_t *w = sc->gpu && s < sc->n_gsteps ? sc->gsteps[s] : sc->steps[s];
+    sc->win[s] = (win_t){w->ts_us, w->ts_us + w->dur_us, s};
   }
-  qsort(win, (size_t)n_steps, sizeof *win, cmp_win);
-  for (int32_t s = 0; s < n_steps; s++)
-    wmax[s] = s ? fmax(wmax[s - 1], win[s].b) : win[s].b;
+  qsort(sc->win, (size_t)sc->n_steps, sizeof *sc->win, cmp_win);
+  for (int32_t s = 0; s < sc->n_steps; s++)
+    sc->wmax[s] = s ? fmax(sc->wmax[s - 1], sc->win[s].b) : sc->win[s].b;
   size_t n_members = 0;
   for (int pass = 0; pass < 2; pass++) {
     for (int32_t i = 0; i < t->n; i++) {
       const hs_tp_event_t *e = &t->ev[i];
-      if (!(gpu ? e->kind == HS_TPE_KERNEL || e->kind == HS_TPE_MEMCPY : e->kind == HS_TPE_CPU_OP))
+      if (!(sc->gpu ? e->kind == HS_TPE_KERNEL || e->kind == HS_TPE_MEMCPY : e->kind == HS_TPE_CPU_OP))
         continue;
       double a = e->ts_us, b = e->ts_us + e->dur_us;
-      int32_t lo = 0, hi = n_steps; /* windows starting before b: [0, lo) */
+      int32_t lo = 0, hi = sc->n_steps; /* windows starting before b: [0, lo) */
       while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
-        if (win[mid].a < b)
+        if (sc->win[mid].a < b)
           lo = mid + 1;
         else
           hi = mid;
       }
-      for (int32_t k = lo - 1; k >= 0 && wmax[k] > a; k--) {
-        if (!(win[k].b > a) || !(b > win[k].a))
+      for (int32_t k = lo - 1; k >= 0 && sc->wmax[k] > a; k--) {
+        if (!(sc->win[k].b > a) || !(b > sc->win[k].a))
           continue;
-        int32_t s = win[k].step;
-        if (!gpu && e->tid != steps[s]->tid)
+        int32_t s = sc->win[k].step;
+        if (!sc->gpu && e->tid != sc->steps[s]->tid)
           continue;
         if (pass == 0)
-          bucket[s + 1]++;
+          sc->bucket[s + 1]++;
         else
-          member[fill[s]++] = i;
+          sc->member[sc->fill[s]++] = i;
       }
     }
     if (pass == 0) {
-      for (int32_t s = 0; s < n_steps; s++)
-        bucket[s + 1] += bucket[s];
-      n_members = (size_t)bucket[n_steps];
-      member = hs_calloc(n_members + 1, sizeof *member);
-      if (!member)
+      for (int32_t s = 0; s < sc->n_steps; s++)
+        sc->bucket[s + 1] += sc->bucket[s];
+      n_members = (size_t)sc->bucket[sc->n_steps];
+      sc->member = hs_calloc(n_members + 1, sizeof *sc->member);
+      if (!sc->member)
         HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-      memcpy(fill, bucket, (size_t)n_steps * sizeof *fill);
+      memcpy(sc->fill, sc->bucket, (size_t)sc->n_steps * sizeof *sc->fill);
     }
   }
-  for (int32_t s = 0; s < n_steps; s++) {
-    const hs_tp_event_t *w = steps[s];
-    if (gpu && s < n_gsteps)
-      w = gsteps[s];
+cleanup:
+  return st;
+}
+
+/* Per step: its duration into meas->iteration_s, and compute, exposed
+ * communication and idle time over its window into sc->c_s, x_s, i_s.
+ * HS_EINVAL naming a GPU-side step window of 0 us. */
+static hs_status_t step_breakdown(const hs_torch_trace_t *t, tp_scratch_t *sc, hs_measured_t *meas,
+                                  hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  for (int32_t s = 0; s < sc->n_steps; s++) {
+    const hs_tp_event_t *w = sc->steps[s];
+    if (sc->gpu && s < sc->n_gsteps)
+      w = sc->gsteps[s];
     double lo = w->ts_us, hi = w->ts_us + w->dur_us;
     size_t nc = 0, nm = 0;
     /* members were filled in increasing event index: file order, as before */
-    for (int32_t q = bucket[s]; q < bucket[s + 1]; q++) {
-      const hs_tp_event_t *e = &t->ev[member[q]];
+    for (int32_t q = sc->bucket[s]; q < sc->bucket[s + 1]; q++) {
+      const hs_tp_event_t *e = &t->ev[sc->member[q]];
       ival_t v = {e->ts_us, e->ts_us + e->dur_us};
-      if (gpu) {
+      if (sc->gpu) {
         if (is_nccl_kernel(e))
-          comm[nm++] = v;
+          sc->comm[nm++] = v;
         else if (e->kind == HS_TPE_KERNEL || e->kind == HS_TPE_MEMCPY)
-          comp[nc++] = v;
-      } else if (e->kind == HS_TPE_CPU_OP && e->tid == steps[s]->tid) {
+          sc->comp[nc++] = v;
+      } else if (e->kind == HS_TPE_CPU_OP && e->tid == sc->steps[s]->tid) {
         if (is_comm_op(e))
-          comm[nm++] = v;
+          sc->comm[nm++] = v;
         else
-          comp[nc++] = v;
+          sc->comp[nc++] = v;
       }
     }
-    memcpy(both, comp, nc * sizeof *both);
-    memcpy(both + nc, comm, nm * sizeof *both);
+    memcpy(sc->both, sc->comp, nc * sizeof *sc->both);
+    memcpy(sc->both + nc, sc->comm, nm * sizeof *sc->both);
     double step_s = w->dur_us * 1e-6; /* not hi - lo: ts is large, its difference loses digits */
     if (!(step_s > 0) || !isnormal(step_s)) /* a GPU-side window of 0 us */
       HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s (ts %.3f us, GPU side): duration %g us: a step "
                            "must take time", t->file, w->name, w->ts_us, w->dur_us));
-    double uc = union_len(comp, nc, lo, hi) * 1e-6;
-    double ub = union_len(both, nc + nm, lo, hi) * 1e-6;
+    double uc = union_len(sc->comp, nc, lo, hi) * 1e-6;
+    double ub = union_len(sc->both, nc + nm, lo, hi) * 1e-6;
     meas->iteration_s[s] = step_s;
-    c_s[s] = uc;
-    x_s[s] = ub - uc;
-    i_s[s] = fmax(step_s - ub, 0.0);
+    sc->c_s[s] = uc;
+    sc->x_s[s] = ub - uc;
+    sc->i_s[s] = fmax(step_s - ub, 0.0);
   }
-  meas->n_iterations = n_steps;
+cleanup:
+  return st;
+}
+
+hs_status_t hs_torch_profiler_import(const hs_torch_trace_t *t, hs_measurements_t *ms,
+                                     hs_measured_t *meas, hs_tp_summary_t *sum, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  tp_scratch_t scratch;
+  tp_scratch_t *sc = &scratch;
+  memset(sc, 0, sizeof *sc);
+  hs_measured_init(meas);
+  memset(sum, 0, sizeof *sum);
+  HS_CHECK(sort_events(t, sc, err));
+  mark_events(t, sc);
+  sum->n_steps = sc->n_steps;
+  sum->gpu = sc->gpu;
+  HS_CHECK(add_points(t, sc, ms, sum, err));
+  HS_CHECK(step_members(t, sc, meas, err));
+  HS_CHECK(step_breakdown(t, sc, meas, err));
+  meas->n_iterations = sc->n_steps;
   hs_spread_t sp;
-  if (hs_spread_of(meas->iteration_s, (size_t)n_steps, &sp) != HS_OK)
+  if (hs_spread_of(meas->iteration_s, (size_t)sc->n_steps, &sp) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   meas->iteration_time_s = sp.median;
   meas->has_breakdown = true;
-  meas->compute_s = hs__median_inplace(c_s, (size_t)n_steps);
-  meas->comm_exposed_s = hs__median_inplace(x_s, (size_t)n_steps);
-  meas->idle_s = hs__median_inplace(i_s, (size_t)n_steps);
+  meas->compute_s = hs__median_inplace(sc->c_s, (size_t)sc->n_steps);
+  meas->comm_exposed_s = hs__median_inplace(sc->x_s, (size_t)sc->n_steps);
+  meas->idle_s = hs__median_inplace(sc->i_s, (size_t)sc->n_steps);
   hs_strlcpy(meas->backend, "torch-profiler", sizeof meas->backend);
   hs_strlcpy(meas->device, t->device, sizeof meas->device);
   hs_strlcpy(meas->mode, "rank", sizeof meas->mode);
-  snprintf(meas->plan_summary, sizeof meas->plan_summary, "%.200s: one rank's steps", t->file);
+  snprintf(meas->plan_summary, sizeof meas->plan_summary, "%.200s: one rank's sc->steps", t->file);
   if (!ms->device[0])
     hs_strlcpy(ms->device, t->device, sizeof ms->device);
   if (!ms->backend[0])
-    hs_strlcpy(ms->backend, gpu ? "torch-profiler (cuda)" : "torch-profiler (cpu)",
+    hs_strlcpy(ms->backend, sc->gpu ? "torch-profiler (cuda)" : "torch-profiler (cpu)",
                sizeof ms->backend);
 cleanup:
-  free(steps);
-  free(gsteps);
-  free(kt);
-  free(order);
-  free(skip);
-  free(comp);
-  free(comm);
-  free(both);
-  free(c_s);
-  free(x_s);
-  free(i_s);
-  free(sw);
-  free(cops);
-  free(win);
-  free(wmax);
-  free(bucket);
-  free(member);
-  free(fill);
+  scratch_free(sc);
   if (st != HS_OK)
     hs_measured_destroy(meas);
   return st;

@@ -172,6 +172,173 @@ static hs_status_t source_has(const hs_jreader_t *r, const hs_measurements_t *m,
                       hs_mb_kind_name(kind));
 }
 
+/* The keys and fit parameter names of measurements.json (fit_names[q] is
+ * the parameter of bit q of hs_fit_t.fitted; "" for a bit no file names). */
+static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us",
+                                        "gemm_out_k", "", "gemm_sustained_eff"};
+static const char *const kpt[] = {"kind", "dtype", "m", "n", "k", "flops", "bytes", "ranks", "s",
+                                  "source", "dir", "causal", "seq", "head_dim", "tflops", NULL};
+static const char *const ksrc[] = {"id", "ref", "date", NULL};
+
+/* "applies" (the parameters the catalog takes) and the GEMM and memory fit
+ * kinds ("line", "max", "shape"), checked against each other: a "max" fit
+ * needs "applies" without the size term it leaves undetermined, and
+ * gemm_out_k needs a "shape" GEMM fit. */
+static hs_status_t parse_fits(const hs_jreader_t *r, const cJSON *j, hs_measurements_t *out)
+{
+  hs_status_t st = HS_OK;
+  hs_error_t *err = r->err;
+  const char *file = r->file;
+  const cJSON *aarr = NULL;
+  int na = 0;
+  HS_CHECK(hs_json_array(r, j, "", "applies", false, &aarr, &na));
+  int ai = 0;
+  for (const cJSON *e = aarr ? aarr->child : NULL; e; e = e->next, ai++) {
+    uint32_t bit = 0;
+    for (unsigned q = 0; cJSON_IsString(e) && q < HS_ARRAY_LEN(fit_names); q++)
+      if (fit_names[q][0] && strcmp(e->valuestring, fit_names[q]) == 0)
+        bit = 1u << q;
+    if (!bit)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies[%d]: must be gemm_eff_max, gemm_half_flops, "
+                           "mem_eff, launch_us, gemm_out_k or gemm_sustained_eff", file, ai));
+    out->applies |= bit;
+  }
+  if (aarr && !out->applies)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies: empty (leave it out for all parameters)", file));
+  for (int q = 0; q < 2; q++) {
+    const char *key = q ? "mem_fit" : "gemm_fit";
+    char how[16];
+    HS_CHECK(hs_json_string(r, j, "", key, false, "line", how, sizeof how));
+    bool shape = !q && strcmp(how, "shape") == 0;
+    if (strcmp(how, "line") != 0 && strcmp(how, "max") != 0 && !shape)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s: must be \"line\"%s or \"max\", got \"%s\"",
+                           file, key, q ? "" : ", \"shape\"", how));
+    bool max = strcmp(how, "max") == 0;
+    if (shape)
+      out->gemm_fit_shape = true;
+    /* a "max" fit determines the efficiency only: the catalog may not take the
+     * size term it leaves undetermined */
+    uint32_t undetermined = q ? HS_FIT_LAUNCH_US : HS_FIT_GEMM_HALF_FLOPS;
+    if (max && !out->applies)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s: \"max\" needs \"applies\" (it determines %s "
+                           "only)", file, key, q ? "mem_eff" : "gemm_eff_max"));
+    if (max && (out->applies & undetermined))
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies: %s is not determined by %s \"max\"", file,
+                           fit_names[q ? 3 : 1], key));
+    if (q)
+      out->mem_fit_max = max;
+    else
+      out->gemm_fit_max = max;
+  }
+  if ((out->applies & HS_FIT_GEMM_OUT_K) && !out->gemm_fit_shape)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies: gemm_out_k needs \"gemm_fit\": \"shape\"",
+                         file));
+cleanup:
+  return st;
+}
+
+/* The optional "sources" array: each with a unique non-empty id, a ref and
+ * a date (at most HS_MB_SOURCES_MAX). */
+static hs_status_t parse_sources(const hs_jreader_t *r, const cJSON *j, hs_measurements_t *out)
+{
+  hs_status_t st = HS_OK;
+  hs_error_t *err = r->err;
+  const char *file = r->file;
+  const cJSON *sarr = NULL;
+  int ns = 0;
+  HS_CHECK(hs_json_array(r, j, "", "sources", false, &sarr, &ns));
+  if (ns > HS_MB_SOURCES_MAX)
+    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s: sources: %d entries (max %d)", file, ns,
+                         HS_MB_SOURCES_MAX));
+  for (const cJSON *e = sarr ? sarr->child : NULL; e; e = e->next) {
+    char p[48];
+    hs_mb_source_t *src = &out->sources[out->n_sources];
+    hs_json_path(p, sizeof p, "sources", NULL, out->n_sources);
+    HS_CHECK(hs_json_expect_object(r, e, p));
+    hs_json_warn_unknown(r, e, p, ksrc);
+    HS_CHECK(hs_json_string(r, e, p, "id", true, "", src->id, sizeof src->id));
+    HS_CHECK(hs_json_string(r, e, p, "ref", true, "", src->ref, sizeof src->ref));
+    HS_CHECK(hs_json_string(r, e, p, "date", true, "", src->date, sizeof src->date));
+    if (!src->id[0] || !src->ref[0])
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s: id and ref must not be empty", file, p));
+    if (!date_ok(src->date))
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.date: must be YYYY, YYYY-MM or YYYY-MM-DD, got \"%s\"",
+                           file, p, src->date));
+    for (int32_t q = 0; q < out->n_sources; q++)
+      if (strcmp(out->sources[q].id, src->id) == 0)
+        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.id: \"%s\" already names sources[%d]", file, p,
+                             src->id, q));
+    out->n_sources++;
+  }
+cleanup:
+  return st;
+}
+
+/* Point k (object e at path p): its kind and, by kind, time and size (GEMM
+ * shape and dtype; fused-attention direction, mask, shape and rate; bytes
+ * and ranks), and its source, appended to out. */
+static hs_status_t parse_point(const hs_jreader_t *r, const cJSON *e, int k, hs_measurements_t *out)
+{
+  hs_status_t st = HS_OK;
+  hs_error_t *err = r->err;
+  const char *file = r->file;
+  char p[48], kind[16], dt[16];
+  hs_json_path(p, sizeof p, "points", NULL, k);
+  HS_CHECK(hs_json_expect_object(r, e, p));
+  hs_json_warn_unknown(r, e, p, kpt);
+  hs_mb_point_t pt;
+  memset(&pt, 0, sizeof pt);
+  HS_CHECK(hs_json_string(r, e, p, "kind", true, "", kind, sizeof kind));
+  bool found = false;
+  for (int q = 0; q <= HS_MB_ATTN; q++)
+    if (strcmp(kind, hs_mb_kind_name((hs_mb_kind_t)q)) == 0) {
+      pt.kind = (hs_mb_kind_t)q;
+      found = true;
+    }
+  if (!found)
+    HS_FAIL(hs_error_set(err, HS_EINVAL,
+                         "%s: %s.kind: must be gemm, mem, p2p, h2d, allreduce or attn, got \"%s\"",
+                         file, p, kind));
+  if (pt.kind != HS_MB_ATTN)
+    HS_CHECK(hs_json_number(r, e, p, "s", true, 0, HS_JNUM_POSITIVE, 1e6, &pt.s));
+  if (pt.kind == HS_MB_ATTN) {
+    /* a published fused-attention rate: direction, mask, shape, TFLOP/s */
+    char dir[8];
+    HS_CHECK(hs_json_string(r, e, p, "dir", true, "", dir, sizeof dir));
+    if (strcmp(dir, "fwd") != 0 && strcmp(dir, "bwd") != 0)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.dir: must be fwd or bwd, got \"%s\"", file, p, dir));
+    pt.bwd = dir[0] == 'b';
+    HS_CHECK(hs_json_bool(r, e, p, "causal", true, false, &pt.causal));
+    HS_CHECK(hs_json_int(r, e, p, "seq", true, 1, 1, INT64_C(1) << 24, &pt.m));
+    HS_CHECK(hs_json_int(r, e, p, "head_dim", true, 1, 1, 1024, &pt.k));
+    HS_CHECK(hs_json_number(r, e, p, "tflops", true, 0, HS_JNUM_POSITIVE, 1e6, &pt.tflops));
+  } else if (pt.kind == HS_MB_GEMM) {
+    HS_CHECK(hs_json_string(r, e, p, "dtype", false, "fp32", dt, sizeof dt));
+    if (hs_dtype_parse(dt, &pt.dtype) != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.dtype: unknown dtype \"%s\"", file, p, dt));
+    HS_CHECK(hs_json_int(r, e, p, "m", true, 1, 1, INT64_C(1) << 32, &pt.m));
+    HS_CHECK(hs_json_int(r, e, p, "n", true, 1, 1, INT64_C(1) << 32, &pt.n));
+    HS_CHECK(hs_json_int(r, e, p, "k", true, 1, 1, INT64_C(1) << 32, &pt.k));
+    HS_CHECK(hs_json_number(r, e, p, "flops", false, 2.0 * (double)pt.m * (double)pt.n * (double)pt.k,
+                            HS_JNUM_POSITIVE, 1e30, &pt.flops));
+  } else {
+    HS_CHECK(hs_json_number(r, e, p, "bytes", true, 0, HS_JNUM_POSITIVE, 1e18, &pt.bytes));
+    int64_t ranks = 0;
+    HS_CHECK(hs_json_int(r, e, p, "ranks", false, 0, 0, 1 << 24, &ranks));
+    pt.ranks = (int32_t)ranks;
+  }
+  char sid[sizeof out->sources[0].id];
+  HS_CHECK(hs_json_string(r, e, p, "source", false, "", sid, sizeof sid));
+  pt.source = source_index(out, sid);
+  if (sid[0] && !pt.source)
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.source: \"%s\" is not an id of \"sources\"", file,
+                         p, sid));
+  if (hs_measurements_add(out, &pt) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+cleanup:
+  return st;
+}
+
 hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measurements_t *out,
                                   hs_error_t *err)
 {
@@ -179,11 +346,6 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
                                       "points", "description", "sources", "retrieved", "applies",
                                       "gemm_fit", "mem_fit", "mem_eff_source", "gemm_sustained_source",
                                       "speed_probe_s", NULL};
-  static const char *const fit_names[] = {"gemm_eff_max", "gemm_half_flops", "mem_eff", "launch_us",
-                                          "gemm_out_k", "", "gemm_sustained_eff"};
-  static const char *const kpt[] = {"kind", "dtype", "m", "n", "k", "flops", "bytes", "ranks", "s",
-                                    "source", "dir", "causal", "seq", "head_dim", "tflops", NULL};
-  static const char *const ksrc[] = {"id", "ref", "date", NULL};
   hs_status_t st = HS_OK;
   cJSON *j = NULL;
   hs_measurements_init(out);
@@ -212,76 +374,8 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
   if (out->retrieved[0] && (strlen(out->retrieved) != 10 || !date_ok(out->retrieved)))
     HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: retrieved: must be a date YYYY-MM-DD, got \"%s\"",
                          file, out->retrieved));
-  const cJSON *aarr = NULL;
-  int na = 0;
-  HS_CHECK(hs_json_array(&r, j, "", "applies", false, &aarr, &na));
-  int ai = 0;
-  for (const cJSON *e = aarr ? aarr->child : NULL; e; e = e->next, ai++) {
-    uint32_t bit = 0;
-    for (unsigned q = 0; cJSON_IsString(e) && q < HS_ARRAY_LEN(fit_names); q++)
-      if (fit_names[q][0] && strcmp(e->valuestring, fit_names[q]) == 0)
-        bit = 1u << q;
-    if (!bit)
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies[%d]: must be gemm_eff_max, gemm_half_flops, "
-                           "mem_eff, launch_us, gemm_out_k or gemm_sustained_eff", file, ai));
-    out->applies |= bit;
-  }
-  if (aarr && !out->applies)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies: empty (leave it out for all parameters)", file));
-  for (int q = 0; q < 2; q++) {
-    const char *key = q ? "mem_fit" : "gemm_fit";
-    char how[16];
-    HS_CHECK(hs_json_string(&r, j, "", key, false, "line", how, sizeof how));
-    bool shape = !q && strcmp(how, "shape") == 0;
-    if (strcmp(how, "line") != 0 && strcmp(how, "max") != 0 && !shape)
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s: must be \"line\"%s or \"max\", got \"%s\"",
-                           file, key, q ? "" : ", \"shape\"", how));
-    bool max = strcmp(how, "max") == 0;
-    if (shape)
-      out->gemm_fit_shape = true;
-    /* a "max" fit determines the efficiency only: the catalog may not take the
-     * size term it leaves undetermined */
-    uint32_t undetermined = q ? HS_FIT_LAUNCH_US : HS_FIT_GEMM_HALF_FLOPS;
-    if (max && !out->applies)
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s: \"max\" needs \"applies\" (it determines %s "
-                           "only)", file, key, q ? "mem_eff" : "gemm_eff_max"));
-    if (max && (out->applies & undetermined))
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies: %s is not determined by %s \"max\"", file,
-                           fit_names[q ? 3 : 1], key));
-    if (q)
-      out->mem_fit_max = max;
-    else
-      out->gemm_fit_max = max;
-  }
-  if ((out->applies & HS_FIT_GEMM_OUT_K) && !out->gemm_fit_shape)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: applies: gemm_out_k needs \"gemm_fit\": \"shape\"",
-                         file));
-  const cJSON *sarr = NULL;
-  int ns = 0;
-  HS_CHECK(hs_json_array(&r, j, "", "sources", false, &sarr, &ns));
-  if (ns > HS_MB_SOURCES_MAX)
-    HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s: sources: %d entries (max %d)", file, ns,
-                         HS_MB_SOURCES_MAX));
-  for (const cJSON *e = sarr ? sarr->child : NULL; e; e = e->next) {
-    char p[48];
-    hs_mb_source_t *src = &out->sources[out->n_sources];
-    hs_json_path(p, sizeof p, "sources", NULL, out->n_sources);
-    HS_CHECK(hs_json_expect_object(&r, e, p));
-    hs_json_warn_unknown(&r, e, p, ksrc);
-    HS_CHECK(hs_json_string(&r, e, p, "id", true, "", src->id, sizeof src->id));
-    HS_CHECK(hs_json_string(&r, e, p, "ref", true, "", src->ref, sizeof src->ref));
-    HS_CHECK(hs_json_string(&r, e, p, "date", true, "", src->date, sizeof src->date));
-    if (!src->id[0] || !src->ref[0])
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s: id and ref must not be empty", file, p));
-    if (!date_ok(src->date))
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.date: must be YYYY, YYYY-MM or YYYY-MM-DD, got \"%s\"",
-                           file, p, src->date));
-    for (int32_t q = 0; q < out->n_sources; q++)
-      if (strcmp(out->sources[q].id, src->id) == 0)
-        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.id: \"%s\" already names sources[%d]", file, p,
-                             src->id, q));
-    out->n_sources++;
-  }
+  HS_CHECK(parse_fits(&r, j, out));
+  HS_CHECK(parse_sources(&r, j, out));
   char msid[sizeof out->sources[0].id], gsid[sizeof out->sources[0].id];
   HS_CHECK(source_ref(&r, j, "mem_eff_source", out, msid, sizeof msid, &out->mem_eff_source));
   if (out->mem_eff_source && out->mem_fit_max)
@@ -300,61 +394,8 @@ hs_status_t hs_measurements_parse(const char *text, const char *file, hs_measure
   if (n > MAX_POINTS)
     HS_FAIL(hs_error_set(err, HS_ELIMIT, "%s: points: %d entries (max %d)", file, n, MAX_POINTS));
   int k = 0;
-  for (const cJSON *e = arr->child; e; e = e->next, k++) {
-    char p[48], kind[16], dt[16];
-    hs_json_path(p, sizeof p, "points", NULL, k);
-    HS_CHECK(hs_json_expect_object(&r, e, p));
-    hs_json_warn_unknown(&r, e, p, kpt);
-    hs_mb_point_t pt;
-    memset(&pt, 0, sizeof pt);
-    HS_CHECK(hs_json_string(&r, e, p, "kind", true, "", kind, sizeof kind));
-    bool found = false;
-    for (int q = 0; q <= HS_MB_ATTN; q++)
-      if (strcmp(kind, hs_mb_kind_name((hs_mb_kind_t)q)) == 0) {
-        pt.kind = (hs_mb_kind_t)q;
-        found = true;
-      }
-    if (!found)
-      HS_FAIL(hs_error_set(err, HS_EINVAL,
-                           "%s: %s.kind: must be gemm, mem, p2p, h2d, allreduce or attn, got \"%s\"",
-                           file, p, kind));
-    if (pt.kind != HS_MB_ATTN)
-      HS_CHECK(hs_json_number(&r, e, p, "s", true, 0, HS_JNUM_POSITIVE, 1e6, &pt.s));
-    if (pt.kind == HS_MB_ATTN) {
-      /* a published fused-attention rate: direction, mask, shape, TFLOP/s */
-      char dir[8];
-      HS_CHECK(hs_json_string(&r, e, p, "dir", true, "", dir, sizeof dir));
-      if (strcmp(dir, "fwd") != 0 && strcmp(dir, "bwd") != 0)
-        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.dir: must be fwd or bwd, got \"%s\"", file, p, dir));
-      pt.bwd = dir[0] == 'b';
-      HS_CHECK(hs_json_bool(&r, e, p, "causal", true, false, &pt.causal));
-      HS_CHECK(hs_json_int(&r, e, p, "seq", true, 1, 1, INT64_C(1) << 24, &pt.m));
-      HS_CHECK(hs_json_int(&r, e, p, "head_dim", true, 1, 1, 1024, &pt.k));
-      HS_CHECK(hs_json_number(&r, e, p, "tflops", true, 0, HS_JNUM_POSITIVE, 1e6, &pt.tflops));
-    } else if (pt.kind == HS_MB_GEMM) {
-      HS_CHECK(hs_json_string(&r, e, p, "dtype", false, "fp32", dt, sizeof dt));
-      if (hs_dtype_parse(dt, &pt.dtype) != HS_OK)
-        HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.dtype: unknown dtype \"%s\"", file, p, dt));
-      HS_CHECK(hs_json_int(&r, e, p, "m", true, 1, 1, INT64_C(1) << 32, &pt.m));
-      HS_CHECK(hs_json_int(&r, e, p, "n", true, 1, 1, INT64_C(1) << 32, &pt.n));
-      HS_CHECK(hs_json_int(&r, e, p, "k", true, 1, 1, INT64_C(1) << 32, &pt.k));
-      HS_CHECK(hs_json_number(&r, e, p, "flops", false, 2.0 * (double)pt.m * (double)pt.n * (double)pt.k,
-                              HS_JNUM_POSITIVE, 1e30, &pt.flops));
-    } else {
-      HS_CHECK(hs_json_number(&r, e, p, "bytes", true, 0, HS_JNUM_POSITIVE, 1e18, &pt.bytes));
-      int64_t ranks = 0;
-      HS_CHECK(hs_json_int(&r, e, p, "ranks", false, 0, 0, 1 << 24, &ranks));
-      pt.ranks = (int32_t)ranks;
-    }
-    char sid[sizeof out->sources[0].id];
-    HS_CHECK(hs_json_string(&r, e, p, "source", false, "", sid, sizeof sid));
-    pt.source = source_index(out, sid);
-    if (sid[0] && !pt.source)
-      HS_FAIL(hs_error_set(err, HS_EINVAL, "%s: %s.source: \"%s\" is not an id of \"sources\"", file,
-                           p, sid));
-    if (hs_measurements_add(out, &pt) != HS_OK)
-      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  }
+  for (const cJSON *e = arr->child; e; e = e->next, k++)
+    HS_CHECK(parse_point(&r, e, k, out));
   if (out->mem_eff_source)
     HS_CHECK(source_has(&r, out, "mem_eff_source", msid, out->mem_eff_source, HS_MB_MEM));
   if (out->gemm_sustained_source)

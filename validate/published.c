@@ -17,6 +17,9 @@
  * rows and whether their pick is the fastest run. Rows measured out of
  * memory are not in either; they check the memory model instead (predicted
  * out of memory or not), as rows that ran must not be predicted out of it.
+ *
+ * Above published_json.c (the row files, the options' defaults, the metric
+ * names), which uses nothing of this file.
  */
 #include "hs_validate.h"
 
@@ -29,15 +32,6 @@
 #define MAX_FILES 256
 /* The kernel preset of a table that names none (see hs_pub_options_map). */
 #define HS_PUB_DEFAULT_KERNELS "megatron-2021"
-
-void hs_pub_options_init(hs_pub_options_t *o)
-{
-  memset(o, 0, sizeof *o);
-  o->recompute = HS_RECOMPUTE_NONE;
-  o->dp_overlap = true;
-  o->context_parallel = 1;
-  o->expert_parallel = 1;
-}
 
 /* The one place that says what the simulator models of a framework's
  * options. Grows as the simulator does: when an option is modelled, map it

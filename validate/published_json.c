@@ -50,6 +50,17 @@ const char *hs_pub_metric_name(hs_pub_metric_t m)
   return (unsigned)m < HS_ARRAY_LEN(metric_names) ? metric_names[m] : "?";
 }
 
+/* The defaults every table's and row's "options" start from; here, below
+ * published.c, since the row reader fills options and the runner only maps them. */
+void hs_pub_options_init(hs_pub_options_t *o)
+{
+  memset(o, 0, sizeof *o);
+  o->recompute = HS_RECOMPUTE_NONE;
+  o->dp_overlap = true;
+  o->context_parallel = 1;
+  o->expert_parallel = 1;
+}
+
 void hs_pub_table_init(hs_pub_table_t *t) { memset(t, 0, sizeof *t); }
 
 void hs_pub_table_destroy(hs_pub_table_t *t)

@@ -37,11 +37,19 @@ typedef struct hs_line_fit {
   double med_rel, max_rel;  /* median and largest |fit - t| / t */
   int32_t n;
 } hs_line_fit_t;
-/* Fits t on x over n points (GSL); HS_EINVAL for fewer than 2 points of
+/* Fits t on x over n points (GSL, fit_ls.c); HS_EINVAL for fewer than 2 points of
  * different x or a non-positive time, the message starting with `what`
  * ("calibrate: gemm", "all_reduce.txt (all_reduce)"). O(n log n). */
 hs_status_t hs__fit_line(const double *x, const double *t, int32_t n, const char *what,
                          hs_line_fit_t *out, hs_error_t *err);
+/* "max" fit (fit_ls.c): the line through the origin at the best rate x/t
+ * over n >= 1 points (t = x / best); rel: n scratch doubles. O(n log n). */
+hs_status_t hs__fit_max(const double *x, const double *t, int32_t n, double *rel,
+                        const char *what, hs_line_fit_t *out, hs_error_t *err);
+/* Weighted least squares t = a + b x + c z over n >= 3 points (fit_ls.c):
+ * out->a, out->b as in hs__fit_line, *c_out the third coefficient. O(n log n). */
+hs_status_t hs__fit_plane(const double *x, const double *z, const double *t, int32_t n,
+                          const char *what, hs_line_fit_t *out, double *c_out, hs_error_t *err);
 
 /* Fits the fused-attention rate model (calibrate_attn.c) on the "attn"
  * points of ms into out (HS_FIT_ATTN); no such points: nothing. O(n). */

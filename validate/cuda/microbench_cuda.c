@@ -105,6 +105,115 @@ static void fin(void)
     MPI_Finalize();
 }
 
+/* A CUDA call that fails sets st with the call and its error and leaves. */
+#define CU(x)                                                                                     \
+  do {                                                                                            \
+    cudaError_t e_ = (x);                                                                         \
+    if (e_ != cudaSuccess) {                                                                      \
+      st = hs_error_set(err, HS_EINTERNAL, "microbench: %s: %s", #x, cudaGetErrorString(e_));     \
+      goto cleanup;                                                                               \
+    }                                                                                             \
+  } while (0)
+
+/* Rank 0's single-GPU points into out: cuBLAS GEMMs over the dims grid in
+ * bf16 and fp16, the memory-bound kernel from 1 MiB to stream_max bytes,
+ * and host-to-device copies up to 256 MiB. */
+static hs_status_t single_gpu_points(mb_t *b, const hs_microbench_opts_t *o, const int64_t *dims,
+                                     size_t nd, size_t stream_max, hs_measurements_t *out,
+                                     hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  static const hs_dtype_t dts[] = {HS_DTYPE_BF16, HS_DTYPE_FP16};
+  for (size_t d = 0; d < 2; d++)
+    for (size_t i = 0; i < nd; i++)
+      for (size_t j = 0; j < nd; j++) {
+        b->kind = 0;
+        b->ct = dts[d] == HS_DTYPE_FP16 ? CUDA_R_16F : CUDA_R_16BF;
+        b->m = dims[i];
+        b->n = dims[j];
+        b->k = dims[(i + j) % nd];
+        hs_mb_point_t p = {.kind = HS_MB_GEMM, .dtype = dts[d], .m = b->m, .n = b->n, .k = b->k};
+        p.flops = 2.0 * (double)b->m * (double)b->n * (double)b->k;
+        CU(time_point(b, o->repeats, &p.s));
+        if (hs_measurements_add(out, &p) != HS_OK)
+          HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+      }
+  for (size_t bytes = (size_t)1 << 20; bytes <= stream_max; bytes *= 4) {
+    b->kind = 1;
+    b->n_floats = bytes / 8;
+    hs_mb_point_t p = {.kind = HS_MB_MEM, .bytes = (double)bytes};
+    CU(time_point(b, o->repeats, &p.s));
+    if (hs_measurements_add(out, &p) != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  }
+  for (size_t bytes = (size_t)1 << 20; bytes <= ((size_t)256 << 20); bytes *= 4) {
+    b->kind = 2;
+    b->bytes = bytes;
+    hs_mb_point_t p = {.kind = HS_MB_H2D, .bytes = (double)bytes};
+    CU(time_point(b, o->repeats, &p.s));
+    if (hs_measurements_add(out, &p) != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  }
+cleanup:
+  return st;
+}
+
+/* With two ranks or more: NCCL p2p between ranks 0 and 1 and all-reduce
+ * over every rank, 4 KiB to 256 MiB, the median of the repeats; points on
+ * rank 0. *comm and *nbuf are the caller's to free. */
+static hs_status_t nccl_points(mb_t *b, const hs_microbench_opts_t *o, int rank, int size,
+                               ncclComm_t *comm, void **nbuf, hs_measurements_t *out,
+                               hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  ncclUniqueId id;
+  if (rank == 0 && ncclGetUniqueId(&id) != ncclSuccess)
+    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "microbench: ncclGetUniqueId failed"));
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (ncclCommInitRank(comm, size, id, rank) != ncclSuccess)
+    HS_FAIL(hs_error_set(err, HS_EINTERNAL, "microbench: ncclCommInitRank failed"));
+  size_t maxb = (size_t)256 << 20;
+  CU(cudaMalloc(nbuf, maxb));
+  cudaEvent_t e0, e1;
+  CU(cudaEventCreate(&e0));
+  CU(cudaEventCreate(&e1));
+  for (int coll = 0; coll < 2; coll++)
+    for (size_t bytes = 4096; bytes <= maxb; bytes *= 8) {
+      double v[64];
+      int reps = o->repeats > 64 ? 64 : o->repeats;
+      int rounds = bytes < ((size_t)1 << 20) ? 50 : 5;
+      for (int r = 0; r < reps; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        cudaEventRecord(e0, b->s);
+        for (int q = 0; q < rounds; q++) {
+          if (coll) {
+            ncclAllReduce(*nbuf, *nbuf, bytes / 2, ncclBfloat16, ncclSum, *comm, b->s);
+          } else if (rank == 0) {
+            ncclSend(*nbuf, bytes, ncclUint8, 1, *comm, b->s);
+            ncclRecv(*nbuf, bytes, ncclUint8, 1, *comm, b->s);
+          } else if (rank == 1) {
+            ncclRecv(*nbuf, bytes, ncclUint8, 0, *comm, b->s);
+            ncclSend(*nbuf, bytes, ncclUint8, 0, *comm, b->s);
+          }
+        }
+        cudaEventRecord(e1, b->s);
+        cudaEventSynchronize(e1);
+        float ms = 0.0f;
+        cudaEventElapsedTime(&ms, e0, e1);
+        v[r] = ms * 1e-3 / rounds / (coll ? 1.0 : 2.0);
+      }
+      hs_mb_point_t p = {.kind = coll ? HS_MB_ALLREDUCE : HS_MB_P2P, .bytes = (double)bytes,
+                         .ranks = coll ? size : 2};
+      p.s = hs_median(v, (size_t)reps);
+      if (rank == 0 && hs_measurements_add(out, &p) != HS_OK)
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+    }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+cleanup:
+  return st;
+}
+
 hs_status_t hs__cuda_microbench(const hs_microbench_opts_t *o, hs_measurements_t *out, bool *is_root,
                                hs_error_t *err)
 {
@@ -142,14 +251,6 @@ hs_status_t hs__cuda_microbench(const hs_microbench_opts_t *o, hs_measurements_t
   int local = lr ? atoi(lr) : rank;
   if (local >= ndev)
     return hs_error_set(err, HS_EINVAL, "cuda backend: local rank %d but %d CUDA devices", local, ndev);
-#define CU(x)                                                                                     \
-  do {                                                                                            \
-    cudaError_t e_ = (x);                                                                         \
-    if (e_ != cudaSuccess) {                                                                      \
-      st = hs_error_set(err, HS_EINTERNAL, "microbench: %s: %s", #x, cudaGetErrorString(e_));     \
-      goto cleanup;                                                                               \
-    }                                                                                             \
-  } while (0)
   CU(cudaSetDevice(local));
   if (cublasCreate(&b.blas) != CUBLAS_STATUS_SUCCESS)
     HS_FAIL(hs_error_set(err, HS_EINTERNAL, "microbench: cublasCreate failed"));
@@ -176,86 +277,10 @@ hs_status_t hs__cuda_microbench(const hs_microbench_opts_t *o, hs_measurements_t
   if (cudaGetDeviceProperties(&prop, local) == cudaSuccess)
     snprintf(out->device, sizeof out->device, "%.90s, cuBLAS %d, %d ranks", prop.name, CUBLAS_VERSION, size);
   hs_strlcpy(out->backend, "cuda", sizeof out->backend);
-  if (rank == 0) {
-    static const hs_dtype_t dts[] = {HS_DTYPE_BF16, HS_DTYPE_FP16};
-    for (size_t d = 0; d < 2; d++)
-      for (size_t i = 0; i < nd; i++)
-        for (size_t j = 0; j < nd; j++) {
-          b.kind = 0;
-          b.ct = dts[d] == HS_DTYPE_FP16 ? CUDA_R_16F : CUDA_R_16BF;
-          b.m = dims[i];
-          b.n = dims[j];
-          b.k = dims[(i + j) % nd];
-          hs_mb_point_t p = {.kind = HS_MB_GEMM, .dtype = dts[d], .m = b.m, .n = b.n, .k = b.k};
-          p.flops = 2.0 * (double)b.m * (double)b.n * (double)b.k;
-          CU(time_point(&b, o->repeats, &p.s));
-          if (hs_measurements_add(out, &p) != HS_OK)
-            HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-        }
-    for (size_t bytes = (size_t)1 << 20; bytes <= stream_max; bytes *= 4) {
-      b.kind = 1;
-      b.n_floats = bytes / 8;
-      hs_mb_point_t p = {.kind = HS_MB_MEM, .bytes = (double)bytes};
-      CU(time_point(&b, o->repeats, &p.s));
-      if (hs_measurements_add(out, &p) != HS_OK)
-        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-    }
-    for (size_t bytes = (size_t)1 << 20; bytes <= ((size_t)256 << 20); bytes *= 4) {
-      b.kind = 2;
-      b.bytes = bytes;
-      hs_mb_point_t p = {.kind = HS_MB_H2D, .bytes = (double)bytes};
-      CU(time_point(&b, o->repeats, &p.s));
-      if (hs_measurements_add(out, &p) != HS_OK)
-        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-    }
-  }
-  if (size >= 2) {
-    ncclUniqueId id;
-    if (rank == 0 && ncclGetUniqueId(&id) != ncclSuccess)
-      HS_FAIL(hs_error_set(err, HS_EINTERNAL, "microbench: ncclGetUniqueId failed"));
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    if (ncclCommInitRank(&comm, size, id, rank) != ncclSuccess)
-      HS_FAIL(hs_error_set(err, HS_EINTERNAL, "microbench: ncclCommInitRank failed"));
-    size_t maxb = (size_t)256 << 20;
-    CU(cudaMalloc(&nbuf, maxb));
-    cudaEvent_t e0, e1;
-    CU(cudaEventCreate(&e0));
-    CU(cudaEventCreate(&e1));
-    for (int coll = 0; coll < 2; coll++)
-      for (size_t bytes = 4096; bytes <= maxb; bytes *= 8) {
-        double v[64];
-        int reps = o->repeats > 64 ? 64 : o->repeats;
-        int rounds = bytes < ((size_t)1 << 20) ? 50 : 5;
-        for (int r = 0; r < reps; r++) {
-          MPI_Barrier(MPI_COMM_WORLD);
-          cudaEventRecord(e0, b.s);
-          for (int q = 0; q < rounds; q++) {
-            if (coll) {
-              ncclAllReduce(nbuf, nbuf, bytes / 2, ncclBfloat16, ncclSum, comm, b.s);
-            } else if (rank == 0) {
-              ncclSend(nbuf, bytes, ncclUint8, 1, comm, b.s);
-              ncclRecv(nbuf, bytes, ncclUint8, 1, comm, b.s);
-            } else if (rank == 1) {
-              ncclRecv(nbuf, bytes, ncclUint8, 0, comm, b.s);
-              ncclSend(nbuf, bytes, ncclUint8, 0, comm, b.s);
-            }
-          }
-          cudaEventRecord(e1, b.s);
-          cudaEventSynchronize(e1);
-          float ms = 0.0f;
-          cudaEventElapsedTime(&ms, e0, e1);
-          v[r] = ms * 1e-3 / rounds / (coll ? 1.0 : 2.0);
-        }
-        hs_mb_point_t p = {.kind = coll ? HS_MB_ALLREDUCE : HS_MB_P2P, .bytes = (double)bytes,
-                           .ranks = coll ? size : 2};
-        p.s = hs_median(v, (size_t)reps);
-        if (rank == 0 && hs_measurements_add(out, &p) != HS_OK)
-          HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-      }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-  }
-#undef CU
+  if (rank == 0)
+    HS_CHECK(single_gpu_points(&b, o, dims, nd, stream_max, out, err));
+  if (size >= 2)
+    HS_CHECK(nccl_points(&b, o, rank, size, &comm, &nbuf, out, err));
 cleanup:
   if (comm)
     ncclCommDestroy(comm);

@@ -30,6 +30,7 @@
 #ifdef HS_HAVE_CUDA
 
 #include "../hs_cuda_module.h"
+#include "../replay_internal.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -106,11 +107,14 @@ static void die(const renv_t *e, const hs_error_t *err)
   }
 }
 
+/* A CUDA, NCCL or cuBLAS call that fails sets st, with this rank and the
+ * call, in c->err and leaves through cleanup (every user has ctx_t *c). */
 #define CU(x)                                                                                     \
   do {                                                                                            \
     cudaError_t ce_ = (x);                                                                        \
     if (ce_ != cudaSuccess) {                                                                     \
-      st = hs_error_set(err, HS_EINTERNAL, "rank %d: %s: %s", env.rank, #x, cudaGetErrorString(ce_)); \
+      st = hs_error_set(c->err, HS_EINTERNAL,                                                     \
+                        "rank %d: %s: %s", c->env.rank, #x, cudaGetErrorString(ce_));             \
       goto cleanup;                                                                               \
     }                                                                                             \
   } while (0)
@@ -118,7 +122,8 @@ static void die(const renv_t *e, const hs_error_t *err)
   do {                                                                                            \
     ncclResult_t nr_ = (x);                                                                       \
     if (nr_ != ncclSuccess) {                                                                     \
-      st = hs_error_set(err, HS_EINTERNAL, "rank %d: %s: %s", env.rank, #x, ncclGetErrorString(nr_)); \
+      st = hs_error_set(c->err, HS_EINTERNAL,                                                     \
+                        "rank %d: %s: %s", c->env.rank, #x, ncclGetErrorString(nr_));             \
       goto cleanup;                                                                               \
     }                                                                                             \
   } while (0)
@@ -126,7 +131,8 @@ static void die(const renv_t *e, const hs_error_t *err)
   do {                                                                                            \
     cublasStatus_t cs_ = (x);                                                                     \
     if (cs_ != CUBLAS_STATUS_SUCCESS) {                                                           \
-      st = hs_error_set(err, HS_EINTERNAL, "rank %d: %s: cuBLAS status %d", env.rank, #x, (int)cs_); \
+      st = hs_error_set(c->err, HS_EINTERNAL,                                                     \
+                        "rank %d: %s: cuBLAS status %d", c->env.rank, #x, (int)cs_);              \
       goto cleanup;                                                                               \
     }                                                                                             \
   } while (0)
@@ -224,6 +230,14 @@ typedef struct ctx {
   cudaEvent_t ev_start, ev_end, ev_sync;
   timed_t *t;
   size_t n_t, cap_t;
+  /* the run and the walk's state within one iteration */
+  const hs_replay_opts_t *o;
+  hs_error_t *err;
+  bool record;             /* a timed iteration (past the warm-up) */
+  int32_t ie;              /* the current item's event pair, -1 none */
+  bool final_bwd;          /* the current item is its chunk's last backward */
+  int32_t bwd_done[64];    /* backward items done per chunk */
+  int32_t bucket_head;     /* next of the executor's buckets to issue */
 } ctx_t;
 
 static int cmp_i32(const void *a, const void *b)
@@ -247,7 +261,6 @@ static hs_status_t add_timed(ctx_t *c, const timed_t *t)
 static hs_status_t issue_bucket(ctx_t *c, int32_t b, int32_t stage, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  renv_t env = c->env;
   const hs_tg_bucket_t *bk = &c->tg->buckets[b];
   int32_t g = c->bucket_group[b];
   int32_t be = next_ev(c);
@@ -262,9 +275,8 @@ static hs_status_t issue_bucket(ctx_t *c, int32_t b, int32_t stage, hs_error_t *
   if (be >= 0) {
     CU(cudaEventRecord(c->ev[be].b, c->s_comm));
     timed_t t = {.kind = T_TASK, .ev = be};
-    t.task = (hs_meas_task_t){.exec = c->exec, .device = c->device, .stage = stage, .mb = -1,
-                              .chunk = -1, .bytes = bk->bytes, .predicted_s = bk->predicted_s};
-    hs_strlcpy(t.task.name, "grad-allreduce", sizeof t.task.name);
+    t.task = hs__replay_task("grad-allreduce", c->exec, c->device, stage, -1, -1, bk->predicted_s,
+                             bk->bytes);
     if (add_timed(c, &t) != HS_OK)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   }
@@ -272,154 +284,232 @@ cleanup:
   return st;
 }
 
-static bool active(const hs_replay_opts_t *o, const hs_tg_exec_t *x)
+/* Frees everything the replay steps made on this rank (streams, events,
+ * buffers, communicators, records); accepts a partly built ctx. */
+static void ctx_destroy(ctx_t *c)
 {
-  return o->only_stage < 0 || (x->pipeline == 0 && x->v == 1 && x->rank == o->only_stage);
+  free(c->t);
+  if (c->ev) {
+    for (int32_t i = 0; i < c->n_ev; i++) {
+      if (c->ev[i].a)
+        cudaEventDestroy(c->ev[i].a);
+      if (c->ev[i].b)
+        cudaEventDestroy(c->ev[i].b);
+    }
+    free(c->ev);
+  }
+  if (c->ev_start)
+    cudaEventDestroy(c->ev_start);
+  if (c->ev_end)
+    cudaEventDestroy(c->ev_end);
+  if (c->ev_sync)
+    cudaEventDestroy(c->ev_sync);
+  cudaFree(c->A);
+  cudaFree(c->B);
+  cudaFree(c->C);
+  cudaFree(c->src);
+  cudaFree(c->dst);
+  cudaFree(c->cbuf);
+  cudaFree(c->sbuf);
+  cudaFree(c->rbuf);
+  if (c->blas)
+    cublasDestroy(c->blas);
+  for (int32_t g = 0; g < c->n_groups; g++) {
+    if (c->groups[g].comm)
+      ncclCommDestroy(c->groups[g].comm);
+    free(c->groups[g].devs);
+  }
+  free(c->groups);
+  free(c->bucket_group);
+  if (c->tp)
+    ncclCommDestroy(c->tp);
+  if (c->act)
+    ncclCommDestroy(c->act);
+  if (c->grad)
+    ncclCommDestroy(c->grad);
+  if (c->world)
+    ncclCommDestroy(c->world);
+  if (c->s_comp)
+    cudaStreamDestroy(c->s_comp);
+  if (c->s_act)
+    cudaStreamDestroy(c->s_act);
+  if (c->s_grad)
+    cudaStreamDestroy(c->s_grad);
+  if (c->s_comm)
+    cudaStreamDestroy(c->s_comm);
+  free(c->rank_of_dev);
 }
 
-hs_status_t hs__cuda_replay(const hs_taskgraph_t *tg, const hs_model_t *m, const hs_replay_opts_t *o,
-                           hs_measured_t *out, bool *is_root, hs_error_t *err)
-{
-  hs_status_t st = HS_OK;
-  hs_replay_opts_t defaults;
-  ctx_t cx;
-  memset(&cx, 0, sizeof cx);
-  renv_t env;
-  memset(&env, 0, sizeof env);
-  hs_kernel_sample_t *ks = NULL;
-  hs_item_sample_t *is = NULL;
-  char *gather = NULL;
-  int *counts = NULL, *displs = NULL;
-  double *it_s = NULL;
-  hs_measured_init(out);
-  if (is_root)
-    *is_root = true;
-  if (!o) {
-    hs_replay_opts_init(&defaults);
-    o = &defaults;
-  }
-  int ndev = 0;
-  cx.tg = tg;
-  cx.dt = tg->precision;
+/* ---- setup: ranks, communicators, buffers, events ------------------------------ */
 
-  /* devices of the (active part of the) plan, in id order -> ranks */
-  int32_t max_dev = 0, n_used = 0;
+/* Reads the active executors; guarantees c->rank_of_dev (plan device ->
+ * rank, ranks in device id order, -1 for devices that do not run) and
+ * *n_used, the ranks the plan needs. Errors: a --stage that selects
+ * nothing, out of memory. */
+static hs_status_t map_ranks(ctx_t *c, int32_t *n_used, hs_error_t *err)
+{
+  const hs_taskgraph_t *tg = c->tg;
+  int32_t max_dev = 0;
+  *n_used = 0;
   for (int32_t e = 0; e < tg->n_execs; e++)
     for (int32_t j = 0; j < tg->execs[e].tp; j++)
       max_dev = HS_MAX(max_dev, tg->execs[e].devices[j] + 1);
-  cx.rank_of_dev = hs_calloc((size_t)max_dev + 1, sizeof(int32_t));
-  if (!cx.rank_of_dev)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  c->rank_of_dev = hs_calloc((size_t)max_dev + 1, sizeof(int32_t));
+  if (!c->rank_of_dev)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
   for (int32_t d = 0; d < max_dev; d++)
-    cx.rank_of_dev[d] = -1;
+    c->rank_of_dev[d] = -1;
   for (int32_t e = 0; e < tg->n_execs; e++)
-    if (active(o, &tg->execs[e]))
+    if (hs__replay_active(c->o, &tg->execs[e]))
       for (int32_t j = 0; j < tg->execs[e].tp; j++)
-        cx.rank_of_dev[tg->execs[e].devices[j]] = 0;
+        c->rank_of_dev[tg->execs[e].devices[j]] = 0;
   for (int32_t d = 0; d < max_dev; d++)
-    if (cx.rank_of_dev[d] == 0)
-      cx.rank_of_dev[d] = n_used++;
-  if (n_used == 0)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "replay: --stage %d: pipeline 0 has no such stage",
-                         o->only_stage));
-  /* checked before touching the GPU or MPI, so that a machine without either
-   * still says what is wrong with the launch */
+    if (c->rank_of_dev[d] == 0)
+      c->rank_of_dev[d] = (*n_used)++;
+  if (*n_used == 0)
+    return hs__replay_no_stage(c->o, err);
+  return HS_OK;
+}
+
+/* Reads the launch (n_used ranks wanted); checks the launcher's rank count
+ * before touching the GPU or MPI, so that a machine without either still
+ * says what is wrong, then starts MPI, binds this rank's GPU and picks its
+ * executor and TP rank. Errors: HS_EINVAL naming the mismatch. */
+static hs_status_t start_rank(ctx_t *c, int32_t n_used, bool *is_root, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  const hs_taskgraph_t *tg = c->tg;
+  const hs_replay_opts_t *o = c->o;
+  int ndev = 0;
   int launched = env_size_peek();
   if (n_used != launched)
-    HS_FAIL(hs_error_set(err, HS_EINVAL,
-                         "cuda backend: plan needs %d ranks (one per device%s), mpirun gave %d: run "
-                         "`mpirun -np %d hetsim replay --backend cuda ...`%s",
-                         n_used, o->only_stage >= 0 ? " of the stage" : "", launched, n_used,
-                         n_used > 1 ? "; with one GPU, time one stage with --stage K" : ""));
+    return hs_error_set(err, HS_EINVAL,
+                        "cuda backend: plan needs %d ranks (one per device%s), mpirun gave %d: run "
+                        "`mpirun -np %d hetsim replay --backend cuda ...`%s",
+                        n_used, o->only_stage >= 0 ? " of the stage" : "", launched, n_used,
+                        n_used > 1 ? "; with one GPU, time one stage with --stage K" : "");
   HS_CHECK(check_device(&ndev, err));
-  env_init(&env);
-  cx.env = env;
+  env_init(&c->env);
   if (is_root)
-    *is_root = env.rank == 0;
-  if (env.size != n_used)
-    HS_FAIL(hs_error_set(err, HS_EINVAL, "cuda backend: plan needs %d ranks, MPI_COMM_WORLD has %d",
-                         n_used, env.size));
-  HS_CHECK(bind_device(&env, ndev, err));
-  cx.exec = -1;
+    *is_root = c->env.rank == 0;
+  if (c->env.size != n_used)
+    return hs_error_set(err, HS_EINVAL, "cuda backend: plan needs %d ranks, MPI_COMM_WORLD has %d",
+                        n_used, c->env.size);
+  HS_CHECK(bind_device(&c->env, ndev, err));
+  c->exec = -1;
   for (int32_t e = 0; e < tg->n_execs; e++)
     for (int32_t j = 0; j < tg->execs[e].tp; j++)
-      if (active(o, &tg->execs[e]) && cx.rank_of_dev[tg->execs[e].devices[j]] == env.rank) {
-        cx.exec = e;
-        cx.tp_rank = j;
-        cx.device = tg->execs[e].devices[j];
+      if (hs__replay_active(o, &tg->execs[e]) &&
+          c->rank_of_dev[tg->execs[e].devices[j]] == c->env.rank) {
+        c->exec = e;
+        c->tp_rank = j;
+        c->device = tg->execs[e].devices[j];
       }
-  const hs_tg_exec_t *x = &tg->execs[cx.exec];
+cleanup:
+  return st;
+}
 
-  /* NCCL communicators */
-  if (env.size > 1) {
-    ncclUniqueId id;
-    if (env.rank == 0)
-      NC(ncclGetUniqueId(&id));
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    NC(ncclCommInitRank(&cx.world, env.size, id, env.rank));
-    NC(ncclCommSplit(cx.world, 0, env.rank, &cx.act, NULL));
-    NC(ncclCommSplit(cx.world, 0, env.rank, &cx.grad, NULL));
-    NC(ncclCommSplit(cx.world, x->tp > 1 ? cx.exec : NCCL_SPLIT_NOCOLOR, cx.tp_rank, &cx.tp, NULL));
-    if (o->only_stage < 0 && tg->n_buckets > 0) {
-      /* every rank walks the same (bucket, TP rank) list and splits once per
-       * distinct member set, so the collective calls match */
-      cx.bucket_group = hs_calloc((size_t)tg->n_buckets, sizeof(int32_t));
-      int32_t *devs = NULL;
-      for (int32_t b = 0; b < tg->n_buckets; b++) {
-        const hs_tg_bucket_t *bk = &tg->buckets[b];
-        int32_t tp = bk->tp; /* 1 for a tied pair of unequal TP degrees */
-        cx.bucket_group[b] = -1;
-        for (int32_t j = 0; j < tp; j++) {
-          devs = hs_calloc((size_t)bk->n_holders, sizeof(int32_t));
-          if (!devs)
-            HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-          bool member = false;
-          for (int32_t h = 0; h < bk->n_holders; h++) {
-            devs[h] = tg->execs[bk->holders[h]].devices[j];
-            member |= devs[h] == cx.device;
-          }
-          qsort(devs, (size_t)bk->n_holders, sizeof(int32_t), cmp_i32);
-          int32_t g = 0;
-          while (g < cx.n_groups && !(cx.groups[g].n == bk->n_holders &&
-                                     memcmp(cx.groups[g].devs, devs, sizeof(int32_t) * (size_t)bk->n_holders) == 0))
-            g++;
-          if (g == cx.n_groups) {
-            if (cx.n_groups >= 4096) {
-              free(devs);
-              HS_FAIL(hs_error_set(err, HS_ELIMIT, "cuda backend: more than 4096 distinct "
-                                                   "gradient groups"));
-            }
-            gcomm_t *ng = hs_reallocarray(cx.groups, (size_t)cx.n_groups + 1, sizeof *ng);
-            if (!ng) {
-              free(devs);
-              HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-            }
-            cx.groups = ng;
-            cx.groups[g] = (gcomm_t){.devs = devs, .n = bk->n_holders, .comm = NULL};
-            cx.n_groups++;
-            NC(ncclCommSplit(cx.world, member ? (int)g : NCCL_SPLIT_NOCOLOR, env.rank,
-                             &cx.groups[g].comm, NULL));
-          } else {
-            free(devs);
-          }
-          devs = NULL;
-          if (member)
-            cx.bucket_group[b] = g;
-        }
+/* Finds or adds the gradient group of member devices devs[0..n) (sorted;
+ * taken over by the group or freed) and splits its communicator from the
+ * world one; every rank calls it with the same sequence, so the splits
+ * match. Guarantees *g, the group's index. */
+static hs_status_t bucket_group(ctx_t *c, int32_t *devs, int32_t n, bool member, int32_t *g_out,
+                                hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  int32_t g = 0;
+  while (g < c->n_groups &&
+         !(c->groups[g].n == n && memcmp(c->groups[g].devs, devs, sizeof(int32_t) * (size_t)n) == 0))
+    g++;
+  *g_out = g;
+  if (g < c->n_groups) {
+    free(devs);
+    return HS_OK;
+  }
+  if (c->n_groups >= 4096) {
+    free(devs);
+    return hs_error_set(err, HS_ELIMIT, "cuda backend: more than 4096 distinct gradient groups");
+  }
+  gcomm_t *ng = hs_reallocarray(c->groups, (size_t)c->n_groups + 1, sizeof *ng);
+  if (!ng) {
+    free(devs);
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  }
+  c->groups = ng;
+  c->groups[g] = (gcomm_t){.devs = devs, .n = n, .comm = NULL};
+  c->n_groups++;
+  NC(ncclCommSplit(c->world, member ? (int)g : NCCL_SPLIT_NOCOLOR, c->env.rank, &c->groups[g].comm,
+                   NULL));
+cleanup:
+  return st;
+}
+
+/* With several ranks: the NCCL communicators (world, act, grad, this
+ * executor's TP group) and, in plan mode, per bucket the group of this
+ * rank's TP rank (c->bucket_group, -1 where not a member). Every rank walks
+ * the same (bucket, TP rank) list. One rank: nothing. */
+static hs_status_t make_comms(ctx_t *c, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  const hs_taskgraph_t *tg = c->tg;
+  const hs_tg_exec_t *x = &tg->execs[c->exec];
+  if (c->env.size <= 1)
+    return HS_OK;
+  ncclUniqueId id;
+  if (c->env.rank == 0)
+    NC(ncclGetUniqueId(&id));
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  NC(ncclCommInitRank(&c->world, c->env.size, id, c->env.rank));
+  NC(ncclCommSplit(c->world, 0, c->env.rank, &c->act, NULL));
+  NC(ncclCommSplit(c->world, 0, c->env.rank, &c->grad, NULL));
+  NC(ncclCommSplit(c->world, x->tp > 1 ? c->exec : NCCL_SPLIT_NOCOLOR, c->tp_rank, &c->tp, NULL));
+  if (c->o->only_stage >= 0 || tg->n_buckets == 0)
+    return HS_OK;
+  c->bucket_group = hs_calloc((size_t)tg->n_buckets, sizeof(int32_t));
+  if (!c->bucket_group)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  for (int32_t b = 0; b < tg->n_buckets; b++) {
+    const hs_tg_bucket_t *bk = &tg->buckets[b];
+    int32_t tp = bk->tp; /* 1 for a tied pair of unequal TP degrees */
+    c->bucket_group[b] = -1;
+    for (int32_t j = 0; j < tp; j++) {
+      int32_t *devs = hs_calloc((size_t)bk->n_holders, sizeof(int32_t));
+      if (!devs)
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+      bool member = false;
+      for (int32_t h = 0; h < bk->n_holders; h++) {
+        devs[h] = tg->execs[bk->holders[h]].devices[j];
+        member |= devs[h] == c->device;
       }
+      qsort(devs, (size_t)bk->n_holders, sizeof(int32_t), cmp_i32);
+      int32_t g = 0;
+      HS_CHECK(bucket_group(c, devs, bk->n_holders, member, &g, err));
+      if (member)
+        c->bucket_group[b] = g;
     }
   }
+cleanup:
+  return st;
+}
 
-  /* cuBLAS, streams, buffers */
-  CB(cublasCreate(&cx.blas));
-  CU(cudaStreamCreateWithFlags(&cx.s_comp, cudaStreamNonBlocking));
-  CU(cudaStreamCreateWithFlags(&cx.s_act, cudaStreamNonBlocking));
-  CU(cudaStreamCreateWithFlags(&cx.s_grad, cudaStreamNonBlocking));
-  CU(cudaStreamCreateWithFlags(&cx.s_comm, cudaStreamNonBlocking));
-  CB(cublasSetStream(cx.blas, cx.s_comp));
-  size_t eb = elem_bytes(cx.dt), ab = 1, cmax = 1;
-  cx.stream_n = (size_t)(x->optimizer_bytes / 8.0) + 1;
-  cx.cbuf_bytes = 256;
+/* Reads this rank's executor; guarantees cuBLAS on the compute stream, the
+ * four streams, and device buffers holding its largest GEMM operands and
+ * products (C capped at 1 GiB: batches loop), memory-bound kernel,
+ * collective or bucket, and piece, filled where kernels read them. */
+static hs_status_t make_buffers(ctx_t *c, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  const hs_taskgraph_t *tg = c->tg;
+  const hs_tg_exec_t *x = &tg->execs[c->exec];
+  CB(cublasCreate(&c->blas));
+  CU(cudaStreamCreateWithFlags(&c->s_comp, cudaStreamNonBlocking));
+  CU(cudaStreamCreateWithFlags(&c->s_act, cudaStreamNonBlocking));
+  CU(cudaStreamCreateWithFlags(&c->s_grad, cudaStreamNonBlocking));
+  CU(cudaStreamCreateWithFlags(&c->s_comm, cudaStreamNonBlocking));
+  CB(cublasSetStream(c->blas, c->s_comp));
+  size_t eb = elem_bytes(c->dt), ab = 1, cmax = 1;
+  c->stream_n = (size_t)(x->optimizer_bytes / 8.0) + 1;
+  c->cbuf_bytes = 256;
   for (int32_t k = 0; k < 2 * x->v; k++)
     for (int32_t i = 0; i < x->work[k].n; i++) {
       const hs_tg_entry_t *en = &x->work[k].e[i];
@@ -427,302 +517,415 @@ hs_status_t hs__cuda_replay(const hs_taskgraph_t *tg, const hs_model_t *m, const
         ab = HS_MAX(ab, (size_t)HS_MAX(en->m * en->k, HS_MAX(en->k * en->n, en->m * en->n)));
         cmax = HS_MAX(cmax, (size_t)HS_MAX(en->m * en->n, en->k * en->n) * (size_t)en->reps);
       } else if (en->kind == HS_TG_KERNEL) {
-        cx.stream_n = HS_MAX(cx.stream_n, (size_t)(en->bytes / 8.0) + 1);
+        c->stream_n = HS_MAX(c->stream_n, (size_t)(en->bytes / 8.0) + 1);
       } else {
-        cx.cbuf_bytes = HS_MAX(cx.cbuf_bytes, 2 * (size_t)en->coll_bytes + 256);
+        c->cbuf_bytes = HS_MAX(c->cbuf_bytes, 2 * (size_t)en->coll_bytes + 256);
       }
     }
   for (int32_t k = 0; k < x->n_buckets; k++)
-    cx.cbuf_bytes = HS_MAX(cx.cbuf_bytes, (size_t)tg->buckets[x->buckets[k]].bytes + 256);
-  cx.pbuf_bytes = 256;
+    c->cbuf_bytes = HS_MAX(c->cbuf_bytes, (size_t)tg->buckets[x->buckets[k]].bytes + 256);
+  c->pbuf_bytes = 256;
   for (int32_t p = 0; p < tg->n_pieces; p++)
-    if (tg->pieces[p].src == cx.exec || tg->pieces[p].dst == cx.exec)
-      cx.pbuf_bytes = HS_MAX(cx.pbuf_bytes, (size_t)tg->pieces[p].total_bytes + 256);
-  /* C holds a batch of products; cap it at 1 GiB and loop over batches */
+    if (tg->pieces[p].src == c->exec || tg->pieces[p].dst == c->exec)
+      c->pbuf_bytes = HS_MAX(c->pbuf_bytes, (size_t)tg->pieces[p].total_bytes + 256);
   size_t c_cap = ((size_t)1 << 30) / eb;
-  cx.c_elems = HS_MAX(HS_MIN(cmax, c_cap), ab);
-  CU(cudaMalloc(&cx.A, ab * eb));
-  CU(cudaMalloc(&cx.B, ab * eb));
-  CU(cudaMalloc(&cx.C, cx.c_elems * eb));
-  CU(cudaMalloc((void **)&cx.src, cx.stream_n * sizeof(float)));
-  CU(cudaMalloc((void **)&cx.dst, cx.stream_n * sizeof(float)));
-  CU(cudaMalloc(&cx.cbuf, cx.cbuf_bytes));
-  CU(cudaMalloc(&cx.sbuf, cx.pbuf_bytes));
-  CU(cudaMalloc(&cx.rbuf, cx.pbuf_bytes));
-  CU(hs__cuda_fill(cx.A, ab * eb, cx.s_comp));
-  CU(hs__cuda_fill(cx.B, ab * eb, cx.s_comp));
-  CU(cudaMemsetAsync(cx.src, 0, cx.stream_n * sizeof(float), cx.s_comp));
-  CU(cudaMemsetAsync(cx.cbuf, 0, cx.cbuf_bytes, cx.s_comp));
-  /* events: per kernel entry, item, send, bucket, optimizer */
+  c->c_elems = HS_MAX(HS_MIN(cmax, c_cap), ab);
+  CU(cudaMalloc(&c->A, ab * eb));
+  CU(cudaMalloc(&c->B, ab * eb));
+  CU(cudaMalloc(&c->C, c->c_elems * eb));
+  CU(cudaMalloc((void **)&c->src, c->stream_n * sizeof(float)));
+  CU(cudaMalloc((void **)&c->dst, c->stream_n * sizeof(float)));
+  CU(cudaMalloc(&c->cbuf, c->cbuf_bytes));
+  CU(cudaMalloc(&c->sbuf, c->pbuf_bytes));
+  CU(cudaMalloc(&c->rbuf, c->pbuf_bytes));
+  CU(hs__cuda_fill(c->A, ab * eb, c->s_comp));
+  CU(hs__cuda_fill(c->B, ab * eb, c->s_comp));
+  CU(cudaMemsetAsync(c->src, 0, c->stream_n * sizeof(float), c->s_comp));
+  CU(cudaMemsetAsync(c->cbuf, 0, c->cbuf_bytes, c->s_comp));
+cleanup:
+  return st;
+}
+
+/* Guarantees enough event pairs for one iteration of this rank's items
+ * (per kernel entry, item, send, bucket, optimizer) and the start, end and
+ * sync events; waits for the buffer fills. */
+static hs_status_t make_events(ctx_t *c, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  const hs_tg_exec_t *x = &c->tg->execs[c->exec];
   int32_t n_ev = 8 + x->n_buckets * 2;
   for (int32_t p = 0; p < x->n_items; p++) {
     const hs_sched_item_t *it = &x->order[p];
     n_ev += x->work[it->chunk * 2 + it->phase].n + 2 + x->out_count[it->chunk * 2 + it->phase] * 2;
   }
-  cx.n_ev = n_ev;
-  cx.ev = hs_calloc((size_t)n_ev, sizeof *cx.ev);
-  if (!cx.ev)
+  c->n_ev = n_ev;
+  c->ev = hs_calloc((size_t)n_ev, sizeof *c->ev);
+  if (!c->ev)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   for (int32_t i = 0; i < n_ev; i++) {
-    CU(cudaEventCreate(&cx.ev[i].a));
-    CU(cudaEventCreate(&cx.ev[i].b));
+    CU(cudaEventCreate(&c->ev[i].a));
+    CU(cudaEventCreate(&c->ev[i].b));
   }
-  CU(cudaEventCreate(&cx.ev_start));
-  CU(cudaEventCreate(&cx.ev_end));
-  CU(cudaEventCreateWithFlags(&cx.ev_sync, cudaEventDisableTiming));
-  CU(cudaStreamSynchronize(cx.s_comp));
+  CU(cudaEventCreate(&c->ev_start));
+  CU(cudaEventCreate(&c->ev_end));
+  CU(cudaEventCreateWithFlags(&c->ev_sync, cudaEventDisableTiming));
+  CU(cudaStreamSynchronize(c->s_comp));
+cleanup:
+  return st;
+}
 
-  int32_t n_total = o->warmup + o->iterations;
-  it_s = hs_calloc((size_t)o->iterations + 1, sizeof *it_s);
-  if (!it_s)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  cudaDataType_t ct = cuda_type(cx.dt);
+/* ---- one iteration: the steps hs__replay_walk calls ------------------------- */
+
+/* Receives the item's pieces (several ranks: TP rank j < min(tp_src, tp)
+ * from rank j of the sender) on the act or grad stream, and makes the
+ * compute stream wait for them. */
+static hs_status_t cuda_recv(void *be, const hs_sched_item_t *it)
+{
+  ctx_t *c = be;
+  hs_status_t st = HS_OK;
+  const hs_taskgraph_t *tg = c->tg;
+  const hs_tg_exec_t *x = &tg->execs[c->exec];
+  for (int32_t q = 0; q < tg->n_pieces && c->env.size > 1; q++) {
+    const hs_tg_piece_t *pc = &tg->pieces[q];
+    if (pc->dst != c->exec || pc->dst_chunk != it->chunk || pc->phase != it->phase)
+      continue;
+    const hs_tg_exec_t *sx = &tg->execs[pc->src];
+    int32_t nsub = HS_MIN(sx->tp, x->tp);
+    if (!hs__replay_active(c->o, sx) || c->tp_rank >= nsub)
+      continue;
+    cudaStream_t s = it->phase == HS_PHASE_FWD ? c->s_act : c->s_grad;
+    NC(ncclRecv(c->rbuf, (size_t)(pc->total_bytes / nsub), ncclUint8,
+                c->rank_of_dev[sx->devices[c->tp_rank]], it->phase == HS_PHASE_FWD ? c->act : c->grad,
+                s));
+    CU(cudaEventRecord(c->ev_sync, s));
+    CU(cudaStreamWaitEvent(c->s_comp, c->ev_sync, 0));
+  }
+cleanup:
+  return st;
+}
+
+/* Opens the item's event pair and notes whether it is the final backward
+ * of its chunk (the one after which gradient buckets may go). */
+static hs_status_t cuda_item_begin(void *be, const hs_sched_item_t *it)
+{
+  ctx_t *c = be;
+  hs_status_t st = HS_OK;
+  const hs_tg_exec_t *x = &c->tg->execs[c->exec];
+  c->ie = next_ev(c);
+  if (c->ie >= 0)
+    CU(cudaEventRecord(c->ev[c->ie].a, c->s_comp));
+  c->final_bwd = it->phase == HS_PHASE_BWD && it->chunk < 64 && c->bwd_done[it->chunk] == x->m - 1;
+cleanup:
+  return st;
+}
+
+/* The GEMMs of kernel entry en on the compute stream: cublasGemmEx, or
+ * batches of products when it has reps (C holds c->c_elems elements). */
+static hs_status_t run_gemm(ctx_t *c, const hs_tg_entry_t *en)
+{
+  hs_status_t st = HS_OK;
+  cudaDataType_t ct = cuda_type(c->dt);
   const float one = 1.0f, zero = 0.0f;
-  for (int32_t iter = 0; iter < n_total; iter++) {
-    bool record = iter >= o->warmup;
-    size_t t_mark = cx.n_t;
-    cx.used_ev = 0;
-    if (env.mpi)
-      MPI_Barrier(MPI_COMM_WORLD);
-    CU(cudaEventRecord(cx.ev_start, cx.s_comp));
-    CU(cudaStreamWaitEvent(cx.s_act, cx.ev_start, 0));
-    CU(cudaStreamWaitEvent(cx.s_grad, cx.ev_start, 0));
-    CU(cudaStreamWaitEvent(cx.s_comm, cx.ev_start, 0));
-    int32_t bwd_done[64] = {0};
-    int32_t bucket_head = 0;
-    for (int32_t p = 0; p < x->n_items; p++) {
-      const hs_sched_item_t *it = &x->order[p];
-      int32_t key = it->chunk * 2 + it->phase;
-      /* receive this item's pieces */
-      for (int32_t q = 0; q < tg->n_pieces && env.size > 1; q++) {
-        const hs_tg_piece_t *pc = &tg->pieces[q];
-        if (pc->dst != cx.exec || pc->dst_chunk != it->chunk || pc->phase != it->phase)
-          continue;
-        const hs_tg_exec_t *sx = &tg->execs[pc->src];
-        int32_t nsub = HS_MIN(sx->tp, x->tp);
-        if (!active(o, sx) || cx.tp_rank >= nsub)
-          continue;
-        cudaStream_t s = it->phase == HS_PHASE_FWD ? cx.s_act : cx.s_grad;
-        NC(ncclRecv(cx.rbuf, (size_t)(pc->total_bytes / nsub), ncclUint8,
-                    cx.rank_of_dev[sx->devices[cx.tp_rank]],
-                    it->phase == HS_PHASE_FWD ? cx.act : cx.grad, s));
-        CU(cudaEventRecord(cx.ev_sync, s));
-        CU(cudaStreamWaitEvent(cx.s_comp, cx.ev_sync, 0));
-      }
-      int32_t ie = next_ev(&cx);
-      if (ie >= 0)
-        CU(cudaEventRecord(cx.ev[ie].a, cx.s_comp));
-      const hs_tg_work_t *wk = &x->work[key];
-      bool final_bwd = it->phase == HS_PHASE_BWD && it->chunk < 64 && bwd_done[it->chunk] == x->m - 1;
-      for (int32_t i = 0; i < wk->n; i++) {
-        const hs_tg_entry_t *en = &wk->e[i];
-        int32_t ke = (en->kind == HS_TG_KERNEL) ? next_ev(&cx) : -1;
-        if (ke >= 0)
-          CU(cudaEventRecord(cx.ev[ke].a, cx.s_comp));
-        if (en->kind == HS_TG_KERNEL && en->is_gemm && en->reps > 0) {
-          for (int32_t kk = 0; kk < en->n_kernels; kk++) {
-            /* row-major C[M x N] = A[M x K] B[K x N] is column-major C^T = B^T A^T */
-            int64_t M = kk ? en->k : en->m, N = en->n, K = kk ? en->m : en->k;
-            int64_t left = en->reps;
-            while (left > 0) {
-              int64_t batch = HS_MIN(left, (int64_t)(cx.c_elems / (size_t)(M * N)));
-              if (batch < 1)
-                batch = 1;
-              if (batch == 1)
-                CB(cublasGemmEx(cx.blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one,
-                                cx.B, ct, (int)N, cx.A, ct, (int)K, &zero, cx.C, ct, (int)N,
-                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-              else
-                CB(cublasGemmStridedBatchedEx(cx.blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)N, (int)M,
-                                              (int)K, &one, cx.B, ct, (int)N, 0, cx.A, ct, (int)K,
-                                              0, &zero, cx.C, ct, (int)N, (long long)(M * N),
-                                              (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-              left -= batch;
-            }
-          }
-        } else if (en->kind == HS_TG_KERNEL && en->bytes > 0) {
-          CU(hs__cuda_stream(cx.dst, cx.src, (size_t)(en->bytes / 8.0), cx.s_comp));
-        } else if (en->kind == HS_TG_COLL && x->tp > 1 && cx.tp) {
-          size_t count = (size_t)(en->coll_bytes / (double)eb);
-          if (en->coll_op == HS_COLL_ALLTOALL) {
-            size_t per = count / (size_t)x->tp * eb;
-            NC(ncclGroupStart());
-            for (int32_t q = 0; q < x->tp; q++) {
-              NC(ncclSend((char *)cx.cbuf + per * (size_t)q, per, ncclUint8, q, cx.tp, cx.s_comp));
-              NC(ncclRecv((char *)cx.cbuf + count * eb + per * (size_t)q, per, ncclUint8, q, cx.tp,
-                          cx.s_comp));
-            }
-            NC(ncclGroupEnd());
-          } else {
-            NC(ncclAllReduce(cx.cbuf, cx.cbuf, count, nccl_type(cx.dt), ncclSum, cx.tp, cx.s_comp));
-          }
-        }
-        if (ke >= 0) {
-          CU(cudaEventRecord(cx.ev[ke].b, cx.s_comp));
-          if (record && cx.tp_rank == 0) {
-            timed_t t = {.kind = T_KERNEL, .ev = ke};
-            t.ks = (hs_kernel_sample_t){.exec = cx.exec, .chunk = it->chunk, .entry = i,
-                                        .phase = it->phase};
-            if (add_timed(&cx, &t) != HS_OK)
-              HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-          }
-        }
-        /* gradient buckets whose ops' final backward just completed */
-        while (final_bwd && en->kind == HS_TG_KERNEL && en->phase == HS_PHASE_BWD &&
-               bucket_head < x->n_buckets && cx.bucket_group &&
-               tg->buckets[x->buckets[bucket_head]].op_first >= en->op) {
-          HS_CHECK(issue_bucket(&cx, x->buckets[bucket_head], hs_tg_stage(x, it->chunk), err));
-          bucket_head++;
-        }
-      }
-      if (ie >= 0) {
-        CU(cudaEventRecord(cx.ev[ie].b, cx.s_comp));
-        timed_t t = {.kind = T_ITEM, .ev = ie};
-        t.is = (hs_item_sample_t){.exec = cx.exec, .chunk = it->chunk, .phase = it->phase};
-        t.task = (hs_meas_task_t){.exec = cx.exec, .device = cx.device,
-                                  .stage = hs_tg_stage(x, it->chunk), .mb = it->mb,
-                                  .chunk = it->chunk, .predicted_s = wk->predicted_compute_s};
-        hs_strlcpy(t.task.name, it->phase == HS_PHASE_FWD ? "fwd" : "bwd", sizeof t.task.name);
-        if (add_timed(&cx, &t) != HS_OK)
-          HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-      }
-      if (it->phase == HS_PHASE_BWD && it->chunk < 64)
-        bwd_done[it->chunk]++;
-      /* send this item's pieces */
-      for (int32_t k = 0; k < x->out_count[key] && env.size > 1; k++) {
-        const hs_tg_piece_t *pc = &tg->pieces[tg->out_list[x->out_first[key] + k]];
-        const hs_tg_exec_t *dx = &tg->execs[pc->dst];
-        int32_t nsub = HS_MIN(dx->tp, x->tp);
-        if (!active(o, dx) || cx.tp_rank >= nsub)
-          continue;
-        cudaStream_t s = it->phase == HS_PHASE_FWD ? cx.s_act : cx.s_grad;
-        CU(cudaEventRecord(cx.ev_sync, cx.s_comp));
-        CU(cudaStreamWaitEvent(s, cx.ev_sync, 0));
-        int32_t se = next_ev(&cx);
-        if (se >= 0)
-          CU(cudaEventRecord(cx.ev[se].a, s));
-        NC(ncclSend(cx.sbuf, (size_t)(pc->total_bytes / nsub), ncclUint8,
-                    cx.rank_of_dev[dx->devices[cx.tp_rank]],
-                    it->phase == HS_PHASE_FWD ? cx.act : cx.grad, s));
-        if (se >= 0) {
-          CU(cudaEventRecord(cx.ev[se].b, s));
-          timed_t t = {.kind = T_TASK, .ev = se};
-          t.task = (hs_meas_task_t){.exec = cx.exec, .device = cx.device, .stage = pc->src_stage,
-                                    .mb = it->mb, .chunk = it->chunk, .bytes = pc->total_bytes,
-                                    .predicted_s = pc->predicted_s};
-          hs_strlcpy(t.task.name, it->phase == HS_PHASE_FWD ? "act" : "grad", sizeof t.task.name);
-          if (add_timed(&cx, &t) != HS_OK)
-            HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-        }
-      }
-    }
-    /* buckets not yet issued (none when every op's final backward matched
-     * above): issuing them keeps every holder's collective sequence equal */
-    while (bucket_head < x->n_buckets && cx.bucket_group) {
-      HS_CHECK(issue_bucket(&cx, x->buckets[bucket_head], hs_tg_stage(x, 0), err));
-      bucket_head++;
-    }
-    /* optimizer after every bucket and every send */
-    CU(cudaEventRecord(cx.ev_sync, cx.s_comm));
-    CU(cudaStreamWaitEvent(cx.s_comp, cx.ev_sync, 0));
-    CU(cudaEventRecord(cx.ev_sync, cx.s_act));
-    CU(cudaStreamWaitEvent(cx.s_comp, cx.ev_sync, 0));
-    CU(cudaEventRecord(cx.ev_sync, cx.s_grad));
-    CU(cudaStreamWaitEvent(cx.s_comp, cx.ev_sync, 0));
-    int32_t oe = next_ev(&cx);
-    if (oe >= 0)
-      CU(cudaEventRecord(cx.ev[oe].a, cx.s_comp));
-    CU(hs__cuda_stream(cx.dst, cx.src, (size_t)(x->optimizer_bytes / 8.0), cx.s_comp));
-    if (oe >= 0) {
-      CU(cudaEventRecord(cx.ev[oe].b, cx.s_comp));
-      timed_t t = {.kind = T_TASK, .ev = oe};
-      t.task = (hs_meas_task_t){.exec = cx.exec, .device = cx.device, .stage = hs_tg_stage(x, 0),
-                                .mb = -1, .chunk = -1, .predicted_s = x->optimizer_predicted_s,
-                                .bytes = x->optimizer_bytes};
-      hs_strlcpy(t.task.name, "optimizer", sizeof t.task.name);
-      if (add_timed(&cx, &t) != HS_OK)
-        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-    }
-    CU(cudaEventRecord(cx.ev_end, cx.s_comp));
-    CU(cudaDeviceSynchronize());
-    float ms = 0.0f;
-    CU(cudaEventElapsedTime(&ms, cx.ev_start, cx.ev_end));
-    double local = ms * 1e-3, slowest = local;
-    if (env.mpi)
-      MPI_Allreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    /* read this iteration's events into its records */
-    for (size_t k = t_mark; k < cx.n_t; k++) {
-      timed_t *t = &cx.t[k];
-      float a = 0.0f, d = 0.0f;
-      CU(cudaEventElapsedTime(&a, cx.ev_start, cx.ev[t->ev].a));
-      CU(cudaEventElapsedTime(&d, cx.ev[t->ev].a, cx.ev[t->ev].b));
-      t->ks.s = d * 1e-3;
-      t->is.s = d * 1e-3;
-      t->task.t0_s = a * 1e-3;
-      t->task.t1_s = (a + d) * 1e-3;
-    }
-    if (!record) {
-      cx.n_t = t_mark; /* warm-up: keep nothing */
-    } else {
-      it_s[iter - o->warmup] = slowest;
+  for (int32_t kk = 0; kk < en->n_kernels; kk++) {
+    /* row-major C[M x N] = A[M x K] B[K x N] is column-major C^T = B^T A^T */
+    int64_t M = kk ? en->k : en->m, N = en->n, K = kk ? en->m : en->k;
+    int64_t left = en->reps;
+    while (left > 0) {
+      int64_t batch = HS_MIN(left, (int64_t)(c->c_elems / (size_t)(M * N)));
+      if (batch < 1)
+        batch = 1;
+      if (batch == 1)
+        CB(cublasGemmEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, c->B, ct,
+                        (int)N, c->A, ct, (int)K, &zero, c->C, ct, (int)N, CUBLAS_COMPUTE_32F,
+                        CUBLAS_GEMM_DEFAULT));
+      else
+        CB(cublasGemmStridedBatchedEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)N, (int)M, (int)K,
+                                      &one, c->B, ct, (int)N, 0, c->A, ct, (int)K, 0, &zero, c->C,
+                                      ct, (int)N, (long long)(M * N), (int)batch,
+                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      left -= batch;
     }
   }
-  /* results on rank 0: gather every rank's records as bytes (one build, one
-   * architecture on every rank) */
-  out->n_iterations = o->iterations;
-  out->iteration_s = it_s;
-  it_s = NULL;
-  out->iteration_time_s = hs_median(out->iteration_s, (size_t)o->iterations);
-  int32_t med_it = 0;
-  for (int32_t i = 0; i < o->iterations; i++)
-    if (fabs(out->iteration_s[i] - out->iteration_time_s) <
-        fabs(out->iteration_s[med_it] - out->iteration_time_s))
-      med_it = i;
-  long long mine = (long long)(cx.n_t * sizeof(timed_t));
-  long long total = mine;
-  if (env.mpi && env.size > 1) {
-    counts = hs_calloc((size_t)env.size, sizeof(int));
-    displs = hs_calloc((size_t)env.size, sizeof(int));
+cleanup:
+  return st;
+}
+
+/* A TP collective of entry en over this executor's group, on the compute
+ * stream (blocking, as in the simulator). */
+static hs_status_t run_coll(ctx_t *c, const hs_tg_entry_t *en)
+{
+  hs_status_t st = HS_OK;
+  const hs_tg_exec_t *x = &c->tg->execs[c->exec];
+  size_t eb = elem_bytes(c->dt);
+  size_t count = (size_t)(en->coll_bytes / (double)eb);
+  if (en->coll_op == HS_COLL_ALLTOALL) {
+    size_t per = count / (size_t)x->tp * eb;
+    NC(ncclGroupStart());
+    for (int32_t q = 0; q < x->tp; q++) {
+      NC(ncclSend((char *)c->cbuf + per * (size_t)q, per, ncclUint8, q, c->tp, c->s_comp));
+      NC(ncclRecv((char *)c->cbuf + count * eb + per * (size_t)q, per, ncclUint8, q, c->tp,
+                  c->s_comp));
+    }
+    NC(ncclGroupEnd());
+  } else {
+    NC(ncclAllReduce(c->cbuf, c->cbuf, count, nccl_type(c->dt), ncclSum, c->tp, c->s_comp));
+  }
+cleanup:
+  return st;
+}
+
+/* Runs entry i of the item: a kernel between an event pair (its sample kept
+ * on TP rank 0 of a timed iteration) or a TP collective; after the final
+ * backward of a kernel, issues the gradient buckets whose ops it
+ * completes. */
+static hs_status_t cuda_entry(void *be, const hs_sched_item_t *it, int32_t i, const hs_tg_entry_t *en)
+{
+  ctx_t *c = be;
+  hs_status_t st = HS_OK;
+  const hs_taskgraph_t *tg = c->tg;
+  const hs_tg_exec_t *x = &tg->execs[c->exec];
+  int32_t ke = (en->kind == HS_TG_KERNEL) ? next_ev(c) : -1;
+  if (ke >= 0)
+    CU(cudaEventRecord(c->ev[ke].a, c->s_comp));
+  if (en->kind == HS_TG_KERNEL && en->is_gemm && en->reps > 0)
+    HS_CHECK(run_gemm(c, en));
+  else if (en->kind == HS_TG_KERNEL && en->bytes > 0)
+    CU(hs__cuda_stream(c->dst, c->src, (size_t)(en->bytes / 8.0), c->s_comp));
+  else if (en->kind == HS_TG_COLL && x->tp > 1 && c->tp)
+    HS_CHECK(run_coll(c, en));
+  if (ke >= 0) {
+    CU(cudaEventRecord(c->ev[ke].b, c->s_comp));
+    if (c->record && c->tp_rank == 0) {
+      timed_t t = {.kind = T_KERNEL, .ev = ke};
+      t.ks = (hs_kernel_sample_t){.exec = c->exec, .chunk = it->chunk, .entry = i,
+                                  .phase = it->phase};
+      if (add_timed(c, &t) != HS_OK)
+        HS_FAIL(hs_error_set(c->err, HS_ENOMEM, "out of memory"));
+    }
+  }
+  while (c->final_bwd && en->kind == HS_TG_KERNEL && en->phase == HS_PHASE_BWD &&
+         c->bucket_head < x->n_buckets && c->bucket_group &&
+         tg->buckets[x->buckets[c->bucket_head]].op_first >= en->op) {
+    HS_CHECK(issue_bucket(c, x->buckets[c->bucket_head], hs_tg_stage(x, it->chunk), c->err));
+    c->bucket_head++;
+  }
+cleanup:
+  return st;
+}
+
+/* Closes the item's event pair into an item sample and a "fwd"/"bwd" task;
+ * counts a backward done. */
+static hs_status_t cuda_item_end(void *be, const hs_sched_item_t *it)
+{
+  ctx_t *c = be;
+  hs_status_t st = HS_OK;
+  const hs_tg_exec_t *x = &c->tg->execs[c->exec];
+  if (c->ie >= 0) {
+    CU(cudaEventRecord(c->ev[c->ie].b, c->s_comp));
+    timed_t t = {.kind = T_ITEM, .ev = c->ie};
+    t.is = (hs_item_sample_t){.exec = c->exec, .chunk = it->chunk, .phase = it->phase};
+    t.task = hs__replay_task(it->phase == HS_PHASE_FWD ? "fwd" : "bwd", c->exec, c->device,
+                             hs_tg_stage(x, it->chunk), it->mb, it->chunk,
+                             x->work[it->chunk * 2 + it->phase].predicted_compute_s, 0.0);
+    if (add_timed(c, &t) != HS_OK)
+      HS_FAIL(hs_error_set(c->err, HS_ENOMEM, "out of memory"));
+  }
+  if (it->phase == HS_PHASE_BWD && it->chunk < 64)
+    c->bwd_done[it->chunk]++;
+cleanup:
+  return st;
+}
+
+/* Sends the item's pieces (Megatron's scatter: TP rank j < min(tp, tp_dst)
+ * sends 1/min of the piece to rank j of the receiver) on the act or grad
+ * stream once the compute stream has produced them; an "act"/"grad" task
+ * each. */
+static hs_status_t cuda_send(void *be, const hs_sched_item_t *it)
+{
+  ctx_t *c = be;
+  hs_status_t st = HS_OK;
+  const hs_taskgraph_t *tg = c->tg;
+  const hs_tg_exec_t *x = &tg->execs[c->exec];
+  int32_t key = it->chunk * 2 + it->phase;
+  for (int32_t k = 0; k < x->out_count[key] && c->env.size > 1; k++) {
+    const hs_tg_piece_t *pc = &tg->pieces[tg->out_list[x->out_first[key] + k]];
+    const hs_tg_exec_t *dx = &tg->execs[pc->dst];
+    int32_t nsub = HS_MIN(dx->tp, x->tp);
+    if (!hs__replay_active(c->o, dx) || c->tp_rank >= nsub)
+      continue;
+    cudaStream_t s = it->phase == HS_PHASE_FWD ? c->s_act : c->s_grad;
+    CU(cudaEventRecord(c->ev_sync, c->s_comp));
+    CU(cudaStreamWaitEvent(s, c->ev_sync, 0));
+    int32_t se = next_ev(c);
+    if (se >= 0)
+      CU(cudaEventRecord(c->ev[se].a, s));
+    NC(ncclSend(c->sbuf, (size_t)(pc->total_bytes / nsub), ncclUint8,
+                c->rank_of_dev[dx->devices[c->tp_rank]], it->phase == HS_PHASE_FWD ? c->act : c->grad,
+                s));
+    if (se >= 0) {
+      CU(cudaEventRecord(c->ev[se].b, s));
+      timed_t t = {.kind = T_TASK, .ev = se};
+      t.task = hs__replay_task(it->phase == HS_PHASE_FWD ? "act" : "grad", c->exec, c->device,
+                               pc->src_stage, it->mb, it->chunk, pc->predicted_s, pc->total_bytes);
+      if (add_timed(c, &t) != HS_OK)
+        HS_FAIL(hs_error_set(c->err, HS_ENOMEM, "out of memory"));
+    }
+  }
+cleanup:
+  return st;
+}
+
+/* After the last item: the buckets not yet issued (none when every op's
+ * final backward matched; issuing them keeps every holder's collective
+ * sequence equal), then the optimizer after every bucket and every send. */
+static hs_status_t cuda_finish(void *be)
+{
+  ctx_t *c = be;
+  hs_status_t st = HS_OK;
+  const hs_tg_exec_t *x = &c->tg->execs[c->exec];
+  while (c->bucket_head < x->n_buckets && c->bucket_group) {
+    HS_CHECK(issue_bucket(c, x->buckets[c->bucket_head], hs_tg_stage(x, 0), c->err));
+    c->bucket_head++;
+  }
+  CU(cudaEventRecord(c->ev_sync, c->s_comm));
+  CU(cudaStreamWaitEvent(c->s_comp, c->ev_sync, 0));
+  CU(cudaEventRecord(c->ev_sync, c->s_act));
+  CU(cudaStreamWaitEvent(c->s_comp, c->ev_sync, 0));
+  CU(cudaEventRecord(c->ev_sync, c->s_grad));
+  CU(cudaStreamWaitEvent(c->s_comp, c->ev_sync, 0));
+  int32_t oe = next_ev(c);
+  if (oe >= 0)
+    CU(cudaEventRecord(c->ev[oe].a, c->s_comp));
+  CU(hs__cuda_stream(c->dst, c->src, (size_t)(x->optimizer_bytes / 8.0), c->s_comp));
+  if (oe >= 0) {
+    CU(cudaEventRecord(c->ev[oe].b, c->s_comp));
+    timed_t t = {.kind = T_TASK, .ev = oe};
+    t.task = hs__replay_task("optimizer", c->exec, c->device, hs_tg_stage(x, 0), -1, -1,
+                             x->optimizer_predicted_s, x->optimizer_bytes);
+    if (add_timed(c, &t) != HS_OK)
+      HS_FAIL(hs_error_set(c->err, HS_ENOMEM, "out of memory"));
+  }
+cleanup:
+  return st;
+}
+
+static const hs_replay_backend_t cuda_backend = {
+    .name = "cuda",
+    .recv = cuda_recv,
+    .item_begin = cuda_item_begin,
+    .entry = cuda_entry,
+    .item_end = cuda_item_end,
+    .send = cuda_send,
+    .finish = cuda_finish,
+};
+
+/* One iteration on every rank at once (MPI barrier first): the walk of this
+ * rank's executor between the start and end events, then the slowest
+ * rank's elapsed time into *slowest_s and this iteration's event times into
+ * its records (a warm-up keeps none). */
+static hs_status_t run_iteration(ctx_t *c, bool record, double *slowest_s, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  size_t t_mark = c->n_t;
+  c->used_ev = 0;
+  c->record = record;
+  c->bucket_head = 0;
+  memset(c->bwd_done, 0, sizeof c->bwd_done);
+  if (c->env.mpi)
+    MPI_Barrier(MPI_COMM_WORLD);
+  CU(cudaEventRecord(c->ev_start, c->s_comp));
+  CU(cudaStreamWaitEvent(c->s_act, c->ev_start, 0));
+  CU(cudaStreamWaitEvent(c->s_grad, c->ev_start, 0));
+  CU(cudaStreamWaitEvent(c->s_comm, c->ev_start, 0));
+  HS_CHECK(hs__replay_walk(&cuda_backend, c, &c->tg->execs[c->exec]));
+  CU(cudaEventRecord(c->ev_end, c->s_comp));
+  CU(cudaDeviceSynchronize());
+  float ms = 0.0f;
+  CU(cudaEventElapsedTime(&ms, c->ev_start, c->ev_end));
+  double local = ms * 1e-3;
+  *slowest_s = local;
+  if (c->env.mpi)
+    MPI_Allreduce(&local, slowest_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  for (size_t k = t_mark; k < c->n_t; k++) {
+    timed_t *t = &c->t[k];
+    float a = 0.0f, d = 0.0f;
+    CU(cudaEventElapsedTime(&a, c->ev_start, c->ev[t->ev].a));
+    CU(cudaEventElapsedTime(&d, c->ev[t->ev].a, c->ev[t->ev].b));
+    t->ks.s = d * 1e-3;
+    t->is.s = d * 1e-3;
+    t->task.t0_s = a * 1e-3;
+    t->task.t1_s = (a + d) * 1e-3;
+  }
+  if (!record)
+    c->n_t = t_mark;
+cleanup:
+  return st;
+}
+
+/* ---- results ------------------------------------------------------------------ */
+
+/* Every rank's records as bytes onto rank 0 (one build, one architecture on
+ * every rank): *gather (the caller frees it; rank 0's holds *total bytes),
+ * *counts (per rank, several ranks only; the caller frees it). */
+static hs_status_t gather_records(ctx_t *c, char **gather, int **counts_out, long long *total_out,
+                                  hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  int *displs = NULL;
+  long long mine = (long long)(c->n_t * sizeof(timed_t)), total = mine;
+  if (c->env.mpi && c->env.size > 1) {
+    int *counts = *counts_out = hs_calloc((size_t)c->env.size, sizeof(int));
+    displs = hs_calloc((size_t)c->env.size, sizeof(int));
     if (!counts || !displs)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
     if (mine > INT32_MAX)
       HS_FAIL(hs_error_set(err, HS_ELIMIT, "cuda backend: rank %d recorded %lld bytes of timings "
-                           "(more than MPI_Gatherv moves); use fewer --iterations", env.rank, mine));
+                           "(more than MPI_Gatherv moves); use fewer --iterations", c->env.rank, mine));
     int my = (int)mine;
     MPI_Gather(&my, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
     total = 0;
-    for (int r = 0; r < env.size && env.rank == 0; r++) {
+    for (int r = 0; r < c->env.size && c->env.rank == 0; r++) {
       displs[r] = (int)total;
       total += counts[r];
       if (total > INT32_MAX)
         HS_FAIL(hs_error_set(err, HS_ELIMIT, "cuda backend: more than 2 GB of timings; use fewer "
                                              "--iterations"));
     }
-    gather = hs_calloc(env.rank == 0 ? (size_t)total + 1 : 1, 1);
-    if (!gather)
+    *gather = hs_calloc(c->env.rank == 0 ? (size_t)total + 1 : 1, 1);
+    if (!*gather)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-    MPI_Gatherv(cx.t, my, MPI_BYTE, gather, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Gatherv(c->t, my, MPI_BYTE, *gather, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
   } else {
-    gather = hs_calloc((size_t)total + 1, 1);
-    if (!gather)
+    *gather = hs_calloc((size_t)total + 1, 1);
+    if (!*gather)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
     if (total)
-      memcpy(gather, cx.t, (size_t)total);
+      memcpy(*gather, c->t, (size_t)total);
   }
-  if (env.rank != 0)
-    goto cleanup;
+  *total_out = total;
+cleanup:
+  free(displs);
+  return st;
+}
+
+/* Rank 0: sorts the gathered records into kernel samples, item samples and
+ * the median iteration's tasks (records come per rank in iteration order,
+ * as many per iteration on that rank), then labels out. */
+static hs_status_t assemble(ctx_t *c, const char *gather, const int *counts, long long total,
+                            int32_t med_it, hs_measured_t *out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  const hs_replay_opts_t *o = c->o;
   size_t n_all = (size_t)total / sizeof(timed_t);
-  const timed_t *all = (const timed_t *)(void *)gather;
-  ks = hs_calloc(n_all + 1, sizeof *ks);
-  is = hs_calloc(n_all + 1, sizeof *is);
+  const timed_t *all = (const timed_t *)(const void *)gather;
+  hs_kernel_sample_t *ks = hs_calloc(n_all + 1, sizeof *ks);
+  hs_item_sample_t *is = hs_calloc(n_all + 1, sizeof *is);
   out->tasks = hs_calloc(n_all + 1, sizeof *out->tasks);
   if (!ks || !is || !out->tasks)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   size_t n_ks = 0, n_is = 0;
-  /* records come per rank in iteration order, per_iter of them per iteration
-   * on that rank; the timeline keeps the median iteration's */
-  for (int r = 0, base = 0; r < (env.mpi && env.size > 1 ? env.size : 1); r++) {
-    size_t nr = (env.mpi && env.size > 1) ? (size_t)counts[r] / sizeof(timed_t) : n_all;
+  for (int r = 0, base = 0; r < (c->env.mpi && c->env.size > 1 ? c->env.size : 1); r++) {
+    size_t nr = (c->env.mpi && c->env.size > 1) ? (size_t)counts[r] / sizeof(timed_t) : n_all;
     size_t pi = o->iterations > 0 ? nr / (size_t)o->iterations : 0;
     for (size_t k = 0; k < nr; k++) {
       const timed_t *t = &all[(size_t)base + k];
@@ -735,77 +938,62 @@ hs_status_t hs__cuda_replay(const hs_taskgraph_t *tg, const hs_model_t *m, const
     }
     base += (int)nr;
   }
-  if (hs__measured_aggregate(tg, ks, n_ks, is, n_is, out) != HS_OK)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  hs_strlcpy(out->backend, "cuda", sizeof out->backend);
+  HS_CHECK(hs__replay_label(c->tg, o, cuda_backend.name, ks, n_ks, is, n_is, out, err));
   struct cudaDeviceProp prop;
-  if (cudaGetDeviceProperties(&prop, env.local_rank) == cudaSuccess)
-    snprintf(out->device, sizeof out->device, "%.100s x%d ranks", prop.name, env.size);
-  if (o->only_stage >= 0)
-    snprintf(out->mode, sizeof out->mode, "stage %d", o->only_stage);
-  else
-    hs_strlcpy(out->mode, "plan", sizeof out->mode);
+  if (cudaGetDeviceProperties(&prop, c->env.local_rank) == cudaSuccess)
+    snprintf(out->device, sizeof out->device, "%.100s x%d ranks", prop.name, c->env.size);
 cleanup:
-  if (st != HS_OK && st != HS_EINVAL && env.mpi)
-    die(&env, err);
-  if (st == HS_EINVAL && env.mpi && env.size > 1 && env.rank != 0 && is_root)
-    *is_root = false; /* every rank fails alike; only rank 0 reports */
   free(ks);
   free(is);
+  return st;
+}
+
+hs_status_t hs__cuda_replay(const hs_taskgraph_t *tg, const hs_model_t *m, const hs_replay_opts_t *o,
+                           hs_measured_t *out, bool *is_root, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_replay_opts_t defaults;
+  ctx_t cx;
+  memset(&cx, 0, sizeof cx);
+  char *gather = NULL;
+  int *counts = NULL;
+  long long total = 0;
+  int32_t n_used = 0;
+  hs_measured_init(out);
+  if (is_root)
+    *is_root = true;
+  HS_CHECK(hs__replay_opts(o, &defaults, &o, err));
+  cx.tg = tg;
+  cx.o = o;
+  cx.err = err;
+  cx.dt = tg->precision;
+  HS_CHECK(map_ranks(&cx, &n_used, err));
+  HS_CHECK(start_rank(&cx, n_used, is_root, err));
+  HS_CHECK(make_comms(&cx, err));
+  HS_CHECK(make_buffers(&cx, err));
+  HS_CHECK(make_events(&cx, err));
+  out->n_iterations = o->iterations;
+  out->iteration_s = hs_calloc((size_t)o->iterations + 1, sizeof *out->iteration_s);
+  if (!out->iteration_s)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  for (int32_t iter = 0; iter < o->warmup + o->iterations; iter++) {
+    double slowest = 0.0;
+    HS_CHECK(run_iteration(&cx, iter >= o->warmup, &slowest, err));
+    if (iter >= o->warmup)
+      out->iteration_s[iter - o->warmup] = slowest;
+  }
+  int32_t med_it = hs__replay_median(out);
+  HS_CHECK(gather_records(&cx, &gather, &counts, &total, err));
+  if (cx.env.rank == 0)
+    HS_CHECK(assemble(&cx, gather, counts, total, med_it, out, err));
+cleanup:
+  if (st != HS_OK && st != HS_EINVAL && cx.env.mpi)
+    die(&cx.env, err);
+  if (st == HS_EINVAL && cx.env.mpi && cx.env.size > 1 && cx.env.rank != 0 && is_root)
+    *is_root = false; /* every rank fails alike; only rank 0 reports */
   free(gather);
   free(counts);
-  free(displs);
-  free(it_s);
-  free(cx.t);
-  if (cx.ev) {
-    for (int32_t i = 0; i < cx.n_ev; i++) {
-      if (cx.ev[i].a)
-        cudaEventDestroy(cx.ev[i].a);
-      if (cx.ev[i].b)
-        cudaEventDestroy(cx.ev[i].b);
-    }
-    free(cx.ev);
-  }
-  if (cx.ev_start)
-    cudaEventDestroy(cx.ev_start);
-  if (cx.ev_end)
-    cudaEventDestroy(cx.ev_end);
-  if (cx.ev_sync)
-    cudaEventDestroy(cx.ev_sync);
-  cudaFree(cx.A);
-  cudaFree(cx.B);
-  cudaFree(cx.C);
-  cudaFree(cx.src);
-  cudaFree(cx.dst);
-  cudaFree(cx.cbuf);
-  cudaFree(cx.sbuf);
-  cudaFree(cx.rbuf);
-  if (cx.blas)
-    cublasDestroy(cx.blas);
-  for (int32_t g = 0; g < cx.n_groups; g++) {
-    if (cx.groups[g].comm)
-      ncclCommDestroy(cx.groups[g].comm);
-    free(cx.groups[g].devs);
-  }
-  free(cx.groups);
-  free(cx.bucket_group);
-  if (cx.tp)
-    ncclCommDestroy(cx.tp);
-  if (cx.act)
-    ncclCommDestroy(cx.act);
-  if (cx.grad)
-    ncclCommDestroy(cx.grad);
-  if (cx.world)
-    ncclCommDestroy(cx.world);
-  if (cx.s_comp)
-    cudaStreamDestroy(cx.s_comp);
-  if (cx.s_act)
-    cudaStreamDestroy(cx.s_act);
-  if (cx.s_grad)
-    cudaStreamDestroy(cx.s_grad);
-  if (cx.s_comm)
-    cudaStreamDestroy(cx.s_comm);
-  free(cx.rank_of_dev);
+  ctx_destroy(&cx);
   if (st != HS_OK)
     hs_measured_destroy(out);
   return st;
