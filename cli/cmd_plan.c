@@ -1,7 +1,10 @@
 /*
  * cmd_plan.c - `hetsim plan` (one strategy: search, simulate, print or write
  * the plan) and `hetsim compare` (several strategies or a named scenario:
- * one row per strategy as a table, CSV or JSON).
+ * one row per strategy as a table, CSV or JSON). Each handler reads its
+ * options into a struct, calls the library (hs_planner_run; compare's
+ * hs_compare_rank and the request helpers of hs_compare.h, which the
+ * Python package's compare calls too) and prints; nothing here computes.
  */
 #include "cli.h"
 #include "hs_json.h"
