@@ -4,17 +4,17 @@
  * commands do, in-process, returning the bytes the CLI prints.
  *
  * Nothing here computes a result: every figure comes from the library
- * function the CLI calls (hs_simulate, hs_planner_run, hs_compare_run,
- * hs_sweep_run, hs_whatif_run). What lives here is glue: handle lifetimes,
- * the CLI's choice of inputs (scenario defaults, the default strategy
- * list), text through open_memstream, and errors copied into the caller's
- * record.
+ * function the CLI calls (hs_simulate, hs_planner_run, hs_compare_rank and
+ * the rest of hs_compare.h, hs_sweep_run, hs_whatif_run). What lives here is
+ * glue: handle lifetimes, text through open_memstream, and errors copied
+ * into the caller's record.
  *
  * Invariants: every entry point clears the caller's error on success and
  * fills it on failure; a failing constructor returns NULL and leaks
  * nothing; allocation failure is HS_ENOMEM.
  */
 #include "capi_internal.h"
+#include "hs_compare.h" /* the comparison request, shared with `hetsim compare` */
 #include "hs_ranking.h"
 #include "hs_scenarios.h"
 
@@ -513,46 +513,27 @@ char *hs_api_compare_csv(const hs_api_model_t *m, const hs_api_cluster_t *c,
       HS_FAIL(hs_error_set(&e, (hs_status_t)ae.status, "%s", ae.message));
     c = own_c;
   }
-  if (co.strategies[0])
-    hs_strlcpy(list, co.strategies, sizeof list);
-  else if (scn)
-    hs_strlcpy(list, scn->strategies, sizeof list);
-  else
-    for (const hs_planner_type_t *const *t = hs_planners; *t; t++) {
-      size_t l = strlen(list);
-      snprintf(list + l, sizeof list - l, "%s%s", l ? "," : "", (*t)->name);
-    }
-  for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && n < HS__API_MAX_STRATEGIES;
-       tok = strtok_r(NULL, ",", &save)) {
-    /* names the caller gave must exist; a scenario's unbuilt ones get a row */
-    if (co.strategies[0] && !hs_planner_find(tok))
-      HS_FAIL(hs_error_set(&e, HS_EINVAL,
-                           "compare options: strategies: unknown strategy \"%s\" (hetsim list "
-                           "strategies)", tok));
-    names[n++] = tok;
-  }
+  /* the strategies, the scenario's defaults and the ranked run: as the CLI's (hs_compare.h) */
+  int bad = hs_compare_strategies(co.strategies[0] ? co.strategies : NULL, scn, list, sizeof list,
+                                  names, HS__API_MAX_STRATEGIES, &n);
+  if (bad >= 0) /* names the caller gave must exist; a scenario's unbuilt ones get a row */
+    HS_FAIL(hs_error_set(&e, HS_EINVAL,
+                         "compare options: strategies: unknown strategy \"%s\" (hetsim list "
+                         "strategies)", names[bad]));
   if (n == 0)
     HS_FAIL(hs_error_set(&e, HS_EINVAL, "compare options: strategies: no strategy given"));
-  if (co.baseline[0]) {
-    bool listed = false;
-    for (size_t i = 0; i < n && !listed; i++)
-      listed = strcmp(names[i], co.baseline) == 0;
-    if (!listed)
-      HS_FAIL(hs_error_set(&e, HS_EINVAL, "compare options: baseline: \"%s\" is not among the "
-                           "strategies compared", co.baseline));
-  }
-  if (scn && !co.global_batch_set)
-    co.po.global_batch = hs_scenario_global_batch(scn, (int64_t)c->c.n_devices);
-  if (scn && scn->precision && !co.precision_set)
-    (void)hs_dtype_parse(scn->precision, &co.po.precision); /* the paper's, as the CLI */
+  if (co.baseline[0] && !hs_compare_listed(names, n, co.baseline))
+    HS_FAIL(hs_error_set(&e, HS_EINVAL, "compare options: baseline: \"%s\" is not among the "
+                         "strategies compared", co.baseline));
+  hs_compare_scenario_opts(scn, (int64_t)c->c.n_devices, co.global_batch_set, co.precision_set, &co.po);
   if (!(rows = hs_calloc(n, sizeof *rows)))
     HS_FAIL(hs_error_set(&e, HS_ENOMEM, "out of memory"));
-  double best_s;
-  if (hs_compare_run(&m->m, &c->c, names, n, &co.po, co.charge_cluster, NULL, rows, &best_s) != HS_OK)
-    HS_FAIL(hs_error_set(&e, HS_ENOMEM, "out of memory comparing strategies"));
   hs_ranking_t rk; /* each row's error band and the lead's verdict, as the CLI's */
-  hs_rank_compare_rows(rows, n, &rk);
-  compare_out_t co_out = {rows, n, hs_compare_baseline(rows, n, co.baseline[0] ? co.baseline : NULL)};
+  int base = -1;
+  if (hs_compare_rank(&m->m, &c->c, names, n, &co.po, co.charge_cluster, NULL,
+                      co.baseline[0] ? co.baseline : NULL, rows, &base, &rk) != HS_OK)
+    HS_FAIL(hs_error_set(&e, HS_ENOMEM, "out of memory comparing strategies"));
+  compare_out_t co_out = {rows, n, base};
   HS_CHECK(stream_text(write_compare, &co_out, &out, &e));
 cleanup:
   free(rows);

@@ -13,6 +13,7 @@
 #define HS_CLI_H
 
 #include "hs_common.h"
+#include "hs_sim.h" /* HS_KERNELS_DEFAULT in the --kernels help */
 
 enum {
   HS_EXIT_OK = 0,
@@ -53,7 +54,7 @@ void hs_cli_strategy_hint(const char *name, char *buf, size_t n);
  * command's option table, and the parser that applies the given ones to
  * *pr (0, or 2 with a message naming the flag and value). */
 #define HS_CLI_PRACTICE_OPTS                                                              \
-  {"kernels", true, "kernel set preset: megatron-2021 (default), megatron-core-2024, unfused"}, \
+  {"kernels", true, "kernel set preset: megatron-2021, megatron-core-2024, unfused (default " HS_KERNELS_DEFAULT ")"}, \
       {"attention", true, "flash|unfused (overrides the preset's attention)"},           \
       {"sequence-parallel", false, "Megatron sequence parallelism over each TP group"}, \
       {"zero-stage", true, "0|1|2|3: ZeRO / distributed optimizer / FSDP over each DP group"}, \

@@ -155,6 +155,203 @@ static void print_result(const hs_elastic_result_t *r, const hs_model_t *m, cons
   print_recoveries(r);
 }
 
+/* `hetsim elastic`'s options after parsing. */
+typedef struct elastic_args {
+  const char *model, *cluster;
+  hs_elastic_cfg_t cfg;
+  int64_t seed;
+  double replace_s;           /* -1: preempted nodes never come back */
+  bool json, timing, compare;
+  const char *trace_file;     /* --trace-file, NULL: Poisson sampling */
+  const char *rates;          /* --rates, NULL: the cluster's */
+  const char *out_path, *timeline, *timeline_csv; /* -o, --timeline, --timeline-csv */
+} elastic_args_t;
+
+/* Reads the parsed options into *a: the required ones, the configuration
+ * (read_cfg), the strategy by name, --seed and --replace-s, in that order.
+ * 0, or an exit code with the message printed. */
+static int read_elastic_args(const hs_opt_t *opts, elastic_args_t *a)
+{
+  int rc;
+  memset(a, 0, sizeof *a);
+  const hs_opt_t *om = hs_cli_opt(opts, "model"), *oc = hs_cli_opt(opts, "cluster");
+  if (!om || !oc) {
+    fprintf(stderr, "hetsim elastic: --model and --cluster are required (see --help)\n");
+    return 2;
+  }
+  a->model = om->value;
+  a->cluster = oc->value;
+  if ((rc = read_cfg(opts, &a->cfg)))
+    return rc;
+  if (!hs_planner_find(a->cfg.strategy)) {
+    char hint[256];
+    hs_cli_strategy_hint(a->cfg.strategy, hint, sizeof hint);
+    fprintf(stderr, "hetsim elastic: unknown strategy \"%s\"%s (hetsim list strategies)\n",
+            a->cfg.strategy, hint);
+    return 2;
+  }
+  if ((rc = hs_cli_int(opts, "seed", 1, 0, INT64_MAX, &a->seed)))
+    return rc;
+  if ((rc = hs_cli_double(opts, "replace-s", 1800.0, &a->replace_s)))
+    return rc;
+  if (a->replace_s < 0) {
+    fprintf(stderr, "hetsim elastic: --replace-s: must be >= 0, got %g\n", a->replace_s);
+    return 2;
+  }
+  if (hs_cli_opt(opts, "no-replace"))
+    a->replace_s = -1.0;
+  a->json = hs_cli_opt(opts, "json") != NULL;
+  a->timing = hs_cli_opt(opts, "timing") != NULL;
+  a->compare = hs_cli_opt(opts, "compare-recovery") != NULL;
+  const hs_opt_t *o;
+  a->trace_file = (o = hs_cli_opt(opts, "trace-file")) ? o->value : NULL;
+  a->rates = (o = hs_cli_opt(opts, "rates")) ? o->value : NULL;
+  a->out_path = (o = hs_cli_opt(opts, "o")) ? o->value : NULL;
+  a->timeline = (o = hs_cli_opt(opts, "timeline")) ? o->value : NULL;
+  a->timeline_csv = (o = hs_cli_opt(opts, "timeline-csv")) ? o->value : NULL;
+  return 0;
+}
+
+/* The preemption sequence into *tr: the --trace-file, or sampled from the
+ * nodes' rates (--rates or the cluster's) over cfg.hours; `source` gets
+ * the text the report prints for it. */
+static hs_status_t load_sequence(const elastic_args_t *a, const hs_cluster_t *c, hs_elastic_trace_t *tr,
+                                 char *source, size_t source_n, hs_error_t *err)
+{
+  hs_status_t st;
+  if (a->trace_file) {
+    if ((st = hs_elastic_trace_load(a->trace_file, c, tr, err)) != HS_OK)
+      return st;
+    snprintf(source, source_n, "trace %s", hs_basename(a->trace_file));
+    return HS_OK;
+  }
+  double *rates = hs_calloc(c->n_nodes + 1, sizeof *rates);
+  if (!rates)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  if ((st = hs_elastic_node_rates(c, a->rates, rates, err)) == HS_OK &&
+      (st = hs_elastic_trace_sample(c, rates, a->cfg.hours, a->replace_s, (uint64_t)a->seed, tr, err)) ==
+          HS_OK) {
+    double sum = 0;
+    int spot = 0;
+    for (size_t n = 0; n < c->n_nodes; n++) {
+      sum += rates[n];
+      spot += rates[n] > 0;
+    }
+    snprintf(source, source_n, "Poisson, %d preemptible nodes, %.3g preemptions/h in all", spot, sum);
+  }
+  free(rates);
+  return st;
+}
+
+/* Runs the asked recovery strategy, or with --compare-recovery every one,
+ * on the same sequence into res[k] (k = the strategy). */
+static hs_status_t run_recoveries(const elastic_args_t *a, const hs_model_t *m, const hs_cluster_t *c,
+                                  const hs_elastic_trace_t *tr, hs_elastic_planner_t *pl,
+                                  hs_elastic_result_t *res, hs_error_t *err)
+{
+  int first = a->compare ? 0 : (int)a->cfg.recovery;
+  int last = a->compare ? HS_RECOVERY__COUNT - 1 : (int)a->cfg.recovery;
+  for (int k = first; k <= last; k++) {
+    hs_elastic_cfg_t ck = a->cfg;
+    ck.recovery = (hs_recovery_t)k;
+    hs_status_t st = hs_elastic_run(m, c, &ck, tr, pl, &res[k], err);
+    if (st != HS_OK)
+      return st;
+  }
+  return HS_OK;
+}
+
+/* The result JSON: one result, or {"results": [...]} with every recovery
+ * strategy's; with model and seed. NULL when out of memory. */
+static cJSON *elastic_json(const elastic_args_t *a, const hs_elastic_result_t *res, const hs_model_t *m,
+                           const hs_cluster_t *c)
+{
+  cJSON *j = NULL;
+  if (a->compare) {
+    j = cJSON_CreateObject();
+    cJSON *arr = j ? cJSON_AddArrayToObject(j, "results") : NULL;
+    for (int k = 0; arr && k < HS_RECOVERY__COUNT; k++) {
+      cJSON *x = hs_elastic_result_to_json(&res[k], c, a->timing);
+      if (!x || !cJSON_AddItemToArray(arr, x)) {
+        cJSON_Delete(x);
+        arr = NULL;
+      }
+    }
+    if (!arr) {
+      cJSON_Delete(j);
+      return NULL;
+    }
+  } else {
+    j = hs_elastic_result_to_json(&res[a->cfg.recovery], c, a->timing);
+    if (!j)
+      return NULL;
+  }
+  cJSON_AddStringToObject(j, "model", m->name);
+  cJSON_AddNumberToObject(j, "seed", (double)a->seed);
+  return j;
+}
+
+/* The --compare-recovery table: one row per recovery strategy and
+ * local-first's speed-up over cloud. */
+static void print_recovery_table(const elastic_args_t *a, const hs_elastic_result_t *res,
+                                 const hs_model_t *m, const hs_cluster_t *c, const char *source)
+{
+  const hs_elastic_result_t *main_r = &res[a->cfg.recovery];
+  printf("elastic         model %s   cluster %s (%zu GPUs)   strategy %s\n", m->name, c->name,
+         c->n_devices, main_r->strategy);
+  printf("sequence        %s, %g h, seed %llu: %d preemptions, %d replacements\n", source,
+         a->cfg.hours, (unsigned long long)a->seed, main_r->n_preemptions, main_r->n_replacements);
+  printf("steady state    %.0f tokens/s\n\n", main_r->steady_tokens_per_s);
+  printf("recovery     goodput Mtok/h  of steady  lost h  recover h  replan h  mean recovery s   local GB   cloud GB    $/Mtok\n");
+  for (int k = 0; k < HS_RECOVERY__COUNT; k++) {
+    const hs_elastic_result_t *r = &res[k];
+    double bl, bc, mr = mean_recovery_s(r, &bl, &bc);
+    char mt[32] = "unpriced";
+    if (r->n_unpriced_devices == 0)
+      snprintf(mt, sizeof mt, "%.4f", r->usd_per_million_tokens);
+    printf("%-12s %14.1f %9.1f%% %7.3f %10.3f %9.3f %16.2f %10.1f %10.1f %9s\n",
+           hs_recovery_name((hs_recovery_t)k), r->goodput_tokens_per_h / 1e6,
+           100.0 * r->goodput_tokens_per_h / (r->steady_tokens_per_s * 3600.0),
+           r->time_s[HS_EPH_LOST] / 3600, r->time_s[HS_EPH_RECOVER] / 3600,
+           r->time_s[HS_EPH_REPLAN] / 3600, mr, gb(bl), gb(bc), mt);
+  }
+  if (main_r->n_unpriced_devices)
+    printf("($/Mtok unpriced: %d GPUs have no known price)\n", main_r->n_unpriced_devices);
+  double bl, bc;
+  double lf = mean_recovery_s(&res[HS_RECOVERY_LOCAL_FIRST], &bl, &bc);
+  double cl = mean_recovery_s(&res[HS_RECOVERY_CLOUD], &bl, &bc);
+  if (lf > 0)
+    printf("\nlocal-first recovers %.2fx faster than cloud on average (%.2f s vs %.2f s)\n",
+           cl / lf, lf, cl);
+  if (a->timing)
+    printf("re-planning     %d searches, %.3f s wall (not in the timeline)\n",
+           res[0].n_searches, res[0].replan_wall_s + res[1].replan_wall_s + res[2].replan_wall_s);
+}
+
+/* Writes the timelines, the JSON (-o and/or --json) and, without --json,
+ * the text report. */
+static hs_status_t emit_elastic(const elastic_args_t *a, const hs_elastic_result_t *res, const hs_model_t *m,
+                                const hs_cluster_t *c, const char *source, hs_error_t *err)
+{
+  const hs_elastic_result_t *main_r = &res[a->cfg.recovery];
+  hs_status_t st;
+  if (a->timeline && (st = hs_elastic_timeline_write_json(main_r, c, a->timeline, err)) != HS_OK)
+    return st;
+  if (a->timeline_csv && (st = hs_elastic_timeline_write_csv(main_r, a->timeline_csv, err)) != HS_OK)
+    return st;
+  if (a->json || a->out_path) {
+    if ((st = hs_cli_emit_json(elastic_json(a, res, m, c), a->out_path, a->json, err)) != HS_OK)
+      return st;
+    if (a->json)
+      return HS_OK;
+  }
+  if (!a->compare)
+    print_result(main_r, m, c, (uint64_t)a->seed, source, a->timing);
+  else
+    print_recovery_table(a, res, m, c, source);
+  return HS_OK;
+}
+
 int hs_cmd_elastic(int argc, char **argv)
 {
   hs_opt_t opts[] = {
@@ -195,43 +392,14 @@ int hs_cmd_elastic(int argc, char **argv)
   int rc = hs_cli_parse(argc, argv, opts, pos, 0, &npos, usage_text);
   if (rc)
     return rc < 0 ? 0 : rc;
-  const hs_opt_t *om = hs_cli_opt(opts, "model"), *oc = hs_cli_opt(opts, "cluster");
-  if (!om || !oc) {
-    fprintf(stderr, "hetsim elastic: --model and --cluster are required (see --help)\n");
-    return 2;
-  }
-  hs_elastic_cfg_t cfg;
-  if ((rc = read_cfg(opts, &cfg)))
+  elastic_args_t a;
+  if ((rc = read_elastic_args(opts, &a)))
     return rc;
-  if (!hs_planner_find(cfg.strategy)) {
-    char hint[256];
-    hs_cli_strategy_hint(cfg.strategy, hint, sizeof hint);
-    fprintf(stderr, "hetsim elastic: unknown strategy \"%s\"%s (hetsim list strategies)\n",
-            cfg.strategy, hint);
-    return 2;
-  }
-  int64_t seed = 1;
-  if ((rc = hs_cli_int(opts, "seed", 1, 0, INT64_MAX, &seed)))
-    return rc;
-  double replace_s = 1800.0;
-  if ((rc = hs_cli_double(opts, "replace-s", 1800.0, &replace_s)))
-    return rc;
-  if (replace_s < 0) {
-    fprintf(stderr, "hetsim elastic: --replace-s: must be >= 0, got %g\n", replace_s);
-    return 2;
-  }
-  if (hs_cli_opt(opts, "no-replace"))
-    replace_s = -1.0;
-  bool json = hs_cli_opt(opts, "json") != NULL, timing = hs_cli_opt(opts, "timing") != NULL;
-  bool compare = hs_cli_opt(opts, "compare-recovery") != NULL;
-  const hs_opt_t *otf = hs_cli_opt(opts, "trace-file"), *ort = hs_cli_opt(opts, "rates");
-
   hs_model_t m;
   hs_cluster_t c;
   hs_elastic_trace_t tr;
   hs_elastic_planner_t *pl = NULL;
   hs_elastic_result_t res[HS_RECOVERY__COUNT];
-  double *rates = NULL;
   hs_model_init(&m);
   hs_cluster_init(&c);
   hs_elastic_trace_init(&tr);
@@ -241,122 +409,17 @@ int hs_cmd_elastic(int argc, char **argv)
   hs_error_init(&err);
   hs_status_t st = HS_OK;
   char source[600];
-  if ((st = hs_model_load(om->value, 0, &m, &err)) != HS_OK ||
-      (st = hs_cluster_load(oc->value, &c, &err)) != HS_OK)
-    goto fail;
-  if (otf) {
-    if ((st = hs_elastic_trace_load(otf->value, &c, &tr, &err)) != HS_OK)
-      goto fail;
-    snprintf(source, sizeof source, "trace %s", hs_basename(otf->value));
-  } else {
-    rates = hs_calloc(c.n_nodes + 1, sizeof *rates);
-    if (!rates) {
-      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
-      goto fail;
-    }
-    if ((st = hs_elastic_node_rates(&c, ort ? ort->value : NULL, rates, &err)) != HS_OK ||
-        (st = hs_elastic_trace_sample(&c, rates, cfg.hours, replace_s, (uint64_t)seed, &tr, &err)) !=
-            HS_OK)
-      goto fail;
-    double sum = 0;
-    int spot = 0;
-    for (size_t n = 0; n < c.n_nodes; n++) {
-      sum += rates[n];
-      spot += rates[n] > 0;
-    }
-    snprintf(source, sizeof source, "Poisson, %d preemptible nodes, %.3g preemptions/h in all", spot,
-             sum);
-  }
-  if ((st = hs_elastic_planner_new(&m, &c, &cfg, &pl, &err)) != HS_OK)
-    goto fail;
-  int first = compare ? 0 : (int)cfg.recovery, last = compare ? HS_RECOVERY__COUNT - 1 : (int)cfg.recovery;
-  for (int k = first; k <= last; k++) {
-    hs_elastic_cfg_t ck = cfg;
-    ck.recovery = (hs_recovery_t)k;
-    if ((st = hs_elastic_run(&m, &c, &ck, &tr, pl, &res[k], &err)) != HS_OK)
-      goto fail;
-  }
-  const hs_elastic_result_t *main_r = &res[cfg.recovery];
-  const hs_opt_t *oo = hs_cli_opt(opts, "o"), *otl = hs_cli_opt(opts, "timeline"),
-                 *otc = hs_cli_opt(opts, "timeline-csv");
-  if (otl && (st = hs_elastic_timeline_write_json(main_r, &c, otl->value, &err)) != HS_OK)
-    goto fail;
-  if (otc && (st = hs_elastic_timeline_write_csv(main_r, otc->value, &err)) != HS_OK)
-    goto fail;
-  if (json || oo) {
-    cJSON *j = NULL;
-    if (compare) {
-      j = cJSON_CreateObject();
-      cJSON *arr = j ? cJSON_AddArrayToObject(j, "results") : NULL;
-      for (int k = 0; arr && k < HS_RECOVERY__COUNT; k++) {
-        cJSON *x = hs_elastic_result_to_json(&res[k], &c, timing);
-        if (!x || !cJSON_AddItemToArray(arr, x)) {
-          cJSON_Delete(x);
-          arr = NULL;
-        }
-      }
-      if (!arr) {
-        cJSON_Delete(j);
-        j = NULL;
-      } else {
-        cJSON_AddStringToObject(j, "model", m.name);
-        cJSON_AddNumberToObject(j, "seed", (double)seed);
-      }
-    } else {
-      j = hs_elastic_result_to_json(main_r, &c, timing);
-      if (j) {
-        cJSON_AddStringToObject(j, "model", m.name);
-        cJSON_AddNumberToObject(j, "seed", (double)seed);
-      }
-    }
-    st = hs_cli_emit_json(j, oo ? oo->value : NULL, json, &err);
-    if (st != HS_OK)
-      goto fail;
-    if (json)
-      goto out;
-  }
-  if (!compare) {
-    print_result(main_r, &m, &c, (uint64_t)seed, source, timing);
-  } else {
-    printf("elastic         model %s   cluster %s (%zu GPUs)   strategy %s\n", m.name, c.name,
-           c.n_devices, main_r->strategy);
-    printf("sequence        %s, %g h, seed %llu: %d preemptions, %d replacements\n", source,
-           cfg.hours, (unsigned long long)seed, main_r->n_preemptions, main_r->n_replacements);
-    printf("steady state    %.0f tokens/s\n\n", main_r->steady_tokens_per_s);
-    printf("recovery     goodput Mtok/h  of steady  lost h  recover h  replan h  mean recovery s   local GB   cloud GB    $/Mtok\n");
-    for (int k = 0; k < HS_RECOVERY__COUNT; k++) {
-      const hs_elastic_result_t *r = &res[k];
-      double bl, bc, mr = mean_recovery_s(r, &bl, &bc);
-      char mt[32] = "unpriced";
-      if (r->n_unpriced_devices == 0)
-        snprintf(mt, sizeof mt, "%.4f", r->usd_per_million_tokens);
-      printf("%-12s %14.1f %9.1f%% %7.3f %10.3f %9.3f %16.2f %10.1f %10.1f %9s\n",
-             hs_recovery_name((hs_recovery_t)k), r->goodput_tokens_per_h / 1e6,
-             100.0 * r->goodput_tokens_per_h / (r->steady_tokens_per_s * 3600.0),
-             r->time_s[HS_EPH_LOST] / 3600, r->time_s[HS_EPH_RECOVER] / 3600,
-             r->time_s[HS_EPH_REPLAN] / 3600, mr, gb(bl), gb(bc), mt);
-    }
-    if (main_r->n_unpriced_devices)
-      printf("($/Mtok unpriced: %d GPUs have no known price)\n", main_r->n_unpriced_devices);
-    double bl, bc;
-    double lf = mean_recovery_s(&res[HS_RECOVERY_LOCAL_FIRST], &bl, &bc);
-    double cl = mean_recovery_s(&res[HS_RECOVERY_CLOUD], &bl, &bc);
-    if (lf > 0)
-      printf("\nlocal-first recovers %.2fx faster than cloud on average (%.2f s vs %.2f s)\n",
-             cl / lf, lf, cl);
-    if (timing)
-      printf("re-planning     %d searches, %.3f s wall (not in the timeline)\n",
-             res[0].n_searches, res[0].replan_wall_s + res[1].replan_wall_s + res[2].replan_wall_s);
-  }
-  goto out;
-fail:
-  rc = hs_cli_fail(&err, st);
-out:
+  if ((st = hs_model_load(a.model, 0, &m, &err)) != HS_OK ||
+      (st = hs_cluster_load(a.cluster, &c, &err)) != HS_OK ||
+      (st = load_sequence(&a, &c, &tr, source, sizeof source, &err)) != HS_OK ||
+      (st = hs_elastic_planner_new(&m, &c, &a.cfg, &pl, &err)) != HS_OK ||
+      (st = run_recoveries(&a, &m, &c, &tr, pl, res, &err)) != HS_OK ||
+      (st = emit_elastic(&a, res, &m, &c, source, &err)) != HS_OK)
+    rc = hs_cli_fail(&err, st);
   for (int k = 0; k < HS_RECOVERY__COUNT; k++)
     hs_elastic_result_destroy(&res[k]);
   hs_elastic_planner_free(pl);
   hs_elastic_trace_destroy(&tr);
-  free(rates);
   hs_cluster_destroy(&c);
   hs_model_destroy(&m);
   return rc;

@@ -58,6 +58,162 @@ static int parse_stage_layers(const char *text, int32_t **out, int32_t *n)
   return 0;
 }
 
+/* Loads the model (with --seq-len), the cluster and the --profile.
+ * 0, or the exit code with the message printed. */
+static int load_sim_inputs(const hs_opt_t *opts, const char *model, const char *cluster, hs_model_t *m,
+                           hs_cluster_t *c, hs_error_t *err)
+{
+  int64_t seq = 0;
+  int rc = hs_cli_int(opts, "seq-len", 0, 1, 10000000, &seq);
+  if (rc)
+    return rc;
+  hs_status_t st;
+  const hs_opt_t *oprof = hs_cli_opt(opts, "profile");
+  if ((st = hs_model_load(model, seq, m, err)) != HS_OK || (st = hs_cluster_load(cluster, c, err)) != HS_OK ||
+      (oprof && (st = hs_profile_apply_file(oprof->value, c, err)) != HS_OK))
+    return hs_cli_fail(err, st);
+  return 0;
+}
+
+/* --plan FILE: loads it, applies the practice and precision flags and
+ * validates it against the model and cluster. 0 or the exit code. */
+static int plan_from_file(const hs_opt_t *opts, const char *path, const hs_model_t *m, const hs_cluster_t *c,
+                          hs_plan_t *plan, hs_error_t *err)
+{
+  int rc;
+  hs_status_t st;
+  if (hs_cli_opt(opts, "tp") || hs_cli_opt(opts, "pp") || hs_cli_opt(opts, "dp")) {
+    fprintf(stderr, "hetsim simulate: give either --plan or --tp/--pp/--dp, not both\n");
+    return 2;
+  }
+  if ((st = hs_plan_load(path, plan, err)) != HS_OK)
+    return hs_cli_fail(err, st);
+  if ((rc = hs_cli_practice(opts, &plan->practice)) || (rc = hs_cli_sim_practice(opts, &plan->practice)) ||
+      (rc = hs_cli_precision(opts, &plan->precision)))
+    return rc;
+  if ((st = hs_plan_validate(plan, m, c, hs_basename(path), err)) != HS_OK)
+    return hs_cli_fail(err, st);
+  return 0;
+}
+
+/* The grid shortcut's options (--tp ... --recompute, practice flags) into
+ * *g, defaults filled in for cluster c; *layers (caller frees) holds
+ * --stage-layers. 0 or the exit code with the message printed. */
+static int read_grid_opts(const hs_opt_t *opts, const hs_cluster_t *c, hs_grid_opts_t *g, int32_t **layers)
+{
+  int rc;
+  int64_t v;
+  hs_grid_opts_init(g);
+  if ((rc = hs_cli_int(opts, "tp", 1, 1, 1024, &v)))
+    return rc;
+  g->tp = (int32_t)v;
+  if ((rc = hs_cli_int(opts, "pp", 1, 1, 1 << 20, &v)))
+    return rc;
+  g->pp = (int32_t)v;
+  if ((rc = hs_cli_int(opts, "dp", 0, 1, 1 << 20, &v))) /* 0: hs_grid_opts_defaults */
+    return rc;
+  g->dp = (int32_t)v;
+  if ((rc = hs_cli_int(opts, "microbatch-size", 1, 1, 1 << 20, &v)))
+    return rc;
+  g->microbatch_size = (int32_t)v;
+  if ((rc = hs_cli_int(opts, "global-batch", 0, 1, INT64_C(1) << 40, &v)))
+    return rc;
+  g->global_batch = v;
+  const hs_opt_t *os = hs_cli_opt(opts, "schedule");
+  g->schedule = os ? os->value : "1f1b";
+  if ((rc = hs_cli_int(opts, "chunks", 1, 1, 1024, &v)))
+    return rc;
+  g->chunks = (int32_t)v;
+  const hs_opt_t *osl = hs_cli_opt(opts, "stage-layers");
+  if (osl) {
+    if ((rc = parse_stage_layers(osl->value, layers, &g->n_stage_layers)))
+      return rc;
+    g->stage_layers = *layers;
+  }
+  const hs_opt_t *orc = hs_cli_opt(opts, "recompute");
+  if (orc && hs_recompute_parse(orc->value, &g->recompute) != HS_OK) {
+    fprintf(stderr, "hetsim: --recompute: must be none, selective or full, got \"%s\"\n", orc->value);
+    return 2;
+  }
+  if ((rc = hs_cli_practice(opts, &g->practice)) || (rc = hs_cli_sim_practice(opts, &g->practice)))
+    return rc;
+  hs_grid_opts_defaults(g, c); /* dp after --context-parallel */
+  if (g->practice.sequence_parallel && g->tp < 2) {
+    fprintf(stderr, "hetsim simulate: --sequence-parallel: needs tensor parallelism (--tp 2 or "
+                    "more), got --tp %d\n", g->tp);
+    return HS_EXIT_USAGE;
+  }
+  return 0;
+}
+
+/* The grid shortcut: builds the Megatron-style plan ("manual-grid"),
+ * applies --precision and validates it. 0 or the exit code. */
+static int plan_from_grid(const hs_opt_t *opts, const hs_model_t *m, const hs_cluster_t *c, hs_plan_t *plan,
+                          int32_t **layers, hs_error_t *err)
+{
+  hs_grid_opts_t g;
+  hs_status_t st;
+  int rc = read_grid_opts(opts, c, &g, layers);
+  if (rc)
+    return rc;
+  if ((st = hs_plan_grid(m, c, &g, plan, err)) != HS_OK)
+    return hs_cli_fail(err, st);
+  hs_strlcpy(plan->strategy, "manual-grid", sizeof plan->strategy);
+  if ((rc = hs_cli_precision(opts, &plan->precision)))
+    return rc;
+  if ((st = hs_plan_validate(plan, m, c, NULL, err)) != HS_OK)
+    return hs_cli_fail(err, st);
+  return 0;
+}
+
+/* --trace, --trace-devices and --trace-detail into *so. 0 or 2. */
+static int read_sim_opts(const hs_opt_t *opts, hs_sim_opts_t *so)
+{
+  hs_sim_opts_init(so);
+  const hs_opt_t *ot = hs_cli_opt(opts, "trace");
+  so->trace_path = ot ? ot->value : NULL;
+  int64_t td;
+  int rc = hs_cli_int(opts, "trace-devices", 0, 0, 1 << 30, &td);
+  if (rc)
+    return rc;
+  so->trace_max_devices = (int32_t)td;
+  const hs_opt_t *otd = hs_cli_opt(opts, "trace-detail");
+  if (otd && hs_trace_detail_parse(otd->value, &so->trace_detail) != HS_OK) {
+    fprintf(stderr, "hetsim simulate: --trace-detail: must be stage, device or kernel, got \"%s\"\n",
+            otd->value);
+    return 2;
+  }
+  return 0;
+}
+
+/* The report as JSON (-o and/or --json) and, without --json, as text.
+ * 0, 3 when the plan simulated out of memory, or the exit code of a
+ * failure. */
+static int print_sim_report(const hs_opt_t *opts, const hs_report_t *rep, const hs_model_t *m,
+                            const hs_cluster_t *c, hs_error_t *err)
+{
+  const hs_opt_t *oo = hs_cli_opt(opts, "o");
+  bool json = hs_cli_opt(opts, "json") != NULL;
+  if (json || oo) {
+    cJSON *j = hs_report_to_json_named(rep, m->name, c->name);
+    if (!j)
+      return hs_cli_fail(err, hs_error_set(err, HS_ENOMEM, "out of memory"));
+    hs_status_t st = HS_OK;
+    if ((oo && (st = hs_json_write_file(j, oo->value, err)) != HS_OK) ||
+        (json && (st = hs_json_write_file(j, "-", err)) != HS_OK)) {
+      hs_json_free(j);
+      return hs_cli_fail(err, st);
+    }
+    hs_json_free(j);
+  }
+  if (!json) {
+    printf("model           %s   cluster %s\n", m->name, c->name);
+    hs_report_print(rep, stdout);
+  }
+  /* simulated, but the plan cannot run: a script must not take it as a result */
+  return rep->oom ? HS_EXIT_INFEASIBLE : HS_EXIT_OK;
+}
+
 int hs_cmd_simulate(int argc, char **argv)
 {
   hs_opt_t opts[] = {
@@ -102,12 +258,13 @@ int hs_cmd_simulate(int argc, char **argv)
                         "exit: 0 ok, 2 bad input, 3 simulated but infeasible (out of memory)");
   if (rc)
     return rc < 0 ? 0 : rc;
-  const hs_opt_t *om = hs_cli_opt(opts, "model"), *oc = hs_cli_opt(opts, "cluster");
+  const hs_opt_t *om = hs_cli_opt(opts, "model"), *oc = hs_cli_opt(opts, "cluster"),
+                 *op = hs_cli_opt(opts, "plan");
   if (!om || !oc) {
     fprintf(stderr, "hetsim simulate: --model and --cluster are required (see --help)\n");
     return 2;
   }
-  if (hs_cli_opt(opts, "plan") && hs_cli_opt(opts, "stage-layers")) {
+  if (op && hs_cli_opt(opts, "stage-layers")) {
     fprintf(stderr, "hetsim simulate: --stage-layers: builds a grid plan, not with --plan (a plan's stages "
                     "set their own op ranges)\n");
     return HS_EXIT_USAGE;
@@ -119,132 +276,21 @@ int hs_cmd_simulate(int argc, char **argv)
   hs_cluster_t c;
   hs_plan_t plan;
   hs_report_t rep;
+  hs_sim_opts_t so;
   int32_t *layers = NULL; /* --stage-layers */
   hs_model_init(&m);
   hs_cluster_init(&c);
   hs_plan_init(&plan);
   hs_report_init(&rep);
-  int64_t seq = 0;
-  if ((rc = hs_cli_int(opts, "seq-len", 0, 1, 10000000, &seq)))
+  if ((rc = load_sim_inputs(opts, om->value, oc->value, &m, &c, &err)) ||
+      (rc = op ? plan_from_file(opts, op->value, &m, &c, &plan, &err)
+               : plan_from_grid(opts, &m, &c, &plan, &layers, &err)) ||
+      (rc = read_sim_opts(opts, &so)))
     goto out;
-  if ((st = hs_model_load(om->value, seq, &m, &err)) != HS_OK)
-    goto fail;
-  if ((st = hs_cluster_load(oc->value, &c, &err)) != HS_OK)
-    goto fail;
-  const hs_opt_t *oprof = hs_cli_opt(opts, "profile");
-  if (oprof && (st = hs_profile_apply_file(oprof->value, &c, &err)) != HS_OK)
-    goto fail;
-  const hs_opt_t *op = hs_cli_opt(opts, "plan");
-  if (op) {
-    if (hs_cli_opt(opts, "tp") || hs_cli_opt(opts, "pp") || hs_cli_opt(opts, "dp")) {
-      fprintf(stderr, "hetsim simulate: give either --plan or --tp/--pp/--dp, not both\n");
-      rc = 2;
-      goto out;
-    }
-    if ((st = hs_plan_load(op->value, &plan, &err)) != HS_OK)
-      goto fail;
-    if ((rc = hs_cli_practice(opts, &plan.practice)) || (rc = hs_cli_sim_practice(opts, &plan.practice)) ||
-        (rc = hs_cli_precision(opts, &plan.precision)))
-      goto out;
-    if ((st = hs_plan_validate(&plan, &m, &c, hs_basename(op->value), &err)) != HS_OK)
-      goto fail;
-  } else {
-    hs_grid_opts_t g;
-    hs_grid_opts_init(&g);
-    int64_t v;
-    if ((rc = hs_cli_int(opts, "tp", 1, 1, 1024, &v)))
-      goto out;
-    g.tp = (int32_t)v;
-    if ((rc = hs_cli_int(opts, "pp", 1, 1, 1 << 20, &v)))
-      goto out;
-    g.pp = (int32_t)v;
-    if ((rc = hs_cli_int(opts, "dp", 0, 1, 1 << 20, &v))) /* 0: hs_grid_opts_defaults */
-      goto out;
-    g.dp = (int32_t)v;
-    if ((rc = hs_cli_int(opts, "microbatch-size", 1, 1, 1 << 20, &v)))
-      goto out;
-    g.microbatch_size = (int32_t)v;
-    if ((rc = hs_cli_int(opts, "global-batch", 0, 1, INT64_C(1) << 40, &v)))
-      goto out;
-    g.global_batch = v;
-    const hs_opt_t *os = hs_cli_opt(opts, "schedule");
-    g.schedule = os ? os->value : "1f1b";
-    if ((rc = hs_cli_int(opts, "chunks", 1, 1, 1024, &v)))
-      goto out;
-    g.chunks = (int32_t)v;
-    const hs_opt_t *osl = hs_cli_opt(opts, "stage-layers");
-    if (osl) {
-      if ((rc = parse_stage_layers(osl->value, &layers, &g.n_stage_layers)))
-        goto out;
-      g.stage_layers = layers;
-    }
-    const hs_opt_t *orc = hs_cli_opt(opts, "recompute");
-    if (orc && hs_recompute_parse(orc->value, &g.recompute) != HS_OK) {
-      fprintf(stderr, "hetsim: --recompute: must be none, selective or full, got \"%s\"\n", orc->value);
-      rc = 2;
-      goto out;
-    }
-    if ((rc = hs_cli_practice(opts, &g.practice)) || (rc = hs_cli_sim_practice(opts, &g.practice)))
-      goto out;
-    hs_grid_opts_defaults(&g, &c); /* dp after --context-parallel */
-    if (g.practice.sequence_parallel && g.tp < 2) {
-      fprintf(stderr, "hetsim simulate: --sequence-parallel: needs tensor parallelism (--tp 2 or "
-                      "more), got --tp %d\n", g.tp);
-      rc = HS_EXIT_USAGE;
-      goto out;
-    }
-    if ((st = hs_plan_grid(&m, &c, &g, &plan, &err)) != HS_OK)
-      goto fail;
-    hs_strlcpy(plan.strategy, "manual-grid", sizeof plan.strategy);
-    if ((rc = hs_cli_precision(opts, &plan.precision)))
-      goto out;
-    if ((st = hs_plan_validate(&plan, &m, &c, NULL, &err)) != HS_OK)
-      goto fail;
-  }
-  hs_sim_opts_t so;
-  hs_sim_opts_init(&so);
-  const hs_opt_t *ot = hs_cli_opt(opts, "trace");
-  so.trace_path = ot ? ot->value : NULL;
-  int64_t td;
-  if ((rc = hs_cli_int(opts, "trace-devices", 0, 0, 1 << 30, &td)))
-    goto out;
-  so.trace_max_devices = (int32_t)td;
-  const hs_opt_t *otd = hs_cli_opt(opts, "trace-detail");
-  if (otd && hs_trace_detail_parse(otd->value, &so.trace_detail) != HS_OK) {
-    fprintf(stderr, "hetsim simulate: --trace-detail: must be stage, device or kernel, got \"%s\"\n",
-            otd->value);
-    rc = 2;
-    goto out;
-  }
   if ((st = hs_simulate(&m, &c, &plan, &so, &rep, &err)) != HS_OK)
-    goto fail;
-  const hs_opt_t *oo = hs_cli_opt(opts, "o");
-  bool json = hs_cli_opt(opts, "json") != NULL;
-  if (json || oo) {
-    cJSON *j = hs_report_to_json_named(&rep, m.name, c.name);
-    if (!j) {
-      st = hs_error_set(&err, HS_ENOMEM, "out of memory");
-      goto fail;
-    }
-    if (oo && (st = hs_json_write_file(j, oo->value, &err)) != HS_OK) {
-      hs_json_free(j);
-      goto fail;
-    }
-    if (json && (st = hs_json_write_file(j, "-", &err)) != HS_OK) {
-      hs_json_free(j);
-      goto fail;
-    }
-    hs_json_free(j);
-  }
-  if (!json) {
-    printf("model           %s   cluster %s\n", m.name, c.name);
-    hs_report_print(&rep, stdout);
-  }
-  /* simulated, but the plan cannot run: a script must not take it as a result */
-  rc = rep.oom ? HS_EXIT_INFEASIBLE : HS_EXIT_OK;
-  goto out;
-fail:
-  rc = hs_cli_fail(&err, st);
+    rc = hs_cli_fail(&err, st);
+  else
+    rc = print_sim_report(opts, &rep, &m, &c, &err);
 out:
   free(layers);
   hs_report_destroy(&rep);

@@ -206,6 +206,213 @@ static int finish_file(const char *path)
   return st == HS_OK ? 0 : hs_cli_fail(&err, st);
 }
 
+/* `hetsim sweep`'s options after parsing. */
+typedef struct sweep_args {
+  const char *spec_path;
+  int64_t workers;            /* -j */
+  const char *path;           /* -o, NULL: stdout */
+  bool resume, dry_run, quiet;
+  unsigned flags;             /* HS_SWEEP_NO_TIMINGS */
+} sweep_args_t;
+
+/* Reads the parsed options into *a. 0, or 2 with the message printed. */
+static int read_sweep_args(const hs_opt_t *opts, const char *const *pos, int npos, sweep_args_t *a)
+{
+  memset(a, 0, sizeof *a);
+  if (npos != 1) {
+    fprintf(stderr, "hetsim sweep: give one SPEC.json (see --help)\n");
+    return 2;
+  }
+  a->spec_path = pos[0];
+  int rc = hs_cli_int(opts, "j", 1, 1, 1024, &a->workers);
+  if (rc)
+    return rc;
+  const hs_opt_t *oo = hs_cli_opt(opts, "o");
+  a->path = oo ? oo->value : NULL;
+  a->resume = hs_cli_opt(opts, "resume") != NULL;
+  if (a->resume && !a->path) {
+    fprintf(stderr, "hetsim sweep: --resume needs -o FILE\n");
+    return 2;
+  }
+  a->flags = hs_cli_opt(opts, "no-timings") ? HS_SWEEP_NO_TIMINGS : 0u;
+  a->dry_run = hs_cli_opt(opts, "dry-run") != NULL;
+  a->quiet = hs_cli_opt(opts, "quiet") != NULL;
+  return 0;
+}
+
+/* Loads and resolves the spec (one global batch for every point unless
+ * the spec asks otherwise), then lets --precision and --memory-headroom
+ * override its planner options. 0 or the exit code. */
+static int load_spec(const hs_opt_t *opts, const char *path, hs_sweep_spec_t *spec)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_status_t st = hs_sweep_spec_load(path, spec, &err);
+  if (st == HS_OK)
+    st = hs_sweep_spec_resolve(spec, &err);
+  if (st != HS_OK)
+    return hs_cli_fail(&err, st);
+  int rc;
+  if ((rc = hs_cli_precision(opts, &spec->precision)) ||
+      (rc = hs_cli_memory_headroom(opts, &spec->memory_headroom)))
+    return rc;
+  return 0;
+}
+
+/* Under mpirun: the module loaded and MPI initialised (*rank, *size);
+ * otherwise rank 0 of 1. 0 or the exit code. */
+static int mpi_start(int *argc, char ***argv, int *rank, int *size)
+{
+  *rank = 0;
+  *size = 1;
+  if (!launched_by_mpirun())
+    return 0;
+  int rc = mpi_load();
+  if (rc)
+    return rc;
+  /* -j workers are forked processes that never call MPI: rows reach this
+   * rank's main thread, which alone talks to MPI */
+  mpi->init(argc, argv, rank, size);
+  mpi_rank = *rank;
+  return 0;
+}
+
+/* Every rank gets the list of jobs to run: rank 0 prepares it (rc is
+ * prepare's exit code there) and, under MPI, broadcasts its count and
+ * entries. Returns 0, or the exit code this rank ends with; under MPI a
+ * failure of rank 0 ends every rank, after MPI is finalised. */
+static int share_todo(const sweep_args_t *a, const hs_sweep_spec_t *spec, int rank, uint64_t **todo,
+                      size_t *n_todo, size_t *n_done)
+{
+  int rc = 0;
+  if (rank == 0)
+    rc = prepare(spec, a->path, a->resume, todo, n_todo, n_done);
+  if (!mpi)
+    return rc;
+  long long cnt = rc ? -1 : (long long)*n_todo;
+  mpi->bcast_count(&cnt);
+  if (cnt < 0) {
+    mpi->finalize();
+    mpi = NULL; /* finalised: the caller's cleanup must not again */
+    return rank == 0 ? rc : 2;
+  }
+  *n_todo = (size_t)cnt;
+  if (rank != 0) {
+    *todo = hs_calloc(*n_todo + 1, sizeof **todo);
+    if (!*todo)
+      mpi->abort(1);
+  }
+  if (*n_todo)
+    mpi->bcast_jobs(*todo, *n_todo);
+  return rc;
+}
+
+/* After the rows: the write errors, then closing and sorting the -o file
+ * by point. 0 or the exit code (under MPI, a write error aborts all). */
+static int finish_output(out_t *o, const char *path)
+{
+  int rc;
+  if (o->write_error) {
+    fprintf(stderr, "hetsim: %s: write error%s%s\n", path ? path : "standard output",
+            o->write_errno ? ": " : "", o->write_errno ? strerror(o->write_errno) : "");
+    rc = hs_status_exit_code(HS_EIO);
+    if (mpi)
+      mpi->abort(rc);
+    return rc;
+  }
+  if (!o->f)
+    return 0;
+  errno = 0;
+  int bad = fclose(o->f);
+  o->f = NULL;
+  if (bad) {
+    fprintf(stderr, "hetsim: %s: write error%s%s\n", path, errno ? ": " : "", errno ? strerror(errno) : "");
+    return hs_status_exit_code(HS_EIO);
+  }
+  return finish_file(path);
+}
+
+/* Opens the output on rank 0 (the -o file for appending, or the CSV
+ * header on stdout) and starts the progress line. 0 or the exit code. */
+static int open_output(const sweep_args_t *a, const hs_sweep_spec_t *spec, int rank, int size, size_t n_done,
+                       out_t *o)
+{
+  if (rank == 0 && a->path) {
+    hs_error_t aerr;
+    hs_error_init(&aerr);
+    hs_status_t ast = hs_output_open_append(a->path, &o->f, &aerr);
+    if (ast != HS_OK) {
+      int rc = hs_cli_fail(&aerr, ast);
+      if (mpi)
+        mpi->abort(2);
+      return rc;
+    }
+  }
+  if (rank == 0 && !a->path)
+    fputs(hs_sweep_csv_header(), stdout);
+  bool quiet = rank != 0 || a->quiet;
+  hs_progress_init(&o->prog, quiet ? NULL : stderr, "sweep", "points",
+                   (uint64_t)o->n_todo * spec->n_prices);
+  if (!quiet)
+    fprintf(stderr, "sweep %s: %zu jobs x %zu price models = %llu points, %lld workers x %d ranks\n",
+            spec->name, spec->n_jobs, spec->n_prices, (unsigned long long)spec->n_jobs * spec->n_prices,
+            (long long)a->workers, size);
+  if (n_done && !quiet)
+    fprintf(stderr, "sweep: %zu jobs already in %s, %zu to run\n", n_done, a->path, o->n_todo);
+  return 0;
+}
+
+/* Runs this rank's share of todo (positions i with i % size == rank) and,
+ * on rank 0, writes every rank's rows. 0 or the exit code. */
+static int run_share(const sweep_args_t *a, const hs_sweep_spec_t *spec, int rank, int size,
+                     const uint64_t *todo, size_t n_todo, size_t n_done)
+{
+  int rc = 0;
+  uint64_t *mine = hs_calloc(n_todo + 1, sizeof *mine);
+  size_t n_mine = 0;
+  out_t o;
+  memset(&o, 0, sizeof o);
+  o.spec = spec;
+  o.todo = todo;
+  o.n_todo = n_todo;
+  o.pending = hs_calloc(n_todo + 1, sizeof *o.pending);
+  if (!mine || !o.pending) {
+    fprintf(stderr, "hetsim sweep: out of memory\n");
+    rc = 1;
+    goto out;
+  }
+  for (size_t i = 0; i < n_todo; i++)
+    if ((int)(i % (size_t)size) == rank)
+      mine[n_mine++] = todo[i];
+  if ((rc = open_output(a, spec, rank, size, n_done, &o)))
+    goto out;
+  remote_pending = rank == 0 ? n_todo - n_mine : 0;
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_status_t st = hs_sweep_run(spec, mine, n_mine, (int)a->workers, a->flags, on_rows, &o, &err);
+  if (mpi && rank == 0)
+    while (remote_pending > 0) {
+      recv_rows(&o);
+      remote_pending--;
+    }
+  if (st != HS_OK) {
+    rc = hs_cli_fail(&err, st);
+    if (mpi) /* the other ranks wait for rows this rank will not send or take */
+      mpi->abort(rc);
+    goto out;
+  }
+  hs_progress_finish(&o.prog, false);
+  rc = finish_output(&o, a->path);
+out:
+  if (o.f)
+    fclose(o.f);
+  for (size_t i = 0; o.pending && i < n_todo; i++)
+    free(o.pending[i]);
+  free(o.pending);
+  free(mine);
+  return rc;
+}
+
 int hs_cmd_sweep(int argc, char **argv)
 {
   hs_opt_t opts[] = {
@@ -229,167 +436,27 @@ int hs_cmd_sweep(int argc, char **argv)
                         "Spec format and CSV columns: docs/sweep.md.");
   if (rc)
     return rc < 0 ? 0 : rc;
-  if (npos != 1) {
-    fprintf(stderr, "hetsim sweep: give one SPEC.json (see --help)\n");
-    return 2;
-  }
-  int64_t workers = 1;
-  if ((rc = hs_cli_int(opts, "j", 1, 1, 1024, &workers)))
+  sweep_args_t a;
+  if ((rc = read_sweep_args(opts, pos, npos, &a)))
     return rc;
-  const hs_opt_t *oo = hs_cli_opt(opts, "o");
-  const char *path = oo ? oo->value : NULL;
-  bool resume = hs_cli_opt(opts, "resume") != NULL;
-  if (resume && !path) {
-    fprintf(stderr, "hetsim sweep: --resume needs -o FILE\n");
-    return 2;
-  }
-  unsigned flags = hs_cli_opt(opts, "no-timings") ? HS_SWEEP_NO_TIMINGS : 0u;
-
   hs_sweep_spec_t spec;
   hs_sweep_spec_init(&spec);
-  hs_error_t err;
-  hs_error_init(&err);
-  hs_status_t st = hs_sweep_spec_load(pos[0], &spec, &err);
-  if (st == HS_OK) /* one global batch for every point unless the spec asks otherwise */
-    st = hs_sweep_spec_resolve(&spec, &err);
-  if (st != HS_OK) {
-    rc = hs_cli_fail(&err, st);
-    hs_sweep_spec_destroy(&spec);
-    return rc;
-  }
-  /* the flags override the spec's planner options */
-  if ((rc = hs_cli_precision(opts, &spec.precision)) ||
-      (rc = hs_cli_memory_headroom(opts, &spec.memory_headroom))) {
-    hs_sweep_spec_destroy(&spec);
-    return rc;
-  }
-  if (hs_cli_opt(opts, "dry-run")) {
+  uint64_t *todo = NULL;
+  size_t n_todo = 0, n_done = 0;
+  int rank = 0, size = 1;
+  if ((rc = load_spec(opts, a.spec_path, &spec)))
+    goto out;
+  if (a.dry_run) {
     printf("%s: %zu jobs of a %llu-job grid, %zu rows (%zu clusters, %zu models, %zu strategies, "
            "%zu price models)\n", spec.name, spec.n_jobs, (unsigned long long)spec.n_grid,
            spec.n_jobs * spec.n_prices, spec.n_clusters, spec.n_models, spec.n_strategies, spec.n_prices);
-    hs_sweep_spec_destroy(&spec);
-    return 0;
-  }
-
-  int rank = 0, size = 1;
-  if (launched_by_mpirun()) {
-    if ((rc = mpi_load())) {
-      hs_sweep_spec_destroy(&spec);
-      return rc;
-    }
-    /* -j workers are forked processes that never call MPI: rows reach this
-     * rank's main thread, which alone talks to MPI */
-    mpi->init(&argc, &argv, &rank, &size);
-    mpi_rank = rank;
-  }
-
-  uint64_t *todo = NULL;
-  size_t n_todo = 0, n_done = 0;
-  if (rank == 0)
-    rc = prepare(&spec, path, resume, &todo, &n_todo, &n_done);
-  if (mpi) {
-    long long cnt = rc ? -1 : (long long)n_todo;
-    mpi->bcast_count(&cnt);
-    if (cnt < 0) {
-      mpi->finalize();
-      free(todo);
-      hs_sweep_spec_destroy(&spec);
-      return rank == 0 ? rc : 2;
-    }
-    n_todo = (size_t)cnt;
-    if (rank != 0) {
-      todo = hs_calloc(n_todo + 1, sizeof *todo);
-      if (!todo)
-        mpi->abort(1);
-    }
-    if (n_todo)
-      mpi->bcast_jobs(todo, n_todo);
-  }
-  if (rc) {
-    free(todo);
-    hs_sweep_spec_destroy(&spec);
-    return rc;
-  }
-
-  /* this rank's share: positions i with i % size == rank */
-  uint64_t *mine = hs_calloc(n_todo + 1, sizeof *mine);
-  size_t n_mine = 0;
-  out_t o;
-  memset(&o, 0, sizeof o);
-  o.spec = &spec;
-  o.todo = todo;
-  o.n_todo = n_todo;
-  o.pending = hs_calloc(n_todo + 1, sizeof *o.pending);
-  if (!mine || !o.pending) {
-    fprintf(stderr, "hetsim sweep: out of memory\n");
-    rc = 1;
     goto out;
   }
-  for (size_t i = 0; i < n_todo; i++)
-    if ((int)(i % (size_t)size) == rank)
-      mine[n_mine++] = todo[i];
-  if (rank == 0 && path) {
-    hs_error_t aerr;
-    hs_error_init(&aerr);
-    hs_status_t ast = hs_output_open_append(path, &o.f, &aerr);
-    if (ast != HS_OK) {
-      rc = hs_cli_fail(&aerr, ast);
-      if (mpi)
-        mpi->abort(2);
-      goto out;
-    }
-  }
-  if (rank == 0 && !path)
-    fputs(hs_sweep_csv_header(), stdout);
-  bool quiet = rank != 0 || hs_cli_opt(opts, "quiet") != NULL;
-  hs_progress_init(&o.prog, quiet ? NULL : stderr, "sweep", "points",
-                   (uint64_t)n_todo * spec.n_prices);
-  if (!quiet)
-    fprintf(stderr, "sweep %s: %zu jobs x %zu price models = %llu points, %lld workers x %d ranks\n",
-            spec.name, spec.n_jobs, spec.n_prices, (unsigned long long)spec.n_jobs * spec.n_prices,
-            (long long)workers, size);
-  if (n_done && !quiet)
-    fprintf(stderr, "sweep: %zu jobs already in %s, %zu to run\n", n_done, path, n_todo);
-  remote_pending = rank == 0 ? n_todo - n_mine : 0;
-  st = hs_sweep_run(&spec, mine, n_mine, (int)workers, flags, on_rows, &o, &err);
-  if (mpi && rank == 0)
-    while (remote_pending > 0) {
-      recv_rows(&o);
-      remote_pending--;
-    }
-  if (st != HS_OK) {
-    rc = hs_cli_fail(&err, st);
-    if (mpi) /* the other ranks wait for rows this rank will not send or take */
-      mpi->abort(rc);
+  if ((rc = mpi_start(&argc, &argv, &rank, &size)) ||
+      (rc = share_todo(&a, &spec, rank, &todo, &n_todo, &n_done)))
     goto out;
-  }
-  hs_progress_finish(&o.prog, false);
-  if (o.write_error) {
-    fprintf(stderr, "hetsim: %s: write error%s%s\n", path ? path : "standard output",
-            o.write_errno ? ": " : "", o.write_errno ? strerror(o.write_errno) : "");
-    rc = hs_status_exit_code(HS_EIO);
-    if (mpi)
-      mpi->abort(rc);
-    goto out;
-  }
-  if (o.f) {
-    errno = 0;
-    int bad = fclose(o.f);
-    o.f = NULL;
-    if (bad) {
-      fprintf(stderr, "hetsim: %s: write error%s%s\n", path, errno ? ": " : "", errno ? strerror(errno) : "");
-      rc = hs_status_exit_code(HS_EIO);
-      goto out;
-    }
-    rc = finish_file(path);
-  }
+  rc = run_share(&a, &spec, rank, size, todo, n_todo, n_done);
 out:
-  if (o.f)
-    fclose(o.f);
-  for (size_t i = 0; o.pending && i < n_todo; i++)
-    free(o.pending[i]);
-  free(o.pending);
-  free(mine);
   free(todo);
   hs_sweep_spec_destroy(&spec);
   if (mpi)
