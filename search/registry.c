@@ -3,7 +3,6 @@
  * (hs_search.h). The driver owns budgets and progress: planners only step.
  */
 #include "search_internal.h"
-#include "hs_elastic.h"
 #include "hs_progress.h"
 
 #include <math.h>
@@ -489,7 +488,7 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
     hs_error_t lerr;
     hs_error_init(&lerr);
     lerr.warn_fp = NULL;
-    hs_status_t ls = k == 0 ? HS_OK : hs_elastic_subcluster(c, alive, &sub, dev_map, &lerr);
+    hs_status_t ls = k == 0 ? HS_OK : hs_search_subcluster(c, alive, &sub, dev_map, &lerr);
     so.work_share = (o->work_share > 0 ? o->work_share : 1.0) *
                     (k == 0 ? whole_share : (1.0 - whole_share) * subset_devices[k] / all_devices);
     if (ls == HS_OK)

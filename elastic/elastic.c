@@ -319,7 +319,7 @@ static hs_status_t planner_get(hs_elastic_planner_t *p, const uint8_t *alive, pe
   memcpy(e->alive, alive, N);
   for (size_t n = 0; n < N; n++)
     alive_b[n] = alive[n] != 0;
-  hs_status_t ps = hs_elastic_subcluster(p->c, alive_b, &sub, dev_map, &perr);
+  hs_status_t ps = hs_search_subcluster(p->c, alive_b, &sub, dev_map, &perr);
   if (ps == HS_OK) {
     p->n_searches++;
     ps = hs_planner_run(p->type, p->m, &sub, &p->opts, NULL, &plan, &stats, &rep, &perr);
