@@ -2,7 +2,7 @@
  * cmd_elastic.c - `hetsim elastic`: a spot-instance what-if over hours of
  * training (preemptions, re-planning, recovery), one recovery strategy or a
  * comparison of all of them on the same preemption sequence. The logic is
- * in search/elastic*.c; this file parses options and prints.
+ * in elastic/elastic*.c; this file parses options and prints.
  */
 #include "cli.h"
 #include "hs_elastic.h"

@@ -626,6 +626,298 @@ static hs_status_t group_exchanges(hs_estimator_t *e, const hs_plan_t *p, int32_
   return HS_OK;
 }
 
+/* Scratch of one hs_estimate_plan call: per-stage times of the pipeline
+ * being estimated, the holders of a stage's first op, the bytes each node
+ * sends off-node, and the memos of gradient all-reduces and holder groups
+ * (a grid's pipelines repeat them). Owned by the call. */
+typedef struct plan_ws {
+  double *tf, *tb, *cut, *params, *opt; /* per stage: fwd, bwd, send to the next, params, step */
+  int32_t *group;
+  double *nic_bytes;                    /* per node */
+  ar_memo_t memo[AR_MEMO_MAX];
+  int32_t n_memo;
+  group_memo_t gmemo[AR_MEMO_MAX];
+  int32_t n_gmemo;
+} plan_ws_t;
+
+/* Tied embedding split from its LM head (sim/lower.c): after the DP sync,
+ * pairs of (embedding, head) holders all-reduce the copy's gradient in
+ * parallel; pairs across sites share the inter-site link. *tied_ar = 0
+ * when no pipeline splits them. HS_ENOMEM only. O(pipelines). */
+static hs_status_t tied_allreduce_s(hs_estimator_t *e, const hs_plan_t *p, int32_t v,
+                                    double grad_bytes, double *tied_ar, hs_error_t *err)
+{
+  const hs_model_t *m = e->m;
+  const hs_cluster_t *c = e->c;
+  *tied_ar = 0.0;
+  if (e->tied_head < 0)
+    return HS_OK;
+  const hs_op_t *h = &m->ops[e->tied_head];
+  int32_t nh = 0, ne = 0, d_h = -1, d_e = -1, tp_h = 1, tp_e = 1;
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    int32_t ranks = pl->n_stages / v, sh = stage_of(pl, e->tied_head), se = stage_of(pl, h->tied_op);
+    if (ranks < 1 || sh % ranks == se % ranks)
+      continue;
+    nh += pl->stages[sh].n_replicas;
+    ne += pl->stages[se].n_replicas;
+    if (d_h < 0) {
+      d_h = pl->stages[sh].replicas[0].devices[0];
+      d_e = pl->stages[se].replicas[0].devices[0];
+      tp_h = pl->stages[sh].replicas[0].n_devices;
+      tp_e = pl->stages[se].replicas[0].n_devices;
+    }
+  }
+  if (nh > 0) {
+    /* TP-split shares only when both ends have the same TP degree: pairs
+     * whose degrees differ exchange the whole gradient between their
+     * first devices (sim/lower.c) */
+    double bytes = h->tied_params * grad_bytes /
+                   ((h->tp_split == HS_TP_REPLICATE || tp_h <= 1 || tp_h != tp_e) ? 1.0 : tp_h);
+    if (c->devices[d_h].site != c->devices[d_e].site)
+      bytes *= HS_MAX(nh, ne);
+    int32_t pair[2] = {d_e, d_h};
+    if (hs_estimate_allreduce(e, pair, 2, bytes, tied_ar) != HS_OK)
+      return hs_error_set(err, HS_ENOMEM, "out of memory estimating the tied embedding's all-reduce");
+  }
+  return HS_OK;
+}
+
+/* Activation bytes per microbatch each node sends off-node, summed over
+ * pipelines (the dp pipelines of a grid send at the same time through
+ * one NIC); one chunk per rank under interleaving. Adds into nic_bytes
+ * (zeroed by the caller). O(stages). */
+static void nic_send_bytes(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *p,
+                           int32_t v, double *nic_bytes)
+{
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    int32_t ranks = pl->n_stages / v;
+    for (int32_t s = 0; s + 1 < pl->n_stages && s < ranks; s++) {
+      const hs_plan_stage_t *stg = &pl->stages[s];
+      int32_t src = stg->replicas[0].devices[0], dst = pl->stages[s + 1].replicas[0].devices[0];
+      if (c->devices[src].node == c->devices[dst].node)
+        continue;
+      double share = 0.0;
+      for (int32_t q = 0; q < stg->n_replicas; q++)
+        if (c->devices[stg->replicas[q].devices[0]].node == c->devices[src].node)
+          share += stg->replicas[q].share;
+      nic_bytes[c->devices[src].node] += m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size * share;
+    }
+  }
+}
+
+/* Per-stage costs of pipeline i into ws: tf/tb (the slowest replica, plus
+ * the context/expert-parallel exchanges; full recompute repeats the
+ * forward's), params and optimizer step (the largest replica's), and cut[s],
+ * the send of stage s's activations to stage s + 1 sharing the node's NIC
+ * (ws->nic_bytes). HS_ENOMEM, or HS_EINVAL for a stage the estimator cannot
+ * cost. O(stages x replicas). */
+static hs_status_t stage_costs(hs_estimator_t *e, const hs_plan_t *p, int32_t i, plan_ws_t *ws,
+                               hs_error_t *err)
+{
+  const hs_model_t *m = e->m;
+  const hs_cluster_t *c = e->c;
+  const hs_plan_pipeline_t *pl = &p->pipelines[i];
+  int32_t S = pl->n_stages;
+  double *tf = ws->tf, *tb = ws->tb, *params = ws->params, *opt = ws->opt, *cut = ws->cut;
+  for (int32_t s = 0; s < S; s++) {
+    const hs_plan_stage_t *stg = &pl->stages[s];
+    tf[s] = tb[s] = params[s] = opt[s] = 0.0;
+    hs_stage_cost_t sc0;
+    memset(&sc0, 0, sizeof sc0);
+    for (int32_t q = 0; q < stg->n_replicas; q++) {
+      const hs_plan_replica_t *r = &stg->replicas[q];
+      hs_stage_cost_t sc_;
+      hs_status_t se = hs_estimate_stage(e, stg->op_first, stg->op_last, r->devices, r->n_devices,
+                                         r->share * pl->microbatch_size, stg->recompute, &sc_);
+      if (se == HS_ENOMEM)
+        return hs_error_set(err, HS_ENOMEM, "out of memory estimating pipelines[%d].stages[%d]", i, s);
+      if (se != HS_OK)
+        return hs_error_set(err, HS_EINVAL, "pipelines[%d].stages[%d]: cannot estimate", i, s);
+      if (q == 0)
+        sc0 = sc_;
+      tf[s] = fmax(tf[s], sc_.fwd_s);
+      tb[s] = fmax(tb[s], sc_.bwd_s);
+      params[s] = fmax(params[s], sc_.params_per_device);
+      opt[s] = fmax(opt[s], sc_.optimizer_s);
+    }
+    double xf = 0.0, xb = 0.0;
+    if (group_exchanges(e, p, i, s, &sc0, ws->group, &xf, &xb) != HS_OK)
+      return hs_error_set(err, HS_ENOMEM, "out of memory estimating pipelines[%d].stages[%d]'s "
+                          "context/expert-parallel exchanges", i, s);
+    tf[s] += xf;
+    tb[s] += xb + (stg->recompute == HS_RECOMPUTE_FULL ? xf : 0.0);
+    cut[s] = 0.0;
+    if (s + 1 < S) {
+      const hs_plan_stage_t *nx = &pl->stages[s + 1];
+      /* replicas on replica 0's node share its NIC: their pieces add up */
+      double nodeshare = 0.0;
+      int32_t node0 = c->devices[stg->replicas[0].devices[0]].node;
+      for (int32_t q = 0; q < stg->n_replicas; q++)
+        if (c->devices[stg->replicas[q].devices[0]].node == node0)
+          nodeshare += stg->replicas[q].share;
+      double act = m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size * nodeshare;
+      int32_t nsub = HS_MIN(stg->replicas[0].n_devices, nx->replicas[0].n_devices);
+      int32_t src = stg->replicas[0].devices[0], dst = nx->replicas[0].devices[0];
+      /* leaving the node: every pipeline's send from this node shares its
+       * NIC, each over its own GPUs' rails */
+      double node_act = c->devices[src].node != c->devices[dst].node ? ws->nic_bytes[c->devices[src].node] : 0.0;
+      cut[s] = hs_estimate_p2p_shared_s(e, src, dst, act, node_act, nsub);
+    }
+  }
+  return HS_OK;
+}
+
+/* The pipeline's time from ws's stage costs: m microbatches of the slowest
+ * rank plus the bubble, for p equal ranks of per-microbatch time t
+ * m t + (p-1) t / v. Interleaving: a rank runs v chunks; approximated with
+ * the per-rank sum and a bubble divided by v. Sends overlap compute when
+ * async. O(stages). */
+static double pipeline_time_s(const hs_plan_pipeline_t *pl, int32_t v, bool async, const plan_ws_t *ws)
+{
+  const double *tf = ws->tf, *tb = ws->tb, *cut = ws->cut;
+  int32_t S = pl->n_stages;
+  int32_t ranks = S / v;
+  double sum = 0.0, tmax = 0.0, comm = 0.0;
+  for (int32_t r = 0; r < ranks; r++) {
+    double t = 0.0, cin = 0.0, cout = 0.0;
+    for (int32_t ch = 0; ch < v; ch++) {
+      int32_t s = ch * ranks + r;
+      t += tf[s] + tb[s];
+      cin += s > 0 ? cut[s - 1] : 0.0;
+      cout += cut[s];
+    }
+    sum += t;
+    double teff = async ? fmax(t, fmax(cin, cout)) : t + cin + cout;
+    tmax = fmax(tmax, teff);
+  }
+  for (int32_t s = 0; s + 1 < S; s++)
+    comm += 2.0 * cut[s];
+  double mb = pl->n_microbatches;
+  /* m t + (p-1) t / v for p equal ranks of per-microbatch time t */
+  return (sum + comm) / v + (mb - 1.0 / v) * tmax;
+}
+
+/* The time of stage s's gradient all-reduce over the holders of its first
+ * op (memoised in ws by op and by (holders, bytes)); *n_out: the number of
+ * holders. HS_ENOMEM only. */
+static hs_status_t stage_allreduce_s(hs_estimator_t *e, const hs_plan_t *p, int32_t i, int32_t s,
+                                     double grad_bytes, plan_ws_t *ws, double *bytes_out,
+                                     int32_t *n_out, double *ar_out, hs_error_t *err)
+{
+  const hs_cluster_t *c = e->c;
+  const hs_plan_stage_t *stg = &p->pipelines[i].stages[s];
+  int32_t *group = ws->group;
+  /* the holders of the stage's first op: the same for every stage
+   * that starts there (every pipeline of a grid), so looked up once */
+  int32_t n = 0;
+  uint64_t key = 1469598103934665603ULL;
+  bool multi_node = false, have_group = false;
+  int32_t gk = 0;
+  while (gk < ws->n_gmemo && ws->gmemo[gk].op_first != stg->op_first)
+    gk++;
+  if (gk < ws->n_gmemo) {
+    n = ws->gmemo[gk].n;
+    key = ws->gmemo[gk].key;
+    multi_node = ws->gmemo[gk].multi_node;
+  } else {
+    n = holders(p, stg->op_first, group, &key);
+    for (int32_t k = 1; k < n && !multi_node; k++)
+      multi_node = c->devices[group[k]].node != c->devices[group[0]].node;
+    have_group = true;
+    if (ws->n_gmemo < AR_MEMO_MAX)
+      ws->gmemo[ws->n_gmemo++] = (group_memo_t){stg->op_first, n, key, multi_node};
+  }
+  int32_t tp = stg->replicas[0].n_devices;
+  double bytes = ws->params[s] * grad_bytes;
+  if (multi_node && tp > 1)
+    bytes *= tp;
+  if (hs_plan_zero_stage(p) >= 3) /* parameter all-gathers with the gradient sync (lower.c) */
+    bytes *= 0.5 + hs_precision_state_bytes(p->precision).weight / grad_bytes;
+  double ar = -1.0;
+  for (int32_t k = 0; k < ws->n_memo; k++)
+    if (ws->memo[k].key == key && ws->memo[k].n == n && ws->memo[k].bytes == bytes)
+      ar = ws->memo[k].t;
+  if (ar < 0.0) {
+    if (!have_group)
+      holders(p, stg->op_first, group, &key);
+    if (hs_estimate_allreduce(e, group, n, bytes, &ar) != HS_OK)
+      return hs_error_set(err, HS_ENOMEM, "out of memory estimating pipelines[%d].stages[%d]'s "
+                          "gradient all-reduce", i, s);
+    if (ws->n_memo < AR_MEMO_MAX)
+      ws->memo[ws->n_memo++] = (ar_memo_t){key, n, bytes, ar};
+  }
+  *bytes_out = bytes;
+  *n_out = n;
+  *ar_out = ar;
+  return HS_OK;
+}
+
+/* Gradient sync and optimizer per stage of pipeline i, after the pipeline's
+ * tpipe: raises out->dp_exposed_s, out->optimizer_s and *iter (the end of
+ * the last step), and gives stage 0's exposed sync in *exposed0. Buckets of
+ * bucket_bytes start as the last backward produces them (the simulator's
+ * overlap). HS_ENOMEM only. O(stages x memo). */
+static hs_status_t stage_syncs(hs_estimator_t *e, const hs_plan_t *p, int32_t i, double tpipe,
+                               double grad_bytes, plan_ws_t *ws, hs_estimate_t *out, double *iter,
+                               double *exposed0, hs_error_t *err)
+{
+  const hs_plan_pipeline_t *pl = &p->pipelines[i];
+  const double *tb = ws->tb, *opt = ws->opt;
+  double bwd_before = 0.0;
+  for (int32_t s = 0; s < pl->n_stages; s++) {
+    const hs_plan_stage_t *stg = &pl->stages[s];
+    double bytes = 0.0, ar = 0.0;
+    int32_t n = 0;
+    hs_status_t st = stage_allreduce_s(e, p, i, s, grad_bytes, ws, &bytes, &n, &ar, err);
+    if (st != HS_OK)
+      return st;
+    /* buckets of bucket_bytes start as the last backward produces them
+     * (the simulator's overlap): the first after its share of the
+     * backward, the last one's all-reduce always exposed */
+    double frac = bytes > 0.0 ? fmin(1.0, p->bucket_bytes / (ws->params[s] * grad_bytes)) : 1.0;
+    double exposed = fmax(frac * tb[s] + ar, tb[s] + frac * ar) - tb[s];
+    double kd = overlap_k(e, stg->replicas[0].devices[0]);
+    if (kd > 0.0 && frac < 1.0) {
+      /* the backward after the first bucket runs beside the other
+       * buckets ((1 - frac) ar of all-reduce), slowed while they run */
+      double rest = (1.0 - frac) * tb[s];
+      rest += kd * fmin(rest, (1.0 - frac) * ar / (1.0 + kd));
+      exposed = fmax(frac * tb[s] + ar, frac * tb[s] + rest + frac * ar) - tb[s];
+    }
+    if (s == 0)
+      *exposed0 = exposed;
+    out->dp_exposed_s = fmax(out->dp_exposed_s, exposed);
+    /* ZeRO: each of the n holders steps 1/n of the parameters (lower.c) */
+    double opt_s = hs_plan_zero_stage(p) >= 1 && n > 1 ? opt[s] / n : opt[s];
+    out->optimizer_s = fmax(out->optimizer_s, opt_s);
+    double end = tpipe - bwd_before + exposed + opt_s;
+    *iter = fmax(*iter, end);
+    bwd_before += tb[s];
+  }
+  return HS_OK;
+}
+
+/* The memory pass: every device's peak bytes (hs_memory_per_device into
+ * e->mem), the largest, and the first device over its GPU's memory. */
+static hs_status_t plan_memory(hs_estimator_t *e, const hs_plan_t *p, hs_estimate_t *out,
+                               hs_error_t *err)
+{
+  const hs_cluster_t *c = e->c;
+  hs_status_t st = hs_memory_per_device(e->m, c, p, e->mem, err);
+  if (st != HS_OK)
+    return st;
+  for (size_t d = 0; d < c->n_devices; d++) {
+    out->max_memory_bytes = fmax(out->max_memory_bytes, e->mem[d]);
+    if (e->mem[d] > hs_cluster_gpu(c, (int32_t)d)->mem_bytes && out->oom_device < 0) {
+      out->oom = true;
+      out->oom_device = (int32_t)d;
+    }
+  }
+  return HS_OK;
+}
+
 hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_memory,
                              hs_estimate_t *out, hs_error_t *err)
 {
@@ -655,235 +947,48 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
     for (int32_t s = 0; s < p->pipelines[i].n_stages; s++)
       total_tp_groups += p->pipelines[i].stages[s].n_replicas;
   }
-  double *tf = hs_calloc((size_t)max_stages + 1, sizeof *tf);
-  double *tb = hs_calloc((size_t)max_stages + 1, sizeof *tb);
-  double *cut = hs_calloc((size_t)max_stages + 1, sizeof *cut);
-  double *params = hs_calloc((size_t)max_stages + 1, sizeof *params);
-  double *opt = hs_calloc((size_t)max_stages + 1, sizeof *opt);
-  int32_t *group = hs_calloc((size_t)total_tp_groups + 1, sizeof *group);
-  double *nic_bytes = hs_calloc(c->n_nodes + 1, sizeof *nic_bytes);
-  ar_memo_t memo[AR_MEMO_MAX];
-  int32_t n_memo = 0;
-  group_memo_t gmemo[AR_MEMO_MAX];
-  int32_t n_gmemo = 0;
-  if (!tf || !tb || !cut || !params || !opt || !group || !nic_bytes)
+  plan_ws_t ws;
+  ws.tf = hs_calloc((size_t)max_stages + 1, sizeof *ws.tf);
+  ws.tb = hs_calloc((size_t)max_stages + 1, sizeof *ws.tb);
+  ws.cut = hs_calloc((size_t)max_stages + 1, sizeof *ws.cut);
+  ws.params = hs_calloc((size_t)max_stages + 1, sizeof *ws.params);
+  ws.opt = hs_calloc((size_t)max_stages + 1, sizeof *ws.opt);
+  ws.group = hs_calloc((size_t)total_tp_groups + 1, sizeof *ws.group);
+  ws.nic_bytes = hs_calloc(c->n_nodes + 1, sizeof *ws.nic_bytes);
+  ws.n_memo = 0;
+  ws.n_gmemo = 0;
+  if (!ws.tf || !ws.tb || !ws.cut || !ws.params || !ws.opt || !ws.group || !ws.nic_bytes)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  /* Tied embedding split from its LM head (sim/lower.c): after the DP sync,
-   * pairs of (embedding, head) holders all-reduce the copy's gradient in
-   * parallel; pairs across sites share the inter-site link. */
   double tied_ar = 0.0;
-  if (e->tied_head >= 0) {
-    const hs_op_t *h = &m->ops[e->tied_head];
-    int32_t nh = 0, ne = 0, d_h = -1, d_e = -1, tp_h = 1, tp_e = 1;
-    for (int32_t i = 0; i < p->n_pipelines; i++) {
-      const hs_plan_pipeline_t *pl = &p->pipelines[i];
-      int32_t ranks = pl->n_stages / v, sh = stage_of(pl, e->tied_head), se = stage_of(pl, h->tied_op);
-      if (ranks < 1 || sh % ranks == se % ranks)
-        continue;
-      nh += pl->stages[sh].n_replicas;
-      ne += pl->stages[se].n_replicas;
-      if (d_h < 0) {
-        d_h = pl->stages[sh].replicas[0].devices[0];
-        d_e = pl->stages[se].replicas[0].devices[0];
-        tp_h = pl->stages[sh].replicas[0].n_devices;
-        tp_e = pl->stages[se].replicas[0].n_devices;
-      }
-    }
-    if (nh > 0) {
-      /* TP-split shares only when both ends have the same TP degree: pairs
-       * whose degrees differ exchange the whole gradient between their
-       * first devices (sim/lower.c) */
-      double bytes = h->tied_params * grad_bytes /
-                     ((h->tp_split == HS_TP_REPLICATE || tp_h <= 1 || tp_h != tp_e) ? 1.0 : tp_h);
-      if (c->devices[d_h].site != c->devices[d_e].site)
-        bytes *= HS_MAX(nh, ne);
-      int32_t pair[2] = {d_e, d_h};
-      if (hs_estimate_allreduce(e, pair, 2, bytes, &tied_ar) != HS_OK)
-        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory estimating the tied embedding's all-reduce"));
-    }
-  }
-  /* Activation bytes per microbatch each node sends off-node, summed over
-   * pipelines (the dp pipelines of a grid send at the same time through
-   * one NIC); one chunk per rank under interleaving. O(stages). */
-  for (int32_t i = 0; i < p->n_pipelines; i++) {
-    const hs_plan_pipeline_t *pl = &p->pipelines[i];
-    int32_t ranks = pl->n_stages / v;
-    for (int32_t s = 0; s + 1 < pl->n_stages && s < ranks; s++) {
-      const hs_plan_stage_t *stg = &pl->stages[s];
-      int32_t src = stg->replicas[0].devices[0], dst = pl->stages[s + 1].replicas[0].devices[0];
-      if (c->devices[src].node == c->devices[dst].node)
-        continue;
-      double share = 0.0;
-      for (int32_t q = 0; q < stg->n_replicas; q++)
-        if (c->devices[stg->replicas[q].devices[0]].node == c->devices[src].node)
-          share += stg->replicas[q].share;
-      nic_bytes[c->devices[src].node] += m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size * share;
-    }
-  }
+  HS_CHECK(tied_allreduce_s(e, p, v, grad_bytes, &tied_ar, err));
+  nic_send_bytes(m, c, p, v, ws.nic_bytes);
   double iter = 0.0;
   for (int32_t i = 0; i < p->n_pipelines; i++) {
     const hs_plan_pipeline_t *pl = &p->pipelines[i];
-    int32_t S = pl->n_stages;
     double exposed0 = 0.0;
-    for (int32_t s = 0; s < S; s++) {
-      const hs_plan_stage_t *stg = &pl->stages[s];
-      tf[s] = tb[s] = params[s] = opt[s] = 0.0;
-      hs_stage_cost_t sc0;
-      memset(&sc0, 0, sizeof sc0);
-      for (int32_t q = 0; q < stg->n_replicas; q++) {
-        const hs_plan_replica_t *r = &stg->replicas[q];
-        hs_stage_cost_t sc_;
-        hs_status_t se = hs_estimate_stage(e, stg->op_first, stg->op_last, r->devices, r->n_devices,
-                                           r->share * pl->microbatch_size, stg->recompute, &sc_);
-        if (se == HS_ENOMEM)
-          HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory estimating pipelines[%d].stages[%d]", i, s));
-        if (se != HS_OK)
-          HS_FAIL(hs_error_set(err, HS_EINVAL, "pipelines[%d].stages[%d]: cannot estimate", i, s));
-        if (q == 0)
-          sc0 = sc_;
-        tf[s] = fmax(tf[s], sc_.fwd_s);
-        tb[s] = fmax(tb[s], sc_.bwd_s);
-        params[s] = fmax(params[s], sc_.params_per_device);
-        opt[s] = fmax(opt[s], sc_.optimizer_s);
-      }
-      double xf = 0.0, xb = 0.0;
-      if (group_exchanges(e, p, i, s, &sc0, group, &xf, &xb) != HS_OK)
-        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory estimating pipelines[%d].stages[%d]'s "
-                             "context/expert-parallel exchanges", i, s));
-      tf[s] += xf;
-      tb[s] += xb + (stg->recompute == HS_RECOMPUTE_FULL ? xf : 0.0);
-      cut[s] = 0.0;
-      if (s + 1 < S) {
-        const hs_plan_stage_t *nx = &pl->stages[s + 1];
-        /* replicas on replica 0's node share its NIC: their pieces add up */
-        double nodeshare = 0.0;
-        int32_t node0 = c->devices[stg->replicas[0].devices[0]].node;
-        for (int32_t q = 0; q < stg->n_replicas; q++)
-          if (c->devices[stg->replicas[q].devices[0]].node == node0)
-            nodeshare += stg->replicas[q].share;
-        double act = m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size * nodeshare;
-        int32_t nsub = HS_MIN(stg->replicas[0].n_devices, nx->replicas[0].n_devices);
-        int32_t src = stg->replicas[0].devices[0], dst = nx->replicas[0].devices[0];
-        /* leaving the node: every pipeline's send from this node shares its
-         * NIC, each over its own GPUs' rails */
-        double node_act = c->devices[src].node != c->devices[dst].node ? nic_bytes[c->devices[src].node] : 0.0;
-        cut[s] = hs_estimate_p2p_shared_s(e, src, dst, act, node_act, nsub);
-      }
-    }
-    /* Interleaving: a rank runs v chunks; approximate with the per-rank sum
-     * and a bubble divided by v. */
-    int32_t ranks = S / v;
-    double sum = 0.0, tmax = 0.0, comm = 0.0;
-    for (int32_t r = 0; r < ranks; r++) {
-      double t = 0.0, cin = 0.0, cout = 0.0;
-      for (int32_t ch = 0; ch < v; ch++) {
-        int32_t s = ch * ranks + r;
-        t += tf[s] + tb[s];
-        cin += s > 0 ? cut[s - 1] : 0.0;
-        cout += cut[s];
-      }
-      sum += t;
-      double teff = async ? fmax(t, fmax(cin, cout)) : t + cin + cout;
-      tmax = fmax(tmax, teff);
-    }
-    for (int32_t s = 0; s + 1 < S; s++)
-      comm += 2.0 * cut[s];
-    double mb = pl->n_microbatches;
-    /* m t + (p-1) t / v for p equal ranks of per-microbatch time t */
-    double tpipe = (sum + comm) / v + (mb - 1.0 / v) * tmax;
+    HS_CHECK(stage_costs(e, p, i, &ws, err));
+    double tpipe = pipeline_time_s(pl, v, async, &ws);
     out->pipeline_s = fmax(out->pipeline_s, tpipe);
-    /* gradient sync and optimizer per stage */
-    double bwd_before = 0.0;
-    for (int32_t s = 0; s < S; s++) {
-      const hs_plan_stage_t *stg = &pl->stages[s];
-      /* the holders of the stage's first op: the same for every stage
-       * that starts there (every pipeline of a grid), so looked up once */
-      int32_t n = 0;
-      uint64_t key = 1469598103934665603ULL;
-      bool multi_node = false, have_group = false;
-      int32_t gk = 0;
-      while (gk < n_gmemo && gmemo[gk].op_first != stg->op_first)
-        gk++;
-      if (gk < n_gmemo) {
-        n = gmemo[gk].n;
-        key = gmemo[gk].key;
-        multi_node = gmemo[gk].multi_node;
-      } else {
-        n = holders(p, stg->op_first, group, &key);
-        for (int32_t k = 1; k < n && !multi_node; k++)
-          multi_node = c->devices[group[k]].node != c->devices[group[0]].node;
-        have_group = true;
-        if (n_gmemo < AR_MEMO_MAX)
-          gmemo[n_gmemo++] = (group_memo_t){stg->op_first, n, key, multi_node};
-      }
-      int32_t tp = stg->replicas[0].n_devices;
-      double bytes = params[s] * grad_bytes;
-      if (multi_node && tp > 1)
-        bytes *= tp;
-      if (hs_plan_zero_stage(p) >= 3) /* parameter all-gathers with the gradient sync (lower.c) */
-        bytes *= 0.5 + hs_precision_state_bytes(p->precision).weight / grad_bytes;
-      double ar = -1.0;
-      for (int32_t k = 0; k < n_memo; k++)
-        if (memo[k].key == key && memo[k].n == n && memo[k].bytes == bytes)
-          ar = memo[k].t;
-      if (ar < 0.0) {
-        if (!have_group)
-          holders(p, stg->op_first, group, &key);
-        if (hs_estimate_allreduce(e, group, n, bytes, &ar) != HS_OK)
-          HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory estimating pipelines[%d].stages[%d]'s "
-                               "gradient all-reduce", i, s));
-        if (n_memo < AR_MEMO_MAX)
-          memo[n_memo++] = (ar_memo_t){key, n, bytes, ar};
-      }
-      /* buckets of bucket_bytes start as the last backward produces them
-       * (the simulator's overlap): the first after its share of the
-       * backward, the last one's all-reduce always exposed */
-      double frac = bytes > 0.0 ? fmin(1.0, p->bucket_bytes / (params[s] * grad_bytes)) : 1.0;
-      double exposed = fmax(frac * tb[s] + ar, tb[s] + frac * ar) - tb[s];
-      double kd = overlap_k(e, stg->replicas[0].devices[0]);
-      if (kd > 0.0 && frac < 1.0) {
-        /* the backward after the first bucket runs beside the other
-         * buckets ((1 - frac) ar of all-reduce), slowed while they run */
-        double rest = (1.0 - frac) * tb[s];
-        rest += kd * fmin(rest, (1.0 - frac) * ar / (1.0 + kd));
-        exposed = fmax(frac * tb[s] + ar, frac * tb[s] + rest + frac * ar) - tb[s];
-      }
-      if (s == 0)
-        exposed0 = exposed;
-      out->dp_exposed_s = fmax(out->dp_exposed_s, exposed);
-      /* ZeRO: each of the n holders steps 1/n of the parameters (lower.c) */
-      double opt_s = hs_plan_zero_stage(p) >= 1 && n > 1 ? opt[s] / n : opt[s];
-      out->optimizer_s = fmax(out->optimizer_s, opt_s);
-      double end = tpipe - bwd_before + exposed + opt_s;
-      iter = fmax(iter, end);
-      bwd_before += tb[s];
-    }
+    HS_CHECK(stage_syncs(e, p, i, tpipe, grad_bytes, &ws, out, &iter, &exposed0, err));
     if (tied_ar > 0.0) {
       /* the embedding's stage finishes backward last; the sync follows its
        * DP all-reduce, then both ends step their optimizers */
+      int32_t ranks = pl->n_stages / v;
       int32_t sh = stage_of(pl, e->tied_head), se = stage_of(pl, m->ops[e->tied_head].tied_op);
       if (ranks >= 1 && sh % ranks != se % ranks)
-        iter = fmax(iter, tpipe + exposed0 + tied_ar + fmax(opt[se], opt[sh]));
+        iter = fmax(iter, tpipe + exposed0 + tied_ar + fmax(ws.opt[se], ws.opt[sh]));
     }
   }
   out->iteration_s = e->out_of_time ? INFINITY : iter;
-  if (with_memory) {
-    HS_CHECK(hs_memory_per_device(m, c, p, e->mem, err));
-    for (size_t d = 0; d < c->n_devices; d++) {
-      out->max_memory_bytes = fmax(out->max_memory_bytes, e->mem[d]);
-      if (e->mem[d] > hs_cluster_gpu(c, (int32_t)d)->mem_bytes && out->oom_device < 0) {
-        out->oom = true;
-        out->oom_device = (int32_t)d;
-      }
-    }
-  }
+  if (with_memory)
+    HS_CHECK(plan_memory(e, p, out, err));
 cleanup:
-  free(tf);
-  free(tb);
-  free(cut);
-  free(params);
-  free(opt);
-  free(group);
-  free(nic_bytes);
+  free(ws.tf);
+  free(ws.tb);
+  free(ws.cut);
+  free(ws.params);
+  free(ws.opt);
+  free(ws.group);
+  free(ws.nic_bytes);
   return st;
 }

@@ -672,28 +672,33 @@ static bool set_microbatch(hs_plan_t *p, const double *r, int32_t mbs)
 }
 
 #define HAP_MAX_MODES 12
-static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n, double *sim_s,
-                              hs_error_t *err)
+
+/* One memory mode: ZeRO stage and recomputation. */
+typedef struct hap_mode {
+  int32_t zero;
+  hs_recompute_t rc;
+} hap_mode_t;
+
+/* The search of fit_memory: its scratch (per-device memory, the LP's
+ * ratios, the divisors of B) and the best configuration so far. */
+typedef struct fit_search {
+  double *mem, *ratio;
+  int64_t *divs, n_div;
+  double best_s, best_over;  /* best simulated time; smallest overflow (need/capacity) */
+  int32_t best_mode, worst_dev, n_sim;
+  int64_t best_nmb;
+  bool out_of_time;
+} fit_search_t;
+
+/* The modes tried, in order: with practice search every ZeRO stage from the
+ * options' to 3 x (none, selective, full) recompute (recompute only when
+ * allowed); without, HAP's fallback (none, ZeRO-1, ZeRO-1 + full
+ * recompute). Returns their number (at most HAP_MAX_MODES). */
+static int32_t fit_modes(const hap_t *a, hap_mode_t *modes)
 {
-  hs_status_t st = HS_OK;
-  double *mem = hs_calloc(a->c->n_devices, sizeof *mem);
-  hs_plan_pipeline_t *pl = &p->pipelines[0];
-  double *ratio = hs_calloc((size_t)HS_MAX(pl->stages[0].n_replicas, 1), sizeof *ratio);
-  if (!mem || !ratio) {
-    free(mem);
-    free(ratio);
-    return hs_error_set(err, HS_ENOMEM, "hap: out of memory");
-  }
-  for (int32_t i = 0; i < pl->stages[0].n_replicas; i++)
-    ratio[i] = pl->stages[0].replicas[i].share;
-  int64_t B = a->B;
-  double best_over = INFINITY;
-  int32_t worst_dev = 0;
-  struct { int32_t zero; hs_recompute_t rc; } modes[HAP_MAX_MODES];
   int32_t n_modes = 0;
-  bool search = a->o.search_practice;
   int32_t z0 = a->o.practice.zero_stage;
-  if (search) {
+  if (a->o.search_practice) {
     for (int32_t z = z0; z <= 3; z++)
       for (int rc = 0; rc < 3 && n_modes < HAP_MAX_MODES; rc++) {
         if (rc != HS_RECOMPUTE_NONE && !a->o.allow_recompute)
@@ -709,130 +714,183 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
     modes[n_modes].zero = HS_MAX(z0, 1);
     modes[n_modes++].rc = HS_RECOMPUTE_FULL;
   }
-  double best_s = INFINITY;
-  int32_t best_mode = -1, n_sim = 0;
-  int64_t best_nmb = 0;
-  bool out_of_time = false;
-  /* the microbatch counts tried: divisors of B in increasing order, found
-   * in O(sqrt(B)) (a loop to B took seconds at B = 2^31); microbatches of
-   * at most 2^20 samples, as hs_plan_validate accepts */
-  int64_t n_div = 0, *divs = NULL;
+  return n_modes;
+}
+
+/* The microbatch counts tried: the divisors of B in increasing order into
+ * fs->divs (caller frees), found in O(sqrt(B)) (a loop to B took seconds at
+ * B = 2^31). HS_ENOMEM only. */
+static hs_status_t batch_divisors(int64_t B, fit_search_t *fs, hs_error_t *err)
+{
+  int64_t n_div = 0;
   for (int64_t d = 1; d <= B / d; d++)
     if (B % d == 0)
       n_div += d == B / d ? 1 : 2;
-  divs = hs_calloc((size_t)HS_MAX(n_div, 1), sizeof *divs);
-  if (!divs)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "hap: out of memory"));
-  {
-    int64_t lo = 0, hi = n_div;
-    for (int64_t d = 1; d <= B / d; d++)
-      if (B % d == 0) {
-        divs[lo++] = d;
-        if (d != B / d)
-          divs[--hi] = B / d;
-      }
-  }
-  for (int32_t k = 0; k < n_modes && !out_of_time; k++) {
-    p->optimizer_sharding = false;
-    p->practice.zero_stage = modes[k].zero;
-    pl->stages[0].recompute = modes[k].rc;
-    for (int64_t di = 0; di < n_div; di++) {
-      int64_t nmb = divs[di];
-      if (B / nmb > (INT64_C(1) << 20) || nmb > INT32_MAX)
-        continue;
-      pl->n_microbatches = (int32_t)nmb;
-      if (!set_microbatch(p, ratio, (int32_t)(B / nmb)))
-        break; /* fewer samples than replicas: smaller microbatches neither */
-      HS_CHECK(hs_memory_per_device(a->m, a->c, p, mem, err));
-      double over = 0.0;
-      int32_t dev = 0;
-      for (size_t d = 0; d < a->c->n_devices; d++) {
-        double o = mem[d] / hs_cluster_gpu(a->c, (int32_t)d)->mem_bytes;
-        if (o > over) {
-          over = o;
-          dev = (int32_t)d;
-        }
-      }
-      if (over <= 1.0) {
-        double t = 0.0;
-        if (search && !hs__sim_fits(a->o.deadline_s, 2.0 * hs__sim_cost_s(p))) {
-          /* no time to simulate: the first fitting mode stands, as without search */
-          out_of_time = true;
-          if (best_mode < 0) {
-            best_mode = k;
-            best_nmb = nmb;
-          }
-          break;
-        }
-        if (search) {
-          /* the simulator decides between fitting configurations */
-          hs_report_t rep;
-          hs_report_init(&rep);
-          hs_error_t e2;
-          hs_error_init(&e2);
-          e2.warn_fp = NULL;
-          hs_status_t s2 = hs_simulate(a->m, a->c, p, NULL, &rep, &e2);
-          n_sim++;
-          if (s2 == HS_ENOMEM) {
-            hs_report_destroy(&rep);
-            HS_FAIL(hs_error_set(err, s2, "hap: %s", e2.msg));
-          }
-          t = s2 == HS_OK && !rep.oom ? rep.iteration_time_s : INFINITY;
-          hs_report_destroy(&rep);
-        }
-        if (t < best_s || (!search && best_mode < 0)) {
-          best_s = t;
-          best_mode = k;
-          best_nmb = nmb;
-        }
-        break;
-      }
-      if (over < best_over) {
-        best_over = over;
-        worst_dev = dev;
-      }
-      /* activations scale with the microbatch; once a microbatch is one
-       * sample per device there is nothing left to split */
-      if (B / nmb <= (int64_t)a->N)
-        break;
+  fs->divs = hs_calloc((size_t)HS_MAX(n_div, 1), sizeof *fs->divs);
+  if (!fs->divs)
+    return hs_error_set(err, HS_ENOMEM, "hap: out of memory");
+  fs->n_div = n_div;
+  int64_t lo = 0, hi = n_div;
+  for (int64_t d = 1; d <= B / d; d++)
+    if (B % d == 0) {
+      fs->divs[lo++] = d;
+      if (d != B / d)
+        fs->divs[--hi] = B / d;
     }
-    if (!search && best_mode >= 0)
+  return HS_OK;
+}
+
+/* Mode k on plan p: the fewest microbatches (of at most 2^20 samples, as
+ * hs_plan_validate accepts) with which every device fits; with practice
+ * search that configuration is simulated and kept when faster. Updates fs
+ * (best, smallest overflow and its device, simulations, out_of_time when
+ * no simulation fits the deadline). HS_ENOMEM only. */
+static hs_status_t fit_mode(hap_t *a, hs_plan_t *p, const hap_mode_t *modes, int32_t k,
+                            fit_search_t *fs, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_plan_pipeline_t *pl = &p->pipelines[0];
+  int64_t B = a->B;
+  bool search = a->o.search_practice;
+  p->optimizer_sharding = false;
+  p->practice.zero_stage = modes[k].zero;
+  pl->stages[0].recompute = modes[k].rc;
+  for (int64_t di = 0; di < fs->n_div; di++) {
+    int64_t nmb = fs->divs[di];
+    if (B / nmb > (INT64_C(1) << 20) || nmb > INT32_MAX)
+      continue;
+    pl->n_microbatches = (int32_t)nmb;
+    if (!set_microbatch(p, fs->ratio, (int32_t)(B / nmb)))
+      break; /* fewer samples than replicas: smaller microbatches neither */
+    HS_CHECK(hs_memory_per_device(a->m, a->c, p, fs->mem, err));
+    double over = 0.0;
+    int32_t dev = 0;
+    for (size_t d = 0; d < a->c->n_devices; d++) {
+      double o = fs->mem[d] / hs_cluster_gpu(a->c, (int32_t)d)->mem_bytes;
+      if (o > over) {
+        over = o;
+        dev = (int32_t)d;
+      }
+    }
+    if (over <= 1.0) {
+      double t = 0.0;
+      if (search && !hs__sim_fits(a->o.deadline_s, 2.0 * hs__sim_cost_s(p))) {
+        /* no time to simulate: the first fitting mode stands, as without search */
+        fs->out_of_time = true;
+        if (fs->best_mode < 0) {
+          fs->best_mode = k;
+          fs->best_nmb = nmb;
+        }
+        break;
+      }
+      if (search) {
+        /* the simulator decides between fitting configurations */
+        hs_report_t rep;
+        hs_report_init(&rep);
+        hs_error_t e2;
+        hs_error_init(&e2);
+        e2.warn_fp = NULL;
+        hs_status_t s2 = hs_simulate(a->m, a->c, p, NULL, &rep, &e2);
+        fs->n_sim++;
+        if (s2 == HS_ENOMEM) {
+          hs_report_destroy(&rep);
+          HS_FAIL(hs_error_set(err, s2, "hap: %s", e2.msg));
+        }
+        t = s2 == HS_OK && !rep.oom ? rep.iteration_time_s : INFINITY;
+        hs_report_destroy(&rep);
+      }
+      if (t < fs->best_s || (!search && fs->best_mode < 0)) {
+        fs->best_s = t;
+        fs->best_mode = k;
+        fs->best_nmb = nmb;
+      }
+      break;
+    }
+    if (over < fs->best_over) {
+      fs->best_over = over;
+      fs->worst_dev = dev;
+    }
+    /* activations scale with the microbatch; once a microbatch is one
+     * sample per device there is nothing left to split */
+    if (B / nmb <= (int64_t)a->N)
       break;
   }
-  if (best_mode >= 0) {
-    *sim_s = best_s;
-    p->optimizer_sharding = false;
-    p->practice.zero_stage = modes[best_mode].zero;
-    pl->stages[0].recompute = modes[best_mode].rc;
-    set_microbatch(p, ratio, (int32_t)(B / best_nmb)); /* it succeeded in the loop */
-    pl->n_microbatches = (int32_t)best_nmb;
-    char sim[64] = "";
-    if (search)
-      snprintf(sim, sizeof sim, "; %d configurations simulated%s", n_sim,
-               out_of_time ? " (time limit)" : "");
-    snprintf(what, what_n, "%lld microbatches of %lld%s%s%s%s", (long long)best_nmb,
-             (long long)(B / best_nmb), modes[best_mode].zero > 0 ? ", ZeRO-" : "",
-             modes[best_mode].zero == 1 ? "1" : modes[best_mode].zero == 2 ? "2"
-                                            : modes[best_mode].zero == 3 ? "3" : "",
-             modes[best_mode].rc == HS_RECOMPUTE_FULL        ? ", full recompute"
-             : modes[best_mode].rc == HS_RECOMPUTE_SELECTIVE ? ", selective recompute"
-                                                             : "",
-             sim);
+cleanup:
+  return st;
+}
+
+/* Sets the best configuration of fs on p (mode, microbatches, shares) and
+ * describes it in `what`; *sim_s = its simulated time. fs->best_mode >= 0. */
+static void apply_fit(hap_t *a, hs_plan_t *p, const hap_mode_t *modes, const fit_search_t *fs,
+                      char *what, size_t what_n, double *sim_s)
+{
+  hs_plan_pipeline_t *pl = &p->pipelines[0];
+  int64_t B = a->B, best_nmb = fs->best_nmb;
+  const hap_mode_t *bm = &modes[fs->best_mode];
+  *sim_s = fs->best_s;
+  p->optimizer_sharding = false;
+  p->practice.zero_stage = bm->zero;
+  pl->stages[0].recompute = bm->rc;
+  set_microbatch(p, fs->ratio, (int32_t)(B / best_nmb)); /* it succeeded in the loop */
+  pl->n_microbatches = (int32_t)best_nmb;
+  char sim[64] = "";
+  if (a->o.search_practice)
+    snprintf(sim, sizeof sim, "; %d configurations simulated%s", fs->n_sim,
+             fs->out_of_time ? " (time limit)" : "");
+  snprintf(what, what_n, "%lld microbatches of %lld%s%s%s%s", (long long)best_nmb,
+           (long long)(B / best_nmb), bm->zero > 0 ? ", ZeRO-" : "",
+           bm->zero == 1 ? "1" : bm->zero == 2 ? "2" : bm->zero == 3 ? "3" : "",
+           bm->rc == HS_RECOMPUTE_FULL        ? ", full recompute"
+           : bm->rc == HS_RECOMPUTE_SELECTIVE ? ", selective recompute"
+                                              : "",
+           sim);
+}
+
+/* The memory fit described above set_microbatch: the modes (fit_modes),
+ * each mode's fewest fitting microbatches (fit_mode), the best applied to p
+ * (apply_fit); HS_EINFEASIBLE naming the device furthest over when no mode
+ * fits. */
+static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n, double *sim_s,
+                              hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_plan_pipeline_t *pl = &p->pipelines[0];
+  fit_search_t fs = {.best_s = INFINITY, .best_over = INFINITY, .best_mode = -1};
+  fs.mem = hs_calloc(a->c->n_devices, sizeof *fs.mem);
+  fs.ratio = hs_calloc((size_t)HS_MAX(pl->stages[0].n_replicas, 1), sizeof *fs.ratio);
+  if (!fs.mem || !fs.ratio) {
+    free(fs.mem);
+    free(fs.ratio);
+    return hs_error_set(err, HS_ENOMEM, "hap: out of memory");
+  }
+  for (int32_t i = 0; i < pl->stages[0].n_replicas; i++)
+    fs.ratio[i] = pl->stages[0].replicas[i].share;
+  hap_mode_t modes[HAP_MAX_MODES];
+  int32_t n_modes = fit_modes(a, modes);
+  bool search = a->o.search_practice;
+  HS_CHECK(batch_divisors(a->B, &fs, err));
+  for (int32_t k = 0; k < n_modes && !fs.out_of_time; k++) {
+    HS_CHECK(fit_mode(a, p, modes, k, &fs, err));
+    if (!search && fs.best_mode >= 0)
+      break;
+  }
+  if (fs.best_mode >= 0) {
+    apply_fit(a, p, modes, &fs, what, what_n, sim_s);
     goto cleanup;
   }
   {
-    const hs_gpu_t *g = hs_cluster_gpu(a->c, worst_dev);
+    const hs_gpu_t *g = hs_cluster_gpu(a->c, fs.worst_dev);
     st = hs_error_set(err, HS_EINFEASIBLE,
                       "hap: the program does not fit: device %d (%s, %.1f GB) needs %.1f GB even "
                       "with ZeRO-%d, full recompute and one-sample microbatches (HAP's search has "
                       "no memory term; see docs/hap.md)",
-                      worst_dev, g->name, g->mem_bytes / 1e9, best_over * g->mem_bytes / 1e9,
-                      search ? 3 : HS_MAX(z0, 1));
+                      fs.worst_dev, g->name, g->mem_bytes / 1e9, fs.best_over * g->mem_bytes / 1e9,
+                      search ? 3 : HS_MAX(a->o.practice.zero_stage, 1));
   }
 cleanup:
-  free(divs);
-  free(mem);
-  free(ratio);
+  free(fs.divs);
+  free(fs.mem);
+  free(fs.ratio);
   return st;
 }
 

@@ -109,4 +109,13 @@ struct cJSON *hs_search_result_to_json(const char *strategy, const char *model,
                                        const char *cluster, const hs_search_stats_t *stats,
                                        const hs_plan_t *plan, const hs_report_t *report);
 
+/* Builds the cluster of the nodes with alive[node] (c->n_nodes entries):
+ * sites and links kept (sites may be empty, so routes through them stay),
+ * nodes and devices renumbered in order. dev_map[new device] = original
+ * device (c->n_devices entries; NULL = not wanted). `out` is destroyed
+ * first; the caller frees it with hs_cluster_destroy. HS_EINFEASIBLE when no
+ * node is alive, HS_ENOMEM. O(nodes + devices). */
+hs_status_t hs_search_subcluster(const hs_cluster_t *c, const bool *alive, hs_cluster_t *out,
+                                 int32_t *dev_map, hs_error_t *err);
+
 #endif /* HS_SEARCH_H */

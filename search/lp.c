@@ -285,34 +285,11 @@ static void glpk_leave(void)
     glpk_unlock();
 }
 
-/* Everything GLPK. The arrays it needs (1-based) are allocated by the caller
- * so that a longjmp out of GLPK leaks nothing of ours. `prob` is volatile
- * because it is assigned between setjmp and a possible longjmp. */
-static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, int *ia, int *ja,
-                              double *ar, hs_lp_result_t *res, hs_error_t *err)
+/* Loads lp into the empty GLPK problem `prob`: direction, row and column
+ * bounds, objective, integer columns, and the matrix through the caller's
+ * 1-based ia/ja/ar (lp->n_nz + 1 entries each). */
+static void load_problem(glp_prob *prob, const hs_lp_t *lp, int *ia, int *ja, double *ar)
 {
-  glpk_ctx_t ctx;
-  ctx.last_gap = NAN;
-  ctx.deadline_s = o->time_limit_s > 0.0 ? hs__now_s() + o->time_limit_s : 0.0;
-  ctx.work_limit = o->work_limit;
-  ctx.rows = (double)HS_MAX((size_t)1, lp->n_rows);
-  ctx.nnz = (double)lp->n_nz;
-  ctx.nodes = 0;
-  ctx.stopped = false;
-  glp_prob *volatile prob = NULL;
-  res->is_mip = is_mip;
-
-  if (setjmp(ctx.jb)) {
-    /* GLPK hit an internal error: its state is undefined; free it all. */
-    glp_error_hook(NULL, NULL);
-    glp_free_env();
-    return hs_error_set(err, HS_EINTERNAL, "lp: GLPK internal error (%zu rows, %zu columns)",
-                        lp->n_rows, lp->n_cols);
-  }
-  glp_error_hook(on_glpk_error, &ctx);
-  glp_term_out(GLP_OFF);
-
-  prob = glp_create_prob();
   glp_set_obj_dir(prob, lp->minimise ? GLP_MIN : GLP_MAX);
   if (lp->n_rows)
     glp_add_rows(prob, (int)lp->n_rows);
@@ -340,130 +317,194 @@ static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, i
     }
   if (k)
     glp_load_matrix(prob, (int)k, ia, ja, ar);
+}
 
+/* Solves the loaded LP with the simplex under the time and work limits
+ * (no presolve, so infeasible problems keep their exact status); fills
+ * res's status, iterations, work and objective, and lp->x when a solution
+ * (or, with none, the relaxation GLPK left) is there. HS_EINTERNAL when
+ * GLPK fails for another reason than a limit. */
+static hs_status_t solve_simplex(glp_prob *prob, hs_lp_t *lp, const hs_lp_opts_t *o,
+                                 glpk_ctx_t *ctx, hs_lp_result_t *res, hs_error_t *err)
+{
   hs_status_t st = HS_OK;
-  int ret;
+  glp_smcp sm;
+  glp_init_smcp(&sm);
+  sm.msg_lev = GLP_MSG_OFF;
+  sm.tm_lim = time_limit_ms(o->time_limit_s);
+  sm.it_lim = it_limit_glpk(o->work_limit, ctx->rows);
+  sm.presolve = GLP_OFF; /* keeps the status of infeasible problems exact */
+  int ret = glp_simplex(prob, &sm);
+  res->iterations = glp_get_it_cnt(prob);
+  res->work = work_done(ctx, (int)res->iterations);
+  res->time_limit_hit = ret == GLP_ETMLIM || ret == GLP_EITLIM;
+  if (ret != 0 && ret != GLP_ETMLIM && ret != GLP_EITLIM) {
+    st = hs_error_set(err, HS_EINTERNAL, "lp: simplex failed (GLPK code %d)", ret);
+  } else {
+    switch (glp_get_status(prob)) {
+    case GLP_OPT: res->status = HS_LP_OPTIMAL; break;
+    case GLP_FEAS: res->status = HS_LP_FEASIBLE; break;
+    case GLP_NOFEAS: res->status = HS_LP_INFEASIBLE; break;
+    case GLP_UNBND: res->status = HS_LP_UNBOUNDED; break;
+    default: res->status = HS_LP_NO_SOLUTION; break;
+    }
+    if (res->status == HS_LP_NO_SOLUTION) {
+      res->relaxed = true; /* lp->x still holds the root relaxation */
+      lp->has_x = true;
+    }
+    if (res->status == HS_LP_OPTIMAL || res->status == HS_LP_FEASIBLE) {
+      res->objective = glp_get_obj_val(prob);
+      for (size_t j = 0; j < lp->n_cols; j++)
+        lp->x[j] = glp_get_col_prim(prob, (int)j + 1);
+      lp->has_x = true;
+    }
+  }
+  return st;
+}
+
+/* The root LP of a MILP, under the time limit: glp_intopt's own presolver
+ * solves it with no time limit at all, which on big models ran 100x past
+ * the budget (bench_search, 64 GPUs). Returns HS_OK with *go set when the
+ * root is optimal (lp->x then holds it) and branch-and-cut may follow;
+ * otherwise res->status says why not (limit, infeasible, unbounded).
+ * HS_EINTERNAL when GLPK fails. */
+static hs_status_t solve_root(glp_prob *prob, hs_lp_t *lp, const hs_lp_opts_t *o,
+                              glpk_ctx_t *ctx, hs_lp_result_t *res, bool *go, hs_error_t *err)
+{
+  *go = false;
+  glp_smcp sm;
+  glp_init_smcp(&sm);
+  sm.msg_lev = GLP_MSG_OFF;
+  sm.tm_lim = time_limit_ms(o->time_limit_s);
+  sm.it_lim = it_limit_glpk(o->work_limit, ctx->rows);
+  sm.presolve = GLP_OFF;
+  glp_scale_prob(prob, GLP_SF_AUTO); /* big-M rows span many magnitudes */
+  glp_adv_basis(prob, 0);
+  int rr = glp_simplex(prob, &sm);
+  int root = glp_get_status(prob);
+  res->iterations = glp_get_it_cnt(prob);
+  res->work = work_done(ctx, (int)res->iterations);
+  if (rr == GLP_ETMLIM || rr == GLP_EITLIM ||
+      (rr == 0 && root != GLP_OPT && root != GLP_NOFEAS && root != GLP_UNBND)) {
+    res->time_limit_hit = rr == GLP_ETMLIM || rr == GLP_EITLIM;
+    res->status = HS_LP_NO_SOLUTION;
+    return HS_OK;
+  }
+  if (rr != 0)
+    return hs_error_set(err, HS_EINTERNAL, "lp: root relaxation failed (GLPK code %d)", rr);
+  if (root == GLP_NOFEAS) {
+    res->status = HS_LP_INFEASIBLE;
+    return HS_OK;
+  }
+  if (root == GLP_UNBND) {
+    res->status = HS_LP_UNBOUNDED;
+    return HS_OK;
+  }
+  for (size_t j = 0; j < lp->n_cols; j++)
+    lp->x[j] = glp_get_col_prim(prob, (int)j + 1);
+  *go = true;
+  return HS_OK;
+}
+
+/* Solves the loaded MILP: the root LP (solve_root), then branch-and-cut in
+ * the time left, stopped by on_mip_event at the deadline or work limit.
+ * Fills res (status, gap, nodes, iterations, work, objective) and lp->x as
+ * solve_simplex does. HS_EINTERNAL when GLPK fails for another reason than
+ * a limit or the gap. */
+static hs_status_t solve_mip(glp_prob *prob, hs_lp_t *lp, const hs_lp_opts_t *o, glpk_ctx_t *ctx,
+                             hs_lp_result_t *res, hs_error_t *err)
+{
+  bool go = false;
+  hs_status_t st = solve_root(prob, lp, o, ctx, res, &go, err);
+  if (st != HS_OK || !go)
+    return st;
+  double spent_s = hs__now_s() - (ctx->deadline_s - o->time_limit_s);
+  glp_iocp io;
+  glp_init_iocp(&io);
+  io.msg_lev = GLP_MSG_OFF;
+  io.presolve = GLP_OFF; /* the root LP is solved above */
+  io.tm_lim = o->time_limit_s > 0.0 ? time_limit_ms(fmax(1e-3, o->time_limit_s - spent_s))
+                                    : time_limit_ms(0.0);
+  io.mip_gap = o->mip_gap > 0.0 ? o->mip_gap : 0.0;
+  io.cb_func = on_mip_event;
+  io.cb_info = ctx;
+  int ret = glp_intopt(prob, &io);
+  res->iterations = glp_get_it_cnt(prob);
+  res->nodes = ctx->nodes;
+  res->work = work_done(ctx, (int)res->iterations);
+  if (ret == GLP_ESTOP)
+    ret = GLP_ETMLIM; /* stopped by our deadline or work limit: same meaning */
+  res->time_limit_hit = ret == GLP_ETMLIM;
+  if (ret == GLP_ENOPFS) {
+    res->status = HS_LP_INFEASIBLE;
+  } else if (ret == GLP_ENODFS) {
+    res->status = HS_LP_UNBOUNDED;
+  } else if (ret != 0 && ret != GLP_ETMLIM && ret != GLP_EMIPGAP) {
+    st = hs_error_set(err, HS_EINTERNAL, "lp: branch-and-cut failed (GLPK code %d)", ret);
+  } else {
+    switch (glp_mip_status(prob)) {
+    case GLP_OPT:
+      res->status = ret == GLP_EMIPGAP ? HS_LP_OPTIMAL_GAP : HS_LP_OPTIMAL;
+      break;
+    case GLP_FEAS:
+      res->status = ret == GLP_EMIPGAP ? HS_LP_OPTIMAL_GAP : HS_LP_FEASIBLE;
+      break;
+    case GLP_NOFEAS: res->status = HS_LP_INFEASIBLE; break;
+    default: res->status = HS_LP_NO_SOLUTION; break;
+    }
+    if (res->status == HS_LP_NO_SOLUTION) {
+      res->relaxed = true; /* lp->x still holds the root relaxation */
+      lp->has_x = true;
+    }
+    if (res->status == HS_LP_OPTIMAL || res->status == HS_LP_OPTIMAL_GAP ||
+        res->status == HS_LP_FEASIBLE) {
+      res->objective = glp_mip_obj_val(prob);
+      res->gap = res->status == HS_LP_OPTIMAL ? 0.0 : ctx->last_gap;
+      for (size_t j = 0; j < lp->n_cols; j++)
+        lp->x[j] = glp_mip_col_val(prob, (int)j + 1);
+      lp->has_x = true;
+    }
+  }
+  return st;
+}
+
+/* Everything GLPK. The arrays it needs (1-based) are allocated by the caller
+ * so that a longjmp out of GLPK leaks nothing of ours. `prob` is volatile
+ * because it is assigned between setjmp and a possible longjmp; the steps
+ * (load_problem, solve_simplex, solve_mip) run inside this frame, so GLPK's
+ * error hook can jump back here from any of them. */
+static hs_status_t solve_glpk(hs_lp_t *lp, const hs_lp_opts_t *o, bool is_mip, int *ia, int *ja,
+                              double *ar, hs_lp_result_t *res, hs_error_t *err)
+{
+  glpk_ctx_t ctx;
+  ctx.last_gap = NAN;
+  ctx.deadline_s = o->time_limit_s > 0.0 ? hs__now_s() + o->time_limit_s : 0.0;
+  ctx.work_limit = o->work_limit;
+  ctx.rows = (double)HS_MAX((size_t)1, lp->n_rows);
+  ctx.nnz = (double)lp->n_nz;
+  ctx.nodes = 0;
+  ctx.stopped = false;
+  glp_prob *volatile prob = NULL;
+  res->is_mip = is_mip;
+
+  if (setjmp(ctx.jb)) {
+    /* GLPK hit an internal error: its state is undefined; free it all. */
+    glp_error_hook(NULL, NULL);
+    glp_free_env();
+    return hs_error_set(err, HS_EINTERNAL, "lp: GLPK internal error (%zu rows, %zu columns)",
+                        lp->n_rows, lp->n_cols);
+  }
+  glp_error_hook(on_glpk_error, &ctx);
+  glp_term_out(GLP_OFF);
+
+  prob = glp_create_prob();
+  load_problem(prob, lp, ia, ja, ar);
   res->status = HS_LP_NO_SOLUTION;
   res->objective = NAN;
   res->gap = NAN;
   res->time_limit_hit = false;
-  if (!is_mip) {
-    glp_smcp sm;
-    glp_init_smcp(&sm);
-    sm.msg_lev = GLP_MSG_OFF;
-    sm.tm_lim = time_limit_ms(o->time_limit_s);
-    sm.it_lim = it_limit_glpk(o->work_limit, ctx.rows);
-    sm.presolve = GLP_OFF; /* keeps the status of infeasible problems exact */
-    ret = glp_simplex(prob, &sm);
-    res->iterations = glp_get_it_cnt(prob);
-    res->work = work_done(&ctx, (int)res->iterations);
-    res->time_limit_hit = ret == GLP_ETMLIM || ret == GLP_EITLIM;
-    if (ret != 0 && ret != GLP_ETMLIM && ret != GLP_EITLIM) {
-      st = hs_error_set(err, HS_EINTERNAL, "lp: simplex failed (GLPK code %d)", ret);
-    } else {
-      switch (glp_get_status(prob)) {
-      case GLP_OPT: res->status = HS_LP_OPTIMAL; break;
-      case GLP_FEAS: res->status = HS_LP_FEASIBLE; break;
-      case GLP_NOFEAS: res->status = HS_LP_INFEASIBLE; break;
-      case GLP_UNBND: res->status = HS_LP_UNBOUNDED; break;
-      default: res->status = HS_LP_NO_SOLUTION; break;
-      }
-      if (res->status == HS_LP_NO_SOLUTION) {
-        res->relaxed = true; /* lp->x still holds the root relaxation */
-        lp->has_x = true;
-      }
-      if (res->status == HS_LP_OPTIMAL || res->status == HS_LP_FEASIBLE) {
-        res->objective = glp_get_obj_val(prob);
-        for (size_t j = 0; j < lp->n_cols; j++)
-          lp->x[j] = glp_get_col_prim(prob, (int)j + 1);
-        lp->has_x = true;
-      }
-    }
-  } else {
-    /* The root LP first, under the time limit: glp_intopt's own presolver
-     * solves it with no time limit at all, which on big models ran 100x
-     * past the budget (bench_search, 64 GPUs). */
-    glp_smcp sm;
-    glp_init_smcp(&sm);
-    sm.msg_lev = GLP_MSG_OFF;
-    sm.tm_lim = time_limit_ms(o->time_limit_s);
-    sm.it_lim = it_limit_glpk(o->work_limit, ctx.rows);
-    sm.presolve = GLP_OFF;
-    glp_scale_prob(prob, GLP_SF_AUTO); /* big-M rows span many magnitudes */
-    glp_adv_basis(prob, 0);
-    int rr = glp_simplex(prob, &sm);
-    int root = glp_get_status(prob);
-    res->iterations = glp_get_it_cnt(prob);
-    res->work = work_done(&ctx, (int)res->iterations);
-    if (rr == GLP_ETMLIM || rr == GLP_EITLIM ||
-        (rr == 0 && root != GLP_OPT && root != GLP_NOFEAS && root != GLP_UNBND)) {
-      res->time_limit_hit = rr == GLP_ETMLIM || rr == GLP_EITLIM;
-      res->status = HS_LP_NO_SOLUTION;
-      goto done;
-    }
-    if (rr != 0) {
-      st = hs_error_set(err, HS_EINTERNAL, "lp: root relaxation failed (GLPK code %d)", rr);
-      goto done;
-    }
-    if (root == GLP_NOFEAS) {
-      res->status = HS_LP_INFEASIBLE;
-      goto done;
-    }
-    if (root == GLP_UNBND) {
-      res->status = HS_LP_UNBOUNDED;
-      goto done;
-    }
-    for (size_t j = 0; j < lp->n_cols; j++)
-      lp->x[j] = glp_get_col_prim(prob, (int)j + 1);
-    double spent_s = hs__now_s() - (ctx.deadline_s - o->time_limit_s);
-    glp_iocp io;
-    glp_init_iocp(&io);
-    io.msg_lev = GLP_MSG_OFF;
-    io.presolve = GLP_OFF; /* the root LP is solved above */
-    io.tm_lim = o->time_limit_s > 0.0 ? time_limit_ms(fmax(1e-3, o->time_limit_s - spent_s))
-                                      : time_limit_ms(0.0);
-    io.mip_gap = o->mip_gap > 0.0 ? o->mip_gap : 0.0;
-    io.cb_func = on_mip_event;
-    io.cb_info = &ctx;
-    ret = glp_intopt(prob, &io);
-    res->iterations = glp_get_it_cnt(prob);
-    res->nodes = ctx.nodes;
-    res->work = work_done(&ctx, (int)res->iterations);
-    if (ret == GLP_ESTOP)
-      ret = GLP_ETMLIM; /* stopped by our deadline or work limit: same meaning */
-    res->time_limit_hit = ret == GLP_ETMLIM;
-    if (ret == GLP_ENOPFS) {
-      res->status = HS_LP_INFEASIBLE;
-    } else if (ret == GLP_ENODFS) {
-      res->status = HS_LP_UNBOUNDED;
-    } else if (ret != 0 && ret != GLP_ETMLIM && ret != GLP_EMIPGAP) {
-      st = hs_error_set(err, HS_EINTERNAL, "lp: branch-and-cut failed (GLPK code %d)", ret);
-    } else {
-      switch (glp_mip_status(prob)) {
-      case GLP_OPT:
-        res->status = ret == GLP_EMIPGAP ? HS_LP_OPTIMAL_GAP : HS_LP_OPTIMAL;
-        break;
-      case GLP_FEAS:
-        res->status = ret == GLP_EMIPGAP ? HS_LP_OPTIMAL_GAP : HS_LP_FEASIBLE;
-        break;
-      case GLP_NOFEAS: res->status = HS_LP_INFEASIBLE; break;
-      default: res->status = HS_LP_NO_SOLUTION; break;
-      }
-      if (res->status == HS_LP_NO_SOLUTION) {
-        res->relaxed = true; /* lp->x still holds the root relaxation */
-        lp->has_x = true;
-      }
-      if (res->status == HS_LP_OPTIMAL || res->status == HS_LP_OPTIMAL_GAP ||
-          res->status == HS_LP_FEASIBLE) {
-        res->objective = glp_mip_obj_val(prob);
-        res->gap = res->status == HS_LP_OPTIMAL ? 0.0 : ctx.last_gap;
-        for (size_t j = 0; j < lp->n_cols; j++)
-          lp->x[j] = glp_mip_col_val(prob, (int)j + 1);
-        lp->has_x = true;
-      }
-    }
-  }
-done:
+  hs_status_t st = is_mip ? solve_mip(prob, lp, o, &ctx, res, err)
+                          : solve_simplex(prob, lp, o, &ctx, res, err);
   glp_delete_prob(prob);
   prob = NULL;
   glp_error_hook(NULL, NULL);

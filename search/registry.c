@@ -3,7 +3,6 @@
  * (hs_search.h). The driver owns budgets and progress: planners only step.
  */
 #include "search_internal.h"
-#include "hs_elastic.h"
 #include "hs_progress.h"
 
 #include <math.h>
@@ -397,6 +396,241 @@ static void plan_remap(hs_plan_t *p, const int32_t *dev_map)
     }
 }
 
+/* Checks the options hs_planner_run rejects before any search: the memory
+ * headroom in [0, 1), and fp8 only when some GPU of the cluster has an fp8
+ * peak. Reads o and c (may be NULL); HS_EINVAL naming the option. */
+static hs_status_t check_run_opts(const hs_plan_opts_t *o, const hs_cluster_t *c, hs_error_t *err)
+{
+  if (!(o->memory_headroom >= 0.0 && o->memory_headroom < 1.0))
+    return hs_error_set(err, HS_EINVAL, "memory headroom (--memory-headroom): must be in [0, 1), got %g",
+                        o->memory_headroom);
+  if (c && o->precision == HS_DTYPE_FP8) { /* bad input when no GPU could run it */
+    bool any = false;
+    for (size_t d = 0; d < c->n_devices && !any; d++)
+      any = hs_cluster_gpu(c, (int32_t)d)->peak_flops[HS_DTYPE_FP8] > 0.0;
+    if (!any)
+      return hs_error_set(err, HS_EINVAL,
+                          "precision (--precision): fp8 needs FP8 GEMMs, but no GPU of cluster %s has "
+                          "an fp8 peak in the catalog",
+                          c->name);
+  }
+  return HS_OK;
+}
+
+/* One device-subset search: its inputs, the scratch reused across subsets,
+ * and the best plan so far (best_rep, with the plan in the caller's plan). */
+typedef struct subset_run {
+  const hs_planner_type_t *t;
+  const hs_model_t *m;
+  const hs_cluster_t *c;
+  const hs_plan_opts_t *o;
+  hs_plan_opts_t so;         /* o with the whole cluster's batch and each subset's work share */
+  FILE *progress;
+  double t0, end_s, sub_deadline;
+  int32_t *group_of, *dev_map;
+  bool *alive;
+  hs_plan_t cand;
+  hs_report_t crep, best_rep;
+  hs_cluster_t sub;
+  hs_search_stats_t cst;
+  hs_error_t first_err;      /* the whole cluster's error, reported when no subset has a plan */
+  bool have, cut;            /* a plan found; subsets left out for time */
+  double search_s;
+  uint64_t candidates;
+} subset_run_t;
+
+/* Shares of a default work budget (autohet's MILPs) over the node masks, by
+ * their device counts, the whole cluster at least half of it, so the total
+ * stays the whole cluster's: share[k] for mask k. Reads c, group_of. */
+static void subset_work_shares(const hs_cluster_t *c, const int32_t *group_of, const uint64_t *masks,
+                               size_t n_masks, double work_share, double *share)
+{
+  double subset_devices[64], all_devices = 0.0;
+  for (size_t k = 0; k < n_masks; k++) {
+    subset_devices[k] = 0.0;
+    for (size_t n = 0; n < c->n_nodes; n++)
+      if (group_of[n] < 64 ? (masks[k] >> group_of[n]) & 1 : k == 0)
+        subset_devices[k] += c->nodes[n].n_devices;
+    if (k > 0)
+      all_devices += subset_devices[k];
+  }
+  double whole_share = n_masks > 1 ? HS_MAX(0.5, subset_devices[0] / (subset_devices[0] + all_devices)) : 1.0;
+  for (size_t k = 0; k < n_masks; k++)
+    share[k] = (work_share > 0 ? work_share : 1.0) *
+               (k == 0 ? whole_share : (1.0 - whole_share) * subset_devices[k] / all_devices);
+}
+
+/* Keeps sr->cand (simulated in sr->crep) as the best plan when it is the
+ * first or feasible and faster than the best so far; ties keep the earlier
+ * (larger) subset. The loser's plan and report are emptied. */
+static void keep_if_better(subset_run_t *sr, size_t k, hs_plan_t *plan, hs_search_stats_t *stats)
+{
+  bool better = !sr->crep.oom &&
+                (!sr->have || sr->best_rep.oom || sr->crep.iteration_time_s < sr->best_rep.iteration_time_s);
+  if (!sr->have || better) {
+    hs_plan_destroy(plan);
+    *plan = sr->cand;
+    hs_plan_init(&sr->cand);
+    hs_report_destroy(&sr->best_rep);
+    sr->best_rep = sr->crep;
+    hs_report_init(&sr->crep);
+    *stats = sr->cst;
+    if (k > 0) {
+      size_t l = strlen(stats->note);
+      snprintf(stats->note + l, sizeof stats->note - l, "%sbest on a subset: %d of %zu GPUs",
+               l ? "; " : "", hs_plan_n_devices(plan), sr->c->n_devices);
+    }
+    sr->have = true;
+  } else {
+    hs_plan_destroy(&sr->cand);
+    hs_plan_init(&sr->cand);
+    hs_report_destroy(&sr->crep);
+    hs_report_init(&sr->crep);
+  }
+}
+
+/* Plans, validates and simulates on the nodes of mask k (k == 0: the whole
+ * cluster), with the plan's devices renamed back to the cluster's, and keeps
+ * the plan when it is the best so far. A subset whose simulation would not
+ * end in time is skipped (sr->cut). Returns only fatal errors (out of
+ * memory, internal, the whole cluster's final simulation past the time
+ * limit); a subset without a plan is skipped, the whole cluster's error
+ * kept in sr->first_err. */
+static hs_status_t try_subset(subset_run_t *sr, size_t k, uint64_t mask, double work_share,
+                              hs_plan_t *plan, hs_search_stats_t *stats, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  const hs_cluster_t *c = sr->c;
+  for (size_t n = 0; n < c->n_nodes; n++)
+    sr->alive[n] = sr->group_of[n] < 64 ? (mask >> sr->group_of[n]) & 1 : k == 0;
+  hs_error_t lerr;
+  hs_error_init(&lerr);
+  lerr.warn_fp = NULL;
+  hs_status_t ls = k == 0 ? HS_OK : hs_search_subcluster(c, sr->alive, &sr->sub, sr->dev_map, &lerr);
+  sr->so.work_share = work_share;
+  if (ls == HS_OK)
+    ls = run_whole(sr->t, sr->m, k == 0 ? c : &sr->sub, &sr->so, k == 0 ? sr->progress : NULL,
+                   &sr->cand, &sr->cst, NULL, &lerr, sr->end_s);
+  if (ls == HS_OK) {
+    sr->search_s += sr->cst.search_s;
+    sr->candidates += sr->cst.candidates;
+    if (k > 0)
+      plan_remap(&sr->cand, sr->dev_map);
+    ls = hs_plan_validate(&sr->cand, sr->m, c, sr->t->name, &lerr);
+    /* a subset's plan simulated only when the plan's own simulation and
+     * the final one still end in time (the whole cluster's always is) */
+    if (ls == HS_OK && k > 0 && !hs__sim_fits(sr->sub_deadline, 2.0 * hs__sim_cost_s(&sr->cand))) {
+      sr->cut = true;
+      hs_plan_destroy(&sr->cand);
+      hs_plan_init(&sr->cand);
+      return HS_OK;
+    }
+    if (ls == HS_OK && k == 0 &&
+        (ls = check_final_time(&sr->cand, sr->o, sr->t0, sr->end_s, sr->t->name, &lerr)) != HS_OK)
+      HS_FAIL(hs_error_set(err, ls, "%s", lerr.msg));
+    if (ls == HS_OK)
+      ls = hs_simulate(sr->m, c, &sr->cand, NULL, &sr->crep, &lerr);
+    if (ls == HS_OK && !sr->crep.oom)
+      ls = check_headroom(&sr->crep, c, sr->o->memory_headroom, sr->t->name, &lerr);
+    if (ls != HS_OK)
+      hs_report_destroy(&sr->crep), hs_report_init(&sr->crep);
+  }
+  if (ls == HS_ENOMEM || ls == HS_EINTERNAL)
+    HS_FAIL(hs_error_set(err, ls, "%s", lerr.msg));
+  if (ls != HS_OK) {
+    if (k == 0)
+      sr->first_err = lerr;
+    hs_plan_destroy(&sr->cand);
+    hs_plan_init(&sr->cand);
+    return HS_OK;
+  }
+  keep_if_better(sr, k, plan, stats);
+cleanup:
+  return st;
+}
+
+/* The device-subset search of hs_planner_run: the whole cluster and its
+ * subsets of node groups (subset_masks), the fastest feasible plan kept,
+ * its search time and candidates summed over every subset. One group: the
+ * whole cluster only (run_whole). Outputs as hs_planner_run's. */
+static hs_status_t run_subsets(const hs_planner_type_t *t, const hs_model_t *m,
+                               const hs_cluster_t *c, const hs_plan_opts_t *o, FILE *progress,
+                               hs_plan_t *plan, hs_search_stats_t *stats, hs_report_t *report,
+                               hs_error_t *err)
+{
+  double t0 = hs__now_s(), end_s = run_end(o, t0);
+  hs_status_t st = HS_OK;
+  subset_run_t sr = {.t = t, .m = m, .c = c, .o = o, .progress = progress, .t0 = t0, .end_s = end_s};
+  sr.sub_deadline = planner_deadline(c, t0, end_s);
+  sr.group_of = hs_calloc(c->n_nodes, sizeof *sr.group_of);
+  sr.dev_map = hs_calloc(c->n_devices, sizeof *sr.dev_map);
+  sr.alive = hs_calloc(c->n_nodes, sizeof *sr.alive);
+  uint64_t masks[64];
+  double shares[64];
+  hs_plan_init(plan);
+  hs_plan_init(&sr.cand);
+  hs_report_init(&sr.crep);
+  hs_report_init(&sr.best_rep);
+  hs_cluster_init(&sr.sub);
+  hs_error_init(&sr.first_err);
+  sr.first_err.warn_fp = NULL;
+  memset(stats, 0, sizeof *stats);
+  if (report)
+    hs_report_init(report);
+  if (!sr.group_of || !sr.dev_map || !sr.alive)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  int32_t n_groups = node_groups(c, sr.group_of);
+  if (n_groups <= 1) {
+    free(sr.group_of), free(sr.dev_map), free(sr.alive);
+    return run_whole(t, m, c, o, progress, plan, stats, report, err, end_s);
+  }
+  /* every subset trains the batch the whole cluster would */
+  sr.so = *o;
+  sr.so.global_batch = hs__global_batch(o, c);
+  size_t n_masks = subset_masks(c, sr.group_of, n_groups, masks, HS_ARRAY_LEN(masks));
+  subset_work_shares(c, sr.group_of, masks, n_masks, o->work_share, shares);
+  for (size_t k = 0; k < n_masks; k++) {
+    if (k > 0 && hs__past(sr.sub_deadline)) {
+      sr.cut = true; /* the subsets left are not searched */
+      break;
+    }
+    HS_CHECK(try_subset(&sr, k, masks[k], shares[k], plan, stats, err));
+  }
+  if (!sr.have) {
+    /* the whole cluster's error, with its status when the time limit cut it short */
+    st = hs_error_set(err, sr.first_err.status == HS_ELIMIT ? HS_ELIMIT : HS_EINFEASIBLE, "%s",
+                      sr.first_err.msg[0] ? sr.first_err.msg : "no plan on any set of node groups");
+    goto cleanup;
+  }
+  stats->search_s = sr.search_s;
+  stats->candidates = sr.candidates;
+  if (n_masks > 1)
+    stats->optimal = stats->optimal && n_groups <= HS_SUBSET_MAX_GROUPS && !sr.cut;
+  if (sr.cut && !strstr(stats->note, "time limit")) {
+    size_t l = strlen(stats->note);
+    snprintf(stats->note + l, sizeof stats->note - l,
+             "%sstopped at the %.3g s time limit (device subsets left out)", l ? "; " : "",
+             o->time_limit_s > 0.0 ? o->time_limit_s : end_s - t0);
+  }
+  if (report) {
+    *report = sr.best_rep;
+    hs_report_init(&sr.best_rep);
+  }
+cleanup:
+  hs_report_destroy(&sr.best_rep);
+  hs_report_destroy(&sr.crep);
+  hs_plan_destroy(&sr.cand);
+  hs_cluster_destroy(&sr.sub);
+  free(sr.group_of);
+  free(sr.dev_map);
+  free(sr.alive);
+  if (st != HS_OK) {
+    hs_plan_destroy(plan);
+    hs_plan_init(plan);
+  }
+  return st;
+}
+
 hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, const hs_cluster_t *c,
                            const hs_plan_opts_t *o, FILE *progress, hs_plan_t *plan,
                            hs_search_stats_t *stats, hs_report_t *report, hs_error_t *err)
@@ -411,176 +645,13 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
   memset(stats, 0, sizeof *stats);
   if (report)
     hs_report_init(report);
-  if (!(o->memory_headroom >= 0.0 && o->memory_headroom < 1.0))
-    return hs_error_set(err, HS_EINVAL, "memory headroom (--memory-headroom): must be in [0, 1), got %g",
-                        o->memory_headroom);
-  if (c && o->precision == HS_DTYPE_FP8) { /* bad input when no GPU could run it */
-    bool any = false;
-    for (size_t d = 0; d < c->n_devices && !any; d++)
-      any = hs_cluster_gpu(c, (int32_t)d)->peak_flops[HS_DTYPE_FP8] > 0.0;
-    if (!any)
-      return hs_error_set(err, HS_EINVAL,
-                          "precision (--precision): fp8 needs FP8 GEMMs, but no GPU of cluster %s has "
-                          "an fp8 peak in the catalog",
-                          c->name);
-  }
+  hs_status_t st = check_run_opts(o, c, err);
+  if (st != HS_OK)
+    return st;
   if (!t || !m || !c || c->n_nodes == 0 || !o->device_subsets)
     return run_whole(t, m, c, o, progress, plan, stats, report, err, 0.0);
   if (hs__check_batch(hs__global_batch(o, c), (int64_t)c->n_devices, o->max_microbatch_size,
                       t->name, err) != HS_OK)
     return HS_ELIMIT;
-  double t0 = hs__now_s(), end_s = run_end(o, t0);
-  double sub_deadline = planner_deadline(c, t0, end_s);
-  bool cut = false;
-  hs_status_t st = HS_OK;
-  int32_t *group_of = hs_calloc(c->n_nodes, sizeof *group_of);
-  int32_t *dev_map = hs_calloc(c->n_devices, sizeof *dev_map);
-  bool *alive = hs_calloc(c->n_nodes, sizeof *alive);
-  uint64_t masks[64];
-  hs_plan_t cand;
-  hs_report_t crep, best_rep;
-  hs_cluster_t sub;
-  hs_search_stats_t cst;
-  hs_error_t first_err;
-  bool have = false;
-  double search_s = 0.0;
-  uint64_t candidates = 0;
-  hs_plan_init(plan);
-  hs_plan_init(&cand);
-  hs_report_init(&crep);
-  hs_report_init(&best_rep);
-  hs_cluster_init(&sub);
-  hs_error_init(&first_err);
-  first_err.warn_fp = NULL;
-  memset(stats, 0, sizeof *stats);
-  if (report)
-    hs_report_init(report);
-  if (!group_of || !dev_map || !alive)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  int32_t n_groups = node_groups(c, group_of);
-  if (n_groups <= 1) {
-    free(group_of), free(dev_map), free(alive);
-    return run_whole(t, m, c, o, progress, plan, stats, report, err, end_s);
-  }
-  /* every subset trains the batch the whole cluster would */
-  hs_plan_opts_t so = *o;
-  so.global_batch = hs__global_batch(o, c);
-  size_t n_masks = subset_masks(c, group_of, n_groups, masks, HS_ARRAY_LEN(masks));
-  /* a default work budget (autohet's MILPs) is split over the subsets by
-   * their device counts, the whole cluster at least half of it, so the
-   * total stays the whole cluster's */
-  double subset_devices[64], all_devices = 0.0;
-  for (size_t k = 0; k < n_masks; k++) {
-    subset_devices[k] = 0.0;
-    for (size_t n = 0; n < c->n_nodes; n++)
-      if (group_of[n] < 64 ? (masks[k] >> group_of[n]) & 1 : k == 0)
-        subset_devices[k] += c->nodes[n].n_devices;
-    if (k > 0)
-      all_devices += subset_devices[k];
-  }
-  double whole_share = n_masks > 1 ? HS_MAX(0.5, subset_devices[0] / (subset_devices[0] + all_devices)) : 1.0;
-  for (size_t k = 0; k < n_masks; k++) {
-    if (k > 0 && hs__past(sub_deadline)) {
-      cut = true; /* the subsets left are not searched */
-      break;
-    }
-    for (size_t n = 0; n < c->n_nodes; n++)
-      alive[n] = group_of[n] < 64 ? (masks[k] >> group_of[n]) & 1 : k == 0;
-    hs_error_t lerr;
-    hs_error_init(&lerr);
-    lerr.warn_fp = NULL;
-    hs_status_t ls = k == 0 ? HS_OK : hs_elastic_subcluster(c, alive, &sub, dev_map, &lerr);
-    so.work_share = (o->work_share > 0 ? o->work_share : 1.0) *
-                    (k == 0 ? whole_share : (1.0 - whole_share) * subset_devices[k] / all_devices);
-    if (ls == HS_OK)
-      ls = run_whole(t, m, k == 0 ? c : &sub, &so, k == 0 ? progress : NULL, &cand, &cst, NULL, &lerr,
-                     end_s);
-    if (ls == HS_OK) {
-      search_s += cst.search_s;
-      candidates += cst.candidates;
-      if (k > 0)
-        plan_remap(&cand, dev_map);
-      ls = hs_plan_validate(&cand, m, c, t->name, &lerr);
-      /* a subset's plan simulated only when the plan's own simulation and
-       * the final one still end in time (the whole cluster's always is) */
-      if (ls == HS_OK && k > 0 && !hs__sim_fits(sub_deadline, 2.0 * hs__sim_cost_s(&cand))) {
-        cut = true;
-        hs_plan_destroy(&cand);
-        hs_plan_init(&cand);
-        continue;
-      }
-      if (ls == HS_OK && k == 0 && (ls = check_final_time(&cand, o, t0, end_s, t->name, &lerr)) != HS_OK)
-        HS_FAIL(hs_error_set(err, ls, "%s", lerr.msg));
-      if (ls == HS_OK)
-        ls = hs_simulate(m, c, &cand, NULL, &crep, &lerr);
-      if (ls == HS_OK && !crep.oom)
-        ls = check_headroom(&crep, c, o->memory_headroom, t->name, &lerr);
-      if (ls != HS_OK)
-        hs_report_destroy(&crep), hs_report_init(&crep);
-    }
-    if (ls == HS_ENOMEM || ls == HS_EINTERNAL)
-      HS_FAIL(hs_error_set(err, ls, "%s", lerr.msg));
-    if (ls != HS_OK) {
-      if (k == 0)
-        first_err = lerr;
-      hs_plan_destroy(&cand);
-      hs_plan_init(&cand);
-      continue;
-    }
-    /* the fastest feasible plan; ties keep the earlier (larger) subset */
-    bool better = !crep.oom && (!have || best_rep.oom || crep.iteration_time_s < best_rep.iteration_time_s);
-    if (!have || better) {
-      hs_plan_destroy(plan);
-      *plan = cand;
-      hs_plan_init(&cand);
-      hs_report_destroy(&best_rep);
-      best_rep = crep;
-      hs_report_init(&crep);
-      *stats = cst;
-      if (k > 0) {
-        size_t l = strlen(stats->note);
-        snprintf(stats->note + l, sizeof stats->note - l, "%sbest on a subset: %d of %zu GPUs",
-                 l ? "; " : "", hs_plan_n_devices(plan), c->n_devices);
-      }
-      have = true;
-    } else {
-      hs_plan_destroy(&cand);
-      hs_plan_init(&cand);
-      hs_report_destroy(&crep);
-      hs_report_init(&crep);
-    }
-  }
-  if (!have) {
-    /* the whole cluster's error, with its status when the time limit cut it short */
-    st = hs_error_set(err, first_err.status == HS_ELIMIT ? HS_ELIMIT : HS_EINFEASIBLE, "%s",
-                      first_err.msg[0] ? first_err.msg : "no plan on any set of node groups");
-    goto cleanup;
-  }
-  stats->search_s = search_s;
-  stats->candidates = candidates;
-  if (n_masks > 1)
-    stats->optimal = stats->optimal && n_groups <= HS_SUBSET_MAX_GROUPS && !cut;
-  if (cut && !strstr(stats->note, "time limit")) {
-    size_t l = strlen(stats->note);
-    snprintf(stats->note + l, sizeof stats->note - l,
-             "%sstopped at the %.3g s time limit (device subsets left out)", l ? "; " : "",
-             o->time_limit_s > 0.0 ? o->time_limit_s : end_s - t0);
-  }
-  if (report) {
-    *report = best_rep;
-    hs_report_init(&best_rep);
-  }
-cleanup:
-  hs_report_destroy(&best_rep);
-  hs_report_destroy(&crep);
-  hs_plan_destroy(&cand);
-  hs_cluster_destroy(&sub);
-  free(group_of);
-  free(dev_map);
-  free(alive);
-  if (st != HS_OK) {
-    hs_plan_destroy(plan);
-    hs_plan_init(plan);
-  }
-  return st;
+  return run_subsets(t, m, c, o, progress, plan, stats, report, err);
 }

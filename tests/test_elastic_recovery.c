@@ -223,7 +223,7 @@ static void test_subcluster(void)
   int32_t map[16];
   hs_error_t err;
   hs_error_init(&err);
-  CHECK(hs_elastic_subcluster(&C, alive, &s, map, &err) == HS_OK);
+  CHECK(hs_search_subcluster(&C, alive, &s, map, &err) == HS_OK);
   CHECK_EQ_INT(s.n_devices, 12);
   CHECK_EQ_INT(s.n_nodes, 3);
   CHECK_EQ_INT(s.n_sites, 2);
@@ -240,7 +240,7 @@ static void test_subcluster(void)
   CHECK(hs_topology_new(&s, &t, &err) == HS_OK);
   hs_topology_free(t);
   bool none[4] = {false, false, false, false};
-  CHECK(hs_elastic_subcluster(&C, none, &s, map, &err) == HS_EINFEASIBLE);
+  CHECK(hs_search_subcluster(&C, none, &s, map, &err) == HS_EINFEASIBLE);
   hs_cluster_destroy(&s);
 }
 

@@ -172,13 +172,6 @@ hs_status_t hs_elastic_recovery_plan(const hs_model_t *m, const hs_cluster_t *c,
 double hs_elastic_checkpoint_s(const hs_model_t *m, const hs_cluster_t *c,
                                const hs_elastic_cfg_t *cfg, const hs_elastic_layout_t *l);
 
-/* Builds the cluster of the nodes with alive[node]: sites and links kept
- * (sites may be empty, so routes through them stay), nodes and devices
- * renumbered in order. dev_map[new device] = original device (c->n_devices
- * entries). HS_EINFEASIBLE when no node is alive. O(nodes + devices). */
-hs_status_t hs_elastic_subcluster(const hs_cluster_t *c, const bool *alive, hs_cluster_t *out,
-                                  int32_t *dev_map, hs_error_t *err);
-
 /* ---- the run ------------------------------------------------------------- */
 
 typedef enum {

@@ -319,7 +319,7 @@ static hs_status_t planner_get(hs_elastic_planner_t *p, const uint8_t *alive, pe
   memcpy(e->alive, alive, N);
   for (size_t n = 0; n < N; n++)
     alive_b[n] = alive[n] != 0;
-  hs_status_t ps = hs_elastic_subcluster(p->c, alive_b, &sub, dev_map, &perr);
+  hs_status_t ps = hs_search_subcluster(p->c, alive_b, &sub, dev_map, &perr);
   if (ps == HS_OK) {
     p->n_searches++;
     ps = hs_planner_run(p->type, p->m, &sub, &p->opts, NULL, &plan, &stats, &rep, &perr);
@@ -487,15 +487,13 @@ cleanup:
   return st;
 }
 
-hs_status_t hs_elastic_run(const hs_model_t *m, const hs_cluster_t *c, const hs_elastic_cfg_t *cfg,
-                           const hs_elastic_trace_t *trace, hs_elastic_planner_t *planner,
-                           hs_elastic_result_t *out, hs_error_t *err)
+/* Checks the configuration and the trace against the cluster and the planner
+ * cache. Reads cfg, trace, c, planner; writes only err. HS_EINVAL naming the
+ * field or event on bad input, HS_OK otherwise. O(events). */
+static hs_status_t check_run_inputs(const hs_model_t *m, const hs_cluster_t *c,
+                                    const hs_elastic_cfg_t *cfg, const hs_elastic_trace_t *trace,
+                                    const hs_elastic_planner_t *planner, hs_error_t *err)
 {
-  hs_status_t st = HS_OK;
-  hs_elastic_planner_t *own = NULL;
-  hs_topology_t *topo = NULL;
-  rstate_t rs = {0};
-  hs_elastic_result_destroy(out);
   size_t N = c->n_nodes;
   if (!(cfg->hours > 0) || cfg->hours > 1e5)
     return hs_error_set(err, HS_EINVAL, "hours: must be in (0, 1e5], got %g", cfg->hours);
@@ -516,41 +514,65 @@ hs_status_t hs_elastic_run(const hs_model_t *m, const hs_cluster_t *c, const hs_
       return hs_error_set(err, HS_EINVAL, "elastic: events not sorted by time at event %zu", e);
   if (planner && (planner->m != m || planner->c != c))
     return hs_error_set(err, HS_EINVAL, "elastic: the planner cache belongs to another model or cluster");
-  if (!planner) {
-    HS_CHECK(hs_elastic_planner_new(m, c, cfg, &own, err));
-    planner = own;
-  }
-  rs.planner = planner;
-  rs.cur_rec = -1;
-  HS_CHECK(hs_topology_new(c, &topo, err));
-  rs.alive = hs_calloc(N + 1, 1);
-  rs.srcok = hs_calloc(N + 1, 1);
-  rs.srcok_b = hs_calloc(N + 1, sizeof *rs.srcok_b);
-  if (!rs.alive || !rs.srcok || !rs.srcok_b)
+  return HS_OK;
+}
+
+/* The event loop's state: the clock, the phase and when it ends, the work
+ * since the last checkpoint, joins waiting for a re-plan, the next event. */
+typedef struct loop {
+  hs_time_t t, since_ckpt, phase_end;
+  hs_time_t H, interval;     /* horizon; checkpoint interval (HS_TIME_MAX = none) */
+  ph_t phase;
+  bool join_pending;         /* nodes joined: re-plan at the next safe point */
+  int32_t pending_up;        /* nodes joined since the last re-plan */
+  size_t k, n_ev;            /* next event; events inside the horizon */
+} loop_t;
+
+/* What one loop step asks for: a re-plan, its cause, the nodes it lost and
+ * the training time lost since the last checkpoint. */
+typedef struct replan_req {
+  bool start;
+  int32_t kind, down;
+  double lost_s;
+} replan_req_t;
+
+/* Sets up a run: the state arrays (every node up, every node holding the
+ * checkpoint), the full cluster's plan (HS_EINFEASIBLE when none fits), the
+ * result's header and the events inside the horizon (copied into r->events).
+ * Reads rn->m, rn->c, rn->cfg, trace; rs->planner must be set. */
+static hs_status_t start_run(run_t *rn, rstate_t *rs, const hs_elastic_trace_t *trace,
+                             loop_t *L, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  const hs_elastic_cfg_t *cfg = rn->cfg;
+  hs_elastic_result_t *r = rn->r;
+  size_t N = rn->c->n_nodes;
+  rs->alive = hs_calloc(N + 1, 1);
+  rs->srcok = hs_calloc(N + 1, 1);
+  rs->srcok_b = hs_calloc(N + 1, sizeof *rs->srcok_b);
+  if (!rs->alive || !rs->srcok || !rs->srcok_b)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  memset(rs.alive, 1, N);
-  memset(rs.srcok, 1, N);
-  hs_elastic_result_t *r = out;
-  run_t rn = {.m = m, .c = c, .cfg = cfg, .topo = topo, .r = r};
+  memset(rs->alive, 1, N);
+  memset(rs->srcok, 1, N);
   r->hours = cfg->hours;
   r->recovery = cfg->recovery;
-  hs_strlcpy(r->strategy, planner->type->name, sizeof r->strategy);
-  const hs_time_t H = hs_time_from_s(cfg->hours * 3600.0);
-  const hs_time_t interval =
+  hs_strlcpy(r->strategy, rs->planner->type->name, sizeof r->strategy);
+  L->H = hs_time_from_s(cfg->hours * 3600.0);
+  L->interval =
       cfg->checkpoint_interval_s > 0 ? hs_time_from_s(cfg->checkpoint_interval_s) : HS_TIME_MAX;
 
-  HS_CHECK(planner_get(planner, rs.alive, &rs.cur, err));
-  if (!rs.cur->feasible)
+  HS_CHECK(planner_get(rs->planner, rs->alive, &rs->cur, err));
+  if (!rs->cur->feasible)
     HS_FAIL(hs_error_set(err, HS_EINFEASIBLE, "elastic: no plan on the full cluster: %s",
-                         rs.cur->why));
-  r->steady_tokens_per_s = rs.cur->tokens_per_s;
-  r->steady_iteration_s = rs.cur->iteration_s;
-  r->global_batch = rs.cur->global_batch;
-  rs.ckpt_layout = &rs.cur->layout;
+                         rs->cur->why));
+  r->steady_tokens_per_s = rs->cur->tokens_per_s;
+  r->steady_iteration_s = rs->cur->iteration_s;
+  r->global_batch = rs->cur->global_batch;
+  rs->ckpt_layout = &rs->cur->layout;
 
   /* events inside the horizon */
   size_t n_ev = 0;
-  while (n_ev < trace->n && trace->events[n_ev].t_ns < H)
+  while (n_ev < trace->n && trace->events[n_ev].t_ns < L->H)
     n_ev++;
   if (n_ev) {
     r->events = hs_calloc(n_ev, sizeof *r->events);
@@ -559,160 +581,209 @@ hs_status_t hs_elastic_run(const hs_model_t *m, const hs_cluster_t *c, const hs_
     memcpy(r->events, trace->events, n_ev * sizeof *r->events);
     r->n_events = n_ev;
   }
+  L->n_ev = n_ev;
+  L->t = 0;
+  L->since_ckpt = 0;
+  L->phase_end = L->interval;
+  L->phase = PH_TRAIN;
+cleanup:
+  return st;
+}
 
-  hs_time_t t = 0, since_ckpt = 0, phase_end = interval;
-  ph_t phase = PH_TRAIN;
-  bool join_pending = false; /* nodes joined: re-plan at the next safe point */
-  int32_t pending_up = 0;    /* nodes joined since the last re-plan */
-  size_t k = 0;
+/* Closes the current phase's segment at t1 (training time counts towards
+ * since_ckpt) and moves the clock to t1. The segment's phase, recovery and
+ * rate come from L->phase, rs->cur_rec and rs->cur as they are on entry. */
+static hs_status_t advance_to(run_t *rn, const rstate_t *rs, loop_t *L, hs_time_t t1,
+                              hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  ph_t phase = L->phase;
+  double tps = phase == PH_TRAIN ? rs->cur->tokens_per_s : 0.0;
+  int32_t seg_rec = (phase == PH_REPLAN || phase == PH_RECOVER || phase == PH_IDLE) ? rs->cur_rec
+                                                                                  : -1;
+  HS_CHECK(add_seg(rn, L->t, t1, eph_of(phase), seg_rec, tps, err));
+  if (phase == PH_TRAIN)
+    L->since_ckpt += t1 - L->t;
+  L->t = t1;
+cleanup:
+  return st;
+}
 
-  while (t < H) {
-    hs_time_t t_ev = k < n_ev ? r->events[k].t_ns : HS_TIME_MAX;
-    hs_time_t t_end = HS_MIN(phase_end, H);
-    int32_t eph = eph_of(phase);
-    double tps = phase == PH_TRAIN ? rs.cur->tokens_per_s : 0.0;
-    int32_t seg_rec = (phase == PH_REPLAN || phase == PH_RECOVER || phase == PH_IDLE) ? rs.cur_rec
-                                                                                    : -1;
-    bool start_replan = false;
-    int32_t kind = HS_ELASTIC_REPLACE, down = 0;
-    double lost_s = 0.0;
-    if (t_ev < t_end) {
-      /* ---- events at t_ev cut the phase ---- */
-      HS_CHECK(add_seg(&rn, t, t_ev, eph, seg_rec, tps, err));
-      if (phase == PH_TRAIN)
-        since_ckpt += t_ev - t;
-      t = t_ev;
-      bool disrupt = false;
-      for (; k < n_ev && r->events[k].t_ns == t; k++) {
-        int32_t n = r->events[k].node;
-        if (r->events[k].kind == HS_ELASTIC_PREEMPT) {
-          r->n_preemptions++;
-          if (!rs.alive[n])
-            continue;
-          rs.alive[n] = 0;
-          rs.srcok[n] = 0;
-          down++;
-          /* training breaks when it used the node; a re-plan or recovery in
-           * progress always restarts (its sources or targets may be gone) */
-          if (((phase == PH_TRAIN || phase == PH_CKPT) && rs.cur->node_used[n]) ||
-              phase == PH_REPLAN || phase == PH_RECOVER)
-            disrupt = true;
-        } else {
-          r->n_replacements++;
-          if (rs.alive[n])
-            continue;
-          rs.alive[n] = 1;
-          rs.srcok[n] = 0; /* a fresh node: no local copy */
-          pending_up++;
-          join_pending = true;
-        }
-      }
-      if (disrupt) {
-        if (phase == PH_TRAIN || phase == PH_CKPT) {
-          for (size_t s = rn.last_ckpt_seg; s < r->n_segments; s++)
-            if (r->segments[s].phase == HS_EPH_TRAIN)
-              r->segments[s].phase = HS_EPH_LOST;
-          lost_s = hs_time_to_s(since_ckpt);
-          since_ckpt = 0;
-          rs.cur = NULL;
-        } else if (rs.cur_rec >= 0) {
-          r->recoveries[rs.cur_rec].interrupted = true;
-        }
-        join_pending = false;
-        start_replan = true;
-        kind = HS_ELASTIC_PREEMPT;
-      } else if (join_pending && phase == PH_TRAIN) {
-        join_pending = false;
-        if (since_ckpt > 0) {
-          /* checkpoint first, so that the joined nodes lose nothing */
-          phase = PH_CKPT;
-          phase_end = t + hs_time_from_s(hs_elastic_checkpoint_s(m, c, cfg, &rs.cur->layout));
-          join_pending = true;
-          continue;
-        }
-        start_replan = true;
-      } else if (join_pending && phase == PH_IDLE) {
-        join_pending = false;
-        start_replan = true;
-      }
-      if (!start_replan)
+/* The events at t_ev cut the current phase: applies every event at that
+ * time (preemptions take nodes down, replacements bring fresh ones up) and
+ * decides what follows. A preemption of a node in use (or any preemption
+ * during a re-plan or recovery) loses the training since the last
+ * checkpoint and asks for a re-plan; joins ask for one at the next safe
+ * point, after a checkpoint when training is unsaved. On return req says
+ * whether to re-plan now. */
+static hs_status_t on_events(run_t *rn, rstate_t *rs, loop_t *L, hs_time_t t_ev,
+                             replan_req_t *req, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_elastic_result_t *r = rn->r;
+  HS_CHECK(advance_to(rn, rs, L, t_ev, err));
+  hs_time_t t = L->t;
+  bool disrupt = false;
+  for (; L->k < L->n_ev && r->events[L->k].t_ns == t; L->k++) {
+    int32_t n = r->events[L->k].node;
+    if (r->events[L->k].kind == HS_ELASTIC_PREEMPT) {
+      r->n_preemptions++;
+      if (!rs->alive[n])
         continue;
+      rs->alive[n] = 0;
+      rs->srcok[n] = 0;
+      req->down++;
+      /* training breaks when it used the node; a re-plan or recovery in
+       * progress always restarts (its sources or targets may be gone) */
+      if (((L->phase == PH_TRAIN || L->phase == PH_CKPT) && rs->cur->node_used[n]) ||
+          L->phase == PH_REPLAN || L->phase == PH_RECOVER)
+        disrupt = true;
     } else {
-      /* ---- the phase ends first ---- */
-      HS_CHECK(add_seg(&rn, t, t_end, eph, seg_rec, tps, err));
-      if (phase == PH_TRAIN)
-        since_ckpt += t_end - t;
-      t = t_end;
-      if (t >= H)
-        break;
-      switch (phase) {
-      case PH_TRAIN:
-        phase = PH_CKPT;
-        phase_end = t + hs_time_from_s(hs_elastic_checkpoint_s(m, c, cfg, &rs.cur->layout));
+      r->n_replacements++;
+      if (rs->alive[n])
         continue;
-      case PH_CKPT:
-        r->n_checkpoints++;
-        since_ckpt = 0;
-        rn.last_ckpt_seg = r->n_segments;
-        rs.ckpt_layout = &rs.cur->layout;
-        memcpy(rs.srcok, rs.alive, N);
-        break;
-      case PH_REPLAN:
-        if (rs.target) {
-          phase = PH_RECOVER;
-          phase_end = t + hs_time_from_s(r->recoveries[rs.cur_rec].recovery_s);
-          continue;
-        }
-        phase = PH_IDLE;
-        phase_end = HS_TIME_MAX;
-        if (!join_pending)
-          continue;
-        /* nodes joined while planning found nothing: try again with them */
-        join_pending = false;
-        start_replan = true;
-        break;
-      case PH_RECOVER:
-        rs.cur = rs.target;
-        rs.target = NULL;
-        rs.ckpt_layout = &rs.cur->layout; /* every device now holds its shards */
-        memcpy(rs.srcok, rs.alive, N);
-        since_ckpt = 0;
-        rn.last_ckpt_seg = r->n_segments;
-        rs.cur_rec = -1;
-        break;
-      case PH_IDLE:
-        continue;
-      }
-      if (!start_replan) {
-        /* after a checkpoint or a recovery: train, or re-plan for joined nodes */
-        phase = PH_TRAIN;
-        phase_end = interval == HS_TIME_MAX ? HS_TIME_MAX : t + interval;
-        if (!join_pending)
-          continue;
-        join_pending = false;
-        start_replan = true;
-      }
+      rs->alive[n] = 1;
+      rs->srcok[n] = 0; /* a fresh node: no local copy */
+      L->pending_up++;
+      L->join_pending = true;
     }
-    /* ---- re-plan on the nodes up ---- */
-    pentry_t *before = rs.cur;
-    HS_CHECK(begin_replan(&rn, &rs, t, kind, down, pending_up, lost_s, err));
-    pending_up = 0;
-    if (!rs.target && before && kind == HS_ELASTIC_REPLACE) {
-      /* more nodes and nothing fits: keep training on the current plan */
-      rs.cur_rec = -1;
-      phase = PH_TRAIN;
-      phase_end = interval == HS_TIME_MAX ? HS_TIME_MAX : t + interval - since_ckpt;
-      continue;
-    }
-    rs.cur = NULL;
-    bool any = false;
-    for (size_t n = 0; n < N; n++)
-      any = any || rs.alive[n];
-    phase = any ? PH_REPLAN : PH_IDLE;
-    phase_end = any ? t + hs_time_from_s(r->recoveries[rs.cur_rec].replan_s) : HS_TIME_MAX;
   }
+  if (disrupt) {
+    if (L->phase == PH_TRAIN || L->phase == PH_CKPT) {
+      for (size_t s = rn->last_ckpt_seg; s < r->n_segments; s++)
+        if (r->segments[s].phase == HS_EPH_TRAIN)
+          r->segments[s].phase = HS_EPH_LOST;
+      req->lost_s = hs_time_to_s(L->since_ckpt);
+      L->since_ckpt = 0;
+      rs->cur = NULL;
+    } else if (rs->cur_rec >= 0) {
+      r->recoveries[rs->cur_rec].interrupted = true;
+    }
+    L->join_pending = false;
+    req->start = true;
+    req->kind = HS_ELASTIC_PREEMPT;
+  } else if (L->join_pending && L->phase == PH_TRAIN) {
+    L->join_pending = false;
+    if (L->since_ckpt > 0) {
+      /* checkpoint first, so that the joined nodes lose nothing */
+      L->phase = PH_CKPT;
+      L->phase_end =
+          t + hs_time_from_s(hs_elastic_checkpoint_s(rn->m, rn->c, rn->cfg, &rs->cur->layout));
+      L->join_pending = true;
+      return HS_OK;
+    }
+    req->start = true;
+  } else if (L->join_pending && L->phase == PH_IDLE) {
+    L->join_pending = false;
+    req->start = true;
+  }
+cleanup:
+  return st;
+}
 
-  /* ---- totals ---- */
+/* The current phase ends at t_end (before the next event): training turns
+ * into a checkpoint, a checkpoint or recovery into training, a re-plan into
+ * its recovery (or idling when nothing fit). Joins waiting for a safe point
+ * ask for a re-plan through req. Reaching the horizon only closes the
+ * segment. */
+static hs_status_t on_phase_end(run_t *rn, rstate_t *rs, loop_t *L, hs_time_t t_end,
+                                replan_req_t *req, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_elastic_result_t *r = rn->r;
+  size_t N = rn->c->n_nodes;
+  HS_CHECK(advance_to(rn, rs, L, t_end, err));
+  hs_time_t t = L->t;
+  if (t >= L->H)
+    return HS_OK;
+  switch (L->phase) {
+  case PH_TRAIN:
+    L->phase = PH_CKPT;
+    L->phase_end =
+        t + hs_time_from_s(hs_elastic_checkpoint_s(rn->m, rn->c, rn->cfg, &rs->cur->layout));
+    return HS_OK;
+  case PH_CKPT:
+    r->n_checkpoints++;
+    L->since_ckpt = 0;
+    rn->last_ckpt_seg = r->n_segments;
+    rs->ckpt_layout = &rs->cur->layout;
+    memcpy(rs->srcok, rs->alive, N);
+    break;
+  case PH_REPLAN:
+    if (rs->target) {
+      L->phase = PH_RECOVER;
+      L->phase_end = t + hs_time_from_s(r->recoveries[rs->cur_rec].recovery_s);
+      return HS_OK;
+    }
+    L->phase = PH_IDLE;
+    L->phase_end = HS_TIME_MAX;
+    if (!L->join_pending)
+      return HS_OK;
+    /* nodes joined while planning found nothing: try again with them */
+    L->join_pending = false;
+    req->start = true;
+    break;
+  case PH_RECOVER:
+    rs->cur = rs->target;
+    rs->target = NULL;
+    rs->ckpt_layout = &rs->cur->layout; /* every device now holds its shards */
+    memcpy(rs->srcok, rs->alive, N);
+    L->since_ckpt = 0;
+    rn->last_ckpt_seg = r->n_segments;
+    rs->cur_rec = -1;
+    break;
+  case PH_IDLE:
+    return HS_OK;
+  }
+  if (!req->start) {
+    /* after a checkpoint or a recovery: train, or re-plan for joined nodes */
+    L->phase = PH_TRAIN;
+    L->phase_end = L->interval == HS_TIME_MAX ? HS_TIME_MAX : t + L->interval;
+    if (!L->join_pending)
+      return HS_OK;
+    L->join_pending = false;
+    req->start = true;
+  }
+cleanup:
+  return st;
+}
+
+/* Re-plans on the nodes up at L->t (begin_replan) and enters the re-plan
+ * phase, or idles when no node is up. When nodes only joined and nothing
+ * fits them, training goes on with the current plan. */
+static hs_status_t replan_now(run_t *rn, rstate_t *rs, loop_t *L, const replan_req_t *req,
+                              hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  size_t N = rn->c->n_nodes;
+  hs_time_t t = L->t;
+  pentry_t *before = rs->cur;
+  HS_CHECK(begin_replan(rn, rs, t, req->kind, req->down, L->pending_up, req->lost_s, err));
+  L->pending_up = 0;
+  if (!rs->target && before && req->kind == HS_ELASTIC_REPLACE) {
+    /* more nodes and nothing fits: keep training on the current plan */
+    rs->cur_rec = -1;
+    L->phase = PH_TRAIN;
+    L->phase_end = L->interval == HS_TIME_MAX ? HS_TIME_MAX : t + L->interval - L->since_ckpt;
+    return HS_OK;
+  }
+  rs->cur = NULL;
+  bool any = false;
+  for (size_t n = 0; n < N; n++)
+    any = any || rs->alive[n];
+  L->phase = any ? PH_REPLAN : PH_IDLE;
+  L->phase_end = any ? t + hs_time_from_s(rn->r->recoveries[rs->cur_rec].replan_s) : HS_TIME_MAX;
+cleanup:
+  return st;
+}
+
+/* The result's totals: time per phase, useful tokens, goodput, and the cost
+ * of every node while it was up, at its spot or on-demand price (NaN when a
+ * GPU has no price: unknown, not the priced GPUs' partial sum). Reads the
+ * segments and events of r. O(segments + nodes x events). */
+static void sum_totals(const hs_cluster_t *c, const hs_elastic_cfg_t *cfg, hs_time_t H,
+                       hs_elastic_result_t *r)
+{
   for (size_t s = 0; s < r->n_segments; s++) {
     const hs_elastic_segment_t *sg = &r->segments[s];
     double d = hs_time_to_s(sg->t1 - sg->t0);
@@ -721,39 +792,72 @@ hs_status_t hs_elastic_run(const hs_model_t *m, const hs_cluster_t *c, const hs_
       r->useful_tokens += d * sg->tokens_per_s;
   }
   r->goodput_tokens_per_h = r->useful_tokens / cfg->hours;
-  r->replan_wall_s = rs.replan_wall;
-  r->n_searches = planner->n_searches;
-  /* cost: every node while up, at its price */
-  {
-    double hsec = hs_time_to_s(H);
-    for (size_t n = 0; n < N; n++) {
-      const hs_gpu_t *g = &c->gpus.gpus[c->nodes[n].gpu];
-      double price = c->nodes[n].spot && g->price_spot_usd_h > 0 ? g->price_spot_usd_h
-                                                                 : g->price_ondemand_usd_h;
-      double up_s = 0.0, since = 0.0;
-      bool is_up = true;
-      for (size_t e = 0; e < r->n_events; e++) {
-        if (r->events[e].node != (int32_t)n)
-          continue;
-        double te = hs_time_to_s(r->events[e].t_ns);
-        if (r->events[e].kind == HS_ELASTIC_PREEMPT && is_up) {
-          up_s += te - since;
-          is_up = false;
-        } else if (r->events[e].kind == HS_ELASTIC_REPLACE && !is_up) {
-          since = te;
-          is_up = true;
-        }
+  double hsec = hs_time_to_s(H);
+  for (size_t n = 0; n < c->n_nodes; n++) {
+    const hs_gpu_t *g = &c->gpus.gpus[c->nodes[n].gpu];
+    double price = c->nodes[n].spot && g->price_spot_usd_h > 0 ? g->price_spot_usd_h
+                                                               : g->price_ondemand_usd_h;
+    double up_s = 0.0, since = 0.0;
+    bool is_up = true;
+    for (size_t e = 0; e < r->n_events; e++) {
+      if (r->events[e].node != (int32_t)n)
+        continue;
+      double te = hs_time_to_s(r->events[e].t_ns);
+      if (r->events[e].kind == HS_ELASTIC_PREEMPT && is_up) {
+        up_s += te - since;
+        is_up = false;
+      } else if (r->events[e].kind == HS_ELASTIC_REPLACE && !is_up) {
+        since = te;
+        is_up = true;
       }
-      if (is_up)
-        up_s += hsec - since;
-      r->cost_usd += up_s / 3600.0 * price * c->nodes[n].n_devices;
-      if (!(price > 0))
-        r->n_unpriced_devices += c->nodes[n].n_devices;
     }
-    r->usd_per_million_tokens = r->useful_tokens > 0 ? r->cost_usd / (r->useful_tokens / 1e6) : 0.0;
-    if (r->n_unpriced_devices > 0) /* unknown, not the priced GPUs' partial sum */
-      r->cost_usd = r->usd_per_million_tokens = NAN;
+    if (is_up)
+      up_s += hsec - since;
+    r->cost_usd += up_s / 3600.0 * price * c->nodes[n].n_devices;
+    if (!(price > 0))
+      r->n_unpriced_devices += c->nodes[n].n_devices;
   }
+  r->usd_per_million_tokens = r->useful_tokens > 0 ? r->cost_usd / (r->useful_tokens / 1e6) : 0.0;
+  if (r->n_unpriced_devices > 0) /* unknown, not the priced GPUs' partial sum */
+    r->cost_usd = r->usd_per_million_tokens = NAN;
+}
+
+hs_status_t hs_elastic_run(const hs_model_t *m, const hs_cluster_t *c, const hs_elastic_cfg_t *cfg,
+                           const hs_elastic_trace_t *trace, hs_elastic_planner_t *planner,
+                           hs_elastic_result_t *out, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  hs_elastic_planner_t *own = NULL;
+  hs_topology_t *topo = NULL;
+  rstate_t rs = {0};
+  loop_t L = {0};
+  hs_elastic_result_destroy(out);
+  HS_CHECK(check_run_inputs(m, c, cfg, trace, planner, err));
+  if (!planner) {
+    HS_CHECK(hs_elastic_planner_new(m, c, cfg, &own, err));
+    planner = own;
+  }
+  rs.planner = planner;
+  rs.cur_rec = -1;
+  HS_CHECK(hs_topology_new(c, &topo, err));
+  run_t rn = {.m = m, .c = c, .cfg = cfg, .topo = topo, .r = out};
+  HS_CHECK(start_run(&rn, &rs, trace, &L, err));
+  /* each step ends the phase or applies the next events, then re-plans
+   * when that step asks for it */
+  while (L.t < L.H) {
+    hs_time_t t_ev = L.k < L.n_ev ? out->events[L.k].t_ns : HS_TIME_MAX;
+    hs_time_t t_end = HS_MIN(L.phase_end, L.H);
+    replan_req_t req = {.start = false, .kind = HS_ELASTIC_REPLACE, .down = 0, .lost_s = 0.0};
+    if (t_ev < t_end)
+      HS_CHECK(on_events(&rn, &rs, &L, t_ev, &req, err));
+    else
+      HS_CHECK(on_phase_end(&rn, &rs, &L, t_end, &req, err));
+    if (req.start)
+      HS_CHECK(replan_now(&rn, &rs, &L, &req, err));
+  }
+  sum_totals(c, cfg, L.H, out);
+  out->replan_wall_s = rs.replan_wall;
+  out->n_searches = planner->n_searches;
 cleanup:
   if (st != HS_OK)
     hs_elastic_result_destroy(out);
