@@ -99,6 +99,9 @@ static void autohet_free(void *state)
   free(a->assign);
   free(a->keys);
   free(a->base);
+  free(a->sort_tmp);
+  free(a->ord_tmp);
+  free(a->p2p.e);
   hs__cpool_destroy(&a->pool);
   hs__cpool_destroy(&a->xpool);
   for (int32_t i = 0; i < a->n_xsrc; i++)

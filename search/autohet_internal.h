@@ -103,6 +103,18 @@ typedef struct gcost {
   double cap;            /* usable bytes */
 } gcost_t;
 
+/* One memoised hs_estimate_p2p_s (autohet_model.c): arguments and value. */
+typedef struct autohet_p2p {
+  int32_t src, dst, nsub;
+  bool used;
+  double bytes, s;
+} autohet_p2p_t;
+
+typedef struct autohet_p2p_memo {
+  autohet_p2p_t *e; /* cap slots (a power of two), n used */
+  size_t n, cap;
+} autohet_p2p_memo_t;
+
 typedef struct autohet {
   const hs_model_t *m;
   const hs_cluster_t *c;
@@ -130,6 +142,11 @@ typedef struct autohet {
   size_t cap_keys;
   int32_t *base;              /* push_config: pstart and order in device order (G + 1 + ng) */
   size_t cap_base;
+  int32_t *ord_tmp;           /* push_config: stable_sort_keys' scratch (ng) */
+  size_t cap_ord_tmp;
+  autohet_p2p_memo_t p2p;     /* config_coefs' neighbour sends (p2p_s) */
+  config_t *sort_tmp;         /* sort_by_depth's merge buffer */
+  size_t cap_sort_tmp;
   size_t next;
   double t_start;
   /* Budgets: work (the default, deterministic) or wall clock (only when

@@ -63,6 +63,58 @@ cleanup:
   return st;
 }
 
+/* FNV-1a over the memo key's fields. */
+static size_t p2p_hash(const autohet_p2p_t *k)
+{
+  uint64_t bits;
+  memcpy(&bits, &k->bytes, sizeof bits);
+  uint64_t v[4] = {(uint64_t)(uint32_t)k->src, (uint64_t)(uint32_t)k->dst,
+                   (uint64_t)(uint32_t)k->nsub, bits};
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < 4; i++)
+    for (int b = 0; b < 64; b += 8)
+      h = (h ^ ((v[i] >> b) & 0xff)) * 1099511628211ull;
+  return (size_t)h;
+}
+
+/* hs_estimate_p2p_s, memoised in a->p2p (open addressing on the exact
+ * arguments): the estimate is a pure function of them, so the value is
+ * the one a call returns. config_coefs asks for the same neighbour sends
+ * in every configuration of a class (at 1,024 GPUs about 2 million calls,
+ * each a topology path search). A failed growth only skips the memo. */
+static double p2p_s(autohet_t *a, int32_t src, int32_t dst, double bytes, int32_t nsub)
+{
+  autohet_p2p_memo_t *mm = &a->p2p;
+  if (2 * (mm->n + 1) > mm->cap) { /* grow to keep the load under a half */
+    size_t cap = mm->cap ? 2 * mm->cap : 1024;
+    autohet_p2p_t *e = hs_calloc(cap, sizeof *e);
+    if (!e)
+      return hs_estimate_p2p_s(a->est, src, dst, bytes, nsub);
+    for (size_t i = 0; i < mm->cap; i++) {
+      if (!mm->e[i].used)
+        continue;
+      size_t h = p2p_hash(&mm->e[i]) & (cap - 1);
+      while (e[h].used)
+        h = (h + 1) & (cap - 1);
+      e[h] = mm->e[i];
+    }
+    free(mm->e);
+    mm->e = e;
+    mm->cap = cap;
+  }
+  autohet_p2p_t k = {.src = src, .dst = dst, .nsub = nsub, .bytes = bytes, .used = true};
+  size_t h = p2p_hash(&k) & (mm->cap - 1);
+  for (; mm->e[h].used; h = (h + 1) & (mm->cap - 1)) {
+    const autohet_p2p_t *q = &mm->e[h];
+    if (q->src == src && q->dst == dst && q->nsub == nsub && q->bytes == bytes)
+      return q->s;
+  }
+  k.s = hs_estimate_p2p_s(a->est, src, dst, bytes, nsub);
+  mm->e[h] = k;
+  mm->n++;
+  return k.s;
+}
+
 /* Activation bytes crossing a cut between blocks, per microbatch. */
 static double cut_bytes(const autohet_t *a, int32_t b)
 {
@@ -132,7 +184,7 @@ hs_status_t hs__autohet_config_coefs(autohet_t *a, const config_t *cf, const gco
       if (cf->async && s + 1 < S &&
           a->c->devices[groups[gi].first_device].site !=
               a->c->devices[groups[order[p + 1]].first_device].site) {
-        double c = hs_estimate_p2p_s(a->est, groups[gi].first_device,
+        double c = p2p_s(a, groups[gi].first_device,
                                      groups[order[p + 1]].first_device, cb,
                                      HS_MIN(groups[gi].t, groups[order[p + 1]].t));
         double tf = inv_all > 0 ? (double)L / inv_all / 3.0 : 0.0;
@@ -149,7 +201,7 @@ hs_status_t hs__autohet_config_coefs(autohet_t *a, const config_t *cf, const gco
       const gcost_t *q = &gc[gi];
       double c_out = 0.0;
       if (s + 1 < S)
-        c_out = hs_estimate_p2p_s(a->est, groups[gi].first_device,
+        c_out = p2p_s(a, groups[gi].first_device,
                                   groups[order[p + 1]].first_device, cb,
                                   HS_MIN(groups[gi].t, groups[order[p + 1]].t));
       cuts += c_out;
