@@ -41,6 +41,7 @@
 #include "hapt_space.h"
 #include "hetero_order.h"
 #include "hetero_warmup.h"
+#include "sim_memo.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -88,6 +89,7 @@ typedef struct hapt {
   int32_t ls_next, ls_rounds;    /* next neighbour of this round; rounds done */
   bool ls_have;
   uint64_t ls_sims, ls_moves;
+  hs_sim_memo_t ls_memo;         /* plans the climb (or the pool) judged: not simulated again */
   uint64_t dp_runs, transitions;
   /* training-practice variants offered beside each DP solution (ZeRO stage,
    * sequence parallelism), each with its own estimator so that the DP's
@@ -705,6 +707,12 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
     }
     HS_CHECK(hs_plan_copy(&s->pool.plans[s->pool.best], &s->ls_best, err));
     s->ls_best_s = s->pool.best_sim_s;
+    /* the pool's simulated plans (its best among them) cannot beat the
+     * incumbent, whose time only falls from the pool's best: a neighbour
+     * equal to one is judged without simulating it (sim_memo.h) */
+    for (int32_t k = 0; k < s->pool.next_sim; k++)
+      if (hs__sim_memo_put(&s->ls_memo, &s->pool.plans[k], INF) != HS_OK)
+        return hs_error_set(err, HS_ENOMEM, "out of memory");
     s->ls_round_s = INF;
     s->ls_have = true;
     return HS_OK;
@@ -736,6 +744,21 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
   hs_plan_init(&cand);
   if (!ls_make(s, &s->ls_best, s->ls_next++, &cand, err, &st))
     return st;
+  double known_s;
+  if (hs__sim_memo_get(&s->ls_memo, &cand, &known_s)) {
+    /* judged before: counted as a simulation, so the budget and the climb
+     * are those without the memo; a known time never beats the incumbent
+     * it lost to, and the pool's plans are stored as INF */
+    s->ls_sims++;
+    if (known_s < s->ls_round_s && known_s < s->ls_best_s) {
+      hs_plan_destroy(&s->ls_round);
+      s->ls_round = cand;
+      s->ls_round_s = known_s;
+    } else {
+      hs_plan_destroy(&cand);
+    }
+    return HS_OK;
+  }
   if (!hs__sim_fits(s->pool.deadline_s, 2.0 * s->pool.sim_scale * hs__sim_cost_s(&cand))) {
     /* no time for this neighbour and the final simulation: the climb ends */
     s->pool.cut = true;
@@ -754,7 +777,14 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
   if (st == HS_ENOMEM) {
     hs_error_set(err, st, "%s", e2.msg);
   } else {
-    st = HS_OK; /* a neighbour the simulator rejects is skipped */
+    /* stored as the test below reads it, so a memo answer decides alike */
+    st = hs__sim_memo_put(&s->ls_memo, &cand, rep.oom ? INF : rep.iteration_time_s);
+    if (st != HS_OK) {
+      hs_report_destroy(&rep);
+      hs_plan_destroy(&cand);
+      return hs_error_set(err, st, "out of memory");
+    }
+    /* a neighbour the simulator rejects is skipped */
     if (!rep.oom && rep.iteration_time_s < s->ls_round_s && rep.iteration_time_s < s->ls_best_s) {
       hs_plan_destroy(&s->ls_round);
       s->ls_round = cand;
@@ -1014,6 +1044,7 @@ static void hapt_free(void *state)
   hs_plan_destroy(&s->ls_best);
   hs_plan_destroy(&s->ls_round);
   hs_plan_destroy(&s->tuned);
+  hs__sim_memo_destroy(&s->ls_memo);
 }
 
 const hs_planner_type_t hs_planner_hapt = {

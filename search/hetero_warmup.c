@@ -6,6 +6,7 @@
  * warm-up vector (tests/test_hetero_warmup.c).
  */
 #include "hetero_warmup.h"
+#include "sim_memo.h"
 
 #include <math.h>
 #include <string.h>
@@ -75,18 +76,26 @@ hs_status_t hs__hetero_warmup_tune(const hs_model_t *m, const hs_cluster_t *c, h
                         "(has %d pipelines, schedule \"%s\")",
                         plan->n_pipelines, plan->schedule);
   double best = start_s;
-  /* the caller's time stands for the plan as given; made explicit, a
-   * changed plan is simulated. Counted either way: the budget, and so the
-   * climb, does not depend on it */
-  if (make_explicit(&plan->pipelines[0]) || isnan(start_s))
-    HS_CHECK(sim_s(m, c, plan, &best, err));
-  (*sims)++;
-  if (!isfinite(best))
-    return hs_error_set(err, HS_EINVAL, "hetero-1f1b warm-up: the starting plan does not run");
-  int32_t S = plan->pipelines[0].n_stages;
+  /* the plans judged so far: a move back to one (the undo of the last
+   * round's move) is answered from it, counted as a simulation all the
+   * same, so the climb is the one without the memo (sim_memo.h) */
+  hs_sim_memo_t memo;
+  hs__sim_memo_init(&memo);
   hs_plan_t cand, round;
   hs_plan_init(&cand);
   hs_plan_init(&round);
+  /* the caller's time stands for the plan as given; made explicit, a
+   * changed plan is simulated. Counted either way: the budget, and so the
+   * climb, does not depend on it */
+  if (make_explicit(&plan->pipelines[0]) || isnan(start_s)) {
+    HS_CHECK(sim_s(m, c, plan, &best, err));
+    if (hs__sim_memo_put(&memo, plan, best) != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "hetero-1f1b warm-up: out of memory"));
+  }
+  (*sims)++;
+  if (!isfinite(best))
+    HS_FAIL(hs_error_set(err, HS_EINVAL, "hetero-1f1b warm-up: the starting plan does not run"));
+  int32_t S = plan->pipelines[0].n_stages;
   while (*sims < max_sims) {
     double round_s = best;
     bool moved = false;
@@ -95,7 +104,11 @@ hs_status_t hs__hetero_warmup_tune(const hs_model_t *m, const hs_cluster_t *c, h
         HS_CHECK(hs_plan_copy(plan, &cand, err));
         if (hs__hetero_warmup_move(&cand, r, dir)) {
           double t;
-          HS_CHECK(sim_s(m, c, &cand, &t, err));
+          if (!hs__sim_memo_get(&memo, &cand, &t)) {
+            HS_CHECK(sim_s(m, c, &cand, &t, err));
+            if (hs__sim_memo_put(&memo, &cand, t) != HS_OK)
+              HS_FAIL(hs_error_set(err, HS_ENOMEM, "hetero-1f1b warm-up: out of memory"));
+          }
           (*sims)++;
           if (t < round_s) {
             round_s = t;
@@ -119,5 +132,6 @@ hs_status_t hs__hetero_warmup_tune(const hs_model_t *m, const hs_cluster_t *c, h
 cleanup:
   hs_plan_destroy(&cand);
   hs_plan_destroy(&round);
+  hs__sim_memo_destroy(&memo);
   return st;
 }
