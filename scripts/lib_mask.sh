@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib_mask.sh - sourced (not run) by the scripts that compare hetsim's
 # outputs across runs or builds: the masks for the figures that depend on
 # the machine, in one place.
@@ -15,6 +16,7 @@
 #
 # Defines functions and variables only; changes no shell option.
 hs_mask_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck disable=SC2034  # read by the scripts that source this file
 hs_mask_pythonpath="$hs_mask_dir${PYTHONPATH:+:$PYTHONPATH}"
 
 hs_mask_times() {
