@@ -38,15 +38,11 @@ mkdir -p "$WORK/old" "$WORK/new"
 n_cmd=0 n_diff=0
 
 # mask: search and CPU times are wall-clock measurements, not behaviour
-# (JSON fields "search_s"/"cpu_s", CSV columns named so, "search 1.23 s" in text)
-mask() {
-  sed -E \
-    -e 's/("(search|cpu)[a-z_]*"[[:space:]]*:[[:space:]]*)[-0-9.e+]+/\1T/g' \
-    -e 's/(search|searched|cpu)([^0-9]{0,12})[0-9]+\.[0-9]+ ?(s|CPU s)/\1\2T \3/g' |
-  awk -F, -v OFS=, '
-    NR == 1 { for (i = 1; i <= NF; i++) if ($i == "search_s" || $i == "cpu_s") m[i] = 1 }
-    { if (NR > 1) for (i in m) $i = "T"; print }'
-}
+# (JSON fields "search_s"/"cpu_s", CSV columns named so, "search 1.23 s" in
+# text): scripts/lib_mask.sh's hs_mask_times
+# shellcheck source=scripts/lib_mask.sh
+. "$(dirname "$0")/lib_mask.sh"
+mask() { hs_mask_times; }
 
 # run NAME ARGS...: one hetsim command with both builds, outputs compared
 run() {

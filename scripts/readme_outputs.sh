@@ -20,7 +20,8 @@
 #     in SKIP below with the place that runs it; any other command fails the
 #     check, so a new kind of command cannot go unrun.
 # Figures that depend on the machine (the "search s" column of compare's
-# table: the planners' wall time) are masked on both sides before comparing.
+# table: the planners' wall time) are masked on both sides before comparing
+# (scripts/lib_mask.py, as results.sh --check does).
 # --update also redraws docs/img/timeline-hetero-1f1b.svg, the README's picture.
 # Exit: 0 every command ran and matched (or was rewritten), 1 otherwise,
 # 2 bad usage.
@@ -51,8 +52,11 @@ if [ $update -eq 1 ]; then
   "$bin" export "$t/trace.json" --svg docs/img/timeline-hetero-1f1b.svg >/dev/null
   rm -rf "$t"
 fi
-exec python3 - "$readme" "$bin" "$update" "$save" <<'PY'
+# shellcheck source=scripts/lib_mask.sh
+. "$root/scripts/lib_mask.sh"
+PYTHONPATH=$hs_mask_pythonpath exec python3 - "$readme" "$bin" "$update" "$save" <<'PY'
 import os, re, subprocess, sys
+from lib_mask import mask_search_column  # scripts/lib_mask.py
 
 readme, binary, update, save = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4]
 # Commands run by another check, with the check that runs them.
@@ -96,20 +100,7 @@ def commands(body):
 
 def mask(text):
     """The planners' wall time (compare's "search s" column) as '*'."""
-    out, end = [], None
-    for line in text.split("\n"):
-        k = line.find("search s")
-        if k >= 0:
-            end = k + len("search s")
-        elif end is not None and (not line.strip() or line[0] in " (" or ":" in line[:20]):
-            end = None
-        elif end is not None and len(line) >= end:
-            a = line.rfind(" ", 0, end) + 1
-            b = line.find(" ", end - 1)
-            b = len(line) if b < 0 else b
-            line = re.sub(r" +", " ", line[:a] + "*" + line[b:])  # widths vary with the figure
-        out.append(line)
-    return "\n".join(out)
+    return "\n".join(mask_search_column(text.split("\n")))
 
 lines = open(readme).read().split("\n")
 bl = blocks(lines)

@@ -122,34 +122,31 @@ fi
 if [ "$out" = - ]; then cat "$page"; else cp "$page" "$out.tmp" && mv "$out.tmp" "$out"; fi
 
 # --check: every line of a fixed section's output is in FILE (compare's
-# "search s" column masked on both sides)
+# "search s" column masked on both sides, scripts/lib_mask.py)
 if [ -n "$check" ]; then
-  python3 - "$page" "$check" <<'PY'
+  # shellcheck source=scripts/lib_mask.sh
+  . scripts/lib_mask.sh
+  PYTHONPATH=$hs_mask_pythonpath python3 - "$page" "$check" <<'PY'
 import re, sys
+from lib_mask import mask_search_column  # scripts/lib_mask.py
 page, ref = sys.argv[1], sys.argv[2]
 
 def fixed_lines(text):
-    lines, kind, inside, end = [], None, False, None
+    """The lines of the fixed sections' ```text blocks, each block's
+    "search s" column masked."""
+    lines, kind, block = [], None, None
     for line in text.split("\n"):
         m = re.match(r"<!-- results: (\w+) -->", line)
         if m:
             kind = m.group(1)
         elif line.startswith("```text"):
-            inside, end = True, None
+            block = [] if kind == "fixed" else None
         elif line.startswith("```"):
-            inside = False
-        elif inside and kind == "fixed":
-            k = line.find("search s")
-            if k >= 0:
-                end = k + len("search s")
-            elif end is not None and (not line.strip() or line[0] in " (" or ":" in line[:20]):
-                end = None
-            elif end is not None and len(line) >= end:
-                a = line.rfind(" ", 0, end) + 1
-                b = line.find(" ", end - 1)
-                b = len(line) if b < 0 else b
-                line = re.sub(r" +", " ", line[:a] + "*" + line[b:])
-            lines.append(line)
+            if block is not None:
+                lines += mask_search_column(block)
+            block = None
+        elif block is not None:
+            block.append(line)
     return lines
 
 new = fixed_lines(open(page).read())

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(cmake make gcc pkg-config libglpk-dev libigraph-dev libgsl-dev libcjson-dev
-      libopenblas-dev libopenmpi-dev openmpi-bin jq
+      libopenblas-dev libopenmpi-dev openmpi-bin jq universal-ctags
       clang libclang-rt-14-dev
       python3-nbformat python3-nbclient python3-ipykernel python3-matplotlib python3-pandas
       python3-venv python3-pip python3-setuptools python3-wheel python3-pytest)
