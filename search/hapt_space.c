@@ -91,32 +91,16 @@ static hs_status_t make_cuts(hs_hspace_t *h, int32_t max_cuts)
   return HS_OK;
 }
 
-hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluster_t *c,
-                            const hs_plan_opts_t *o, int32_t max_cuts, hs_error_t *err)
+/* Step 1 of hs__hspace_init. Reads h->sc (the subclusters) and c.
+ * Guarantees per subcluster a: sc_devs[a] lists its devices in node order,
+ * unit_dev[a] x sizes[a][0 .. n_sizes[a]) are the mesh sizes the DP tries
+ * (every power of two within a node, then whole nodes; or, past
+ * HS_HAPT_FINE_DEVICES, groups of nodes in at most HS_HAPT_MAX_LEVELS levels),
+ * and max_sizes is the largest n_sizes. */
+static hs_status_t space_levels(hs_hspace_t *h, const hs_cluster_t *c, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
-  memset(h, 0, sizeof *h);
-  h->m = m;
-  h->c = c;
-  h->dt = hs__precision(o, c);
-  h->gb = hs__global_batch(o, c);
-  h->allow_rc = o->allow_recompute;
-  h->cur_mb = -1;
-  HS_CHECK(hs_estimator_new(m, c, h->dt, &h->est, err));
-  hs_estimator_set_deadline(h->est, o->deadline_s);
-  hs_estimator_set_practice(h->est, &o->practice);
-  if (hs__subclusters(c, h->dt, &h->sc, &h->n_sc) != HS_OK)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   int32_t ns = h->n_sc;
-  h->unit_dev = hs_calloc((size_t)ns, sizeof(int32_t));
-  h->levels = hs_calloc((size_t)ns, sizeof(int32_t));
-  h->sizes = hs_calloc((size_t)ns, sizeof(int32_t *));
-  h->n_sizes = hs_calloc((size_t)ns, sizeof(int32_t));
-  h->sc_devs = hs_calloc((size_t)ns, sizeof(int32_t *));
-  h->lat_s = hs_calloc((size_t)ns * ns, sizeof(double));
-  h->inv_bw = hs_calloc((size_t)ns * ns, sizeof(double));
-  if (!h->unit_dev || !h->levels || !h->sizes || !h->n_sizes || !h->sc_devs || !h->lat_s || !h->inv_bw)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   bool fine = c->n_devices <= HS_HAPT_FINE_DEVICES;
   for (int32_t a = 0; a < ns; a++) {
     const hs_subcluster_t *s = &h->sc[a];
@@ -148,7 +132,18 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
     }
     h->max_sizes = HS_MAX(h->max_sizes, h->n_sizes[a]);
   }
-  /* cut costs between subclusters (representative devices) */
+  return HS_OK;
+cleanup:
+  return st;
+}
+
+/* Step 2. Reads the estimator's topology and sc_devs. Guarantees lat_s and
+ * inv_bw [a * n_sc + b]: the latency (s) and inverse bottleneck bandwidth
+ * (s/byte, rails left out) between representative devices of subclusters a
+ * and b (two distinct devices of a when a == b); 0 where no path exists. */
+static void space_cut_costs(hs_hspace_t *h, const hs_cluster_t *c)
+{
+  int32_t ns = h->n_sc;
   const hs_topology_t *topo = hs_estimator_topology(h->est);
   for (int32_t a = 0; a < ns; a++)
     for (int32_t b = 0; b < ns; b++) {
@@ -177,7 +172,16 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
       h->lat_s[a * ns + b] = lat;
       h->inv_bw[a * ns + b] = inv;
     }
-  /* all-reduce lines per (sc, size, tp) over the replicas' first devices */
+}
+
+/* Step 3. Reads sizes, unit_dev and sc_devs. Guarantees ar[(a, size, tp)]:
+ * the all-reduce line (per algorithm the simulator may pick) over the first
+ * devices of the replicas of a mesh of that size at that TP degree. */
+static hs_status_t space_allreduce_lines(hs_hspace_t *h, const hs_model_t *m, const hs_cluster_t *c,
+                                         hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  int32_t ns = h->n_sc;
   h->ar = hs_calloc((size_t)ns * h->max_sizes * TP_SLOTS, sizeof *h->ar);
   if (!h->ar)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
@@ -203,18 +207,19 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
       }
     }
   free(grp);
-  /* options per table entry: TP degrees up to the biggest node x recompute */
-  int32_t max_gpn = 1;
-  for (int32_t a = 0; a < ns; a++)
-    max_gpn = HS_MAX(max_gpn, h->sc[a].gpn);
-  h->opt_stride = (ilog2(max_gpn) + 1) * (o->allow_recompute ? 2 : 1);
-  h->opt_stride = HS_MIN(h->opt_stride, HS_HAPT_MAX_OPTS);
-  if (make_cuts(h, max_cuts) != HS_OK)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  /* microbatch sizes: every divisor of the batch (microbatch count B =
-   * batch / size), at most max_mb per replica of the biggest mesh; past
-   * HS_HAPT_MAX_MB of them, every k-th (the smallest and the largest kept;
-   * n_mbs_valid says how many there were) */
+  return HS_OK;
+cleanup:
+  return st;
+}
+
+/* Step 4. Reads the global batch and the largest subcluster. Guarantees
+ * mbs[0 .. n_mbs): every divisor of the batch up to max_microbatch_size per
+ * device of the biggest mesh, past HS_HAPT_MAX_MB of them every k-th (the
+ * smallest and the largest kept); n_mbs_valid counts them all. */
+static hs_status_t space_microbatches(hs_hspace_t *h, const hs_plan_opts_t *o, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  int32_t ns = h->n_sc;
   int32_t maxdev = 0;
   for (int32_t a = 0; a < ns; a++)
     maxdev = HS_MAX(maxdev, h->sc[a].n_devices);
@@ -234,6 +239,49 @@ hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluste
       h->mbs[h->n_mbs++] = (int32_t)b;
     iv++;
   }
+  return HS_OK;
+cleanup:
+  return st;
+}
+
+hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluster_t *c,
+                            const hs_plan_opts_t *o, int32_t max_cuts, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  memset(h, 0, sizeof *h);
+  h->m = m;
+  h->c = c;
+  h->dt = hs__precision(o, c);
+  h->gb = hs__global_batch(o, c);
+  h->allow_rc = o->allow_recompute;
+  h->cur_mb = -1;
+  HS_CHECK(hs_estimator_new(m, c, h->dt, &h->est, err));
+  hs_estimator_set_deadline(h->est, o->deadline_s);
+  hs_estimator_set_practice(h->est, &o->practice);
+  if (hs__subclusters(c, h->dt, &h->sc, &h->n_sc) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  int32_t ns = h->n_sc;
+  h->unit_dev = hs_calloc((size_t)ns, sizeof(int32_t));
+  h->levels = hs_calloc((size_t)ns, sizeof(int32_t));
+  h->sizes = hs_calloc((size_t)ns, sizeof(int32_t *));
+  h->n_sizes = hs_calloc((size_t)ns, sizeof(int32_t));
+  h->sc_devs = hs_calloc((size_t)ns, sizeof(int32_t *));
+  h->lat_s = hs_calloc((size_t)ns * ns, sizeof(double));
+  h->inv_bw = hs_calloc((size_t)ns * ns, sizeof(double));
+  if (!h->unit_dev || !h->levels || !h->sizes || !h->n_sizes || !h->sc_devs || !h->lat_s || !h->inv_bw)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  HS_CHECK(space_levels(h, c, err));
+  space_cut_costs(h, c);
+  HS_CHECK(space_allreduce_lines(h, m, c, err));
+  /* options per table entry: TP degrees up to the biggest node x recompute */
+  int32_t max_gpn = 1;
+  for (int32_t a = 0; a < ns; a++)
+    max_gpn = HS_MAX(max_gpn, h->sc[a].gpn);
+  h->opt_stride = (ilog2(max_gpn) + 1) * (o->allow_recompute ? 2 : 1);
+  h->opt_stride = HS_MIN(h->opt_stride, HS_HAPT_MAX_OPTS);
+  if (make_cuts(h, max_cuts) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  HS_CHECK(space_microbatches(h, o, err));
   size_t ne = pair_count(h->n_cuts) * ns * h->max_sizes;
   h->opts = hs_calloc(ne * (size_t)h->opt_stride, sizeof *h->opts);
   h->n_opts = hs_calloc(ne, 1);
