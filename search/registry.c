@@ -205,6 +205,24 @@ static hs_status_t check_final_time(const hs_plan_t *p, const hs_plan_opts_t *o,
                       name, limit_text(o, lim, sizeof lim), now - t0, hs_plan_n_devices(p), cost_s);
 }
 
+/* The options to run with (o, or the defaults filled into *defaults when o
+ * is NULL), with plan, stats and report reset to empty: every early return
+ * of a run leaves them so. */
+static const hs_plan_opts_t *reset_outputs(const hs_plan_opts_t *o, hs_plan_opts_t *defaults,
+                                           hs_plan_t *plan, hs_search_stats_t *stats,
+                                           hs_report_t *report)
+{
+  if (!o) {
+    hs_plan_opts_init(defaults);
+    o = defaults;
+  }
+  hs_plan_init(plan);
+  memset(stats, 0, sizeof *stats);
+  if (report)
+    hs_report_init(report);
+  return o;
+}
+
 /* One search on the whole of `c`: init, step until done or the time
  * limit, result, validation, and (report != NULL) simulation. end_s: the
  * run's end time (0 = from o). */
@@ -214,14 +232,7 @@ static hs_status_t run_whole(const hs_planner_type_t *t, const hs_model_t *m, co
 {
   hs_status_t st = HS_OK;
   hs_plan_opts_t defaults;
-  if (!o) {
-    hs_plan_opts_init(&defaults);
-    o = &defaults;
-  }
-  hs_plan_init(plan);
-  memset(stats, 0, sizeof *stats);
-  if (report)
-    hs_report_init(report);
+  o = reset_outputs(o, &defaults, plan, stats, report);
   if (!t || !m || !c)
     return hs_error_set(err, HS_EINVAL, "hs_planner_run: planner, model and cluster are required");
   if (m->n_ops == 0 || c->n_devices == 0)
@@ -636,15 +647,8 @@ hs_status_t hs_planner_run(const hs_planner_type_t *t, const hs_model_t *m, cons
                            hs_search_stats_t *stats, hs_report_t *report, hs_error_t *err)
 {
   hs_plan_opts_t defaults;
-  if (!o) {
-    hs_plan_opts_init(&defaults);
-    o = &defaults;
-  }
   /* the outputs are empty on every early return */
-  hs_plan_init(plan);
-  memset(stats, 0, sizeof *stats);
-  if (report)
-    hs_report_init(report);
+  o = reset_outputs(o, &defaults, plan, stats, report);
   hs_status_t st = check_run_opts(o, c, err);
   if (st != HS_OK)
     return st;
