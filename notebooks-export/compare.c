@@ -59,6 +59,9 @@ hs_status_t hs_compare_run(const hs_model_t *m, const hs_cluster_t *c, const cha
   *baseline_s = 0.0;
   hs_cluster_totals_t tot;
   hs_cluster_totals(c, HS_DTYPE_BF16, &tot);
+  /* a strategy listed twice, or a comparison inside a sweep or what-if,
+   * answers a device-subset search it ran before from the search memo */
+  hs_search_memo_begin();
   for (size_t i = 0; i < n; i++) {
     hs_compare_row_t *r = &rows[i];
     memset(r, 0, sizeof *r);
@@ -76,8 +79,10 @@ hs_status_t hs_compare_run(const hs_model_t *m, const hs_cluster_t *c, const cha
     err.warn_fp = NULL;
     hs_status_t st = hs_planner_run(t, m, c, po, progress, &plan, &stats, &rep, &err);
     if (st != HS_OK) {
-      if (st == HS_ENOMEM)
+      if (st == HS_ENOMEM) {
+        hs_search_memo_end();
         return HS_ENOMEM;
+      }
       snprintf(r->why, sizeof r->why, "%.300s", err.msg[0] ? err.msg : hs_status_message(st));
       continue;
     }
@@ -106,6 +111,7 @@ hs_status_t hs_compare_run(const hs_model_t *m, const hs_cluster_t *c, const cha
     hs_plan_destroy(&plan);
     hs_report_destroy(&rep);
   }
+  hs_search_memo_end();
   int b = hs_compare_baseline(rows, n, NULL);
   *baseline_s = b >= 0 ? rows[b].iter_s : 0.0;
   return HS_OK;
