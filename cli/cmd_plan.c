@@ -281,6 +281,7 @@ typedef struct compare_args {
   const char *baseline;       /* --baseline, NULL: the fastest standard baseline */
   bool charge_cluster;        /* --charge cluster */
   bool batch_given, precision_given;
+  int workers;                /* -j: strategies planned on this many processes */
   char list[1024];
   const char *names[HS_COMPARE_MAX_STRATEGIES];
   size_t n_names;
@@ -358,6 +359,11 @@ static int read_compare_args(const hs_opt_t *opts, compare_args_t *a)
   }
   a->batch_given = hs_cli_opt(opts, "global-batch") != NULL;
   a->precision_given = hs_cli_opt(opts, "precision") != NULL;
+  int64_t workers;
+  int rc = hs_cli_int(opts, "j", 1, 1, 256, &workers);
+  if (rc)
+    return rc;
+  a->workers = (int)workers;
   return read_plan_opts(opts, &a->po);
 }
 
@@ -555,6 +561,7 @@ int hs_cmd_compare(int argc, char **argv)
       {"format", true, "table (default), csv or json"},
       {"charge", true, "$/Mtok charges the GPUs each plan uses (used, default) or the whole "
                        "cluster (cluster: idle GPUs are paid for too)"},
+      {"j", true, "worker processes, one strategy each at a time (default 1; same rows)"},
       {NULL},
   };
   const char *pos[1];
@@ -565,7 +572,7 @@ int hs_cmd_compare(int argc, char **argv)
                         "         [--kernels K] [--attention flash|unfused] [--sequence-parallel]\n"
                         "         [--zero-stage Z] [--precision P] [--grad-reduce-dtype fp32|default] [--memory-headroom F]\n"
                         "         [--no-practice-search] [--baseline S]\n"
-                        "         [--format table|csv|json] [--charge used|cluster]");
+                        "         [--format table|csv|json] [--charge used|cluster] [-j N]");
   if (rc)
     return rc < 0 ? 0 : rc;
   compare_args_t args;
@@ -587,8 +594,9 @@ int hs_cmd_compare(int argc, char **argv)
   }
   v = (compare_view_t){.a = a, .m = &m, .c = &c, .rows = rows, .n = a->n_names};
   hs_cluster_totals(&c, HS_DTYPE_BF16, &v.tot); /* for the priced-GPU note */
-  if (hs_compare_rank(&m, &c, a->names, a->n_names, &a->po, a->charge_cluster,
-                      strcmp(a->fmt, "table") ? NULL : stderr, a->baseline, rows, &v.base, &v.rk) != HS_OK) {
+  if (hs_compare_rank_workers(&m, &c, a->names, a->n_names, &a->po, a->charge_cluster,
+                              strcmp(a->fmt, "table") ? NULL : stderr, a->workers, a->baseline,
+                              rows, &v.base, &v.rk) != HS_OK) {
     fprintf(stderr, "hetsim: out of memory\n");
     rc = 1;
     goto out;

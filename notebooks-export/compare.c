@@ -14,6 +14,7 @@
  */
 #include "hs_export.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 double hs_report_peak_memory_fraction(const hs_report_t *r, const hs_cluster_t *c, double *peak,
@@ -52,60 +53,136 @@ static void plan_gpu_class(const hs_plan_t *p, const hs_cluster_t *c, char *out,
   hs_strlcpy(out, mixed ? "heterogeneous" : gpu >= 0 ? c->gpus.gpus[gpu].name : "unknown", n);
 }
 
+/* Plans strategy `name` into row r (zeroed here): its figures, or why
+ * there is no plan. HS_ENOMEM only; a failed search is a row. */
+static hs_status_t compare_row(const hs_model_t *m, const hs_cluster_t *c, const char *name,
+                               const hs_plan_opts_t *po, bool charge_cluster,
+                               const hs_cluster_totals_t *tot, FILE *progress, hs_compare_row_t *r)
+{
+  memset(r, 0, sizeof *r);
+  hs_strlcpy(r->strategy, name, sizeof r->strategy);
+  const hs_planner_type_t *t = hs_planner_find(name);
+  if (!t) {
+    snprintf(r->why, sizeof r->why, "strategy not available in this build");
+    return HS_OK;
+  }
+  hs_plan_t plan;
+  hs_report_t rep;
+  hs_search_stats_t stats;
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  hs_status_t st = hs_planner_run(t, m, c, po, progress, &plan, &stats, &rep, &err);
+  if (st != HS_OK) {
+    if (st == HS_ENOMEM)
+      return HS_ENOMEM;
+    snprintf(r->why, sizeof r->why, "%.300s", err.msg[0] ? err.msg : hs_status_message(st));
+    return HS_OK;
+  }
+  r->ok = true;
+  r->iter_s = rep.iteration_time_s;
+  r->tokens_s = rep.tokens_per_s;
+  r->mfu = rep.mfu;
+  r->mem_ratio = hs_report_peak_memory_fraction(&rep, c, &r->peak_bytes, &r->cap_bytes);
+  r->usd_mtok = rep.cost_usd_per_million_tokens;
+  r->unpriced = charge_cluster ? tot->n_unpriced_devices : rep.n_unpriced_devices;
+  if (charge_cluster) /* the whole cluster's rent over this plan's tokens */
+    r->usd_mtok = rep.tokens_per_iteration > 0 ? tot->usd_per_hour * rep.iteration_time_s / 3600.0 /
+                                                     (double)rep.tokens_per_iteration * 1e6
+                                               : 0.0;
+  r->search_s = stats.search_s;
+  r->candidates = stats.candidates;
+  hs_report_time_parts(&rep, r->time_s);
+  hs_report_mem_parts(&rep, r->mem_bytes);
+  hs_plan_describe(&plan, m, r->summary, sizeof r->summary);
+  r->gpus_used = hs_plan_n_devices(&plan);
+  r->tokens_s_per_gpu = r->gpus_used > 0 ? r->tokens_s / r->gpus_used : 0.0;
+  plan_gpu_class(&plan, c, r->gpu_class, sizeof r->gpu_class);
+  hs_strlcpy(r->framework, hs_framework_name(plan.practice.framework.id), sizeof r->framework);
+  hs_plan_destroy(&plan);
+  hs_report_destroy(&rep);
+  return HS_OK;
+}
+
+/* ---- strategies on worker processes (compare -j) ------------------------------ */
+
+typedef struct compare_job {
+  const hs_model_t *m;
+  const hs_cluster_t *c;
+  const char *const *strategies;
+  const hs_plan_opts_t *po;
+  bool charge_cluster;
+  const hs_cluster_totals_t *tot;
+  FILE *progress;
+  hs_compare_row_t *rows;
+} compare_job_t;
+
+static hs_status_t map_row(void *ctx, size_t i, void **out, size_t *len, hs_error_t *err)
+{
+  compare_job_t *j = ctx;
+  hs_compare_row_t *r = malloc(sizeof *r);
+  if (!r || compare_row(j->m, j->c, j->strategies[i], j->po, j->charge_cluster, j->tot, j->progress,
+                        r) != HS_OK) {
+    free(r);
+    return hs_error_set(err, HS_ENOMEM, "out of memory planning %s", j->strategies[i]);
+  }
+  *out = r;
+  *len = sizeof *r;
+  return HS_OK;
+}
+
+static int sink_row(void *ctx, size_t i, const void *data, size_t len)
+{
+  compare_job_t *j = ctx;
+  if (len == sizeof *j->rows)
+    memcpy(&j->rows[i], data, len);
+  return 0;
+}
+
+/* A worker that died (or ran out of memory): the row says so. */
+static int lost_row(void *ctx, size_t i, const char *why)
+{
+  compare_job_t *j = ctx;
+  memset(&j->rows[i], 0, sizeof j->rows[i]);
+  hs_strlcpy(j->rows[i].strategy, j->strategies[i], sizeof j->rows[i].strategy);
+  snprintf(j->rows[i].why, sizeof j->rows[i].why, "%.300s", why);
+  return 0;
+}
+
 hs_status_t hs_compare_run(const hs_model_t *m, const hs_cluster_t *c, const char *const *strategies,
                            size_t n, const hs_plan_opts_t *po, bool charge_cluster, FILE *progress,
                            hs_compare_row_t *rows, double *baseline_s)
 {
+  return hs_compare_run_workers(m, c, strategies, n, po, charge_cluster, progress, 1, rows,
+                                baseline_s);
+}
+
+hs_status_t hs_compare_run_workers(const hs_model_t *m, const hs_cluster_t *c,
+                                   const char *const *strategies, size_t n,
+                                   const hs_plan_opts_t *po, bool charge_cluster, FILE *progress,
+                                   int workers, hs_compare_row_t *rows, double *baseline_s)
+{
+  hs_status_t st = HS_OK;
   *baseline_s = 0.0;
   hs_cluster_totals_t tot;
   hs_cluster_totals(c, HS_DTYPE_BF16, &tot);
-  for (size_t i = 0; i < n; i++) {
-    hs_compare_row_t *r = &rows[i];
-    memset(r, 0, sizeof *r);
-    hs_strlcpy(r->strategy, strategies[i], sizeof r->strategy);
-    const hs_planner_type_t *t = hs_planner_find(strategies[i]);
-    if (!t) {
-      snprintf(r->why, sizeof r->why, "strategy not available in this build");
-      continue;
-    }
-    hs_plan_t plan;
-    hs_report_t rep;
-    hs_search_stats_t stats;
+  /* a strategy listed twice, or a comparison inside a sweep or what-if,
+   * answers a device-subset search it ran before from the search memo */
+  hs_search_memo_begin();
+  if (workers <= 1 || n <= 1) {
+    for (size_t i = 0; i < n && st == HS_OK; i++)
+      st = compare_row(m, c, strategies[i], po, charge_cluster, &tot, progress, &rows[i]);
+  } else { /* rows come back by index: the same rows as in one process */
+    compare_job_t j = {m, c, strategies, po, charge_cluster, &tot, NULL, rows};
     hs_error_t err;
     hs_error_init(&err);
     err.warn_fp = NULL;
-    hs_status_t st = hs_planner_run(t, m, c, po, progress, &plan, &stats, &rep, &err);
-    if (st != HS_OK) {
-      if (st == HS_ENOMEM)
-        return HS_ENOMEM;
-      snprintf(r->why, sizeof r->why, "%.300s", err.msg[0] ? err.msg : hs_status_message(st));
-      continue;
-    }
-    r->ok = true;
-    r->iter_s = rep.iteration_time_s;
-    r->tokens_s = rep.tokens_per_s;
-    r->mfu = rep.mfu;
-    r->mem_ratio =
-        hs_report_peak_memory_fraction(&rep, c, &r->peak_bytes, &r->cap_bytes);
-    r->usd_mtok = rep.cost_usd_per_million_tokens;
-    r->unpriced = charge_cluster ? tot.n_unpriced_devices : rep.n_unpriced_devices;
-    if (charge_cluster) /* the whole cluster's rent over this plan's tokens */
-      r->usd_mtok = rep.tokens_per_iteration > 0
-                                      ? tot.usd_per_hour * rep.iteration_time_s / 3600.0 /
-                                            (double)rep.tokens_per_iteration * 1e6
-                                      : 0.0;
-    r->search_s = stats.search_s;
-    r->candidates = stats.candidates;
-    hs_report_time_parts(&rep, r->time_s);
-    hs_report_mem_parts(&rep, r->mem_bytes);
-    hs_plan_describe(&plan, m, r->summary, sizeof r->summary);
-    r->gpus_used = hs_plan_n_devices(&plan);
-    r->tokens_s_per_gpu = r->gpus_used > 0 ? r->tokens_s / r->gpus_used : 0.0;
-    plan_gpu_class(&plan, c, r->gpu_class, sizeof r->gpu_class);
-    hs_strlcpy(r->framework, hs_framework_name(plan.practice.framework.id), sizeof r->framework);
-    hs_plan_destroy(&plan);
-    hs_report_destroy(&rep);
+    memset(rows, 0, n * sizeof *rows);
+    st = hs_map_processes(n, workers, map_row, sink_row, lost_row, &j, &err);
   }
+  hs_search_memo_end();
+  if (st != HS_OK)
+    return st;
   int b = hs_compare_baseline(rows, n, NULL);
   *baseline_s = b >= 0 ? rows[b].iter_s : 0.0;
   return HS_OK;

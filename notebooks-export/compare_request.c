@@ -60,9 +60,20 @@ hs_status_t hs_compare_rank(const hs_model_t *m, const hs_cluster_t *c, const ch
                             FILE *progress, const char *baseline, hs_compare_row_t *rows,
                             int *base, hs_ranking_t *rk)
 {
+  return hs_compare_rank_workers(m, c, names, n, po, charge_cluster, progress, 1, baseline, rows,
+                                 base, rk);
+}
+
+hs_status_t hs_compare_rank_workers(const hs_model_t *m, const hs_cluster_t *c,
+                                    const char *const *names, size_t n, const hs_plan_opts_t *po,
+                                    bool charge_cluster, FILE *progress, int workers,
+                                    const char *baseline, hs_compare_row_t *rows, int *base,
+                                    hs_ranking_t *rk)
+{
   double best_s = 0.0;
   *base = -1;
-  hs_status_t st = hs_compare_run(m, c, names, n, po, charge_cluster, progress, rows, &best_s);
+  hs_status_t st = hs_compare_run_workers(m, c, names, n, po, charge_cluster, progress, workers,
+                                          rows, &best_s);
   if (st != HS_OK)
     return st;
   *base = hs_compare_baseline(rows, n, baseline);

@@ -45,4 +45,12 @@ hs_status_t hs_compare_rank(const hs_model_t *m, const hs_cluster_t *c, const ch
                             FILE *progress, const char *baseline, hs_compare_row_t *rows,
                             int *base, hs_ranking_t *rk);
 
+/* hs_compare_rank with the strategies planned on `workers` processes
+ * (hs_compare_run_workers): the same rows, baseline and ranking. */
+hs_status_t hs_compare_rank_workers(const hs_model_t *m, const hs_cluster_t *c,
+                                    const char *const *names, size_t n, const hs_plan_opts_t *po,
+                                    bool charge_cluster, FILE *progress, int workers,
+                                    const char *baseline, hs_compare_row_t *rows, int *base,
+                                    hs_ranking_t *rk);
+
 #endif /* HS_COMPARE_H */

@@ -535,6 +535,15 @@ double hs_report_peak_memory_fraction(const hs_report_t *r, const hs_cluster_t *
 hs_status_t hs_compare_run(const hs_model_t *m, const hs_cluster_t *c, const char *const *strategies,
                            size_t n, const hs_plan_opts_t *po, bool charge_cluster, FILE *progress,
                            hs_compare_row_t *rows, double *baseline_s);
+/* hs_compare_run on `workers` processes (hs_map_processes; <= 1 = in this
+ * process, as hs_compare_run): one strategy per item, rows back by index,
+ * so the rows are the same whatever `workers` is (search_s aside, a clock
+ * reading). With workers > 1 nothing is printed to `progress`; a worker
+ * that dies gives its strategy a row with the reason. */
+hs_status_t hs_compare_run_workers(const hs_model_t *m, const hs_cluster_t *c,
+                                   const char *const *strategies, size_t n,
+                                   const hs_plan_opts_t *po, bool charge_cluster, FILE *progress,
+                                   int workers, hs_compare_row_t *rows, double *baseline_s);
 /* The baselines speedups are measured against by default: what users run
  * without a heterogeneity-aware planner (megatron, deepspeed, whale,
  * data-parallel; issue 14). */

@@ -530,5 +530,10 @@ hs_status_t hs_sweep_run(const hs_sweep_spec_t *s, const uint64_t *jobs, size_t 
                          unsigned flags, hs_sweep_row_fn fn, void *ctx, hs_error_t *err)
 {
   run_ctx_t r = {s, jobs, flags, fn, ctx};
-  return hs_map_processes(n, workers, run_item, sink_item, lost_item, &r, err);
+  /* points share device subsets: each worker answers a search it ran
+   * before from the search memo (hs_search.h) */
+  hs_search_memo_begin();
+  hs_status_t st = hs_map_processes(n, workers, run_item, sink_item, lost_item, &r, err);
+  hs_search_memo_end();
+  return st;
 }

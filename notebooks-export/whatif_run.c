@@ -410,7 +410,13 @@ hs_status_t hs_whatif_run(const hs_model_t *m, const hs_cluster_t *base,
     hs_whatif_batch_note(out, note, sizeof note);
     fprintf(o->progress, "whatif: %zu options x %d strategies, %s\n", out->n_rows, o->n_strategies, note);
   }
-  HS_CHECK(hs_map_processes(out->n_rows, o->workers, map_option, sink_option, lost_option, &j, err));
+  /* options share device subsets (the base cluster's and those with the
+   * same purchases of one type): each worker answers a search it ran
+   * before from the search memo (hs_search.h) */
+  hs_search_memo_begin();
+  st = hs_map_processes(out->n_rows, o->workers, map_option, sink_option, lost_option, &j, err);
+  hs_search_memo_end();
+  HS_CHECK(st);
   hs_progress_finish(&prog, false);
   for (size_t i = 0; i < out->n_rows; i++)
     out->n_ok += out->rows[i].ok;

@@ -118,4 +118,16 @@ struct cJSON *hs_search_result_to_json(const char *strategy, const char *model,
 hs_status_t hs_search_subcluster(const hs_cluster_t *c, const bool *alive, hs_cluster_t *out,
                                  int32_t *dev_map, hs_error_t *err);
 
+/* Search memo (search/search_memo.c; docs/performance.md): between
+ * hs_search_memo_begin and the matching hs_search_memo_end, hs_planner_run
+ * on this thread answers a device-subset search it ran before (same
+ * planner, model, sub-cluster content and options) from memory instead of
+ * searching again; outputs are the same as without it, bit for bit.
+ * compare, sweep and whatif scope their runs with it; calls nest, and the
+ * outermost end frees the memo. hs_search_memo_counts: lookups answered
+ * and not answered since the outermost begin. O(1) each. */
+void hs_search_memo_begin(void);
+void hs_search_memo_end(void);
+void hs_search_memo_counts(uint64_t *hits, uint64_t *misses);
+
 #endif /* HS_SEARCH_H */

@@ -3,6 +3,7 @@
  * (hs_search.h). The driver owns budgets and progress: planners only step.
  */
 #include "search_internal.h"
+#include "search_memo.h"
 #include "hs_progress.h"
 
 #include <math.h>
@@ -330,6 +331,28 @@ cleanup:
   return st;
 }
 
+/* run_whole without a report, through the search memo (search_memo.h)
+ * when one is active and the run prints nothing (progress NULL): a search
+ * asked before gives its stored plan, statistics or error, one not asked
+ * before is run and stored. Outputs as run_whole's. */
+static hs_status_t run_whole_memo(const hs_planner_type_t *t, const hs_model_t *m,
+                                  const hs_cluster_t *c, const hs_plan_opts_t *o, FILE *progress,
+                                  hs_plan_t *plan, hs_search_stats_t *stats, hs_error_t *err,
+                                  double end_s)
+{
+  if (progress || !hs__search_memo_active())
+    return run_whole(t, m, c, o, progress, plan, stats, NULL, err, end_s);
+  hs_search_key_t key;
+  hs_status_t st = HS_OK;
+  hs__search_memo_key(&key, t, m, c, o);
+  if (!hs__search_memo_get(&key, c->name, plan, stats, &st, err)) {
+    st = run_whole(t, m, c, o, progress, plan, stats, NULL, err, end_s);
+    hs__search_memo_put(&key, c->name, st, plan, stats, err);
+  }
+  hs__search_memo_key_free(&key);
+  return st;
+}
+
 /* ---- device subsets ---------------------------------------------------------
  *
  * A user can always leave devices idle: train on one site, one GPU type, or
@@ -520,8 +543,8 @@ static hs_status_t try_subset(subset_run_t *sr, size_t k, uint64_t mask, double 
   hs_status_t ls = k == 0 ? HS_OK : hs_search_subcluster(c, sr->alive, &sr->sub, sr->dev_map, &lerr);
   sr->so.work_share = work_share;
   if (ls == HS_OK)
-    ls = run_whole(sr->t, sr->m, k == 0 ? c : &sr->sub, &sr->so, k == 0 ? sr->progress : NULL,
-                   &sr->cand, &sr->cst, NULL, &lerr, sr->end_s);
+    ls = run_whole_memo(sr->t, sr->m, k == 0 ? c : &sr->sub, &sr->so, k == 0 ? sr->progress : NULL,
+                        &sr->cand, &sr->cst, &lerr, sr->end_s);
   if (ls == HS_OK) {
     sr->search_s += sr->cst.search_s;
     sr->candidates += sr->cst.candidates;

@@ -144,4 +144,18 @@ P
 head -1 "$tmp/nob.csv" | grep -q '^strategy,iteration_s,tokens_per_s,speedup_vs_baseline,' ||
   die "no baseline in the list: $(head -1 "$tmp/nob.csv")"
 
+# compare -j: the strategies on worker processes give the rows one process
+# gives (search_s masked: a clock reading); a two-site cluster, so every
+# strategy searches its device subsets (through the search memo)
+. "$(dirname "$0")/../../scripts/lib_mask.sh"
+for j in 1 3; do
+  "$bin" compare --scenario hap --strategies data-parallel,deepspeed,whale,megatron,hap --format csv -j $j \
+    2>"$tmp/err" | hs_mask_times >"$tmp/cmp_j$j.csv" || die "compare -j $j: $(cat "$tmp/err")"
+done
+cmp -s "$tmp/cmp_j1.csv" "$tmp/cmp_j3.csv" ||
+  die "compare -j 3 rows differ from -j 1: $(diff "$tmp/cmp_j1.csv" "$tmp/cmp_j3.csv" | head -5)"
+[ "$(wc -l <"$tmp/cmp_j1.csv")" -eq 6 ] || die "compare -j 1: $(wc -l <"$tmp/cmp_j1.csv") lines, want 6"
+"$bin" compare --scenario hap -j 0 >/dev/null 2>"$tmp/err" && die "compare -j 0 accepted"
+grep -q -- '-j' "$tmp/err" || die "compare -j 0: the message does not name -j: $(cat "$tmp/err")"
+
 exit $fail

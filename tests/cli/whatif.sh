@@ -62,6 +62,15 @@ for r in okr:
 sys.exit(0 if ok else 1)
 PY
 
+# the same what-if in one process: the rows -j 2 gave (each worker
+# answers repeated device-subset searches from its own search memo)
+. "$(dirname "$0")/../../scripts/lib_mask.sh"
+"$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 50 \
+  --candidates A100-SXM4-40GB,V100-SXM2-16GB --strategies megatron,whale --global-batch 128 \
+  --format csv -j 1 >"$tmp/w1.csv" 2>"$tmp/err" || die "whatif -j 1 failed: $(cat "$tmp/err")"
+cmp -s <(hs_mask_times <"$tmp/w.csv") <(hs_mask_times <"$tmp/w1.csv") ||
+  die "whatif -j 1 rows differ from -j 2: $(diff "$tmp/w.csv" "$tmp/w1.csv" | head -5)"
+
 # the table form names the prices' sources and marks the front
 "$bin" whatif --model gpt3-1.3b --cluster dgx-a100-1node --budget-usd-per-hour 25 \
   --candidates A100-SXM4-40GB --strategies megatron --global-batch 128 >"$tmp/t.txt" 2>/dev/null ||
