@@ -12,15 +12,12 @@
  * (hs_reserve), so a push allocates only when the queue is larger than ever
  * before.
  *
- * Moving an entry down (pop, and remove or update to a later key) uses
- * Floyd's bottom-up sift: the hole goes down to a leaf along the earlier
- * child (one comparison per level), then the entry goes up from there
- * (usually a level or two: the entry that fills a pop's hole is a late
- * leaf). The classic sift compares twice per level. The key is a total
- * order, so the pop sequence is the same either way (issue 35: sift was
- * 13% of bench_sim's instructions at 4,096 GPUs; a 4-ary heap, tried
- * first, halved the levels but cost 25% more instructions in sift, four
- * three-field comparisons per level).
+ * Tried and measured against this (issue 35, callgrind, bench_sim 1024:
+ * the heap holds about n_gpus / 8.6 events, so it is shallow): a 4-ary heap
+ * (half the levels, so half the qidx writes) cost 25% more instructions in
+ * sift (four three-field comparisons per level); Floyd's bottom-up pop (one
+ * comparison per level down, then up) cost 6% more (the entry that fills a
+ * pop's hole often belongs near the top: many events share `now`).
  */
 #include "hs_engine.h"
 
@@ -96,28 +93,21 @@ static void sift_up(heap_t *h, size_t i, entry_t e)
   e.ev->qidx = (int32_t)i;
 }
 
-/* Places e at hole i or below (e not before a[i]'s parent): the hole down
- * to a leaf along the earlier children, then e up from there, not above i. */
+/* Places e at hole i or below. */
 static void sift_down(heap_t *h, size_t i, entry_t e)
 {
-  size_t n = h->n, top = i;
+  size_t n = h->n;
   for (;;) {
     size_t c = 2 * i + 1;
     if (c >= n)
       break;
     if (c + 1 < n && entry_before(&h->a[c + 1], &h->a[c]))
       c++;
+    if (!entry_before(&h->a[c], &e))
+      break;
     h->a[i] = h->a[c];
     h->a[i].ev->qidx = (int32_t)i;
     i = c;
-  }
-  while (i > top) {
-    size_t p = (i - 1) / 2;
-    if (!entry_before(&e, &h->a[p]))
-      break;
-    h->a[i] = h->a[p];
-    h->a[i].ev->qidx = (int32_t)i;
-    i = p;
   }
   h->a[i] = e;
   e.ev->qidx = (int32_t)i;
