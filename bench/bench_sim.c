@@ -6,9 +6,8 @@
  * Weak scaling: TP 8 x PP 16 x DP (n/128), 192 microbatches of 1 sample per
  * pipeline (the issue's 1024-GPU case: global batch 1536); smaller clusters
  * use PP n/8 with one pipeline. Sizes 64, 256, ... (x4) up to max_gpus, then,
- * when max_gpus >= 100000, the 100,352-GPU row (DP 784: the smallest
- * TP 8 x PP 16 x DP cluster of at least 100,000 GPUs, 12,544 nodes; issue
- * 35). Each size runs in a child process so that its peak RSS is its own.
+ * when max_gpus >= 100000, the 100,352-GPU row (TP 8 x PP 16 x DP 784,
+ * 12,544 nodes: just over 100,000 GPUs with DP a multiple of 16; issue 35). Each size runs in a child process so that its peak RSS is its own.
  * Prints wall time, user CPU seconds of the simulation (getrusage, less
  * sensitive than wall time to a busy machine), events, events/s (per wall
  * second), flows and peak RSS (ru_maxrss of the child: the whole process,
@@ -34,7 +33,7 @@
 
 static bool modern; /* --modern: every training-practice option on */
 
-/* The smallest TP 8 x PP 16 x DP cluster of at least 100,000 GPUs. */
+/* The "100,000-GPU" row: TP 8 x PP 16 x DP 784 (issue 35). */
 #define BIG_GPUS 100352
 
 static double now_s(void)
