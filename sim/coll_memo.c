@@ -16,6 +16,7 @@
 typedef struct entry {
   const hs_coll_algo_t *algo; /* the phase's algorithm; NULL for a choice */
   const hs_coll_algo_t *chosen; /* a choice's answer */
+  bool checked;               /* a choice: the key passed coll_validate with it */
   uint64_t hash;
   double bytes;
   int32_t op, n, phase;       /* phase -1: the algorithm choice */
@@ -191,7 +192,8 @@ static void commit(hs__coll_memo_t *m, entry_t *e, size_t extra_bytes)
   m->n++;
 }
 
-bool hs__coll_memo_get_algo(hs__coll_memo_t *m, const hs_coll_t *c, const hs_coll_algo_t **out)
+bool hs__coll_memo_get_algo(hs__coll_memo_t *m, const hs_coll_t *c, const hs_coll_algo_t **out,
+                            bool *checked)
 {
   if (!keyable(m, c))
     return false;
@@ -199,6 +201,7 @@ bool hs__coll_memo_get_algo(hs__coll_memo_t *m, const hs_coll_t *c, const hs_col
   if (!e)
     return false;
   *out = e->chosen;
+  *checked = e->checked;
   m->hits++;
   return true;
 }
@@ -215,6 +218,15 @@ void hs__coll_memo_put_algo(hs__coll_memo_t *m, const hs_coll_t *c, const hs_col
     return;
   e->chosen = algo;
   commit(m, e, 0);
+}
+
+void hs__coll_memo_set_checked(hs__coll_memo_t *m, const hs_coll_t *c)
+{
+  if (!keyable(m, c))
+    return;
+  entry_t *e = (entry_t *)find(m, NULL, c, ALGO_CHOICE, key_hash(NULL, c, ALGO_CHOICE));
+  if (e)
+    e->checked = true;
 }
 
 bool hs__coll_memo_get_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, const hs_coll_t *c,

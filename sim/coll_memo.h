@@ -42,10 +42,17 @@ void hs__coll_memo_free(hs__coll_memo_t *m); /* NULL ok */
 uint64_t hs__coll_memo_hash(const hs__coll_memo_t *m, const hs_coll_t *c);
 
 /* The algorithm choose_algo gave for c (c->algo NULL, no shares): true and
- * *out on a hit. */
+ * *out on a hit, *checked whether c with that algorithm passed the
+ * collective's validation before (hs__coll_memo_set_checked): validation
+ * is a pure function of the key and the algorithm, so a checked hit needs
+ * none (issue 35: it cost 3.6% of bench_sim's instructions, O(n^2) in the
+ * devices up to 32). */
 bool hs__coll_memo_get_algo(hs__coll_memo_t *m, const hs_coll_t *c,
-                            const hs_coll_algo_t **out);
+                            const hs_coll_algo_t **out, bool *checked);
 void hs__coll_memo_put_algo(hs__coll_memo_t *m, const hs_coll_t *c, const hs_coll_algo_t *algo);
+/* Records that c (with the algorithm stored for it) passed validation; no
+ * effect when c has no stored algorithm. */
+void hs__coll_memo_set_checked(hs__coll_memo_t *m, const hs_coll_t *c);
 
 /* A built phase, read in place: its latency, n_flows flows of bytes[i]
  * each over hops[flow_off[i] .. flow_off[i + 1]) (n_hops in all). */

@@ -1179,13 +1179,18 @@ hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err)
   b->err = err;
   c->run_algo = c->algo;
   c->memo_hash = hs__coll_memo_hash(cs->memo, c);
-  if (!c->run_algo && !hs__coll_memo_get_algo(cs->memo, c, &c->run_algo)) {
+  bool checked = false; /* the memo says c passed coll_validate with run_algo */
+  if (!c->run_algo && !hs__coll_memo_get_algo(cs->memo, c, &c->run_algo, &checked)) {
     c->run_algo = choose_algo(b, c);
     hs__coll_memo_put_algo(cs->memo, c, c->run_algo);
   }
   if (!c->run_algo)
     return hs_error_set(err, HS_ENOMEM, "coll: out of memory choosing the algorithm");
-  HS_CHECK(coll_validate(b, c, c->run_algo));
+  if (!checked) {
+    HS_CHECK(coll_validate(b, c, c->run_algo));
+    if (!c->algo)
+      hs__coll_memo_set_checked(cs->memo, c);
+  }
   HS_CHECK(hs_reserve((void **)&cs->live, &cs->cap_live, cs->n_live + 1, sizeof *cs->live));
   c->net = net;
   c->t_start = eng->now;

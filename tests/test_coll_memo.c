@@ -8,7 +8,9 @@
  * predates the memo). Every collective's start and end must agree to the
  * nanosecond, round after round, with collectives running concurrently over
  * shared links; the memo must have been used. Also: a path function set
- * after construction drops the memo (hs_net_set_path_fn).
+ * after construction drops the memo (hs_net_set_path_fn); a collective that
+ * fails validation fails it on every start (the memo skips validation only
+ * for keys that passed it).
  */
 #include "hs_clusters.h"
 #include "hs_net.h"
@@ -187,10 +189,55 @@ static void test_set_path_drops(void)
   hs_cluster_destroy(&cl);
 }
 
+/* The memo skips validation only for a key that passed it (issue 35): a
+ * collective with a repeated device is refused on every start, not only on
+ * the first, and the valid collective of the same shape that follows still
+ * runs, memoised. */
+static void test_invalid_every_time(void)
+{
+  hs_cluster_t cl;
+  hs_topology_t *topo = fx_topo_of(DGX_H100_2, &cl);
+  if (!topo)
+    return;
+  hs_engine_t eng;
+  hs_engine_init(&eng, NULL);
+  hs_net_t *net = NULL;
+  CHECK_EQ_INT(hs_net_new(&eng, topo, &net), HS_OK);
+  int32_t bad[4] = {0, 1, 1, 2}, good[4] = {0, 1, 3, 2};
+  for (int r = 0; r < 3 && net; r++) {
+    for (int k = 0; k < 2; k++) {
+      hs_coll_t c;
+      hs_coll_init(&c);
+      c.op = HS_COLL_ALLREDUCE;
+      c.devices = k == 0 ? bad : good;
+      c.n = 4;
+      c.bytes = 1e6;
+      c.done = on_done;
+      hs_error_t err;
+      hs_error_init(&err);
+      hs_status_t st = hs_coll_start(net, &c, &err);
+      if (k == 0) {
+        CHECK_MSG(st == HS_EINVAL && strstr(err.msg, "appears twice"), "round %d: %s (%s)", r,
+                  hs_status_name(st), err.msg);
+      } else {
+        CHECK_MSG(st == HS_OK, "round %d: %s", r, err.msg);
+        CHECK_EQ_INT(hs_engine_run(&eng, HS_TIME_MAX), HS_OK);
+        CHECK(c.t_end > c.t_start);
+      }
+    }
+  }
+  CHECK(net && hs__colls_memo_hits(net->colls) > 0);
+  hs_net_free(net);
+  hs_engine_destroy(&eng);
+  hs_topology_free(topo);
+  hs_cluster_destroy(&cl);
+}
+
 int main(void)
 {
   HS_RUN(test_dgx_h100);
   HS_RUN(test_two_sites);
   HS_RUN(test_set_path_drops);
+  HS_RUN(test_invalid_every_time);
   HS_TEST_END();
 }
