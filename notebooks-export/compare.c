@@ -79,6 +79,16 @@ static hs_status_t compare_row(const hs_model_t *m, const hs_cluster_t *c, const
     snprintf(r->why, sizeof r->why, "%.300s", err.msg[0] ? err.msg : hs_status_message(st));
     return HS_OK;
   }
+  if (rep.oom) {
+    /* a planner bug (`plan` says INFEASIBLE): no time, speedup or cost is
+     * shown for a plan that does not fit, and it is never ranked */
+    char oom[160];
+    hs_report_infeasible_reason(&rep, oom, sizeof oom);
+    snprintf(r->why, sizeof r->why, "%s: its plan was simulated %.200s", r->strategy, oom);
+    hs_plan_destroy(&plan);
+    hs_report_destroy(&rep);
+    return HS_OK;
+  }
   r->ok = true;
   r->iter_s = rep.iteration_time_s;
   r->tokens_s = rep.tokens_per_s;
