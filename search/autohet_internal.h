@@ -193,6 +193,7 @@ typedef struct autohet {
   int32_t xsrc_pat[X_SOURCES], xsrc_G[X_SOURCES], n_xsrc;
   bool x_built, x_done, x_better;
   uint64_t x_estimated;
+  uint64_t x_cut_shifts; /* of them half-block boundary moves (autohet_cuts.c) */
 } autohet_t;
 
 /* One configuration's cost coefficients (docs/autohet.md), shared by the
@@ -268,5 +269,12 @@ hs_status_t hs__autohet_solve_config(autohet_t *a, const config_t *cf, hs_error_
 void hs__autohet_practice_degrees(autohet_t *a);
 hs_status_t hs__autohet_variant_step(autohet_t *a, int32_t k, hs_error_t *err);
 hs_status_t hs__autohet_transform_step(autohet_t *a, hs_error_t *err);
+
+/* ---- autohet_cuts.c ---- */
+
+/* Offers to a->xpool, estimated, src with each stage boundary moved to the
+ * attention/MLP cut of the block before or after it (with practice search,
+ * plans whose pipelines share their cuts). O(stages x one estimate). */
+hs_status_t hs__autohet_offer_cut_shifts(autohet_t *a, const hs_plan_t *src, hs_error_t *err);
 
 #endif
