@@ -372,9 +372,15 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
   if (a->x_estimated > 0) {
     size_t n = strlen(stats->note);
     snprintf(stats->note + n, sizeof stats->note - n,
-             "; %llu context/expert-parallel, interleaved or half-block-cut transforms estimated (%llu cut moves), %d simulated%s",
-             (unsigned long long)a->x_estimated, (unsigned long long)a->x_cut_shifts, (int)a->xpool.next_sim,
+             "; %llu context/expert-parallel or interleaved transforms estimated, %d simulated%s",
+             (unsigned long long)a->x_estimated, (int)a->xpool.next_sim,
              a->x_better ? ", one better" : "");
+  }
+  if (a->x_cut_shifts > 0) {
+    size_t n = strlen(stats->note);
+    snprintf(stats->note + n, sizeof stats->note - n,
+             "; %llu of those transforms move a stage boundary half a block",
+             (unsigned long long)a->x_cut_shifts);
   }
   if (a->rounded > 0) {
     size_t n = strlen(stats->note);
