@@ -102,6 +102,8 @@ static void autohet_free(void *state)
   free(a->sort_tmp);
   free(a->ord_tmp);
   free(a->p2p.e);
+  free(a->ar.e);
+  free(a->ar.devs);
   hs__cpool_destroy(&a->pool);
   hs__cpool_destroy(&a->xpool);
   for (int32_t i = 0; i < a->n_xsrc; i++)

@@ -115,6 +115,24 @@ typedef struct autohet_p2p_memo {
   size_t n, cap;
 } autohet_p2p_memo_t;
 
+/* One memoised hs_estimate_allreduce of config_coefs' gradient sync
+ * (autohet_model.c): the group's devices (devs[off .. off + nd) of the
+ * memo's pool), the bytes, the value; h the key's full hash. */
+typedef struct autohet_ar {
+  uint64_t h;
+  double bytes, s;
+  int32_t nd;
+  bool used;
+  size_t off;
+} autohet_ar_t;
+
+typedef struct autohet_ar_memo {
+  autohet_ar_t *e; /* cap slots (a power of two), n used */
+  size_t n, cap;
+  int32_t *devs;   /* the keys' device lists, n_devs of cap_devs */
+  size_t n_devs, cap_devs;
+} autohet_ar_memo_t;
+
 typedef struct autohet {
   const hs_model_t *m;
   const hs_cluster_t *c;
@@ -145,6 +163,7 @@ typedef struct autohet {
   int32_t *ord_tmp;           /* push_config: stable_sort_keys' scratch (ng) */
   size_t cap_ord_tmp;
   autohet_p2p_memo_t p2p;     /* config_coefs' neighbour sends (p2p_s) */
+  autohet_ar_memo_t ar;       /* config_coefs' gradient all-reduces (allreduce_s) */
   config_t *sort_tmp;         /* sort_by_depth's merge buffer */
   size_t cap_sort_tmp;
   size_t next;
