@@ -9,8 +9,9 @@
  * training practice to the search, every ZeRO stage x sequence
  * parallelism; its best layouts are simulated. Property: each seed
  * strategy's simulated iteration time is within 2% of the oracle's (or
- * better: the seeds' spaces differ from the oracle's). The last two cases are
- * memory-bound, so the optimum uses both sites. The ratios print, so a
+ * better: the seeds' spaces differ from the oracle's). Cases 4 and 5 are
+ * memory-bound, so the optimum uses both sites; cases 6 and 7 have 16,384
+ * tokens, where the oracle covers context parallelism too. The ratios print, so a
  * change in either side shows.
  */
 #include "search_fixture.h"
@@ -33,6 +34,11 @@ static const ocase_t cases[] = {
     /* memory-bound: a replica does not fit a V100 and both sites pay off */
     {2, 100, 5, 6, 4096, 1024, 16},
     {4, 25, 20, 4, 5120, 2048, 16},
+    /* long sequences (issue 34 item 1): the oracle also brute-forces
+     * context parallelism (seq >= 8192: C = 2, 4 x ZeRO x SP), and its
+     * optimum is a cp2 pipeline over both sites on both */
+    {2, 100, 5, 2, 2048, 16384, 4},
+    {4, 100, 5, 2, 4096, 16384, 4},
 };
 
 /* The kernel presets every case runs under: megatron-2021 (the default
