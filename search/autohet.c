@@ -102,6 +102,8 @@ static void autohet_free(void *state)
   free(a->sort_tmp);
   free(a->ord_tmp);
   free(a->p2p.e);
+  free(a->ar.e);
+  free(a->ar.devs);
   hs__cpool_destroy(&a->pool);
   hs__cpool_destroy(&a->xpool);
   for (int32_t i = 0; i < a->n_xsrc; i++)
@@ -375,6 +377,12 @@ static hs_status_t autohet_result(void *state, hs_plan_t *out, hs_search_stats_t
              "; %llu context/expert-parallel or interleaved transforms estimated, %d simulated%s",
              (unsigned long long)a->x_estimated, (int)a->xpool.next_sim,
              a->x_better ? ", one better" : "");
+  }
+  if (a->x_cut_shifts > 0) {
+    size_t n = strlen(stats->note);
+    snprintf(stats->note + n, sizeof stats->note - n,
+             "; %llu of those transforms move a stage boundary half a block",
+             (unsigned long long)a->x_cut_shifts);
   }
   if (a->rounded > 0) {
     size_t n = strlen(stats->note);

@@ -115,6 +115,24 @@ typedef struct autohet_p2p_memo {
   size_t n, cap;
 } autohet_p2p_memo_t;
 
+/* One memoised hs_estimate_allreduce of config_coefs' gradient sync
+ * (autohet_model.c): the group's devices (devs[off .. off + nd) of the
+ * memo's pool), the bytes, the value; h the key's full hash. */
+typedef struct autohet_ar {
+  uint64_t h;
+  double bytes, s;
+  int32_t nd;
+  bool used;
+  size_t off;
+} autohet_ar_t;
+
+typedef struct autohet_ar_memo {
+  autohet_ar_t *e; /* cap slots (a power of two), n used */
+  size_t n, cap;
+  int32_t *devs;   /* the keys' device lists, n_devs of cap_devs */
+  size_t n_devs, cap_devs;
+} autohet_ar_memo_t;
+
 typedef struct autohet {
   const hs_model_t *m;
   const hs_cluster_t *c;
@@ -145,6 +163,7 @@ typedef struct autohet {
   int32_t *ord_tmp;           /* push_config: stable_sort_keys' scratch (ng) */
   size_t cap_ord_tmp;
   autohet_p2p_memo_t p2p;     /* config_coefs' neighbour sends (p2p_s) */
+  autohet_ar_memo_t ar;       /* config_coefs' gradient all-reduces (allreduce_s) */
   config_t *sort_tmp;         /* sort_by_depth's merge buffer */
   size_t cap_sort_tmp;
   size_t next;
@@ -193,6 +212,7 @@ typedef struct autohet {
   int32_t xsrc_pat[X_SOURCES], xsrc_G[X_SOURCES], n_xsrc;
   bool x_built, x_done, x_better;
   uint64_t x_estimated;
+  uint64_t x_cut_shifts; /* of them half-block boundary moves (autohet_cuts.c) */
 } autohet_t;
 
 /* One configuration's cost coefficients (docs/autohet.md), shared by the
@@ -268,5 +288,12 @@ hs_status_t hs__autohet_solve_config(autohet_t *a, const config_t *cf, hs_error_
 void hs__autohet_practice_degrees(autohet_t *a);
 hs_status_t hs__autohet_variant_step(autohet_t *a, int32_t k, hs_error_t *err);
 hs_status_t hs__autohet_transform_step(autohet_t *a, hs_error_t *err);
+
+/* ---- autohet_cuts.c ---- */
+
+/* Offers to a->xpool, estimated, src with each stage boundary moved to the
+ * attention/MLP cut of the block before or after it (with practice search,
+ * plans whose pipelines share their cuts). O(stages x one estimate). */
+hs_status_t hs__autohet_offer_cut_shifts(autohet_t *a, const hs_plan_t *src, hs_error_t *err);
 
 #endif

@@ -115,6 +115,82 @@ static double p2p_s(autohet_t *a, int32_t src, int32_t dst, double bytes, int32_
   return k.s;
 }
 
+/* FNV-1a over an all-reduce memo key: the device list and the bytes. */
+static uint64_t ar_hash(const int32_t *devs, int32_t nd, double bytes)
+{
+  uint64_t h = 1469598103934665603ull, bits;
+  memcpy(&bits, &bytes, sizeof bits);
+  for (int32_t i = 0; i <= nd; i++) {
+    uint64_t v = i < nd ? (uint64_t)(uint32_t)devs[i] : bits;
+    for (int b = 0; b < 64; b += 8)
+      h = (h ^ ((v >> b) & 0xff)) * 1099511628211ull;
+  }
+  return h;
+}
+
+/* Grows the all-reduce memo to hold one more key of nd devices (load
+ * under a half). False when out of memory: the caller skips the memo. */
+static bool ar_reserve(autohet_ar_memo_t *mm, int32_t nd)
+{
+  if (mm->n_devs + (size_t)nd > mm->cap_devs) {
+    size_t cap = HS_MAX(2 * mm->cap_devs, mm->n_devs + (size_t)nd + 1024);
+    int32_t *d = hs_reallocarray(mm->devs, cap, sizeof *d);
+    if (!d)
+      return false;
+    mm->devs = d;
+    mm->cap_devs = cap;
+  }
+  if (2 * (mm->n + 1) <= mm->cap)
+    return true;
+  size_t cap = mm->cap ? 2 * mm->cap : 256;
+  autohet_ar_t *e = hs_calloc(cap, sizeof *e);
+  if (!e)
+    return false;
+  for (size_t i = 0; i < mm->cap; i++) {
+    if (!mm->e[i].used)
+      continue;
+    size_t h = (size_t)mm->e[i].h & (cap - 1);
+    while (e[h].used)
+      h = (h + 1) & (cap - 1);
+    e[h] = mm->e[i];
+  }
+  free(mm->e);
+  mm->e = e;
+  mm->cap = cap;
+  return true;
+}
+
+/* hs_estimate_allreduce over devs[0..nd), memoised in a->ar on the exact
+ * arguments (a pure function of them; configurations that differ only in
+ * microbatch size, recomputation, ZeRO class or schedule sync the same
+ * first-stage groups). A zero value (the estimator past its deadline) is
+ * not kept. HS_ENOMEM only from the estimate. */
+static hs_status_t allreduce_s(autohet_t *a, const int32_t *devs, int32_t nd, double bytes,
+                               double *out)
+{
+  autohet_ar_memo_t *mm = &a->ar;
+  uint64_t hk = ar_hash(devs, nd, bytes);
+  bool memo = ar_reserve(mm, nd);
+  size_t h = (size_t)hk & (mm->cap - 1);
+  for (; memo && mm->e[h].used; h = (h + 1) & (mm->cap - 1)) {
+    const autohet_ar_t *q = &mm->e[h];
+    if (q->h == hk && q->nd == nd && q->bytes == bytes &&
+        memcmp(mm->devs + q->off, devs, sizeof *devs * (size_t)nd) == 0) {
+      *out = q->s;
+      return HS_OK;
+    }
+  }
+  hs_status_t st = hs_estimate_allreduce(a->est, devs, nd, bytes, out);
+  if (st != HS_OK || !memo || !(*out > 0.0))
+    return st;
+  memcpy(mm->devs + mm->n_devs, devs, sizeof *devs * (size_t)nd);
+  mm->e[h] = (autohet_ar_t){.h = hk, .bytes = bytes, .s = *out, .nd = nd, .used = true,
+                            .off = mm->n_devs};
+  mm->n_devs += (size_t)nd;
+  mm->n++;
+  return HS_OK;
+}
+
 /* Activation bytes crossing a cut between blocks, per microbatch. */
 static double cut_bytes(const autohet_t *a, int32_t b)
 {
@@ -236,7 +312,7 @@ hs_status_t hs__autohet_config_coefs(autohet_t *a, const config_t *cf, const gco
       while (k < n_memo && memo_bytes[k] != grad_bytes)
         k++;
       if (k == n_memo) {
-        if (hs_estimate_allreduce(a->est, devs, nd, grad_bytes * 16.0, &y_l) != HS_OK) {
+        if (allreduce_s(a, devs, nd, grad_bytes * 16.0, &y_l) != HS_OK) {
           hs_free(cc->f);
           memset(cc, 0, sizeof *cc);
           return hs_error_set(err, HS_ENOMEM, "autohet: out of memory estimating a gradient sync");

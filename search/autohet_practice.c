@@ -297,6 +297,8 @@ static hs_status_t offer_transforms(autohet_t *a, hs_error_t *err)
   int32_t n_pool = HS_MIN(a->pool.n, a->pool.next_sim);
   for (int32_t k = 0; k < n_pool + a->n_xsrc; k++) {
     const hs_plan_t *src = k < n_pool ? &a->pool.plans[k] : &a->xsrc[k - n_pool];
+    if (k < n_pool)
+      HS_CHECK(hs__autohet_offer_cut_shifts(a, src, err));
     if (!pipelines_alike(src))
       continue;
     for (int32_t ci = 0; ci < a->n_cp; ci++)

@@ -17,6 +17,13 @@
 
 #define EXH_MAX_LAYERS 8
 #define EXH_MAX_STAGES 16
+/* context parallelism (issue 34 item 1), as hapt and megatron search it:
+ * from EXH_CP_MIN_SEQ tokens, powers of two keeping EXH_CP_MIN_TOKENS per
+ * rank */
+#define EXH_CP_MIN_SEQ 8192
+#define EXH_CP_MIN_TOKENS 4096
+#define EXH_MAX_CP 4
+#define EXH_MAX_PRACTICES (8 + 8 * 2) /* 4 ZeRO stages x SP off/on, plain and per C */
 
 typedef struct exh {
   hs_hspace_t h;
@@ -29,7 +36,7 @@ typedef struct exh {
   uint64_t layouts;
   hs_cand_pool_t pool;
   bool dp_done;
-  hs_practice_t pr[8];        /* training-practice variants, each brute-forced (exh_practices) */
+  hs_practice_t pr[EXH_MAX_PRACTICES]; /* training-practice variants, each brute-forced (exh_practices) */
   int32_t n_pr, pi;
   double deadline_s;          /* opts.deadline_s: the enumeration stops there (0 = none) */
   bool stopped;               /* it did: the result is not proven optimal */
@@ -37,10 +44,14 @@ typedef struct exh {
 
 /* The practice variants the oracle covers (issue 14's broadened space):
  * the options' practice, and with practice search every ZeRO stage from
- * the options' to 3 x sequence parallelism off/on. The brute force runs
- * once per variant, the table's memory rule and stage times under it
- * (hapt_space.c). Returns the count (<= 8). */
-static int32_t exh_practices(const hs_plan_opts_t *o, hs_practice_t *out)
+ * the options' to 3 x sequence parallelism off/on; with a sequence of at
+ * least EXH_CP_MIN_SEQ tokens (and the options' CP at 1) also context
+ * parallelism C = 2, 4 (at least EXH_CP_MIN_TOKENS per rank) x every
+ * ZeRO stage x sequence parallelism off/on (a stage's replicas then form
+ * CP groups of C: hapt_space.h's cp). The brute force runs once per
+ * variant, the table's memory rule and stage times under it
+ * (hapt_space.c). Returns the count (<= EXH_MAX_PRACTICES). */
+static int32_t exh_practices(const hs_model_t *m, const hs_plan_opts_t *o, hs_practice_t *out)
 {
   int32_t n = 0;
   out[n++] = o->practice;
@@ -54,7 +65,27 @@ static int32_t exh_practices(const hs_plan_opts_t *o, hs_practice_t *out)
       if (!hs_practice_equal(&v, &o->practice))
         out[n++] = v;
     }
+  int64_t seq = m->seq_len;
+  if (o->practice.context_parallel > 1 || seq < EXH_CP_MIN_SEQ)
+    return n;
+  for (int32_t C = 2; C <= EXH_MAX_CP && seq % C == 0 && seq / C >= EXH_CP_MIN_TOKENS; C *= 2)
+    for (int32_t z = o->practice.zero_stage; z <= 3; z++)
+      for (int sp = 0; sp < (o->practice.sequence_parallel ? 1 : 2) && n < EXH_MAX_PRACTICES; sp++) {
+        hs_practice_t v = o->practice;
+        v.zero_stage = z;
+        v.sequence_parallel = o->practice.sequence_parallel || sp;
+        v.context_parallel = C;
+        out[n++] = v;
+      }
   return n;
+}
+
+/* Variant pi as the table's practice: the estimator's and the CP degree
+ * its stage options group replicas by. */
+static void exh_set_practice(exh_t *s, int32_t pi)
+{
+  hs_estimator_set_practice(s->h.est, &s->pr[pi]);
+  s->h.cp = HS_MAX(s->pr[pi].context_parallel, 1);
 }
 
 static void score_leaf(exh_t *s, int32_t S)
@@ -128,7 +159,8 @@ static hs_status_t exh_init(void *state, const hs_model_t *m, const hs_cluster_t
   hs_status_t st = hs__hspace_init(&s->h, m, c, o, 0, err);
   if (st != HS_OK)
     return st;
-  s->n_pr = exh_practices(o, s->pr);
+  s->n_pr = exh_practices(m, o, s->pr);
+  s->h.cp = HS_MAX(o->practice.context_parallel, 1);
   s->avail = hs_calloc((size_t)s->h.n_sc, sizeof(int32_t));
   if (!s->avail ||
       hs__cpool_init(&s->pool, HS_MIN(hs__sim_budget(c), s->h.n_mbs * s->n_pr)) != HS_OK) {
@@ -171,7 +203,7 @@ static hs_status_t exh_step(void *state, bool *done, double *progress, hs_error_
       bool dup = !hs_practice_equal(&plan.practice, &s->pr[s->pi]);
       hs_estimate_t es;
       st = hs_estimate_plan(h->est, &plan, true, &es, err);
-      hs_estimator_set_practice(h->est, &s->pr[s->pi]); /* the table's, again */
+      exh_set_practice(s, s->pi); /* the table's, again */
       if (st != HS_OK) {
         hs_plan_destroy(&plan);
         return st;
@@ -189,7 +221,7 @@ static hs_status_t exh_step(void *state, bool *done, double *progress, hs_error_
       if (++s->pi >= s->n_pr)
         s->dp_done = true;
       else
-        hs_estimator_set_practice(h->est, &s->pr[s->pi]);
+        exh_set_practice(s, s->pi);
     }
     *progress = 0.9 * (s->pi * h->n_mbs + s->mi) / (h->n_mbs * s->n_pr);
     return HS_OK;

@@ -657,9 +657,12 @@ cleanup:
  * the numbers, rather than a plan that cannot run. */
 /* Sets microbatch size mbs on the op-level plan and its replicas' shares
  * to the LP's ratios (r, one per replica) rounded to whole samples of it
- * (hs_plan_round_shares, the planners' one rounding rule). False when the
- * micro-batch has fewer samples than replicas. O(replicas^2). */
-static bool set_microbatch(hs_plan_t *p, const double *r, int32_t mbs)
+ * (hs_plan_round_shares, the planners' one rounding rule). *ok false when
+ * the micro-batch has fewer samples than replicas. HS_ENOMEM (with a
+ * message) when the rounding runs out of memory, rather than the candidate
+ * silently dropped. O(replicas^2). */
+static hs_status_t set_microbatch(hs_plan_t *p, const double *r, int32_t mbs, bool *ok,
+                                  hs_error_t *err)
 {
   hs_plan_stage_t *stg = &p->pipelines[0].stages[0];
   p->pipelines[0].microbatch_size = mbs;
@@ -668,7 +671,11 @@ static bool set_microbatch(hs_plan_t *p, const double *r, int32_t mbs)
   hs_error_t e2;
   hs_error_init(&e2);
   e2.warn_fp = NULL;
-  return hs_plan_round_shares(p, NULL, &e2) == HS_OK;
+  hs_status_t st = hs_plan_round_shares(p, NULL, &e2);
+  *ok = st == HS_OK;
+  if (st == HS_ENOMEM)
+    return hs_error_set(err, HS_ENOMEM, "hap: out of memory rounding shares");
+  return HS_OK;
 }
 
 #define HAP_MAX_MODES 12
@@ -760,7 +767,9 @@ static hs_status_t fit_mode(hap_t *a, hs_plan_t *p, const hap_mode_t *modes, int
     if (B / nmb > (INT64_C(1) << 20) || nmb > INT32_MAX)
       continue;
     pl->n_microbatches = (int32_t)nmb;
-    if (!set_microbatch(p, fs->ratio, (int32_t)(B / nmb)))
+    bool ok = false;
+    HS_CHECK(set_microbatch(p, fs->ratio, (int32_t)(B / nmb), &ok, err));
+    if (!ok)
       break; /* fewer samples than replicas: smaller microbatches neither */
     HS_CHECK(hs_memory_per_device(a->m, a->c, p, fs->mem, err));
     double over = 0.0;
@@ -820,9 +829,11 @@ cleanup:
 }
 
 /* Sets the best configuration of fs on p (mode, microbatches, shares) and
- * describes it in `what`; *sim_s = its simulated time. fs->best_mode >= 0. */
-static void apply_fit(hap_t *a, hs_plan_t *p, const hap_mode_t *modes, const fit_search_t *fs,
-                      char *what, size_t what_n, double *sim_s)
+ * describes it in `what`; *sim_s = its simulated time. fs->best_mode >= 0.
+ * HS_ENOMEM only. */
+static hs_status_t apply_fit(hap_t *a, hs_plan_t *p, const hap_mode_t *modes,
+                             const fit_search_t *fs, char *what, size_t what_n, double *sim_s,
+                             hs_error_t *err)
 {
   hs_plan_pipeline_t *pl = &p->pipelines[0];
   int64_t B = a->B, best_nmb = fs->best_nmb;
@@ -831,7 +842,10 @@ static void apply_fit(hap_t *a, hs_plan_t *p, const hap_mode_t *modes, const fit
   p->optimizer_sharding = false;
   p->practice.zero_stage = bm->zero;
   pl->stages[0].recompute = bm->rc;
-  set_microbatch(p, fs->ratio, (int32_t)(B / best_nmb)); /* it succeeded in the loop */
+  bool ok = false; /* it rounded in the loop: only memory can fail here */
+  hs_status_t st = set_microbatch(p, fs->ratio, (int32_t)(B / best_nmb), &ok, err);
+  if (st != HS_OK)
+    return st;
   pl->n_microbatches = (int32_t)best_nmb;
   char sim[64] = "";
   if (a->o.search_practice)
@@ -844,6 +858,7 @@ static void apply_fit(hap_t *a, hs_plan_t *p, const hap_mode_t *modes, const fit
            : bm->rc == HS_RECOMPUTE_SELECTIVE ? ", selective recompute"
                                               : "",
            sim);
+  return HS_OK;
 }
 
 /* The memory fit described above set_microbatch: the modes (fit_modes),
@@ -875,7 +890,7 @@ static hs_status_t fit_memory(hap_t *a, hs_plan_t *p, char *what, size_t what_n,
       break;
   }
   if (fs.best_mode >= 0) {
-    apply_fit(a, p, modes, &fs, what, what_n, sim_s);
+    st = apply_fit(a, p, modes, &fs, what, what_n, sim_s, err);
     goto cleanup;
   }
   {
