@@ -24,9 +24,9 @@ expect2 '--resume needs -o' -- sweep "$data/sweep/small.json" --resume
 expect2 'unknown option' -- sweep "$data/sweep/small.json" --bogus
 expect2 '-j' -- sweep "$data/sweep/small.json" -j 0
 # planner options: the spec's precision and memory_headroom, and the flags
-sed 's/"time_limit_s": 60/"time_limit_s": 60, "precision": "fp4"/' "$data/sweep/small.json" >"$tmp/prec.json"
+sed 's/"time_limit_s": 0/"time_limit_s": 0, "precision": "fp4"/' "$data/sweep/small.json" >"$tmp/prec.json"
 expect2 prec.json precision fp4 -- sweep "$tmp/prec.json" --dry-run
-sed 's/"time_limit_s": 60/"time_limit_s": 60, "memory_headroom": 1/' "$data/sweep/small.json" >"$tmp/head.json"
+sed 's/"time_limit_s": 0/"time_limit_s": 0, "memory_headroom": 1/' "$data/sweep/small.json" >"$tmp/head.json"
 expect2 head.json memory_headroom -- sweep "$tmp/head.json" --dry-run
 expect2 --memory-headroom '"2"' -- sweep "$data/sweep/small.json" --memory-headroom 2 --dry-run
 expect2 --precision fp4 -- sweep "$data/sweep/small.json" --precision fp4 --dry-run
