@@ -38,6 +38,7 @@
  * (every divisor of the batch). The knobs in hapt_space.h bound
  * every factor; the local search adds at most 2048 / devices simulations.
  */
+#include "hapt_dp.h"
 #include "hapt_space.h"
 #include "hetero_order.h"
 #include "hetero_warmup.h"
@@ -61,21 +62,32 @@
 #define HS_HAPT_CP_MIN_SEQ 8192
 #define HS_HAPT_CP_MIN_TOKENS 4096
 #define HS_HAPT_MAX_CP_PASSES 3
+/* fine pass: when the DP's cut list is coarsened (more than HS_HAPT_DP_CUTS
+ * candidates), the DP again over every op-level cut candidate for the
+ * HS_HAPT_FINE_SIZES microbatch sizes with the best first-pass DP scores
+ * (those within HS_HAPT_OFFER_SLACK of the best), at most
+ * HS_HAPT_FINE_SWEEPS caps each; its solutions are offered beside the
+ * coarse ones */
+#define HS_HAPT_FINE_SIZES 2
+#define HS_HAPT_FINE_SWEEPS 16
+#define HS_HAPT_PASS_FINE (2 + HS_HAPT_MAX_CP_PASSES)
 #define INF 1e300
 
-typedef struct choice {
-  int32_t k2, zi, b, opt;
-} choice_t;
-
 typedef struct hapt {
-  hs_hspace_t h;
-  int32_t S;                  /* max stages */
-  int32_t U;                  /* budget vectors */
-  int32_t *radix;             /* per sc: levels + 1 */
-  int32_t *stride;
-  int32_t *usum;              /* per budget vector: units in it (a suffix of st stages needs st) */
-  double *F;                  /* (S+1) x K x U x A */
-  choice_t *ch;
+  hs_hspace_t h;               /* the table the DP runs on (the fine one in the fine pass) */
+  hs_hapt_dp_t dp;             /* the DP over h (hapt_dp.h) */
+  int32_t S;                   /* most stages of either DP (solution buffers hold S + 1) */
+  /* fine pass: the table over every cut candidate and its DP, swapped with
+   * h and dp when the pass starts (then these hold the coarse ones) */
+  hs_hspace_t hf;
+  hs_hapt_dp_t dpf;
+  bool fine_on, fine_done;
+  bool fine_sel[HS_HAPT_MAX_MB];
+  double mb_best0[HS_HAPT_MAX_MB]; /* per size: best DP score of the first pass */
+  double mb_max0[HS_HAPT_MAX_MB];  /* ... and the largest stage or cut time of that layout */
+  hs_practice_t pr0;               /* the first pass's practice */
+  int32_t fine_sizes;
+  uint64_t fine_runs;
   int32_t mi;                 /* current microbatch size index */
   int32_t sweep;
   double tmax;
@@ -90,7 +102,7 @@ typedef struct hapt {
   bool ls_have;
   uint64_t ls_sims, ls_moves;
   hs_sim_memo_t ls_memo;         /* plans the climb (or the pool) judged: not simulated again */
-  uint64_t dp_runs, transitions;
+  uint64_t dp_runs;
   /* training-practice variants offered beside each DP solution (ZeRO stage,
    * sequence parallelism), each with its own estimator so that the DP's
    * table (h.est) keeps its practice and cache */
@@ -135,168 +147,30 @@ typedef struct hapt {
   char why[256];
 } hapt_t;
 
-static size_t fidx(const hapt_t *s, int32_t st, int32_t k, int32_t u, int32_t a)
+/* The fine pass's table (every cut candidate) and DP, when the DP's own
+ * table is coarsened and the fine one fits HS_HAPT_MAX_TABLE_BYTES; else
+ * fine_on stays false. Needs h, dp and pr0 set. O(hs__hspace_init). */
+static hs_status_t fine_init(hapt_t *s, const hs_model_t *m, const hs_cluster_t *c,
+                             const hs_plan_opts_t *o, hs_error_t *err)
 {
-  return (((size_t)st * (size_t)s->h.n_cuts + (size_t)k) * (size_t)s->U + (size_t)u) *
-             (size_t)s->h.n_sc +
-         (size_t)a;
-}
-
-static int32_t digit(const hapt_t *s, int32_t u, int32_t a) { return (u / s->stride[a]) % s->radix[a]; }
-
-/* One DP run for the current table and cap; fills F and choices. */
-static void run_dp(hapt_t *s)
-{
-  hs_hspace_t *h = &s->h;
-  int32_t K = h->n_cuts, A = h->n_sc;
-  for (size_t i = 0, n = fidx(s, s->S + 1, 0, 0, 0); i < n; i++)
-    s->F[i] = INF;
-  for (int32_t st = 1; st <= s->S; st++)
-    for (int32_t k = K - 2; k >= 0; k--)
-      for (int32_t u = 0; u < s->U; u++)
-        for (int32_t a = 0; a < A; a++) {
-          if (s->usum[u] < st)
-            continue; /* every stage takes at least one unit: stays INF */
-          int32_t avail = digit(s, u, a);
-          double best = INF;
-          choice_t bc = {-1, -1, -1, -1};
-          for (int32_t zi = 0; zi < h->n_sizes[a] && h->sizes[a][zi] <= avail; zi++) {
-            int32_t u2 = u - h->sizes[a][zi] * s->stride[a];
-            if (st == 1) {
-              int32_t opt = hs__hspace_pick_at(h, k, K - 1, a, zi, 1, -1);
-              s->transitions++;
-              if (opt < 0)
-                continue;
-              int32_t n;
-              const hs_hopt_t *o = hs__hspace_opts(h, k, K - 1, a, zi, &n);
-              if (o[opt].t > s->tmax)
-                continue;
-              double v = o[opt].t + o[opt].f;
-              if (v < best) {
-                best = v;
-                bc = (choice_t){K - 1, zi, -1, opt};
-              }
-              continue;
-            }
-            /* the table entry, cut costs and pick memo of (k, k2, a, zi)
-             * each move by a fixed step from one k2 to the next */
-            size_t e = hs__hspace_entry(h, k, k + 1, a, zi), estep = hs__hspace_entry_step(h);
-            const double *cut = hs__hspace_cut_row(h, a, k + 1);
-            size_t cstep = (size_t)A * (size_t)A;
-            size_t pbase = hs__hspace_pick_base(h, k, k + 1, a, zi, st);
-            size_t pstep = hs__hspace_pick_step(h, pbase);
-            for (int32_t k2 = k + 1; k2 < K - 1; k2++, e += estep, cut += cstep, pbase += pstep) {
-              /* stage time grows with k2 (prefix sums): once the fastest
-               * option is over the cap, every longer stage is too */
-              int32_t n0;
-              const hs_hopt_t *o0 = hs__hspace_opts_e(h, e, &n0);
-              if (n0 == 0 || o0[0].t > s->tmax)
-                break;
-              /* the option of a same-site successor does not depend on it */
-              int32_t opt_same = -2;
-              const double *Frest = &s->F[fidx(s, st - 1, k2, u2, 0)];
-              for (int32_t b = 0; b < A; b++) {
-                double rest = Frest[b];
-                if (rest >= INF)
-                  continue;
-                double c = cut[b];
-                if (c > s->tmax)
-                  continue;
-                s->transitions++;
-                bool cross = hs__hspace_cross(h, a, b);
-                int32_t opt;
-                if (cross) {
-                  opt = hs__hspace_pick_in(h, pbase, k, k2, a, zi, st, b);
-                } else {
-                  if (opt_same == -2)
-                    opt_same = hs__hspace_pick_in(h, pbase, k, k2, a, zi, st, -1);
-                  opt = opt_same;
-                }
-                if (opt < 0 || o0[opt].t > s->tmax)
-                  continue;
-                double v = o0[opt].t + o0[opt].f + 2.0 * c + rest;
-                if (v < best) {
-                  best = v;
-                  bc = (choice_t){k2, zi, b, opt};
-                }
-              }
-            }
-          }
-          size_t ix = fidx(s, st, k, u, a);
-          s->F[ix] = best;
-          s->ch[ix] = bc;
-        }
-}
-
-/* Best solution of the last DP run into sol; false when infeasible. */
-static bool extract(hapt_t *s, hs_hsol_t *sol)
-{
-  hs_hspace_t *h = &s->h;
-  int32_t full = s->U - 1;
-  double best = INF;
-  int32_t bst = -1, ba = -1;
-  for (int32_t st = 1; st <= s->S; st++)
-    for (int32_t a = 0; a < h->n_sc; a++) {
-      double v = s->F[fidx(s, st, 0, full, a)];
-      if (v < best) {
-        best = v;
-        bst = st;
-        ba = a;
-      }
-    }
-  if (bst < 0)
-    return false;
-  sol->n = bst;
-  int32_t k = 0, u = full, a = ba;
-  double mx = 0.0;
-  for (int32_t i = 0; i < bst; i++) {
-    choice_t c = s->ch[fidx(s, bst - i, k, u, a)];
-    hs_hstage_t *x = &sol->st[i];
-    int32_t n;
-    const hs_hopt_t *o = hs__hspace_opts(h, k, c.k2, a, c.zi, &n);
-    x->k = k;
-    x->k2 = c.k2;
-    x->a = a;
-    x->z = c.zi;
-    x->opt = c.opt;
-    x->t = o[c.opt].t;
-    x->f = o[c.opt].f;
-    x->c = c.b >= 0 ? hs__hspace_cut_s(h, a, c.b, c.k2) : 0.0;
-    mx = fmax(mx, fmax(x->t, x->c));
-    u -= h->sizes[a][c.zi] * s->stride[a];
-    k = c.k2;
-    if (c.b >= 0)
-      a = c.b;
+  hs_status_t st = HS_OK;
+  if (!s->h.coarse_cuts)
+    return HS_OK;
+  HS_CHECK(hs__hspace_init(&s->hf, m, c, o, 0, err));
+  if (s->hf.coarse_cuts || s->hf.n_mbs != s->h.n_mbs || s->hf.n_sc != s->h.n_sc) {
+    hs__hspace_destroy(&s->hf); /* the full table is too big: no fine pass */
+    memset(&s->hf, 0, sizeof s->hf);
+    return HS_OK;
   }
-  sol->sum_s = best;
-  sol->max_s = mx;
-  sol->score_s = best + (hs__hspace_B(h) - 1) * mx;
-  return true;
-}
-
-/* Largest stage or cut time below x in the current table. */
-static double next_cap(const hapt_t *s, double x)
-{
-  const hs_hspace_t *h = &s->h;
-  double best = -1.0;
-  int32_t K = h->n_cuts;
-  for (int32_t k = 0; k + 1 < K; k++)
-    for (int32_t k2 = k + 1; k2 < K; k2++)
-      for (int32_t a = 0; a < h->n_sc; a++) {
-        for (int32_t zi = 0; zi < h->n_sizes[a]; zi++) {
-          int32_t n;
-          const hs_hopt_t *o = hs__hspace_opts(h, k, k2, a, zi, &n);
-          for (int32_t i = 0; i < n; i++)
-            if (o[i].t < x && o[i].t > best)
-              best = o[i].t;
-        }
-        for (int32_t b = 0; b < h->n_sc; b++) {
-          double c = hs__hspace_cut_s(h, a, b, k2);
-          if (c < x && c > best)
-            best = c;
-        }
-      }
-  return best;
+  s->hf.cp = s->h.cp;
+  hs_estimator_set_practice(s->hf.est, &s->pr0);
+  HS_CHECK(hs__hapt_dp_init(&s->dpf, &s->hf, 16, HS_HAPT_MAX_STATES, err));
+  if (hs__hspace_pick_memo(&s->hf, s->dpf.S) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  s->S = HS_MAX(s->S, s->dpf.S);
+  s->fine_on = true;
+cleanup:
+  return st;
 }
 
 static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_t *c,
@@ -357,37 +231,12 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
         s->n_var++;
       }
   }
-  s->radix = hs_calloc((size_t)h->n_sc, sizeof(int32_t));
-  s->stride = hs_calloc((size_t)h->n_sc, sizeof(int32_t));
-  if (!s->radix || !s->stride)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  int64_t U = 1, units = 0;
-  for (int32_t a = 0; a < h->n_sc; a++) {
-    s->radix[a] = h->levels[a] + 1;
-    s->stride[a] = (int32_t)U;
-    U *= s->radix[a];
-    units += h->levels[a];
-    if (U > HS_HAPT_MAX_STATES)
-      HS_FAIL(hs_error_set(err, HS_EINFEASIBLE,
-                           "hapt: %d subclusters give too many device-count states (%lld)",
-                           h->n_sc, (long long)U));
-  }
-  s->U = (int32_t)U;
-  s->usum = hs_calloc((size_t)U, sizeof(int32_t));
-  if (!s->usum)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  for (int32_t u = 0; u < s->U; u++)
-    for (int32_t a = 0; a < h->n_sc; a++)
-      s->usum[u] += digit(s, u, a);
-  s->S = (int32_t)HS_MIN(units, (int64_t)h->n_cuts - 1);
-  s->S = HS_MIN(s->S, 16);
-  while (s->S > 1 && (int64_t)(s->S + 1) * h->n_cuts * U * h->n_sc > HS_HAPT_MAX_STATES)
-    s->S--;
-  size_t nf = fidx(s, s->S + 1, 0, 0, 0);
-  s->F = hs_calloc(nf, sizeof *s->F);
-  s->ch = hs_calloc(nf, sizeof *s->ch);
+  HS_CHECK(hs__hapt_dp_init(&s->dp, h, 16, HS_HAPT_MAX_STATES, err));
+  s->S = s->dp.S;
+  s->pr0 = *hs_estimator_practice(h->est);
+  HS_CHECK(fine_init(s, m, c, o, err));
   s->best_mb.st = hs_calloc((size_t)s->S + 1, sizeof(hs_hstage_t));
-  if (!s->F || !s->ch || !s->best_mb.st)
+  if (!s->best_mb.st)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   /* the DP picks with up to S microbatches in flight, every cap of a table alike */
   if (hs__hspace_pick_memo(h, s->S) != HS_OK)
@@ -409,11 +258,9 @@ cleanup:
   hs__hspace_destroy(&s->h);
   for (int32_t i = 0; i < HS_HAPT_MAX_VARIANTS; i++)
     hs_estimator_free(s->var_est[i]);
-  free(s->radix);
-  free(s->stride);
-  free(s->usum);
-  free(s->F);
-  free(s->ch);
+  hs__hapt_dp_destroy(&s->dp);
+  hs__hapt_dp_destroy(&s->dpf);
+  hs__hspace_destroy(&s->hf);
   free(s->best_mb.st);
   memset(s, 0, sizeof *s);
   return st;
@@ -798,6 +645,42 @@ cleanup:
   return st;
 }
 
+/* Starts the fine pass: swaps the fine table and DP in, under the first
+ * pass's practice, for the HS_HAPT_FINE_SIZES sizes with the best
+ * first-pass DP scores within HS_HAPT_OFFER_SLACK of the best; false when
+ * none. O(microbatch sizes^2). */
+static bool fine_start(hapt_t *s)
+{
+  double best = INF;
+  for (int32_t i = 0; i < s->h.n_mbs; i++)
+    best = fmin(best, s->mb_best0[i]);
+  if (!(best < INF))
+    return false; /* the first pass found no layout */
+  for (int32_t n = 0; n < HS_HAPT_FINE_SIZES; n++) {
+    int32_t bi = -1;
+    for (int32_t i = 0; i < s->h.n_mbs; i++)
+      if (!s->fine_sel[i] && s->mb_best0[i] <= HS_HAPT_OFFER_SLACK * best &&
+          (bi < 0 || s->mb_best0[i] < s->mb_best0[bi]))
+        bi = i;
+    if (bi < 0)
+      break;
+    s->fine_sel[bi] = true;
+    s->fine_sizes++;
+  }
+  if (s->fine_sizes == 0)
+    return false;
+  hs_hspace_t th = s->h;
+  s->h = s->hf;
+  s->hf = th;
+  hs_hapt_dp_t td = s->dp;
+  s->dp = s->dpf;
+  s->dpf = td;
+  s->fine_done = true;
+  s->pass = HS_HAPT_PASS_FINE;
+  s->mi = -1;
+  return true;
+}
+
 /* After a pass over the microbatch sizes: starts the next one (the
  * memory-saving pass when a size needs it, then each context-parallel
  * pass) and returns true, or false when none is left. O(microbatch sizes). */
@@ -819,8 +702,10 @@ static bool next_pass(hapt_t *s)
     }
   }
   int32_t next = HS_MAX(s->pass + 1, 2);
-  if (next - 2 >= s->n_cp)
+  if (s->pass == HS_HAPT_PASS_FINE)
     return false;
+  if (next - 2 >= s->n_cp)
+    return s->fine_on && fine_start(s);
   s->pass = next;
   s->mi = -1;
   h->cp = s->cp_pr[next - 2].context_parallel;
@@ -835,14 +720,21 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
   *done = false;
   if (s->phase == 0) {
     if (s->mi < 0 || s->tmax <= 0.0 ||
-        s->sweep >= (s->pass == 1 ? HS_HAPT_SAVE_SWEEPS : HS_HAPT_MAX_SWEEPS)) {
+        s->sweep >= (s->pass == 1                   ? HS_HAPT_SAVE_SWEEPS
+                     : s->pass == HS_HAPT_PASS_FINE ? HS_HAPT_FINE_SWEEPS
+                                                    : HS_HAPT_MAX_SWEEPS)) {
       /* next microbatch size (every solution is already in the pool) */
+      if (s->pass == 0 && s->mi >= 0)
+        s->mb_best0[s->mi] = s->best_mb.n > 0 ? s->best_mb.score_s : INF;
+      if (s->pass == 0 && s->mi >= 0)
+        s->mb_max0[s->mi] = s->best_mb.n > 0 ? s->best_mb.max_s : INF;
       if (s->pass == 0 && s->mi >= 0 && s->best_mb.n > 0)
         for (int32_t i = 0; i < s->best_mb.n; i++)
           if (s->best_mb.st[i].opt > 0)
             s->rerun[s->mi] = true; /* memory forced a slower option on a stage */
       s->mi++;
-      while (s->pass == 1 && s->mi < h->n_mbs && !s->rerun[s->mi])
+      while (s->mi < h->n_mbs && ((s->pass == 1 && !s->rerun[s->mi]) ||
+                                  (s->pass == HS_HAPT_PASS_FINE && !s->fine_sel[s->mi])))
         s->mi++;
       if (s->mi >= h->n_mbs) {
         if (!next_pass(s))
@@ -857,21 +749,27 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
        * candidate (docs/planners.md: this size is then left out). */
       s->tmax = s->best_all < INF ? HS_HAPT_MB_SLACK * s->best_all / HS_MAX(hs__hspace_B(h) - 1, 1)
                                   : INF;
+      /* the fine pass starts at the largest stage of the size's best
+       * first-pass layout: that layout's cuts are fine candidates too, so
+       * the first fine cap holds it or better by the DP's measure */
+      if (s->pass == HS_HAPT_PASS_FINE)
+        s->tmax = s->mb_max0[s->mi];
       s->sweep = 0;
       s->best_mb.n = 0;
       s->best_mb.score_s = INF;
       s->first_run = true;
       s->uncapped = !(s->tmax < INF);
     }
-    run_dp(s);
+    hs__hapt_dp_run(&s->dp, h, s->tmax);
     s->dp_runs++;
     s->save_runs += s->pass == 1;
-    s->cp_runs += s->pass >= 2;
+    s->cp_runs += s->pass >= 2 && s->pass < HS_HAPT_PASS_FINE;
+    s->fine_runs += s->pass == HS_HAPT_PASS_FINE;
     s->sweep++;
     hs_hsol_t sol = {.st = hs_calloc((size_t)s->S + 1, sizeof(hs_hstage_t))};
     if (!sol.st)
       return hs_error_set(err, HS_ENOMEM, "out of memory");
-    bool found = extract(s, &sol);
+    bool found = hs__hapt_dp_extract(&s->dp, h, &sol);
     /* only plausible candidates: within HS_HAPT_OFFER_SLACK of the best DP
      * score so far (whole-plan estimates of big plans are not free) */
     /* (every solution of an MoE model: expert parallelism, which the DP's
@@ -902,13 +800,15 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
        * the best of this microbatch size. */
       double bound = fmin(sol.max_s * (1.0 - HS_HAPT_CAP_STEP),
                           s->best_mb.score_s / HS_MAX(hs__hspace_B(h) - 1, 1));
-      double nc = sol.sum_s >= s->best_mb.score_s ? 0.0 : next_cap(s, bound);
+      double nc = sol.sum_s >= s->best_mb.score_s ? 0.0 : hs__hapt_dp_next_cap(h, bound);
       s->tmax = nc > 0.0 ? nc : 0.0;
     }
     free(sol.st);
+    int32_t passes = 1 + s->save_on + s->n_cp + s->fine_on;
+    int32_t pass_i = s->pass == HS_HAPT_PASS_FINE ? passes - 1 : s->pass;
     *progress = fmin(0.9, 0.9 * (s->mi + (double)s->sweep / HS_HAPT_MAX_SWEEPS) / h->n_mbs /
-                                 (1 + s->save_on + s->n_cp) +
-                             0.9 * s->pass / (1 + s->save_on + s->n_cp));
+                                 passes +
+                             0.9 * pass_i / passes);
     return HS_OK;
   }
   if (s->phase == 1) {
@@ -981,16 +881,19 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
                                hs_error_t *err)
 {
   hapt_t *s = state;
-  stats->candidates = s->h.evaluated + s->transitions;
-  stats->nodes_expanded = s->transitions;
+  /* the coarse table and DP (swapped into hf and dpf by the fine pass) */
+  const hs_hspace_t *hc = s->fine_done ? &s->hf : &s->h;
+  uint64_t transitions = s->dp.transitions + s->dpf.transitions;
+  stats->candidates = s->h.evaluated + s->hf.evaluated + transitions;
+  stats->nodes_expanded = transitions;
   /* not a proof: the caps step by HS_HAPT_CAP_STEP, later microbatch sizes
    * start at a slack cap, and the DP may see fewer cuts than all_cuts */
   stats->optimal = false;
   snprintf(stats->note, sizeof stats->note,
            "%d cut candidates%s, %d subclusters, %d microbatch sizes%s, %llu DP runs (%llu under "
            "ZeRO-2), %d simulated; local search: %llu simulations, %llu moves%s",
-           s->h.n_cuts - 1, s->h.coarse_cuts ? " (coarsened)" : "", s->h.n_sc, s->h.n_mbs,
-           s->h.n_mbs < s->h.n_mbs_valid ? " (thinned)" : "",
+           hc->n_cuts - 1, hc->coarse_cuts ? " (coarsened)" : "", hc->n_sc, hc->n_mbs,
+           hc->n_mbs < hc->n_mbs_valid ? " (thinned)" : "",
            (unsigned long long)s->dp_runs, (unsigned long long)s->save_runs, s->pool.next_sim,
            (unsigned long long)s->ls_sims,
            (unsigned long long)s->ls_moves,
@@ -1000,6 +903,12 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
     snprintf(stats->note + l, sizeof stats->note - l,
              "; context parallelism up to %d searched (%llu DP runs)",
              (int)s->cp_pr[s->n_cp - 1].context_parallel, (unsigned long long)s->cp_runs);
+  }
+  if (s->fine_done) {
+    size_t l = strlen(stats->note);
+    snprintf(stats->note + l, sizeof stats->note - l,
+             "; fine pass: %d cut candidates, %d microbatch sizes, %llu DP runs",
+             s->h.n_cuts - 1, s->fine_sizes, (unsigned long long)s->fine_runs);
   }
   if (s->pool.n == 0)
     snprintf(s->pool.why, sizeof s->pool.why,
@@ -1032,11 +941,9 @@ static void hapt_free(void *state)
 {
   hapt_t *s = state;
   hs__hspace_destroy(&s->h);
-  free(s->radix);
-  free(s->stride);
-  free(s->usum);
-  free(s->F);
-  free(s->ch);
+  hs__hapt_dp_destroy(&s->dp);
+  hs__hapt_dp_destroy(&s->dpf);
+  hs__hspace_destroy(&s->hf);
   free(s->best_mb.st);
   hs__cpool_destroy(&s->pool);
   for (int32_t i = 0; i < HS_HAPT_MAX_VARIANTS; i++)
