@@ -68,7 +68,7 @@
  * (those within HS_HAPT_OFFER_SLACK of the best), at most
  * HS_HAPT_FINE_SWEEPS caps each; its solutions are offered beside the
  * coarse ones */
-#define HS_HAPT_FINE_SIZES 2
+#define HS_HAPT_FINE_SIZES 1
 #define HS_HAPT_FINE_SWEEPS 16
 #define HS_HAPT_PASS_FINE (2 + HS_HAPT_MAX_CP_PASSES)
 #define INF 1e300
@@ -102,6 +102,8 @@ typedef struct hapt {
   bool ls_have;
   uint64_t ls_sims, ls_moves;
   hs_sim_memo_t ls_memo;         /* plans the climb (or the pool) judged: not simulated again */
+  double ls_best_est;            /* whole-plan estimate of the incumbent, 0: not yet */
+  uint64_t ls_screened;          /* neighbours ruled out by their estimate (not simulated) */
   uint64_t dp_runs;
   /* training-practice variants offered beside each DP solution (ZeRO stage,
    * sequence parallelism), each with its own estimator so that the DP's
@@ -144,6 +146,7 @@ typedef struct hapt {
   int32_t order_sims;   /* explicit-order climb (hetero_order.h) */
   bool order_have;      /* it beat the warm-up depths */
   bool warm_have;       /* the warm-up climb beat the local search's plan */
+  bool tune_skipped;    /* the climb spent the simulation budget: no order adaptation */
   char why[256];
 } hapt_t;
 
@@ -442,6 +445,10 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
  * clusters) is spent. One simulation per step; deterministic. */
 
 #define HS_HAPT_LS_ROUNDS 12
+/* a neighbour whose whole-plan estimate is more than this fraction above
+ * the incumbent's is not simulated (counted as a simulation that lost, so
+ * the climb's budget and rounds are those without the screen) */
+#define HS_HAPT_LS_SCREEN 0.2
 #define HS_HAPT_LS_SIM_DEVICES 2048 /* simulations: 2048 / devices, clamped to [4, 64] */
 
 static int32_t ls_neighbours(const hapt_t *s, const hs_plan_t *p)
@@ -541,6 +548,48 @@ static bool ls_make(hapt_t *s, const hs_plan_t *p, int32_t j, hs_plan_t *out, hs
   return true;
 }
 
+/* The whole-plan estimate of p (iteration seconds; INF when the estimator
+ * finds no time), with the practice variant's estimator that matches p's
+ * practice (its cache kept), else the DP's. O(one estimate). */
+static hs_status_t ls_estimate(hapt_t *s, const hs_plan_t *p, double *est_s, hs_error_t *err)
+{
+  hs_estimator_t *e = s->h.est;
+  for (int32_t i = 0; i < s->n_var; i++) {
+    hs_practice_t v = s->var[i];
+    v.context_parallel = p->practice.context_parallel;
+    if (hs_practice_equal(&v, &p->practice))
+      e = s->var_est[i];
+  }
+  hs_estimate_t ev;
+  hs_status_t st = hs_estimate_plan(e, p, false, &ev, err);
+  *est_s = st == HS_OK && isfinite(ev.iteration_s) && ev.iteration_s > 0.0 ? ev.iteration_s : INF;
+  return st;
+}
+
+/* Whether neighbour cand is ruled out by the closed form: its estimate is
+ * more than HS_HAPT_LS_SCREEN above the incumbent's (both by the same
+ * estimator family; memory is left to the simulator). Of 412 neighbours
+ * simulated on bench_search (16, 64 GPUs) and the four hapt scenarios, the
+ * 34 that simulated faster than their incumbent were estimated at most
+ * 16.5% above it (hap scenario); the 75 estimated more than 20% above
+ * (mostly recomputation moves) all simulated slower (docs/planners.md).
+ * O(one estimate, two after a move). */
+static hs_status_t ls_screen(hapt_t *s, const hs_plan_t *cand, bool *out, hs_error_t *err)
+{
+  *out = false;
+  hs_status_t st = HS_OK;
+  if (!(s->ls_best_est > 0.0))
+    st = ls_estimate(s, &s->ls_best, &s->ls_best_est, err);
+  double e = INF;
+  if (st == HS_OK)
+    st = ls_estimate(s, cand, &e, err);
+  if (st == HS_ENOMEM)
+    return st;
+  /* another estimator failure: the neighbour is simulated */
+  *out = s->ls_best_est < INF && e < INF && e > (1.0 + HS_HAPT_LS_SCREEN) * s->ls_best_est;
+  return HS_OK;
+}
+
 /* One local-search simulation; *done when the climb is over. */
 static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
 {
@@ -578,6 +627,7 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
       s->ls_best = s->ls_round;
       hs_plan_init(&s->ls_round);
       s->ls_best_s = s->ls_round_s;
+      s->ls_best_est = 0.0; /* estimated again by the next screen */
       s->ls_moves++;
     }
     s->ls_round_s = INF;
@@ -606,6 +656,20 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
     }
     return HS_OK;
   }
+  bool screened = false;
+  st = ls_screen(s, &cand, &screened, err);
+  if (st != HS_OK) {
+    hs_plan_destroy(&cand);
+    return st;
+  }
+  if (screened) {
+    /* counted as a simulation that lost, so the budget and the rounds are
+     * those without the screen */
+    s->ls_sims++;
+    s->ls_screened++;
+    hs_plan_destroy(&cand);
+    return HS_OK;
+  }
   if (!hs__sim_fits(s->pool.deadline_s, 2.0 * s->pool.sim_scale * hs__sim_cost_s(&cand))) {
     /* no time for this neighbour and the final simulation: the climb ends */
     s->pool.cut = true;
@@ -621,6 +685,7 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
   e2.warn_fp = NULL;
   st = hs_simulate(s->h.m, s->h.c, &cand, NULL, &rep, &e2);
   s->ls_sims++;
+
   if (st == HS_ENOMEM) {
     hs_error_set(err, st, "%s", e2.msg);
   } else {
@@ -829,6 +894,12 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
   if (s->ls_best.n_pipelines != 1 || s->ls_best.pipelines[0].n_stages < 2)
     return HS_OK;
   int32_t budget = (int32_t)HS_MAX(4, HS_MIN(64, HS_HAPT_LS_SIM_DEVICES / (int64_t)h->c->n_devices));
+  /* the climb spent the budget (big clusters, where each simulation is
+   * dear): no tuning rounds beyond it */
+  if ((int64_t)s->ls_sims >= budget) {
+    s->tune_skipped = true;
+    return HS_OK;
+  }
   if (s->pool.deadline_s > 0.0) {
     /* as many simulations as end before the deadline, the final one kept aside */
     double one_s = s->pool.sim_scale * hs__sim_cost_s(&s->ls_best);
@@ -933,6 +1004,15 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
              "; warm-up order: %d simulations%s; explicit order: %d simulations%s", s->tune_sims,
              s->warm_have ? ", adapted" : "", s->order_sims,
              s->order_have ? ", adapted" : "");
+  else if (s->tune_skipped)
+    snprintf(stats->note + len, sizeof stats->note - len,
+             "; order adaptation skipped (simulation budget spent)");
+  if (s->ls_screened > 0) {
+    len = strlen(stats->note);
+    snprintf(stats->note + len, sizeof stats->note - len,
+             "; %llu local-search neighbours ruled out by the estimate",
+             (unsigned long long)s->ls_screened);
+  }
   hs__cpool_note(&s->pool, stats->note, sizeof stats->note);
   return st;
 }
