@@ -778,6 +778,72 @@ static bool next_pass(hapt_t *s)
   return true;
 }
 
+/* Order adaptation of the climb's final plan (hetero_warmup.h, then
+ * hetero_order.h), into tuned when it is faster. O(budget simulations). */
+static hs_status_t adapt_order(hapt_t *s, hs_error_t *err)
+{
+  hs_hspace_t *h = &s->h;
+  hs_status_t st = HS_OK;
+  /* Order adaptation: the climb's plan with its per-stage warm-up depths
+   * (the order of forwards and backwards on each stage) tuned by the
+   * simulator, within the same simulation budget as the climb. */
+  if (s->ls_best.n_pipelines != 1 || s->ls_best.pipelines[0].n_stages < 2)
+    return HS_OK;
+  int32_t budget = (int32_t)HS_MAX(4, HS_MIN(64, HS_HAPT_LS_SIM_DEVICES / (int64_t)h->c->n_devices));
+  /* the climb spent the budget (big clusters, where each simulation is
+   * dear): no tuning rounds beyond it */
+  if ((int64_t)s->ls_sims >= budget) {
+    s->tune_skipped = true;
+    return HS_OK;
+  }
+  if (s->pool.deadline_s > 0.0) {
+    /* as many simulations as end before the deadline, the final one kept aside */
+    double one_s = s->pool.sim_scale * hs__sim_cost_s(&s->ls_best);
+    double fit = (s->pool.deadline_s - hs__now_s()) / fmax(one_s, 1e-9) - 1.0;
+    if (fit < budget + budget / 4 + 2) {
+      s->pool.cut = true;
+      if (fit < 8)
+        return HS_OK; /* no room for a tuning round */
+      budget = (int32_t)HS_MAX(4, (fit - 2) * 0.8);
+    }
+  }
+  HS_CHECK(hs_plan_copy(&s->ls_best, &s->tuned, err));
+  double t;
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  st = hs__hetero_warmup_tune(h->m, h->c, &s->tuned, s->ls_best_s, budget, &t, &s->tune_sims,
+                              &e2);
+  if (st == HS_ENOMEM)
+    return hs_error_set(err, st, "%s", e2.msg);
+  st = HS_OK;
+  s->tuned_have = isfinite(t) && t < s->ls_best_s;
+  s->tuned_s = t;
+  s->warm_have = s->tuned_have;
+  /* then explicit per-stage orders (adjacent forward/backward swaps) from
+   * the best warm-up depths, within a quarter of that budget (on the
+   * scenarios it finds nothing, and the full budget doubled hapt's time) */
+  if (!s->tuned_have) {
+    hs_plan_destroy(&s->tuned);
+    HS_CHECK(hs_plan_copy(&s->ls_best, &s->tuned, err));
+    s->tuned_s = s->ls_best_s;
+  }
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  st = hs__hetero_order_tune(h->m, h->c, &s->tuned, s->tuned_s, HS_MAX(4, budget / 4), &t,
+                             &s->order_sims, &e2);
+  if (st == HS_ENOMEM)
+    return hs_error_set(err, st, "%s", e2.msg);
+  st = HS_OK;
+  if (isfinite(t) && t < s->tuned_s) {
+    s->order_have = true;
+    s->tuned_have = true;
+    s->tuned_s = t;
+  }
+cleanup:
+  return st;
+}
+
 static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error_t *err)
 {
   hapt_t *s = state;
@@ -888,64 +954,7 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
   hs_status_t st = ls_step(s, done, err);
   if (st != HS_OK || !*done || !s->ls_have)
     return st;
-  /* Order adaptation: the climb's plan with its per-stage warm-up depths
-   * (the order of forwards and backwards on each stage) tuned by the
-   * simulator, within the same simulation budget as the climb. */
-  if (s->ls_best.n_pipelines != 1 || s->ls_best.pipelines[0].n_stages < 2)
-    return HS_OK;
-  int32_t budget = (int32_t)HS_MAX(4, HS_MIN(64, HS_HAPT_LS_SIM_DEVICES / (int64_t)h->c->n_devices));
-  /* the climb spent the budget (big clusters, where each simulation is
-   * dear): no tuning rounds beyond it */
-  if ((int64_t)s->ls_sims >= budget) {
-    s->tune_skipped = true;
-    return HS_OK;
-  }
-  if (s->pool.deadline_s > 0.0) {
-    /* as many simulations as end before the deadline, the final one kept aside */
-    double one_s = s->pool.sim_scale * hs__sim_cost_s(&s->ls_best);
-    double fit = (s->pool.deadline_s - hs__now_s()) / fmax(one_s, 1e-9) - 1.0;
-    if (fit < budget + budget / 4 + 2) {
-      s->pool.cut = true;
-      if (fit < 8)
-        return HS_OK; /* no room for a tuning round */
-      budget = (int32_t)HS_MAX(4, (fit - 2) * 0.8);
-    }
-  }
-  HS_CHECK(hs_plan_copy(&s->ls_best, &s->tuned, err));
-  double t;
-  hs_error_t e2;
-  hs_error_init(&e2);
-  e2.warn_fp = NULL;
-  st = hs__hetero_warmup_tune(h->m, h->c, &s->tuned, s->ls_best_s, budget, &t, &s->tune_sims,
-                              &e2);
-  if (st == HS_ENOMEM)
-    return hs_error_set(err, st, "%s", e2.msg);
-  st = HS_OK;
-  s->tuned_have = isfinite(t) && t < s->ls_best_s;
-  s->tuned_s = t;
-  s->warm_have = s->tuned_have;
-  /* then explicit per-stage orders (adjacent forward/backward swaps) from
-   * the best warm-up depths, within a quarter of that budget (on the
-   * scenarios it finds nothing, and the full budget doubled hapt's time) */
-  if (!s->tuned_have) {
-    hs_plan_destroy(&s->tuned);
-    HS_CHECK(hs_plan_copy(&s->ls_best, &s->tuned, err));
-    s->tuned_s = s->ls_best_s;
-  }
-  hs_error_init(&e2);
-  e2.warn_fp = NULL;
-  st = hs__hetero_order_tune(h->m, h->c, &s->tuned, s->tuned_s, HS_MAX(4, budget / 4), &t,
-                             &s->order_sims, &e2);
-  if (st == HS_ENOMEM)
-    return hs_error_set(err, st, "%s", e2.msg);
-  st = HS_OK;
-  if (isfinite(t) && t < s->tuned_s) {
-    s->order_have = true;
-    s->tuned_have = true;
-    s->tuned_s = t;
-  }
-cleanup:
-  return st;
+  return adapt_order(s, err);
 }
 
 static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *stats,
