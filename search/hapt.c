@@ -70,6 +70,7 @@
  * coarse ones */
 #define HS_HAPT_FINE_SIZES 1
 #define HS_HAPT_FINE_SWEEPS 16
+#define HS_HAPT_FINE_FINALISTS 1 /* fine-pass plans simulated (best by the whole-plan estimate) */
 #define HS_HAPT_PASS_FINE (2 + HS_HAPT_MAX_CP_PASSES)
 #define INF 1e300
 
@@ -88,6 +89,13 @@ typedef struct hapt {
   hs_practice_t pr0;               /* the first pass's practice */
   int32_t fine_sizes;
   uint64_t fine_runs;
+  /* the fine pass's solutions go to fpool, not to the pool: its finalist
+   * is simulated after the climb and the order adaptation of the coarse
+   * passes' plans (phase 3) and kept only when faster than their result,
+   * so the fine pass never changes which plans the others simulate */
+  hs_cand_pool_t fpool;
+  hs_cand_pool_t *offer_pool;      /* &pool, or &fpool in the fine pass */
+  bool fine_kept;
   int32_t mi;                 /* current microbatch size index */
   int32_t sweep;
   double tmax;
@@ -251,6 +259,10 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   if (hs__cpool_init(&s->pool, hs__sim_budget(c) * (s->n_ep > 0 ? 3 : 1)) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   s->pool.deadline_s = o->deadline_s;
+  s->offer_pool = &s->pool;
+  if (s->fine_on && hs__cpool_init(&s->fpool, HS_HAPT_FINE_FINALISTS) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  s->fpool.deadline_s = o->deadline_s;
   s->mi = -1;
   s->best_all = INF;
   hs_plan_init(&s->ls_best);
@@ -364,7 +376,7 @@ static hs_status_t offer_ep(hapt_t *s, const hs_plan_t *plan, hs_error_t *err)
     st = hs_estimate_plan(s->var_est[0], &vp, true, &ev, err);
     s->var_offers++;
     if (st == HS_OK && !ev.oom && isfinite(ev.iteration_s))
-      hs__cpool_offer(&s->pool, &vp, ev.iteration_s);
+      hs__cpool_offer(s->offer_pool, &vp, ev.iteration_s);
     else
       hs_plan_destroy(&vp);
     if (st != HS_OK)
@@ -417,7 +429,7 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
     if (st == HS_OK)
       st = offer_ep(s, &vp, err);
     if (st == HS_OK && !ev.oom)
-      hs__cpool_offer(&s->pool, &vp, ev.iteration_s);
+      hs__cpool_offer(s->offer_pool, &vp, ev.iteration_s);
     else
       hs_plan_destroy(&vp);
   }
@@ -426,7 +438,7 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
   if (es.oom || st != HS_OK)
     hs_plan_destroy(&plan);
   else
-    hs__cpool_offer(&s->pool, &plan, es.iteration_s);
+    hs__cpool_offer(s->offer_pool, &plan, es.iteration_s);
   return st;
 }
 
@@ -742,6 +754,7 @@ static bool fine_start(hapt_t *s)
   s->dp = s->dpf;
   s->dpf = td;
   s->fine_done = true;
+  s->offer_pool = &s->fpool;
   s->pass = HS_HAPT_PASS_FINE;
   s->mi = -1;
   return true;
@@ -953,11 +966,22 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
       s->phase = 2;
     return st;
   }
-  *progress = 0.95;
-  hs_status_t st = ls_step(s, done, err);
-  if (st != HS_OK || !*done || !s->ls_have)
-    return st;
-  return adapt_order(s, err);
+  if (s->phase == 2) {
+    *progress = 0.95;
+    hs_status_t st = ls_step(s, done, err);
+    if (st == HS_OK && *done && s->ls_have)
+      st = adapt_order(s, err);
+    if (st != HS_OK || !*done || s->fpool.n == 0)
+      return st;
+    s->phase = 3; /* then the fine pass's finalist */
+    *done = false;
+    return HS_OK;
+  }
+  bool sim_done = false;
+  hs_status_t st = hs__cpool_sim_step(&s->fpool, h->m, h->c, &sim_done, err);
+  *progress = 0.98;
+  *done = sim_done;
+  return st;
 }
 
 static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *stats,
@@ -990,8 +1014,8 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
   if (s->fine_done) {
     size_t l = strlen(stats->note);
     snprintf(stats->note + l, sizeof stats->note - l,
-             "; fine pass: %d cut candidates, %d microbatch sizes, %llu DP runs",
-             s->h.n_cuts - 1, s->fine_sizes, (unsigned long long)s->fine_runs);
+             "; fine pass: %d cut candidates, %d microbatch sizes, %llu DP runs, %d simulated",
+             s->h.n_cuts - 1, s->fine_sizes, (unsigned long long)s->fine_runs, s->fpool.next_sim);
   }
   if (s->pool.n == 0)
     snprintf(s->pool.why, sizeof s->pool.why,
@@ -1009,6 +1033,18 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
     hs_plan_init(out);
     st = hs_plan_copy(&s->tuned, out, err);
     stats->predicted_s = s->tuned_s;
+  }
+  /* the fine pass's simulated finalist, when faster than all of that */
+  if ((st == HS_OK || st == HS_EINFEASIBLE) && s->fpool.best >= 0 &&
+      (st != HS_OK || s->fpool.best_sim_s < stats->predicted_s)) {
+    hs_plan_destroy(out);
+    hs_plan_init(out);
+    hs_error_clear(err);
+    st = hs_plan_copy(&s->fpool.plans[s->fpool.best], out, err);
+    stats->predicted_s = s->fpool.best_sim_s;
+    s->fine_kept = true;
+    size_t l = strlen(stats->note);
+    snprintf(stats->note + l, sizeof stats->note - l, " (its plan kept)");
   }
   size_t len = strlen(stats->note);
   if (s->tune_sims > 0)
@@ -1038,6 +1074,7 @@ static void hapt_free(void *state)
   hs__hspace_destroy(&s->hf);
   free(s->best_mb.st);
   hs__cpool_destroy(&s->pool);
+  hs__cpool_destroy(&s->fpool);
   for (int32_t i = 0; i < HS_HAPT_MAX_VARIANTS; i++)
     hs_estimator_free(s->var_est[i]);
   hs_plan_destroy(&s->ls_best);
