@@ -1035,7 +1035,7 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
     stats->predicted_s = s->tuned_s;
   }
   /* the fine pass's simulated finalist, when faster than all of that */
-  if ((st == HS_OK || st == HS_EINFEASIBLE) && s->fpool.best >= 0 &&
+  if ((st == HS_OK || st == HS_EINFEASIBLE) && s->fine_on && s->fpool.n > 0 && s->fpool.best >= 0 &&
       (st != HS_OK || s->fpool.best_sim_s < stats->predicted_s)) {
     hs_plan_destroy(out);
     hs_plan_init(out);
