@@ -30,7 +30,10 @@
  * the ring exchanges are charged by the whole-plan estimate and the
  * simulator, not by the DP); then a simulator-driven local search
  * over every cut candidate and per-stage recomputation climbs from the
- * best simulated plan.
+ * best simulated plan. When the DP's cut list is coarsened, a fine pass
+ * runs the same DP (hapt_dp.h) over every op-level candidate for the best
+ * microbatch size; its best plan by estimate is simulated last and kept
+ * only when faster than everything else.
  *
  * Complexity per cap: O(S x K^2 x U x A^2 x Z x opts) with S stages, K cut
  * candidates (at most HS_HAPT_DP_CUTS), U = prod_a (levels_a + 1), A
