@@ -9,7 +9,9 @@
  * of the returned plan and the candidates scored. Targets (docs/planners.md):
  * every strategy under 10 s at 256 GPUs and under 60 s at 1024 on two cores.
  *
- *   bench_search [max_gpus] [strategy,...]   (default 1024, all but exhaustive)
+ *   bench_search [max_gpus] [strategy,...] [min_gpus]
+ *       (default 1024, all but exhaustive, 16; strategy names match as
+ *       substrings: "hapt" runs hap too)
  *
  * BENCH_NOTES=1 prints each planner's note (MILPs, iterations, budgets) too.
  */
@@ -48,6 +50,7 @@ int main(int argc, char **argv)
 {
   int max_gpus = argc > 1 ? atoi(argv[1]) : 1024;
   const char *only = argc > 2 ? argv[2] : NULL;
+  int min_gpus = argc > 3 ? atoi(argv[3]) : 0;
   const char *ne = getenv("BENCH_NOTES");
   bool notes = ne && *ne && strcmp(ne, "0") != 0;
   hs_error_t err;
@@ -63,6 +66,8 @@ int main(int argc, char **argv)
          "candidates", "plan");
   static const int sizes[] = {16, 64, 256, 1024};
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0] && sizes[k] <= max_gpus; k++) {
+    if (sizes[k] < min_gpus)
+      continue;
     hs_cluster_t c;
     if (make_cluster(sizes[k], &c, &err) != HS_OK) {
       fprintf(stderr, "bench_search: %s\n", err.msg);

@@ -30,7 +30,10 @@
  * the ring exchanges are charged by the whole-plan estimate and the
  * simulator, not by the DP); then a simulator-driven local search
  * over every cut candidate and per-stage recomputation climbs from the
- * best simulated plan.
+ * best simulated plan. When the DP's cut list is coarsened, a fine pass
+ * runs the same DP (hapt_dp.h) over every op-level candidate for the best
+ * microbatch size; its best plan by estimate is simulated last and kept
+ * only when faster than everything else.
  *
  * Complexity per cap: O(S x K^2 x U x A^2 x Z x opts) with S stages, K cut
  * candidates (at most HS_HAPT_DP_CUTS), U = prod_a (levels_a + 1), A
@@ -38,6 +41,7 @@
  * (every divisor of the batch). The knobs in hapt_space.h bound
  * every factor; the local search adds at most 2048 / devices simulations.
  */
+#include "hapt_dp.h"
 #include "hapt_space.h"
 #include "hetero_order.h"
 #include "hetero_warmup.h"
@@ -61,21 +65,40 @@
 #define HS_HAPT_CP_MIN_SEQ 8192
 #define HS_HAPT_CP_MIN_TOKENS 4096
 #define HS_HAPT_MAX_CP_PASSES 3
+/* fine pass: when the DP's cut list is coarsened (more than HS_HAPT_DP_CUTS
+ * candidates), the DP again over every op-level cut candidate for the
+ * HS_HAPT_FINE_SIZES microbatch sizes with the best first-pass DP scores
+ * (those within HS_HAPT_OFFER_SLACK of the best), at most
+ * HS_HAPT_FINE_SWEEPS caps each; its solutions are offered beside the
+ * coarse ones */
+#define HS_HAPT_FINE_SIZES 1
+#define HS_HAPT_FINE_SWEEPS 16
+#define HS_HAPT_FINE_FINALISTS 1 /* fine-pass plans simulated (best by the whole-plan estimate) */
+#define HS_HAPT_PASS_FINE (2 + HS_HAPT_MAX_CP_PASSES)
 #define INF 1e300
 
-typedef struct choice {
-  int32_t k2, zi, b, opt;
-} choice_t;
-
 typedef struct hapt {
-  hs_hspace_t h;
-  int32_t S;                  /* max stages */
-  int32_t U;                  /* budget vectors */
-  int32_t *radix;             /* per sc: levels + 1 */
-  int32_t *stride;
-  int32_t *usum;              /* per budget vector: units in it (a suffix of st stages needs st) */
-  double *F;                  /* (S+1) x K x U x A */
-  choice_t *ch;
+  hs_hspace_t h;               /* the table the DP runs on (the fine one in the fine pass) */
+  hs_hapt_dp_t dp;             /* the DP over h (hapt_dp.h) */
+  int32_t S;                   /* most stages of either DP (solution buffers hold S + 1) */
+  /* fine pass: the table over every cut candidate and its DP, swapped with
+   * h and dp when the pass starts (then these hold the coarse ones) */
+  hs_hspace_t hf;
+  hs_hapt_dp_t dpf;
+  bool fine_on, fine_done;
+  bool fine_sel[HS_HAPT_MAX_MB];
+  double mb_best0[HS_HAPT_MAX_MB]; /* per size: best DP score of the first pass */
+  double mb_max0[HS_HAPT_MAX_MB];  /* ... and the largest stage or cut time of that layout */
+  hs_practice_t pr0;               /* the first pass's practice */
+  int32_t fine_sizes;
+  uint64_t fine_runs;
+  /* the fine pass's solutions go to fpool, not to the pool: its finalist
+   * is simulated after the climb and the order adaptation of the coarse
+   * passes' plans (phase 3) and kept only when faster than their result,
+   * so the fine pass never changes which plans the others simulate */
+  hs_cand_pool_t fpool;
+  hs_cand_pool_t *offer_pool;      /* &pool, or &fpool in the fine pass */
+  bool fine_kept;
   int32_t mi;                 /* current microbatch size index */
   int32_t sweep;
   double tmax;
@@ -90,7 +113,9 @@ typedef struct hapt {
   bool ls_have;
   uint64_t ls_sims, ls_moves;
   hs_sim_memo_t ls_memo;         /* plans the climb (or the pool) judged: not simulated again */
-  uint64_t dp_runs, transitions;
+  double ls_best_est;            /* whole-plan estimate of the incumbent, 0: not yet */
+  uint64_t ls_screened;          /* neighbours ruled out by their estimate (not simulated) */
+  uint64_t dp_runs;
   /* training-practice variants offered beside each DP solution (ZeRO stage,
    * sequence parallelism), each with its own estimator so that the DP's
    * table (h.est) keeps its practice and cache */
@@ -132,171 +157,34 @@ typedef struct hapt {
   int32_t order_sims;   /* explicit-order climb (hetero_order.h) */
   bool order_have;      /* it beat the warm-up depths */
   bool warm_have;       /* the warm-up climb beat the local search's plan */
+  bool tune_skipped;    /* budget under HS_HAPT_TUNE_MIN_SIMS: no order adaptation */
   char why[256];
 } hapt_t;
 
-static size_t fidx(const hapt_t *s, int32_t st, int32_t k, int32_t u, int32_t a)
+/* The fine pass's table (every cut candidate) and DP, when the DP's own
+ * table is coarsened and the fine one fits HS_HAPT_MAX_TABLE_BYTES; else
+ * fine_on stays false. Needs h, dp and pr0 set. O(hs__hspace_init). */
+static hs_status_t fine_init(hapt_t *s, const hs_model_t *m, const hs_cluster_t *c,
+                             const hs_plan_opts_t *o, hs_error_t *err)
 {
-  return (((size_t)st * (size_t)s->h.n_cuts + (size_t)k) * (size_t)s->U + (size_t)u) *
-             (size_t)s->h.n_sc +
-         (size_t)a;
-}
-
-static int32_t digit(const hapt_t *s, int32_t u, int32_t a) { return (u / s->stride[a]) % s->radix[a]; }
-
-/* One DP run for the current table and cap; fills F and choices. */
-static void run_dp(hapt_t *s)
-{
-  hs_hspace_t *h = &s->h;
-  int32_t K = h->n_cuts, A = h->n_sc;
-  for (size_t i = 0, n = fidx(s, s->S + 1, 0, 0, 0); i < n; i++)
-    s->F[i] = INF;
-  for (int32_t st = 1; st <= s->S; st++)
-    for (int32_t k = K - 2; k >= 0; k--)
-      for (int32_t u = 0; u < s->U; u++)
-        for (int32_t a = 0; a < A; a++) {
-          if (s->usum[u] < st)
-            continue; /* every stage takes at least one unit: stays INF */
-          int32_t avail = digit(s, u, a);
-          double best = INF;
-          choice_t bc = {-1, -1, -1, -1};
-          for (int32_t zi = 0; zi < h->n_sizes[a] && h->sizes[a][zi] <= avail; zi++) {
-            int32_t u2 = u - h->sizes[a][zi] * s->stride[a];
-            if (st == 1) {
-              int32_t opt = hs__hspace_pick_at(h, k, K - 1, a, zi, 1, -1);
-              s->transitions++;
-              if (opt < 0)
-                continue;
-              int32_t n;
-              const hs_hopt_t *o = hs__hspace_opts(h, k, K - 1, a, zi, &n);
-              if (o[opt].t > s->tmax)
-                continue;
-              double v = o[opt].t + o[opt].f;
-              if (v < best) {
-                best = v;
-                bc = (choice_t){K - 1, zi, -1, opt};
-              }
-              continue;
-            }
-            /* the table entry, cut costs and pick memo of (k, k2, a, zi)
-             * each move by a fixed step from one k2 to the next */
-            size_t e = hs__hspace_entry(h, k, k + 1, a, zi), estep = hs__hspace_entry_step(h);
-            const double *cut = hs__hspace_cut_row(h, a, k + 1);
-            size_t cstep = (size_t)A * (size_t)A;
-            size_t pbase = hs__hspace_pick_base(h, k, k + 1, a, zi, st);
-            size_t pstep = hs__hspace_pick_step(h, pbase);
-            for (int32_t k2 = k + 1; k2 < K - 1; k2++, e += estep, cut += cstep, pbase += pstep) {
-              /* stage time grows with k2 (prefix sums): once the fastest
-               * option is over the cap, every longer stage is too */
-              int32_t n0;
-              const hs_hopt_t *o0 = hs__hspace_opts_e(h, e, &n0);
-              if (n0 == 0 || o0[0].t > s->tmax)
-                break;
-              /* the option of a same-site successor does not depend on it */
-              int32_t opt_same = -2;
-              const double *Frest = &s->F[fidx(s, st - 1, k2, u2, 0)];
-              for (int32_t b = 0; b < A; b++) {
-                double rest = Frest[b];
-                if (rest >= INF)
-                  continue;
-                double c = cut[b];
-                if (c > s->tmax)
-                  continue;
-                s->transitions++;
-                bool cross = hs__hspace_cross(h, a, b);
-                int32_t opt;
-                if (cross) {
-                  opt = hs__hspace_pick_in(h, pbase, k, k2, a, zi, st, b);
-                } else {
-                  if (opt_same == -2)
-                    opt_same = hs__hspace_pick_in(h, pbase, k, k2, a, zi, st, -1);
-                  opt = opt_same;
-                }
-                if (opt < 0 || o0[opt].t > s->tmax)
-                  continue;
-                double v = o0[opt].t + o0[opt].f + 2.0 * c + rest;
-                if (v < best) {
-                  best = v;
-                  bc = (choice_t){k2, zi, b, opt};
-                }
-              }
-            }
-          }
-          size_t ix = fidx(s, st, k, u, a);
-          s->F[ix] = best;
-          s->ch[ix] = bc;
-        }
-}
-
-/* Best solution of the last DP run into sol; false when infeasible. */
-static bool extract(hapt_t *s, hs_hsol_t *sol)
-{
-  hs_hspace_t *h = &s->h;
-  int32_t full = s->U - 1;
-  double best = INF;
-  int32_t bst = -1, ba = -1;
-  for (int32_t st = 1; st <= s->S; st++)
-    for (int32_t a = 0; a < h->n_sc; a++) {
-      double v = s->F[fidx(s, st, 0, full, a)];
-      if (v < best) {
-        best = v;
-        bst = st;
-        ba = a;
-      }
-    }
-  if (bst < 0)
-    return false;
-  sol->n = bst;
-  int32_t k = 0, u = full, a = ba;
-  double mx = 0.0;
-  for (int32_t i = 0; i < bst; i++) {
-    choice_t c = s->ch[fidx(s, bst - i, k, u, a)];
-    hs_hstage_t *x = &sol->st[i];
-    int32_t n;
-    const hs_hopt_t *o = hs__hspace_opts(h, k, c.k2, a, c.zi, &n);
-    x->k = k;
-    x->k2 = c.k2;
-    x->a = a;
-    x->z = c.zi;
-    x->opt = c.opt;
-    x->t = o[c.opt].t;
-    x->f = o[c.opt].f;
-    x->c = c.b >= 0 ? hs__hspace_cut_s(h, a, c.b, c.k2) : 0.0;
-    mx = fmax(mx, fmax(x->t, x->c));
-    u -= h->sizes[a][c.zi] * s->stride[a];
-    k = c.k2;
-    if (c.b >= 0)
-      a = c.b;
+  hs_status_t st = HS_OK;
+  if (!s->h.coarse_cuts)
+    return HS_OK;
+  HS_CHECK(hs__hspace_init(&s->hf, m, c, o, 0, err));
+  if (s->hf.coarse_cuts || s->hf.n_mbs != s->h.n_mbs || s->hf.n_sc != s->h.n_sc) {
+    hs__hspace_destroy(&s->hf); /* the full table is too big: no fine pass */
+    memset(&s->hf, 0, sizeof s->hf);
+    return HS_OK;
   }
-  sol->sum_s = best;
-  sol->max_s = mx;
-  sol->score_s = best + (hs__hspace_B(h) - 1) * mx;
-  return true;
-}
-
-/* Largest stage or cut time below x in the current table. */
-static double next_cap(const hapt_t *s, double x)
-{
-  const hs_hspace_t *h = &s->h;
-  double best = -1.0;
-  int32_t K = h->n_cuts;
-  for (int32_t k = 0; k + 1 < K; k++)
-    for (int32_t k2 = k + 1; k2 < K; k2++)
-      for (int32_t a = 0; a < h->n_sc; a++) {
-        for (int32_t zi = 0; zi < h->n_sizes[a]; zi++) {
-          int32_t n;
-          const hs_hopt_t *o = hs__hspace_opts(h, k, k2, a, zi, &n);
-          for (int32_t i = 0; i < n; i++)
-            if (o[i].t < x && o[i].t > best)
-              best = o[i].t;
-        }
-        for (int32_t b = 0; b < h->n_sc; b++) {
-          double c = hs__hspace_cut_s(h, a, b, k2);
-          if (c < x && c > best)
-            best = c;
-        }
-      }
-  return best;
+  s->hf.cp = s->h.cp;
+  hs_estimator_set_practice(s->hf.est, &s->pr0);
+  HS_CHECK(hs__hapt_dp_init(&s->dpf, &s->hf, 16, HS_HAPT_MAX_STATES, err));
+  if (hs__hspace_pick_memo(&s->hf, s->dpf.S) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  s->S = HS_MAX(s->S, s->dpf.S);
+  s->fine_on = true;
+cleanup:
+  return st;
 }
 
 static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_t *c,
@@ -357,37 +245,12 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
         s->n_var++;
       }
   }
-  s->radix = hs_calloc((size_t)h->n_sc, sizeof(int32_t));
-  s->stride = hs_calloc((size_t)h->n_sc, sizeof(int32_t));
-  if (!s->radix || !s->stride)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  int64_t U = 1, units = 0;
-  for (int32_t a = 0; a < h->n_sc; a++) {
-    s->radix[a] = h->levels[a] + 1;
-    s->stride[a] = (int32_t)U;
-    U *= s->radix[a];
-    units += h->levels[a];
-    if (U > HS_HAPT_MAX_STATES)
-      HS_FAIL(hs_error_set(err, HS_EINFEASIBLE,
-                           "hapt: %d subclusters give too many device-count states (%lld)",
-                           h->n_sc, (long long)U));
-  }
-  s->U = (int32_t)U;
-  s->usum = hs_calloc((size_t)U, sizeof(int32_t));
-  if (!s->usum)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  for (int32_t u = 0; u < s->U; u++)
-    for (int32_t a = 0; a < h->n_sc; a++)
-      s->usum[u] += digit(s, u, a);
-  s->S = (int32_t)HS_MIN(units, (int64_t)h->n_cuts - 1);
-  s->S = HS_MIN(s->S, 16);
-  while (s->S > 1 && (int64_t)(s->S + 1) * h->n_cuts * U * h->n_sc > HS_HAPT_MAX_STATES)
-    s->S--;
-  size_t nf = fidx(s, s->S + 1, 0, 0, 0);
-  s->F = hs_calloc(nf, sizeof *s->F);
-  s->ch = hs_calloc(nf, sizeof *s->ch);
+  HS_CHECK(hs__hapt_dp_init(&s->dp, h, 16, HS_HAPT_MAX_STATES, err));
+  s->S = s->dp.S;
+  s->pr0 = *hs_estimator_practice(h->est);
+  HS_CHECK(fine_init(s, m, c, o, err));
   s->best_mb.st = hs_calloc((size_t)s->S + 1, sizeof(hs_hstage_t));
-  if (!s->F || !s->ch || !s->best_mb.st)
+  if (!s->best_mb.st)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   /* the DP picks with up to S microbatches in flight, every cap of a table alike */
   if (hs__hspace_pick_memo(h, s->S) != HS_OK)
@@ -399,6 +262,10 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   if (hs__cpool_init(&s->pool, hs__sim_budget(c) * (s->n_ep > 0 ? 3 : 1)) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   s->pool.deadline_s = o->deadline_s;
+  s->offer_pool = &s->pool;
+  if (s->fine_on && hs__cpool_init(&s->fpool, HS_HAPT_FINE_FINALISTS) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  s->fpool.deadline_s = o->deadline_s;
   s->mi = -1;
   s->best_all = INF;
   hs_plan_init(&s->ls_best);
@@ -409,11 +276,9 @@ cleanup:
   hs__hspace_destroy(&s->h);
   for (int32_t i = 0; i < HS_HAPT_MAX_VARIANTS; i++)
     hs_estimator_free(s->var_est[i]);
-  free(s->radix);
-  free(s->stride);
-  free(s->usum);
-  free(s->F);
-  free(s->ch);
+  hs__hapt_dp_destroy(&s->dp);
+  hs__hapt_dp_destroy(&s->dpf);
+  hs__hspace_destroy(&s->hf);
   free(s->best_mb.st);
   memset(s, 0, sizeof *s);
   return st;
@@ -514,7 +379,7 @@ static hs_status_t offer_ep(hapt_t *s, const hs_plan_t *plan, hs_error_t *err)
     st = hs_estimate_plan(s->var_est[0], &vp, true, &ev, err);
     s->var_offers++;
     if (st == HS_OK && !ev.oom && isfinite(ev.iteration_s))
-      hs__cpool_offer(&s->pool, &vp, ev.iteration_s);
+      hs__cpool_offer(s->offer_pool, &vp, ev.iteration_s);
     else
       hs_plan_destroy(&vp);
     if (st != HS_OK)
@@ -567,7 +432,7 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
     if (st == HS_OK)
       st = offer_ep(s, &vp, err);
     if (st == HS_OK && !ev.oom)
-      hs__cpool_offer(&s->pool, &vp, ev.iteration_s);
+      hs__cpool_offer(s->offer_pool, &vp, ev.iteration_s);
     else
       hs_plan_destroy(&vp);
   }
@@ -576,7 +441,7 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
   if (es.oom || st != HS_OK)
     hs_plan_destroy(&plan);
   else
-    hs__cpool_offer(&s->pool, &plan, es.iteration_s);
+    hs__cpool_offer(s->offer_pool, &plan, es.iteration_s);
   return st;
 }
 
@@ -595,7 +460,12 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
  * clusters) is spent. One simulation per step; deterministic. */
 
 #define HS_HAPT_LS_ROUNDS 12
+/* a neighbour whose whole-plan estimate is more than this fraction above
+ * the incumbent's is not simulated (counted as a simulation that lost, so
+ * the climb's budget and rounds are those without the screen) */
+#define HS_HAPT_LS_SCREEN 0.2
 #define HS_HAPT_LS_SIM_DEVICES 2048 /* simulations: 2048 / devices, clamped to [4, 64] */
+#define HS_HAPT_TUNE_MIN_SIMS 16    /* order adaptation only with at least this budget */
 
 static int32_t ls_neighbours(const hapt_t *s, const hs_plan_t *p)
 {
@@ -694,6 +564,48 @@ static bool ls_make(hapt_t *s, const hs_plan_t *p, int32_t j, hs_plan_t *out, hs
   return true;
 }
 
+/* The whole-plan estimate of p (iteration seconds; INF when the estimator
+ * finds no time), with the practice variant's estimator that matches p's
+ * practice (its cache kept), else the DP's. O(one estimate). */
+static hs_status_t ls_estimate(hapt_t *s, const hs_plan_t *p, double *est_s, hs_error_t *err)
+{
+  hs_estimator_t *e = s->h.est;
+  for (int32_t i = 0; i < s->n_var; i++) {
+    hs_practice_t v = s->var[i];
+    v.context_parallel = p->practice.context_parallel;
+    if (hs_practice_equal(&v, &p->practice))
+      e = s->var_est[i];
+  }
+  hs_estimate_t ev;
+  hs_status_t st = hs_estimate_plan(e, p, false, &ev, err);
+  *est_s = st == HS_OK && isfinite(ev.iteration_s) && ev.iteration_s > 0.0 ? ev.iteration_s : INF;
+  return st;
+}
+
+/* Whether neighbour cand is ruled out by the closed form: its estimate is
+ * more than HS_HAPT_LS_SCREEN above the incumbent's (both by the same
+ * estimator family; memory is left to the simulator). Of 412 neighbours
+ * simulated on bench_search (16, 64 GPUs) and the four hapt scenarios, the
+ * 34 that simulated faster than their incumbent were estimated at most
+ * 16.5% above it (hap scenario); the 75 estimated more than 20% above
+ * (mostly recomputation moves) all simulated slower (docs/planners.md).
+ * O(one estimate, two after a move). */
+static hs_status_t ls_screen(hapt_t *s, const hs_plan_t *cand, bool *out, hs_error_t *err)
+{
+  *out = false;
+  hs_status_t st = HS_OK;
+  if (!(s->ls_best_est > 0.0))
+    st = ls_estimate(s, &s->ls_best, &s->ls_best_est, err);
+  double e = INF;
+  if (st == HS_OK)
+    st = ls_estimate(s, cand, &e, err);
+  if (st == HS_ENOMEM)
+    return st;
+  /* another estimator failure: the neighbour is simulated */
+  *out = s->ls_best_est < INF && e < INF && e > (1.0 + HS_HAPT_LS_SCREEN) * s->ls_best_est;
+  return HS_OK;
+}
+
 /* One local-search simulation; *done when the climb is over. */
 static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
 {
@@ -731,6 +643,7 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
       s->ls_best = s->ls_round;
       hs_plan_init(&s->ls_round);
       s->ls_best_s = s->ls_round_s;
+      s->ls_best_est = 0.0; /* estimated again by the next screen */
       s->ls_moves++;
     }
     s->ls_round_s = INF;
@@ -759,6 +672,20 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
     }
     return HS_OK;
   }
+  bool screened = false;
+  st = ls_screen(s, &cand, &screened, err);
+  if (st != HS_OK) {
+    hs_plan_destroy(&cand);
+    return st;
+  }
+  if (screened) {
+    /* counted as a simulation that lost, so the budget and the rounds are
+     * those without the screen */
+    s->ls_sims++;
+    s->ls_screened++;
+    hs_plan_destroy(&cand);
+    return HS_OK;
+  }
   if (!hs__sim_fits(s->pool.deadline_s, 2.0 * s->pool.sim_scale * hs__sim_cost_s(&cand))) {
     /* no time for this neighbour and the final simulation: the climb ends */
     s->pool.cut = true;
@@ -774,6 +701,7 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
   e2.warn_fp = NULL;
   st = hs_simulate(s->h.m, s->h.c, &cand, NULL, &rep, &e2);
   s->ls_sims++;
+
   if (st == HS_ENOMEM) {
     hs_error_set(err, st, "%s", e2.msg);
   } else {
@@ -798,6 +726,43 @@ cleanup:
   return st;
 }
 
+/* Starts the fine pass: swaps the fine table and DP in, under the first
+ * pass's practice, for the HS_HAPT_FINE_SIZES sizes with the best
+ * first-pass DP scores within HS_HAPT_OFFER_SLACK of the best; false when
+ * none. O(microbatch sizes^2). */
+static bool fine_start(hapt_t *s)
+{
+  double best = INF;
+  for (int32_t i = 0; i < s->h.n_mbs; i++)
+    best = fmin(best, s->mb_best0[i]);
+  if (!(best < INF))
+    return false; /* the first pass found no layout */
+  for (int32_t n = 0; n < HS_HAPT_FINE_SIZES; n++) {
+    int32_t bi = -1;
+    for (int32_t i = 0; i < s->h.n_mbs; i++)
+      if (!s->fine_sel[i] && s->mb_best0[i] <= HS_HAPT_OFFER_SLACK * best &&
+          (bi < 0 || s->mb_best0[i] < s->mb_best0[bi]))
+        bi = i;
+    if (bi < 0)
+      break;
+    s->fine_sel[bi] = true;
+    s->fine_sizes++;
+  }
+  if (s->fine_sizes == 0)
+    return false;
+  hs_hspace_t th = s->h;
+  s->h = s->hf;
+  s->hf = th;
+  hs_hapt_dp_t td = s->dp;
+  s->dp = s->dpf;
+  s->dpf = td;
+  s->fine_done = true;
+  s->offer_pool = &s->fpool;
+  s->pass = HS_HAPT_PASS_FINE;
+  s->mi = -1;
+  return true;
+}
+
 /* After a pass over the microbatch sizes: starts the next one (the
  * memory-saving pass when a size needs it, then each context-parallel
  * pass) and returns true, or false when none is left. O(microbatch sizes). */
@@ -819,8 +784,10 @@ static bool next_pass(hapt_t *s)
     }
   }
   int32_t next = HS_MAX(s->pass + 1, 2);
-  if (next - 2 >= s->n_cp)
+  if (s->pass == HS_HAPT_PASS_FINE)
     return false;
+  if (next - 2 >= s->n_cp)
+    return s->fine_on && fine_start(s);
   s->pass = next;
   s->mi = -1;
   h->cp = s->cp_pr[next - 2].context_parallel;
@@ -828,107 +795,26 @@ static bool next_pass(hapt_t *s)
   return true;
 }
 
-static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error_t *err)
+/* Order adaptation of the climb's final plan (hetero_warmup.h, then
+ * hetero_order.h), into tuned when it is faster. O(budget simulations). */
+static hs_status_t adapt_order(hapt_t *s, hs_error_t *err)
 {
-  hapt_t *s = state;
   hs_hspace_t *h = &s->h;
-  *done = false;
-  if (s->phase == 0) {
-    if (s->mi < 0 || s->tmax <= 0.0 ||
-        s->sweep >= (s->pass == 1 ? HS_HAPT_SAVE_SWEEPS : HS_HAPT_MAX_SWEEPS)) {
-      /* next microbatch size (every solution is already in the pool) */
-      if (s->pass == 0 && s->mi >= 0 && s->best_mb.n > 0)
-        for (int32_t i = 0; i < s->best_mb.n; i++)
-          if (s->best_mb.st[i].opt > 0)
-            s->rerun[s->mi] = true; /* memory forced a slower option on a stage */
-      s->mi++;
-      while (s->pass == 1 && s->mi < h->n_mbs && !s->rerun[s->mi])
-        s->mi++;
-      if (s->mi >= h->n_mbs) {
-        if (!next_pass(s))
-          s->phase = 1;
-        return HS_OK;
-      }
-      if (hs__hspace_table(h, s->mi) != HS_OK)
-        return hs_error_set(err, HS_ENOMEM, "out of memory");
-      /* The first cap of a microbatch size: a plan whose max stage is x
-       * scores more than (B - 1) x, so stages slower than HS_HAPT_MB_SLACK
-       * x the best score so far / (B - 1) cannot give a competitive
-       * candidate (docs/planners.md: this size is then left out). */
-      s->tmax = s->best_all < INF ? HS_HAPT_MB_SLACK * s->best_all / HS_MAX(hs__hspace_B(h) - 1, 1)
-                                  : INF;
-      s->sweep = 0;
-      s->best_mb.n = 0;
-      s->best_mb.score_s = INF;
-      s->first_run = true;
-      s->uncapped = !(s->tmax < INF);
-    }
-    run_dp(s);
-    s->dp_runs++;
-    s->save_runs += s->pass == 1;
-    s->cp_runs += s->pass >= 2;
-    s->sweep++;
-    hs_hsol_t sol = {.st = hs_calloc((size_t)s->S + 1, sizeof(hs_hstage_t))};
-    if (!sol.st)
-      return hs_error_set(err, HS_ENOMEM, "out of memory");
-    bool found = extract(s, &sol);
-    /* only plausible candidates: within HS_HAPT_OFFER_SLACK of the best DP
-     * score so far (whole-plan estimates of big plans are not free) */
-    /* (every solution of an MoE model: expert parallelism, which the DP's
-     * closed form does not see, may turn a slow layout into the best) */
-    if (found && (s->n_ep > 0 || sol.score_s <= HS_HAPT_OFFER_SLACK * fmin(s->best_all, sol.score_s))) {
-      hs_status_t st = offer_sol(s, &sol, err);
-      if (st != HS_OK) {
-        free(sol.st);
-        return st;
-      }
-    }
-    if (s->first_run && s->pass == 0 && !found)
-      s->rerun[s->mi] = true; /* no layout (within the size's first cap) under the DP's practice */
-    s->first_run = false;
-    if (!found) {
-      s->tmax = 0.0; /* infeasible: smaller caps are too */
-    } else {
-      if (sol.score_s < s->best_mb.score_s) {
-        memcpy(s->best_mb.st, sol.st, sizeof(hs_hstage_t) * (size_t)sol.n);
-        s->best_mb.n = sol.n;
-        s->best_mb.sum_s = sol.sum_s;
-        s->best_mb.max_s = sol.max_s;
-        s->best_mb.score_s = sol.score_s;
-        s->best_all = fmin(s->best_all, sol.score_s);
-      }
-      /* Smaller caps only raise the sum, and a plan whose max stage is
-       * x scores more than (B - 1) x: below both bounds nothing can beat
-       * the best of this microbatch size. */
-      double bound = fmin(sol.max_s * (1.0 - HS_HAPT_CAP_STEP),
-                          s->best_mb.score_s / HS_MAX(hs__hspace_B(h) - 1, 1));
-      double nc = sol.sum_s >= s->best_mb.score_s ? 0.0 : next_cap(s, bound);
-      s->tmax = nc > 0.0 ? nc : 0.0;
-    }
-    free(sol.st);
-    *progress = fmin(0.9, 0.9 * (s->mi + (double)s->sweep / HS_HAPT_MAX_SWEEPS) / h->n_mbs /
-                                 (1 + s->save_on + s->n_cp) +
-                             0.9 * s->pass / (1 + s->save_on + s->n_cp));
-    return HS_OK;
-  }
-  if (s->phase == 1) {
-    bool sim_done = false;
-    hs_status_t st = hs__cpool_sim_step(&s->pool, h->m, h->c, &sim_done, err);
-    *progress = 0.9 + 0.05 * s->pool.next_sim / HS_MAX(s->pool.n, 1);
-    if (sim_done)
-      s->phase = 2;
-    return st;
-  }
-  *progress = 0.95;
-  hs_status_t st = ls_step(s, done, err);
-  if (st != HS_OK || !*done || !s->ls_have)
-    return st;
+  hs_status_t st = HS_OK;
   /* Order adaptation: the climb's plan with its per-stage warm-up depths
    * (the order of forwards and backwards on each stage) tuned by the
    * simulator, within the same simulation budget as the climb. */
   if (s->ls_best.n_pipelines != 1 || s->ls_best.pipelines[0].n_stages < 2)
     return HS_OK;
   int32_t budget = (int32_t)HS_MAX(4, HS_MIN(64, HS_HAPT_LS_SIM_DEVICES / (int64_t)h->c->n_devices));
+  /* past 128 GPUs (a budget under HS_HAPT_TUNE_MIN_SIMS simulations, each
+   * of them dear) the adaptation is left out: a round of the warm-up climb
+   * costs two simulations per stage, and on bench_search's 256 GPUs it was
+   * a quarter of hapt's search time (docs/planners.md) */
+  if (budget < HS_HAPT_TUNE_MIN_SIMS) {
+    s->tune_skipped = true;
+    return HS_OK;
+  }
   if (s->pool.deadline_s > 0.0) {
     /* as many simulations as end before the deadline, the final one kept aside */
     double one_s = s->pool.sim_scale * hs__sim_cost_s(&s->ls_best);
@@ -977,20 +863,147 @@ cleanup:
   return st;
 }
 
+static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error_t *err)
+{
+  hapt_t *s = state;
+  hs_hspace_t *h = &s->h;
+  *done = false;
+  if (s->phase == 0) {
+    if (s->mi < 0 || s->tmax <= 0.0 ||
+        s->sweep >= (s->pass == 1                   ? HS_HAPT_SAVE_SWEEPS
+                     : s->pass == HS_HAPT_PASS_FINE ? HS_HAPT_FINE_SWEEPS
+                                                    : HS_HAPT_MAX_SWEEPS)) {
+      /* next microbatch size (every solution is already in the pool) */
+      if (s->pass == 0 && s->mi >= 0)
+        s->mb_best0[s->mi] = s->best_mb.n > 0 ? s->best_mb.score_s : INF;
+      if (s->pass == 0 && s->mi >= 0)
+        s->mb_max0[s->mi] = s->best_mb.n > 0 ? s->best_mb.max_s : INF;
+      if (s->pass == 0 && s->mi >= 0 && s->best_mb.n > 0)
+        for (int32_t i = 0; i < s->best_mb.n; i++)
+          if (s->best_mb.st[i].opt > 0)
+            s->rerun[s->mi] = true; /* memory forced a slower option on a stage */
+      s->mi++;
+      while (s->mi < h->n_mbs && ((s->pass == 1 && !s->rerun[s->mi]) ||
+                                  (s->pass == HS_HAPT_PASS_FINE && !s->fine_sel[s->mi])))
+        s->mi++;
+      if (s->mi >= h->n_mbs) {
+        if (!next_pass(s))
+          s->phase = 1;
+        return HS_OK;
+      }
+      if (hs__hspace_table(h, s->mi) != HS_OK)
+        return hs_error_set(err, HS_ENOMEM, "out of memory");
+      /* The first cap of a microbatch size: a plan whose max stage is x
+       * scores more than (B - 1) x, so stages slower than HS_HAPT_MB_SLACK
+       * x the best score so far / (B - 1) cannot give a competitive
+       * candidate (docs/planners.md: this size is then left out). */
+      s->tmax = s->best_all < INF ? HS_HAPT_MB_SLACK * s->best_all / HS_MAX(hs__hspace_B(h) - 1, 1)
+                                  : INF;
+      /* the fine pass starts at the largest stage of the size's best
+       * first-pass layout: that layout's cuts are fine candidates too, so
+       * the first fine cap holds it or better by the DP's measure */
+      if (s->pass == HS_HAPT_PASS_FINE)
+        s->tmax = s->mb_max0[s->mi];
+      s->sweep = 0;
+      s->best_mb.n = 0;
+      s->best_mb.score_s = INF;
+      s->first_run = true;
+      s->uncapped = !(s->tmax < INF);
+    }
+    hs__hapt_dp_run(&s->dp, h, s->tmax);
+    s->dp_runs++;
+    s->save_runs += s->pass == 1;
+    s->cp_runs += s->pass >= 2 && s->pass < HS_HAPT_PASS_FINE;
+    s->fine_runs += s->pass == HS_HAPT_PASS_FINE;
+    s->sweep++;
+    hs_hsol_t sol = {.st = hs_calloc((size_t)s->S + 1, sizeof(hs_hstage_t))};
+    if (!sol.st)
+      return hs_error_set(err, HS_ENOMEM, "out of memory");
+    bool found = hs__hapt_dp_extract(&s->dp, h, &sol);
+    /* only plausible candidates: within HS_HAPT_OFFER_SLACK of the best DP
+     * score so far (whole-plan estimates of big plans are not free) */
+    /* (every solution of an MoE model: expert parallelism, which the DP's
+     * closed form does not see, may turn a slow layout into the best) */
+    if (found && (s->n_ep > 0 || sol.score_s <= HS_HAPT_OFFER_SLACK * fmin(s->best_all, sol.score_s))) {
+      hs_status_t st = offer_sol(s, &sol, err);
+      if (st != HS_OK) {
+        free(sol.st);
+        return st;
+      }
+    }
+    if (s->first_run && s->pass == 0 && !found)
+      s->rerun[s->mi] = true; /* no layout (within the size's first cap) under the DP's practice */
+    s->first_run = false;
+    if (!found) {
+      s->tmax = 0.0; /* infeasible: smaller caps are too */
+    } else {
+      if (sol.score_s < s->best_mb.score_s) {
+        memcpy(s->best_mb.st, sol.st, sizeof(hs_hstage_t) * (size_t)sol.n);
+        s->best_mb.n = sol.n;
+        s->best_mb.sum_s = sol.sum_s;
+        s->best_mb.max_s = sol.max_s;
+        s->best_mb.score_s = sol.score_s;
+        s->best_all = fmin(s->best_all, sol.score_s);
+      }
+      /* Smaller caps only raise the sum, and a plan whose max stage is
+       * x scores more than (B - 1) x: below both bounds nothing can beat
+       * the best of this microbatch size. */
+      double bound = fmin(sol.max_s * (1.0 - HS_HAPT_CAP_STEP),
+                          s->best_mb.score_s / HS_MAX(hs__hspace_B(h) - 1, 1));
+      double nc = sol.sum_s >= s->best_mb.score_s ? 0.0 : hs__hapt_dp_next_cap(h, bound);
+      s->tmax = nc > 0.0 ? nc : 0.0;
+    }
+    free(sol.st);
+    int32_t passes = 1 + s->save_on + s->n_cp + s->fine_on;
+    int32_t pass_i = s->pass == HS_HAPT_PASS_FINE ? passes - 1 : s->pass;
+    *progress = fmin(0.9, 0.9 * (s->mi + (double)s->sweep / HS_HAPT_MAX_SWEEPS) / h->n_mbs /
+                                 passes +
+                             0.9 * pass_i / passes);
+    return HS_OK;
+  }
+  if (s->phase == 1) {
+    bool sim_done = false;
+    hs_status_t st = hs__cpool_sim_step(&s->pool, h->m, h->c, &sim_done, err);
+    *progress = 0.9 + 0.05 * s->pool.next_sim / HS_MAX(s->pool.n, 1);
+    if (sim_done)
+      s->phase = 2;
+    return st;
+  }
+  if (s->phase == 2) {
+    *progress = 0.95;
+    hs_status_t st = ls_step(s, done, err);
+    if (st == HS_OK && *done && s->ls_have)
+      st = adapt_order(s, err);
+    if (st != HS_OK || !*done || s->fpool.n == 0)
+      return st;
+    s->phase = 3; /* then the fine pass's finalist */
+    *done = false;
+    return HS_OK;
+  }
+  bool sim_done = false;
+  hs_status_t st = hs__cpool_sim_step(&s->fpool, h->m, h->c, &sim_done, err);
+  *progress = 0.98;
+  *done = sim_done;
+  return st;
+}
+
 static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *stats,
                                hs_error_t *err)
 {
   hapt_t *s = state;
-  stats->candidates = s->h.evaluated + s->transitions;
-  stats->nodes_expanded = s->transitions;
+  /* the coarse table and DP (swapped into hf and dpf by the fine pass) */
+  const hs_hspace_t *hc = s->fine_done ? &s->hf : &s->h;
+  uint64_t transitions = s->dp.transitions + s->dpf.transitions;
+  stats->candidates = s->h.evaluated + s->hf.evaluated + transitions;
+  stats->nodes_expanded = transitions;
   /* not a proof: the caps step by HS_HAPT_CAP_STEP, later microbatch sizes
    * start at a slack cap, and the DP may see fewer cuts than all_cuts */
   stats->optimal = false;
   snprintf(stats->note, sizeof stats->note,
            "%d cut candidates%s, %d subclusters, %d microbatch sizes%s, %llu DP runs (%llu under "
            "ZeRO-2), %d simulated; local search: %llu simulations, %llu moves%s",
-           s->h.n_cuts - 1, s->h.coarse_cuts ? " (coarsened)" : "", s->h.n_sc, s->h.n_mbs,
-           s->h.n_mbs < s->h.n_mbs_valid ? " (thinned)" : "",
+           hc->n_cuts - 1, hc->coarse_cuts ? " (coarsened)" : "", hc->n_sc, hc->n_mbs,
+           hc->n_mbs < hc->n_mbs_valid ? " (thinned)" : "",
            (unsigned long long)s->dp_runs, (unsigned long long)s->save_runs, s->pool.next_sim,
            (unsigned long long)s->ls_sims,
            (unsigned long long)s->ls_moves,
@@ -1000,6 +1013,12 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
     snprintf(stats->note + l, sizeof stats->note - l,
              "; context parallelism up to %d searched (%llu DP runs)",
              (int)s->cp_pr[s->n_cp - 1].context_parallel, (unsigned long long)s->cp_runs);
+  }
+  if (s->fine_done) {
+    size_t l = strlen(stats->note);
+    snprintf(stats->note + l, sizeof stats->note - l,
+             "; fine pass: %d cut candidates, %d microbatch sizes, %llu DP runs, %d simulated",
+             s->h.n_cuts - 1, s->fine_sizes, (unsigned long long)s->fine_runs, s->fpool.next_sim);
   }
   if (s->pool.n == 0)
     snprintf(s->pool.why, sizeof s->pool.why,
@@ -1018,12 +1037,33 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
     st = hs_plan_copy(&s->tuned, out, err);
     stats->predicted_s = s->tuned_s;
   }
+  /* the fine pass's simulated finalist, when faster than all of that */
+  if ((st == HS_OK || st == HS_EINFEASIBLE) && s->fine_on && s->fpool.n > 0 && s->fpool.best >= 0 &&
+      (st != HS_OK || s->fpool.best_sim_s < stats->predicted_s)) {
+    hs_plan_destroy(out);
+    hs_plan_init(out);
+    hs_error_clear(err);
+    st = hs_plan_copy(&s->fpool.plans[s->fpool.best], out, err);
+    stats->predicted_s = s->fpool.best_sim_s;
+    s->fine_kept = true;
+    size_t l = strlen(stats->note);
+    snprintf(stats->note + l, sizeof stats->note - l, " (its plan kept)");
+  }
   size_t len = strlen(stats->note);
   if (s->tune_sims > 0)
     snprintf(stats->note + len, sizeof stats->note - len,
              "; warm-up order: %d simulations%s; explicit order: %d simulations%s", s->tune_sims,
              s->warm_have ? ", adapted" : "", s->order_sims,
              s->order_have ? ", adapted" : "");
+  else if (s->tune_skipped)
+    snprintf(stats->note + len, sizeof stats->note - len,
+             "; order adaptation skipped (over 128 GPUs)");
+  if (s->ls_screened > 0) {
+    len = strlen(stats->note);
+    snprintf(stats->note + len, sizeof stats->note - len,
+             "; %llu local-search neighbours ruled out by the estimate",
+             (unsigned long long)s->ls_screened);
+  }
   hs__cpool_note(&s->pool, stats->note, sizeof stats->note);
   return st;
 }
@@ -1032,13 +1072,12 @@ static void hapt_free(void *state)
 {
   hapt_t *s = state;
   hs__hspace_destroy(&s->h);
-  free(s->radix);
-  free(s->stride);
-  free(s->usum);
-  free(s->F);
-  free(s->ch);
+  hs__hapt_dp_destroy(&s->dp);
+  hs__hapt_dp_destroy(&s->dpf);
+  hs__hspace_destroy(&s->hf);
   free(s->best_mb.st);
   hs__cpool_destroy(&s->pool);
+  hs__cpool_destroy(&s->fpool);
   for (int32_t i = 0; i < HS_HAPT_MAX_VARIANTS; i++)
     hs_estimator_free(s->var_est[i]);
   hs_plan_destroy(&s->ls_best);

@@ -1,0 +1,191 @@
+/*
+ * test_hapt_dp.c - hapt's DP (search/hapt_dp.c: the stage-time-cap
+ * recurrence with its end-cut pruning) against a naive implementation of
+ * the same recurrence written here: every state (stages, cut, budget
+ * vector, subcluster) by plain recursion over every end cut, mesh and
+ * successor, the memory rule through hs__hspace_pick itself (not the
+ * memo), no pruning. Over every op-level cut candidate (the table hapt's
+ * fine pass uses: no coarsening), several microbatch sizes and caps
+ * (none, and caps down to where nothing fits), on three instances
+ * (GPT-3 2.7B and 6.7B: memory decides some picks); every state's value must be equal, and the
+ * extracted solution's cost must be the naive optimum.
+ */
+#include "hapt_dp.h"
+#include "search_fixture.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct naive {
+  hs_hspace_t *h;
+  const hs_hapt_dp_t *d; /* its budget radix only */
+  double tmax;
+  double *memo;          /* (S+1) x K x U x A, NAN unset */
+  int32_t S;
+} naive_t;
+
+static int32_t units_of(const naive_t *n, int32_t u, int32_t a)
+{
+  return (u / n->d->stride[a]) % n->d->radix[a];
+}
+
+static double naive_F(naive_t *n, int32_t st, int32_t k, int32_t u, int32_t a)
+{
+  hs_hspace_t *h = n->h;
+  int32_t K = h->n_cuts, A = h->n_sc, U = n->d->U;
+  size_t ix = (((size_t)st * (size_t)K + (size_t)k) * (size_t)U + (size_t)u) * (size_t)A + (size_t)a;
+  if (!isnan(n->memo[ix]))
+    return n->memo[ix];
+  double best = HS_HAPT_DP_INF;
+  for (int32_t zi = 0; zi < h->n_sizes[a]; zi++) {
+    if (h->sizes[a][zi] > units_of(n, u, a))
+      continue;
+    int32_t u2 = u - h->sizes[a][zi] * n->d->stride[a];
+    if (st == 1) {
+      int32_t opt = hs__hspace_pick(h, k, K - 1, a, zi, 1, false, 0.0);
+      if (opt < 0)
+        continue;
+      int32_t no;
+      const hs_hopt_t *o = hs__hspace_opts(h, k, K - 1, a, zi, &no);
+      if (o[opt].t <= n->tmax)
+        best = fmin(best, o[opt].t + o[opt].f);
+      continue;
+    }
+    for (int32_t k2 = k + 1; k2 < K - 1; k2++)
+      for (int32_t b = 0; b < A; b++) {
+        double rest = naive_F(n, st - 1, k2, u2, b);
+        if (rest >= HS_HAPT_DP_INF)
+          continue;
+        double c = hs__hspace_cut_s(h, a, b, k2);
+        if (c > n->tmax)
+          continue;
+        bool cross = h->sc[a].site != h->sc[b].site;
+        int32_t opt = hs__hspace_pick(h, k, k2, a, zi, st, cross, cross ? c : 0.0);
+        if (opt < 0)
+          continue;
+        int32_t no;
+        const hs_hopt_t *o = hs__hspace_opts(h, k, k2, a, zi, &no);
+        if (o[opt].t > n->tmax)
+          continue;
+        best = fmin(best, o[opt].t + o[opt].f + 2.0 * c + rest);
+      }
+  }
+  n->memo[ix] = best;
+  return best;
+}
+
+/* Every state of one DP run against the naive recurrence; returns the
+ * naive optimum over stage counts and first subclusters. */
+static double check_run(hs_hspace_t *h, hs_hapt_dp_t *d, double tmax, int32_t *n_states)
+{
+  hs__hapt_dp_run(d, h, tmax);
+  int32_t K = h->n_cuts, A = h->n_sc;
+  size_t nm = (size_t)(d->S + 1) * (size_t)K * (size_t)d->U * (size_t)A;
+  naive_t n = {h, d, tmax, malloc(nm * sizeof(double)), d->S};
+  CHECK(n.memo != NULL);
+  for (size_t i = 0; i < nm; i++)
+    n.memo[i] = NAN;
+  double opt = HS_HAPT_DP_INF;
+  for (int32_t st = 1; st <= d->S; st++)
+    for (int32_t k = 0; k + 1 < K; k++)
+      for (int32_t u = 0; u < d->U; u++)
+        for (int32_t a = 0; a < A; a++) {
+          double want = naive_F(&n, st, k, u, a);
+          double got = hs__hapt_dp_value(d, st, k, u, a);
+          CHECK_MSG(got == want, "cap %g: F(%d, %d, %d, %d) = %.17g, naive %.17g", tmax, st, k,
+                    u, a, got, want);
+          (*n_states)++;
+          if (k == 0 && u == d->U - 1)
+            opt = fmin(opt, want);
+        }
+  free(n.memo);
+  /* the extracted solution costs the naive optimum */
+  hs_hsol_t sol = {.st = calloc((size_t)d->S + 1, sizeof(hs_hstage_t))};
+  CHECK(sol.st != NULL);
+  bool found = hs__hapt_dp_extract(d, h, &sol);
+  CHECK(found == (opt < HS_HAPT_DP_INF));
+  if (found) {
+    double sum = 0.0;
+    for (int32_t i = 0; i < sol.n; i++)
+      sum += sol.st[i].t + sol.st[i].f + 2.0 * sol.st[i].c;
+    CHECK_MSG(sol.sum_s == opt, "extracted %.17g, naive %.17g", sol.sum_s, opt);
+    CHECK_MSG(fabs(sum - opt) <= 1e-9 * opt, "stages sum to %.17g, naive %.17g", sum, opt);
+    CHECK(sol.st[0].k == 0 && sol.st[sol.n - 1].k2 == K - 1);
+  }
+  free(sol.st);
+  return opt;
+}
+
+/* One instance: every candidate cut, three microbatch sizes, the caps
+ * from none down to infeasible. */
+static void check_instance(const hs_model_t *m, const hs_cluster_t *c, int64_t gb, int32_t S)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_plan_opts_t o;
+  hs_plan_opts_init(&o);
+  o.global_batch = gb;
+  hs_hspace_t h;
+  CHECK_MSG(hs__hspace_init(&h, m, c, &o, 0, &err) == HS_OK, "%s", err.msg);
+  CHECK(h.coarse_cuts == 0 && h.n_cuts == h.n_all_cuts); /* every op-level candidate */
+  hs_hapt_dp_t d;
+  CHECK_MSG(hs__hapt_dp_init(&d, &h, S, 3000000, &err) == HS_OK, "%s", err.msg);
+  CHECK(hs__hspace_pick_memo(&h, d.S) == HS_OK);
+  int32_t states = 0, runs = 0, feasible = 0;
+  for (int32_t mi = 0; mi < h.n_mbs; mi += HS_MAX(1, h.n_mbs / 3)) {
+    CHECK(hs__hspace_table(&h, mi) == HS_OK);
+    double tmax = HS_HAPT_DP_INF;
+    for (int32_t cap = 0; cap < 40 && tmax > 0.0; cap++) {
+      double opt = check_run(&h, &d, tmax, &states);
+      runs++;
+      feasible += opt < HS_HAPT_DP_INF;
+      /* next: a cap well below the last optimum's largest stage */
+      hs_hsol_t sol = {.st = calloc((size_t)d.S + 1, sizeof(hs_hstage_t))};
+      CHECK(sol.st != NULL);
+      if (!hs__hapt_dp_extract(&d, &h, &sol)) {
+        free(sol.st);
+        break;
+      }
+      tmax = hs__hapt_dp_next_cap(&h, sol.max_s * 0.8);
+      free(sol.st);
+    }
+  }
+  fprintf(stderr, "  %s: %d cuts, S %d, %d runs (%d feasible), %d states equal\n", m->name,
+          h.n_cuts, d.S, runs, feasible, states);
+  CHECK(feasible > 1 && feasible < runs); /* the caps reach past the last feasible one */
+  hs__hapt_dp_destroy(&d);
+  hs__hspace_destroy(&h);
+}
+
+static void test_dp_equals_naive(void)
+{
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_cluster_t c;
+  /* 2 A100 + 2 V100 over a slow link: cross-site cuts, meshes of 1 or 2 */
+  CHECK(two_site_cluster(&c, 2, 1.25, 500, &err) == HS_OK);
+  hs_model_t m;
+  small_gpt(&m, 6, 1024, 1024);
+  check_instance(&m, &c, 16, 4);
+  hs_model_destroy(&m);
+  /* memory decides: GPT-3 2.7B's blocks on 32 GiB V100s */
+  hs_model_init(&m);
+  CHECK_MSG(hs_model_load("gpt3-2.7b", 0, &m, &err) == HS_OK, "%s", err.msg);
+  check_instance(&m, &c, 8, 3);
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+  /* 4 + 4 GPUs (meshes of 1, 2, 4), GPT-3 6.7B: 66 op-level candidates,
+   * up to 6 stages */
+  CHECK(two_site_cluster(&c, 4, 1.25, 500, &err) == HS_OK);
+  hs_model_init(&m);
+  CHECK_MSG(hs_model_load("gpt3-6.7b", 0, &m, &err) == HS_OK, "%s", err.msg);
+  check_instance(&m, &c, 32, 6);
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+}
+
+int main(void)
+{
+  HS_RUN(test_dp_equals_naive);
+  HS_TEST_END();
+}
