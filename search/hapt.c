@@ -657,6 +657,18 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
   hs_plan_init(&cand);
   if (!ls_make(s, &s->ls_best, s->ls_next++, &cand, err, &st))
     return st;
+  /* whole samples per rank, as the registry will round the plan returned:
+   * a new microbatch size leaves the replicas' shares fractional (1.5
+   * samples), which the simulator would judge at 1.5 and the rounded plan
+   * run at 2 (llama3-8b on 16 H100, batch 384: zero2 dp16 at 100.6 GB of
+   * 85.9 GB, returned as if it fitted) */
+  hs_error_t er;
+  hs_error_init(&er);
+  er.warn_fp = NULL;
+  if ((st = hs_plan_round_shares(&cand, NULL, &er)) != HS_OK) {
+    hs_plan_destroy(&cand);
+    return st == HS_ENOMEM ? hs_error_set(err, st, "out of memory") : HS_OK;
+  }
   double known_s;
   if (hs__sim_memo_get(&s->ls_memo, &cand, &known_s)) {
     /* judged before: counted as a simulation, so the budget and the climb
