@@ -143,6 +143,29 @@ hs_status_t hs_reserve(void **data, size_t *cap, size_t need, size_t elem_size)
   return HS_OK;
 }
 
+void hs_bytes_put(hs_bytes_t *b, const void *src, size_t n)
+{
+  if (!b->ok || n == 0)
+    return;
+  if (n > SIZE_MAX - b->len || hs_reserve((void **)&b->p, &b->cap, b->len + n, 1) != HS_OK) {
+    b->ok = false;
+    return;
+  }
+  memcpy(b->p + b->len, src, n);
+  b->len += n;
+}
+
+bool hs_bytes_get(hs_bytes_reader_t *r, void *dst, size_t n)
+{
+  if (!r->ok || n > r->len - r->pos) {
+    r->ok = false;
+    return false;
+  }
+  memcpy(dst, r->p + r->pos, n);
+  r->pos += n;
+  return true;
+}
+
 void *hs_calloc(size_t n, size_t size)
 {
   if (n == 0 || size == 0)

@@ -132,6 +132,24 @@ double hs_dtype_bytes(hs_dtype_t d);
  * *data untouched. Amortised O(1) per element. */
 hs_status_t hs_reserve(void **data, size_t *cap, size_t need, size_t elem_size);
 
+/* A byte string built by appending (hs_bytes_put) and read back in order
+ * (hs_bytes_get): the raw form in which forked workers hand each other
+ * results of this same binary (search/search_memo.c). A failed append
+ * (out of memory) clears ok and makes later appends no-ops; a read past the
+ * end clears the reader's ok and reads nothing. The caller frees p. */
+typedef struct hs_bytes {
+  unsigned char *p;
+  size_t len, cap;
+  bool ok;
+} hs_bytes_t;
+typedef struct hs_bytes_reader {
+  const unsigned char *p;
+  size_t len, pos;
+  bool ok;
+} hs_bytes_reader_t;
+void hs_bytes_put(hs_bytes_t *b, const void *src, size_t n);             /* amortised O(n) */
+bool hs_bytes_get(hs_bytes_reader_t *r, void *dst, size_t n);            /* O(n) */
+
 /* *out = a x b when the product is within [0, max] (a, b >= 0); false (and
  * *out untouched) when it overflows int64_t or exceeds `max`. For products of
  * user-given counts (tp x pp x dp): the caller refuses naming the fields and

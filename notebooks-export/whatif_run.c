@@ -108,6 +108,7 @@ typedef struct job {
   const hs_whatif_run_opts_t *o;
   const char *gpus[HS_SWEEP_MAX_TYPES];
   hs_whatif_row_t *rows;
+  size_t *order;              /* item i is option order[i]: smaller purchases first */
   hs_progress_t *prog;
   bool oom;
 } job_t;
@@ -179,7 +180,7 @@ static hs_status_t map_option(void *ctx, size_t i, void **out, size_t *len, hs_e
   hs_whatif_row_t *r = malloc(sizeof *r);
   if (!r)
     return hs_error_set(err, HS_ENOMEM, "out of memory");
-  *r = j->rows[i];
+  *r = j->rows[j->order[i]];
   eval_option(j, r);
   if (j->oom) {
     free(r);
@@ -193,8 +194,9 @@ static hs_status_t map_option(void *ctx, size_t i, void **out, size_t *len, hs_e
 static int lost_option(void *ctx, size_t i, const char *why)
 {
   job_t *j = ctx;
-  snprintf(j->rows[i].reason, sizeof j->rows[i].reason, "%s", why);
-  j->rows[i].ok = false;
+  hs_whatif_row_t *r = &j->rows[j->order[i]];
+  snprintf(r->reason, sizeof r->reason, "%s", why);
+  r->ok = false;
   hs_progress_add(j->prog, 1);
   return 0;
 }
@@ -203,7 +205,7 @@ static int sink_option(void *ctx, size_t i, const void *data, size_t len)
 {
   job_t *j = ctx;
   if (len == sizeof(hs_whatif_row_t))
-    memcpy(&j->rows[i], data, len);
+    memcpy(&j->rows[j->order[i]], data, len);
   hs_progress_add(j->prog, 1);
   return 0;
 }
@@ -372,6 +374,43 @@ static hs_status_t mark_front(hs_whatif_result_t *r, hs_error_t *err)
   return st;
 }
 
+/* The order the options are evaluated in: fewest GPUs bought first (ties
+ * by row), so that the device subsets a larger purchase shares with a
+ * smaller one are in the search memo when it comes (hs_search.h; the
+ * workers share it: fork_map.c). The rows do not depend on it. */
+typedef struct order_key {
+  int64_t bought;
+  size_t row;
+} order_key_t;
+
+static int cmp_order(const void *a, const void *b)
+{
+  const order_key_t *x = a, *y = b;
+  if (x->bought != y->bought)
+    return x->bought < y->bought ? -1 : 1;
+  return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static size_t *eval_order(const hs_whatif_result_t *r)
+{
+  size_t *order = hs_calloc(r->n_rows, sizeof *order);
+  order_key_t *keys = hs_calloc(r->n_rows, sizeof *keys);
+  if (!order || !keys) {
+    free(order), free(keys);
+    return NULL;
+  }
+  for (size_t i = 0; i < r->n_rows; i++) {
+    keys[i].row = i;
+    for (int32_t k = 0; k < HS_SWEEP_MAX_TYPES; k++)
+      keys[i].bought += r->rows[i].count[k];
+  }
+  qsort(keys, r->n_rows, sizeof *keys, cmp_order);
+  for (size_t i = 0; i < r->n_rows; i++)
+    order[i] = keys[i].row;
+  free(keys);
+  return order;
+}
+
 hs_status_t hs_whatif_run(const hs_model_t *m, const hs_cluster_t *base,
                           const hs_whatif_run_opts_t *o, hs_whatif_result_t *out,
                           hs_error_t *err)
@@ -402,7 +441,9 @@ hs_status_t hs_whatif_run(const hs_model_t *m, const hs_cluster_t *base,
   ro.plan.global_batch = out->global_batch;
   hs_progress_t prog;
   hs_progress_init(&prog, o->progress, "whatif", "options", out->n_rows);
-  job_t j = {m, base, &ro, {0}, out->rows, &prog, false};
+  job_t j = {m, base, &ro, {0}, out->rows, eval_order(out), &prog, false};
+  if (!j.order)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   for (int32_t k = 0; k < o->n_candidates; k++)
     j.gpus[k] = o->candidates[k];
   if (o->progress) {
@@ -416,6 +457,7 @@ hs_status_t hs_whatif_run(const hs_model_t *m, const hs_cluster_t *base,
   hs_search_memo_begin();
   st = hs_map_processes(out->n_rows, o->workers, map_option, sink_option, lost_option, &j, err);
   hs_search_memo_end();
+  free(j.order);
   HS_CHECK(st);
   hs_progress_finish(&prog, false);
   for (size_t i = 0; i < out->n_rows; i++)

@@ -129,5 +129,14 @@ hs_status_t hs_search_subcluster(const hs_cluster_t *c, const bool *alive, hs_cl
 void hs_search_memo_begin(void);
 void hs_search_memo_end(void);
 void hs_search_memo_counts(uint64_t *hits, uint64_t *misses);
+/* Sharing the memo between forked workers of this binary (a what-if's
+ * or a sweep's, notebooks-export/fork_map.c): hs_search_memo_export
+ * appends to b the entries this process stored since its last export (not
+ * those it imported); hs_search_memo_import adds the entries of such bytes
+ * that the memo does not hold (none when no memo is active): HS_EINVAL on
+ * garbled bytes (the entries before them kept), HS_ENOMEM. A shared entry
+ * answers exactly as the search that stored it. O(bytes). */
+void hs_search_memo_export(hs_bytes_t *b);
+hs_status_t hs_search_memo_import(const void *data, size_t len);
 
 #endif /* HS_SEARCH_H */

@@ -26,6 +26,7 @@ typedef struct memo_entry {
   hs_search_stats_t stats;
   char msg[HS_ERROR_MSG_MAX];     /* the message when status is not HS_OK */
   char cluster[HS_NAME_MAX];      /* the cluster's name, when the note or message names it */
+  bool shared;                    /* exported, or imported from another worker */
 } memo_entry_t;
 
 typedef struct memo {
@@ -196,6 +197,31 @@ static memo_entry_t *find(const hs_search_key_t *k)
   return NULL;
 }
 
+/* A new last entry holding a copy of key (len bytes), its plan empty;
+ * NULL when the memo is full or out of memory. */
+static memo_entry_t *new_entry(const unsigned char *key, size_t len)
+{
+  if (g_memo.n >= HS_SEARCH_MEMO_MAX ||
+      hs_reserve((void **)&g_memo.e, &g_memo.cap, g_memo.n + 1, sizeof *g_memo.e) != HS_OK)
+    return NULL;
+  memo_entry_t *e = &g_memo.e[g_memo.n];
+  memset(e, 0, sizeof *e);
+  hs_plan_init(&e->plan);
+  if (!(e->key = malloc(len ? len : 1)))
+    return NULL;
+  memcpy(e->key, key, len);
+  e->key_len = len;
+  g_memo.n++;
+  return e;
+}
+
+static void drop_last_entry(void)
+{
+  memo_entry_t *e = &g_memo.e[--g_memo.n];
+  hs_plan_destroy(&e->plan);
+  free(e->key);
+}
+
 bool hs__search_memo_get(const hs_search_key_t *k, const char *c_name, hs_plan_t *plan,
                          hs_search_stats_t *stats, hs_status_t *st, hs_error_t *err)
 {
@@ -229,7 +255,7 @@ void hs__search_memo_put(const hs_search_key_t *k, const char *c_name, hs_status
                          const hs_plan_t *plan, const hs_search_stats_t *stats,
                          const hs_error_t *err)
 {
-  if (!hs__search_memo_active() || !k->ok || g_memo.n >= HS_SEARCH_MEMO_MAX)
+  if (!hs__search_memo_active() || !k->ok)
     return;
   if (st == HS_ENOMEM || st == HS_EINTERNAL)
     return;
@@ -239,25 +265,107 @@ void hs__search_memo_put(const hs_search_key_t *k, const char *c_name, hs_status
     return;
   if (find(k))
     return;
-  if (hs_reserve((void **)&g_memo.e, &g_memo.cap, g_memo.n + 1, sizeof *g_memo.e) != HS_OK)
+  memo_entry_t *e = new_entry(k->bytes, k->len);
+  if (!e)
     return;
-  memo_entry_t *e = &g_memo.e[g_memo.n];
-  memset(e, 0, sizeof *e);
-  hs_plan_init(&e->plan);
-  if (!(e->key = malloc(k->len ? k->len : 1)))
-    return;
-  memcpy(e->key, k->bytes, k->len);
   if (st == HS_OK && hs_plan_copy(plan, &e->plan, NULL) != HS_OK) {
-    hs_plan_destroy(&e->plan);
-    free(e->key);
+    drop_last_entry();
     return;
   }
-  e->key_len = k->len;
   e->hash = k->hash;
   e->status = st;
   e->stats = *stats;
   hs_strlcpy(e->msg, msg, sizeof e->msg);
   if (c_name[0] && (strstr(e->msg, c_name) || strstr(stats->note, c_name)))
     hs_strlcpy(e->cluster, c_name, sizeof e->cluster);
-  g_memo.n++;
+}
+
+/* ---- sharing between forked workers ------------------------------------------- *
+ *
+ * An entry as bytes: a tag, the key (length, bytes, hash), the status, the
+ * statistics, the message and cluster name, and the plan (hs_plan_pack)
+ * when the status is HS_OK. Only processes of this binary read them
+ * (notebooks-export/fork_map.c). */
+
+#define ENTRY_TAG UINT32_C(0x4d454d4f) /* "MEMO" */
+
+static void export_entry(const memo_entry_t *e, hs_bytes_t *b)
+{
+  uint32_t tag = ENTRY_TAG;
+  uint64_t key_len = e->key_len;
+  int32_t status = (int32_t)e->status;
+  hs_bytes_put(b, &tag, sizeof tag);
+  hs_bytes_put(b, &key_len, sizeof key_len);
+  hs_bytes_put(b, e->key, e->key_len);
+  hs_bytes_put(b, &e->hash, sizeof e->hash);
+  hs_bytes_put(b, &status, sizeof status);
+  hs_bytes_put(b, &e->stats, sizeof e->stats);
+  hs_bytes_put(b, e->msg, sizeof e->msg);
+  hs_bytes_put(b, e->cluster, sizeof e->cluster);
+  if (e->status == HS_OK)
+    hs_plan_pack(&e->plan, b);
+}
+
+void hs_search_memo_export(hs_bytes_t *b)
+{
+  for (size_t i = 0; i < g_memo.n && b->ok; i++) {
+    memo_entry_t *e = &g_memo.e[i];
+    if (e->shared)
+      continue;
+    export_entry(e, b);
+    e->shared = b->ok;
+  }
+}
+
+/* One entry at r into the memo (unless its key is there or the memo is
+ * full: then read and dropped). HS_EINVAL when the bytes are garbled. */
+static hs_status_t import_entry(hs_bytes_reader_t *r)
+{
+  uint32_t tag = 0;
+  uint64_t key_len = 0;
+  int32_t status = 0;
+  memo_entry_t got;
+  memset(&got, 0, sizeof got);
+  if (!hs_bytes_get(r, &tag, sizeof tag) || tag != ENTRY_TAG || !hs_bytes_get(r, &key_len, sizeof key_len) ||
+      key_len > r->len - r->pos)
+    return HS_EINVAL;
+  hs_search_key_t k = {.bytes = (unsigned char *)r->p + r->pos, .len = key_len, .ok = true};
+  r->pos += key_len;
+  if (!hs_bytes_get(r, &k.hash, sizeof k.hash) || !hs_bytes_get(r, &status, sizeof status) ||
+      !hs_bytes_get(r, &got.stats, sizeof got.stats) || !hs_bytes_get(r, got.msg, sizeof got.msg) ||
+      !hs_bytes_get(r, got.cluster, sizeof got.cluster))
+    return HS_EINVAL;
+  got.msg[sizeof got.msg - 1] = got.cluster[sizeof got.cluster - 1] = '\0';
+  got.stats.note[sizeof got.stats.note - 1] = '\0';
+  hs_plan_init(&got.plan);
+  if (status == HS_OK) {
+    hs_status_t s = hs_plan_unpack(r, &got.plan);
+    if (s != HS_OK)
+      return s;
+  }
+  memo_entry_t *e = find(&k) ? NULL : new_entry(k.bytes, k.len);
+  if (!e) {
+    hs_plan_destroy(&got.plan);
+    return HS_OK;
+  }
+  got.key = e->key;
+  got.key_len = e->key_len;
+  got.hash = k.hash;
+  got.status = (hs_status_t)status;
+  got.shared = true;
+  *e = got;
+  return HS_OK;
+}
+
+hs_status_t hs_search_memo_import(const void *data, size_t len)
+{
+  if (!hs__search_memo_active())
+    return HS_OK;
+  hs_bytes_reader_t r = {.p = data, .len = len, .ok = true};
+  while (r.pos < r.len) {
+    hs_status_t s = import_entry(&r);
+    if (s != HS_OK)
+      return s;
+  }
+  return HS_OK;
 }

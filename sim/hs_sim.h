@@ -291,6 +291,13 @@ void hs_plan_init(hs_plan_t *p);
 int32_t hs_plan_zero_stage(const hs_plan_t *p);
 void hs_plan_destroy(hs_plan_t *p);          /* NULL and zeroed ok */
 hs_status_t hs_plan_copy(const hs_plan_t *src, hs_plan_t *dst, hs_error_t *err);
+/* Plan p appended to b as raw bytes (sim/plan_pack.c), for a forked worker
+ * of this same binary; hs_plan_unpack reads one back at r into *p (a plan
+ * equal to the packed one; the caller destroys it): HS_EINVAL when the
+ * bytes are short or garbled (r->ok cleared, *p empty), HS_ENOMEM. Not a
+ * file format (plan_json.c is). O(plan). */
+void hs_plan_pack(const hs_plan_t *p, hs_bytes_t *b);
+hs_status_t hs_plan_unpack(hs_bytes_reader_t *r, hs_plan_t *p);
 /* Whether a TP group of `tp` devices can split the model's attention: tp
  * divides the heads, and the KV heads are split (tp divides them) or
  * replicated evenly (fewer KV heads than ranks, tp a multiple of them).

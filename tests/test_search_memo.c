@@ -16,7 +16,14 @@
  *   autohet: those plan alike with any share (whole cluster, no subsets);
  * - a result whose message names its cluster is not given to a cluster of
  *   another name with the same content (exhaustive's refusal names it);
- * - nested scopes: the outer end frees, counts restart at the next begin.
+ * - nested scopes: the outer end frees, counts restart at the next begin;
+ * - sharing between workers (hs_search_memo_export / import, as forked
+ *   what-if workers do): a memo that imported another's entries answers
+ *   every one of those searches from them (no miss), with the outcome of a
+ *   fresh search; imported entries are not exported again; every prefix of
+ *   the exported bytes imports without a crash (HS_EINVAL past the last
+ *   whole entry) and a plan's bytes (hs_plan_pack) cut anywhere unpack to
+ *   HS_EINVAL, whole to the same plan.
  */
 #include "hs_search.h"
 #include "hs_test.h"
@@ -230,11 +237,138 @@ static void test_nested_scopes(void)
   hs_model_destroy(&m);
 }
 
+
+/* Every planner on one random cluster, with a memo: returns the exported
+ * entries (the caller frees b->p) and the outcomes in out[planner]. */
+static int export_searches(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_opts_t *o,
+                           outcome_t *out, hs_bytes_t *b)
+{
+  int n = 0;
+  hs_search_memo_begin();
+  for (const hs_planner_type_t *const *t = hs_planners; *t; t++)
+    run_outcome(*t, m, c, o, &out[n++]);
+  *b = (hs_bytes_t){.ok = true};
+  hs_search_memo_export(b);
+  hs_bytes_t again = {.ok = true};
+  hs_search_memo_export(&again); /* everything went out already */
+  CHECK_MSG(again.len == 0, "a second export gave %zu bytes", again.len);
+  free(again.p);
+  hs_search_memo_end();
+  return n;
+}
+
+static void test_shared_between_workers(void)
+{
+  hs_model_t m;
+  small_gpt(&m, 4, 256, 256);
+  char json[8192];
+  random_seed(3100);
+  world_t w;
+  random_world(&w);
+  hs_cluster_t c;
+  hs_error_t err;
+  hs_error_init(&err);
+  hs_cluster_init(&c);
+  cluster_json(&w, w.n_groups, json, sizeof json);
+  CHECK_MSG(hs_cluster_parse(json, "shared.json", &c, &err) == HS_OK, "%s", err.msg);
+  hs_plan_opts_t o;
+  hs_plan_opts_init(&o);
+  o.global_batch = 32;
+  outcome_t first[32], second[32];
+  hs_bytes_t b;
+  int n = export_searches(&m, &c, &o, first, &b);
+  CHECK(b.ok && b.len > 0);
+  /* another worker: imports, then searches the same things */
+  hs_search_memo_begin();
+  CHECK_EQ_INT(hs_search_memo_import(b.p, b.len), HS_OK);
+  int k = 0;
+  for (const hs_planner_type_t *const *t = hs_planners; *t; t++, k++) {
+    run_outcome(*t, &m, &c, &o, &second[k]);
+    check_same(&second[k], &first[k], "imported", (*t)->name, 0);
+  }
+  uint64_t hits, misses;
+  hs_search_memo_counts(&hits, &misses);
+  CHECK_MSG(misses == 0 && hits > 0, "after import: %llu hits, %llu misses", (unsigned long long)hits,
+            (unsigned long long)misses);
+  hs_bytes_t re = {.ok = true};
+  hs_search_memo_export(&re);
+  CHECK_MSG(re.len == 0, "imported entries exported again: %zu bytes", re.len);
+  free(re.p);
+  hs_search_memo_end();
+  /* every cut of the bytes: no crash, garbled past the last whole entry */
+  int einval = 0;
+  for (size_t cut = 0; cut < b.len; cut += 1 + b.len / 4096) {
+    hs_search_memo_begin();
+    hs_status_t st = hs_search_memo_import(b.p, cut);
+    einval += st == HS_EINVAL;
+    CHECK(st == HS_OK || st == HS_EINVAL);
+    hs_search_memo_end();
+  }
+  CHECK(einval > 0);
+  for (int i = 0; i < n; i++)
+    outcome_free(&first[i]), outcome_free(&second[i]);
+  free(b.p);
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+}
+
+/* hs_plan_pack / unpack on a plan with every optional part: an explicit
+ * order, shards and device ratios; every cut is refused. */
+static void test_plan_pack(void)
+{
+  hs_plan_t p, q;
+  hs_plan_init(&p);
+  CHECK(hs_plan_alloc_pipelines(&p, 2) == HS_OK);
+  for (int i = 0; i < 2; i++) {
+    p.pipelines[i].microbatch_size = 1 + i;
+    p.pipelines[i].n_microbatches = 4;
+    CHECK(hs_plan_alloc_stages(&p.pipelines[i], 2) == HS_OK);
+    for (int s = 0; s < 2; s++) {
+      hs_plan_stage_t *st = &p.pipelines[i].stages[s];
+      st->op_first = s * 3, st->op_last = s * 3 + 3;
+      CHECK(hs_plan_alloc_replicas(st, 2) == HS_OK);
+      int32_t dev[2] = {i * 8 + s * 4, i * 8 + s * 4 + 1};
+      for (int r = 0; r < 2; r++) {
+        CHECK(hs_plan_replica_set_devices(&st->replicas[r], dev, 1 + r) == HS_OK);
+        st->replicas[r].share = r ? 0.25 : 0.75;
+      }
+    }
+  }
+  CHECK(hs_plan_stage_set_order(&p.pipelines[0].stages[1], "FFBFBFBB") == HS_OK);
+  p.shards = hs_calloc(2, sizeof *p.shards);
+  p.n_shards = 2;
+  p.shards[1].op = 3;
+  p.device_ratios = hs_calloc(3, sizeof(double));
+  p.n_device_ratios = 3;
+  p.device_ratios[2] = 0.125;
+  hs_bytes_t b = {.ok = true};
+  hs_plan_pack(&p, &b);
+  CHECK(b.ok);
+  hs_bytes_reader_t r = {.p = b.p, .len = b.len, .ok = true};
+  CHECK_EQ_INT(hs_plan_unpack(&r, &q), HS_OK);
+  CHECK(r.pos == b.len);
+  cJSON *jp = hs_plan_to_json(&p), *jq = hs_plan_to_json(&q);
+  char *sp = cJSON_PrintUnformatted(jp), *sq = cJSON_PrintUnformatted(jq);
+  CHECK_MSG(sp && sq && strcmp(sp, sq) == 0, "unpacked plan differs:\n%s\n%s", sp, sq);
+  CHECK(q.n_shards == 2 && q.shards[1].op == 3 && q.n_device_ratios == 3 && q.device_ratios[2] == 0.125);
+  free(sp), free(sq), cJSON_Delete(jp), cJSON_Delete(jq);
+  hs_plan_destroy(&q);
+  for (size_t cut = 0; cut < b.len; cut++) {
+    hs_bytes_reader_t rc = {.p = b.p, .len = cut, .ok = true};
+    CHECK_MSG(hs_plan_unpack(&rc, &q) == HS_EINVAL, "a plan cut at %zu of %zu bytes unpacked", cut, b.len);
+    hs_plan_destroy(&q);
+  }
+  free(b.p);
+  hs_plan_destroy(&p);
+}
+
 int main(void)
 {
   HS_RUN(test_memo_hits_equal_fresh_searches);
   HS_RUN(test_work_share_unread);
   HS_RUN(test_message_names_its_cluster);
   HS_RUN(test_nested_scopes);
+  HS_RUN(test_shared_between_workers);
+  HS_RUN(test_plan_pack);
   HS_TEST_END();
 }
