@@ -469,6 +469,7 @@ typedef struct subset_run {
   hs_search_stats_t cst;
   hs_error_t first_err;      /* the whole cluster's error, reported when no subset has a plan */
   bool have, cut;            /* a plan found; subsets left out for time */
+  int32_t pruned;            /* subsets left out by the lower bound (subset_bound.c) */
   double search_s;
   uint64_t candidates;
 } subset_run_t;
@@ -537,6 +538,13 @@ static hs_status_t try_subset(subset_run_t *sr, size_t k, uint64_t mask, double 
   const hs_cluster_t *c = sr->c;
   for (size_t n = 0; n < c->n_nodes; n++)
     sr->alive[n] = sr->group_of[n] < 64 ? (mask >> sr->group_of[n]) & 1 : k == 0;
+  /* a subset whose every plan is slower than the best so far: not searched */
+  if (k > 0 && sr->have && !sr->best_rep.oom &&
+      hs__subset_time_lb_s(sr->m, c, sr->alive, sr->so.global_batch, sr->so.precision) >=
+          sr->best_rep.iteration_time_s) {
+    sr->pruned++;
+    return HS_OK;
+  }
   hs_error_t lerr;
   hs_error_init(&lerr);
   lerr.warn_fp = NULL;

@@ -132,4 +132,12 @@ hs_status_t hs__offer_dp_grids(hs_estimator_t *est, const hs_model_t *m, const h
 /* Number of plans to simulate at the end of a search: fewer on big clusters. */
 int32_t hs__sim_budget(const hs_cluster_t *c);
 
+/* A lower bound of the iteration time, in the simulator's cost model, of
+ * any plan that trains global_batch samples of m on the devices of c's
+ * nodes with alive[node] (every node when alive is NULL), in precision;
+ * 0 when those devices have no FLOP rate (search/subset_bound.c says why
+ * it holds). O(ops + nodes). */
+double hs__subset_time_lb_s(const hs_model_t *m, const hs_cluster_t *c, const bool *alive,
+                            int64_t global_batch, hs_dtype_t precision);
+
 #endif /* HS_SEARCH_INTERNAL_H */
