@@ -108,6 +108,47 @@ static void test_bound_below_every_plan(void)
     hs_model_destroy(&models[k]);
 }
 
+/* Catalog models on catalog clusters at their real sizes, where GEMMs are
+ * large and the bound closest to the plans (H100 and A100 with sustained
+ * rates and fused attention, V100 unfused). */
+static void test_bound_below_catalog_plans(void)
+{
+  static const char *const cases[][2] = {{"llama3-8b", "dgx-h100-1node"},
+                                         {"gpt3-1.3b", "dgx-a100-1node"},
+                                         {"gpt3-1.3b", "hap-v100-p100"}};
+  for (size_t i = 0; i < HS_ARRAY_LEN(cases); i++) {
+    hs_model_t m;
+    hs_cluster_t c;
+    hs_error_t err;
+    hs_error_init(&err);
+    hs_cluster_init(&c);
+    CHECK_MSG(hs_model_load(cases[i][0], 0, &m, &err) == HS_OK, "%s", err.msg);
+    CHECK_MSG(hs_cluster_load(cases[i][1], &c, &err) == HS_OK, "%s", err.msg);
+    bool alive[64];
+    hs_plan_opts_t o;
+    hs_plan_opts_init(&o);
+    o.global_batch = 64;
+    static const char *const planners[] = {"megatron", "hapt"};
+    for (size_t p = 0; p < HS_ARRAY_LEN(planners); p++) {
+      hs_plan_t plan;
+      hs_search_stats_t stats;
+      hs_report_t rep;
+      if (run(planners[p], &m, &c, &o, &plan, &stats, &rep, &err) != HS_OK)
+        continue;
+      used_nodes(&plan, &c, alive);
+      double lb = hs__subset_time_lb_s(&m, &c, alive, o.global_batch, o.precision);
+      CHECK_MSG(lb > 0 && lb <= rep.iteration_time_s, "%s on %s, %s: bound %.9g s above the simulated %.9g s",
+                cases[i][0], cases[i][1], planners[p], lb, rep.iteration_time_s);
+      fprintf(stderr, "  %s on %s, %s: %.4f s simulated, %.3fx the bound\n", cases[i][0], cases[i][1],
+              planners[p], rep.iteration_time_s, rep.iteration_time_s / lb);
+      hs_plan_destroy(&plan);
+      hs_report_destroy(&rep);
+    }
+    hs_cluster_destroy(&c);
+    hs_model_destroy(&m);
+  }
+}
+
 static void test_bound_grows_with_fewer_nodes(void)
 {
   hs_model_t m;
@@ -136,6 +177,7 @@ static void test_bound_grows_with_fewer_nodes(void)
 int main(void)
 {
   HS_RUN(test_bound_below_every_plan);
+  HS_RUN(test_bound_below_catalog_plans);
   HS_RUN(test_bound_grows_with_fewer_nodes);
   HS_TEST_END();
 }
