@@ -134,17 +134,39 @@ static void sort_i32(int32_t *a, size_t n)
   }
 }
 
-static int cmp_hop(const void *a, const void *b)
-{
-  int32_t x = ((const hs_flow_hop_t *)a)->link, y = ((const hs_flow_hop_t *)b)->link;
-  return (x > y) - (x < y);
-}
-
+/* Sorts hops by link: insertion sort below 24 elements, else an in-place
+ * quicksort (median of three, smaller side first, so O(log n) stack).
+ * Hops of one link are merged right after (their weights summed), so the
+ * order among equal links does not matter; libc's qsort, which this
+ * replaces, spent a third of megatron's search in its callbacks and the
+ * temporary buffer it allocates (perf, compare on 48 GPUs). */
 static void sort_hops(hs_flow_hop_t *a, size_t n)
 {
-  if (n > 24) {
-    qsort(a, n, sizeof *a, cmp_hop);
-    return;
+  while (n > 24) {
+    size_t mid = n / 2, last = n - 1;
+    int32_t x = a[0].link, y = a[mid].link, z = a[last].link;
+    int32_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+    size_t i = 0, j = last;
+    for (;;) { /* Hoare partition: a[0..j] <= pivot <= a[j+1..n) */
+      while (a[i].link < pivot)
+        i++;
+      while (a[j].link > pivot)
+        j--;
+      if (i >= j)
+        break;
+      hs_flow_hop_t t = a[i];
+      a[i++] = a[j];
+      a[j--] = t;
+    }
+    size_t left = j + 1;
+    if (left < n - left) {
+      sort_hops(a, left);
+      a += left;
+      n -= left;
+    } else {
+      sort_hops(a + left, n - left);
+      n = left;
+    }
   }
   for (size_t i = 1; i < n; i++) {
     hs_flow_hop_t v = a[i];
