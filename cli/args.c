@@ -146,6 +146,9 @@ const hs_opt_t *hs_cli_opt(const hs_opt_t *opts, const char *name)
   return NULL;
 }
 
+/* How the user typed option `name`: "-j" for a one-letter name, "--name" else. */
+static const char *dashes(const char *name) { return name[0] && !name[1] ? "-" : "--"; }
+
 int hs_cli_int(const hs_opt_t *opts, const char *name, int64_t def, int64_t lo, int64_t hi,
                int64_t *out)
 {
@@ -158,12 +161,12 @@ int hs_cli_int(const hs_opt_t *opts, const char *name, int64_t def, int64_t lo, 
   errno = 0;
   long long v = strtoll(o->value, &end, 10);
   if (errno || !end || *end || end == o->value) {
-    fprintf(stderr, "hetsim: --%s: must be an integer, got \"%s\"\n", name, o->value);
+    fprintf(stderr, "hetsim: %s%s: must be an integer, got \"%s\"\n", dashes(name), name, o->value);
     return 2;
   }
   if (v < lo || v > hi) {
-    fprintf(stderr, "hetsim: --%s: must be between %lld and %lld, got %lld\n", name, (long long)lo,
-            (long long)hi, v);
+    fprintf(stderr, "hetsim: %s%s: must be between %lld and %lld, got %lld\n", dashes(name), name,
+            (long long)lo, (long long)hi, v);
     return 2;
   }
   *out = v;
@@ -180,7 +183,7 @@ int hs_cli_double(const hs_opt_t *opts, const char *name, double def, double *ou
   char *end = NULL;
   double v = strtod(o->value, &end);
   if (!end || *end || end == o->value || !isfinite(v)) {
-    fprintf(stderr, "hetsim: --%s: must be a number, got \"%s\"\n", name, o->value);
+    fprintf(stderr, "hetsim: %s%s: must be a number, got \"%s\"\n", dashes(name), name, o->value);
     return 2;
   }
   *out = v;

@@ -23,6 +23,11 @@ expect2 no-such-spec.json -- sweep "$tmp/no-such-spec.json"
 expect2 '--resume needs -o' -- sweep "$data/sweep/small.json" --resume
 expect2 'unknown option' -- sweep "$data/sweep/small.json" --bogus
 expect2 '-j' -- sweep "$data/sweep/small.json" -j 0
+# a one-letter flag is named as typed: "-j", never "--j"
+expect2 'hetsim: -j: must be an integer, got "x"' -- sweep "$data/sweep/small.json" -j x
+expect2 'hetsim: -j: must be between 1' -- whatif --model llama3-8b --cluster dgx-a100-1node \
+  --budget-usd-per-hour 10 --candidates A100-SXM4-40GB -j 0
+expect2 'hetsim: -j: must be an integer, got "2x"' -- compare --scenario hapt -j 2x
 # planner options: the spec's precision and memory_headroom, and the flags
 sed 's/"time_limit_s": 0/"time_limit_s": 0, "precision": "fp4"/' "$data/sweep/small.json" >"$tmp/prec.json"
 expect2 prec.json precision fp4 -- sweep "$tmp/prec.json" --dry-run
