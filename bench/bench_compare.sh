@@ -14,7 +14,9 @@
 #
 #   --whatif      also the what-if: --budget-usd-per-hour 150 --candidates
 #                 H100-SXM5-80GB,A100-SXM4-40GB,H200-SXM-141GB = 33 options x
-#                 4 strategies, -j 2, wall and CPU seconds (new build only)
+#                 4 strategies, -j 2, --time-limit 0 (every search finishes,
+#                 so the rows do not depend on the machine's load), wall and
+#                 CPU seconds (new build only)
 #   --whatif-old  the same with the old build too (about 1,000 CPU s)
 #
 # Prints lines "compare STRATEGY old_cpu_s new_cpu_s" and "compare all ...",
@@ -73,7 +75,7 @@ compare_fig all "$ALL"
 
 if [ $WHATIF = 1 ]; then
   args=(whatif --model $MODEL --cluster "$CLUSTER" --budget-usd-per-hour 150
-        --candidates H100-SXM5-80GB,A100-SXM4-40GB,H200-SXM-141GB -j 2 --format csv --quiet)
+        --candidates H100-SXM5-80GB,A100-SXM4-40GB,H200-SXM-141GB --time-limit 0 -j 2 --format csv --quiet)
   for side in new old; do
     [ $side = old ] && [ $WHATIF_OLD = 0 ] && continue
     bin=$NEW; [ $side = old ] && bin=$OLD
