@@ -331,6 +331,52 @@ void hs_net_set_observer(hs_net_t *net, hs_net_observer_fn fn, void *ctx)
   net->observer_ctx = ctx;
 }
 
+/* Gives f the rate r (bytes/s) from now on: its progress at the old rate is
+ * booked and its completion rescheduled, rounded once; a flow whose rate did
+ * not change keeps its queued completion. O(log events). */
+static hs_status_t set_rate(hs_net_t *net, hs_flow_t *f, double r)
+{
+  if (r == f->rate_Bps && hs_event_pending(&f->ev))
+    return HS_OK;
+  hs_engine_t *eng = net->eng;
+  hs_time_t now = eng->now;
+  if (now > f->t_last)
+    f->remaining -= f->rate_Bps * hs_time_to_s(now - f->t_last);
+  f->t_last = now;
+  f->rate_Bps = r;
+  hs_time_t dt = f->remaining < HS_NET_EPS_BYTES ? 0 : hs_time_from_s(f->remaining / r);
+  hs_time_t at = dt > HS_TIME_MAX - now ? HS_TIME_MAX : now + dt;
+  return hs_engine_schedule(eng, &f->ev, at, HS_NET_PRIO_FLOW);
+}
+
+/* The common component of one flow alone on every constrained link it
+ * crosses (a collective's flow over its node's ports): its rate is its
+ * tightest cap / weight, as hs_maxmin_solve gives a single flow, with no
+ * component layout and no solver call. Returns false, touching nothing,
+ * when another flow shares one of f's constrained links. Else marks f's
+ * constrained links with `epoch` (solved) and sets the rate. O(hops). */
+static bool solve_alone(hs_net_t *net, hs_flow_t *f, uint64_t epoch, hs_status_t *st)
+{
+  hs__link_t *lks = net->lk;
+  double r = INFINITY;
+  for (int32_t h = 0; h < f->n_hops; h++) {
+    const hs__link_t *lk = &lks[f->hops[h].link];
+    if (!lk->finite)
+      continue;
+    if (lk->n != 1)
+      return false;
+    double cap = lk->cap_Bps, lv = cap / (double)f->hops[h].weight;
+    if (cap > 0.0 && cap < INFINITY && lv < r)
+      r = lv;
+  }
+  f->mark = epoch;
+  for (int32_t h = 0; h < f->n_hops; h++)
+    lks[f->hops[h].link].mark = epoch;
+  net->n_updates++;
+  *st = set_rate(net, f, r);
+  return true;
+}
+
 /* Re-solves one component: the flows connected to comp_links[0..nl) (the
  * seed, marked) through constrained links. O(flows + hops + links of the
  * component) plus the solve. */
@@ -338,6 +384,10 @@ static hs_status_t solve_component(hs_net_t *net, uint64_t epoch, size_t nl)
 {
   hs__link_t *lks = net->lk;
   size_t nf = 0;
+  hs_status_t st = HS_OK;
+  const hs__link_t *seed = &lks[net->comp_links[0]];
+  if (nl == 1 && seed->n == 1 && solve_alone(net, seed->m[0].f, epoch, &st))
+    return st;
   for (size_t q = 0; q < nl; q++) {
     const hs__link_t *lk = &lks[net->comp_links[q]];
     for (int32_t i = 0; i < lk->n; i++) {
@@ -371,27 +421,14 @@ static hs_status_t solve_component(hs_net_t *net, uint64_t epoch, size_t nl)
   net->csr_off[nf] = (int32_t)k;
   for (size_t i = 0; i < nl; i++)
     net->csr_cap[i] = lks[net->comp_links[i]].cap_Bps;
-  hs_status_t st = hs_maxmin_solve(&net->mm, (int32_t)nf, net->csr_off, net->csr_hops,
+  st = hs_maxmin_solve(&net->mm, (int32_t)nf, net->csr_off, net->csr_hops,
                                    (int32_t)nl, net->csr_cap, net->rates);
   if (st != HS_OK)
     return st;
   net->n_updates++;
-  hs_engine_t *eng = net->eng;
-  hs_time_t now = eng->now;
-  for (size_t i = 0; i < nf; i++) {
-    hs_flow_t *f = net->comp_flows[i];
-    double r = net->rates[i];
-    if (r == f->rate_Bps && hs_event_pending(&f->ev))
-      continue;
-    if (now > f->t_last)
-      f->remaining -= f->rate_Bps * hs_time_to_s(now - f->t_last);
-    f->t_last = now;
-    f->rate_Bps = r;
-    hs_time_t dt = f->remaining < HS_NET_EPS_BYTES ? 0 : hs_time_from_s(f->remaining / r);
-    hs_time_t at = dt > HS_TIME_MAX - now ? HS_TIME_MAX : now + dt;
-    if ((st = hs_engine_schedule(eng, &f->ev, at, HS_NET_PRIO_FLOW)) != HS_OK)
+  for (size_t i = 0; i < nf; i++)
+    if ((st = set_rate(net, net->comp_flows[i], net->rates[i])) != HS_OK)
       return st;
-  }
   return HS_OK;
 }
 
