@@ -9,15 +9,19 @@
  *
  * Rates. A start or an end only marks the touched constrained links dirty
  * and makes sure the rate update event of the current instant is queued
- * (HS_NET_PRIO_RATES: after everything else at this time). The update
- * collects, from each dirty link, the component of flows connected to it
- * through shared constrained links (breadth-first, epoch marks instead of
- * clearing), lays it out as local arrays and calls hs_maxmin_solve on it. A flow whose rate
- * changed has its remaining bytes advanced lazily (remaining -= old rate x
- * elapsed since its last change) and its completion event rescheduled at
- * now + round(remaining / rate), rounded once; unchanged flows are left
- * alone. Unconstrained links carry members (for the counters) but never
- * couple flows.
+ * (HS_NET_PRIO_RATES: after everything else at this time). A start marks
+ * only its first constrained link: the flow stays on all of its links until
+ * the update, so they share one component, and that link is listed no
+ * later than the others would have been, so each component is still seeded
+ * from the same link, in the same order (an end marks every link: they may
+ * part). The update collects, from each dirty link, the component of flows
+ * connected to it through shared constrained links (breadth-first, epoch
+ * marks instead of clearing), lays it out as local arrays and calls
+ * hs_maxmin_solve on it. A flow whose rate changed has its remaining bytes
+ * advanced lazily (remaining -= old rate x elapsed since its last change)
+ * and its completion event rescheduled at now + round(remaining / rate),
+ * rounded once; unchanged flows are left alone. Unconstrained links carry
+ * members (for the counters) but never couple flows.
  *
  * Invariants: a flow on links has f->pos != NULL and appears exactly once in
  * each hop's member table; between updates, rate_Bps and t_last describe
@@ -213,12 +217,14 @@ hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f)
     return HS_EINVAL;
   if (!(f->bytes >= 0.0) || f->bytes == INFINITY || f->n_hops < 0 || (f->n_hops > 0 && !f->hops))
     return HS_EINVAL;
-  bool constrained = false;
+  bool constrained = false, full = false; /* full: a member table must grow */
   for (int32_t h = 0; h < f->n_hops; h++) {
     int32_t l = f->hops[h].link;
     if (l < 0 || (size_t)l >= net->n_links || f->hops[h].weight < 1)
       return HS_EINVAL;
-    constrained |= net->lk[l].finite;
+    const hs__link_t *lk = &net->lk[l];
+    constrained |= lk->finite;
+    full |= lk->n == lk->cap;
   }
   hs_engine_t *eng = net->eng;
   bool joins = constrained && f->bytes >= HS_NET_EPS_BYTES;
@@ -228,7 +234,7 @@ hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f)
                       sizeof *net->active));
   if (joins) {
     HS_CHECK(reserve_update(net, net->n_active + 1, net->active_hops + (size_t)f->n_hops));
-    for (int32_t h = 0; h < f->n_hops; h++) {
+    for (int32_t h = 0; full && h < f->n_hops; h++) {
       hs__link_t *lk = &net->lk[f->hops[h].link];
       if (lk->n == lk->cap) {
         size_t cap = (size_t)lk->cap;
@@ -264,6 +270,7 @@ hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f)
   net->active[net->n_active++] = f;
   if (!joins)
     return HS_OK;
+  bool marked = false; /* its first constrained link is (see the file header) */
   for (int32_t h = 0; h < f->n_hops; h++) {
     int32_t l = f->hops[h].link;
     hs__link_t *lk = &net->lk[l];
@@ -273,19 +280,24 @@ hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f)
     pos[h] = lk->n++;
     if (lk->n > net->stats[l].max_flows)
       net->stats[l].max_flows = lk->n;
-    mark_dirty(net, l);
+    if (!marked && lk->finite) {
+      mark_dirty(net, l);
+      marked = true;
+    }
   }
   net->active_hops += (size_t)f->n_hops;
 cleanup:
   return st;
 }
 
-/* Takes f off its links (swap-remove), marking them dirty. O(hops). */
+/* Counts f's bytes on its links and takes it off them (swap-remove),
+ * marking them dirty. O(hops). */
 static void leave_links(hs_net_t *net, hs_flow_t *f)
 {
   hs_time_t now = net->eng->now;
   for (int32_t h = 0; h < f->n_hops; h++) {
     int32_t l = f->hops[h].link;
+    net->stats[l].bytes += f->bytes * (double)f->hops[h].weight;
     hs__link_t *lk = &net->lk[l];
     int32_t i = f->pos[h];
     lk->n--;
@@ -306,10 +318,11 @@ static void flow_complete(hs_engine_t *eng, hs_event_t *ev)
 {
   hs_flow_t *f = HS_CONTAINER_OF(ev, hs_flow_t, ev);
   hs_net_t *net = f->net;
-  for (int32_t h = 0; h < f->n_hops; h++)
-    net->stats[f->hops[h].link].bytes += f->bytes * (double)f->hops[h].weight;
   if (f->pos)
     leave_links(net, f);
+  else
+    for (int32_t h = 0; h < f->n_hops; h++)
+      net->stats[f->hops[h].link].bytes += f->bytes * (double)f->hops[h].weight;
   size_t s = (size_t)f->slot;
   net->active[s] = net->active[--net->n_active];
   net->active[s]->slot = (int32_t)s;
