@@ -30,6 +30,7 @@ typedef struct entry {
   size_t fbytes_off;          /* n_flows per-flow bytes in m->fbytes */
   size_t foff_off;            /* n_flows + 1 hop offsets in m->foff */
   size_t hop_off, n_hops;     /* in m->hops */
+  int32_t next;               /* the entry stored after it for the same collective; -1: none */
 } entry_t;
 
 struct hs__coll_memo {
@@ -95,6 +96,10 @@ static bool keyable(const hs__coll_memo_t *m, const hs_coll_t *c)
   return m && c && c->devices && c->n > 0 && !c->shares;
 }
 
+static inline uint64_t pair(const int32_t *d) { return ((uint64_t)(uint32_t)d[0] << 32) | (uint32_t)d[1]; }
+
+/* The devices go in two at a time, on two independent chains: mix's
+ * multiply is the latency of a long list (a DP group's). */
 uint64_t hs__coll_memo_hash(const hs__coll_memo_t *m, const hs_coll_t *c)
 {
   if (!keyable(m, c))
@@ -102,10 +107,16 @@ uint64_t hs__coll_memo_hash(const hs__coll_memo_t *m, const hs_coll_t *c)
   uint64_t bits = 0;
   memcpy(&bits, &c->bytes, sizeof bits);
   uint64_t h = mix(0x5851F42D4C957F2Dull, ((uint64_t)(uint32_t)c->op << 32) | (uint32_t)c->n);
-  h = mix(h, bits);
-  for (int32_t i = 0; i < c->n; i++)
-    h = mix(h, (uint32_t)c->devices[i]);
-  return h;
+  uint64_t h2 = mix(0x2545F4914F6CDD1Dull, bits);
+  const int32_t *d = c->devices;
+  int32_t i = 0;
+  for (; i + 4 <= c->n; i += 4) {
+    h = mix(h, pair(d + i));
+    h2 = mix(h2, pair(d + i + 2));
+  }
+  for (; i < c->n; i++)
+    h = mix(h, (uint32_t)d[i]);
+  return mix(h, h2);
 }
 
 /* The key's hash: c's own (c->memo_hash), the algorithm and the phase. */
@@ -127,20 +138,25 @@ static bool key_eq(const hs__coll_memo_t *m, const entry_t *e, uint64_t h,
           memcmp(m->devs + e->dev_off, c->devices, (size_t)c->n * sizeof *c->devices) == 0);
 }
 
-/* The entry of the key, or NULL; a hit records in c->memo_devs where its
- * device list is. */
+/* The entry of the key, or NULL: the one stored after c's last entry when
+ * it matches (keys are unique, so a match is the entry), else by the
+ * table. A hit records in c where the entry and its device list are. */
 static const entry_t *find(const hs__coll_memo_t *m, const hs_coll_algo_t *algo, hs_coll_t *c,
                            int32_t phase, uint64_t h)
 {
-  for (size_t i = (size_t)h & m->mask;; i = (i + 1) & m->mask) {
-    int32_t k = m->slot[i];
-    if (k < 0)
-      return NULL;
-    if (key_eq(m, &m->e[k], h, algo, c, phase)) {
-      c->memo_devs = m->e[k].dev_off;
-      return &m->e[k];
+  int32_t next = c->memo_last == SIZE_MAX ? -1 : m->e[c->memo_last].next;
+  size_t k = (size_t)next;
+  if (next < 0 || !key_eq(m, &m->e[k], h, algo, c, phase))
+    for (size_t i = (size_t)h & m->mask;; i = (i + 1) & m->mask) {
+      if (m->slot[i] < 0)
+        return NULL;
+      k = (size_t)m->slot[i];
+      if (key_eq(m, &m->e[k], h, algo, c, phase))
+        break;
     }
-  }
+  c->memo_devs = m->e[k].dev_off;
+  c->memo_last = k;
+  return &m->e[k];
 }
 
 /* Doubles the table when it is half full. */
@@ -187,14 +203,16 @@ static entry_t *add(hs__coll_memo_t *m, const hs_coll_algo_t *algo, const hs_col
   e->op = (int32_t)c->op;
   e->n = c->n;
   e->phase = phase;
+  e->next = -1;
   e->dev_off = copy ? m->n_devs : c->memo_devs;
   if (copy)
     memcpy(m->devs + m->n_devs, c->devices, (size_t)c->n * sizeof *c->devices);
   return e;
 }
 
-/* Makes e (the last entry, filled in, for c) findable; c's device list is
- * known to be at e's from now on. */
+/* Makes e (the last entry, filled in, for c) findable, and the next of c's
+ * last entry when that has none; c's last entry is e, and its device list
+ * e's, from now on. */
 static void commit(hs__coll_memo_t *m, hs_coll_t *c, entry_t *e, size_t extra_bytes)
 {
   size_t i = (size_t)e->hash & m->mask;
@@ -203,7 +221,10 @@ static void commit(hs__coll_memo_t *m, hs_coll_t *c, entry_t *e, size_t extra_by
   m->slot[i] = (int32_t)m->n;
   if (e->dev_off == m->n_devs) /* a copy of its own (not c's known one) */
     m->n_devs += (size_t)e->n;
+  if (c->memo_last != SIZE_MAX && m->e[c->memo_last].next < 0)
+    m->e[c->memo_last].next = (int32_t)m->n;
   c->memo_devs = e->dev_off;
+  c->memo_last = m->n;
   m->bytes_used += sizeof *e + (size_t)e->n * sizeof(int32_t) + extra_bytes;
   m->n++;
 }
