@@ -53,7 +53,9 @@ hs_status_t hs__net_init_links(hs_net_t *net)
   size_t n = net->n_links;
   if (n > (size_t)INT32_MAX / 2)
     return HS_ELIMIT;
-  net->lk = hs_calloc(n, sizeof *net->lk);
+  net->lk_mem = hs_calloc(n + 1, sizeof *net->lk);
+  if (net->lk_mem)
+    net->lk = (hs__link_t *)(((uintptr_t)net->lk_mem + 63) & ~(uintptr_t)63);
   net->stats = hs_calloc(n, sizeof *net->stats);
   net->dirty = hs_calloc(n, sizeof *net->dirty);
   net->comp_links = hs_calloc(n, sizeof *net->comp_links);
@@ -61,6 +63,8 @@ hs_status_t hs__net_init_links(hs_net_t *net)
   if (!net->lk || !net->stats || !net->dirty || !net->comp_links || !net->csr_cap)
     HS_FAIL(HS_ENOMEM);
   for (size_t l = 0; l < n; l++) {
+    net->lk[l].m = &net->lk[l].m0;
+    net->lk[l].cap = 1;
     double g = net->links[l].GBps;
     net->lk[l].finite = g > 0.0 && g < INFINITY;
     net->lk[l].cap_Bps = net->lk[l].finite ? g * HS_GB : INFINITY;
@@ -138,8 +142,9 @@ void hs_net_free(hs_net_t *net)
     net->colls_ops->free(net->colls, net->eng);
   if (net->lk)
     for (size_t l = 0; l < net->n_links; l++)
-      hs_free(net->lk[l].m);
-  hs_free(net->lk);
+      if (net->lk[l].m != &net->lk[l].m0)
+        hs_free(net->lk[l].m);
+  hs_free(net->lk_mem);
   hs_free(net->stats);
   hs_free(net->dirty);
   hs_free(net->comp_links);
@@ -200,6 +205,22 @@ cleanup:
   return st;
 }
 
+/* Makes room for one more member on lk: the inline table moves to a heap
+ * array, which then grows geometrically. */
+static hs_status_t grow_members(hs__link_t *lk)
+{
+  hs_status_t st = HS_OK;
+  hs__member_t *m = lk->m == &lk->m0 ? NULL : lk->m;
+  size_t cap = m ? (size_t)lk->cap : 0;
+  HS_CHECK(hs_reserve((void **)&m, &cap, (size_t)lk->n + 1, sizeof *m));
+  if (lk->m == &lk->m0)
+    m[0] = lk->m0;
+  lk->m = m;
+  lk->cap = (int32_t)HS_MIN(cap, (size_t)INT32_MAX);
+cleanup:
+  return st;
+}
+
 static inline void mark_dirty(hs_net_t *net, int32_t l)
 {
   hs__link_t *lk = &net->lk[l];
@@ -236,11 +257,8 @@ hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f)
     HS_CHECK(reserve_update(net, net->n_active + 1, net->active_hops + (size_t)f->n_hops));
     for (int32_t h = 0; full && h < f->n_hops; h++) {
       hs__link_t *lk = &net->lk[f->hops[h].link];
-      if (lk->n == lk->cap) {
-        size_t cap = (size_t)lk->cap;
-        HS_CHECK(hs_reserve((void **)&lk->m, &cap, (size_t)lk->n + 1, sizeof *lk->m));
-        lk->cap = (int32_t)HS_MIN(cap, (size_t)INT32_MAX);
-      }
+      if (lk->n == lk->cap)
+        HS_CHECK(grow_members(lk));
     }
     pos = hs__pool_alloc(&net->pool, (size_t)f->n_hops * sizeof *pos);
     if (!pos)
