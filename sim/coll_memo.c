@@ -5,7 +5,10 @@
  * (linear probing, at most half full) finds them by a hash of the key. A
  * key is (kind, algorithm, op, n, phase, bytes, devices); its device list
  * and a phase's flows and hops are stored in growing arenas, by offset, so
- * that growth never moves what an entry points at.
+ * that growth never moves what an entry points at. Entries stored for a
+ * collective whose list was matched before share that copy (dev_off ==
+ * c->memo_devs); the byte count still charges each entry its own list, so
+ * the memo fills up exactly as it would with a copy each.
  */
 #include "coll_memo.h"
 
@@ -27,6 +30,7 @@ typedef struct entry {
   size_t fbytes_off;          /* n_flows per-flow bytes in m->fbytes */
   size_t foff_off;            /* n_flows + 1 hop offsets in m->foff */
   size_t hop_off, n_hops;     /* in m->hops */
+  int32_t next;               /* the entry stored after it for the same collective; -1: none */
 } entry_t;
 
 struct hs__coll_memo {
@@ -92,6 +96,10 @@ static bool keyable(const hs__coll_memo_t *m, const hs_coll_t *c)
   return m && c && c->devices && c->n > 0 && !c->shares;
 }
 
+static inline uint64_t pair(const int32_t *d) { return ((uint64_t)(uint32_t)d[0] << 32) | (uint32_t)d[1]; }
+
+/* The devices go in two at a time, on two independent chains: mix's
+ * multiply is the latency of a long list (a DP group's). */
 uint64_t hs__coll_memo_hash(const hs__coll_memo_t *m, const hs_coll_t *c)
 {
   if (!keyable(m, c))
@@ -99,10 +107,16 @@ uint64_t hs__coll_memo_hash(const hs__coll_memo_t *m, const hs_coll_t *c)
   uint64_t bits = 0;
   memcpy(&bits, &c->bytes, sizeof bits);
   uint64_t h = mix(0x5851F42D4C957F2Dull, ((uint64_t)(uint32_t)c->op << 32) | (uint32_t)c->n);
-  h = mix(h, bits);
-  for (int32_t i = 0; i < c->n; i++)
-    h = mix(h, (uint32_t)c->devices[i]);
-  return h;
+  uint64_t h2 = mix(0x2545F4914F6CDD1Dull, bits);
+  const int32_t *d = c->devices;
+  int32_t i = 0;
+  for (; i + 4 <= c->n; i += 4) {
+    h = mix(h, pair(d + i));
+    h2 = mix(h2, pair(d + i + 2));
+  }
+  for (; i < c->n; i++)
+    h = mix(h, (uint32_t)d[i]);
+  return mix(h, h2);
 }
 
 /* The key's hash: c's own (c->memo_hash), the algorithm and the phase. */
@@ -113,24 +127,36 @@ static uint64_t key_hash(const hs_coll_algo_t *algo, const hs_coll_t *c, int32_t
   return h ^ (h >> 31);
 }
 
+/* The device lists compare equal when e's copy is the one c matched before
+ * (c->memo_devs), else by contents. */
 static bool key_eq(const hs__coll_memo_t *m, const entry_t *e, uint64_t h,
                    const hs_coll_algo_t *algo, const hs_coll_t *c, int32_t phase)
 {
   return e->hash == h && e->algo == algo && e->op == (int32_t)c->op && e->n == c->n &&
          e->phase == phase && memcmp(&e->bytes, &c->bytes, sizeof e->bytes) == 0 &&
-         memcmp(m->devs + e->dev_off, c->devices, (size_t)c->n * sizeof *c->devices) == 0;
+         (e->dev_off == c->memo_devs ||
+          memcmp(m->devs + e->dev_off, c->devices, (size_t)c->n * sizeof *c->devices) == 0);
 }
 
-static const entry_t *find(const hs__coll_memo_t *m, const hs_coll_algo_t *algo,
-                           const hs_coll_t *c, int32_t phase, uint64_t h)
+/* The entry of the key, or NULL: the one stored after c's last entry when
+ * it matches (keys are unique, so a match is the entry), else by the
+ * table. A hit records in c where the entry and its device list are. */
+static const entry_t *find(const hs__coll_memo_t *m, const hs_coll_algo_t *algo, hs_coll_t *c,
+                           int32_t phase, uint64_t h)
 {
-  for (size_t i = (size_t)h & m->mask;; i = (i + 1) & m->mask) {
-    int32_t k = m->slot[i];
-    if (k < 0)
-      return NULL;
-    if (key_eq(m, &m->e[k], h, algo, c, phase))
-      return &m->e[k];
-  }
+  int32_t next = c->memo_last == SIZE_MAX ? -1 : m->e[c->memo_last].next;
+  size_t k = (size_t)next;
+  if (next < 0 || !key_eq(m, &m->e[k], h, algo, c, phase))
+    for (size_t i = (size_t)h & m->mask;; i = (i + 1) & m->mask) {
+      if (m->slot[i] < 0)
+        return NULL;
+      k = (size_t)m->slot[i];
+      if (key_eq(m, &m->e[k], h, algo, c, phase))
+        break;
+    }
+  c->memo_devs = m->e[k].dev_off;
+  c->memo_last = k;
+  return &m->e[k];
 }
 
 /* Doubles the table when it is half full. */
@@ -155,17 +181,19 @@ static hs_status_t grow_table(hs__coll_memo_t *m)
   return HS_OK;
 }
 
-/* A new entry for the key, its devices stored; NULL when full or out of
- * memory (the memo is left as it was). */
+/* A new entry for the key, its devices stored (or c's known copy shared);
+ * NULL when full or out of memory (the memo is left as it was). */
 static entry_t *add(hs__coll_memo_t *m, const hs_coll_algo_t *algo, const hs_coll_t *c,
                     int32_t phase, uint64_t h, size_t extra_bytes)
 {
   size_t need = sizeof(entry_t) + (size_t)c->n * sizeof *c->devices + extra_bytes;
+  bool copy = c->memo_devs == SIZE_MAX;
   if (m->n >= (size_t)INT32_MAX - 1 || m->bytes_used + need > HS_COLL_MEMO_MAX_BYTES)
     return NULL;
   if (grow_table(m) != HS_OK ||
       hs_reserve((void **)&m->e, &m->cap, m->n + 1, sizeof *m->e) != HS_OK ||
-      hs_reserve((void **)&m->devs, &m->cap_devs, m->n_devs + (size_t)c->n, sizeof *m->devs) != HS_OK)
+      (copy && hs_reserve((void **)&m->devs, &m->cap_devs, m->n_devs + (size_t)c->n,
+                          sizeof *m->devs) != HS_OK))
     return NULL;
   entry_t *e = &m->e[m->n];
   memset(e, 0, sizeof *e);
@@ -175,24 +203,33 @@ static entry_t *add(hs__coll_memo_t *m, const hs_coll_algo_t *algo, const hs_col
   e->op = (int32_t)c->op;
   e->n = c->n;
   e->phase = phase;
-  e->dev_off = m->n_devs;
-  memcpy(m->devs + m->n_devs, c->devices, (size_t)c->n * sizeof *c->devices);
+  e->next = -1;
+  e->dev_off = copy ? m->n_devs : c->memo_devs;
+  if (copy)
+    memcpy(m->devs + m->n_devs, c->devices, (size_t)c->n * sizeof *c->devices);
   return e;
 }
 
-/* Makes e (the last entry, filled in) findable. */
-static void commit(hs__coll_memo_t *m, entry_t *e, size_t extra_bytes)
+/* Makes e (the last entry, filled in, for c) findable, and the next of c's
+ * last entry when that has none; c's last entry is e, and its device list
+ * e's, from now on. */
+static void commit(hs__coll_memo_t *m, hs_coll_t *c, entry_t *e, size_t extra_bytes)
 {
   size_t i = (size_t)e->hash & m->mask;
   while (m->slot[i] >= 0)
     i = (i + 1) & m->mask;
   m->slot[i] = (int32_t)m->n;
-  m->n_devs += (size_t)e->n;
+  if (e->dev_off == m->n_devs) /* a copy of its own (not c's known one) */
+    m->n_devs += (size_t)e->n;
+  if (c->memo_last != SIZE_MAX && m->e[c->memo_last].next < 0)
+    m->e[c->memo_last].next = (int32_t)m->n;
+  c->memo_devs = e->dev_off;
+  c->memo_last = m->n;
   m->bytes_used += sizeof *e + (size_t)e->n * sizeof(int32_t) + extra_bytes;
   m->n++;
 }
 
-bool hs__coll_memo_get_algo(hs__coll_memo_t *m, const hs_coll_t *c, const hs_coll_algo_t **out,
+bool hs__coll_memo_get_algo(hs__coll_memo_t *m, hs_coll_t *c, const hs_coll_algo_t **out,
                             bool *checked)
 {
   if (!keyable(m, c))
@@ -206,7 +243,7 @@ bool hs__coll_memo_get_algo(hs__coll_memo_t *m, const hs_coll_t *c, const hs_col
   return true;
 }
 
-void hs__coll_memo_put_algo(hs__coll_memo_t *m, const hs_coll_t *c, const hs_coll_algo_t *algo)
+void hs__coll_memo_put_algo(hs__coll_memo_t *m, hs_coll_t *c, const hs_coll_algo_t *algo)
 {
   if (!keyable(m, c) || !algo)
     return;
@@ -217,10 +254,10 @@ void hs__coll_memo_put_algo(hs__coll_memo_t *m, const hs_coll_t *c, const hs_col
   if (!e)
     return;
   e->chosen = algo;
-  commit(m, e, 0);
+  commit(m, c, e, 0);
 }
 
-void hs__coll_memo_set_checked(hs__coll_memo_t *m, const hs_coll_t *c)
+void hs__coll_memo_set_checked(hs__coll_memo_t *m, hs_coll_t *c)
 {
   if (!keyable(m, c))
     return;
@@ -229,7 +266,7 @@ void hs__coll_memo_set_checked(hs__coll_memo_t *m, const hs_coll_t *c)
     e->checked = true;
 }
 
-bool hs__coll_memo_get_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, const hs_coll_t *c,
+bool hs__coll_memo_get_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, hs_coll_t *c,
                              int32_t phase, hs__coll_phase_t *out, bool *has)
 {
   if (!keyable(m, c) || !algo || phase < 0)
@@ -250,7 +287,7 @@ bool hs__coll_memo_get_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, con
   return true;
 }
 
-void hs__coll_memo_put_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, const hs_coll_t *c,
+void hs__coll_memo_put_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, hs_coll_t *c,
                              int32_t phase, const hs_coll_builder_t *b, bool has)
 {
   if (!keyable(m, c) || !algo || phase < 0 || (has && (b->open || b->n_flows < 0)))
@@ -285,5 +322,5 @@ void hs__coll_memo_put_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, con
       memcpy(m->hops + m->n_hops, b->hops, nh * sizeof *m->hops);
     m->n_hops += nh;
   }
-  commit(m, e, extra);
+  commit(m, c, e, extra);
 }

@@ -13,7 +13,14 @@
  * of (algorithm, op, devices, bytes, phase) and the paths; the memo keeps
  * them keyed on exactly that, so a repeat costs a comparison of the device
  * list and a copy (the list's hash is taken once per start,
- * hs__coll_memo_hash). Results are the same bit for bit as without it: a
+ * hs__coll_memo_hash). A collective's entries share one copy of its device
+ * list: once a lookup or store has matched c's list against a copy, c
+ * keeps that copy's place (c->memo_devs), and the lookups of its later
+ * phases compare places instead of lists (a DP group's list is up to
+ * thousands of devices, its ring thousands of phases). An entry also links
+ * to the one stored next for the same collective (its next phase), and a
+ * lookup tries that link from the entry c met last (c->memo_last) before
+ * probing the table at a random place: one cache miss instead of two. Results are the same bit for bit as without it: a
  * hit returns what the miss computed.
  *
  * Collectives with shares (padded all-gather, grouped broadcast) are not
@@ -37,8 +44,10 @@ void hs__coll_memo_free(hs__coll_memo_t *m); /* NULL ok */
 
 /* The hash of c's (op, n, bytes, devices) the lookups below key on (0
  * when m cannot keep c: no memo, no device list, or shares); the caller
- * stores it in c->memo_hash before them (hs_coll_start does) and keeps
- * those fields unchanged while they run. O(n). */
+ * stores it in c->memo_hash, and SIZE_MAX in c->memo_devs and c->memo_last,
+ * before them
+ * (hs_coll_start does) and keeps those fields unchanged while they run.
+ * O(n). */
 uint64_t hs__coll_memo_hash(const hs__coll_memo_t *m, const hs_coll_t *c);
 
 /* The algorithm choose_algo gave for c (c->algo NULL, no shares): true and
@@ -47,12 +56,12 @@ uint64_t hs__coll_memo_hash(const hs__coll_memo_t *m, const hs_coll_t *c);
  * is a pure function of the key and the algorithm, so a checked hit needs
  * none (issue 35: it cost 3.6% of bench_sim's instructions, O(n^2) in the
  * devices up to 32). */
-bool hs__coll_memo_get_algo(hs__coll_memo_t *m, const hs_coll_t *c,
+bool hs__coll_memo_get_algo(hs__coll_memo_t *m, hs_coll_t *c,
                             const hs_coll_algo_t **out, bool *checked);
-void hs__coll_memo_put_algo(hs__coll_memo_t *m, const hs_coll_t *c, const hs_coll_algo_t *algo);
+void hs__coll_memo_put_algo(hs__coll_memo_t *m, hs_coll_t *c, const hs_coll_algo_t *algo);
 /* Records that c (with the algorithm stored for it) passed validation; no
  * effect when c has no stored algorithm. */
-void hs__coll_memo_set_checked(hs__coll_memo_t *m, const hs_coll_t *c);
+void hs__coll_memo_set_checked(hs__coll_memo_t *m, hs_coll_t *c);
 
 /* A built phase, read in place: its latency, n_flows flows of bytes[i]
  * each over hops[flow_off[i] .. flow_off[i + 1]) (n_hops in all). */
@@ -69,11 +78,11 @@ typedef struct hs__coll_phase {
  * exists and, when it does, *out pointing at its closed description in
  * the memo, valid until the next put. False on a miss. No copy. */
 bool hs__coll_memo_get_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo,
-                             const hs_coll_t *c, int32_t phase, hs__coll_phase_t *out,
+                             hs_coll_t *c, int32_t phase, hs__coll_phase_t *out,
                              bool *has);
 /* Stores what build_phase + hs__builder_close gave (b closed; has false:
  * no such phase). */
-void hs__coll_memo_put_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, const hs_coll_t *c,
+void hs__coll_memo_put_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, hs_coll_t *c,
                              int32_t phase, const hs_coll_builder_t *b, bool has);
 
 /* Entries stored and lookups answered (tests and benchmarks). */

@@ -1201,6 +1201,8 @@ hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err)
   b->err = err;
   c->run_algo = c->algo;
   c->memo_hash = hs__coll_memo_hash(cs->memo, c);
+  c->memo_devs = SIZE_MAX;
+  c->memo_last = SIZE_MAX;
   bool checked = false; /* the memo says c passed coll_validate with run_algo */
   if (!c->run_algo && !hs__coll_memo_get_algo(cs->memo, c, &c->run_algo, &checked)) {
     c->run_algo = choose_algo(b, c);

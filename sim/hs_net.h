@@ -340,6 +340,8 @@ struct hs_coll {
   hs_flow_t *xflows;            /* phases of more than HS_COLL_MAX_FLOWS flows (pool block) */
   int32_t n_xflows_cap;
   uint64_t memo_hash;           /* hash of (op, n, bytes, devices), set at start (coll_memo.h) */
+  size_t memo_devs;             /* where the memo holds a copy of devices; SIZE_MAX: not known yet */
+  size_t memo_last;             /* the memo entry last found or stored for c; SIZE_MAX: none */
 };
 
 /* Zeroes c (optional before filling it in). O(1). */

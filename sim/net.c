@@ -9,15 +9,19 @@
  *
  * Rates. A start or an end only marks the touched constrained links dirty
  * and makes sure the rate update event of the current instant is queued
- * (HS_NET_PRIO_RATES: after everything else at this time). The update
- * collects, from each dirty link, the component of flows connected to it
- * through shared constrained links (breadth-first, epoch marks instead of
- * clearing), lays it out as local arrays and calls hs_maxmin_solve on it. A flow whose rate
- * changed has its remaining bytes advanced lazily (remaining -= old rate x
- * elapsed since its last change) and its completion event rescheduled at
- * now + round(remaining / rate), rounded once; unchanged flows are left
- * alone. Unconstrained links carry members (for the counters) but never
- * couple flows.
+ * (HS_NET_PRIO_RATES: after everything else at this time). A start marks
+ * only its first constrained link: the flow stays on all of its links until
+ * the update, so they share one component, and that link is listed no
+ * later than the others would have been, so each component is still seeded
+ * from the same link, in the same order (an end marks every link: they may
+ * part). The update collects, from each dirty link, the component of flows
+ * connected to it through shared constrained links (breadth-first, epoch
+ * marks instead of clearing), lays it out as local arrays and calls
+ * hs_maxmin_solve on it. A flow whose rate changed has its remaining bytes
+ * advanced lazily (remaining -= old rate x elapsed since its last change)
+ * and its completion event rescheduled at now + round(remaining / rate),
+ * rounded once; unchanged flows are left alone. Unconstrained links carry
+ * members (for the counters) but never couple flows.
  *
  * Invariants: a flow on links has f->pos != NULL and appears exactly once in
  * each hop's member table; between updates, rate_Bps and t_last describe
@@ -49,7 +53,9 @@ hs_status_t hs__net_init_links(hs_net_t *net)
   size_t n = net->n_links;
   if (n > (size_t)INT32_MAX / 2)
     return HS_ELIMIT;
-  net->lk = hs_calloc(n, sizeof *net->lk);
+  net->lk_mem = hs_calloc(n + 1, sizeof *net->lk);
+  if (net->lk_mem)
+    net->lk = (hs__link_t *)(((uintptr_t)net->lk_mem + 63) & ~(uintptr_t)63);
   net->stats = hs_calloc(n, sizeof *net->stats);
   net->dirty = hs_calloc(n, sizeof *net->dirty);
   net->comp_links = hs_calloc(n, sizeof *net->comp_links);
@@ -57,6 +63,8 @@ hs_status_t hs__net_init_links(hs_net_t *net)
   if (!net->lk || !net->stats || !net->dirty || !net->comp_links || !net->csr_cap)
     HS_FAIL(HS_ENOMEM);
   for (size_t l = 0; l < n; l++) {
+    net->lk[l].m = &net->lk[l].m0;
+    net->lk[l].cap = 1;
     double g = net->links[l].GBps;
     net->lk[l].finite = g > 0.0 && g < INFINITY;
     net->lk[l].cap_Bps = net->lk[l].finite ? g * HS_GB : INFINITY;
@@ -134,8 +142,9 @@ void hs_net_free(hs_net_t *net)
     net->colls_ops->free(net->colls, net->eng);
   if (net->lk)
     for (size_t l = 0; l < net->n_links; l++)
-      hs_free(net->lk[l].m);
-  hs_free(net->lk);
+      if (net->lk[l].m != &net->lk[l].m0)
+        hs_free(net->lk[l].m);
+  hs_free(net->lk_mem);
   hs_free(net->stats);
   hs_free(net->dirty);
   hs_free(net->comp_links);
@@ -196,6 +205,22 @@ cleanup:
   return st;
 }
 
+/* Makes room for one more member on lk: the inline table moves to a heap
+ * array, which then grows geometrically. */
+static hs_status_t grow_members(hs__link_t *lk)
+{
+  hs_status_t st = HS_OK;
+  hs__member_t *m = lk->m == &lk->m0 ? NULL : lk->m;
+  size_t cap = m ? (size_t)lk->cap : 0;
+  HS_CHECK(hs_reserve((void **)&m, &cap, (size_t)lk->n + 1, sizeof *m));
+  if (lk->m == &lk->m0)
+    m[0] = lk->m0;
+  lk->m = m;
+  lk->cap = (int32_t)HS_MIN(cap, (size_t)INT32_MAX);
+cleanup:
+  return st;
+}
+
 static inline void mark_dirty(hs_net_t *net, int32_t l)
 {
   hs__link_t *lk = &net->lk[l];
@@ -213,12 +238,14 @@ hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f)
     return HS_EINVAL;
   if (!(f->bytes >= 0.0) || f->bytes == INFINITY || f->n_hops < 0 || (f->n_hops > 0 && !f->hops))
     return HS_EINVAL;
-  bool constrained = false;
+  bool constrained = false, full = false; /* full: a member table must grow */
   for (int32_t h = 0; h < f->n_hops; h++) {
     int32_t l = f->hops[h].link;
     if (l < 0 || (size_t)l >= net->n_links || f->hops[h].weight < 1)
       return HS_EINVAL;
-    constrained |= net->lk[l].finite;
+    const hs__link_t *lk = &net->lk[l];
+    constrained |= lk->finite;
+    full |= lk->n == lk->cap;
   }
   hs_engine_t *eng = net->eng;
   bool joins = constrained && f->bytes >= HS_NET_EPS_BYTES;
@@ -228,13 +255,10 @@ hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f)
                       sizeof *net->active));
   if (joins) {
     HS_CHECK(reserve_update(net, net->n_active + 1, net->active_hops + (size_t)f->n_hops));
-    for (int32_t h = 0; h < f->n_hops; h++) {
+    for (int32_t h = 0; full && h < f->n_hops; h++) {
       hs__link_t *lk = &net->lk[f->hops[h].link];
-      if (lk->n == lk->cap) {
-        size_t cap = (size_t)lk->cap;
-        HS_CHECK(hs_reserve((void **)&lk->m, &cap, (size_t)lk->n + 1, sizeof *lk->m));
-        lk->cap = (int32_t)HS_MIN(cap, (size_t)INT32_MAX);
-      }
+      if (lk->n == lk->cap)
+        HS_CHECK(grow_members(lk));
     }
     pos = hs__pool_alloc(&net->pool, (size_t)f->n_hops * sizeof *pos);
     if (!pos)
@@ -264,6 +288,7 @@ hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f)
   net->active[net->n_active++] = f;
   if (!joins)
     return HS_OK;
+  bool marked = false; /* its first constrained link is (see the file header) */
   for (int32_t h = 0; h < f->n_hops; h++) {
     int32_t l = f->hops[h].link;
     hs__link_t *lk = &net->lk[l];
@@ -273,19 +298,24 @@ hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f)
     pos[h] = lk->n++;
     if (lk->n > net->stats[l].max_flows)
       net->stats[l].max_flows = lk->n;
-    mark_dirty(net, l);
+    if (!marked && lk->finite) {
+      mark_dirty(net, l);
+      marked = true;
+    }
   }
   net->active_hops += (size_t)f->n_hops;
 cleanup:
   return st;
 }
 
-/* Takes f off its links (swap-remove), marking them dirty. O(hops). */
+/* Counts f's bytes on its links and takes it off them (swap-remove),
+ * marking them dirty. O(hops). */
 static void leave_links(hs_net_t *net, hs_flow_t *f)
 {
   hs_time_t now = net->eng->now;
   for (int32_t h = 0; h < f->n_hops; h++) {
     int32_t l = f->hops[h].link;
+    net->stats[l].bytes += f->bytes * (double)f->hops[h].weight;
     hs__link_t *lk = &net->lk[l];
     int32_t i = f->pos[h];
     lk->n--;
@@ -306,10 +336,11 @@ static void flow_complete(hs_engine_t *eng, hs_event_t *ev)
 {
   hs_flow_t *f = HS_CONTAINER_OF(ev, hs_flow_t, ev);
   hs_net_t *net = f->net;
-  for (int32_t h = 0; h < f->n_hops; h++)
-    net->stats[f->hops[h].link].bytes += f->bytes * (double)f->hops[h].weight;
   if (f->pos)
     leave_links(net, f);
+  else
+    for (int32_t h = 0; h < f->n_hops; h++)
+      net->stats[f->hops[h].link].bytes += f->bytes * (double)f->hops[h].weight;
   size_t s = (size_t)f->slot;
   net->active[s] = net->active[--net->n_active];
   net->active[s]->slot = (int32_t)s;
@@ -331,6 +362,52 @@ void hs_net_set_observer(hs_net_t *net, hs_net_observer_fn fn, void *ctx)
   net->observer_ctx = ctx;
 }
 
+/* Gives f the rate r (bytes/s) from now on: its progress at the old rate is
+ * booked and its completion rescheduled, rounded once; a flow whose rate did
+ * not change keeps its queued completion. O(log events). */
+static hs_status_t set_rate(hs_net_t *net, hs_flow_t *f, double r)
+{
+  if (r == f->rate_Bps && hs_event_pending(&f->ev))
+    return HS_OK;
+  hs_engine_t *eng = net->eng;
+  hs_time_t now = eng->now;
+  if (now > f->t_last)
+    f->remaining -= f->rate_Bps * hs_time_to_s(now - f->t_last);
+  f->t_last = now;
+  f->rate_Bps = r;
+  hs_time_t dt = f->remaining < HS_NET_EPS_BYTES ? 0 : hs_time_from_s(f->remaining / r);
+  hs_time_t at = dt > HS_TIME_MAX - now ? HS_TIME_MAX : now + dt;
+  return hs_engine_schedule(eng, &f->ev, at, HS_NET_PRIO_FLOW);
+}
+
+/* The common component of one flow alone on every constrained link it
+ * crosses (a collective's flow over its node's ports): its rate is its
+ * tightest cap / weight, as hs_maxmin_solve gives a single flow, with no
+ * component layout and no solver call. Returns false, touching nothing,
+ * when another flow shares one of f's constrained links. Else marks f's
+ * constrained links with `epoch` (solved) and sets the rate. O(hops). */
+static bool solve_alone(hs_net_t *net, hs_flow_t *f, uint64_t epoch, hs_status_t *st)
+{
+  hs__link_t *lks = net->lk;
+  double r = INFINITY;
+  for (int32_t h = 0; h < f->n_hops; h++) {
+    const hs__link_t *lk = &lks[f->hops[h].link];
+    if (!lk->finite)
+      continue;
+    if (lk->n != 1)
+      return false;
+    double cap = lk->cap_Bps, lv = cap / (double)f->hops[h].weight;
+    if (cap > 0.0 && cap < INFINITY && lv < r)
+      r = lv;
+  }
+  f->mark = epoch;
+  for (int32_t h = 0; h < f->n_hops; h++)
+    lks[f->hops[h].link].mark = epoch;
+  net->n_updates++;
+  *st = set_rate(net, f, r);
+  return true;
+}
+
 /* Re-solves one component: the flows connected to comp_links[0..nl) (the
  * seed, marked) through constrained links. O(flows + hops + links of the
  * component) plus the solve. */
@@ -338,6 +415,10 @@ static hs_status_t solve_component(hs_net_t *net, uint64_t epoch, size_t nl)
 {
   hs__link_t *lks = net->lk;
   size_t nf = 0;
+  hs_status_t st = HS_OK;
+  const hs__link_t *seed = &lks[net->comp_links[0]];
+  if (nl == 1 && seed->n == 1 && solve_alone(net, seed->m[0].f, epoch, &st))
+    return st;
   for (size_t q = 0; q < nl; q++) {
     const hs__link_t *lk = &lks[net->comp_links[q]];
     for (int32_t i = 0; i < lk->n; i++) {
@@ -371,27 +452,14 @@ static hs_status_t solve_component(hs_net_t *net, uint64_t epoch, size_t nl)
   net->csr_off[nf] = (int32_t)k;
   for (size_t i = 0; i < nl; i++)
     net->csr_cap[i] = lks[net->comp_links[i]].cap_Bps;
-  hs_status_t st = hs_maxmin_solve(&net->mm, (int32_t)nf, net->csr_off, net->csr_hops,
+  st = hs_maxmin_solve(&net->mm, (int32_t)nf, net->csr_off, net->csr_hops,
                                    (int32_t)nl, net->csr_cap, net->rates);
   if (st != HS_OK)
     return st;
   net->n_updates++;
-  hs_engine_t *eng = net->eng;
-  hs_time_t now = eng->now;
-  for (size_t i = 0; i < nf; i++) {
-    hs_flow_t *f = net->comp_flows[i];
-    double r = net->rates[i];
-    if (r == f->rate_Bps && hs_event_pending(&f->ev))
-      continue;
-    if (now > f->t_last)
-      f->remaining -= f->rate_Bps * hs_time_to_s(now - f->t_last);
-    f->t_last = now;
-    f->rate_Bps = r;
-    hs_time_t dt = f->remaining < HS_NET_EPS_BYTES ? 0 : hs_time_from_s(f->remaining / r);
-    hs_time_t at = dt > HS_TIME_MAX - now ? HS_TIME_MAX : now + dt;
-    if ((st = hs_engine_schedule(eng, &f->ev, at, HS_NET_PRIO_FLOW)) != HS_OK)
+  for (size_t i = 0; i < nf; i++)
+    if ((st = set_rate(net, net->comp_flows[i], net->rates[i])) != HS_OK)
       return st;
-  }
   return HS_OK;
 }
 

@@ -18,15 +18,18 @@ typedef struct hs__member {
   int32_t hop;                /* index into f->hops */
 } hs__member_t;
 
+/* 64 bytes, 64-byte aligned: a link a flow crosses costs one cache line,
+ * its member table included while it carries one flow (most links). */
 typedef struct hs__link {
   double cap_Bps;             /* +inf when unconstrained */
   uint64_t mark;              /* component search epoch */
-  hs__member_t *m;            /* flows on the link, any order */
+  hs__member_t *m;            /* flows on the link, any order: &m0 or a heap array */
   int32_t n, cap;
   int32_t local;              /* index in the component being solved */
   bool finite;
   bool dirty;                 /* in net->dirty */
   hs_time_t busy_since;
+  hs__member_t m0;            /* the member table while it holds at most one flow */
 } hs__link_t;
 
 struct hs_net {
@@ -36,7 +39,8 @@ struct hs_net {
   const hs_link_t *links;
   size_t n_links;
   hs_net_paths_t paths;
-  hs__link_t *lk;
+  hs__link_t *lk;             /* n_links, 64-byte aligned in lk_mem */
+  void *lk_mem;
   hs_link_stats_t *stats;
   /* active flows (swap-remove by f->slot) */
   hs_flow_t **active;
