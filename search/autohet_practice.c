@@ -116,18 +116,26 @@ simulate:
     a->deadline_hit = a->budget_hit = true; /* predicted to end past the deadline */
     goto cleanup;
   }
-  a->var_sims++;
-  st = hs_simulate(a->m, a->c, &v, NULL, &rep, &e2);
-  if (st == HS_ENOMEM)
-    HS_FAIL(hs_error_set(err, st, "%s", e2.msg));
-  if (st != HS_OK)
-    HS_FAIL(hs_error_set(err, HS_EINTERNAL,
-                         "autohet emitted a plan variant the simulator rejects: %.200s", e2.msg));
-  if (!rep.oom && rep.iteration_time_s < p->best_sim_s) {
+  a->var_sims++; /* a memo answer counts as the simulation it stands for */
+  double iter_s = INFINITY;
+  if (!hs__sim_memo_get(&a->sims, &v, &iter_s)) {
+    st = hs_simulate(a->m, a->c, &v, NULL, &rep, &e2);
+    if (st == HS_ENOMEM)
+      HS_FAIL(hs_error_set(err, st, "%s", e2.msg));
+    if (st != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_EINTERNAL,
+                           "autohet emitted a plan variant the simulator rejects: %.200s", e2.msg));
+    if (!rep.oom) {
+      iter_s = rep.iteration_time_s;
+      if (hs__sim_memo_put(&a->sims, &v, iter_s) != HS_OK)
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory storing a variant"));
+    }
+  }
+  if (iter_s < p->best_sim_s) {
     hs_plan_t tmp = p->plans[p->best];
     p->plans[p->best] = v;
     v = tmp;
-    p->best_sim_s = rep.iteration_time_s;
+    p->best_sim_s = iter_s;
     a->var_better++;
   }
 cleanup:

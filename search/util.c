@@ -3,6 +3,7 @@
  * defaults, subclusters and the candidate pool.
  */
 #include "search_internal.h"
+#include "sim_memo.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -232,6 +233,17 @@ hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_
     *done = true;
     return HS_OK;
   }
+  double known_s = 0.0;
+  if (p->memo && hs__sim_memo_get(p->memo, &p->plans[p->next_sim], &known_s)) {
+    /* simulated before (the memo holds fitting plans only): the same report */
+    int32_t k = p->next_sim++;
+    if (p->best < 0 || known_s < p->best_sim_s) {
+      p->best = k;
+      p->best_sim_s = known_s;
+    }
+    *done = p->next_sim >= p->n;
+    return HS_OK;
+  }
   /* the driver simulates the plan returned once more: leave time for it */
   double cost_s = hs__sim_cost_s(&p->plans[p->next_sim]) * p->sim_scale;
   if (!hs__sim_fits(p->deadline_s, 2.0 * cost_s)) {
@@ -264,9 +276,15 @@ hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_
     snprintf(p->why, sizeof p->why, "out of memory on device %d (%s needed, %s available)", d,
              hs_fmt_bytes(rep.n_device_mem > d ? rep.device_peak_memory_bytes[d] : 0, b1, sizeof b1),
              hs_fmt_bytes(hs_cluster_gpu(c, d)->mem_bytes, b2, sizeof b2));
-  } else if (p->best < 0 || rep.iteration_time_s < p->best_sim_s) {
-    p->best = k;
-    p->best_sim_s = rep.iteration_time_s;
+  } else {
+    if (p->memo && hs__sim_memo_put(p->memo, &p->plans[k], rep.iteration_time_s) != HS_OK) {
+      hs_report_destroy(&rep);
+      return hs_error_set(err, HS_ENOMEM, "out of memory storing a simulated plan");
+    }
+    if (p->best < 0 || rep.iteration_time_s < p->best_sim_s) {
+      p->best = k;
+      p->best_sim_s = rep.iteration_time_s;
+    }
   }
   hs_report_destroy(&rep);
   *done = p->next_sim >= p->n;
