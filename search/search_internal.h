@@ -100,7 +100,9 @@ void hs__cpool_destroy(hs_cand_pool_t *p);
  * initialised and empty. O(cap). */
 void hs__cpool_offer(hs_cand_pool_t *p, hs_plan_t *plan, double est_s);
 /* Simulates the next entry, or answers it from p->memo when a plan the
- * same was simulated before (a fitting one simulated is stored there);
+ * same was simulated before (a fitting one simulated is stored there),
+ * or passes over it when it repeats an entry simulated before while there
+ * is a best (it cannot beat it);
  * *done when all are simulated, or when the next one's predicted
  * simulation would end past p->deadline_s (then p->cut). O(one
  * simulation). */

@@ -226,11 +226,28 @@ void hs__cpool_offer(hs_cand_pool_t *p, hs_plan_t *plan, double est_s)
   hs_plan_init(plan);
 }
 
+/* Entry next_sim is the same (hs__plan_same) as an entry simulated before
+ * it while the pool has a best: it simulates as that one did, to the best's
+ * time or slower or out of memory, so it cannot become the best (a strict
+ * improvement), and the reason of a rejection (p->why) is read only when
+ * there is no best. O(next_sim x plan size). */
+static bool cpool_repeat(const hs_cand_pool_t *p)
+{
+  for (int32_t j = 0; p->best >= 0 && j < p->next_sim; j++)
+    if (hs__plan_same(&p->plans[j], &p->plans[p->next_sim]))
+      return true;
+  return false;
+}
+
 hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_cluster_t *c,
                               bool *done, hs_error_t *err)
 {
   if (p->next_sim >= p->n) {
     *done = true;
+    return HS_OK;
+  }
+  if (cpool_repeat(p)) {
+    *done = ++p->next_sim >= p->n;
     return HS_OK;
   }
   double known_s = 0.0;
