@@ -42,12 +42,70 @@ void hs__autohet_practice_degrees(autohet_t *a)
         a->eps[a->n_ep++] = E;
 }
 
+/* Whether every pipeline of p is one hetero-1f1b stage, without chunks
+ * or an explicit order, all with one warm-up, 0 or the rule's (0 for one
+ * stage): its order is 1f1b's (FBFB..., sim/sched.c), it has no pipeline
+ * sends, so async sends change nothing, and ZeRO-3's gather groups (which
+ * compare warm-ups across pipelines, sim/lower_grad.c) form alike.
+ * O(pipelines). */
+static bool one_stage_hetero(const hs_plan_t *p)
+{
+  if (strcmp(p->schedule, "hetero-1f1b") != 0 || p->chunks > 1 || p->n_pipelines < 1)
+    return false;
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    if (pl->n_stages != 1 || pl->stages[0].order || pl->stages[0].warmup > 0 ||
+        pl->stages[0].warmup != p->pipelines[0].stages[0].warmup)
+      return false;
+  }
+  return true;
+}
+
+/* True (*no_better) when v's timeline twin is in a->sims, fitting, no
+ * faster than the pool's best. The twin is v with the simulator's timeline
+ * unchanged: ZeRO-1 for ZeRO-2 without FSDP's SHARD_GRAD_OP (the timeline
+ * tells them apart only under it: sim/lower.c's zero3; the optimizer's
+ * 1/n from stage 1, the gathers from stage 3; ZeRO-2 shards gradient
+ * memory alone), and blocking 1f1b for one-stage hetero-1f1b pipelines
+ * (one_stage_hetero). v then simulates to the twin's time or runs out of
+ * memory, and either way cannot beat the best; the variants try ZeRO-1
+ * before ZeRO-2 and blocking before async, so the twin comes first.
+ * HS_ENOMEM only. O(plan size x memo entries). */
+static hs_status_t twin_no_better(autohet_t *a, const hs_plan_t *v, bool *no_better)
+{
+  *no_better = false;
+  bool z2 = v->practice.zero_stage == 2 && !v->practice.fsdp_shard_grad_op;
+  bool one = one_stage_hetero(v);
+  if (!z2 && !one)
+    return HS_OK;
+  hs_plan_t twin;
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  if (hs_plan_copy(v, &twin, &e2) != HS_OK)
+    return HS_ENOMEM;
+  if (z2)
+    twin.practice.zero_stage = 1;
+  if (one) {
+    hs_strlcpy(twin.schedule, "1f1b", sizeof twin.schedule);
+    twin.async_send = false;
+    for (int32_t i = 0; i < twin.n_pipelines; i++)
+      twin.pipelines[i].stages[0].warmup = -1;
+  }
+  double t = INFINITY;
+  *no_better = hs__sim_memo_get(&a->sims, &twin, &t) && t >= a->pool.best_sim_s;
+  hs_plan_destroy(&twin);
+  return HS_OK;
+}
+
 /* Variant k of the best simulated plan (pool.best): ZeRO stage, sequence
  * parallelism and schedule set absolutely from k, so that after all
  * n_var of them the plan is the best of that grid for its layout; then
  * (k = n_var, n_var + 1, with practice search) every stage's recomputation
  * selective, then none (the MILP's classes are none and full).
- * Simulates it and keeps it when it fits and is faster. O(one simulation). */
+ * Simulates it (unless a->sims knows its time, or that it cannot be
+ * faster: twin_no_better) and keeps it when it fits and is faster.
+ * O(one simulation). */
 hs_status_t hs__autohet_variant_step(autohet_t *a, int32_t k, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
@@ -118,7 +176,10 @@ simulate:
   }
   a->var_sims++; /* a memo answer counts as the simulation it stands for */
   double iter_s = INFINITY;
-  if (!hs__sim_memo_get(&a->sims, &v, &iter_s)) {
+  bool no_better = false;
+  if (twin_no_better(a, &v, &no_better) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory copying a variant"));
+  if (!no_better && !hs__sim_memo_get(&a->sims, &v, &iter_s)) {
     st = hs_simulate(a->m, a->c, &v, NULL, &rep, &e2);
     if (st == HS_ENOMEM)
       HS_FAIL(hs_error_set(err, st, "%s", e2.msg));
