@@ -67,17 +67,17 @@ static bool one_stage_hetero(const hs_plan_t *p)
  * tells them apart only under it: sim/lower.c's zero3; the optimizer's
  * 1/n from stage 1, the gathers from stage 3; ZeRO-2 shards gradient
  * memory alone), and blocking 1f1b for one-stage hetero-1f1b pipelines
- * (one_stage_hetero). v then simulates to the twin's time or runs out of
- * memory, and either way cannot beat the best; the variants try ZeRO-1
- * before ZeRO-2 and blocking before async, so the twin comes first.
+ * (one_stage_hetero), and no recomputation for a selective one that
+ * recomputes nothing (hs__plan_canon_timeline). v then simulates to the
+ * twin's time or runs out of memory, and either way cannot beat the best;
+ * the variants try ZeRO-1 before ZeRO-2, blocking before async and the
+ * plan itself before its recomputation, so the twin comes first.
  * HS_ENOMEM only. O(plan size x memo entries). */
 static hs_status_t twin_no_better(autohet_t *a, const hs_plan_t *v, bool *no_better)
 {
   *no_better = false;
   bool z2 = v->practice.zero_stage == 2 && !v->practice.fsdp_shard_grad_op;
   bool one = one_stage_hetero(v);
-  if (!z2 && !one)
-    return HS_OK;
   hs_plan_t twin;
   hs_error_t e2;
   hs_error_init(&e2);
@@ -92,8 +92,10 @@ static hs_status_t twin_no_better(autohet_t *a, const hs_plan_t *v, bool *no_bet
     for (int32_t i = 0; i < twin.n_pipelines; i++)
       twin.pipelines[i].stages[0].warmup = -1;
   }
+  hs__plan_canon_timeline(a->m, &twin);
   double t = INFINITY;
-  *no_better = hs__sim_memo_get(&a->sims, &twin, &t) && t >= a->pool.best_sim_s;
+  *no_better = !hs__plan_same(&twin, v) && hs__sim_memo_get(&a->sims, &twin, &t) &&
+               t >= a->pool.best_sim_s;
   hs_plan_destroy(&twin);
   return HS_OK;
 }

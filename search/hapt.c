@@ -706,6 +706,20 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
     hs_plan_destroy(&cand);
     return HS_OK;
   }
+  bool same = false;
+  if (hs__plan_same_timeline(s->h.m, &cand, &s->ls_best, &same) != HS_OK) {
+    hs_plan_destroy(&cand);
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  }
+  if (same) {
+    /* the incumbent's timeline (a selective recomputation that recomputes
+     * nothing, sim_memo.h): at most its time, so it cannot beat it;
+     * counted and stored as a simulation that lost */
+    s->ls_sims++;
+    st = hs__sim_memo_put(&s->ls_memo, &cand, INF);
+    hs_plan_destroy(&cand);
+    return st == HS_OK ? HS_OK : hs_error_set(err, st, "out of memory");
+  }
   hs_report_t rep;
   hs_report_init(&rep);
   hs_error_t e2;
