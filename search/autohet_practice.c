@@ -61,42 +61,50 @@ static bool one_stage_hetero(const hs_plan_t *p)
   return true;
 }
 
-/* True (*no_better) when v's timeline twin is in a->sims, fitting, no
- * faster than the pool's best. The twin is v with the simulator's timeline
- * unchanged: ZeRO-1 for ZeRO-2 without FSDP's SHARD_GRAD_OP (the timeline
- * tells them apart only under it: sim/lower.c's zero3; the optimizer's
- * 1/n from stage 1, the gathers from stage 3; ZeRO-2 shards gradient
- * memory alone), and blocking 1f1b for one-stage hetero-1f1b pipelines
- * (one_stage_hetero), and no recomputation for a selective one that
- * recomputes nothing (hs__plan_canon_timeline). v then simulates to the
- * twin's time or runs out of memory, and either way cannot beat the best;
- * the variants try ZeRO-1 before ZeRO-2, blocking before async and the
- * plan itself before its recomputation, so the twin comes first.
- * HS_ENOMEM only. O(plan size x memo entries). */
+/* Whether a twin of v simulated before shows v cannot beat the pool's
+ * best. v itself in a->oom_sims runs out of memory again. A twin is v
+ * with the simulator's timeline unchanged: ZeRO-1 for ZeRO-2 without
+ * FSDP's SHARD_GRAD_OP (the timeline tells them apart only under it:
+ * sim/lower.c's zero3; the optimizer's 1/n from stage 1, the gathers from
+ * stage 3; ZeRO-2 shards gradient memory alone), blocking 1f1b for
+ * one-stage hetero-1f1b pipelines (one_stage_hetero), either or both, and
+ * no recomputation for a selective one that recomputes nothing
+ * (hs__plan_canon_timeline). A twin in a->sims or a->oom_sims (an
+ * out-of-memory run still simulates the whole timeline) at a time >= the
+ * best: v simulates to that time or runs out of memory, and either way
+ * cannot beat it. The variants try ZeRO-1 before ZeRO-2, blocking before
+ * async and the plan itself before its recomputation, so twins come
+ * first. HS_ENOMEM only. O(plan size x memo entries). */
 static hs_status_t twin_no_better(autohet_t *a, const hs_plan_t *v, bool *no_better)
 {
-  *no_better = false;
+  double t = INFINITY;
+  *no_better = hs__sim_memo_get(&a->oom_sims, v, &t);
   bool z2 = v->practice.zero_stage == 2 && !v->practice.fsdp_shard_grad_op;
   bool one = one_stage_hetero(v);
-  hs_plan_t twin;
   hs_error_t e2;
   hs_error_init(&e2);
   e2.warn_fp = NULL;
-  if (hs_plan_copy(v, &twin, &e2) != HS_OK)
-    return HS_ENOMEM;
-  if (z2)
-    twin.practice.zero_stage = 1;
-  if (one) {
-    hs_strlcpy(twin.schedule, "1f1b", sizeof twin.schedule);
-    twin.async_send = false;
-    for (int32_t i = 0; i < twin.n_pipelines; i++)
-      twin.pipelines[i].stages[0].warmup = -1;
+  for (int32_t mask = 0; mask < 4 && !*no_better; mask++) {
+    if (((mask & 1) && !z2) || ((mask & 2) && !one))
+      continue;
+    hs_plan_t twin;
+    if (hs_plan_copy(v, &twin, &e2) != HS_OK)
+      return HS_ENOMEM;
+    if (mask & 1)
+      twin.practice.zero_stage = 1;
+    if (mask & 2) {
+      hs_strlcpy(twin.schedule, "1f1b", sizeof twin.schedule);
+      twin.async_send = false;
+      for (int32_t i = 0; i < twin.n_pipelines; i++)
+        twin.pipelines[i].stages[0].warmup = -1;
+    }
+    hs__plan_canon_timeline(a->m, &twin);
+    *no_better = !hs__plan_same(&twin, v) &&
+                 (hs__sim_memo_get(&a->sims, &twin, &t) ||
+                  hs__sim_memo_get(&a->oom_sims, &twin, &t)) &&
+                 t >= a->pool.best_sim_s;
+    hs_plan_destroy(&twin);
   }
-  hs__plan_canon_timeline(a->m, &twin);
-  double t = INFINITY;
-  *no_better = !hs__plan_same(&twin, v) && hs__sim_memo_get(&a->sims, &twin, &t) &&
-               t >= a->pool.best_sim_s;
-  hs_plan_destroy(&twin);
   return HS_OK;
 }
 
@@ -188,11 +196,10 @@ simulate:
     if (st != HS_OK)
       HS_FAIL(hs_error_set(err, HS_EINTERNAL,
                            "autohet emitted a plan variant the simulator rejects: %.200s", e2.msg));
-    if (!rep.oom) {
+    if (!rep.oom)
       iter_s = rep.iteration_time_s;
-      if (hs__sim_memo_put(&a->sims, &v, iter_s) != HS_OK)
-        HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory storing a variant"));
-    }
+    if (hs__sim_memo_put(rep.oom ? &a->oom_sims : &a->sims, &v, rep.iteration_time_s) != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory storing a variant"));
   }
   if (iter_s < p->best_sim_s) {
     hs_plan_t tmp = p->plans[p->best];
