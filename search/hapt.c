@@ -853,6 +853,9 @@ static hs_status_t adapt_order(hapt_t *s, hs_error_t *err)
     }
   }
   HS_CHECK(hs_plan_copy(&s->ls_best, &s->tuned, err));
+  /* explicit warm-ups keep the timeline (hetero_warmup.h), so ls_best_s
+   * stands for the tuned plan and the tuner does not simulate it again */
+  hs__hetero_warmup_explicit(&s->tuned.pipelines[0]);
   double t;
   hs_error_t e2;
   hs_error_init(&e2);
