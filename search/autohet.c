@@ -106,6 +106,8 @@ static void autohet_free(void *state)
   free(a->ar.devs);
   hs__cpool_destroy(&a->pool);
   hs__cpool_destroy(&a->xpool);
+  hs__sim_memo_destroy(&a->sims);
+  hs__sim_memo_destroy(&a->oom_sims);
   for (int32_t i = 0; i < a->n_xsrc; i++)
     hs_plan_destroy(&a->xsrc[i]);
   memset(a, 0, sizeof *a);
@@ -209,6 +211,9 @@ static hs_status_t set_budgets(autohet_t *a, const hs_plan_opts_t *o, hs_error_t
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory"));
   a->pool.deadline_s = o->deadline_s; /* finalists predicted past it are left out */
   a->xpool.deadline_s = o->deadline_s;
+  hs__sim_memo_init(&a->sims);
+  hs__sim_memo_init(&a->oom_sims);
+  a->pool.memo = a->xpool.memo = &a->sims;
   hs__autohet_practice_degrees(a);
 cleanup:
   return st;

@@ -28,6 +28,7 @@
 #define HS_AUTOHET_INTERNAL_H
 
 #include "search_internal.h"
+#include "sim_memo.h"
 
 
 #define EXHAUSTIVE_GROUPS 6
@@ -198,6 +199,13 @@ typedef struct autohet {
   bool var_phase;
   int32_t var_next, n_var;
   uint64_t var_sims, var_better, var_pruned;
+  /* the simulated times of the fitting plans of the pools and variants:
+   * a variant can be a pool plan, transforms of two sources the same
+   * plan, and the variants run again on a transformed best */
+  hs_sim_memo_t sims;
+  /* the variants that ran out of memory, with their simulated time (the
+   * whole timeline runs: sim/simulate.c flags memory after it) */
+  hs_sim_memo_t oom_sims;
   /* practice transforms of the simulated pool plans (hs__autohet_transform_step):
    * context parallelism C in cps, expert parallelism E in eps (cps[0] =
    * eps[0] = 1), interleaving; the finalists by estimate in xpool */

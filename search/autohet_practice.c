@@ -42,12 +42,80 @@ void hs__autohet_practice_degrees(autohet_t *a)
         a->eps[a->n_ep++] = E;
 }
 
+/* Whether every pipeline of p is one hetero-1f1b stage, without chunks
+ * or an explicit order, all with one warm-up, 0 or the rule's (0 for one
+ * stage): its order is 1f1b's (FBFB..., sim/sched.c), it has no pipeline
+ * sends, so async sends change nothing, and ZeRO-3's gather groups (which
+ * compare warm-ups across pipelines, sim/lower_grad.c) form alike.
+ * O(pipelines). */
+static bool one_stage_hetero(const hs_plan_t *p)
+{
+  if (strcmp(p->schedule, "hetero-1f1b") != 0 || p->chunks > 1 || p->n_pipelines < 1)
+    return false;
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    if (pl->n_stages != 1 || pl->stages[0].order || pl->stages[0].warmup > 0 ||
+        pl->stages[0].warmup != p->pipelines[0].stages[0].warmup)
+      return false;
+  }
+  return true;
+}
+
+/* Whether a twin of v simulated before shows v cannot beat the pool's
+ * best. v itself in a->oom_sims runs out of memory again. A twin is v
+ * with the simulator's timeline unchanged: ZeRO-1 for ZeRO-2 without
+ * FSDP's SHARD_GRAD_OP (the timeline tells them apart only under it:
+ * sim/lower.c's zero3; the optimizer's 1/n from stage 1, the gathers from
+ * stage 3; ZeRO-2 shards gradient memory alone), blocking 1f1b for
+ * one-stage hetero-1f1b pipelines (one_stage_hetero), either or both, and
+ * no recomputation for a selective one that recomputes nothing
+ * (hs__plan_canon_timeline). A twin in a->sims or a->oom_sims (an
+ * out-of-memory run still simulates the whole timeline) at a time >= the
+ * best: v simulates to that time or runs out of memory, and either way
+ * cannot beat it. The variants try ZeRO-1 before ZeRO-2, blocking before
+ * async and the plan itself before its recomputation, so twins come
+ * first. HS_ENOMEM only. O(plan size x memo entries). */
+static hs_status_t twin_no_better(autohet_t *a, const hs_plan_t *v, bool *no_better)
+{
+  double t = INFINITY;
+  *no_better = hs__sim_memo_get(&a->oom_sims, v, &t);
+  bool z2 = v->practice.zero_stage == 2 && !v->practice.fsdp_shard_grad_op;
+  bool one = one_stage_hetero(v);
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  for (int32_t mask = 0; mask < 4 && !*no_better; mask++) {
+    if (((mask & 1) && !z2) || ((mask & 2) && !one))
+      continue;
+    hs_plan_t twin;
+    if (hs_plan_copy(v, &twin, &e2) != HS_OK)
+      return HS_ENOMEM;
+    if (mask & 1)
+      twin.practice.zero_stage = 1;
+    if (mask & 2) {
+      hs_strlcpy(twin.schedule, "1f1b", sizeof twin.schedule);
+      twin.async_send = false;
+      for (int32_t i = 0; i < twin.n_pipelines; i++)
+        twin.pipelines[i].stages[0].warmup = -1;
+    }
+    hs__plan_canon_timeline(a->m, &twin);
+    *no_better = !hs__plan_same(&twin, v) &&
+                 (hs__sim_memo_get(&a->sims, &twin, &t) ||
+                  hs__sim_memo_get(&a->oom_sims, &twin, &t)) &&
+                 t >= a->pool.best_sim_s;
+    hs_plan_destroy(&twin);
+  }
+  return HS_OK;
+}
+
 /* Variant k of the best simulated plan (pool.best): ZeRO stage, sequence
  * parallelism and schedule set absolutely from k, so that after all
  * n_var of them the plan is the best of that grid for its layout; then
  * (k = n_var, n_var + 1, with practice search) every stage's recomputation
  * selective, then none (the MILP's classes are none and full).
- * Simulates it and keeps it when it fits and is faster. O(one simulation). */
+ * Simulates it (unless a->sims knows its time, or that it cannot be
+ * faster: twin_no_better) and keeps it when it fits and is faster.
+ * O(one simulation). */
 hs_status_t hs__autohet_variant_step(autohet_t *a, int32_t k, hs_error_t *err)
 {
   hs_status_t st = HS_OK;
@@ -116,18 +184,28 @@ simulate:
     a->deadline_hit = a->budget_hit = true; /* predicted to end past the deadline */
     goto cleanup;
   }
-  a->var_sims++;
-  st = hs_simulate(a->m, a->c, &v, NULL, &rep, &e2);
-  if (st == HS_ENOMEM)
-    HS_FAIL(hs_error_set(err, st, "%s", e2.msg));
-  if (st != HS_OK)
-    HS_FAIL(hs_error_set(err, HS_EINTERNAL,
-                         "autohet emitted a plan variant the simulator rejects: %.200s", e2.msg));
-  if (!rep.oom && rep.iteration_time_s < p->best_sim_s) {
+  a->var_sims++; /* a memo answer counts as the simulation it stands for */
+  double iter_s = INFINITY;
+  bool no_better = false;
+  if (twin_no_better(a, &v, &no_better) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory copying a variant"));
+  if (!no_better && !hs__sim_memo_get(&a->sims, &v, &iter_s)) {
+    st = hs_simulate(a->m, a->c, &v, NULL, &rep, &e2);
+    if (st == HS_ENOMEM)
+      HS_FAIL(hs_error_set(err, st, "%s", e2.msg));
+    if (st != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_EINTERNAL,
+                           "autohet emitted a plan variant the simulator rejects: %.200s", e2.msg));
+    if (!rep.oom)
+      iter_s = rep.iteration_time_s;
+    if (hs__sim_memo_put(rep.oom ? &a->oom_sims : &a->sims, &v, rep.iteration_time_s) != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory storing a variant"));
+  }
+  if (iter_s < p->best_sim_s) {
     hs_plan_t tmp = p->plans[p->best];
     p->plans[p->best] = v;
     v = tmp;
-    p->best_sim_s = rep.iteration_time_s;
+    p->best_sim_s = iter_s;
     a->var_better++;
   }
 cleanup:

@@ -6,6 +6,14 @@
  * doubles each; a stage query is a handful of subtractions. The cache holds
  * at most CACHE_MAX entries and is overwritten round-robin when full, so the
  * memory is bounded by CACHE_MAX x 8 x (n_ops+1) doubles.
+ *
+ * Collective estimates (coll_s) are memoised across calls in an open-
+ * addressing table keyed by (op, devices in order, bytes): the topology's
+ * estimate is a pure function of them, and a search estimates the same
+ * gradient all-reduce for every microbatch size and recomputation of one
+ * layout. The table stops growing at COLL_MEMO_MAX entries or
+ * COLL_MEMO_MAX_DEVS stored device ids (then estimates are computed as
+ * without it), so it holds at most a few tens of MB.
  */
 #include "search_internal.h"
 
@@ -16,6 +24,24 @@
 #define CACHE_MAX 48
 #define OPT_BYTES_PER_PARAM 32.0 /* as the simulator's optimizer step (lower.c) */
 #define AR_MEMO_MAX 64
+#define COLL_MEMO_MAX (1 << 16)          /* entries; the table has twice as many slots */
+#define COLL_MEMO_MAX_DEVS (1 << 22)     /* device ids stored over all entries */
+
+/* One memoised collective estimate; devices at devs[dev_off .. + n). */
+typedef struct coll_memo_entry {
+  uint64_t hash; /* 0: free slot */
+  double bytes, t;
+  size_t dev_off;
+  int32_t n;
+  hs_coll_op_t op;
+} coll_memo_entry_t;
+
+typedef struct coll_memo {
+  coll_memo_entry_t *slots; /* cap slots, cap a power of two, at most half used */
+  size_t cap, n;
+  int32_t *devs;
+  size_t n_devs, cap_devs;
+} coll_memo_t;
 
 enum {
   P_FWD, P_BWD, P_RECOMP_SEL, P_PARAMS, P_ACT, P_ACT_SEL, P_ACT_FULL,
@@ -48,6 +74,7 @@ struct hs_estimator {
   hs_practice_t practice; /* of the cached entries (hs_estimator_set_practice) */
   double deadline_s;      /* hs_estimator_set_deadline; 0 = none */
   bool out_of_time;       /* a collective was skipped for the deadline */
+  coll_memo_t cm;         /* collective estimates of earlier calls (coll_s) */
 };
 
 /* Largest block's saved bytes per sample under the kernel set (the
@@ -120,6 +147,8 @@ void hs_estimator_free(hs_estimator_t *e)
       free(e->cache[k].pre[p]);
   hs_topology_free(e->topo);
   free(e->mem);
+  free(e->cm.slots);
+  free(e->cm.devs);
   free(e);
 }
 
@@ -152,17 +181,102 @@ void hs_estimator_set_deadline(hs_estimator_t *e, double deadline_s) { e->deadli
 
 bool hs_estimator_out_of_time(const hs_estimator_t *e) { return e->out_of_time; }
 
+/* FNV-1a of (op, n, bytes' bits, devices); never 0 (the free slot's
+ * mark). O(n). */
+static uint64_t coll_hash(hs_coll_op_t op, const int32_t *devices, int32_t n, double bytes)
+{
+  uint64_t h = 1469598103934665603ULL, bits = 0;
+  memcpy(&bits, &bytes, sizeof bits);
+  uint64_t head[3] = {(uint64_t)op, (uint64_t)n, bits};
+  for (int k = 0; k < 3; k++)
+    h = (h ^ head[k]) * 1099511628211ULL;
+  for (int32_t k = 0; k < n; k++)
+    h = (h ^ (uint32_t)devices[k]) * 1099511628211ULL;
+  return h ? h : 1;
+}
+
+/* The slot holding the key, or the free slot where it would go (the
+ * table is never full). O(n) expected. */
+static coll_memo_entry_t *coll_memo_slot(coll_memo_t *cm, uint64_t h, hs_coll_op_t op,
+                                         const int32_t *devices, int32_t n, double bytes)
+{
+  for (size_t i = (size_t)h & (cm->cap - 1);; i = (i + 1) & (cm->cap - 1)) {
+    coll_memo_entry_t *s = &cm->slots[i];
+    if (s->hash == 0 ||
+        (s->hash == h && s->op == op && s->n == n &&
+         memcmp(&s->bytes, &bytes, sizeof bytes) == 0 &&
+         memcmp(cm->devs + s->dev_off, devices, sizeof *devices * (size_t)n) == 0))
+      return s;
+  }
+}
+
+/* Doubles the table (rehashing every entry); false when out of memory
+ * (the table is then unchanged). O(entries). */
+static bool coll_memo_grow(coll_memo_t *cm)
+{
+  size_t cap = cm->cap ? 2 * cm->cap : 1024;
+  coll_memo_entry_t *slots = hs_calloc(cap, sizeof *slots), *old = cm->slots;
+  if (!slots)
+    return false;
+  size_t old_cap = cm->cap;
+  cm->slots = slots;
+  cm->cap = cap;
+  for (size_t i = 0; i < old_cap; i++)
+    if (old[i].hash) {
+      size_t k = (size_t)old[i].hash & (cap - 1);
+      while (slots[k].hash)
+        k = (k + 1) & (cap - 1);
+      slots[k] = old[i];
+    }
+  free(old);
+  return true;
+}
+
+/* Stores t for the key when the table has room (within COLL_MEMO_MAX and
+ * COLL_MEMO_MAX_DEVS, memory permitting): a memo that cannot grow only
+ * costs estimates. O(n) amortized. */
+static void coll_memo_put(coll_memo_t *cm, uint64_t h, hs_coll_op_t op, const int32_t *devices,
+                          int32_t n, double bytes, double t)
+{
+  if (cm->n >= COLL_MEMO_MAX || cm->n_devs + (size_t)n > COLL_MEMO_MAX_DEVS)
+    return;
+  if (2 * (cm->n + 1) > cm->cap && !coll_memo_grow(cm))
+    return;
+  if (cm->n_devs + (size_t)n > cm->cap_devs) {
+    size_t cap = HS_MAX(2 * cm->cap_devs, cm->n_devs + (size_t)n + 1024);
+    int32_t *d = realloc(cm->devs, cap * sizeof *d);
+    if (!d)
+      return;
+    cm->devs = d;
+    cm->cap_devs = cap;
+  }
+  memcpy(cm->devs + cm->n_devs, devices, sizeof *devices * (size_t)n);
+  coll_memo_entry_t *s = coll_memo_slot(cm, h, op, devices, n, bytes);
+  *s = (coll_memo_entry_t){h, bytes, t, cm->n_devs, n, op};
+  cm->n_devs += (size_t)n;
+  cm->n++;
+}
+
 /* Seconds of collective `op` over devices[0..n) into *t (0 for nothing to
- * move, or when the collective model has no finite answer); HS_ENOMEM only
- * when memory ran out. */
+ * move, or when the collective model has no finite answer), from e->cm
+ * when an earlier call estimated the same; HS_ENOMEM only when memory ran
+ * out. O(n) for a memo answer. */
 static hs_status_t coll_s(hs_estimator_t *e, hs_coll_op_t op, const int32_t *devices, int32_t n,
                           double bytes, double *t)
 {
   *t = 0.0;
   if (n <= 1 || bytes <= 0.0)
     return HS_OK;
-  if (e->out_of_time || !hs__sim_fits(e->deadline_s, hs__coll_cost_s(op, n))) {
-    e->out_of_time = true; /* past the deadline, or this estimate would end after it */
+  if (e->out_of_time) /* past the deadline: no estimate (below) */
+    return HS_OK;
+  uint64_t h = coll_hash(op, devices, n, bytes);
+  const coll_memo_entry_t *hit = e->cm.cap ? coll_memo_slot(&e->cm, h, op, devices, n, bytes) : NULL;
+  if (hit && hit->hash) {
+    *t = hit->t;
+    return HS_OK;
+  }
+  if (!hs__sim_fits(e->deadline_s, hs__coll_cost_s(op, n))) {
+    e->out_of_time = true; /* this estimate would end after the deadline */
     return HS_OK;
   }
   hs_coll_t cl;
@@ -175,6 +289,7 @@ static hs_status_t coll_s(hs_estimator_t *e, hs_coll_op_t op, const int32_t *dev
   if (hs_coll_estimate_topo(e->topo, &cl, &s, NULL) == HS_ENOMEM)
     return HS_ENOMEM;
   *t = isfinite(s) ? s : 0.0;
+  coll_memo_put(&e->cm, h, op, devices, n, bytes, *t);
   return HS_OK;
 }
 

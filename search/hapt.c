@@ -706,6 +706,20 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
     hs_plan_destroy(&cand);
     return HS_OK;
   }
+  bool same = false;
+  if (hs__plan_same_timeline(s->h.m, &cand, &s->ls_best, &same) != HS_OK) {
+    hs_plan_destroy(&cand);
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  }
+  if (same) {
+    /* the incumbent's timeline (a selective recomputation that recomputes
+     * nothing, sim_memo.h): at most its time, so it cannot beat it;
+     * counted and stored as a simulation that lost */
+    s->ls_sims++;
+    st = hs__sim_memo_put(&s->ls_memo, &cand, INF);
+    hs_plan_destroy(&cand);
+    return st == HS_OK ? HS_OK : hs_error_set(err, st, "out of memory");
+  }
   hs_report_t rep;
   hs_report_init(&rep);
   hs_error_t e2;
@@ -839,6 +853,9 @@ static hs_status_t adapt_order(hapt_t *s, hs_error_t *err)
     }
   }
   HS_CHECK(hs_plan_copy(&s->ls_best, &s->tuned, err));
+  /* explicit warm-ups keep the timeline (hetero_warmup.h), so ls_best_s
+   * stands for the tuned plan and the tuner does not simulate it again */
+  hs__hetero_warmup_explicit(&s->tuned.pipelines[0]);
   double t;
   hs_error_t e2;
   hs_error_init(&e2);

@@ -11,9 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-/* Explicit warm-ups: the schedule's default (p - r - 1) where -1; true
- * when a warm-up changed. */
-static bool make_explicit(hs_plan_pipeline_t *pl)
+bool hs__hetero_warmup_explicit(hs_plan_pipeline_t *pl)
 {
   int32_t S = pl->n_stages;
   bool changed = false;
@@ -33,7 +31,7 @@ bool hs__hetero_warmup_move(hs_plan_t *plan, int32_t stage, int32_t dir)
     return false;
   hs_plan_pipeline_t *pl = &plan->pipelines[0];
   int32_t S = pl->n_stages, m = pl->n_microbatches;
-  make_explicit(pl);
+  hs__hetero_warmup_explicit(pl);
   int32_t w = pl->stages[stage].warmup + dir;
   int32_t lo = stage + 1 < S ? pl->stages[stage + 1].warmup : 0;
   int32_t hi = m - 1;
@@ -87,7 +85,7 @@ hs_status_t hs__hetero_warmup_tune(const hs_model_t *m, const hs_cluster_t *c, h
   /* the caller's time stands for the plan as given; made explicit, a
    * changed plan is simulated. Counted either way: the budget, and so the
    * climb, does not depend on it */
-  if (make_explicit(&plan->pipelines[0]) || isnan(start_s)) {
+  if (hs__hetero_warmup_explicit(&plan->pipelines[0]) || isnan(start_s)) {
     HS_CHECK(sim_s(m, c, plan, &best, err));
     if (hs__sim_memo_put(&memo, plan, best) != HS_OK)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "hetero-1f1b warm-up: out of memory"));

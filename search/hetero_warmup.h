@@ -36,6 +36,12 @@ hs_status_t hs__hetero_warmup_tune(const hs_model_t *m, const hs_cluster_t *c, h
                                    double start_s, int32_t max_sims, double *iter_s,
                                    int32_t *sims, hs_error_t *err);
 
+/* Makes pl's warm-ups explicit: the schedule's default (p - r - 1) where
+ * -1, each at most m - 1; true when one changed. The simulated timeline
+ * stays the same: sim/sched.c runs the default for -1 and clamps a
+ * warm-up to m (m - 1 and m both run every forward first), and plan
+ * validation and memory read the warm-up by the same rule. O(stages). */
+bool hs__hetero_warmup_explicit(hs_plan_pipeline_t *pl);
 /* Moves stage `stage`'s warm-up by dir (+1 or -1) inside the valid set of
  * the header; false when the move leaves it. Earlier stages are deepened
  * as the chain needs. O(stages). */

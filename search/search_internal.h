@@ -73,6 +73,8 @@ hs_status_t hs__subclusters(const hs_cluster_t *c, hs_dtype_t dt, hs_subcluster_
                             int32_t *n);
 void hs__subclusters_free(hs_subcluster_t *s, int32_t n);
 
+struct hs_sim_memo;
+
 /* Best few plans by estimated time, then by simulated time. */
 typedef struct hs_cand_pool {
   hs_plan_t *plans;
@@ -87,6 +89,9 @@ typedef struct hs_cand_pool {
                             sim_scale) would end after it is not simulated */
   double sim_scale;      /* largest measured / predicted simulation time seen (>= 1) */
   bool cut;              /* simulations were left out for the deadline */
+  struct hs_sim_memo *memo; /* optional, not owned (NULL: none): the simulated times of the
+                               planner's plans (sim_memo.h); an entry the same as one stored
+                               there is answered from it, and a fitting one is stored */
 } hs_cand_pool_t;
 
 hs_status_t hs__cpool_init(hs_cand_pool_t *p, int32_t cap);
@@ -94,9 +99,13 @@ void hs__cpool_destroy(hs_cand_pool_t *p);
 /* Offers *plan (moved in when kept; otherwise destroyed); *plan is left
  * initialised and empty. O(cap). */
 void hs__cpool_offer(hs_cand_pool_t *p, hs_plan_t *plan, double est_s);
-/* Simulates the next entry; *done when all are simulated, or when the next
- * one's predicted simulation would end past p->deadline_s (then p->cut).
- * O(one simulation). */
+/* Simulates the next entry, or answers it from p->memo when a plan the
+ * same was simulated before (a fitting one simulated is stored there),
+ * or passes over it when it repeats an entry simulated before while there
+ * is a best (it cannot beat it);
+ * *done when all are simulated, or when the next one's predicted
+ * simulation would end past p->deadline_s (then p->cut). O(one
+ * simulation). */
 hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_cluster_t *c,
                               bool *done, hs_error_t *err);
 /* Copies the best simulated plan (or, when none was simulated, the best

@@ -68,6 +68,53 @@ bool hs__plan_same(const hs_plan_t *a, const hs_plan_t *b)
   return true;
 }
 
+/* Whether selective recomputation of stg recomputes some op under pr and
+ * one of its replicas' TP degrees (sim/lower.c's rule). O(ops x replicas). */
+static bool selective_recomputes(const hs_model_t *m, const hs_practice_t *pr,
+                                 const hs_plan_stage_t *stg)
+{
+  for (int32_t q = 0; q < stg->n_replicas; q++)
+    for (int32_t i = stg->op_first; i < stg->op_last; i++) {
+      hs_op_t tmp;
+      if (hs_practice_recomputes_selective(
+              hs_practice_op(pr, &m->ops[i], stg->replicas[q].n_devices, &tmp)))
+        return true;
+    }
+  return false;
+}
+
+void hs__plan_canon_timeline(const hs_model_t *m, hs_plan_t *p)
+{
+  for (int32_t i = 0; i < p->n_pipelines; i++)
+    for (int32_t s = 0; s < p->pipelines[i].n_stages; s++) {
+      hs_plan_stage_t *stg = &p->pipelines[i].stages[s];
+      if (stg->recompute == HS_RECOMPUTE_SELECTIVE && !selective_recomputes(m, &p->practice, stg))
+        stg->recompute = HS_RECOMPUTE_NONE;
+    }
+}
+
+hs_status_t hs__plan_same_timeline(const hs_model_t *m, const hs_plan_t *a, const hs_plan_t *b,
+                                   bool *same)
+{
+  hs_status_t st = HS_OK;
+  hs_plan_t ca, cb;
+  hs_plan_init(&ca);
+  hs_plan_init(&cb);
+  hs_error_t e;
+  hs_error_init(&e);
+  e.warn_fp = NULL;
+  *same = false;
+  HS_CHECK(hs_plan_copy(a, &ca, &e));
+  HS_CHECK(hs_plan_copy(b, &cb, &e));
+  hs__plan_canon_timeline(m, &ca);
+  hs__plan_canon_timeline(m, &cb);
+  *same = hs__plan_same(&ca, &cb);
+cleanup:
+  hs_plan_destroy(&ca);
+  hs_plan_destroy(&cb);
+  return st == HS_OK ? HS_OK : HS_ENOMEM;
+}
+
 bool hs__sim_memo_get(hs_sim_memo_t *m, const hs_plan_t *p, double *iter_s)
 {
   for (int32_t i = 0; i < m->n; i++)

@@ -46,4 +46,18 @@ hs_status_t hs__sim_memo_put(hs_sim_memo_t *m, const hs_plan_t *p, double iter_s
  * ratios). O(plan size). */
 bool hs__plan_same(const hs_plan_t *a, const hs_plan_t *b);
 
+/* Rewrites to no recomputation every stage of p whose selective
+ * recomputation recomputes nothing: no op of its range, under p's practice
+ * and each replica's TP degree, that hs_practice_recomputes_selective. The
+ * simulator's timeline then stays the same (sim/lower.c recomputes only
+ * those ops; elsewhere it reads a stage's recomputation only as full, or
+ * for memory and the report's breakdown), so p keeps its simulated time
+ * unless it runs out of memory. O(ops x replicas). */
+void hs__plan_canon_timeline(const hs_model_t *m, hs_plan_t *p);
+/* *same = a and b, each canonicalised (hs__plan_canon_timeline, on
+ * copies), are hs__plan_same: they simulate to the same time when both fit.
+ * HS_ENOMEM when a copy fails. O(plan size + ops x replicas). */
+hs_status_t hs__plan_same_timeline(const hs_model_t *m, const hs_plan_t *a, const hs_plan_t *b,
+                                   bool *same);
+
 #endif /* HS_SIM_MEMO_H */

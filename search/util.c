@@ -3,6 +3,7 @@
  * defaults, subclusters and the candidate pool.
  */
 #include "search_internal.h"
+#include "sim_memo.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -225,11 +226,39 @@ void hs__cpool_offer(hs_cand_pool_t *p, hs_plan_t *plan, double est_s)
   hs_plan_init(plan);
 }
 
+/* Entry next_sim is the same (hs__plan_same) as an entry simulated before
+ * it while the pool has a best: it simulates as that one did, to the best's
+ * time or slower or out of memory, so it cannot become the best (a strict
+ * improvement), and the reason of a rejection (p->why) is read only when
+ * there is no best. O(next_sim x plan size). */
+static bool cpool_repeat(const hs_cand_pool_t *p)
+{
+  for (int32_t j = 0; p->best >= 0 && j < p->next_sim; j++)
+    if (hs__plan_same(&p->plans[j], &p->plans[p->next_sim]))
+      return true;
+  return false;
+}
+
 hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_cluster_t *c,
                               bool *done, hs_error_t *err)
 {
   if (p->next_sim >= p->n) {
     *done = true;
+    return HS_OK;
+  }
+  if (cpool_repeat(p)) {
+    *done = ++p->next_sim >= p->n;
+    return HS_OK;
+  }
+  double known_s = 0.0;
+  if (p->memo && hs__sim_memo_get(p->memo, &p->plans[p->next_sim], &known_s)) {
+    /* simulated before (the memo holds fitting plans only): the same report */
+    int32_t k = p->next_sim++;
+    if (p->best < 0 || known_s < p->best_sim_s) {
+      p->best = k;
+      p->best_sim_s = known_s;
+    }
+    *done = p->next_sim >= p->n;
     return HS_OK;
   }
   /* the driver simulates the plan returned once more: leave time for it */
@@ -264,9 +293,15 @@ hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_
     snprintf(p->why, sizeof p->why, "out of memory on device %d (%s needed, %s available)", d,
              hs_fmt_bytes(rep.n_device_mem > d ? rep.device_peak_memory_bytes[d] : 0, b1, sizeof b1),
              hs_fmt_bytes(hs_cluster_gpu(c, d)->mem_bytes, b2, sizeof b2));
-  } else if (p->best < 0 || rep.iteration_time_s < p->best_sim_s) {
-    p->best = k;
-    p->best_sim_s = rep.iteration_time_s;
+  } else {
+    if (p->memo && hs__sim_memo_put(p->memo, &p->plans[k], rep.iteration_time_s) != HS_OK) {
+      hs_report_destroy(&rep);
+      return hs_error_set(err, HS_ENOMEM, "out of memory storing a simulated plan");
+    }
+    if (p->best < 0 || rep.iteration_time_s < p->best_sim_s) {
+      p->best = k;
+      p->best_sim_s = rep.iteration_time_s;
+    }
   }
   hs_report_destroy(&rep);
   *done = p->next_sim >= p->n;
