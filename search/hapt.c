@@ -43,6 +43,7 @@
  */
 #include "hapt_dp.h"
 #include "hapt_space.h"
+#include "hapt_vpp.h"
 #include "hetero_order.h"
 #include "hetero_warmup.h"
 #include "sim_memo.h"
@@ -158,6 +159,10 @@ typedef struct hapt {
   bool order_have;      /* it beat the warm-up depths */
   bool warm_have;       /* the warm-up climb beat the local search's plan */
   bool tune_skipped;    /* budget under HS_HAPT_TUNE_MIN_SIMS: no order adaptation */
+  /* phase 4: interleaved variants of the simulated plans (hapt_vpp.h),
+   * kept only when faster than the plan otherwise returned */
+  hs_hapt_vpp_t vpp;
+  bool vpp_kept;
   char why[256];
 } hapt_t;
 
@@ -271,8 +276,10 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   hs_plan_init(&s->ls_best);
   hs_plan_init(&s->ls_round);
   hs_plan_init(&s->tuned);
+  HS_CHECK(hs__hapt_vpp_init(&s->vpp, m, c, o, err));
   return HS_OK;
 cleanup:
+  hs__hapt_vpp_destroy(&s->vpp);
   hs__hspace_destroy(&s->h);
   for (int32_t i = 0; i < HS_HAPT_MAX_VARIANTS; i++)
     hs_estimator_free(s->var_est[i]);
@@ -752,6 +759,20 @@ cleanup:
   return st;
 }
 
+/* One step of the interleaving pass (hapt_vpp.h) over the plans hapt
+ * simulated: the pool's finalists and the climb's plan when it moved.
+ * O(hs__hapt_vpp_step). */
+static hs_status_t vpp_step(hapt_t *s, bool *done, hs_error_t *err)
+{
+  const hs_plan_t *src[64];
+  int32_t n = 0;
+  for (int32_t k = 0; k < s->pool.next_sim && n < 63; k++)
+    src[n++] = &s->pool.plans[k];
+  if (s->ls_have && s->ls_moves > 0)
+    src[n++] = &s->ls_best;
+  return hs__hapt_vpp_step(&s->vpp, src, n, done, err);
+}
+
 /* Starts the fine pass: swaps the fine table and DP in, under the first
  * pass's practice, for the HS_HAPT_FINE_SIZES sizes with the best
  * first-pass DP scores within HS_HAPT_OFFER_SLACK of the best; false when
@@ -1003,6 +1024,15 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
     hs_status_t st = ls_step(s, done, err);
     if (st == HS_OK && *done && s->ls_have)
       st = adapt_order(s, err);
+    if (st != HS_OK || !*done)
+      return st;
+    s->phase = 4; /* then the interleaved variants */
+    *done = false;
+    return HS_OK;
+  }
+  if (s->phase == 4) {
+    *progress = 0.97;
+    hs_status_t st = vpp_step(s, done, err);
     if (st != HS_OK || !*done || s->fpool.n == 0)
       return st;
     s->phase = 3; /* then the fine pass's finalist */
@@ -1066,6 +1096,16 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
     st = hs_plan_copy(&s->tuned, out, err);
     stats->predicted_s = s->tuned_s;
   }
+  /* the fastest interleaved variant, when faster than all of that */
+  if ((st == HS_OK || st == HS_EINFEASIBLE) && s->vpp.pool.best >= 0 &&
+      (st != HS_OK || s->vpp.pool.best_sim_s < stats->predicted_s)) {
+    hs_plan_destroy(out);
+    hs_plan_init(out);
+    hs_error_clear(err);
+    st = hs_plan_copy(&s->vpp.pool.plans[s->vpp.pool.best], out, err);
+    stats->predicted_s = s->vpp.pool.best_sim_s;
+    s->vpp_kept = true;
+  }
   /* the fine pass's simulated finalist, when faster than all of that */
   if ((st == HS_OK || st == HS_EINFEASIBLE) && s->fine_on && s->fpool.n > 0 && s->fpool.best >= 0 &&
       (st != HS_OK || s->fpool.best_sim_s < stats->predicted_s)) {
@@ -1087,6 +1127,13 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
   else if (s->tune_skipped)
     snprintf(stats->note + len, sizeof stats->note - len,
              "; order adaptation skipped (over 128 GPUs)");
+  if (s->vpp.estimated > 0) {
+    len = strlen(stats->note);
+    snprintf(stats->note + len, sizeof stats->note - len,
+             "; interleaving: %llu variants estimated, %d simulated%s",
+             (unsigned long long)s->vpp.estimated, s->vpp.pool.next_sim,
+             s->vpp_kept ? ", kept" : "");
+  }
   if (s->ls_screened > 0) {
     len = strlen(stats->note);
     snprintf(stats->note + len, sizeof stats->note - len,
@@ -1113,6 +1160,7 @@ static void hapt_free(void *state)
   hs_plan_destroy(&s->ls_round);
   hs_plan_destroy(&s->tuned);
   hs__sim_memo_destroy(&s->ls_memo);
+  hs__hapt_vpp_destroy(&s->vpp);
 }
 
 const hs_planner_type_t hs_planner_hapt = {
