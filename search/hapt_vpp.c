@@ -142,16 +142,15 @@ static bool rank_blocks(const hs_hapt_vpp_t *v, const hs_plan_pipeline_t *pl, bo
   return true;
 }
 
-/* src re-cut into vc chunks per rank under layout `even`, with async
- * sends or not, into *out; *ok false (out empty) when the layout does not
- * apply to some pipeline or is the "own" one for `even` (the same plan).
- * HS_ENOMEM. O(devices + stages vc). */
-static hs_status_t interleave(const hs_hapt_vpp_t *v, const hs_plan_t *src, int32_t vc, bool even,
-                              bool async, hs_plan_t *out, bool *ok, hs_error_t *err)
+hs_status_t hs__hapt_vpp_interleave(const hs_hapt_vpp_t *v, const hs_plan_t *src, int32_t vc,
+                                    bool even, bool async, hs_plan_t *out, bool *ok,
+                                    hs_error_t *err)
 {
   hs_status_t st = HS_OK;
   *ok = false;
   hs_plan_init(out);
+  if (v->L < 2 || vc < 2 || !source_ok(src))
+    return HS_OK;
   int32_t S = src->pipelines[0].n_stages;
   int32_t nb[MAX_RANKS], own[MAX_RANKS];
   if (S > MAX_RANKS)
@@ -219,7 +218,7 @@ static hs_status_t offer_variants(hs_hapt_vpp_t *v, const hs_plan_t *src, hs_err
   for (int32_t vc = 2; vc <= HS_HAPT_VPP_MAX_V; vc++)
     for (int32_t lay = 0; lay < 4; lay++) {
       bool ok = false;
-      HS_CHECK(interleave(v, src, vc, lay / 2 == 1, lay % 2 == 1, &t, &ok, err));
+      HS_CHECK(hs__hapt_vpp_interleave(v, src, vc, lay / 2 == 1, lay % 2 == 1, &t, &ok, err));
       if (!ok)
         continue;
       hs_error_t e2;
@@ -251,7 +250,7 @@ hs_status_t hs__hapt_vpp_step(hs_hapt_vpp_t *v, const hs_plan_t *const *src, int
     v->offered = true;
     for (int32_t i = 0; v->L > 0 && i < n_src; i++) {
       if (!source_ok(src[i]))
-        continue;
+        continue; /* no variant: not estimated either */
       hs_status_t st = offer_variants(v, src[i], err);
       if (st != HS_OK)
         return st;

@@ -52,6 +52,19 @@ hs_status_t hs__hapt_vpp_init(hs_hapt_vpp_t *v, const hs_model_t *m, const hs_cl
 /* Zeroed and NULL ok. */
 void hs__hapt_vpp_destroy(hs_hapt_vpp_t *v);
 
+/* src re-cut into vc >= 2 chunks per rank under layout `even` (false:
+ * "own"), with async sends or not, into *out (the source's practice,
+ * precision, strategy and replicas; interleaved-1f1b, warm-ups and
+ * explicit orders dropped); *ok false (out empty) when src is not a plan
+ * the pass re-cuts (1f1b or hetero-1f1b, one chunk, no shards or device
+ * ratios, every pipeline of S >= 2 stages with microbatches a multiple
+ * of S), the layout does not apply to a pipeline, or `even` gives the
+ * "own" layout (offered once). Memory is not checked. HS_ENOMEM.
+ * O(devices + S vc + S log L). */
+hs_status_t hs__hapt_vpp_interleave(const hs_hapt_vpp_t *v, const hs_plan_t *src, int32_t vc,
+                                    bool even, bool async, hs_plan_t *out, bool *ok,
+                                    hs_error_t *err);
+
 /* One step of the pass: the first call estimates every interleaved
  * variant of the n_src plans src[] (not kept: they may be freed after it)
  * into v->pool; each later call simulates one of the pool's finalists.
