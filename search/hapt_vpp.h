@@ -7,8 +7,9 @@
  * plan) and re-cuts each into v model chunks per rank, the ranks' device
  * groups unchanged: virtual stage k = j S + s runs on the devices of stage
  * s, and the chunks of rank s hold whole blocks. Every variant is ranked
- * by the whole-plan estimate (memory included; one that does not fit is
- * dropped), the best few are simulated, and hapt keeps the fastest only
+ * by the whole-plan estimate (memory included; one that does not fit or
+ * is estimated no faster than its source is dropped), the best few are
+ * simulated, and hapt keeps the fastest only
  * when it simulates faster than the plan it would return otherwise, so no
  * plan gets worse.
  *
@@ -38,7 +39,9 @@ typedef struct hs_hapt_vpp {
   const hs_cluster_t *c;
   int32_t L;                 /* transformer blocks; 0: the model has none in order (no pass) */
   int32_t *block_first;      /* owned, L + 1 entries: first op of each block, then the op after */
-  hs_estimator_t *est;       /* owned: the variants' estimator (its practice follows each plan) */
+  hs_dtype_t precision;
+  hs_estimator_t *est;       /* owned, made by the first source re-cut: the variants'
+                                estimator (its practice follows each plan) */
   hs_cand_pool_t pool;       /* variants by estimate, the best hs__sim_budget simulated */
   bool offered;              /* the first step offered the sources' variants */
   uint64_t estimated;        /* variants estimated */
