@@ -30,7 +30,9 @@
  * the ring exchanges are charged by the whole-plan estimate and the
  * simulator, not by the DP); then a simulator-driven local search
  * over every cut candidate and per-stage recomputation climbs from the
- * best simulated plan. When the DP's cut list is coarsened, a fine pass
+ * best simulated plan; then the simulated plans' interleaved variants
+ * (virtual pipeline stages, hapt_vpp.h), the fastest kept only when it
+ * simulates faster. When the DP's cut list is coarsened, a fine pass
  * runs the same DP (hapt_dp.h) over every op-level candidate for the best
  * microbatch size; its best plan by estimate is simulated last and kept
  * only when faster than everything else.
@@ -105,7 +107,7 @@ typedef struct hapt {
   double tmax;
   hs_hsol_t best_mb;          /* best solution for the current mi */
   double best_all;            /* best DP score over the finished microbatch sizes */
-  int32_t phase;              /* 0 DP, 1 simulate */
+  int32_t phase;              /* 0 DP, 1 simulate, 2 climb, 4 interleave, 3 fine finalist */
   hs_cand_pool_t pool;
   /* phase 2: simulator-driven local search from the best simulated plan */
   hs_plan_t ls_best, ls_round;   /* incumbent; best neighbour of this round */
