@@ -84,7 +84,7 @@ typedef enum { K_ITEM, K_SEG, K_RECOMP, K_OPT, K_TP, K_DP, K_SEND, K_RECV, K_LIN
 #define TID_DP 2
 #define TID_SEND 100
 #define TID_RECV 200
-#define LINK_BINS 200
+#define LINK_BINS 256
 #define STAGE_LINKS 8
 
 typedef struct span {
@@ -101,14 +101,24 @@ typedef struct span {
   uint64_t flow;        /* sends: arrow id (1-based), 0 = none */
 } span_t;
 
-/* One flow's passage over one recorded link, appended in completion order
- * to one array: sequential stores while simulating (per-link arrays made
- * every append a cache miss), one sequential pass when writing. */
-typedef struct flowrec {
-  hs_time_t t0, t1;
-  double bytes;
-  int32_t link;
-} flowrec_t;
+/* Link utilisation is binned while simulating, one row of LINK_BINS bins
+ * per recorded link: bin b of a row at scale k holds the bytes its flows
+ * moved in [b 2^k, (b + 1) 2^k) ns, a flow's bytes spread evenly over its
+ * lifetime (integer overlaps; the flow's last bin takes the remainder, so a
+ * row sums to the bytes exactly as added). A flow ending at or past
+ * LINK_BINS 2^k first doubles the row's bins (pairs summed, lowest first)
+ * until it fits; writing doubles every shown row up to the scale of the
+ * iteration's end. A row's values depend only on its own flows, in
+ * completion order, and the final end, so a bounded trace bins its links
+ * exactly as the full one. Memory: 8 LINK_BINS bytes per recorded link,
+ * whatever the number of flows (issue #35: keeping every flow hop took
+ * 288 MB at 1,024 GPUs). */
+typedef struct linkrows {
+  int32_t *row_of;      /* per link: its row, -1 = not recorded */
+  int8_t *scale;        /* per row: log2 of its bin width in ns, -1 = empty */
+  double *bins;         /* LINK_BINS per row */
+  int32_t n_rows;
+} linkrows_t;
 
 static bool shown(const hs_trace_t *t, int32_t d);
 
@@ -129,8 +139,7 @@ struct hs_trace {
   hs_trace_detail_t detail;
   span_t *spans;
   size_t n, cap;
-  flowrec_t *flows;
-  size_t n_flows, cap_flows;
+  linkrows_t rows;
   hs_time_t flows_end;  /* latest end of a flow with hops */
   hs_time_t end;        /* latest end of anything a hook was told, shown or not */
   devinfo_t *dev;
@@ -159,6 +168,80 @@ static bool same_pipeline(const hs_cluster_t *c, const hs_plan_pipeline_t *a,
     }
   }
   return true;
+}
+
+/* A row for every recorded link (rec[l] != 0), all empty. */
+static hs_status_t rows_new(linkrows_t *r, const uint8_t *rec, size_t n_links, hs_error_t *err)
+{
+  r->row_of = hs_calloc(n_links + 1, sizeof *r->row_of);
+  if (!r->row_of)
+    return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
+  for (size_t l = 0; l < n_links; l++)
+    r->row_of[l] = rec[l] ? r->n_rows++ : -1;
+  r->scale = hs_calloc((size_t)r->n_rows + 1, sizeof *r->scale);
+  r->bins = hs_calloc((size_t)r->n_rows * LINK_BINS + 1, sizeof *r->bins);
+  if (!r->scale || !r->bins)
+    return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
+  memset(r->scale, -1, (size_t)r->n_rows);
+  return HS_OK;
+}
+
+static void rows_destroy(linkrows_t *r)
+{
+  free(r->row_of);
+  free(r->scale);
+  free(r->bins);
+}
+
+/* The smallest scale k whose LINK_BINS bins hold time `end`: end < LINK_BINS 2^k. */
+static int8_t scale_for(hs_time_t end)
+{
+  int8_t k = 0;
+  while (k < 62 && (end >> k) >= LINK_BINS)
+    k++;
+  return k;
+}
+
+/* Brings row `r` to scale k (>= its own): pairs of bins summed, one
+ * doubling at a time, so the sums do not depend on how many at once. */
+static void row_rescale(linkrows_t *rows, int32_t r, int8_t k)
+{
+  double *b = rows->bins + (size_t)r * LINK_BINS;
+  if (rows->scale[r] < 0) {
+    rows->scale[r] = k;
+    return;
+  }
+  for (; rows->scale[r] < k; rows->scale[r]++) {
+    for (int32_t i = 0; i < LINK_BINS / 2; i++)
+      b[i] = b[2 * i] + b[2 * i + 1];
+    memset(b + LINK_BINS / 2, 0, LINK_BINS / 2 * sizeof *b);
+  }
+}
+
+/* Adds `bytes` moved evenly over [t0, t1] to row r. O(bins the flow spans). */
+static void row_add(linkrows_t *rows, int32_t r, hs_time_t t0, hs_time_t t1, double bytes)
+{
+  t0 = HS_MAX(t0, 0);
+  t1 = HS_MAX(t1, t0);
+  int8_t need = scale_for(t1);
+  if (rows->scale[r] < need)
+    row_rescale(rows, r, need);
+  int8_t k = rows->scale[r];
+  double *b = rows->bins + (size_t)r * LINK_BINS;
+  int64_t b0 = t0 >> k, b1 = t1 > t0 ? (t1 - 1) >> k : b0;
+  if (b0 == b1) {
+    b[b0] += bytes;
+    return;
+  }
+  double rate = bytes / (double)(t1 - t0), left = bytes;
+  b[b0] += rate * (double)(((b0 + 1) << k) - t0);
+  left -= rate * (double)(((b0 + 1) << k) - t0);
+  for (int64_t i = b0 + 1; i < b1; i++) {
+    double part = rate * (double)((hs_time_t)1 << k);
+    b[i] += part;
+    left -= part;
+  }
+  b[b1] += left;
 }
 
 /* Which links the trace may show, hence records: every link at stage detail
@@ -209,6 +292,7 @@ static hs_status_t link_filter(hs_trace_t *t, const hs_sim_opts_t *opts, hs_erro
     }
     t->link_rec[l] = keep;
   }
+  st = rows_new(&t->rows, t->link_rec, t->n_links, err);
 out:
   free(nodes);
   free(sites);
@@ -304,7 +388,7 @@ void hs_trace_free(hs_trace_t *t)
     return;
   free(t->link_rec);
   free(t->spans);
-  free(t->flows);
+  rows_destroy(&t->rows);
   free(t->dev);
   free(t->shown);
   free(t);
@@ -434,13 +518,8 @@ void hs_trace_flow_done(void *ctx, const hs_flow_t *f)
     t->flows_end = HS_MAX(t->flows_end, f->t_end);
   for (int32_t h = 0; h < f->n_hops; h++) {
     int32_t l = f->hops[h].link;
-    if (!link_recorded(t, l))
-      continue;
-    if (hs_reserve((void **)&t->flows, &t->cap_flows, t->n_flows + 1, sizeof *t->flows) != HS_OK) {
-      t->oom = true;
-      return;
-    }
-    t->flows[t->n_flows++] = (flowrec_t){f->t_start, f->t_end, f->bytes * (double)f->hops[h].weight, l};
+    if (link_recorded(t, l))
+      row_add(&t->rows, t->rows.row_of[l], f->t_start, f->t_end, f->bytes * (double)f->hops[h].weight);
   }
 }
 
@@ -736,59 +815,46 @@ static void process_name(const hs_trace_t *t, int32_t d, char *buf, size_t n)
     snprintf(buf + len, n - (size_t)len, ", replica %d tp rank %d", di->replica, di->tp_rank);
 }
 
-/* Bins every recorded flow of a shown link (rank_of[link] >= 0) into that
- * link's row of bins (LINK_BINS per shown link): bytes moved per 1/LINK_BINS
- * of [0, T], a flow's bytes spread evenly over its lifetime. One pass over
- * the flows in recording order, so each bin sums in the order it always
- * did. O(flows x bins each spans). */
-static void bin_flows(const hs_trace_t *t, const int32_t *rank_of, size_t nl, hs_time_t T,
-                      double *bins)
+/* One counter sample: "ts" in microseconds, the utilisation as %.6g. */
+static void counter_sample(writer_t *w, const hs_link_t *lk, int32_t pid, hs_time_t ns, const char *u)
 {
-  double width = (double)T / LINK_BINS;
-  for (size_t k = 0; k < t->n_flows; k++) {
-    const flowrec_t *r = &t->flows[k];
-    if (r->link < 0 || (size_t)r->link >= nl || rank_of[r->link] < 0)
-      continue;
-    double *row = bins + (size_t)rank_of[r->link] * LINK_BINS;
-    if (r->t1 <= r->t0) {
-      int32_t b = (int32_t)((double)r->t0 / width);
-      row[HS_MIN(HS_MAX(b, 0), LINK_BINS - 1)] += r->bytes;
-      continue;
-    }
-    double rate = r->bytes / (double)(r->t1 - r->t0);
-    int32_t b0 = (int32_t)((double)r->t0 / width), b1 = (int32_t)((double)r->t1 / width);
-    b0 = HS_MIN(HS_MAX(b0, 0), LINK_BINS - 1);
-    b1 = HS_MIN(HS_MAX(b1, 0), LINK_BINS - 1);
-    for (int32_t b = b0; b <= b1; b++) {
-      double lo = fmax((double)r->t0, b * width), hi = fmin((double)r->t1, (b + 1) * width);
-      if (b == LINK_BINS - 1)
-        hi = (double)r->t1;
-      if (hi > lo)
-        row[b] += rate * (hi - lo);
-    }
-  }
+  sep(w);
+  w_str(w, "{\"ph\":\"C\",\"name\":\"");
+  w_str(w, lk->label);
+  w_str(w, "\",\"pid\":");
+  w_int(w, pid);
+  w_str(w, ",\"ts\":");
+  ts(w, ns);
+  w_str(w, ",\"args\":{\"utilisation\":");
+  w_str(w, u);
+  w_str(w, "}}");
 }
 
-/* The utilisation counter of one link from its row of bins: LINK_BINS + 1
- * samples (the last closes the series at T). */
-static void counters(writer_t *w, const double *bins, const hs_link_t *lk, int32_t pid, hs_time_t T)
+/* The utilisation counter of one link from its row (at scale k, covering
+ * [0, T)): bin b spans [b 2^k, min((b + 1) 2^k, T)) and shows its bytes over
+ * capacity x span. A sample that prints as the previous one is left out (the
+ * counter holds its value until the next); a last sample at T (0) closes the
+ * series, so the integral of the counter x capacity is the link's bytes. */
+static void counters(writer_t *w, const double *row, int8_t k, const hs_link_t *lk, int32_t pid,
+                     hs_time_t T)
 {
-  double width = (double)T / LINK_BINS;
-  double cap_per_bin = lk->GBps * HS_GB * width * 1e-9;
-  for (int32_t b = 0; b <= LINK_BINS; b++) {
-    double u = b < LINK_BINS && cap_per_bin > 0 && isfinite(cap_per_bin) ? bins[b] / cap_per_bin : 0.0;
-    sep(w);
-    w_str(w, "{\"ph\":\"C\",\"cat\":\"link\",\"name\":\"");
-    w_str(w, lk->label);
-    w_str(w, "\",\"pid\":");
-    w_int(w, pid);
-    w_str(w, ",\"ts\":");
-    ts(w, b < LINK_BINS ? (hs_time_t)llround(b * width) : T);
+  double cap_per_ns = lk->GBps * HS_GB * 1e-9;
+  hs_time_t width = (hs_time_t)1 << k;
+  char prev[32] = "", cur[32];
+  for (int64_t b = 0; b * width < T; b++) {
+    hs_time_t lo = b * width, hi = HS_MIN(lo + width, T);
+    double cap = cap_per_ns * (double)(hi - lo);
+    double u = cap > 0 && isfinite(cap) ? row[b] / cap : 0.0;
     if (u == 0.0 && !signbit(u))
-      w_str(w, ",\"args\":{\"utilisation\":0}}");
+      strcpy(cur, "0");
     else
-      w_printf(w, ",\"args\":{\"utilisation\":%.6g}}", u);
+      snprintf(cur, sizeof cur, "%.6g", u);
+    if (b > 0 && strcmp(cur, prev) == 0)
+      continue;
+    counter_sample(w, lk, pid, lo, cur);
+    memcpy(prev, cur, sizeof prev);
   }
+  counter_sample(w, lk, pid, T, "0");
 }
 
 /* Trace step: thread ids of the sorted spans v: fixed tracks (compute,
@@ -851,14 +917,13 @@ static void write_device_meta(writer_t *w, const hs_trace_t *t, const int32_t *d
 
 /* What the link section of a trace reads: the topology's links and their
  * counters, the sorted spans with each link's lanes and slice range
- * [span_lo, span_hi), the iteration's end T, and scratch arrays of
- * n_links + 1 (lorder, rank_of). */
+ * [span_lo, span_hi), the iteration's end T, and a scratch array of
+ * n_links + 1 (lorder). */
 typedef struct trace_links {
   const hs_topology_t *topo;
   const hs_link_stats_t *ls;
   span_t **v;
   link_key_t *lorder;
-  int32_t *rank_of;
   const int32_t *lanes;
   const size_t *span_lo, *span_hi;
   hs_time_t T;
@@ -866,11 +931,9 @@ typedef struct trace_links {
 
 /* Trace step: the links that carried bytes, cross-site first; at stage
  * detail only the cross-site ones and the STAGE_LINKS busiest others:
- * their processes, utilisation counters (*bins: LINK_BINS per shown link,
- * allocated here, the caller frees) and flow lanes. HS_ENOMEM with err
- * set, else HS_OK. */
-static hs_status_t write_links(writer_t *w, const hs_trace_t *t, const trace_links_t *tl,
-                               double **bins, hs_error_t *err)
+ * their processes, utilisation counters (each shown link's row brought to
+ * the scale of T) and flow lanes. */
+static void write_links(writer_t *w, hs_trace_t *t, const trace_links_t *tl)
 {
   size_t nl = hs_topology_n_links(tl->topo);
   const hs_link_t *links = hs_topology_links(tl->topo);
@@ -888,15 +951,7 @@ static hs_status_t write_links(writer_t *w, const hs_trace_t *t, const trace_lin
       lorder[kept++] = lorder[k];
   }
   nshow = kept;
-  for (size_t l = 0; l < nl; l++)
-    tl->rank_of[l] = -1;
-  for (int32_t k = 0; k < nshow; k++)
-    tl->rank_of[lorder[k].link] = k;
-  *bins = hs_calloc((size_t)nshow * LINK_BINS + 1, sizeof **bins);
-  if (!*bins)
-    return hs_error_set(err, HS_ENOMEM, "out of memory writing the trace");
-  if (T > 0)
-    bin_flows(t, tl->rank_of, nl, T, *bins);
+  int8_t scale = scale_for(T);
   int32_t pid_x = (int32_t)t->c->n_devices, pid_o = pid_x + 1;
   sep(w);
   w_printf(w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"cross-site links\"}}", pid_x);
@@ -913,8 +968,11 @@ static hs_status_t write_links(writer_t *w, const hs_trace_t *t, const trace_lin
   for (int32_t k = 0; k < nshow; k++) {
     int32_t l = lorder[k].link;
     int32_t pid = links[l].kind == HS_LINK_XSITE ? pid_x : pid_o;
-    if (T > 0)
-      counters(w, *bins + (size_t)k * LINK_BINS, &links[l], pid, T);
+    if (T > 0) {
+      int32_t r = t->rows.row_of[l];
+      row_rescale(&t->rows, r, scale);
+      counters(w, t->rows.bins + (size_t)r * LINK_BINS, scale, &links[l], pid, T);
+    }
     /* flow lanes of this link (kernel detail) */
     int32_t base = tid;
     for (int32_t ln = 0; ln < tl->lanes[l]; ln++) {
@@ -929,7 +987,6 @@ static hs_status_t write_links(writer_t *w, const hs_trace_t *t, const trace_lin
       write_span(w, &tmp);
     }
   }
-  return HS_OK;
 }
 
 /* Trace step: the device tracks: each track's spans in order, with the
@@ -977,14 +1034,12 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
   link_key_t *lorder = hs_calloc(nl + 1, sizeof *lorder);
   int32_t *lanes = hs_calloc(nl + 1, sizeof *lanes);
   int32_t *dev_lanes = hs_calloc(2 * c->n_devices + 2, sizeof *dev_lanes);
-  double *bins = NULL; /* LINK_BINS per shown link, in display order */
-  int32_t *rank_of = hs_calloc(nl + 1, sizeof *rank_of); /* link -> display rank, -1: hidden */
   /* each link's K_LINK slices in v: [span_lo[l], span_hi[l]) */
   size_t *span_lo = hs_calloc(nl + 1, sizeof *span_lo), *span_hi = hs_calloc(nl + 1, sizeof *span_hi);
   char *wbuf = hs_calloc(WRITER_BUF + WRITER_SLACK, 1);
   hs_output_t out;
   hs_output_init(&out);
-  if (!v || !lane_end || !lorder || !lanes || !dev_lanes || !rank_of || !span_lo || !span_hi || !wbuf)
+  if (!v || !lane_end || !lorder || !lanes || !dev_lanes || !span_lo || !span_hi || !wbuf)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory writing the trace"));
   hs_time_t T = 0;
   for (size_t k = 0; k < t->n; k++) {
@@ -1010,8 +1065,8 @@ hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_li
   w_str(&w, "\"},\"traceEvents\":[\n");
   write_device_meta(&w, t, dev_lanes);
   if (t->links) {
-    trace_links_t tl = {topo, ls, v, lorder, rank_of, lanes, span_lo, span_hi, T};
-    HS_CHECK(write_links(&w, t, &tl, &bins, err));
+    trace_links_t tl = {topo, ls, v, lorder, lanes, span_lo, span_hi, T};
+    write_links(&w, t, &tl);
   }
   write_device_tracks(&w, t, v, T);
   w_str(&w, "\n]}\n");
@@ -1027,8 +1082,6 @@ cleanup:
   free(lorder);
   free(lanes);
   free(dev_lanes);
-  free(bins);
-  free(rank_of);
   free(span_lo);
   free(span_hi);
   free(wbuf);

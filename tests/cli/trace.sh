@@ -100,24 +100,33 @@ devs = {e["pid"] for e in ev if e["ph"] == "X" and e["tid"] == 0}
 if devs != set(range(8)):
     bad(f"grid device detail: devices {sorted(devs)}")
 
-# link counters: the mean utilisation over the bins is the report's
+# link counters: a step function (each sample holds until the next, the
+# last closes the series at T with 0), samples strictly after one another
+# and none repeating the previous value; its time average over [0, T] is the
+# report's utilisation of the link (bytes / (capacity x T)), i.e. the
+# counter integrates to the bytes the link's flows carried
 for name in ("grid", "hetero"):
     ev = load(f"{name}-device")
     rep = json.load(open(f"{tmp}/{name}-device.report.json"))
+    T = round(rep["iteration_time_s"] * 1e9)
     series = collections.defaultdict(list)
     for e in ev:
         if e["ph"] == "C":
-            series[e["name"]].append(e["args"]["utilisation"])
+            series[e["name"]].append((round(e["ts"] * 1000), e["args"]["utilisation"]))
     for l in rep["links"]:
         s = series.get(l["link"])
         if not s:
             bad(f"{name}: no counter for link {l['link']}")
             continue
-        mean = sum(s[:-1]) / (len(s) - 1)   # the last sample closes the series at T
+        if s[0][0] != 0 or s[-1] != (T, 0) or any(a[0] >= b[0] for a, b in zip(s, s[1:])) \
+           or any(a[1] == b[1] for a, b in zip(s[:-2], s[1:-1])):
+            bad(f"{name}: link {l['link']} samples {s[:3]}..{s[-2:]} (T {T})")
+            break
+        mean = sum(u * (b[0] - t0) for (t0, u), b in zip(s, s[1:])) / T
         # samples are written with %.6g: each is within 5e-6 of itself
-        # (relative), so their mean is within 5e-6 of the exact mean
+        # (relative), so their time average is within 5e-6 of the exact one
         if abs(mean - l["utilisation"]) > 5e-6 * max(1e-9, l["utilisation"]) + 1e-12:
-            bad(f"{name}: link {l['link']} counters average {mean}, report says {l['utilisation']}")
+            bad(f"{name}: link {l['link']} counter averages {mean}, report says {l['utilisation']}")
             break
 
 # time breakdown: a partition of the iteration on every stage; memory
