@@ -223,10 +223,11 @@ static void row_add(linkrows_t *rows, int32_t r, hs_time_t t0, hs_time_t t1, dou
 {
   t0 = HS_MAX(t0, 0);
   t1 = HS_MAX(t1, t0);
-  int8_t need = scale_for(t1);
-  if (rows->scale[r] < need)
-    row_rescale(rows, r, need);
   int8_t k = rows->scale[r];
+  if (k < 0 || (t1 >> k) >= LINK_BINS) {
+    row_rescale(rows, r, scale_for(t1));
+    k = rows->scale[r];
+  }
   double *b = rows->bins + (size_t)r * LINK_BINS;
   int64_t b0 = t0 >> k, b1 = t1 > t0 ? (t1 - 1) >> k : b0;
   if (b0 == b1) {
@@ -815,6 +816,56 @@ static void process_name(const hs_trace_t *t, int32_t d, char *buf, size_t n)
     snprintf(buf + len, n - (size_t)len, ", replica %d tp rank %d", di->replica, di->tp_rank);
 }
 
+/* "%.6g" of x into out (>= 32 bytes), by hand for 1e-4 <= x < 1e6 (every
+ * utilisation but the tiniest): six significant digits, trailing zeros
+ * dropped. The digits come from llround(x 10^(5-e)), which may differ from
+ * printf's exact decimal rounding in the last digit at a tie; either way
+ * the same input gives the same text. printf formats the rest. */
+static void fmt_g6(double x, char *out)
+{
+  static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+  if (!(x >= 1e-4 && x < 1e6)) {
+    snprintf(out, 32, "%.6g", x);
+    return;
+  }
+  int e = 5; /* decimal exponent: 10^e <= x < 10^(e+1) */
+  while (e > -4 && x < (e >= 0 ? pow10[e] : 1.0 / pow10[-e]))
+    e--;
+  long long m = llround(x * pow10[5 - e]); /* 5 - e in [0, 9] */
+  if (m >= 1000000) { /* rounded up to the next decade */
+    e++;
+    m = (m + 5) / 10;
+  }
+  if (e >= 6) {
+    snprintf(out, 32, "%.6g", x);
+    return;
+  }
+  char digits[8];
+  for (int i = 5; i >= 0; i--, m /= 10)
+    digits[i] = (char)('0' + m % 10);
+  int nd = 6; /* significant digits kept: trailing zeros of the fraction go */
+  while (nd > e + 1 && nd > 1 && digits[nd - 1] == '0')
+    nd--;
+  int n = 0;
+  if (e < 0) {
+    out[n++] = '0';
+    out[n++] = '.';
+    for (int i = 0; i < -e - 1; i++)
+      out[n++] = '0';
+    for (int i = 0; i < nd; i++)
+      out[n++] = digits[i];
+  } else {
+    for (int i = 0; i <= e; i++)
+      out[n++] = digits[i];
+    if (nd > e + 1) {
+      out[n++] = '.';
+      for (int i = e + 1; i < nd; i++)
+        out[n++] = digits[i];
+    }
+  }
+  out[n] = '\0';
+}
+
 /* One counter sample: "ts" in microseconds, the utilisation as %.6g. */
 static void counter_sample(writer_t *w, const hs_link_t *lk, int32_t pid, hs_time_t ns, const char *u)
 {
@@ -848,7 +899,7 @@ static void counters(writer_t *w, const double *row, int8_t k, const hs_link_t *
     if (u == 0.0 && !signbit(u))
       strcpy(cur, "0");
     else
-      snprintf(cur, sizeof cur, "%.6g", u);
+      fmt_g6(u, cur);
     if (b > 0 && strcmp(cur, prev) == 0)
       continue;
     counter_sample(w, lk, pid, lo, cur);
