@@ -4,7 +4,9 @@
 # hetero-1f1b with async sends across two sites, HAP's SPMD stages) and with
 # recomputation: tests/trace_check.py checks nesting per track, categories,
 # flow arrows and counters with Python's json module, independently of the
-# writer. Also: the link counters average to the report's utilisation; a
+# writer. Also: every device has one forward and one backward slice per
+# microbatch and chunk; the link counters, as step functions, average over
+# the iteration to the report's utilisation (they integrate to the bytes); a
 # 1024-GPU run at stage detail is a few hundred kB with one process per
 # stage; and the report's per-stage time breakdown adds up to the iteration
 # time, with closed-form checks on a single-GPU plan.
@@ -128,6 +130,22 @@ for name in ("grid", "hetero"):
         if abs(mean - l["utilisation"]) > 5e-6 * max(1e-9, l["utilisation"]) + 1e-12:
             bad(f"{name}: link {l['link']} counter averages {mean}, report says {l['utilisation']}")
             break
+
+# slices per device: every device of a plan with dp replicas of m = B /
+# (dp x mbs) microbatches runs one forward and one backward slice per
+# microbatch and chunk (case: global batch, dp, mbs 1, chunks), at device and
+# kernel detail alike
+for name, B, dp, v in (("grid", 16, 2, 1), ("interleaved", 16, 2, 2), ("full", 16, 1, 1)):
+    for d in ("device", "kernel"):
+        ev = load(f"{name}-{d}")
+        rep = json.load(open(f"{tmp}/{name}-{d}.report.json"))
+        want = B // dp * v
+        per = collections.defaultdict(collections.Counter)
+        for e in ev:
+            if e["ph"] == "X" and e["tid"] == 0 and e["cat"] == "compute" and e["name"][:6] in ("fwd mb", "bwd mb"):
+                per[e["pid"]][e["name"][:3]] += 1
+        if set(per) != set(range(rep["n_devices"])) or any(c != {"fwd": want, "bwd": want} for c in per.values()):
+            bad(f"{name} {d}: items per device {dict(per)}, want {want} fwd and bwd on each of {rep['n_devices']}")
 
 # time breakdown: a partition of the iteration on every stage; memory
 # breakdown: the parts add up to the stage's peak
