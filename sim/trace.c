@@ -129,6 +129,23 @@ typedef struct devinfo {
   int32_t member;       /* rank among the devices of (group, stage); 0 = representative */
 } devinfo_t;
 
+/* Greedy lanes of one family of overlapping slices: end[l] is the end of
+ * the last slice given lane l. */
+typedef struct lanes {
+  hs_time_t *end;
+  size_t n, cap;
+} lanes_t;
+
+/* What streaming a device's tracks needs: where its compute track's top
+ * level has reached (idle fills the gaps), and its send and receive lanes. */
+typedef struct devtrack {
+  hs_time_t top_end;
+  bool busy;            /* its compute track has slices */
+  lanes_t send, recv;
+} devtrack_t;
+
+typedef struct writer writer_t;
+
 struct hs_trace {
   const hs_model_t *m;
   uint8_t *link_rec;    /* per link: flows and spans on it are recorded */
@@ -137,9 +154,13 @@ struct hs_trace {
   const hs_cluster_t *c;
   const hs_plan_t *plan;
   hs_trace_detail_t detail;
-  span_t *spans;
+  span_t *spans;        /* link flow slices (kernel detail), kept to the end */
   size_t n, cap;
   linkrows_t rows;
+  devtrack_t *track;    /* per device */
+  hs_output_t out;      /* the file, open from hs_trace_new to hs_trace_write */
+  writer_t *w;
+  hs_time_t shown_end;  /* latest end of a slice shown */
   hs_time_t flows_end;  /* latest end of a flow with hops */
   hs_time_t end;        /* latest end of anything a hook was told, shown or not */
   devinfo_t *dev;
@@ -306,6 +327,9 @@ static bool link_recorded(const hs_trace_t *t, int32_t l)
   return l >= 0 && (size_t)l < t->n_links && t->link_rec[l];
 }
 
+static hs_status_t stream_open(hs_trace_t *t, const char *path, hs_error_t *err);
+static void stream_close(hs_trace_t *t);
+
 hs_status_t hs_trace_new(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
                          const hs_lowered_t *low, const hs_sim_opts_t *opts, hs_trace_t **out,
                          hs_error_t *err)
@@ -319,9 +343,11 @@ hs_status_t hs_trace_new(const hs_model_t *m, const hs_cluster_t *c, const hs_pl
   t->plan = plan;
   t->detail = opts->trace_detail;
   t->links = opts->trace_links;
+  hs_output_init(&t->out);
   t->dev = hs_calloc(c->n_devices + 1, sizeof *t->dev);
   t->shown = hs_calloc(c->n_devices + 1, 1);
-  if (!t->dev || !t->shown) {
+  t->track = hs_calloc(c->n_devices + 1, sizeof *t->track);
+  if (!t->dev || !t->shown || !t->track) {
     hs_trace_free(t);
     return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
   }
@@ -375,6 +401,8 @@ hs_status_t hs_trace_new(const hs_model_t *m, const hs_cluster_t *c, const hs_pl
   }
   free(members);
   hs_status_t st = link_filter(t, opts, err);
+  if (st == HS_OK)
+    st = stream_open(t, opts->trace_path, err);
   if (st != HS_OK) {
     hs_trace_free(t);
     return st;
@@ -387,6 +415,13 @@ void hs_trace_free(hs_trace_t *t)
 {
   if (!t)
     return;
+  hs_output_abort(&t->out); /* no-op once committed */
+  stream_close(t);
+  for (size_t d = 0; t->track && d < t->c->n_devices; d++) {
+    free(t->track[d].send.end);
+    free(t->track[d].recv.end);
+  }
+  free(t->track);
   free(t->link_rec);
   free(t->spans);
   rows_destroy(&t->rows);
@@ -395,19 +430,13 @@ void hs_trace_free(hs_trace_t *t)
   free(t);
 }
 
-static span_t *add(hs_trace_t *t, int32_t pid, kind_t kind, const char *name, hs_time_t t0,
-                   hs_time_t t1)
+static void put(hs_trace_t *t, span_t *s);
+
+/* A span of kind k on device (or link) pid; the caller fills the rest. */
+static span_t mk(int32_t pid, kind_t k, const char *name, hs_time_t t0, hs_time_t t1)
 {
-  if (t->oom)
-    return NULL;
-  if (hs_reserve((void **)&t->spans, &t->cap, t->n + 1, sizeof *t->spans) != HS_OK) {
-    t->oom = true;
-    return NULL;
-  }
-  span_t *s = &t->spans[t->n++];
-  *s = (span_t){.pid = pid, .kind = (int16_t)kind, .mb = -1, .chunk = -1, .peer = -1,
-                .name = name, .t0 = t0, .t1 = t1};
-  return s;
+  return (span_t){.pid = pid, .kind = (int16_t)k, .mb = -1, .chunk = -1, .peer = -1,
+                  .name = name, .t0 = t0, .t1 = t1};
 }
 
 static bool shown(const hs_trace_t *t, int32_t d)
@@ -422,15 +451,16 @@ void hs_trace_item(hs_trace_t *t, const hs_exec_t *ex, int32_t phase, int32_t mb
   for (int32_t d = 0; d < ex->tp; d++) {
     if (!shown(t, ex->devices[d]))
       continue;
-    span_t *s = add(t, ex->devices[d], K_ITEM, phase == HS_PHASE_FWD ? "fwd" : "bwd", t0, t1);
-    if (!s)
-      return;
-    s->phase = (int8_t)phase;
-    s->mb = mb;
-    s->chunk = chunk;
+    span_t s = mk(ex->devices[d], K_ITEM, phase == HS_PHASE_FWD ? "fwd" : "bwd", t0, t1);
+    s.phase = (int8_t)phase;
+    s.mb = mb;
+    s.chunk = chunk;
+    put(t, &s);
     /* at kernel detail the recomputed segments show it */
-    if (rc_end > t0 && t->detail != HS_TRACE_KERNEL)
-      add(t, ex->devices[d], K_RECOMP, "recompute", t0, HS_MIN(rc_end, t1));
+    if (rc_end > t0 && t->detail != HS_TRACE_KERNEL) {
+      s = mk(ex->devices[d], K_RECOMP, "recompute", t0, HS_MIN(rc_end, t1));
+      put(t, &s);
+    }
   }
 }
 
@@ -440,16 +470,21 @@ void hs_trace_segment(hs_trace_t *t, const hs_exec_t *ex, bool recompute, hs_tim
   if (t->detail != HS_TRACE_KERNEL)
     return;
   for (int32_t d = 0; d < ex->tp; d++)
-    if (shown(t, ex->devices[d]))
-      add(t, ex->devices[d], recompute ? K_RECOMP : K_SEG, recompute ? "recompute" : "kernels", t0, t1);
+    if (shown(t, ex->devices[d])) {
+      span_t s = mk(ex->devices[d], recompute ? K_RECOMP : K_SEG, recompute ? "recompute" : "kernels",
+                    t0, t1);
+      put(t, &s);
+    }
 }
 
 void hs_trace_optimizer(hs_trace_t *t, const hs_exec_t *ex, hs_time_t t0, hs_time_t t1)
 {
   t->end = HS_MAX(t->end, t1);
   for (int32_t d = 0; d < ex->tp; d++)
-    if (shown(t, ex->devices[d]))
-      add(t, ex->devices[d], K_OPT, "optimizer", t0, t1);
+    if (shown(t, ex->devices[d])) {
+      span_t s = mk(ex->devices[d], K_OPT, "optimizer", t0, t1);
+      put(t, &s);
+    }
 }
 
 void hs_trace_tp(hs_trace_t *t, const hs_exec_t *ex, const char *name, hs_time_t t0, hs_time_t t1,
@@ -459,9 +494,9 @@ void hs_trace_tp(hs_trace_t *t, const hs_exec_t *ex, const char *name, hs_time_t
     return;
   for (int32_t d = 0; d < ex->tp; d++)
     if (shown(t, ex->devices[d])) {
-      span_t *s = add(t, ex->devices[d], K_TP, name, t0, t1);
-      if (s)
-        s->bytes = bytes;
+      span_t s = mk(ex->devices[d], K_TP, name, t0, t1);
+      s.bytes = bytes;
+      put(t, &s);
     }
 }
 
@@ -470,9 +505,9 @@ void hs_trace_dp(hs_trace_t *t, const hs_exec_t *ex, hs_time_t t0, hs_time_t t1,
   t->end = HS_MAX(t->end, t1);
   for (int32_t d = 0; d < ex->tp; d++)
     if (shown(t, ex->devices[d])) {
-      span_t *s = add(t, ex->devices[d], K_DP, "grad all-reduce", t0, t1);
-      if (s)
-        s->bytes = bytes;
+      span_t s = mk(ex->devices[d], K_DP, "grad all-reduce", t0, t1);
+      s.bytes = bytes;
+      put(t, &s);
     }
 }
 
@@ -485,16 +520,14 @@ void hs_trace_send(hs_trace_t *t, int32_t dev_a, int32_t dev_b, bool fwd, int32_
   uint64_t id = (a && b && t1 - t0 >= 2) ? ++t->next_flow : 0;
   const char *what = fwd ? "act" : "grad";
   if (a) {
-    span_t *s = add(t, dev_a, K_SEND, what, t0, t1);
-    if (s)
-      *s = (span_t){.pid = dev_a, .kind = K_SEND, .phase = fwd, .mb = mb, .chunk = -1,
-                    .peer = dev_b, .name = what, .t0 = t0, .t1 = t1, .bytes = bytes, .flow = id};
+    span_t s = {.pid = dev_a, .kind = K_SEND, .phase = fwd, .mb = mb, .chunk = -1,
+                .peer = dev_b, .name = what, .t0 = t0, .t1 = t1, .bytes = bytes, .flow = id};
+    put(t, &s);
   }
   if (b) {
-    span_t *s = add(t, dev_b, K_RECV, what, t0, t1);
-    if (s)
-      *s = (span_t){.pid = dev_b, .kind = K_RECV, .phase = fwd, .mb = mb, .chunk = -1,
-                    .peer = dev_a, .name = what, .t0 = t0, .t1 = t1, .bytes = bytes, .flow = id};
+    span_t s = {.pid = dev_b, .kind = K_RECV, .phase = fwd, .mb = mb, .chunk = -1,
+                .peer = dev_a, .name = what, .t0 = t0, .t1 = t1, .bytes = bytes, .flow = id};
+    put(t, &s);
   }
 }
 
@@ -503,9 +536,9 @@ void hs_trace_link_span(hs_trace_t *t, int32_t link, bool fwd, hs_time_t t0, hs_
 {
   if (!t->links || t->detail != HS_TRACE_KERNEL || !link_recorded(t, link))
     return;
-  span_t *s = add(t, link, K_LINK, fwd ? "act" : "grad", t0, t1);
-  if (s)
-    s->bytes = bytes;
+  span_t s = mk(link, K_LINK, fwd ? "act" : "grad", t0, t1);
+  s.bytes = bytes;
+  put(t, &s);
 }
 
 void hs_trace_flow_done(void *ctx, const hs_flow_t *f)
@@ -735,6 +768,103 @@ static void write_span(writer_t *w, const span_t *s)
   }
 }
 
+/* ---- streaming ---------------------------------------------------------------- */
+
+/* Opens the trace's file (through a temporary, common/output.c) and writes
+ * its head; the events follow as the simulator reports them. */
+static hs_status_t stream_open(hs_trace_t *t, const char *path, hs_error_t *err)
+{
+  t->w = hs_calloc(1, sizeof *t->w);
+  char *buf = hs_calloc(WRITER_BUF + WRITER_SLACK, 1);
+  if (!t->w || !buf) {
+    free(buf);
+    return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
+  }
+  *t->w = (writer_t){NULL, true, buf, 0, 0};
+  hs_status_t st = hs_output_open(&t->out, path, err);
+  if (st != HS_OK)
+    return st;
+  t->w->f = t->out.f;
+  w_str(t->w, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"detail\":\"");
+  w_str(t->w, hs_trace_detail_name(t->detail));
+  w_str(t->w, "\"},\"traceEvents\":[\n");
+  return HS_OK;
+}
+
+static void stream_close(hs_trace_t *t)
+{
+  if (t->w)
+    free(t->w->buf);
+  free(t->w);
+  t->w = NULL;
+}
+
+/* The lowest lane free at t0 for a slice [t0, t1], taken; -1 when out of
+ * memory. Slices come in order of their ends (the simulator reports a
+ * transfer when it arrives), so a lane whose last slice ended by t0 holds
+ * none that overlaps. O(lanes). */
+static int32_t lane_take(lanes_t *ln, hs_time_t t0, hs_time_t t1)
+{
+  size_t l = 0;
+  while (l < ln->n && ln->end[l] > t0)
+    l++;
+  if (l == ln->n) {
+    if (hs_reserve((void **)&ln->end, &ln->cap, ln->n + 1, sizeof *ln->end) != HS_OK)
+      return -1;
+    ln->n++;
+  }
+  ln->end[l] = t1;
+  return (int32_t)l;
+}
+
+static void idle(writer_t *w, int32_t pid, hs_time_t t0, hs_time_t t1)
+{
+  slice(w, pid, TID_COMPUTE, "idle", t0, t1);
+  w_str(w, ",\"name\":\"idle\"}");
+}
+
+/* Hands a shown span to the file: a device's span gets its track and is
+ * written at once (an idle slice first where its compute track had a gap);
+ * link flow slices are kept, their lanes and the links' order being known
+ * only at the end. O(lanes of the span's track). */
+static void put(hs_trace_t *t, span_t *s)
+{
+  if (t->oom)
+    return;
+  t->shown_end = HS_MAX(t->shown_end, s->t1);
+  if (s->kind == K_LINK) {
+    if (hs_reserve((void **)&t->spans, &t->cap, t->n + 1, sizeof *t->spans) != HS_OK) {
+      t->oom = true;
+      return;
+    }
+    t->spans[t->n++] = *s;
+    return;
+  }
+  devtrack_t *d = &t->track[s->pid];
+  int32_t lane = 0;
+  switch (s->kind) {
+  case K_SEND: case K_RECV:
+    lane = lane_take(s->kind == K_SEND ? &d->send : &d->recv, s->t0, s->t1);
+    if (lane < 0) {
+      t->oom = true;
+      return;
+    }
+    s->tid = (s->kind == K_SEND ? TID_SEND : TID_RECV) + lane;
+    break;
+  case K_TP: s->tid = TID_TP; break;
+  case K_DP: s->tid = TID_DP; break;
+  default:
+    s->tid = TID_COMPUTE;
+    d->busy = true;
+    if (track_rank(s) == 0) {
+      if (s->t0 > d->top_end)
+        idle(t->w, s->pid, d->top_end, s->t0);
+      d->top_end = HS_MAX(d->top_end, s->t1);
+    }
+  }
+  write_span(t->w, s);
+}
+
 /* Greedy lane packing of spans [lo, hi) (sorted by start): each takes the
  * lowest lane free at its start. Writes tid = base + lane; returns lanes. */
 static int32_t pack_lanes(span_t **v, size_t lo, size_t hi, int32_t base, hs_time_t *lane_end,
@@ -908,34 +1038,23 @@ static void counters(writer_t *w, const double *row, int8_t k, const hs_link_t *
   counter_sample(w, lk, pid, T, "0");
 }
 
-/* Trace step: thread ids of the sorted spans v: fixed tracks (compute,
- * tp, dp), lanes for sends, receives and link flows. Sets every span's tid
- * and the lane counts: dev_lanes[2 d] (sends), [2 d + 1] (receives),
- * lanes[link]. lane_end: scratch of t->n + 1. */
-static void assign_tids(const hs_trace_t *t, span_t **v, hs_time_t *lane_end, int32_t *lanes,
-                        int32_t *dev_lanes)
+/* Trace step: the lanes of the link flow slices v (sorted by link, then
+ * start): sets their tids (lane numbers) and lanes[link]. lane_end: scratch
+ * of t->n + 1. */
+static void assign_link_lanes(const hs_trace_t *t, span_t **v, hs_time_t *lane_end, int32_t *lanes)
 {
   for (size_t lo = 0; lo < t->n;) {
     size_t hi = lo;
-    while (hi < t->n && v[hi]->pid == v[lo]->pid && group_of(v[hi]) == group_of(v[lo]))
+    while (hi < t->n && v[hi]->pid == v[lo]->pid)
       hi++;
-    kind_t k = (kind_t)v[lo]->kind;
-    if (k == K_SEND)
-      dev_lanes[2 * v[lo]->pid] = pack_lanes(v, lo, hi, TID_SEND, lane_end, (int32_t)(hi - lo));
-    else if (k == K_RECV)
-      dev_lanes[2 * v[lo]->pid + 1] = pack_lanes(v, lo, hi, TID_RECV, lane_end, (int32_t)(hi - lo));
-    else if (k == K_LINK)
-      lanes[v[lo]->pid] = pack_lanes(v, lo, hi, 0, lane_end, (int32_t)(hi - lo));
-    else
-      for (size_t q = lo; q < hi; q++)
-        v[q]->tid = k == K_TP ? TID_TP : k == K_DP ? TID_DP : TID_COMPUTE;
+    lanes[v[lo]->pid] = pack_lanes(v, lo, hi, 0, lane_end, (int32_t)(hi - lo));
     lo = hi;
   }
 }
 
 /* Trace step: the metadata of every shown device's process (name, sort
  * index, its fixed threads and send/receive lanes), in plan order. */
-static void write_device_meta(writer_t *w, const hs_trace_t *t, const int32_t *dev_lanes)
+static void write_device_meta(writer_t *w, const hs_trace_t *t)
 {
   const hs_cluster_t *c = t->c;
   for (size_t d = 0; d < c->n_devices; d++) {
@@ -958,10 +1077,10 @@ static void write_device_meta(writer_t *w, const hs_trace_t *t, const int32_t *d
               d, k, fixed[k]);
     }
     for (int32_t s = 0; s < 2; s++)
-      for (int32_t l = 0; l < dev_lanes[2 * d + s]; l++) {
+      for (size_t l = 0; l < (s ? t->track[d].recv.n : t->track[d].send.n); l++) {
         sep(w);
-        w_printf(w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"pp %s %d\"}}",
-                d, (s ? TID_RECV : TID_SEND) + l, s ? "recv" : "send", l);
+        w_printf(w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"pp %s %zu\"}}",
+                d, (s ? TID_RECV : TID_SEND) + (int)l, s ? "recv" : "send", l);
       }
   }
 }
@@ -1040,101 +1159,67 @@ static void write_links(writer_t *w, hs_trace_t *t, const trace_links_t *tl)
   }
 }
 
-/* Trace step: the device tracks: each track's spans in order, with the
- * idle gaps of each compute track up to the iteration's end T. */
-static void write_device_tracks(writer_t *w, const hs_trace_t *t, span_t **v, hs_time_t T)
+/* Trace step: the idle tail of every compute track that has slices, up to
+ * the iteration's end T. */
+static void write_idle_tails(writer_t *w, const hs_trace_t *t, hs_time_t T)
 {
-  for (size_t lo = 0; lo < t->n;) {
-    if (v[lo]->kind == K_LINK) {
-      lo++;
-      continue;
-    }
-    size_t hi = lo;
-    hs_time_t end = 0;
-    bool compute = v[lo]->tid == TID_COMPUTE;
-    while (hi < t->n && v[hi]->pid == v[lo]->pid && v[hi]->kind != K_LINK &&
-           (v[hi]->tid == TID_COMPUTE) == compute) {
-      const span_t *s = v[hi];
-      if (compute && track_rank(s) == 0) {
-        if (s->t0 > end)
-          slice(w, s->pid, TID_COMPUTE, "idle", end, s->t0), w_str(w, ",\"name\":\"idle\"}");
-        end = HS_MAX(end, s->t1);
-      }
-      write_span(w, s);
-      hi++;
-    }
-    if (compute && T > end)
-      slice(w, v[lo]->pid, TID_COMPUTE, "idle", end, T), w_str(w, ",\"name\":\"idle\"}");
-    lo = hi;
-  }
+  for (size_t d = 0; d < t->c->n_devices; d++)
+    if (t->shown[d] && t->track[d].busy && T > t->track[d].top_end)
+      idle(w, (int32_t)d, t->track[d].top_end, T);
 }
 
-/* Writes the recorded trace to path (Chrome trace JSON through a temporary
- * committed at the end): device processes, links, device tracks, in that
- * order (the named steps above). */
+/* Finishes the file: the idle tails, the device processes' metadata, then
+ * the links (counters and, at kernel detail, flow lanes), and commits it
+ * (the named steps above). The device slices were written as they came. */
 hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_link_stats_t *ls,
                            const char *path, hs_error_t *err)
 {
   if (t->oom)
     return hs_error_set(err, HS_ENOMEM, "%s: out of memory recording the trace", path);
   hs_status_t st = HS_OK;
-  const hs_cluster_t *c = t->c;
   size_t nl = hs_topology_n_links(topo);
   span_t **v = hs_calloc(t->n + 1, sizeof *v);
   hs_time_t *lane_end = hs_calloc(t->n + 1, sizeof *lane_end);
   link_key_t *lorder = hs_calloc(nl + 1, sizeof *lorder);
   int32_t *lanes = hs_calloc(nl + 1, sizeof *lanes);
-  int32_t *dev_lanes = hs_calloc(2 * c->n_devices + 2, sizeof *dev_lanes);
-  /* each link's K_LINK slices in v: [span_lo[l], span_hi[l]) */
+  /* each link's flow slices in v: [span_lo[l], span_hi[l]) */
   size_t *span_lo = hs_calloc(nl + 1, sizeof *span_lo), *span_hi = hs_calloc(nl + 1, sizeof *span_hi);
-  char *wbuf = hs_calloc(WRITER_BUF + WRITER_SLACK, 1);
-  hs_output_t out;
-  hs_output_init(&out);
-  if (!v || !lane_end || !lorder || !lanes || !dev_lanes || !span_lo || !span_hi || !wbuf)
+  if (!v || !lane_end || !lorder || !lanes || !span_lo || !span_hi)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory writing the trace"));
-  hs_time_t T = 0;
-  for (size_t k = 0; k < t->n; k++) {
+  for (size_t k = 0; k < t->n; k++)
     v[k] = &t->spans[k];
-    T = HS_MAX(T, t->spans[k].t1);
-  }
   /* the iteration's end, whichever device or flow reached it: a bounded
    * trace fills idle time and bins its counters as the full one does */
-  T = HS_MAX(T, HS_MAX(t->flows_end, t->end));
+  hs_time_t T = HS_MAX(t->shown_end, HS_MAX(t->flows_end, t->end));
   qsort(v, t->n, sizeof *v, cmp_span);
   for (size_t k = 0; k < t->n; k++)
-    if (v[k]->kind == K_LINK && v[k]->pid >= 0 && (size_t)v[k]->pid < nl) {
+    if (v[k]->pid >= 0 && (size_t)v[k]->pid < nl) {
       size_t l = (size_t)v[k]->pid;
       if (span_hi[l] == 0)
         span_lo[l] = k;
       span_hi[l] = k + 1;
     }
-  assign_tids(t, v, lane_end, lanes, dev_lanes);
-  HS_CHECK(hs_output_open(&out, path, err));
-  writer_t w = {out.f, true, wbuf, 0, 0};
-  w_str(&w, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"detail\":\"");
-  w_str(&w, hs_trace_detail_name(t->detail));
-  w_str(&w, "\"},\"traceEvents\":[\n");
-  write_device_meta(&w, t, dev_lanes);
+  assign_link_lanes(t, v, lane_end, lanes);
+  writer_t *w = t->w;
+  write_idle_tails(w, t, T);
+  write_device_meta(w, t);
   if (t->links) {
     trace_links_t tl = {topo, ls, v, lorder, lanes, span_lo, span_hi, T};
-    write_links(&w, t, &tl);
+    write_links(w, t, &tl);
   }
-  write_device_tracks(&w, t, v, T);
-  w_str(&w, "\n]}\n");
-  w_flush(&w);
-  if (w.error) /* the temporary is removed at cleanup, the target left as it was */
-    HS_FAIL(hs_error_set(err, HS_EIO, "%s: write error%s%s", path, w.error > 0 ? ": " : "",
-                         w.error > 0 ? strerror(w.error) : ""));
-  st = hs_output_commit(&out, err);
+  w_str(w, "\n]}\n");
+  w_flush(w);
+  if (w->error) /* the temporary is removed at cleanup, the target left as it was */
+    HS_FAIL(hs_error_set(err, HS_EIO, "%s: write error%s%s", path, w->error > 0 ? ": " : "",
+                         w->error > 0 ? strerror(w->error) : ""));
+  st = hs_output_commit(&t->out, err);
 cleanup:
-  hs_output_abort(&out); /* no-op once committed */
+  hs_output_abort(&t->out); /* no-op once committed */
   free(v);
   free(lane_end);
   free(lorder);
   free(lanes);
-  free(dev_lanes);
   free(span_lo);
   free(span_hi);
-  free(wbuf);
   return st;
 }
