@@ -1,8 +1,14 @@
 /*
  * trace.c - Chrome trace writer (trace.h has the file's invariants).
  *
- * Recording appends small records in the simulator's (deterministic) event
- * order; writing sorts them per track and lays them out:
+ * The file is streamed: hs_trace_new opens it (a temporary, renamed over the
+ * target by hs_trace_write's commit, removed if the run fails) and every
+ * device slice is written when the simulator reports it, in its
+ * (deterministic) event order; link utilisation is binned as flows
+ * complete. hs_trace_write adds what needs the whole run: the idle tail of
+ * each compute track, the process and thread names (lane counts), and the
+ * links (sorted by bytes; counters; kernel detail's flow slices, the only
+ * slices kept in memory). Layout:
  *
  *   pid = device id (process "dev N GPU tpT: [P<i>] stage <k> (layers ..)"), sorted by
  *   sort index 10 + group x 1e9 + stage x 1e6 + member, where group is the
@@ -16,13 +22,17 @@
  *            end of the iteration, so the track covers [0, T] exactly;
  *     tid 1  "tp-comm": blocking TP/SPMD collectives (kernel detail);
  *     tid 2  "dp-comm": gradient bucket all-reduces (sequential per device);
- *     tid 100+k "pp send k", 200+k "pp recv k": pipeline transfers, greedily
- *            packed into lanes so slices of one lane never overlap.
+ *     tid 100+k "pp send k", 200+k "pp recv k": pipeline transfers, each
+ *            given, when it arrives, the lowest lane whose last transfer
+ *            arrived by its post, so slices of one lane never overlap.
  *   pid = n_devices: "cross-site links", pid = n_devices + 1: "links", each
- *   with one utilisation counter per link (bytes moved per bin / capacity x
- *   bin width, a flow's bytes spread evenly over its lifetime: bin sums
- *   equal the link's byte count) and, at kernel detail, lanes of pipeline
- *   flows.
+ *   with one utilisation counter per link and, at kernel detail, lanes of
+ *   pipeline flows. The counter is a step function over bins of 2^k ns,
+ *   the smallest power of two that fits the iteration in LINK_BINS bins
+ *   (so 129 to 256 bins; the last one ends at T): bytes moved in the bin /
+ *   (capacity x its width), a flow's bytes spread evenly over its lifetime,
+ *   so counter x capacity integrates to the link's bytes. A sample that
+ *   prints as the previous one is left out; a 0 at T closes the series.
  *
  * Detail levels: stage = one representative device (replica 0, TP rank 0)
  * per stage of each distinct pipeline (pipelines with the same stage cuts,
@@ -36,15 +46,13 @@
  * which are then the cross-site links plus those of the shown devices (their
  * GPU links, the NIC and rail links of their nodes, the fabric of their
  * sites). What is not shown is not recorded: hooks of hidden devices return
- * at once, flows are kept only for the hops on links that may be shown, so
- * memory and the writer's time grow with the events written (issue #35: a
- * 1024-GPU device trace took 125 s after a 1 s simulation, the counters
- * scanned every flow once per link). Flow hops on recorded links are
- * appended to one array; writing bins them all in one pass into a row per
- * shown link. Cost of hs_trace_write: O(n log n) for n recorded slices (the
- * sort), O(F + L x 200) for F recorded flow hops and L shown links, the lane
- * packing (O(slices x lanes of their track)), and the bytes written,
- * formatted by hand.
+ * at once and only links that may be shown have a row of bins (issue #35:
+ * a 1024-GPU device trace took 125 s after a 1 s simulation, then 307 MB
+ * for its 8.4 million kept flow hops). Cost: O(lanes of its track) per
+ * device slice, O(bins it spans) per flow hop on a recorded link, memory
+ * 8 x LINK_BINS bytes per recorded link plus the lanes; hs_trace_write is
+ * O(devices + L x LINK_BINS + k log k) for L shown links and k link flow
+ * slices, and the bytes written, formatted by hand.
  */
 #include "trace.h"
 #include "hs_output.h"
