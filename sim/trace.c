@@ -110,22 +110,25 @@ typedef struct span {
 } span_t;
 
 /* Link utilisation is binned while simulating, one row of LINK_BINS bins
- * per recorded link: bin b of a row at scale k holds the bytes its flows
- * moved in [b 2^k, (b + 1) 2^k) ns, a flow's bytes spread evenly over its
- * lifetime (integer overlaps; the flow's last bin takes the remainder, so a
- * row sums to the bytes exactly as added). A flow ending at or past
- * LINK_BINS 2^k first doubles the row's bins (pairs summed, lowest first)
- * until it fits; writing doubles every shown row up to the scale of the
- * iteration's end. A row's values depend only on its own flows, in
- * completion order, and the final end, so a bounded trace bins its links
- * exactly as the full one. Memory: 8 LINK_BINS bytes per recorded link,
- * whatever the number of flows (issue #35: keeping every flow hop took
- * 288 MB at 1,024 GPUs). */
+ * per recorded link: bin b holds the bytes the link's flows moved in
+ * [b 2^k, (b + 1) 2^k) ns, a flow's bytes spread evenly over its lifetime
+ * (integer overlaps; the flow's last bin takes the remainder, so a row sums
+ * to the bytes exactly as added). All rows share the scale k: a flow ending
+ * at or past LINK_BINS 2^k first doubles every row's bins (pairs summed)
+ * until it fits, and writing doubles them up to the scale of the
+ * iteration's end. Every completed flow, recorded or not, moves the scale,
+ * and a row's values depend only on its own flows and those moves, so a
+ * bounded trace bins its links exactly as the full one. Bins are stored
+ * bin-major (bin b of every row together): flows that complete near one
+ * another fall in the same few bins, so binning stays in cache (row-major
+ * rows cost a cache miss per flow hop at 1,024 GPUs). Memory: 8 LINK_BINS
+ * bytes per recorded link, whatever the number of flows (issue #35: keeping
+ * every flow hop took 288 MB at 1,024 GPUs). */
 typedef struct linkrows {
   int32_t *row_of;      /* per link: its row, -1 = not recorded */
-  int8_t *scale;        /* per row: log2 of its bin width in ns, -1 = empty */
-  double *bins;         /* LINK_BINS per row */
+  double *bins;         /* bin b of row r at [b * n_rows + r] */
   int32_t n_rows;
+  int8_t scale;         /* log2 of the bin width in ns, -1 before the first flow */
 } linkrows_t;
 
 static bool shown(const hs_trace_t *t, int32_t d);
@@ -202,76 +205,69 @@ static bool same_pipeline(const hs_cluster_t *c, const hs_plan_pipeline_t *a,
 /* A row for every recorded link (rec[l] != 0), all empty. */
 static hs_status_t rows_new(linkrows_t *r, const uint8_t *rec, size_t n_links, hs_error_t *err)
 {
+  r->scale = -1;
   r->row_of = hs_calloc(n_links + 1, sizeof *r->row_of);
   if (!r->row_of)
     return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
   for (size_t l = 0; l < n_links; l++)
     r->row_of[l] = rec[l] ? r->n_rows++ : -1;
-  r->scale = hs_calloc((size_t)r->n_rows + 1, sizeof *r->scale);
   r->bins = hs_calloc((size_t)r->n_rows * LINK_BINS + 1, sizeof *r->bins);
-  if (!r->scale || !r->bins)
+  if (!r->bins)
     return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
-  memset(r->scale, -1, (size_t)r->n_rows);
   return HS_OK;
 }
 
 static void rows_destroy(linkrows_t *r)
 {
   free(r->row_of);
-  free(r->scale);
   free(r->bins);
 }
 
-/* The smallest scale k whose LINK_BINS bins hold time `end`: end < LINK_BINS 2^k. */
-static int8_t scale_for(hs_time_t end)
+/* Brings every row to a scale whose bins hold time `end` (end < LINK_BINS
+ * 2^k), one doubling at a time. O(doublings x rows x LINK_BINS). */
+static void rows_fit(linkrows_t *rows, hs_time_t end)
 {
-  int8_t k = 0;
-  while (k < 62 && (end >> k) >= LINK_BINS)
-    k++;
-  return k;
-}
-
-/* Brings row `r` to scale k (>= its own): pairs of bins summed, one
- * doubling at a time, so the sums do not depend on how many at once. */
-static void row_rescale(linkrows_t *rows, int32_t r, int8_t k)
-{
-  double *b = rows->bins + (size_t)r * LINK_BINS;
-  if (rows->scale[r] < 0) {
-    rows->scale[r] = k;
+  if (rows->scale < 0) {
+    rows->scale = 0;
+    while (rows->scale < 62 && (end >> rows->scale) >= LINK_BINS)
+      rows->scale++;
     return;
   }
-  for (; rows->scale[r] < k; rows->scale[r]++) {
-    for (int32_t i = 0; i < LINK_BINS / 2; i++)
-      b[i] = b[2 * i] + b[2 * i + 1];
-    memset(b + LINK_BINS / 2, 0, LINK_BINS / 2 * sizeof *b);
+  size_t n = (size_t)rows->n_rows;
+  double *b = rows->bins;
+  while (rows->scale < 62 && (end >> rows->scale) >= LINK_BINS) {
+    for (size_t i = 0; i < LINK_BINS / 2; i++)
+      for (size_t r = 0; r < n; r++)
+        b[i * n + r] = b[2 * i * n + r] + b[(2 * i + 1) * n + r];
+    memset(b + LINK_BINS / 2 * n, 0, LINK_BINS / 2 * n * sizeof *b);
+    rows->scale++;
   }
 }
 
-/* Adds `bytes` moved evenly over [t0, t1] to row r. O(bins the flow spans). */
+/* Adds `bytes` moved evenly over [t0, t1] to row r, whose bins hold t1
+ * (rows_fit). O(bins the flow spans). */
 static void row_add(linkrows_t *rows, int32_t r, hs_time_t t0, hs_time_t t1, double bytes)
 {
   t0 = HS_MAX(t0, 0);
   t1 = HS_MAX(t1, t0);
-  int8_t k = rows->scale[r];
-  if (k < 0 || (t1 >> k) >= LINK_BINS) {
-    row_rescale(rows, r, scale_for(t1));
-    k = rows->scale[r];
-  }
-  double *b = rows->bins + (size_t)r * LINK_BINS;
+  int8_t k = rows->scale;
+  size_t n = (size_t)rows->n_rows;
+  double *b = rows->bins + r;
   int64_t b0 = t0 >> k, b1 = t1 > t0 ? (t1 - 1) >> k : b0;
   if (b0 == b1) {
-    b[b0] += bytes;
+    b[(size_t)b0 * n] += bytes;
     return;
   }
   double rate = bytes / (double)(t1 - t0), left = bytes;
-  b[b0] += rate * (double)(((b0 + 1) << k) - t0);
-  left -= rate * (double)(((b0 + 1) << k) - t0);
+  double part = rate * (double)(((b0 + 1) << k) - t0);
+  b[(size_t)b0 * n] += part;
+  left -= part;
   for (int64_t i = b0 + 1; i < b1; i++) {
-    double part = rate * (double)((hs_time_t)1 << k);
-    b[i] += part;
+    part = rate * (double)((hs_time_t)1 << k);
+    b[(size_t)i * n] += part;
     left -= part;
   }
-  b[b1] += left;
+  b[(size_t)b1 * n] += left;
 }
 
 /* Which links the trace may show, hence records: every link at stage detail
@@ -556,8 +552,10 @@ void hs_trace_flow_done(void *ctx, const hs_flow_t *f)
     return;
   /* every flow sets the end (the counters' bins and the idle fill reach
    * it), shown or not, so bounding the devices leaves both as they were */
-  if (f->n_hops > 0)
+  if (f->n_hops > 0) {
     t->flows_end = HS_MAX(t->flows_end, f->t_end);
+    rows_fit(&t->rows, HS_MAX(f->t_end, 0));
+  }
   for (int32_t h = 0; h < f->n_hops; h++) {
     int32_t l = f->hops[h].link;
     if (link_recorded(t, l))
@@ -1019,13 +1017,13 @@ static void counter_sample(writer_t *w, const hs_link_t *lk, int32_t pid, hs_tim
   w_str(w, "}}");
 }
 
-/* The utilisation counter of one link from its row (at scale k, covering
- * [0, T)): bin b spans [b 2^k, min((b + 1) 2^k, T)) and shows its bytes over
+/* The utilisation counter of one link from its row (bin b at row[b x
+ * stride], at scale k, covering [0, T)): bin b spans [b 2^k, min((b + 1) 2^k, T)) and shows its bytes over
  * capacity x span. A sample that prints as the previous one is left out (the
  * counter holds its value until the next); a last sample at T (0) closes the
  * series, so the integral of the counter x capacity is the link's bytes. */
-static void counters(writer_t *w, const double *row, int8_t k, const hs_link_t *lk, int32_t pid,
-                     hs_time_t T)
+static void counters(writer_t *w, const double *row, size_t stride, int8_t k, const hs_link_t *lk,
+                     int32_t pid, hs_time_t T)
 {
   double cap_per_ns = lk->GBps * HS_GB * 1e-9;
   hs_time_t width = (hs_time_t)1 << k;
@@ -1033,7 +1031,7 @@ static void counters(writer_t *w, const double *row, int8_t k, const hs_link_t *
   for (int64_t b = 0; b * width < T; b++) {
     hs_time_t lo = b * width, hi = HS_MIN(lo + width, T);
     double cap = cap_per_ns * (double)(hi - lo);
-    double u = cap > 0 && isfinite(cap) ? row[b] / cap : 0.0;
+    double u = cap > 0 && isfinite(cap) ? row[(size_t)b * stride] / cap : 0.0;
     if (u == 0.0 && !signbit(u))
       strcpy(cur, "0");
     else
@@ -1129,7 +1127,7 @@ static void write_links(writer_t *w, hs_trace_t *t, const trace_links_t *tl)
       lorder[kept++] = lorder[k];
   }
   nshow = kept;
-  int8_t scale = scale_for(T);
+  rows_fit(&t->rows, T);
   int32_t pid_x = (int32_t)t->c->n_devices, pid_o = pid_x + 1;
   sep(w);
   w_printf(w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"cross-site links\"}}", pid_x);
@@ -1148,8 +1146,7 @@ static void write_links(writer_t *w, hs_trace_t *t, const trace_links_t *tl)
     int32_t pid = links[l].kind == HS_LINK_XSITE ? pid_x : pid_o;
     if (T > 0) {
       int32_t r = t->rows.row_of[l];
-      row_rescale(&t->rows, r, scale);
-      counters(w, t->rows.bins + (size_t)r * LINK_BINS, scale, &links[l], pid, T);
+      counters(w, t->rows.bins + r, (size_t)t->rows.n_rows, t->rows.scale, &links[l], pid, T);
     }
     /* flow lanes of this link (kernel detail) */
     int32_t base = tid;
