@@ -954,10 +954,9 @@ static void process_name(const hs_trace_t *t, int32_t d, char *buf, size_t n)
 
 /* "%.6g" of x into out (>= 32 bytes), by hand for 1e-4 <= x < 1e6 (every
  * utilisation but the tiniest): six significant digits, trailing zeros
- * dropped. The digits come from llround(x 10^(5-e)), which may differ from
- * printf's exact decimal rounding in the last digit at a tie; either way
- * the same input gives the same text. printf formats the rest. */
-static void fmt_g6(double x, char *out)
+ * dropped, the same text as printf's (exact decimal value, ties to even:
+ * tests/test_trace_format.c). printf formats the rest. O(1). */
+void hs__trace_fmt_g6(double x, char *out)
 {
   static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
   if (!(x >= 1e-4 && x < 1e6)) {
@@ -967,7 +966,12 @@ static void fmt_g6(double x, char *out)
   int e = 5; /* decimal exponent: 10^e <= x < 10^(e+1) */
   while (e > -4 && x < (e >= 0 ? pow10[e] : 1.0 / pow10[-e]))
     e--;
-  long long m = llround(x * pow10[5 - e]); /* 5 - e in [0, 9] */
+  /* x 10^(5-e) = y + r exactly (10^(5-e) is exact, fma gives the product's
+   * rounding error), so ties are seen and go to even, as printf's do */
+  double p = pow10[5 - e], y = x * p, r = fma(x, p, -y), fl = floor(y);
+  long long m = (long long)fl;
+  if (y - fl > 0.5 || (y - fl == 0.5 && (r > 0 || (r == 0 && (m & 1)))))
+    m++;
   if (m >= 1000000) { /* rounded up to the next decade */
     e++;
     m = (m + 5) / 10;
@@ -1035,7 +1039,7 @@ static void counters(writer_t *w, const double *row, size_t stride, int8_t k, co
     if (u == 0.0 && !signbit(u))
       strcpy(cur, "0");
     else
-      fmt_g6(u, cur);
+      hs__trace_fmt_g6(u, cur);
     if (b > 0 && strcmp(cur, prev) == 0)
       continue;
     counter_sample(w, lk, pid, lo, cur);

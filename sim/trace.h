@@ -58,6 +58,9 @@ void hs_trace_link_span(hs_trace_t *t, int32_t link, bool fwd, hs_time_t t0, hs_
 /* Network observer (hs_net_set_observer): bins the bytes of every flow on
  * its recorded links for the utilisation counters. ctx is the trace. */
 void hs_trace_flow_done(void *ctx, const hs_flow_t *f);
+/* x as printf's "%.6g" writes it, into out (at least 32 bytes); formatted
+ * by hand for 1e-4 <= x < 1e6. Shared with tests/test_trace_format.c. */
+void hs__trace_fmt_g6(double x, char *out);
 /* Finishes the file at the end of the run (idle tails, names, links) and
  * commits it over path; on failure the target is left as it was. */
 hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_link_stats_t *ls,
