@@ -1,8 +1,14 @@
 /*
  * trace.c - Chrome trace writer (trace.h has the file's invariants).
  *
- * Recording appends small records in the simulator's (deterministic) event
- * order; writing sorts them per track and lays them out:
+ * The file is streamed: hs_trace_new opens it (a temporary, renamed over the
+ * target by hs_trace_write's commit, removed if the run fails) and every
+ * device slice is written when the simulator reports it, in its
+ * (deterministic) event order; link utilisation is binned as flows
+ * complete. hs_trace_write adds what needs the whole run: the idle tail of
+ * each compute track, the process and thread names (lane counts), and the
+ * links (sorted by bytes; counters; kernel detail's flow slices, the only
+ * slices kept in memory). Layout:
  *
  *   pid = device id (process "dev N GPU tpT: [P<i>] stage <k> (layers ..)"), sorted by
  *   sort index 10 + group x 1e9 + stage x 1e6 + member, where group is the
@@ -16,13 +22,17 @@
  *            end of the iteration, so the track covers [0, T] exactly;
  *     tid 1  "tp-comm": blocking TP/SPMD collectives (kernel detail);
  *     tid 2  "dp-comm": gradient bucket all-reduces (sequential per device);
- *     tid 100+k "pp send k", 200+k "pp recv k": pipeline transfers, greedily
- *            packed into lanes so slices of one lane never overlap.
+ *     tid 100+k "pp send k", 200+k "pp recv k": pipeline transfers, each
+ *            given, when it arrives, the lowest lane whose last transfer
+ *            arrived by its post, so slices of one lane never overlap.
  *   pid = n_devices: "cross-site links", pid = n_devices + 1: "links", each
- *   with one utilisation counter per link (bytes moved per bin / capacity x
- *   bin width, a flow's bytes spread evenly over its lifetime: bin sums
- *   equal the link's byte count) and, at kernel detail, lanes of pipeline
- *   flows.
+ *   with one utilisation counter per link and, at kernel detail, lanes of
+ *   pipeline flows. The counter is a step function over bins of 2^k ns,
+ *   the smallest power of two that fits the iteration in LINK_BINS bins
+ *   (so 129 to 256 bins; the last one ends at T): bytes moved in the bin /
+ *   (capacity x its width), a flow's bytes spread evenly over its lifetime,
+ *   so counter x capacity integrates to the link's bytes. A sample that
+ *   prints as the previous one is left out; a 0 at T closes the series.
  *
  * Detail levels: stage = one representative device (replica 0, TP rank 0)
  * per stage of each distinct pipeline (pipelines with the same stage cuts,
@@ -36,15 +46,13 @@
  * which are then the cross-site links plus those of the shown devices (their
  * GPU links, the NIC and rail links of their nodes, the fabric of their
  * sites). What is not shown is not recorded: hooks of hidden devices return
- * at once, flows are kept only for the hops on links that may be shown, so
- * memory and the writer's time grow with the events written (issue #35: a
- * 1024-GPU device trace took 125 s after a 1 s simulation, the counters
- * scanned every flow once per link). Flow hops on recorded links are
- * appended to one array; writing bins them all in one pass into a row per
- * shown link. Cost of hs_trace_write: O(n log n) for n recorded slices (the
- * sort), O(F + L x 200) for F recorded flow hops and L shown links, the lane
- * packing (O(slices x lanes of their track)), and the bytes written,
- * formatted by hand.
+ * at once and only links that may be shown have a row of bins (issue #35:
+ * a 1024-GPU device trace took 125 s after a 1 s simulation, then 307 MB
+ * for its 8.4 million kept flow hops). Cost: O(lanes of its track) per
+ * device slice, O(bins it spans) per flow hop on a recorded link, memory
+ * 8 x LINK_BINS bytes per recorded link plus the lanes; hs_trace_write is
+ * O(devices + L x LINK_BINS + k log k) for L shown links and k link flow
+ * slices, and the bytes written, formatted by hand.
  */
 #include "trace.h"
 #include "hs_output.h"
@@ -84,7 +92,7 @@ typedef enum { K_ITEM, K_SEG, K_RECOMP, K_OPT, K_TP, K_DP, K_SEND, K_RECV, K_LIN
 #define TID_DP 2
 #define TID_SEND 100
 #define TID_RECV 200
-#define LINK_BINS 200
+#define LINK_BINS 256
 #define STAGE_LINKS 8
 
 typedef struct span {
@@ -101,14 +109,27 @@ typedef struct span {
   uint64_t flow;        /* sends: arrow id (1-based), 0 = none */
 } span_t;
 
-/* One flow's passage over one recorded link, appended in completion order
- * to one array: sequential stores while simulating (per-link arrays made
- * every append a cache miss), one sequential pass when writing. */
-typedef struct flowrec {
-  hs_time_t t0, t1;
-  double bytes;
-  int32_t link;
-} flowrec_t;
+/* Link utilisation is binned while simulating, one row of LINK_BINS bins
+ * per recorded link: bin b holds the bytes the link's flows moved in
+ * [b 2^k, (b + 1) 2^k) ns, a flow's bytes spread evenly over its lifetime
+ * (integer overlaps; the flow's last bin takes the remainder, so a row sums
+ * to the bytes exactly as added). All rows share the scale k: a flow ending
+ * at or past LINK_BINS 2^k first doubles every row's bins (pairs summed)
+ * until it fits, and writing doubles them up to the scale of the
+ * iteration's end. Every completed flow, recorded or not, moves the scale,
+ * and a row's values depend only on its own flows and those moves, so a
+ * bounded trace bins its links exactly as the full one. Bins are stored
+ * bin-major (bin b of every row together): flows that complete near one
+ * another fall in the same few bins, so binning stays in cache (row-major
+ * rows cost a cache miss per flow hop at 1,024 GPUs). Memory: 8 LINK_BINS
+ * bytes per recorded link, whatever the number of flows (issue #35: keeping
+ * every flow hop took 288 MB at 1,024 GPUs). */
+typedef struct linkrows {
+  int32_t *row_of;      /* per link: its row, -1 = not recorded */
+  double *bins;         /* bin b of row r at [b * n_rows + r] */
+  int32_t n_rows;
+  int8_t scale;         /* log2 of the bin width in ns, -1 before the first flow */
+} linkrows_t;
 
 static bool shown(const hs_trace_t *t, int32_t d);
 
@@ -119,6 +140,23 @@ typedef struct devinfo {
   int32_t member;       /* rank among the devices of (group, stage); 0 = representative */
 } devinfo_t;
 
+/* Greedy lanes of one family of overlapping slices: end[l] is the end of
+ * the last slice given lane l. */
+typedef struct lanes {
+  hs_time_t *end;
+  size_t n, cap;
+} lanes_t;
+
+/* What streaming a device's tracks needs: where its compute track's top
+ * level has reached (idle fills the gaps), and its send and receive lanes. */
+typedef struct devtrack {
+  hs_time_t top_end;
+  bool busy;            /* its compute track has slices */
+  lanes_t send, recv;
+} devtrack_t;
+
+typedef struct writer writer_t;
+
 struct hs_trace {
   const hs_model_t *m;
   uint8_t *link_rec;    /* per link: flows and spans on it are recorded */
@@ -127,10 +165,13 @@ struct hs_trace {
   const hs_cluster_t *c;
   const hs_plan_t *plan;
   hs_trace_detail_t detail;
-  span_t *spans;
+  span_t *spans;        /* link flow slices (kernel detail), kept to the end */
   size_t n, cap;
-  flowrec_t *flows;
-  size_t n_flows, cap_flows;
+  linkrows_t rows;
+  devtrack_t *track;    /* per device */
+  hs_output_t out;      /* the file, open from hs_trace_new to hs_trace_write */
+  writer_t *w;
+  hs_time_t shown_end;  /* latest end of a slice shown */
   hs_time_t flows_end;  /* latest end of a flow with hops */
   hs_time_t end;        /* latest end of anything a hook was told, shown or not */
   devinfo_t *dev;
@@ -159,6 +200,74 @@ static bool same_pipeline(const hs_cluster_t *c, const hs_plan_pipeline_t *a,
     }
   }
   return true;
+}
+
+/* A row for every recorded link (rec[l] != 0), all empty. */
+static hs_status_t rows_new(linkrows_t *r, const uint8_t *rec, size_t n_links, hs_error_t *err)
+{
+  r->scale = -1;
+  r->row_of = hs_calloc(n_links + 1, sizeof *r->row_of);
+  if (!r->row_of)
+    return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
+  for (size_t l = 0; l < n_links; l++)
+    r->row_of[l] = rec[l] ? r->n_rows++ : -1;
+  r->bins = hs_calloc((size_t)r->n_rows * LINK_BINS + 1, sizeof *r->bins);
+  if (!r->bins)
+    return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
+  return HS_OK;
+}
+
+static void rows_destroy(linkrows_t *r)
+{
+  free(r->row_of);
+  free(r->bins);
+}
+
+/* Brings every row to a scale whose bins hold time `end` (end < LINK_BINS
+ * 2^k), one doubling at a time. O(doublings x rows x LINK_BINS). */
+static void rows_fit(linkrows_t *rows, hs_time_t end)
+{
+  if (rows->scale < 0) {
+    rows->scale = 0;
+    while (rows->scale < 62 && (end >> rows->scale) >= LINK_BINS)
+      rows->scale++;
+    return;
+  }
+  size_t n = (size_t)rows->n_rows;
+  double *b = rows->bins;
+  while (rows->scale < 62 && (end >> rows->scale) >= LINK_BINS) {
+    for (size_t i = 0; i < LINK_BINS / 2; i++)
+      for (size_t r = 0; r < n; r++)
+        b[i * n + r] = b[2 * i * n + r] + b[(2 * i + 1) * n + r];
+    memset(b + LINK_BINS / 2 * n, 0, LINK_BINS / 2 * n * sizeof *b);
+    rows->scale++;
+  }
+}
+
+/* Adds `bytes` moved evenly over [t0, t1] to row r, whose bins hold t1
+ * (rows_fit). O(bins the flow spans). */
+static void row_add(linkrows_t *rows, int32_t r, hs_time_t t0, hs_time_t t1, double bytes)
+{
+  t0 = HS_MAX(t0, 0);
+  t1 = HS_MAX(t1, t0);
+  int8_t k = rows->scale;
+  size_t n = (size_t)rows->n_rows;
+  double *b = rows->bins + r;
+  int64_t b0 = t0 >> k, b1 = t1 > t0 ? (t1 - 1) >> k : b0;
+  if (b0 == b1) {
+    b[(size_t)b0 * n] += bytes;
+    return;
+  }
+  double rate = bytes / (double)(t1 - t0), left = bytes;
+  double part = rate * (double)(((b0 + 1) << k) - t0);
+  b[(size_t)b0 * n] += part;
+  left -= part;
+  for (int64_t i = b0 + 1; i < b1; i++) {
+    part = rate * (double)((hs_time_t)1 << k);
+    b[(size_t)i * n] += part;
+    left -= part;
+  }
+  b[(size_t)b1 * n] += left;
 }
 
 /* Which links the trace may show, hence records: every link at stage detail
@@ -209,6 +318,7 @@ static hs_status_t link_filter(hs_trace_t *t, const hs_sim_opts_t *opts, hs_erro
     }
     t->link_rec[l] = keep;
   }
+  st = rows_new(&t->rows, t->link_rec, t->n_links, err);
 out:
   free(nodes);
   free(sites);
@@ -220,6 +330,9 @@ static bool link_recorded(const hs_trace_t *t, int32_t l)
 {
   return l >= 0 && (size_t)l < t->n_links && t->link_rec[l];
 }
+
+static hs_status_t stream_open(hs_trace_t *t, const char *path, hs_error_t *err);
+static void stream_close(hs_trace_t *t);
 
 hs_status_t hs_trace_new(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
                          const hs_lowered_t *low, const hs_sim_opts_t *opts, hs_trace_t **out,
@@ -234,9 +347,11 @@ hs_status_t hs_trace_new(const hs_model_t *m, const hs_cluster_t *c, const hs_pl
   t->plan = plan;
   t->detail = opts->trace_detail;
   t->links = opts->trace_links;
+  hs_output_init(&t->out);
   t->dev = hs_calloc(c->n_devices + 1, sizeof *t->dev);
   t->shown = hs_calloc(c->n_devices + 1, 1);
-  if (!t->dev || !t->shown) {
+  t->track = hs_calloc(c->n_devices + 1, sizeof *t->track);
+  if (!t->dev || !t->shown || !t->track) {
     hs_trace_free(t);
     return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
   }
@@ -290,6 +405,8 @@ hs_status_t hs_trace_new(const hs_model_t *m, const hs_cluster_t *c, const hs_pl
   }
   free(members);
   hs_status_t st = link_filter(t, opts, err);
+  if (st == HS_OK)
+    st = stream_open(t, opts->trace_path, err);
   if (st != HS_OK) {
     hs_trace_free(t);
     return st;
@@ -302,27 +419,28 @@ void hs_trace_free(hs_trace_t *t)
 {
   if (!t)
     return;
+  hs_output_abort(&t->out); /* no-op once committed */
+  stream_close(t);
+  for (size_t d = 0; t->track && d < t->c->n_devices; d++) {
+    free(t->track[d].send.end);
+    free(t->track[d].recv.end);
+  }
+  free(t->track);
   free(t->link_rec);
   free(t->spans);
-  free(t->flows);
+  rows_destroy(&t->rows);
   free(t->dev);
   free(t->shown);
   free(t);
 }
 
-static span_t *add(hs_trace_t *t, int32_t pid, kind_t kind, const char *name, hs_time_t t0,
-                   hs_time_t t1)
+static void put(hs_trace_t *t, span_t *s);
+
+/* A span of kind k on device (or link) pid; the caller fills the rest. */
+static span_t mk(int32_t pid, kind_t k, const char *name, hs_time_t t0, hs_time_t t1)
 {
-  if (t->oom)
-    return NULL;
-  if (hs_reserve((void **)&t->spans, &t->cap, t->n + 1, sizeof *t->spans) != HS_OK) {
-    t->oom = true;
-    return NULL;
-  }
-  span_t *s = &t->spans[t->n++];
-  *s = (span_t){.pid = pid, .kind = (int16_t)kind, .mb = -1, .chunk = -1, .peer = -1,
-                .name = name, .t0 = t0, .t1 = t1};
-  return s;
+  return (span_t){.pid = pid, .kind = (int16_t)k, .mb = -1, .chunk = -1, .peer = -1,
+                  .name = name, .t0 = t0, .t1 = t1};
 }
 
 static bool shown(const hs_trace_t *t, int32_t d)
@@ -337,15 +455,16 @@ void hs_trace_item(hs_trace_t *t, const hs_exec_t *ex, int32_t phase, int32_t mb
   for (int32_t d = 0; d < ex->tp; d++) {
     if (!shown(t, ex->devices[d]))
       continue;
-    span_t *s = add(t, ex->devices[d], K_ITEM, phase == HS_PHASE_FWD ? "fwd" : "bwd", t0, t1);
-    if (!s)
-      return;
-    s->phase = (int8_t)phase;
-    s->mb = mb;
-    s->chunk = chunk;
+    span_t s = mk(ex->devices[d], K_ITEM, phase == HS_PHASE_FWD ? "fwd" : "bwd", t0, t1);
+    s.phase = (int8_t)phase;
+    s.mb = mb;
+    s.chunk = chunk;
+    put(t, &s);
     /* at kernel detail the recomputed segments show it */
-    if (rc_end > t0 && t->detail != HS_TRACE_KERNEL)
-      add(t, ex->devices[d], K_RECOMP, "recompute", t0, HS_MIN(rc_end, t1));
+    if (rc_end > t0 && t->detail != HS_TRACE_KERNEL) {
+      s = mk(ex->devices[d], K_RECOMP, "recompute", t0, HS_MIN(rc_end, t1));
+      put(t, &s);
+    }
   }
 }
 
@@ -355,16 +474,21 @@ void hs_trace_segment(hs_trace_t *t, const hs_exec_t *ex, bool recompute, hs_tim
   if (t->detail != HS_TRACE_KERNEL)
     return;
   for (int32_t d = 0; d < ex->tp; d++)
-    if (shown(t, ex->devices[d]))
-      add(t, ex->devices[d], recompute ? K_RECOMP : K_SEG, recompute ? "recompute" : "kernels", t0, t1);
+    if (shown(t, ex->devices[d])) {
+      span_t s = mk(ex->devices[d], recompute ? K_RECOMP : K_SEG, recompute ? "recompute" : "kernels",
+                    t0, t1);
+      put(t, &s);
+    }
 }
 
 void hs_trace_optimizer(hs_trace_t *t, const hs_exec_t *ex, hs_time_t t0, hs_time_t t1)
 {
   t->end = HS_MAX(t->end, t1);
   for (int32_t d = 0; d < ex->tp; d++)
-    if (shown(t, ex->devices[d]))
-      add(t, ex->devices[d], K_OPT, "optimizer", t0, t1);
+    if (shown(t, ex->devices[d])) {
+      span_t s = mk(ex->devices[d], K_OPT, "optimizer", t0, t1);
+      put(t, &s);
+    }
 }
 
 void hs_trace_tp(hs_trace_t *t, const hs_exec_t *ex, const char *name, hs_time_t t0, hs_time_t t1,
@@ -374,9 +498,9 @@ void hs_trace_tp(hs_trace_t *t, const hs_exec_t *ex, const char *name, hs_time_t
     return;
   for (int32_t d = 0; d < ex->tp; d++)
     if (shown(t, ex->devices[d])) {
-      span_t *s = add(t, ex->devices[d], K_TP, name, t0, t1);
-      if (s)
-        s->bytes = bytes;
+      span_t s = mk(ex->devices[d], K_TP, name, t0, t1);
+      s.bytes = bytes;
+      put(t, &s);
     }
 }
 
@@ -385,9 +509,9 @@ void hs_trace_dp(hs_trace_t *t, const hs_exec_t *ex, hs_time_t t0, hs_time_t t1,
   t->end = HS_MAX(t->end, t1);
   for (int32_t d = 0; d < ex->tp; d++)
     if (shown(t, ex->devices[d])) {
-      span_t *s = add(t, ex->devices[d], K_DP, "grad all-reduce", t0, t1);
-      if (s)
-        s->bytes = bytes;
+      span_t s = mk(ex->devices[d], K_DP, "grad all-reduce", t0, t1);
+      s.bytes = bytes;
+      put(t, &s);
     }
 }
 
@@ -400,16 +524,14 @@ void hs_trace_send(hs_trace_t *t, int32_t dev_a, int32_t dev_b, bool fwd, int32_
   uint64_t id = (a && b && t1 - t0 >= 2) ? ++t->next_flow : 0;
   const char *what = fwd ? "act" : "grad";
   if (a) {
-    span_t *s = add(t, dev_a, K_SEND, what, t0, t1);
-    if (s)
-      *s = (span_t){.pid = dev_a, .kind = K_SEND, .phase = fwd, .mb = mb, .chunk = -1,
-                    .peer = dev_b, .name = what, .t0 = t0, .t1 = t1, .bytes = bytes, .flow = id};
+    span_t s = {.pid = dev_a, .kind = K_SEND, .phase = fwd, .mb = mb, .chunk = -1,
+                .peer = dev_b, .name = what, .t0 = t0, .t1 = t1, .bytes = bytes, .flow = id};
+    put(t, &s);
   }
   if (b) {
-    span_t *s = add(t, dev_b, K_RECV, what, t0, t1);
-    if (s)
-      *s = (span_t){.pid = dev_b, .kind = K_RECV, .phase = fwd, .mb = mb, .chunk = -1,
-                    .peer = dev_a, .name = what, .t0 = t0, .t1 = t1, .bytes = bytes, .flow = id};
+    span_t s = {.pid = dev_b, .kind = K_RECV, .phase = fwd, .mb = mb, .chunk = -1,
+                .peer = dev_a, .name = what, .t0 = t0, .t1 = t1, .bytes = bytes, .flow = id};
+    put(t, &s);
   }
 }
 
@@ -418,9 +540,9 @@ void hs_trace_link_span(hs_trace_t *t, int32_t link, bool fwd, hs_time_t t0, hs_
 {
   if (!t->links || t->detail != HS_TRACE_KERNEL || !link_recorded(t, link))
     return;
-  span_t *s = add(t, link, K_LINK, fwd ? "act" : "grad", t0, t1);
-  if (s)
-    s->bytes = bytes;
+  span_t s = mk(link, K_LINK, fwd ? "act" : "grad", t0, t1);
+  s.bytes = bytes;
+  put(t, &s);
 }
 
 void hs_trace_flow_done(void *ctx, const hs_flow_t *f)
@@ -430,17 +552,14 @@ void hs_trace_flow_done(void *ctx, const hs_flow_t *f)
     return;
   /* every flow sets the end (the counters' bins and the idle fill reach
    * it), shown or not, so bounding the devices leaves both as they were */
-  if (f->n_hops > 0)
+  if (f->n_hops > 0) {
     t->flows_end = HS_MAX(t->flows_end, f->t_end);
+    rows_fit(&t->rows, HS_MAX(f->t_end, 0));
+  }
   for (int32_t h = 0; h < f->n_hops; h++) {
     int32_t l = f->hops[h].link;
-    if (!link_recorded(t, l))
-      continue;
-    if (hs_reserve((void **)&t->flows, &t->cap_flows, t->n_flows + 1, sizeof *t->flows) != HS_OK) {
-      t->oom = true;
-      return;
-    }
-    t->flows[t->n_flows++] = (flowrec_t){f->t_start, f->t_end, f->bytes * (double)f->hops[h].weight, l};
+    if (link_recorded(t, l))
+      row_add(&t->rows, t->rows.row_of[l], f->t_start, f->t_end, f->bytes * (double)f->hops[h].weight);
   }
 }
 
@@ -655,6 +774,103 @@ static void write_span(writer_t *w, const span_t *s)
   }
 }
 
+/* ---- streaming ---------------------------------------------------------------- */
+
+/* Opens the trace's file (through a temporary, common/output.c) and writes
+ * its head; the events follow as the simulator reports them. */
+static hs_status_t stream_open(hs_trace_t *t, const char *path, hs_error_t *err)
+{
+  t->w = hs_calloc(1, sizeof *t->w);
+  char *buf = hs_calloc(WRITER_BUF + WRITER_SLACK, 1);
+  if (!t->w || !buf) {
+    free(buf);
+    return hs_error_set(err, HS_ENOMEM, "out of memory for the trace");
+  }
+  *t->w = (writer_t){NULL, true, buf, 0, 0};
+  hs_status_t st = hs_output_open(&t->out, path, err);
+  if (st != HS_OK)
+    return st;
+  t->w->f = t->out.f;
+  w_str(t->w, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"detail\":\"");
+  w_str(t->w, hs_trace_detail_name(t->detail));
+  w_str(t->w, "\"},\"traceEvents\":[\n");
+  return HS_OK;
+}
+
+static void stream_close(hs_trace_t *t)
+{
+  if (t->w)
+    free(t->w->buf);
+  free(t->w);
+  t->w = NULL;
+}
+
+/* The lowest lane free at t0 for a slice [t0, t1], taken; -1 when out of
+ * memory. Slices come in order of their ends (the simulator reports a
+ * transfer when it arrives), so a lane whose last slice ended by t0 holds
+ * none that overlaps. O(lanes). */
+static int32_t lane_take(lanes_t *ln, hs_time_t t0, hs_time_t t1)
+{
+  size_t l = 0;
+  while (l < ln->n && ln->end[l] > t0)
+    l++;
+  if (l == ln->n) {
+    if (hs_reserve((void **)&ln->end, &ln->cap, ln->n + 1, sizeof *ln->end) != HS_OK)
+      return -1;
+    ln->n++;
+  }
+  ln->end[l] = t1;
+  return (int32_t)l;
+}
+
+static void idle(writer_t *w, int32_t pid, hs_time_t t0, hs_time_t t1)
+{
+  slice(w, pid, TID_COMPUTE, "idle", t0, t1);
+  w_str(w, ",\"name\":\"idle\"}");
+}
+
+/* Hands a shown span to the file: a device's span gets its track and is
+ * written at once (an idle slice first where its compute track had a gap);
+ * link flow slices are kept, their lanes and the links' order being known
+ * only at the end. O(lanes of the span's track). */
+static void put(hs_trace_t *t, span_t *s)
+{
+  if (t->oom)
+    return;
+  t->shown_end = HS_MAX(t->shown_end, s->t1);
+  if (s->kind == K_LINK) {
+    if (hs_reserve((void **)&t->spans, &t->cap, t->n + 1, sizeof *t->spans) != HS_OK) {
+      t->oom = true;
+      return;
+    }
+    t->spans[t->n++] = *s;
+    return;
+  }
+  devtrack_t *d = &t->track[s->pid];
+  int32_t lane = 0;
+  switch (s->kind) {
+  case K_SEND: case K_RECV:
+    lane = lane_take(s->kind == K_SEND ? &d->send : &d->recv, s->t0, s->t1);
+    if (lane < 0) {
+      t->oom = true;
+      return;
+    }
+    s->tid = (s->kind == K_SEND ? TID_SEND : TID_RECV) + lane;
+    break;
+  case K_TP: s->tid = TID_TP; break;
+  case K_DP: s->tid = TID_DP; break;
+  default:
+    s->tid = TID_COMPUTE;
+    d->busy = true;
+    if (track_rank(s) == 0) {
+      if (s->t0 > d->top_end)
+        idle(t->w, s->pid, d->top_end, s->t0);
+      d->top_end = HS_MAX(d->top_end, s->t1);
+    }
+  }
+  write_span(t->w, s);
+}
+
 /* Greedy lane packing of spans [lo, hi) (sorted by start): each takes the
  * lowest lane free at its start. Writes tid = base + lane; returns lanes. */
 static int32_t pack_lanes(span_t **v, size_t lo, size_t hi, int32_t base, hs_time_t *lane_end,
@@ -736,89 +952,119 @@ static void process_name(const hs_trace_t *t, int32_t d, char *buf, size_t n)
     snprintf(buf + len, n - (size_t)len, ", replica %d tp rank %d", di->replica, di->tp_rank);
 }
 
-/* Bins every recorded flow of a shown link (rank_of[link] >= 0) into that
- * link's row of bins (LINK_BINS per shown link): bytes moved per 1/LINK_BINS
- * of [0, T], a flow's bytes spread evenly over its lifetime. One pass over
- * the flows in recording order, so each bin sums in the order it always
- * did. O(flows x bins each spans). */
-static void bin_flows(const hs_trace_t *t, const int32_t *rank_of, size_t nl, hs_time_t T,
-                      double *bins)
+/* "%.6g" of x into out (>= 32 bytes), by hand for 1e-4 <= x < 1e6 (every
+ * utilisation but the tiniest): six significant digits, trailing zeros
+ * dropped, the same text as printf's (exact decimal value, ties to even:
+ * tests/test_trace_format.c). printf formats the rest. O(1). */
+void hs__trace_fmt_g6(double x, char *out)
 {
-  double width = (double)T / LINK_BINS;
-  for (size_t k = 0; k < t->n_flows; k++) {
-    const flowrec_t *r = &t->flows[k];
-    if (r->link < 0 || (size_t)r->link >= nl || rank_of[r->link] < 0)
-      continue;
-    double *row = bins + (size_t)rank_of[r->link] * LINK_BINS;
-    if (r->t1 <= r->t0) {
-      int32_t b = (int32_t)((double)r->t0 / width);
-      row[HS_MIN(HS_MAX(b, 0), LINK_BINS - 1)] += r->bytes;
-      continue;
-    }
-    double rate = r->bytes / (double)(r->t1 - r->t0);
-    int32_t b0 = (int32_t)((double)r->t0 / width), b1 = (int32_t)((double)r->t1 / width);
-    b0 = HS_MIN(HS_MAX(b0, 0), LINK_BINS - 1);
-    b1 = HS_MIN(HS_MAX(b1, 0), LINK_BINS - 1);
-    for (int32_t b = b0; b <= b1; b++) {
-      double lo = fmax((double)r->t0, b * width), hi = fmin((double)r->t1, (b + 1) * width);
-      if (b == LINK_BINS - 1)
-        hi = (double)r->t1;
-      if (hi > lo)
-        row[b] += rate * (hi - lo);
+  static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+  if (!(x >= 1e-4 && x < 1e6)) {
+    snprintf(out, 32, "%.6g", x);
+    return;
+  }
+  int e = 5; /* decimal exponent: 10^e <= x < 10^(e+1) */
+  while (e > -4 && x < (e >= 0 ? pow10[e] : 1.0 / pow10[-e]))
+    e--;
+  /* x 10^(5-e) = y + r exactly (10^(5-e) is exact, fma gives the product's
+   * rounding error), so ties are seen and go to even, as printf's do */
+  double p = pow10[5 - e], y = x * p, r = fma(x, p, -y), fl = floor(y);
+  long long m = (long long)fl;
+  if (y - fl > 0.5 || (y - fl == 0.5 && (r > 0 || (r == 0 && (m & 1)))))
+    m++;
+  if (m >= 1000000) { /* rounded up to the next decade */
+    e++;
+    m = (m + 5) / 10;
+  }
+  if (e >= 6) {
+    snprintf(out, 32, "%.6g", x);
+    return;
+  }
+  char digits[8];
+  for (int i = 5; i >= 0; i--, m /= 10)
+    digits[i] = (char)('0' + m % 10);
+  int nd = 6; /* significant digits kept: trailing zeros of the fraction go */
+  while (nd > e + 1 && nd > 1 && digits[nd - 1] == '0')
+    nd--;
+  int n = 0;
+  if (e < 0) {
+    out[n++] = '0';
+    out[n++] = '.';
+    for (int i = 0; i < -e - 1; i++)
+      out[n++] = '0';
+    for (int i = 0; i < nd; i++)
+      out[n++] = digits[i];
+  } else {
+    for (int i = 0; i <= e; i++)
+      out[n++] = digits[i];
+    if (nd > e + 1) {
+      out[n++] = '.';
+      for (int i = e + 1; i < nd; i++)
+        out[n++] = digits[i];
     }
   }
+  out[n] = '\0';
 }
 
-/* The utilisation counter of one link from its row of bins: LINK_BINS + 1
- * samples (the last closes the series at T). */
-static void counters(writer_t *w, const double *bins, const hs_link_t *lk, int32_t pid, hs_time_t T)
+/* One counter sample: "ts" in microseconds, the utilisation as %.6g. */
+static void counter_sample(writer_t *w, const hs_link_t *lk, int32_t pid, hs_time_t ns, const char *u)
 {
-  double width = (double)T / LINK_BINS;
-  double cap_per_bin = lk->GBps * HS_GB * width * 1e-9;
-  for (int32_t b = 0; b <= LINK_BINS; b++) {
-    double u = b < LINK_BINS && cap_per_bin > 0 && isfinite(cap_per_bin) ? bins[b] / cap_per_bin : 0.0;
-    sep(w);
-    w_str(w, "{\"ph\":\"C\",\"cat\":\"link\",\"name\":\"");
-    w_str(w, lk->label);
-    w_str(w, "\",\"pid\":");
-    w_int(w, pid);
-    w_str(w, ",\"ts\":");
-    ts(w, b < LINK_BINS ? (hs_time_t)llround(b * width) : T);
+  sep(w);
+  w_str(w, "{\"ph\":\"C\",\"name\":\"");
+  w_str(w, lk->label);
+  w_str(w, "\",\"pid\":");
+  w_int(w, pid);
+  w_str(w, ",\"ts\":");
+  ts(w, ns);
+  w_str(w, ",\"args\":{\"utilisation\":");
+  w_str(w, u);
+  w_str(w, "}}");
+}
+
+/* The utilisation counter of one link from its row (bin b at row[b x
+ * stride], at scale k, covering [0, T)): bin b spans [b 2^k, min((b + 1) 2^k, T)) and shows its bytes over
+ * capacity x span. A sample that prints as the previous one is left out (the
+ * counter holds its value until the next); a last sample at T (0) closes the
+ * series, so the integral of the counter x capacity is the link's bytes. */
+static void counters(writer_t *w, const double *row, size_t stride, int8_t k, const hs_link_t *lk,
+                     int32_t pid, hs_time_t T)
+{
+  double cap_per_ns = lk->GBps * HS_GB * 1e-9;
+  hs_time_t width = (hs_time_t)1 << k;
+  char prev[32] = "", cur[32];
+  for (int64_t b = 0; b * width < T; b++) {
+    hs_time_t lo = b * width, hi = HS_MIN(lo + width, T);
+    double cap = cap_per_ns * (double)(hi - lo);
+    double u = cap > 0 && isfinite(cap) ? row[(size_t)b * stride] / cap : 0.0;
     if (u == 0.0 && !signbit(u))
-      w_str(w, ",\"args\":{\"utilisation\":0}}");
+      strcpy(cur, "0");
     else
-      w_printf(w, ",\"args\":{\"utilisation\":%.6g}}", u);
+      hs__trace_fmt_g6(u, cur);
+    if (b > 0 && strcmp(cur, prev) == 0)
+      continue;
+    counter_sample(w, lk, pid, lo, cur);
+    memcpy(prev, cur, sizeof prev);
   }
+  counter_sample(w, lk, pid, T, "0");
 }
 
-/* Trace step: thread ids of the sorted spans v: fixed tracks (compute,
- * tp, dp), lanes for sends, receives and link flows. Sets every span's tid
- * and the lane counts: dev_lanes[2 d] (sends), [2 d + 1] (receives),
- * lanes[link]. lane_end: scratch of t->n + 1. */
-static void assign_tids(const hs_trace_t *t, span_t **v, hs_time_t *lane_end, int32_t *lanes,
-                        int32_t *dev_lanes)
+/* Trace step: the lanes of the link flow slices v (sorted by link, then
+ * start): sets their tids (lane numbers) and lanes[link]. lane_end: scratch
+ * of t->n + 1. */
+static void assign_link_lanes(const hs_trace_t *t, span_t **v, hs_time_t *lane_end, int32_t *lanes)
 {
   for (size_t lo = 0; lo < t->n;) {
     size_t hi = lo;
-    while (hi < t->n && v[hi]->pid == v[lo]->pid && group_of(v[hi]) == group_of(v[lo]))
+    while (hi < t->n && v[hi]->pid == v[lo]->pid)
       hi++;
-    kind_t k = (kind_t)v[lo]->kind;
-    if (k == K_SEND)
-      dev_lanes[2 * v[lo]->pid] = pack_lanes(v, lo, hi, TID_SEND, lane_end, (int32_t)(hi - lo));
-    else if (k == K_RECV)
-      dev_lanes[2 * v[lo]->pid + 1] = pack_lanes(v, lo, hi, TID_RECV, lane_end, (int32_t)(hi - lo));
-    else if (k == K_LINK)
-      lanes[v[lo]->pid] = pack_lanes(v, lo, hi, 0, lane_end, (int32_t)(hi - lo));
-    else
-      for (size_t q = lo; q < hi; q++)
-        v[q]->tid = k == K_TP ? TID_TP : k == K_DP ? TID_DP : TID_COMPUTE;
+    lanes[v[lo]->pid] = pack_lanes(v, lo, hi, 0, lane_end, (int32_t)(hi - lo));
     lo = hi;
   }
 }
 
 /* Trace step: the metadata of every shown device's process (name, sort
  * index, its fixed threads and send/receive lanes), in plan order. */
-static void write_device_meta(writer_t *w, const hs_trace_t *t, const int32_t *dev_lanes)
+static void write_device_meta(writer_t *w, const hs_trace_t *t)
 {
   const hs_cluster_t *c = t->c;
   for (size_t d = 0; d < c->n_devices; d++) {
@@ -841,24 +1087,23 @@ static void write_device_meta(writer_t *w, const hs_trace_t *t, const int32_t *d
               d, k, fixed[k]);
     }
     for (int32_t s = 0; s < 2; s++)
-      for (int32_t l = 0; l < dev_lanes[2 * d + s]; l++) {
+      for (size_t l = 0; l < (s ? t->track[d].recv.n : t->track[d].send.n); l++) {
         sep(w);
-        w_printf(w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"pp %s %d\"}}",
-                d, (s ? TID_RECV : TID_SEND) + l, s ? "recv" : "send", l);
+        w_printf(w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%zu,\"tid\":%d,\"args\":{\"name\":\"pp %s %zu\"}}",
+                d, (s ? TID_RECV : TID_SEND) + (int)l, s ? "recv" : "send", l);
       }
   }
 }
 
 /* What the link section of a trace reads: the topology's links and their
  * counters, the sorted spans with each link's lanes and slice range
- * [span_lo, span_hi), the iteration's end T, and scratch arrays of
- * n_links + 1 (lorder, rank_of). */
+ * [span_lo, span_hi), the iteration's end T, and a scratch array of
+ * n_links + 1 (lorder). */
 typedef struct trace_links {
   const hs_topology_t *topo;
   const hs_link_stats_t *ls;
   span_t **v;
   link_key_t *lorder;
-  int32_t *rank_of;
   const int32_t *lanes;
   const size_t *span_lo, *span_hi;
   hs_time_t T;
@@ -866,11 +1111,9 @@ typedef struct trace_links {
 
 /* Trace step: the links that carried bytes, cross-site first; at stage
  * detail only the cross-site ones and the STAGE_LINKS busiest others:
- * their processes, utilisation counters (*bins: LINK_BINS per shown link,
- * allocated here, the caller frees) and flow lanes. HS_ENOMEM with err
- * set, else HS_OK. */
-static hs_status_t write_links(writer_t *w, const hs_trace_t *t, const trace_links_t *tl,
-                               double **bins, hs_error_t *err)
+ * their processes, utilisation counters (each shown link's row brought to
+ * the scale of T) and flow lanes. */
+static void write_links(writer_t *w, hs_trace_t *t, const trace_links_t *tl)
 {
   size_t nl = hs_topology_n_links(tl->topo);
   const hs_link_t *links = hs_topology_links(tl->topo);
@@ -888,15 +1131,7 @@ static hs_status_t write_links(writer_t *w, const hs_trace_t *t, const trace_lin
       lorder[kept++] = lorder[k];
   }
   nshow = kept;
-  for (size_t l = 0; l < nl; l++)
-    tl->rank_of[l] = -1;
-  for (int32_t k = 0; k < nshow; k++)
-    tl->rank_of[lorder[k].link] = k;
-  *bins = hs_calloc((size_t)nshow * LINK_BINS + 1, sizeof **bins);
-  if (!*bins)
-    return hs_error_set(err, HS_ENOMEM, "out of memory writing the trace");
-  if (T > 0)
-    bin_flows(t, tl->rank_of, nl, T, *bins);
+  rows_fit(&t->rows, T);
   int32_t pid_x = (int32_t)t->c->n_devices, pid_o = pid_x + 1;
   sep(w);
   w_printf(w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"cross-site links\"}}", pid_x);
@@ -913,8 +1148,10 @@ static hs_status_t write_links(writer_t *w, const hs_trace_t *t, const trace_lin
   for (int32_t k = 0; k < nshow; k++) {
     int32_t l = lorder[k].link;
     int32_t pid = links[l].kind == HS_LINK_XSITE ? pid_x : pid_o;
-    if (T > 0)
-      counters(w, *bins + (size_t)k * LINK_BINS, &links[l], pid, T);
+    if (T > 0) {
+      int32_t r = t->rows.row_of[l];
+      counters(w, t->rows.bins + r, (size_t)t->rows.n_rows, t->rows.scale, &links[l], pid, T);
+    }
     /* flow lanes of this link (kernel detail) */
     int32_t base = tid;
     for (int32_t ln = 0; ln < tl->lanes[l]; ln++) {
@@ -929,108 +1166,69 @@ static hs_status_t write_links(writer_t *w, const hs_trace_t *t, const trace_lin
       write_span(w, &tmp);
     }
   }
-  return HS_OK;
 }
 
-/* Trace step: the device tracks: each track's spans in order, with the
- * idle gaps of each compute track up to the iteration's end T. */
-static void write_device_tracks(writer_t *w, const hs_trace_t *t, span_t **v, hs_time_t T)
+/* Trace step: the idle tail of every compute track that has slices, up to
+ * the iteration's end T. */
+static void write_idle_tails(writer_t *w, const hs_trace_t *t, hs_time_t T)
 {
-  for (size_t lo = 0; lo < t->n;) {
-    if (v[lo]->kind == K_LINK) {
-      lo++;
-      continue;
-    }
-    size_t hi = lo;
-    hs_time_t end = 0;
-    bool compute = v[lo]->tid == TID_COMPUTE;
-    while (hi < t->n && v[hi]->pid == v[lo]->pid && v[hi]->kind != K_LINK &&
-           (v[hi]->tid == TID_COMPUTE) == compute) {
-      const span_t *s = v[hi];
-      if (compute && track_rank(s) == 0) {
-        if (s->t0 > end)
-          slice(w, s->pid, TID_COMPUTE, "idle", end, s->t0), w_str(w, ",\"name\":\"idle\"}");
-        end = HS_MAX(end, s->t1);
-      }
-      write_span(w, s);
-      hi++;
-    }
-    if (compute && T > end)
-      slice(w, v[lo]->pid, TID_COMPUTE, "idle", end, T), w_str(w, ",\"name\":\"idle\"}");
-    lo = hi;
-  }
+  for (size_t d = 0; d < t->c->n_devices; d++)
+    if (t->shown[d] && t->track[d].busy && T > t->track[d].top_end)
+      idle(w, (int32_t)d, t->track[d].top_end, T);
 }
 
-/* Writes the recorded trace to path (Chrome trace JSON through a temporary
- * committed at the end): device processes, links, device tracks, in that
- * order (the named steps above). */
+/* Finishes the file: the idle tails, the device processes' metadata, then
+ * the links (counters and, at kernel detail, flow lanes), and commits it
+ * (the named steps above). The device slices were written as they came. */
 hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_link_stats_t *ls,
                            const char *path, hs_error_t *err)
 {
   if (t->oom)
     return hs_error_set(err, HS_ENOMEM, "%s: out of memory recording the trace", path);
   hs_status_t st = HS_OK;
-  const hs_cluster_t *c = t->c;
   size_t nl = hs_topology_n_links(topo);
   span_t **v = hs_calloc(t->n + 1, sizeof *v);
   hs_time_t *lane_end = hs_calloc(t->n + 1, sizeof *lane_end);
   link_key_t *lorder = hs_calloc(nl + 1, sizeof *lorder);
   int32_t *lanes = hs_calloc(nl + 1, sizeof *lanes);
-  int32_t *dev_lanes = hs_calloc(2 * c->n_devices + 2, sizeof *dev_lanes);
-  double *bins = NULL; /* LINK_BINS per shown link, in display order */
-  int32_t *rank_of = hs_calloc(nl + 1, sizeof *rank_of); /* link -> display rank, -1: hidden */
-  /* each link's K_LINK slices in v: [span_lo[l], span_hi[l]) */
+  /* each link's flow slices in v: [span_lo[l], span_hi[l]) */
   size_t *span_lo = hs_calloc(nl + 1, sizeof *span_lo), *span_hi = hs_calloc(nl + 1, sizeof *span_hi);
-  char *wbuf = hs_calloc(WRITER_BUF + WRITER_SLACK, 1);
-  hs_output_t out;
-  hs_output_init(&out);
-  if (!v || !lane_end || !lorder || !lanes || !dev_lanes || !rank_of || !span_lo || !span_hi || !wbuf)
+  if (!v || !lane_end || !lorder || !lanes || !span_lo || !span_hi)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory writing the trace"));
-  hs_time_t T = 0;
-  for (size_t k = 0; k < t->n; k++) {
+  for (size_t k = 0; k < t->n; k++)
     v[k] = &t->spans[k];
-    T = HS_MAX(T, t->spans[k].t1);
-  }
   /* the iteration's end, whichever device or flow reached it: a bounded
    * trace fills idle time and bins its counters as the full one does */
-  T = HS_MAX(T, HS_MAX(t->flows_end, t->end));
+  hs_time_t T = HS_MAX(t->shown_end, HS_MAX(t->flows_end, t->end));
   qsort(v, t->n, sizeof *v, cmp_span);
   for (size_t k = 0; k < t->n; k++)
-    if (v[k]->kind == K_LINK && v[k]->pid >= 0 && (size_t)v[k]->pid < nl) {
+    if (v[k]->pid >= 0 && (size_t)v[k]->pid < nl) {
       size_t l = (size_t)v[k]->pid;
       if (span_hi[l] == 0)
         span_lo[l] = k;
       span_hi[l] = k + 1;
     }
-  assign_tids(t, v, lane_end, lanes, dev_lanes);
-  HS_CHECK(hs_output_open(&out, path, err));
-  writer_t w = {out.f, true, wbuf, 0, 0};
-  w_str(&w, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"detail\":\"");
-  w_str(&w, hs_trace_detail_name(t->detail));
-  w_str(&w, "\"},\"traceEvents\":[\n");
-  write_device_meta(&w, t, dev_lanes);
+  assign_link_lanes(t, v, lane_end, lanes);
+  writer_t *w = t->w;
+  write_idle_tails(w, t, T);
+  write_device_meta(w, t);
   if (t->links) {
-    trace_links_t tl = {topo, ls, v, lorder, rank_of, lanes, span_lo, span_hi, T};
-    HS_CHECK(write_links(&w, t, &tl, &bins, err));
+    trace_links_t tl = {topo, ls, v, lorder, lanes, span_lo, span_hi, T};
+    write_links(w, t, &tl);
   }
-  write_device_tracks(&w, t, v, T);
-  w_str(&w, "\n]}\n");
-  w_flush(&w);
-  if (w.error) /* the temporary is removed at cleanup, the target left as it was */
-    HS_FAIL(hs_error_set(err, HS_EIO, "%s: write error%s%s", path, w.error > 0 ? ": " : "",
-                         w.error > 0 ? strerror(w.error) : ""));
-  st = hs_output_commit(&out, err);
+  w_str(w, "\n]}\n");
+  w_flush(w);
+  if (w->error) /* the temporary is removed at cleanup, the target left as it was */
+    HS_FAIL(hs_error_set(err, HS_EIO, "%s: write error%s%s", path, w->error > 0 ? ": " : "",
+                         w->error > 0 ? strerror(w->error) : ""));
+  st = hs_output_commit(&t->out, err);
 cleanup:
-  hs_output_abort(&out); /* no-op once committed */
+  hs_output_abort(&t->out); /* no-op once committed */
   free(v);
   free(lane_end);
   free(lorder);
   free(lanes);
-  free(dev_lanes);
-  free(bins);
-  free(rank_of);
   free(span_lo);
   free(span_hi);
-  free(wbuf);
   return st;
 }

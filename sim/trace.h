@@ -11,7 +11,9 @@
  *
  * Cost: hooks of devices and links the trace does not show return at once
  * (opts->trace_max_devices bounds the devices and, with them, the links:
- * trace.c), so recording and hs_trace_write grow with what is written.
+ * trace.c); device slices are written to the file as they are reported and
+ * link utilisation is binned as flows complete, so time and memory grow
+ * with what is written, not with the flows simulated.
  */
 #ifndef HS_TRACE_H
 #define HS_TRACE_H
@@ -23,10 +25,13 @@ typedef struct hs_trace hs_trace_t;
 /* The categories slices carry, NULL-terminated. */
 extern const char *const hs_trace_cats[];
 
-/* Borrows model, cluster, plan and lowering (they outlive the trace). */
+/* Borrows model, cluster, plan and lowering (they outlive the trace).
+ * Opens opts->trace_path (through a temporary: an unwritable path fails
+ * here) and writes the file's head. */
 hs_status_t hs_trace_new(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
                          const hs_lowered_t *low, const hs_sim_opts_t *opts, hs_trace_t **out,
                          hs_error_t *err);
+/* Removes the temporary when hs_trace_write did not commit it. NULL: no-op. */
 void hs_trace_free(hs_trace_t *t);
 /* One schedule item (forward or backward of microbatch mb, chunk) of
  * executor `ex`, from its first segment's start to its end; the backward's
@@ -50,9 +55,14 @@ void hs_trace_send(hs_trace_t *t, int32_t dev_a, int32_t dev_b, bool fwd, int32_
 /* The transfer on one link (kernel detail: link flow lanes). */
 void hs_trace_link_span(hs_trace_t *t, int32_t link, bool fwd, hs_time_t t0, hs_time_t t1,
                         double bytes);
-/* Network observer (hs_net_set_observer): bytes of every flow on its links,
- * for the utilisation counters. ctx is the trace. */
+/* Network observer (hs_net_set_observer): bins the bytes of every flow on
+ * its recorded links for the utilisation counters. ctx is the trace. */
 void hs_trace_flow_done(void *ctx, const hs_flow_t *f);
+/* x as printf's "%.6g" writes it, into out (at least 32 bytes); formatted
+ * by hand for 1e-4 <= x < 1e6. Shared with tests/test_trace_format.c. */
+void hs__trace_fmt_g6(double x, char *out);
+/* Finishes the file at the end of the run (idle tails, names, links) and
+ * commits it over path; on failure the target is left as it was. */
 hs_status_t hs_trace_write(hs_trace_t *t, const hs_topology_t *topo, const hs_link_stats_t *ls,
                            const char *path, hs_error_t *err);
 

@@ -29,6 +29,10 @@
 #include "robust_fixture.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef hs_status_t (*scenario_fn)(hs_error_t *err);
 
@@ -393,6 +397,46 @@ static hs_status_t sc_grid_simulate(hs_error_t *err)
   return st;
 }
 
+/* A simulation that streams a kernel-detail trace (sim/trace.c opens the
+ * file before simulating and writes while it runs): on success the output
+ * is the trace's text; on any failure, the trace's own allocations
+ * included, neither the trace nor its temporary is left in the directory. */
+static hs_status_t sc_trace_simulate(hs_error_t *err)
+{
+  static const char dir[] = "robust_fault_trace.d", path[] = "robust_fault_trace.d/t.json";
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    return hs_error_set(err, HS_EIO, "%s: %s", dir, strerror(errno));
+  hs_grid_opts_t o = robust_grid_opts(2, 2, 2, 1, 8);
+  hs_plan_t p;
+  hs_plan_init(&p);
+  hs_report_t r;
+  hs_report_init(&r);
+  hs_sim_opts_t so;
+  hs_sim_opts_init(&so);
+  so.trace_path = path;
+  so.trace_detail = HS_TRACE_KERNEL;
+  hs_status_t st = hs_plan_grid(&fx_model, &fx_cluster, &o, &p, err);
+  if (st == HS_OK)
+    st = hs_simulate(&fx_model, &fx_cluster, &p, &so, &r, err);
+  free(sc_output);
+  sc_output = NULL;
+  if (st == HS_OK) {
+    sc_output = slurp(path);
+    CHECK_MSG(sc_output && strstr(sc_output, "\"traceEvents\""), "trace_simulate: no trace written");
+  }
+  remove(path);
+  DIR *d = opendir(dir);
+  for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d))
+    CHECK_MSG(e->d_name[0] == '.', "trace_simulate: %s left in %s (%s)", e->d_name, dir,
+              st == HS_OK ? "after a success" : err->msg);
+  if (d)
+    closedir(d);
+  rmdir(dir);
+  hs_report_destroy(&r);
+  hs_plan_destroy(&p);
+  return st;
+}
+
 /* The flat C API (capi/hetsim.h) end to end: model and cluster from text, a
  * grid plan, a simulation and its JSON text, every handle freed. */
 static hs_status_t sc_capi(hs_error_t *err)
@@ -632,7 +676,7 @@ static const struct {
     {"cluster", sc_cluster},       {"gpu_catalog", sc_gpu_catalog}, {"model_json", sc_model_json},
     {"model_ops", sc_model_ops},   {"hf_config", sc_hf_config},     {"catalog_load", sc_catalog_load},
     {"plan", sc_plan},             {"profile", sc_profile},         {"simulate", sc_simulate},
-    {"grid_simulate", sc_grid_simulate},
+    {"grid_simulate", sc_grid_simulate}, {"trace_simulate", sc_trace_simulate},
     {"sweep_spec", sc_sweep_spec},   {"measured", sc_measured},   {"measurements", sc_measurements},
     {"report_view", sc_report_view}, {"trace_doc", sc_trace_doc}, {"table", sc_table},
     {"elastic_trace", sc_elastic_trace}, {"capi", sc_capi},

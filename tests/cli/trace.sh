@@ -4,7 +4,9 @@
 # hetero-1f1b with async sends across two sites, HAP's SPMD stages) and with
 # recomputation: tests/trace_check.py checks nesting per track, categories,
 # flow arrows and counters with Python's json module, independently of the
-# writer. Also: the link counters average to the report's utilisation; a
+# writer. Also: every device has one forward and one backward slice per
+# microbatch and chunk; the link counters, as step functions, average over
+# the iteration to the report's utilisation (they integrate to the bytes); a
 # 1024-GPU run at stage detail is a few hundred kB with one process per
 # stage; and the report's per-stage time breakdown adds up to the iteration
 # time, with closed-form checks on a single-GPU plan.
@@ -100,25 +102,50 @@ devs = {e["pid"] for e in ev if e["ph"] == "X" and e["tid"] == 0}
 if devs != set(range(8)):
     bad(f"grid device detail: devices {sorted(devs)}")
 
-# link counters: the mean utilisation over the bins is the report's
+# link counters: a step function (each sample holds until the next, the
+# last closes the series at T with 0), samples strictly after one another
+# and none repeating the previous value; its time average over [0, T] is the
+# report's utilisation of the link (bytes / (capacity x T)), i.e. the
+# counter integrates to the bytes the link's flows carried
 for name in ("grid", "hetero"):
     ev = load(f"{name}-device")
     rep = json.load(open(f"{tmp}/{name}-device.report.json"))
+    T = round(rep["iteration_time_s"] * 1e9)
     series = collections.defaultdict(list)
     for e in ev:
         if e["ph"] == "C":
-            series[e["name"]].append(e["args"]["utilisation"])
+            series[e["name"]].append((round(e["ts"] * 1000), e["args"]["utilisation"]))
     for l in rep["links"]:
         s = series.get(l["link"])
         if not s:
             bad(f"{name}: no counter for link {l['link']}")
             continue
-        mean = sum(s[:-1]) / (len(s) - 1)   # the last sample closes the series at T
-        # samples are written with %.6g: each is within 5e-6 of itself
-        # (relative), so their mean is within 5e-6 of the exact mean
-        if abs(mean - l["utilisation"]) > 5e-6 * max(1e-9, l["utilisation"]) + 1e-12:
-            bad(f"{name}: link {l['link']} counters average {mean}, report says {l['utilisation']}")
+        if s[0][0] != 0 or s[-1] != (T, 0) or any(a[0] >= b[0] for a, b in zip(s, s[1:])) \
+           or any(a[1] == b[1] for a, b in zip(s[:-2], s[1:-1])):
+            bad(f"{name}: link {l['link']} samples {s[:3]}..{s[-2:]} (T {T})")
             break
+        mean = sum(u * (b[0] - t0) for (t0, u), b in zip(s, s[1:])) / T
+        # samples are written with %.6g: each is within 5e-6 of itself
+        # (relative), so their time average is within 5e-6 of the exact one
+        if abs(mean - l["utilisation"]) > 5e-6 * max(1e-9, l["utilisation"]) + 1e-12:
+            bad(f"{name}: link {l['link']} counter averages {mean}, report says {l['utilisation']}")
+            break
+
+# slices per device: every device of a plan with dp replicas of m = B /
+# (dp x mbs) microbatches runs one forward and one backward slice per
+# microbatch and chunk (case: global batch, dp, mbs 1, chunks), at device and
+# kernel detail alike
+for name, B, dp, v in (("grid", 16, 2, 1), ("interleaved", 16, 2, 2), ("full", 16, 1, 1)):
+    for d in ("device", "kernel"):
+        ev = load(f"{name}-{d}")
+        rep = json.load(open(f"{tmp}/{name}-{d}.report.json"))
+        want = B // dp * v
+        per = collections.defaultdict(collections.Counter)
+        for e in ev:
+            if e["ph"] == "X" and e["tid"] == 0 and e["cat"] == "compute" and e["name"][:6] in ("fwd mb", "bwd mb"):
+                per[e["pid"]][e["name"][:3]] += 1
+        if set(per) != set(range(rep["n_devices"])) or any(c != {"fwd": want, "bwd": want} for c in per.values()):
+            bad(f"{name} {d}: items per device {dict(per)}, want {want} fwd and bwd on each of {rep['n_devices']}")
 
 # time breakdown: a partition of the iteration on every stage; memory
 # breakdown: the parts add up to the stage's peak
