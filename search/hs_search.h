@@ -72,7 +72,7 @@ typedef struct hs_search_stats {
   uint64_t nodes_expanded;     /* A* / branch-and-bound nodes, where meaningful */
   double predicted_s;          /* the strategy's own estimate of the iteration time */
   bool optimal;                /* proven optimal within its search space (MILP, exhaustive, DP) */
-  char note[256];              /* e.g. "MILP stopped at time limit, gap 3.1%" */
+  char note[768];              /* e.g. "MILP stopped at time limit, gap 3.1%" */
 } hs_search_stats_t;
 
 typedef struct hs_planner_type {

@@ -21,6 +21,7 @@ typedef struct entry {
   const hs_coll_algo_t *chosen; /* a choice's answer */
   bool checked;               /* a choice: the key passed coll_validate with it */
   uint64_t hash;
+  uint64_t chash;             /* the collective's hs__coll_memo_hash (what a hint restores) */
   double bytes;
   int32_t op, n, phase;       /* phase -1: the algorithm choice */
   bool has;                   /* the phase exists */
@@ -48,6 +49,7 @@ struct hs__coll_memo {
   size_t n_hops, cap_hops;
   size_t bytes_used;          /* what the arenas and entries hold */
   uint64_t hits;
+  uint64_t hint_hits;         /* hints taken (hs__coll_memo_take_hint) */
 };
 
 #define ALGO_CHOICE (-1)
@@ -83,6 +85,8 @@ void hs__coll_memo_free(hs__coll_memo_t *m)
 size_t hs__coll_memo_entries(const hs__coll_memo_t *m) { return m ? m->n : 0; }
 
 uint64_t hs__coll_memo_hits(const hs__coll_memo_t *m) { return m ? m->hits : 0; }
+
+uint64_t hs__coll_memo_hint_hits(const hs__coll_memo_t *m) { return m ? m->hint_hits : 0; }
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -145,6 +149,8 @@ static const entry_t *find(const hs__coll_memo_t *m, const hs_coll_algo_t *algo,
                            int32_t phase, uint64_t h)
 {
   int32_t next = c->memo_last == SIZE_MAX ? -1 : m->e[c->memo_last].next;
+  if (phase == ALGO_CHOICE && next < 0 && c->memo_hint > 0 && c->memo_hint <= m->n)
+    next = (int32_t)(c->memo_hint - 1); /* the hinted choice (hs__coll_memo_take_hint) */
   size_t k = (size_t)next;
   if (next < 0 || !key_eq(m, &m->e[k], h, algo, c, phase))
     for (size_t i = (size_t)h & m->mask;; i = (i + 1) & m->mask) {
@@ -199,6 +205,7 @@ static entry_t *add(hs__coll_memo_t *m, const hs_coll_algo_t *algo, const hs_col
   memset(e, 0, sizeof *e);
   e->algo = algo;
   e->hash = h;
+  e->chash = c->memo_hash;
   e->bytes = c->bytes;
   e->op = (int32_t)c->op;
   e->n = c->n;
@@ -227,6 +234,28 @@ static void commit(hs__coll_memo_t *m, hs_coll_t *c, entry_t *e, size_t extra_by
   c->memo_last = m->n;
   m->bytes_used += sizeof *e + (size_t)e->n * sizeof(int32_t) + extra_bytes;
   m->n++;
+}
+
+bool hs__coll_memo_take_hint(hs__coll_memo_t *m, hs_coll_t *c)
+{
+  if (!keyable(m, c) || c->memo_hint == 0 || c->memo_hint > m->n)
+    return false;
+  const entry_t *e = &m->e[c->memo_hint - 1];
+  if (e->phase != ALGO_CHOICE || e->algo || e->op != (int32_t)c->op || e->n != c->n ||
+      memcmp(&e->bytes, &c->bytes, sizeof e->bytes) != 0 ||
+      memcmp(m->devs + e->dev_off, c->devices, (size_t)c->n * sizeof *c->devices) != 0)
+    return false;
+  c->memo_hash = e->chash;
+  c->memo_devs = e->dev_off;
+  m->hint_hits++;
+  return true;
+}
+
+size_t hs__coll_memo_choice(const hs__coll_memo_t *m, const hs_coll_t *c)
+{
+  if (!keyable(m, c) || c->memo_last == SIZE_MAX || m->e[c->memo_last].phase != ALGO_CHOICE)
+    return 0;
+  return c->memo_last + 1;
 }
 
 bool hs__coll_memo_get_algo(hs__coll_memo_t *m, hs_coll_t *c, const hs_coll_algo_t **out,

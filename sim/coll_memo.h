@@ -50,6 +50,19 @@ void hs__coll_memo_free(hs__coll_memo_t *m); /* NULL ok */
  * O(n). */
 uint64_t hs__coll_memo_hash(const hs__coll_memo_t *m, const hs_coll_t *c);
 
+/* c->memo_hint names an algorithm choice stored for c's very key (op, n,
+ * bytes, devices)? Then c takes that entry's hash (c->memo_hash) and device
+ * copy (c->memo_devs) without hashing its list, and the choice's lookup
+ * tries that entry before the table: a TP group's next all-reduce costs a
+ * comparison instead of a hash and two cache misses. False (c untouched)
+ * otherwise; the caller then hashes as usual. Call instead of
+ * hs__coll_memo_hash, with c->memo_devs and c->memo_last SIZE_MAX. O(n). */
+bool hs__coll_memo_take_hint(hs__coll_memo_t *m, hs_coll_t *c);
+/* After c's algorithm was found or stored (hs__coll_memo_get_algo or
+ * _put_algo, as the last memo call for c): that choice's entry plus 1, for
+ * a later collective's memo_hint; 0 when the memo keeps none. O(1). */
+size_t hs__coll_memo_choice(const hs__coll_memo_t *m, const hs_coll_t *c);
+
 /* The algorithm choose_algo gave for c (c->algo NULL, no shares): true and
  * *out on a hit, *checked whether c with that algorithm passed the
  * collective's validation before (hs__coll_memo_set_checked): validation
@@ -88,5 +101,6 @@ void hs__coll_memo_put_phase(hs__coll_memo_t *m, const hs_coll_algo_t *algo, hs_
 /* Entries stored and lookups answered (tests and benchmarks). */
 size_t hs__coll_memo_entries(const hs__coll_memo_t *m);
 uint64_t hs__coll_memo_hits(const hs__coll_memo_t *m);
+uint64_t hs__coll_memo_hint_hits(const hs__coll_memo_t *m); /* hints taken (take_hint true) */
 
 #endif /* HS_COLL_MEMO_H */

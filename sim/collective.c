@@ -992,6 +992,11 @@ uint64_t hs__colls_memo_hits(const hs__colls_t *cs)
   return cs ? hs__coll_memo_hits(cs->memo) : 0;
 }
 
+uint64_t hs__colls_memo_hint_hits(const hs__colls_t *cs)
+{
+  return cs ? hs__coll_memo_hint_hits(cs->memo) : 0;
+}
+
 void hs__colls_free(hs__colls_t *cs, hs_engine_t *eng)
 {
   if (!cs)
@@ -1200,13 +1205,18 @@ hs_status_t hs_coll_start(hs_net_t *net, hs_coll_t *c, hs_error_t *err)
   hs_coll_builder_t *b = &cs->builder;
   b->err = err;
   c->run_algo = c->algo;
-  c->memo_hash = hs__coll_memo_hash(cs->memo, c);
   c->memo_devs = SIZE_MAX;
   c->memo_last = SIZE_MAX;
+  c->memo_choice = 0;
+  if (c->algo || !hs__coll_memo_take_hint(cs->memo, c))
+    c->memo_hash = hs__coll_memo_hash(cs->memo, c);
   bool checked = false; /* the memo says c passed coll_validate with run_algo */
-  if (!c->run_algo && !hs__coll_memo_get_algo(cs->memo, c, &c->run_algo, &checked)) {
-    c->run_algo = choose_algo(b, c);
-    hs__coll_memo_put_algo(cs->memo, c, c->run_algo);
+  if (!c->run_algo) {
+    if (!hs__coll_memo_get_algo(cs->memo, c, &c->run_algo, &checked)) {
+      c->run_algo = choose_algo(b, c);
+      hs__coll_memo_put_algo(cs->memo, c, c->run_algo);
+    }
+    c->memo_choice = hs__coll_memo_choice(cs->memo, c);
   }
   if (!c->run_algo)
     return hs_error_set(err, HS_ENOMEM, "coll: out of memory choosing the algorithm");

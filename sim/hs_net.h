@@ -323,6 +323,10 @@ struct hs_coll {
   int32_t n;
   double bytes;
   const double *shares;         /* PADDED_ALLGATHER / GROUPED_BROADCAST: n shares summing to 1 */
+  size_t memo_hint;             /* optional: memo_choice of an earlier collective that had the
+                                   same op, devices and bytes (a TP group's next all-reduce);
+                                   0 = none. A wrong hint costs one comparison, never a result */
+  size_t memo_choice;           /* set by hs_coll_start: what memo_hint takes (0: nothing) */
   hs_coll_done_fn done;
   void *ctx;
   hs_time_t t_start, t_end;     /* results */

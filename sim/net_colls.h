@@ -23,6 +23,8 @@ void hs__colls_disable_memo(hs__colls_t *cs);
 /* Its entries and hits (0 without one). */
 size_t hs__colls_memo_entries(const hs__colls_t *cs);
 uint64_t hs__colls_memo_hits(const hs__colls_t *cs);
+/* Of those, the hints taken (hs_coll_t.memo_hint matched its key). */
+uint64_t hs__colls_memo_hint_hits(const hs__colls_t *cs);
 /* Cancels the live collectives' pending events on eng (may be NULL) and
  * frees the state; the collectives are left unfinished. NULL ok. */
 void hs__colls_free(hs__colls_t *cs, hs_engine_t *eng);

@@ -51,6 +51,7 @@ typedef struct send {
 typedef struct xrun {
   hs_event_t ev;
   hs_coll_t coll;
+  size_t tp_memo_hint[HS_COLL__COUNT]; /* per op: the memo_choice of its last TP collective */
   struct sim *sim;
   int32_t id;
   xstate_t state;
@@ -510,10 +511,14 @@ static void start_tp_coll(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_se
   c->bytes = sg->coll_bytes;
   c->done = x_coll_done;
   c->ctx = xr;
+  /* this executor's last collective of the op: most often the same key */
+  c->memo_hint = (size_t)c->op < HS_COLL__COUNT ? xr->tp_memo_hint[c->op] : 0;
   s->n_flows++;
   hs_status_t st = hs_coll_start(s->net, c, s->err);
   if (st != HS_OK)
     fail(s, st, "starting a TP collective");
+  else if ((size_t)c->op < HS_COLL__COUNT)
+    xr->tp_memo_hint[c->op] = c->memo_choice;
 }
 
 static void x_event(hs_engine_t *eng, hs_event_t *ev)

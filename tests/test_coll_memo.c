@@ -7,7 +7,9 @@
  * from scratch, nodes inferred from path queries, the code path that
  * predates the memo). Every collective's start and end must agree to the
  * nanosecond, round after round, with collectives running concurrently over
- * shared links; the memo must have been used. Also: a path function set
+ * shared links; the memo must have been used, and hints (hs_coll_t.memo_hint:
+ * a collective's own choice from the round before, another's, indices past
+ * the memo) change no time. Also: a path function set
  * after construction drops the memo (hs_net_set_path_fn); a collective that
  * fails validation fails it on every start (the memo skips validation only
  * for keys that passed it).
@@ -78,9 +80,14 @@ static hs_status_t topo_path_fn(void *ctx, int32_t a, int32_t b, hs_path_t *out)
 
 static void on_done(hs_coll_t *c) { (void)c; }
 
+/* Hints a collective gets (hs_coll_t.memo_hint): none; its own choice
+ * from the round before (what a TP group's executor passes); another
+ * spec's choice, off by one every second round; indices past the memo. */
+enum { HINT_NONE, HINT_OWN, HINT_WRONG, HINT_PAST };
+
 /* Runs `rounds` rounds of every spec at once; t[r * n + i] = end - start. */
-static void run(const hs_topology_t *topo, bool memo, const spec_t *s, int n, int rounds,
-                hs_time_t *t, uint64_t *hits)
+static void run(const hs_topology_t *topo, bool memo, int hint_mode, const spec_t *s, int n,
+                int rounds, hs_time_t *t, uint64_t *hits, uint64_t *hint_hits)
 {
   hs_engine_t eng;
   hs_engine_init(&eng, NULL);
@@ -94,8 +101,9 @@ static void run(const hs_topology_t *topo, bool memo, const spec_t *s, int n, in
       hs_net_set_path_fn(net, topo_path_fn, (void *)(uintptr_t)topo, NULL);
   }
   hs_coll_t *c = calloc((size_t)n, sizeof *c);
+  size_t *hint = calloc((size_t)n, sizeof *hint);
   double shares[4] = {0.4, 0.3, 0.2, 0.1};
-  for (int r = 0; r < rounds && net && c; r++) {
+  for (int r = 0; r < rounds && net && c && hint; r++) {
     for (int i = 0; i < n; i++) {
       hs_coll_init(&c[i]);
       c[i].op = s[i].op;
@@ -105,16 +113,26 @@ static void run(const hs_topology_t *topo, bool memo, const spec_t *s, int n, in
       c[i].bytes = s[i].bytes;
       c[i].shares = s[i].shares ? shares : NULL;
       c[i].done = on_done;
+      c[i].memo_hint = hint_mode == HINT_OWN     ? hint[i]
+                       : hint_mode == HINT_WRONG ? hint[(i + 1) % n] + (size_t)(r % 2)
+                       : hint_mode == HINT_PAST  ? (size_t)1000000 + (size_t)i
+                                                 : 0;
       hs_error_t err;
       hs_error_init(&err);
       CHECK_MSG(hs_coll_start(net, &c[i], &err) == HS_OK, "spec %d: %s", i, err.msg);
+      /* a memoised default choice is named for the next round's hint */
+      if (memo && !s[i].shares && !s[i].algo)
+        CHECK_MSG(c[i].memo_choice > 0, "round %d spec %d: no memo_choice", r, i);
+      hint[i] = c[i].memo_choice;
     }
     CHECK_EQ_INT(hs_engine_run(&eng, HS_TIME_MAX), HS_OK);
     for (int i = 0; i < n; i++)
       t[r * n + i] = c[i].t_end - c[i].t_start;
   }
   *hits = net ? hs__colls_memo_hits(net->colls) : 0;
+  *hint_hits = net ? hs__colls_memo_hint_hits(net->colls) : 0;
   free(c);
+  free(hint);
   hs_net_free(net);
   hs_engine_destroy(&eng);
 }
@@ -129,21 +147,34 @@ static void same_with_and_without(const char *json, const spec_t *s, int n)
   enum { ROUNDS = 3 };
   hs_time_t *on = calloc((size_t)(ROUNDS * n), sizeof *on);
   hs_time_t *off = calloc((size_t)(ROUNDS * n), sizeof *off);
-  uint64_t hits_on = 0, hits_off = 0;
-  run(topo, true, s, n, ROUNDS, on, &hits_on);
-  run(topo, false, s, n, ROUNDS, off, &hits_off);
-  for (int k = 0; k < ROUNDS * n; k++) {
-    CHECK_MSG(on[k] == off[k], "round %d spec %d: %lld ns with the memo, %lld without", k / n,
-              k % n, (long long)on[k], (long long)off[k]);
-    CHECK(on[k] > 0);
-  }
-  /* rounds 2 and 3 find every memoisable collective's choice and phases */
-  int keyed = 0;
-  for (int i = 0; i < n; i++)
-    keyed += !s[i].shares;
-  CHECK_MSG(hits_on >= (uint64_t)(2 * keyed), "%llu memo hits for %d memoisable collectives",
-            (unsigned long long)hits_on, keyed);
+  uint64_t hits_on = 0, hits_off = 0, hint_hits = 0;
+  run(topo, false, HINT_NONE, s, n, ROUNDS, off, &hits_off, &hint_hits);
   CHECK_EQ_INT(hits_off, 0);
+  /* every kind of hint, right or wrong, changes no time */
+  for (int mode = HINT_NONE; mode <= HINT_PAST; mode++) {
+    run(topo, true, mode, s, n, ROUNDS, on, &hits_on, &hint_hits);
+    for (int k = 0; k < ROUNDS * n; k++) {
+      CHECK_MSG(on[k] == off[k], "hints %d, round %d spec %d: %lld ns with the memo, %lld without",
+                mode, k / n, k % n, (long long)on[k], (long long)off[k]);
+      CHECK(on[k] > 0);
+    }
+    /* rounds 2 and 3 find every memoisable collective's choice and phases */
+    int keyed = 0;
+    for (int i = 0; i < n; i++)
+      keyed += !s[i].shares;
+    CHECK_MSG(hits_on >= (uint64_t)(2 * keyed), "hints %d: %llu memo hits for %d memoisable collectives",
+              mode, (unsigned long long)hits_on, keyed);
+    /* its own choice is taken in rounds 2 and 3 by every keyed default
+     * collective; indices past the memo never */
+    int chosen = 0;
+    for (int i = 0; i < n; i++)
+      chosen += !s[i].shares && !s[i].algo;
+    if (mode == HINT_OWN)
+      CHECK_MSG(hint_hits == (uint64_t)(2 * chosen), "%llu hints taken, %d expected",
+                (unsigned long long)hint_hits, 2 * chosen);
+    if (mode == HINT_NONE || mode == HINT_PAST)
+      CHECK_EQ_INT(hint_hits, 0);
+  }
   free(on);
   free(off);
   hs_topology_free(topo);

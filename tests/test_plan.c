@@ -376,6 +376,60 @@ static void test_whole_samples(void)
   hs_cluster_destroy(&c);
 }
 
+/* Memory by hand when data-parallel replicas differ: one stage of 4 ops
+ * (3e6 parameters each, 7e5 saved bytes per sample and op), 2 pipelines of
+ * 4 single-GPU replicas, a microbatch of 8 split by uneven shares, and the
+ * second pipeline fully recomputed. A replica's activations are its
+ * samples x 4 x 7e5 (one microbatch in flight on a single stage), or with
+ * full recomputation the inputs of the blocks after the first plus one
+ * block recomputed. Replicas equal
+ * to their neighbour may share the computation (memory.c): the shares are
+ * ordered so that equal ones are, and are not, adjacent, and every device
+ * must still get its own count. */
+static void test_memory_uneven_replicas(void)
+{
+  hs_model_t m;
+  hs_cluster_t c;
+  hs_error_t err;
+  hs_error_init(&err);
+  fx_chain_model(&m, 4, 1, 1e9, 3e6, 1e5, 7e5); /* 4 blocks of one op, 1e5 B out per sample */
+  CHECK(fx_cluster(&c, 1, 8, 100, 1, 10, 1, &err) == HS_OK);
+  hs_grid_opts_t g;
+  hs_grid_opts_init(&g);
+  g.dp = 8;
+  g.microbatch_size = 8;
+  g.global_batch = 64;
+  hs_plan_t plan;
+  CHECK_MSG(hs_plan_grid(&m, &c, &g, &plan, &err) == HS_OK, "%s", err.msg);
+  /* the grid's 8 replicas as 2 pipelines of 4 (replicas of stage 0) */
+  const double shares[2][4] = {{0.5, 0.25, 0.125, 0.125}, {0.125, 0.5, 0.125, 0.25}};
+  double want[8];
+  int dev = 0;
+  for (int32_t i = 0; i < plan.n_pipelines; i++) {
+    hs_plan_stage_t *stg = &plan.pipelines[i].stages[0];
+    for (int32_t q = 0; q < stg->n_replicas; q++, dev++) {
+      int k = dev / 4, r = dev % 4;
+      stg->replicas[q].share = shares[k][r];
+      if (k == 1)
+        stg->recompute = HS_RECOMPUTE_FULL;
+      double samples = shares[k][r] * 8;
+      /* full recomputation keeps the inputs of blocks 1-3 (1e5 each) and
+       * recomputes one block (7e5) at a time */
+      double act = k == 0 ? samples * 4 * 7e5 : samples * (3 * 1e5 + 7e5);
+      want[stg->replicas[q].devices[0]] = 16.0 * 4 * 3e6 + act;
+    }
+  }
+  CHECK_MSG(dev == 8, "the grid gave %d replicas", dev);
+  double mem[8];
+  CHECK_MSG(hs_memory_per_device(&m, &c, &plan, mem, &err) == HS_OK, "%s", err.msg);
+  for (int d = 0; d < 8; d++)
+    CHECK_MSG(fabs(mem[d] - want[d]) <= 1e-12 * want[d], "device %d: %.6g B, by hand %.6g B", d, mem[d],
+              want[d]);
+  hs_plan_destroy(&plan);
+  hs_model_destroy(&m);
+  hs_cluster_destroy(&c);
+}
+
 int main(void)
 {
   HS_RUN(test_parse_roundtrip);
@@ -384,5 +438,6 @@ int main(void)
   HS_RUN(test_schedule_orders);
   HS_RUN(test_memory_hand_count);
   HS_RUN(test_whole_samples);
+  HS_RUN(test_memory_uneven_replicas);
   HS_TEST_END();
 }

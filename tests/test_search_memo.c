@@ -41,7 +41,7 @@ typedef struct outcome {
   char msg[HS_ERROR_MSG_MAX];
   char *plan_json;
   uint64_t candidates;
-  char note[256];
+  char note[sizeof ((hs_search_stats_t *)0)->note];
   double iter_s;
 } outcome_t;
 

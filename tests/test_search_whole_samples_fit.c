@@ -60,6 +60,9 @@ static void check_fits(const char *name, const hs_model_t *m, const hs_cluster_t
   CHECK_MSG(st == HS_OK || st == HS_EINFEASIBLE, "%s on %s: %s", name, c->name, err.msg);
   if (st != HS_OK)
     return;
+  /* the search note is whole: a note that fills its buffer was cut short */
+  CHECK_MSG(strlen(stats.note) + 1 < sizeof stats.note, "%s on %s: search note cut at %zu chars: %s",
+            name, c->name, sizeof stats.note - 1, stats.note);
   hs_error_t e2;
   hs_error_init(&e2);
   CHECK_MSG(hs_plan_validate(&plan, m, c, NULL, &e2) == HS_OK, "%s on %s: %s", name, c->name, e2.msg);
