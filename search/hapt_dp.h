@@ -24,14 +24,20 @@
  * b) of F(s, k, u, a) then costs
  *   t + f + 2 c + F >= w(k, k') + rest(k') >= H(k') - pot(k),
  *   H(k') = pot(k') + rest(k'),
- * a bound that splits into a part of k' and a part of k. So for a state
- * and a mesh, with best the smallest value found so far: an end cut with
- * H(k') - pot(k) > best cannot improve nor tie, a block of end cuts whose
- * smallest H passes that cannot, and a mesh whose window's smallest H
- * passes it is left out whole. The comparisons allow a relative slack of
- * 1e-9 for rounding (the sums are of a few dozen positive doubles). The
- * window's end cut with the smallest H is tried first, which makes best
- * small early; candidates thus come out of the plain order (zi, k', b
+ * a bound that splits into a part of k' and a part of k, and the tighter
+ * w(k, k') + rest(k'), which does not. Each state keeps a threshold: the
+ * smaller of its best value so far and an upper bound known beforehand,
+ * F(s, k, u - e_a', a) for a subcluster a' with a unit in u (every
+ * candidate there is one here, its rest no larger: F falls as u grows).
+ * A candidate whose bound passes the threshold is neither smaller than
+ * the minimum nor equal to it; the comparisons allow a relative slack of
+ * 1e-9 for rounding (the sums are of a few dozen positive doubles). Per
+ * row of states (s, u, a) and mesh, a monotone deque over k gives every
+ * window's smallest H(k') in O(K); a state tries its meshes in
+ * the order of H - pot(k), stops at the first that passes the threshold,
+ * and in a mesh tries the window's smallest-H end cut first (a small best
+ * early), then every end cut whose w + rest does not pass the threshold,
+ * in order. Candidates thus come out of the plain order (zi, k', b
  * ascending), so a tie replaces the best when it comes first in that
  * order: the plain recurrence's first minimum.
  *
@@ -40,14 +46,21 @@
  * whether a mesh has options does not depend on the cuts; so the end cuts
  * under the cap are [k + 1, kend(k)], kend non-decreasing in k (two
  * pointers per run), and within a window an end cut whose fastest t
- * exceeds best ends the scan (t + f + 2 c + F >= t).
+ * passes the threshold ends the scan (t + f + 2 c + F >= t).
  *
- * Why not a sliding-window minimum: t splits into prefix sums only per
- * option, the option is the memory rule's (it changes with the span and
- * the stages in flight), and f's unhidden all-reduce (max(0, ar - bwd))
- * does not split; the shortest-path potential is the tightest bound that
- * splits and holds for every pair, and the exact values are then only
- * computed where it does not decide.
+ * Incremental runs: a run on the same table with a cap no larger than the
+ * last run's only removes candidates (stages or cuts over the new cap),
+ * so a state whose solution has every stage and cut within the new cap
+ * (M, its largest, at most the cap) keeps its value and its choice: no
+ * candidate got smaller and none before it in the plain order was as
+ * small. Only the other states are computed again.
+ *
+ * Why not a sliding-window minimum of the values themselves: t splits into
+ * prefix sums only per option, the option is the memory rule's (it
+ * changes with the span and the stages in flight), and f's unhidden
+ * all-reduce (max(0, ar - bwd)) does not split; the potential's bound
+ * splits and holds for every pair, and the exact values are computed only
+ * where it does not decide.
  */
 #ifndef HS_HAPT_DP_H
 #define HS_HAPT_DP_H
@@ -94,14 +107,15 @@ typedef struct hs_hapt_dp {
 /* Sizes d for h's table: S = min(units, cuts - 1, max_stages), fewer while
  * (S + 1) x K x U x A passes max_states. HS_EINFEASIBLE (err names the
  * count) when the budget vectors alone pass max_states; HS_ENOMEM. On
- * failure d is zeroed. O(S x K x U x A). */
+ * failure d is zeroed. O(S x K x U x A + A x Z x K^2). */
 hs_status_t hs__hapt_dp_init(hs_hapt_dp_t *d, const hs_hspace_t *h, int32_t max_stages,
                              int64_t max_states, hs_error_t *err);
 void hs__hapt_dp_destroy(hs_hapt_dp_t *d);
 /* One run for h's current table (h->n_cuts == d->K) and cap tmax (HS_HAPT_DP_INF:
- * none). Per run O(S x K x U x A x Z x (K / 8 + 8 + 8 K' A)), K' the end
- * cuts the bound leaves per state and mesh (worst case K), plus O(K^2 x A
- * x Z x opts) when the table is new since the last run. */
+ * none). Worst case O(S x K^2 x U x A^2 x Z); in practice O(S x K x U x A x
+ * Z) for the bounds plus O(A) per end cut the bound leaves, on the states
+ * the cap changes when the last run was on the same table with a cap no
+ * smaller; plus O(K^2 x A x Z x opts) when the table is new. */
 void hs__hapt_dp_run(hs_hapt_dp_t *d, hs_hspace_t *h, double tmax);
 /* The last run's best solution (fewest-cost stage count, then subcluster)
  * into sol (sol->st holds at least d->S entries); false when infeasible. */
