@@ -10,7 +10,7 @@
  * candidate (no coarsening), several microbatch sizes, the caps from none
  * down to where nothing fits and then the same caps in a random order (a
  * smaller cap than the last run's is an incremental run, a larger one a
- * full run), on three fixed instances (GPT-3 2.7B and 6.7B: 67 candidates,
+ * full run; a new table's first run is under the last table's cap), on three fixed instances (GPT-3 2.7B and 6.7B: 67 candidates,
  * memory decides some picks) and random ones (GPTs of 30-36 blocks, 63-75
  * candidates, on random two-site clusters).
  */
@@ -163,8 +163,16 @@ static void check_instance(const hs_model_t *m, const hs_cluster_t *c, int64_t g
   CHECK(hs__hspace_pick_memo(&h, d.S) == HS_OK);
   int32_t runs = 0, feasible = 0;
   int64_t states = 0;
-  for (int32_t mi = 0; mi < h.n_mbs; mi += HS_MAX(1, h.n_mbs / sizes)) {
+  double last_cap = HS_HAPT_DP_INF;
+  /* largest microbatch first: a table kept from a larger size (the DP's
+   * potentials or windows not remade) would make the bounds too high */
+  int32_t step = HS_MAX(1, h.n_mbs / sizes);
+  for (int32_t mi = (h.n_mbs - 1) / step * step; mi >= 0; mi -= step) {
     CHECK(hs__hspace_table(&h, mi) == HS_OK);
+    /* a new table under the last table's cap: a full run, not an
+     * incremental one (nothing of the last table may be kept) */
+    check_run(&h, &d, last_cap, &states);
+    runs++;
     double caps[MAX_CAPS];
     int32_t n_caps = 0;
     double tmax = HS_HAPT_DP_INF;
@@ -185,7 +193,8 @@ static void check_instance(const hs_model_t *m, const hs_cluster_t *c, int64_t g
     }
     for (int32_t i = 0; i < n_caps; i++) {
       seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-      check_run(&h, &d, caps[(seed >> 33) % (uint64_t)n_caps], &states);
+      last_cap = caps[(seed >> 33) % (uint64_t)n_caps];
+      check_run(&h, &d, last_cap, &states);
       runs++;
     }
   }
