@@ -11,7 +11,9 @@
  * (remade when h->table_id moves) the potentials pot and, per mesh and
  * cut pair, the smallest t + f (wmin) and the fastest t (tfast); per run
  * the windows (kend); per level the best rest of the pipeline from each
- * end cut (rest); per row the bounds (lb, larg).
+ * end cut (rest); per row the bounds (lb, larg); per state, beside its
+ * value and choice, the largest stage or cut time of its solution (M),
+ * which decides whether a smaller cap on the same table recomputes it.
  */
 #include "hapt_dp.h"
 
