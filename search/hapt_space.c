@@ -343,6 +343,7 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
   hs_state_bytes_t sb = hs_precision_state_bytes(h->dt);
   int32_t zs = hs_estimator_practice(h->est)->zero_stage;
   h->cur_mb = mi;
+  h->table_id++;
   if (h->pick)
     memset(h->pick, HS_HSPACE_PICK_UNSET, h->n_pick); /* a new table: new picks */
   for (int32_t k2 = 0; k2 < h->n_cuts; k2++)

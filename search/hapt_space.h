@@ -97,6 +97,7 @@ typedef struct hs_hspace {
   hs_allreduce_line_t *ar;   /* per (sc, size idx, tp log2): all-reduce time per algorithm */
   /* table for the current microbatch size: entry (k, k2, a, zi) -> options */
   int32_t cur_mb;            /* index into mbs, -1 none */
+  uint64_t table_id;         /* hs__hspace_table calls so far: a DP's per-table bounds key on it */
   hs_hopt_t *opts;           /* pairs k < k2 x n_sc x max_sizes x opt_stride */
   uint8_t *n_opts;
   double *cut_s;             /* n_cuts x n_sc x n_sc: hs__hspace_cut_s for the current table */

@@ -1,14 +1,18 @@
 /*
  * test_hapt_dp.c - hapt's DP (search/hapt_dp.c: the stage-time-cap
- * recurrence with its end-cut pruning) against a naive implementation of
- * the same recurrence written here: every state (stages, cut, budget
- * vector, subcluster) by plain recursion over every end cut, mesh and
- * successor, the memory rule through hs__hspace_pick itself (not the
- * memo), no pruning. Over every op-level cut candidate (the table hapt's
- * fine pass uses: no coarsening), several microbatch sizes and caps
- * (none, and caps down to where nothing fits), on three instances
- * (GPT-3 2.7B and 6.7B: memory decides some picks); every state's value must be equal, and the
- * extracted solution's cost must be the naive optimum.
+ * recurrence with its bound, its windows and its incremental runs) against
+ * a naive implementation of the same recurrence written here: every state
+ * (stages, cut, budget vector, subcluster) by plain recursion over every
+ * end cut, mesh and successor in the order (mesh, end cut, successor), the
+ * first minimum kept, the memory rule through hs__hspace_pick itself (not
+ * the memo), no pruning. Every state's value and choice must be equal, and
+ * the extracted solution's cost the naive optimum. Over every op-level cut
+ * candidate (no coarsening), several microbatch sizes, the caps from none
+ * down to where nothing fits and then the same caps in a random order (a
+ * smaller cap than the last run's is an incremental run, a larger one a
+ * full run; a new table's first run is under the last table's cap), on three fixed instances (GPT-3 2.7B and 6.7B: 67 candidates,
+ * memory decides some picks) and random ones (GPTs of 30-36 blocks, 63-75
+ * candidates, on random two-site clusters).
  */
 #include "hapt_dp.h"
 #include "search_fixture.h"
@@ -21,6 +25,7 @@ typedef struct naive {
   const hs_hapt_dp_t *d; /* its budget radix only */
   double tmax;
   double *memo;          /* (S+1) x K x U x A, NAN unset */
+  hs_hapt_choice_t *ch;  /* the first minimum's choice per state */
   int32_t S;
 } naive_t;
 
@@ -29,26 +34,35 @@ static int32_t units_of(const naive_t *n, int32_t u, int32_t a)
   return (u / n->d->stride[a]) % n->d->radix[a];
 }
 
+static size_t state_ix(const naive_t *n, int32_t st, int32_t k, int32_t u, int32_t a)
+{
+  return (((size_t)st * (size_t)n->h->n_cuts + (size_t)k) * (size_t)n->d->U + (size_t)u) *
+             (size_t)n->h->n_sc + (size_t)a;
+}
+
 static double naive_F(naive_t *n, int32_t st, int32_t k, int32_t u, int32_t a)
 {
   hs_hspace_t *h = n->h;
-  int32_t K = h->n_cuts, A = h->n_sc, U = n->d->U;
-  size_t ix = (((size_t)st * (size_t)K + (size_t)k) * (size_t)U + (size_t)u) * (size_t)A + (size_t)a;
+  int32_t K = h->n_cuts, A = h->n_sc;
+  size_t ix = state_ix(n, st, k, u, a);
   if (!isnan(n->memo[ix]))
     return n->memo[ix];
   double best = HS_HAPT_DP_INF;
+  hs_hapt_choice_t bc = {-1, -1, -1, -1};
   for (int32_t zi = 0; zi < h->n_sizes[a]; zi++) {
     if (h->sizes[a][zi] > units_of(n, u, a))
       continue;
     int32_t u2 = u - h->sizes[a][zi] * n->d->stride[a];
+    int32_t no;
     if (st == 1) {
       int32_t opt = hs__hspace_pick(h, k, K - 1, a, zi, 1, false, 0.0);
       if (opt < 0)
         continue;
-      int32_t no;
       const hs_hopt_t *o = hs__hspace_opts(h, k, K - 1, a, zi, &no);
-      if (o[opt].t <= n->tmax)
-        best = fmin(best, o[opt].t + o[opt].f);
+      if (o[opt].t <= n->tmax && o[opt].t + o[opt].f < best) {
+        best = o[opt].t + o[opt].f;
+        bc = (hs_hapt_choice_t){K - 1, zi, -1, opt};
+      }
       continue;
     }
     for (int32_t k2 = k + 1; k2 < K - 1; k2++)
@@ -63,26 +77,31 @@ static double naive_F(naive_t *n, int32_t st, int32_t k, int32_t u, int32_t a)
         int32_t opt = hs__hspace_pick(h, k, k2, a, zi, st, cross, cross ? c : 0.0);
         if (opt < 0)
           continue;
-        int32_t no;
         const hs_hopt_t *o = hs__hspace_opts(h, k, k2, a, zi, &no);
         if (o[opt].t > n->tmax)
           continue;
-        best = fmin(best, o[opt].t + o[opt].f + 2.0 * c + rest);
+        double v = o[opt].t + o[opt].f + 2.0 * c + rest;
+        if (v < best) {
+          best = v;
+          bc = (hs_hapt_choice_t){k2, zi, b, opt};
+        }
       }
   }
   n->memo[ix] = best;
+  n->ch[ix] = bc;
   return best;
 }
 
 /* Every state of one DP run against the naive recurrence; returns the
  * naive optimum over stage counts and first subclusters. */
-static double check_run(hs_hspace_t *h, hs_hapt_dp_t *d, double tmax, int32_t *n_states)
+static double check_run(hs_hspace_t *h, hs_hapt_dp_t *d, double tmax, int64_t *n_states)
 {
   hs__hapt_dp_run(d, h, tmax);
   int32_t K = h->n_cuts, A = h->n_sc;
   size_t nm = (size_t)(d->S + 1) * (size_t)K * (size_t)d->U * (size_t)A;
-  naive_t n = {h, d, tmax, malloc(nm * sizeof(double)), d->S};
-  CHECK(n.memo != NULL);
+  naive_t n = {h, d, tmax, malloc(nm * sizeof(double)), malloc(nm * sizeof(hs_hapt_choice_t)),
+               d->S};
+  CHECK(n.memo != NULL && n.ch != NULL);
   for (size_t i = 0; i < nm; i++)
     n.memo[i] = NAN;
   double opt = HS_HAPT_DP_INF;
@@ -94,11 +113,18 @@ static double check_run(hs_hspace_t *h, hs_hapt_dp_t *d, double tmax, int32_t *n
           double got = hs__hapt_dp_value(d, st, k, u, a);
           CHECK_MSG(got == want, "cap %g: F(%d, %d, %d, %d) = %.17g, naive %.17g", tmax, st, k,
                     u, a, got, want);
+          if (want < HS_HAPT_DP_INF) {
+            hs_hapt_choice_t cw = n.ch[state_ix(&n, st, k, u, a)], cg = d->ch[state_ix(&n, st, k, u, a)];
+            CHECK_MSG(cg.k2 == cw.k2 && cg.zi == cw.zi && cg.b == cw.b && cg.opt == cw.opt,
+                      "cap %g: F(%d, %d, %d, %d) chose (%d, %d, %d, %d), naive (%d, %d, %d, %d)",
+                      tmax, st, k, u, a, cg.k2, cg.zi, cg.b, cg.opt, cw.k2, cw.zi, cw.b, cw.opt);
+          }
           (*n_states)++;
           if (k == 0 && u == d->U - 1)
             opt = fmin(opt, want);
         }
   free(n.memo);
+  free(n.ch);
   /* the extracted solution costs the naive optimum */
   hs_hsol_t sol = {.st = calloc((size_t)d->S + 1, sizeof(hs_hstage_t))};
   CHECK(sol.st != NULL);
@@ -116,9 +142,13 @@ static double check_run(hs_hspace_t *h, hs_hapt_dp_t *d, double tmax, int32_t *n
   return opt;
 }
 
-/* One instance: every candidate cut, three microbatch sizes, the caps
- * from none down to infeasible. */
-static void check_instance(const hs_model_t *m, const hs_cluster_t *c, int64_t gb, int32_t S)
+#define MAX_CAPS 40
+
+/* One instance: every candidate cut, `sizes` microbatch sizes, the caps
+ * from none down to infeasible, then those caps again in an order drawn
+ * from seed (repeats allowed: up, down and equal steps). */
+static void check_instance(const hs_model_t *m, const hs_cluster_t *c, int64_t gb, int32_t S,
+                           int32_t sizes, uint64_t seed)
 {
   hs_error_t err;
   hs_error_init(&err);
@@ -131,11 +161,23 @@ static void check_instance(const hs_model_t *m, const hs_cluster_t *c, int64_t g
   hs_hapt_dp_t d;
   CHECK_MSG(hs__hapt_dp_init(&d, &h, S, 3000000, &err) == HS_OK, "%s", err.msg);
   CHECK(hs__hspace_pick_memo(&h, d.S) == HS_OK);
-  int32_t states = 0, runs = 0, feasible = 0;
-  for (int32_t mi = 0; mi < h.n_mbs; mi += HS_MAX(1, h.n_mbs / 3)) {
+  int32_t runs = 0, feasible = 0;
+  int64_t states = 0;
+  double last_cap = HS_HAPT_DP_INF;
+  /* largest microbatch first: a table kept from a larger size (the DP's
+   * potentials or windows not remade) would make the bounds too high */
+  int32_t step = HS_MAX(1, h.n_mbs / sizes);
+  for (int32_t mi = (h.n_mbs - 1) / step * step; mi >= 0; mi -= step) {
     CHECK(hs__hspace_table(&h, mi) == HS_OK);
+    /* a new table under the last table's cap: a full run, not an
+     * incremental one (nothing of the last table may be kept) */
+    check_run(&h, &d, last_cap, &states);
+    runs++;
+    double caps[MAX_CAPS];
+    int32_t n_caps = 0;
     double tmax = HS_HAPT_DP_INF;
-    for (int32_t cap = 0; cap < 40 && tmax > 0.0; cap++) {
+    for (int32_t cap = 0; cap < MAX_CAPS && tmax > 0.0; cap++) {
+      caps[n_caps++] = tmax;
       double opt = check_run(&h, &d, tmax, &states);
       runs++;
       feasible += opt < HS_HAPT_DP_INF;
@@ -149,10 +191,16 @@ static void check_instance(const hs_model_t *m, const hs_cluster_t *c, int64_t g
       tmax = hs__hapt_dp_next_cap(&h, sol.max_s * 0.8);
       free(sol.st);
     }
+    for (int32_t i = 0; i < n_caps; i++) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      last_cap = caps[(seed >> 33) % (uint64_t)n_caps];
+      check_run(&h, &d, last_cap, &states);
+      runs++;
+    }
   }
-  fprintf(stderr, "  %s: %d cuts, S %d, %d runs (%d feasible), %d states equal\n", m->name,
-          h.n_cuts, d.S, runs, feasible, states);
-  CHECK(feasible > 1 && feasible < runs); /* the caps reach past the last feasible one */
+  fprintf(stderr, "  %s: %d cuts, S %d, %d runs (%d feasible in the sweeps), %lld states equal\n",
+          m->name, h.n_cuts, d.S, runs, feasible, (long long)states);
+  CHECK(feasible > 1); /* the sweeps reach past the last feasible cap */
   hs__hapt_dp_destroy(&d);
   hs__hspace_destroy(&h);
 }
@@ -166,12 +214,12 @@ static void test_dp_equals_naive(void)
   CHECK(two_site_cluster(&c, 2, 1.25, 500, &err) == HS_OK);
   hs_model_t m;
   small_gpt(&m, 6, 1024, 1024);
-  check_instance(&m, &c, 16, 4);
+  check_instance(&m, &c, 16, 4, 3, 1);
   hs_model_destroy(&m);
   /* memory decides: GPT-3 2.7B's blocks on 32 GiB V100s */
   hs_model_init(&m);
   CHECK_MSG(hs_model_load("gpt3-2.7b", 0, &m, &err) == HS_OK, "%s", err.msg);
-  check_instance(&m, &c, 8, 3);
+  check_instance(&m, &c, 8, 3, 3, 2);
   hs_model_destroy(&m);
   hs_cluster_destroy(&c);
   /* 4 + 4 GPUs (meshes of 1, 2, 4), GPT-3 6.7B: 66 op-level candidates,
@@ -179,13 +227,41 @@ static void test_dp_equals_naive(void)
   CHECK(two_site_cluster(&c, 4, 1.25, 500, &err) == HS_OK);
   hs_model_init(&m);
   CHECK_MSG(hs_model_load("gpt3-6.7b", 0, &m, &err) == HS_OK, "%s", err.msg);
-  check_instance(&m, &c, 32, 6);
+  check_instance(&m, &c, 32, 6, 3, 3);
   hs_model_destroy(&m);
   hs_cluster_destroy(&c);
+}
+
+/* Random GPTs of 30-36 blocks (63-75 cut candidates) on random two-site
+ * clusters: 2 or 4 GPUs a site, links from 0.5 to 12.5 GB/s. */
+static void test_dp_equals_naive_random(void)
+{
+  static const int hidden[] = {1024, 1536, 2048, 2560, 4096};
+  static const double GBps[] = {0.5, 1.25, 12.5};
+  uint64_t seed = 0x9e3779b97f4a7c15ULL;
+  for (int i = 0; i < 4; i++) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint32_t r = (uint32_t)(seed >> 32);
+    int layers = 30 + (int)(r % 7), hid = hidden[(r >> 3) % 5], gpn = (r >> 6) & 1 ? 4 : 2;
+    double bw = GBps[(r >> 7) % 3];
+    int64_t gb = (int64_t)8 << ((r >> 9) % 3);
+    hs_error_t err;
+    hs_error_init(&err);
+    hs_cluster_t c;
+    CHECK(two_site_cluster(&c, gpn, bw, 100 + (r >> 11) % 900, &err) == HS_OK);
+    hs_model_t m;
+    small_gpt(&m, layers, hid, (r >> 20) & 1 ? 2048 : 1024);
+    fprintf(stderr, "  random %d: %d x %d, %d + %d GPUs, %g GB/s, batch %lld\n", i, layers, hid,
+            gpn, gpn, bw, (long long)gb);
+    check_instance(&m, &c, gb, gpn == 4 ? 5 : 4, 2, seed);
+    hs_model_destroy(&m);
+    hs_cluster_destroy(&c);
+  }
 }
 
 int main(void)
 {
   HS_RUN(test_dp_equals_naive);
+  HS_RUN(test_dp_equals_naive_random);
   HS_TEST_END();
 }
