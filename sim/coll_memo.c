@@ -242,7 +242,11 @@ bool hs__coll_memo_take_hint(hs__coll_memo_t *m, hs_coll_t *c)
     return false;
   const entry_t *e = &m->e[c->memo_hint - 1];
   if (e->phase != ALGO_CHOICE || e->algo || e->op != (int32_t)c->op || e->n != c->n ||
-      memcmp(&e->bytes, &c->bytes, sizeof e->bytes) != 0 ||
+      memcmp(&e->bytes, &c->bytes, sizeof e->bytes) != 0)
+    return false;
+  /* the same array as the hinted collective's: the same list (the caller's
+   * promise), and no cache miss on the memo's copy */
+  if (c->memo_hint_devices != c->devices &&
       memcmp(m->devs + e->dev_off, c->devices, (size_t)c->n * sizeof *c->devices) != 0)
     return false;
   c->memo_hash = e->chash;

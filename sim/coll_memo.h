@@ -55,7 +55,8 @@ uint64_t hs__coll_memo_hash(const hs__coll_memo_t *m, const hs_coll_t *c);
  * copy (c->memo_devs) without hashing its list, and the choice's lookup
  * tries that entry before the table: a TP group's next all-reduce costs a
  * comparison instead of a hash and two cache misses. False (c untouched)
- * otherwise; the caller then hashes as usual. Call instead of
+ * otherwise; the caller then hashes as usual. The device lists are compared
+ * unless c->memo_hint_devices is c->devices (hs_coll_t's promise). Call instead of
  * hs__coll_memo_hash, with c->memo_devs and c->memo_last SIZE_MAX. O(n). */
 bool hs__coll_memo_take_hint(hs__coll_memo_t *m, hs_coll_t *c);
 /* After c's algorithm was found or stored (hs__coll_memo_get_algo or

@@ -326,6 +326,9 @@ struct hs_coll {
   size_t memo_hint;             /* optional: memo_choice of an earlier collective that had the
                                    same op, devices and bytes (a TP group's next all-reduce);
                                    0 = none. A wrong hint costs one comparison, never a result */
+  const int32_t *memo_hint_devices; /* optional: that collective's devices pointer. When it is
+                                   c->devices the lists are not compared: the caller promises
+                                   the array was not changed in between */
   size_t memo_choice;           /* set by hs_coll_start: what memo_hint takes (0: nothing) */
   hs_coll_done_fn done;
   void *ctx;

@@ -513,6 +513,7 @@ static void start_tp_coll(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_se
   c->ctx = xr;
   /* this executor's last collective of the op: most often the same key */
   c->memo_hint = (size_t)c->op < HS_COLL__COUNT ? xr->tp_memo_hint[c->op] : 0;
+  c->memo_hint_devices = ex->devices; /* the lowering's, unchanged while it runs */
   s->n_flows++;
   hs_status_t st = hs_coll_start(s->net, c, s->err);
   if (st != HS_OK)

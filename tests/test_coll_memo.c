@@ -117,6 +117,8 @@ static void run(const hs_topology_t *topo, bool memo, int hint_mode, const spec_
                        : hint_mode == HINT_WRONG ? hint[(i + 1) % n] + (size_t)(r % 2)
                        : hint_mode == HINT_PAST  ? (size_t)1000000 + (size_t)i
                                                  : 0;
+      /* the hinted collective's own array (the promise hs_coll_t states) */
+      c[i].memo_hint_devices = hint_mode == HINT_WRONG ? s[(i + 1) % n].dev : s[i].dev;
       hs_error_t err;
       hs_error_init(&err);
       CHECK_MSG(hs_coll_start(net, &c[i], &err) == HS_OK, "spec %d: %s", i, err.msg);
