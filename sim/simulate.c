@@ -51,7 +51,9 @@ typedef struct send {
 typedef struct xrun {
   hs_event_t ev;
   hs_coll_t coll;
-  size_t tp_memo_hint[HS_COLL__COUNT]; /* per op: the memo_choice of its last TP collective */
+  uint32_t tp_memo_hint[2]; /* per op parity: its last TP collective's memo_choice (a TP group
+                               alternates reduce-scatter and all-gather under SP, else runs
+                               all-reduces; a stale hint costs one comparison) */
   struct sim *sim;
   int32_t id;
   xstate_t state;
@@ -512,14 +514,14 @@ static void start_tp_coll(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_se
   c->done = x_coll_done;
   c->ctx = xr;
   /* this executor's last collective of the op: most often the same key */
-  c->memo_hint = (size_t)c->op < HS_COLL__COUNT ? xr->tp_memo_hint[c->op] : 0;
+  c->memo_hint = xr->tp_memo_hint[c->op & 1];
   c->memo_hint_devices = ex->devices; /* the lowering's, unchanged while it runs */
   s->n_flows++;
   hs_status_t st = hs_coll_start(s->net, c, s->err);
   if (st != HS_OK)
     fail(s, st, "starting a TP collective");
-  else if ((size_t)c->op < HS_COLL__COUNT)
-    xr->tp_memo_hint[c->op] = c->memo_choice;
+  else
+    xr->tp_memo_hint[c->op & 1] = c->memo_choice <= UINT32_MAX ? (uint32_t)c->memo_choice : 0;
 }
 
 static void x_event(hs_engine_t *eng, hs_event_t *ev)
