@@ -194,6 +194,8 @@ cleanup:
   return st;
 }
 
+static void hapt_free(void *state);
+
 static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_t *c,
                              const hs_plan_opts_t *o, hs_error_t *err)
 {
@@ -281,14 +283,9 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   HS_CHECK(hs__hapt_vpp_init(&s->vpp, m, c, o, err));
   return HS_OK;
 cleanup:
-  hs__hapt_vpp_destroy(&s->vpp);
-  hs__hspace_destroy(&s->h);
-  for (int32_t i = 0; i < HS_HAPT_MAX_VARIANTS; i++)
-    hs_estimator_free(s->var_est[i]);
-  hs__hapt_dp_destroy(&s->dp);
-  hs__hapt_dp_destroy(&s->dpf);
-  hs__hspace_destroy(&s->hf);
-  free(s->best_mb.st);
+  /* s was zeroed first: hapt_free releases whatever was built so far
+   * (the pools included, which a late failure used to leak) */
+  hapt_free(s);
   memset(s, 0, sizeof *s);
   return st;
 }
