@@ -34,8 +34,10 @@
  * (virtual pipeline stages, hapt_vpp.h), the fastest kept only when it
  * simulates faster. When the DP's cut list is coarsened, a fine pass
  * runs the same DP (hapt_dp.h) over every op-level candidate for the best
- * microbatch size; its best plan by estimate is simulated last and kept
- * only when faster than everything else.
+ * microbatch size; its best plan by estimate is simulated last, and when
+ * it beats every coarse finalist a second climb and order adaptation
+ * start from it; the fine plans are kept only when faster than
+ * everything else.
  *
  * Complexity per cap: O(S x K^2 x U x A^2 x Z x opts) with S stages, K cut
  * candidates (at most HS_HAPT_DP_CUTS), U = prod_a (levels_a + 1), A
@@ -107,7 +109,7 @@ typedef struct hapt {
   double tmax;
   hs_hsol_t best_mb;          /* best solution for the current mi */
   double best_all;            /* best DP score over the finished microbatch sizes */
-  int32_t phase;              /* 0 DP, 1 simulate, 2 climb, 4 interleave, 3 fine finalist */
+  int32_t phase;              /* 0 DP, 1 simulate, 2 climb, 4 interleave, 3 fine finalist, 5 its climb */
   hs_cand_pool_t pool;
   /* phase 2: simulator-driven local search from the best simulated plan */
   hs_plan_t ls_best, ls_round;   /* incumbent; best neighbour of this round */
@@ -118,6 +120,21 @@ typedef struct hapt {
   hs_sim_memo_t ls_memo;         /* plans the climb (or the pool) judged: not simulated again */
   double ls_best_est;            /* whole-plan estimate of the incumbent, 0: not yet */
   uint64_t ls_screened;          /* neighbours ruled out by their estimate (not simulated) */
+  /* phase 5: when the fine pass's finalist simulates faster than every
+   * coarse finalist, a second climb from it (the ls_* fields again, the
+   * first climb's outcome kept in c1_*); its plan (fine_ls, when it moved)
+   * is kept only when faster than everything else */
+  bool ls_from_fine;             /* the climb starts from fpool's best, not pool's */
+  hs_plan_t c1_best, c1_tuned;
+  double c1_best_s, c1_tuned_s;
+  bool c1_have, c1_tuned_have, c1_warm_have, c1_order_have;
+  uint64_t c1_sims, c1_moves;
+  int32_t c1_tune_sims, c1_order_sims;
+  hs_plan_t fine_ls;             /* the second climb's plan, its order adapted */
+  double fine_ls_s;
+  bool fine_ls_have;
+  uint64_t fine_ls_sims, fine_ls_moves;
+  int32_t fine_tune_sims;        /* order adaptation's simulations after the second climb */
   uint64_t dp_runs;
   /* training-practice variants offered beside each DP solution (ZeRO stage,
    * sequence parallelism), each with its own estimator so that the DP's
@@ -280,6 +297,9 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   hs_plan_init(&s->ls_best);
   hs_plan_init(&s->ls_round);
   hs_plan_init(&s->tuned);
+  hs_plan_init(&s->c1_best);
+  hs_plan_init(&s->c1_tuned);
+  hs_plan_init(&s->fine_ls);
   HS_CHECK(hs__hapt_vpp_init(&s->vpp, m, c, o, err));
   return HS_OK;
 cleanup:
@@ -618,18 +638,23 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
   hs_status_t st = HS_OK;
   *done = false;
   if (!s->ls_have) {
-    /* start from the pool's best simulated plan */
-    if (s->pool.best < 0 || s->pool.plans[s->pool.best].n_pipelines != 1) {
+    /* start from the pool's best simulated plan (the fine pool's in the
+     * second climb, which starts only when that one is faster) */
+    const hs_cand_pool_t *from = s->ls_from_fine ? &s->fpool : &s->pool;
+    if (from->best < 0 || from->plans[from->best].n_pipelines != 1) {
       *done = true;
       return HS_OK;
     }
-    HS_CHECK(hs_plan_copy(&s->pool.plans[s->pool.best], &s->ls_best, err));
-    s->ls_best_s = s->pool.best_sim_s;
-    /* the pool's simulated plans (its best among them) cannot beat the
-     * incumbent, whose time only falls from the pool's best: a neighbour
-     * equal to one is judged without simulating it (sim_memo.h) */
+    HS_CHECK(hs_plan_copy(&from->plans[from->best], &s->ls_best, err));
+    s->ls_best_s = from->best_sim_s;
+    /* the pools' simulated plans (the best among them) cannot beat the
+     * incumbent, whose time only falls from the best: a neighbour equal
+     * to one is judged without simulating it (sim_memo.h) */
     for (int32_t k = 0; k < s->pool.next_sim; k++)
       if (hs__sim_memo_put(&s->ls_memo, &s->pool.plans[k], INF) != HS_OK)
+        return hs_error_set(err, HS_ENOMEM, "out of memory");
+    for (int32_t k = 0; s->ls_from_fine && k < s->fpool.next_sim; k++)
+      if (hs__sim_memo_put(&s->ls_memo, &s->fpool.plans[k], INF) != HS_OK)
         return hs_error_set(err, HS_ENOMEM, "out of memory");
     s->ls_round_s = INF;
     s->ls_have = true;
@@ -912,6 +937,84 @@ cleanup:
   return st;
 }
 
+/* After the fine pass's finalist was simulated: when it beat every coarse
+ * finalist (so the first climb did not start from it) and is one
+ * pipeline, sets up a second climb from it (ls_step with ls_from_fine,
+ * the same budget, a fresh memo) and returns true; the first climb's
+ * outcome moves to c1_*. Climbing from the fine layout instead of the
+ * coarse one gave a slower plan in one case of five (README what-if "+8
+ * H100", docs/planners.md), so both climbs run and the faster is kept.
+ * O(1) plus freeing the memo. */
+static bool fine_climb_start(hapt_t *s)
+{
+  if (!s->fine_on || s->fpool.best < 0 ||
+      (s->pool.best >= 0 && !(s->fpool.best_sim_s < s->pool.best_sim_s)) ||
+      s->fpool.plans[s->fpool.best].n_pipelines != 1 || s->pool.cut)
+    return false;
+  s->c1_best = s->ls_best;
+  hs_plan_init(&s->ls_best);
+  s->c1_best_s = s->ls_best_s;
+  s->c1_have = s->ls_have;
+  s->c1_sims = s->ls_sims;
+  s->c1_moves = s->ls_moves;
+  s->c1_tuned = s->tuned;
+  hs_plan_init(&s->tuned);
+  s->c1_tuned_s = s->tuned_s;
+  s->c1_tuned_have = s->tuned_have;
+  s->c1_warm_have = s->warm_have;
+  s->c1_order_have = s->order_have;
+  s->c1_tune_sims = s->tune_sims;
+  s->c1_order_sims = s->order_sims;
+  s->tuned_have = s->warm_have = s->order_have = false;
+  s->tune_sims = s->order_sims = 0;
+  hs_plan_destroy(&s->ls_round);
+  hs_plan_init(&s->ls_round);
+  hs__sim_memo_destroy(&s->ls_memo);
+  s->ls_have = false;
+  s->ls_sims = s->ls_moves = 0;
+  s->ls_next = s->ls_rounds = 0;
+  s->ls_best_est = 0.0;
+  s->ls_from_fine = true;
+  return true;
+}
+
+/* After the second climb and its order adaptation: its plan goes to
+ * fine_ls (when the climb moved or the order adaptation found a faster
+ * order), the first climb's outcome back to ls_* and tuned. O(1). */
+static void fine_climb_end(hapt_t *s)
+{
+  s->fine_ls_sims = s->ls_sims;
+  s->fine_ls_moves = s->ls_moves;
+  s->fine_tune_sims = s->tune_sims + s->order_sims;
+  hs_plan_destroy(&s->fine_ls);
+  if (s->tuned_have) {
+    s->fine_ls_have = true;
+    s->fine_ls_s = s->tuned_s;
+    s->fine_ls = s->tuned;
+    hs_plan_destroy(&s->ls_best);
+  } else {
+    s->fine_ls_have = s->ls_have && s->ls_moves > 0;
+    s->fine_ls_s = s->ls_best_s;
+    s->fine_ls = s->ls_best;
+    hs_plan_destroy(&s->tuned);
+  }
+  s->ls_best = s->c1_best;
+  hs_plan_init(&s->c1_best);
+  s->tuned = s->c1_tuned;
+  hs_plan_init(&s->c1_tuned);
+  s->tuned_s = s->c1_tuned_s;
+  s->tuned_have = s->c1_tuned_have;
+  s->warm_have = s->c1_warm_have;
+  s->order_have = s->c1_order_have;
+  s->tune_sims = s->c1_tune_sims;
+  s->order_sims = s->c1_order_sims;
+  s->ls_best_s = s->c1_best_s;
+  s->ls_have = s->c1_have;
+  s->ls_sims = s->c1_sims;
+  s->ls_moves = s->c1_moves;
+  s->ls_from_fine = false;
+}
+
 static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error_t *err)
 {
   hapt_t *s = state;
@@ -1038,10 +1141,25 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
     *done = false;
     return HS_OK;
   }
-  bool sim_done = false;
-  hs_status_t st = hs__cpool_sim_step(&s->fpool, h->m, h->c, &sim_done, err);
-  *progress = 0.98;
-  *done = sim_done;
+  if (s->phase == 3) {
+    bool sim_done = false;
+    hs_status_t st = hs__cpool_sim_step(&s->fpool, h->m, h->c, &sim_done, err);
+    *progress = 0.98;
+    if (st != HS_OK || !sim_done)
+      return st;
+    if (!fine_climb_start(s)) {
+      *done = true;
+      return HS_OK;
+    }
+    s->phase = 5;
+    return HS_OK;
+  }
+  *progress = 0.99; /* phase 5: the second climb, then its order adaptation */
+  hs_status_t st = ls_step(s, done, err);
+  if (st == HS_OK && *done && s->ls_have)
+    st = adapt_order(s, err);
+  if (st == HS_OK && *done)
+    fine_climb_end(s);
   return st;
 }
 
@@ -1114,8 +1232,27 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
     st = hs_plan_copy(&s->fpool.plans[s->fpool.best], out, err);
     stats->predicted_s = s->fpool.best_sim_s;
     s->fine_kept = true;
+  }
+  /* the second climb's plan, when faster than all of that */
+  if ((st == HS_OK || st == HS_EINFEASIBLE) && s->fine_ls_have &&
+      (st != HS_OK || s->fine_ls_s < stats->predicted_s)) {
+    hs_plan_destroy(out);
+    hs_plan_init(out);
+    hs_error_clear(err);
+    st = hs_plan_copy(&s->fine_ls, out, err);
+    stats->predicted_s = s->fine_ls_s;
+    s->fine_kept = true;
+  }
+  if (s->fine_done && (s->fine_ls_sims > 0 || s->fine_kept)) {
     size_t l = strlen(stats->note);
-    snprintf(stats->note + l, sizeof stats->note - l, " (its plan kept)");
+    if (s->fine_ls_sims > 0)
+      snprintf(stats->note + l, sizeof stats->note - l,
+               ", its climb: %llu simulations, %llu moves, %d order simulations",
+               (unsigned long long)s->fine_ls_sims, (unsigned long long)s->fine_ls_moves,
+               s->fine_tune_sims);
+    l = strlen(stats->note);
+    if (s->fine_kept)
+      snprintf(stats->note + l, sizeof stats->note - l, " (its plan kept)");
   }
   size_t len = strlen(stats->note);
   if (s->tune_sims > 0)
@@ -1159,6 +1296,9 @@ static void hapt_free(void *state)
   hs_plan_destroy(&s->ls_round);
   hs_plan_destroy(&s->tuned);
   hs__sim_memo_destroy(&s->ls_memo);
+  hs_plan_destroy(&s->c1_best);
+  hs_plan_destroy(&s->c1_tuned);
+  hs_plan_destroy(&s->fine_ls);
   hs__hapt_vpp_destroy(&s->vpp);
 }
 
