@@ -190,15 +190,19 @@ simulate:
   if (twin_no_better(a, &v, &no_better) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory copying a variant"));
   if (!no_better && !hs__sim_memo_get(&a->sims, &v, &iter_s)) {
-    st = hs_simulate(a->m, a->c, &v, NULL, &rep, &e2);
+    /* stopped at the best's time: a stopped variant is kept out of the
+     * exact memos (its time is only a bound), so it is simulated again
+     * should a later pool's best be slower */
+    st = hs__simulate_below(a->m, a->c, &v, p->best_sim_s, &rep, &e2);
     if (st == HS_ENOMEM)
       HS_FAIL(hs_error_set(err, st, "%s", e2.msg));
     if (st != HS_OK)
       HS_FAIL(hs_error_set(err, HS_EINTERNAL,
                            "autohet emitted a plan variant the simulator rejects: %.200s", e2.msg));
-    if (!rep.oom)
+    if (!rep.oom && !rep.stopped)
       iter_s = rep.iteration_time_s;
-    if (hs__sim_memo_put(rep.oom ? &a->oom_sims : &a->sims, &v, rep.iteration_time_s) != HS_OK)
+    if ((!rep.stopped || rep.oom) &&
+        hs__sim_memo_put(rep.oom ? &a->oom_sims : &a->sims, &v, rep.iteration_time_s) != HS_OK)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "autohet: out of memory storing a variant"));
   }
   if (iter_s < p->best_sim_s) {

@@ -799,13 +799,14 @@ static hs_status_t fit_mode(hap_t *a, hs_plan_t *p, const hap_mode_t *modes, int
         hs_error_t e2;
         hs_error_init(&e2);
         e2.warn_fp = NULL;
-        hs_status_t s2 = hs_simulate(a->m, a->c, p, NULL, &rep, &e2);
+        /* stopped at the best mode's time: it is kept only when faster */
+        hs_status_t s2 = hs__simulate_below(a->m, a->c, p, fs->best_s, &rep, &e2);
         fs->n_sim++;
         if (s2 == HS_ENOMEM) {
           hs_report_destroy(&rep);
           HS_FAIL(hs_error_set(err, s2, "hap: %s", e2.msg));
         }
-        t = s2 == HS_OK && !rep.oom ? rep.iteration_time_s : INFINITY;
+        t = s2 == HS_OK && !rep.oom && !rep.stopped ? rep.iteration_time_s : INFINITY;
         hs_report_destroy(&rep);
       }
       if (t < fs->best_s || (!search && fs->best_mode < 0)) {

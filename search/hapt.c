@@ -756,21 +756,25 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
   hs_error_t e2;
   hs_error_init(&e2);
   e2.warn_fp = NULL;
-  st = hs_simulate(s->h.m, s->h.c, &cand, NULL, &rep, &e2);
+  /* stopped at the time it must beat: the incumbent's, or the round's best
+   * so far; both only fall, so a stopped neighbour, stored as lost, loses
+   * every later comparison too */
+  st = hs__simulate_below(s->h.m, s->h.c, &cand, HS_MIN(s->ls_round_s, s->ls_best_s), &rep, &e2);
   s->ls_sims++;
 
   if (st == HS_ENOMEM) {
     hs_error_set(err, st, "%s", e2.msg);
   } else {
     /* stored as the test below reads it, so a memo answer decides alike */
-    st = hs__sim_memo_put(&s->ls_memo, &cand, rep.oom ? INF : rep.iteration_time_s);
+    st = hs__sim_memo_put(&s->ls_memo, &cand, rep.oom || rep.stopped ? INF : rep.iteration_time_s);
     if (st != HS_OK) {
       hs_report_destroy(&rep);
       hs_plan_destroy(&cand);
       return hs_error_set(err, st, "out of memory");
     }
     /* a neighbour the simulator rejects is skipped */
-    if (!rep.oom && rep.iteration_time_s < s->ls_round_s && rep.iteration_time_s < s->ls_best_s) {
+    if (!rep.oom && !rep.stopped && rep.iteration_time_s < s->ls_round_s &&
+        rep.iteration_time_s < s->ls_best_s) {
       hs_plan_destroy(&s->ls_round);
       s->ls_round = cand;
       hs_plan_init(&cand);

@@ -6,6 +6,7 @@
  * per-stage order (tests/test_hetero_order.c).
  */
 #include "hetero_order.h"
+#include "search_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,10 +34,11 @@ void hs__hetero_order_from_warmup(int32_t w, int32_t r, int32_t S, int32_t n_mb,
 }
 
 /* Simulated time of p; INFINITY when the validator rejects it (*ran
- * false: nothing simulated), it runs out of memory or does not run;
+ * false: nothing simulated), it runs out of memory, does not run, or takes
+ * at least below_s (not finite: no bound; the simulation stops there);
  * HS_ENOMEM passes through. */
-static hs_status_t sim_s(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *p, double *t,
-                         bool *ran, hs_error_t *err)
+static hs_status_t sim_s(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *p,
+                         double below_s, double *t, bool *ran, hs_error_t *err)
 {
   hs_error_t e2;
   hs_error_init(&e2);
@@ -51,8 +53,8 @@ static hs_status_t sim_s(const hs_model_t *m, const hs_cluster_t *c, const hs_pl
   *ran = true;
   hs_report_t rep;
   hs_report_init(&rep);
-  st = hs_simulate(m, c, p, NULL, &rep, &e2);
-  *t = st == HS_OK && !rep.oom ? rep.iteration_time_s : INFINITY;
+  st = hs__simulate_below(m, c, p, below_s, &rep, &e2);
+  *t = st == HS_OK && !rep.oom && !rep.stopped ? rep.iteration_time_s : INFINITY;
   hs_report_destroy(&rep);
   if (st == HS_ENOMEM)
     return hs_error_set(err, st, "hetero-1f1b order: %s", e2.msg);
@@ -97,7 +99,7 @@ hs_status_t hs__hetero_order_tune(const hs_model_t *m, const hs_cluster_t *c, hs
   double best = start_s;
   bool ran = true; /* the caller's time: counted as a simulation (the budget does not depend on it) */
   if (isnan(start_s))
-    HS_CHECK(sim_s(m, c, plan, &best, &ran, err));
+    HS_CHECK(sim_s(m, c, plan, INFINITY, &best, &ran, err));
   *sims += ran;
   *iter_s = best;
   hs_plan_pipeline_t *pl = &plan->pipelines[0];
@@ -117,7 +119,7 @@ hs_status_t hs__hetero_order_tune(const hs_model_t *m, const hs_cluster_t *c, hs
     }
   bool improved = false;
   if (lean) {
-    HS_CHECK(sim_s(m, c, &cand, &best, &ran, err));
+    HS_CHECK(sim_s(m, c, &cand, INFINITY, &best, &ran, err));
     *sims += ran;
     if (!isfinite(best))
       HS_FAIL(hs_error_set(err, HS_EINVAL,
@@ -153,7 +155,7 @@ hs_status_t hs__hetero_order_tune(const hs_model_t *m, const hs_cluster_t *c, hs
     if (!try_swap(o, j))
       continue;
     double t;
-    HS_CHECK(sim_s(m, c, &cand, &t, &ran, err));
+    HS_CHECK(sim_s(m, c, &cand, best, &t, &ran, err)); /* first improvement: only below best counts */
     *sims += ran;
     if (t < best) {
       best = t;

@@ -43,18 +43,19 @@ bool hs__hetero_warmup_move(hs_plan_t *plan, int32_t stage, int32_t dir)
   return true;
 }
 
-/* Simulated time of p, INFINITY when it runs out of memory or the simulator
- * rejects it; HS_ENOMEM passes through. */
-static hs_status_t sim_s(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *p, double *t,
-                         hs_error_t *err)
+/* Simulated time of p, INFINITY when it runs out of memory, the simulator
+ * rejects it, or it takes at least below_s (not finite: no bound; the
+ * simulation stops there); HS_ENOMEM passes through. */
+static hs_status_t sim_s(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *p,
+                         double below_s, double *t, hs_error_t *err)
 {
   hs_report_t rep;
   hs_report_init(&rep);
   hs_error_t e2;
   hs_error_init(&e2);
   e2.warn_fp = NULL;
-  hs_status_t st = hs_simulate(m, c, p, NULL, &rep, &e2);
-  *t = st == HS_OK && !rep.oom ? rep.iteration_time_s : INFINITY;
+  hs_status_t st = hs__simulate_below(m, c, p, below_s, &rep, &e2);
+  *t = st == HS_OK && !rep.oom && !rep.stopped ? rep.iteration_time_s : INFINITY;
   hs_report_destroy(&rep);
   if (st == HS_ENOMEM)
     return hs_error_set(err, st, "hetero-1f1b warm-up: %s", e2.msg);
@@ -86,7 +87,7 @@ hs_status_t hs__hetero_warmup_tune(const hs_model_t *m, const hs_cluster_t *c, h
    * changed plan is simulated. Counted either way: the budget, and so the
    * climb, does not depend on it */
   if (hs__hetero_warmup_explicit(&plan->pipelines[0]) || isnan(start_s)) {
-    HS_CHECK(sim_s(m, c, plan, &best, err));
+    HS_CHECK(sim_s(m, c, plan, INFINITY, &best, err));
     if (hs__sim_memo_put(&memo, plan, best) != HS_OK)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "hetero-1f1b warm-up: out of memory"));
   }
@@ -103,7 +104,9 @@ hs_status_t hs__hetero_warmup_tune(const hs_model_t *m, const hs_cluster_t *c, h
         if (hs__hetero_warmup_move(&cand, r, dir)) {
           double t;
           if (!hs__sim_memo_get(&memo, &cand, &t)) {
-            HS_CHECK(sim_s(m, c, &cand, &t, err));
+            /* a move counts only when faster than round_s, which only
+             * falls over the climb: one that reaches it is lost for good */
+            HS_CHECK(sim_s(m, c, &cand, round_s, &t, err));
             if (hs__sim_memo_put(&memo, &cand, t) != HS_OK)
               HS_FAIL(hs_error_set(err, HS_ENOMEM, "hetero-1f1b warm-up: out of memory"));
           }

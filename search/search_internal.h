@@ -34,6 +34,15 @@ double hs__sim_cost_s(const hs_plan_t *p);
  * search with a deadline skip an estimate that would end past it. O(1). */
 double hs__coll_cost_s(hs_coll_op_t op, int32_t n);
 
+/* hs_simulate of p, stopped once its iteration is known to take at least
+ * below_s (hs_sim_opts_t.stop_at_s; none when below_s is not finite and
+ * positive): for a search that keeps p only when it is faster than an
+ * incumbent of below_s. rep->stopped then says p cannot beat it, and
+ * rep->iteration_time_s is only a lower bound; a plan faster than below_s
+ * gets the report it gets without the bound. O(one simulation, to below_s). */
+hs_status_t hs__simulate_below(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *p,
+                               double below_s, hs_report_t *rep, hs_error_t *err);
+
 /* True when a simulation predicted at `cost_s` still ends before
  * deadline_s (always true without one). O(1). */
 bool hs__sim_fits(double deadline_s, double cost_s);

@@ -50,6 +50,15 @@ double hs__coll_cost_s(hs_coll_op_t op, int32_t n)
   return op == HS_COLL_ALLTOALL ? 2.5e-6 * d * d : 1e-4 * d;
 }
 
+hs_status_t hs__simulate_below(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *p,
+                               double below_s, hs_report_t *rep, hs_error_t *err)
+{
+  hs_sim_opts_t o;
+  hs_sim_opts_init(&o);
+  o.stop_at_s = isfinite(below_s) && below_s > 0.0 ? below_s : 0.0;
+  return hs_simulate(m, c, p, &o, rep, err);
+}
+
 bool hs__sim_fits(double deadline_s, double cost_s)
 {
   return deadline_s <= 0.0 || hs__now_s() + cost_s <= deadline_s;
@@ -275,7 +284,8 @@ hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_
   e2.warn_fp = NULL;
   int32_t k = p->next_sim++;
   double t0 = hs__now_s();
-  hs_status_t st = hs_simulate(m, c, &p->plans[k], NULL, &rep, &e2);
+  /* stopped at the best's time: it could only tie, never become the best */
+  hs_status_t st = hs__simulate_below(m, c, &p->plans[k], p->best >= 0 ? p->best_sim_s : 0.0, &rep, &e2);
   if (cost_s > 0.0)
     p->sim_scale = HS_MAX(p->sim_scale, (hs__now_s() - t0) / (cost_s / p->sim_scale));
   if (st == HS_ENOMEM) {
@@ -293,7 +303,7 @@ hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_
     snprintf(p->why, sizeof p->why, "out of memory on device %d (%s needed, %s available)", d,
              hs_fmt_bytes(rep.n_device_mem > d ? rep.device_peak_memory_bytes[d] : 0, b1, sizeof b1),
              hs_fmt_bytes(hs_cluster_gpu(c, d)->mem_bytes, b2, sizeof b2));
-  } else {
+  } else if (!rep.stopped) { /* a stopped plan's time is a bound, kept nowhere */
     if (p->memo && hs__sim_memo_put(p->memo, &p->plans[k], rep.iteration_time_s) != HS_OK) {
       hs_report_destroy(&rep);
       return hs_error_set(err, HS_ENOMEM, "out of memory storing a simulated plan");

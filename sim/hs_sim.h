@@ -508,6 +508,15 @@ typedef struct hs_sim_opts {
   bool trace_links;           /* add one track per busy link (default true) */
   int32_t trace_max_devices;  /* limit device tracks (0 = all) */
   bool verbose;
+  /* > 0 (and no trace): a search's incumbent. The simulation stops as soon
+   * as the iteration is known to take at least this long (an executor is
+   * still busy when every event left is later); the report then says
+   * stopped, with iteration_time_s = stop_at_s, a lower bound of the true
+   * time, and only the memory and OOM fields besides. A plan that ends
+   * before stop_at_s is simulated whole and reported exactly as without it,
+   * so a search that keeps only plans faster than its incumbent decides
+   * alike (sim/simulate.c, tests/test_sim_stop.c). */
+  double stop_at_s;
 } hs_sim_opts_t;
 void hs_sim_opts_init(hs_sim_opts_t *o);
 
@@ -572,6 +581,7 @@ typedef struct hs_report {
   double bubble_fraction;     /* mean over pipeline ranks of idle / iteration */
   double max_peak_memory_bytes;
   bool oom;
+  bool stopped;               /* hs_sim_opts_t.stop_at_s reached: iteration_time_s is a lower bound */
   int32_t *oom_devices;       /* owned */
   int32_t n_oom_devices;
   double cost_usd_per_iteration;

@@ -85,6 +85,9 @@ typedef struct xrun {
   /* the current item, for traces and recompute accounting */
   hs_time_t t_item, item_cum_ns, item_rc_ns, rc_end;
   hs_contention_t cont;   /* compute slowed by collectives beside it (contention.h) */
+  /* under a stop time (hs_sim_opts_t.stop_at_s): [pc] = the least time items
+   * pc.. still take (their full-speed compute), NULL without one */
+  const hs_time_t *rem_ns;
 } xrun_t;
 
 typedef struct brun {
@@ -135,6 +138,11 @@ typedef struct sim {
   uint64_t n_flows;
   bool contention;       /* some executor's GPU has overlap_slowdown > 0 and the plan
                             has overlap_contention on */
+  /* hs_sim_opts_t.stop_at_s as the last instant to run to (HS_TIME_MAX:
+   * none); stopped once an executor is known to end after it */
+  hs_time_t stop_until;
+  hs_time_t *rem_all;    /* the executors' rem_ns arrays, one allocation */
+  bool stopped;
 } sim_t;
 
 static void x_advance(sim_t *s, xrun_t *xr);
@@ -670,6 +678,12 @@ static void x_advance(sim_t *s, xrun_t *xr)
         return;
       }
     }
+    if (xr->seg == 0 && xr->rem_ns && s->eng.now + xr->rem_ns[xr->pc] > s->stop_until) {
+      /* this executor ends past the stop time whatever the rest does */
+      s->stopped = true;
+      s->eng.stop = true;
+      return;
+    }
     if (xr->seg == 0) {
       xr->t_item = s->eng.now;
       xr->item_cum_ns = 0;
@@ -726,6 +740,7 @@ static void sim_destroy(sim_t *s)
   hs_net_free(s->net);
   s->net = NULL;
   hs_engine_destroy(&s->eng);
+  free(s->rem_all);
   if (s->x)
     for (int32_t e = 0; e < s->low.n_execs; e++) {
       free(s->x[e].need);
@@ -1089,6 +1104,87 @@ static void report_profiles(const sim_t *s, hs_report_t *r)
  * the named steps above in order (rates and cost, bubble, memory, stage
  * rows, links, events, plan summary, profiles). mem: peak bytes per
  * device, parts: their breakdown. HS_ENOMEM leaves r for hs_report_destroy. */
+/* The last instant the engine runs to under stop_at_s (opts): the largest
+ * time whose every later one reads as at least stop_at_s in seconds, so an
+ * executor still busy after it ends at or past stop_at_s. HS_TIME_MAX when
+ * there is no stop (stop_at_s not > 0, or a trace, which needs the whole
+ * run). O(1). */
+static hs_time_t stop_until(const hs_sim_opts_t *opts)
+{
+  double s = opts->stop_at_s;
+  if (opts->trace_path || !(s > 0.0) || !(s < 1e9))
+    return HS_TIME_MAX;
+  hs_time_t n = (hs_time_t)ceil(s * 1e9); /* the first time at or past s */
+  while (hs_time_to_s(n) < s)
+    n++;
+  while (n > 0 && hs_time_to_s(n - 1) >= s)
+    n--;
+  return n > 0 ? n - 1 : 0;
+}
+
+/* Under a stop time: each executor's rem_ns, the suffix sums over its
+ * items of their templates' full-speed compute (the last backward of a
+ * chunk reads the bucket-cut template, as item_tmpl), less 1 ns per segment
+ * (contention.h rounds a stretched segment's end once, to within half a ns
+ * of its work). A segment never runs faster than its full-speed work, so
+ * an executor starting item pc at t ends at or after t + rem_ns[pc].
+ * HS_ENOMEM. O(items). */
+static hs_status_t stop_bounds(sim_t *s)
+{
+  size_t total = 0;
+  for (int32_t e = 0; e < s->low.n_execs; e++)
+    total += (size_t)s->low.execs[e].n_items + 1;
+  s->rem_all = hs_calloc(total, sizeof *s->rem_all);
+  if (!s->rem_all)
+    return HS_ENOMEM;
+  hs_time_t *rem = s->rem_all;
+  for (int32_t e = 0; e < s->low.n_execs; e++) {
+    const hs_exec_t *ex = &s->low.execs[e];
+    xrun_t *xr = &s->x[e];
+    for (int32_t ch = 0; ch < ex->v; ch++)
+      xr->bwd_done[ch] = 0;
+    for (int32_t i = 0; i < ex->n_items; i++) { /* each item's own figure first */
+      const hs_sched_item_t *it = &ex->order[i];
+      const hs_tmpl_t *tm = item_tmpl(ex, xr, it);
+      rem[i] = HS_MAX(tm->compute_ns - tm->n, 0);
+      if (it->phase == HS_PHASE_BWD)
+        xr->bwd_done[it->chunk]++;
+    }
+    for (int32_t ch = 0; ch < ex->v; ch++)
+      xr->bwd_done[ch] = 0;
+    rem[ex->n_items] = 0;
+    for (int32_t i = ex->n_items - 1; i >= 0; i--)
+      rem[i] += rem[i + 1];
+    xr->rem_ns = rem;
+    rem += ex->n_items + 1;
+  }
+  return HS_OK;
+}
+
+/* The report of a run stopped at stop_at_s: that time as a lower bound of
+ * the iteration, the batch, and memory (computed before the run, so exact).
+ * HS_ENOMEM leaves r for hs_report_destroy. */
+static hs_status_t fill_stopped_report(sim_t *s, hs_report_t *r, const double *mem, double stop_at_s)
+{
+  const hs_cluster_t *c = s->cluster;
+  r->stopped = true;
+  r->iteration_time_s = stop_at_s;
+  r->global_batch = hs_plan_global_batch(s->plan);
+  r->tokens_per_iteration = r->global_batch * s->model->seq_len;
+  r->n_devices = hs_plan_n_devices(s->plan);
+  uint8_t *used = hs_calloc(c->n_devices, 1);
+  if (!used)
+    return HS_ENOMEM;
+  for (int32_t e = 0; e < s->low.n_execs; e++)
+    for (int32_t d = 0; d < s->low.execs[e].tp; d++)
+      used[s->low.execs[e].devices[d]] = 1;
+  hs_status_t st = report_memory(s, r, used, mem);
+  free(used);
+  r->events = s->eng.n_fired;
+  r->flows = s->n_flows;
+  return st;
+}
+
 static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
                                const hs_mem_parts_t *parts)
 {
@@ -1227,13 +1323,33 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
   }
   if (hs_engine_reserve(&s.eng, (size_t)s.low.n_execs * 4 + 1024) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory reserving the event queue"));
+  hs_time_t until = s.stop_until = stop_until(opts);
+  if (until != HS_TIME_MAX && stop_bounds(&s) != HS_OK)
+    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   for (int32_t e = 0; e < s.low.n_execs; e++)
     x_advance(&s, &s.x[e]);
-  st = hs_engine_run(&s.eng, HS_TIME_MAX);
+  if (!s.stopped)
+    st = hs_engine_run(&s.eng, until);
   if (s.failure != HS_OK)
     HS_FAIL(s.failure);
   if (st != HS_OK) /* failed inside the network's own events (flows, collectives) */
     HS_FAIL(hs_error_set(err, st, "simulation: network: %s", hs_status_message(st)));
+  if (s.stopped || (until != HS_TIME_MAX && hs_engine_pending_count(&s.eng) > 0)) {
+    /* an executor's compute alone ends past `until`, or events after it
+     * are left while an executor is still busy: either ends past it */
+    bool busy = s.stopped;
+    for (int32_t e = 0; e < s.low.n_execs && !busy; e++)
+      busy = s.x[e].state != X_DONE;
+    if (busy) {
+      if (fill_stopped_report(&s, report, mem, opts->stop_at_s) != HS_OK)
+        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory filling the report"));
+      goto cleanup;
+    }
+    /* every executor done: what is left (none expected) runs as before */
+    if ((st = hs_engine_run(&s.eng, HS_TIME_MAX)) != HS_OK || s.failure != HS_OK)
+      HS_FAIL(s.failure != HS_OK ? s.failure
+                                 : hs_error_set(err, st, "simulation: network: %s", hs_status_message(st)));
+  }
   for (int32_t e = 0; e < s.low.n_execs; e++)
     if (s.x[e].state != X_DONE)
       HS_FAIL(hs_error_set(err, HS_EINTERNAL,
