@@ -37,13 +37,16 @@ void hs__lowered_destroy(hs_lowered_t *l)
     hs_exec_t *x = &l->execs[e];
     if (x->tmpl)
       for (int32_t k = 0; k < 2 * x->v; k++)
-        free(x->tmpl[k].segs);
+        if (!x->tmpl[k].shared)
+          free(x->tmpl[k].segs);
     free(x->tmpl);
     if (x->tmpl_final)
       for (int32_t k = 0; k < x->v; k++)
-        free(x->tmpl_final[k].segs);
+        if (!x->tmpl_final[k].shared)
+          free(x->tmpl_final[k].segs);
     free(x->tmpl_final);
-    free(x->order);
+    if (!x->order_shared)
+      free(x->order);
     free(x->out_first);
     free(x->out_count);
     free(x->in_count);
@@ -629,6 +632,7 @@ hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topol
   HS_CHECK(hs__lower_bucket_lists(&cx));    /* each executor's buckets in order */
   HS_CHECK(pass_stage_templates(&cx));      /* TP/SPMD/CP/EP/ZeRO segments */
   hs__lower_optimizer(&cx);                 /* optimizer step time */
+  HS_CHECK(hs__lower_share(&cx));           /* equal orders and templates: one copy */
 cleanup:
   lower_ctx_free(&cx);
   if (st != HS_OK) {

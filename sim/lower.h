@@ -45,6 +45,8 @@ typedef struct hs_tmpl {
   int32_t n;
   hs_time_t compute_ns;     /* sum over segments */
   double coll_bytes;        /* sum over segments */
+  bool shared;              /* segs belong to an equal template of an earlier executor
+                               (lower_share.c): not freed with this one */
 } hs_tmpl_t;
 
 /* A p2p transfer between two executors of adjacent stages, for one microbatch. */
@@ -82,8 +84,10 @@ typedef struct hs_exec {
   hs_tmpl_t *tmpl_final;      /* [chunk]: the last microbatch's backward, the same work
                                  cut where one of the executor's gradient buckets
                                  becomes ready, so buckets start during it */
-  hs_sched_item_t *order;     /* 2*m*v items */
+  hs_sched_item_t *order;     /* 2*m*v items; read-only after the lowering */
   int32_t n_items;
+  bool order_shared;          /* order belongs to an earlier executor with the same one
+                                 (lower_share.c): not freed with this one */
   /* pieces sent after each (chunk, phase): indexes into pieces[] */
   int32_t *out_first;         /* [chunk*2 + phase] -> first index into out_list */
   int32_t *out_count;

@@ -102,6 +102,7 @@ hs_status_t hs__lower_grad_buckets(lower_ctx_t *cx);
 hs_status_t hs__lower_tied_sync(lower_ctx_t *cx);
 hs_status_t hs__lower_bucket_lists(lower_ctx_t *cx);
 void hs__lower_optimizer(lower_ctx_t *cx);
+hs_status_t hs__lower_share(lower_ctx_t *cx);
 double hs__lower_chunk_params(const lower_ctx_t *cx, const hs_plan_stage_t *stg,
                               const hs_exec_t *ex);
 
