@@ -632,6 +632,44 @@ static hs_status_t ls_screen(hapt_t *s, const hs_plan_t *cand, bool *out, hs_err
   return HS_OK;
 }
 
+/* Simulates neighbour *cand (counted), stores its time in the climb's
+ * memo, and makes it the round's best when it fits and beats both the
+ * round's best and the incumbent (*cand is then moved out, left empty).
+ * The simulation stops at the time it must beat: both only fall, so a
+ * stopped neighbour, stored as lost, loses every later comparison too.
+ * HS_ENOMEM. O(one simulation). */
+static hs_status_t ls_judge(hapt_t *s, hs_plan_t *cand, hs_error_t *err)
+{
+  hs_report_t rep;
+  hs_report_init(&rep);
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  hs_status_t st =
+      hs__simulate_below(s->h.m, s->h.c, cand, HS_MIN(s->ls_round_s, s->ls_best_s), &rep, &e2);
+  s->ls_sims++;
+  if (st == HS_ENOMEM) {
+    hs_report_destroy(&rep);
+    return hs_error_set(err, st, "%s", e2.msg);
+  }
+  /* stored as the test below reads it, so a memo answer decides alike */
+  st = hs__sim_memo_put(&s->ls_memo, cand, rep.oom || rep.stopped ? INF : rep.iteration_time_s);
+  if (st != HS_OK) {
+    hs_report_destroy(&rep);
+    return hs_error_set(err, st, "out of memory");
+  }
+  /* a neighbour the simulator rejects is skipped */
+  if (!rep.oom && !rep.stopped && rep.iteration_time_s < s->ls_round_s &&
+      rep.iteration_time_s < s->ls_best_s) {
+    hs_plan_destroy(&s->ls_round);
+    s->ls_round = *cand;
+    hs_plan_init(cand);
+    s->ls_round_s = rep.iteration_time_s;
+  }
+  hs_report_destroy(&rep);
+  return HS_OK;
+}
+
 /* One local-search simulation; *done when the climb is over. */
 static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
 {
@@ -645,7 +683,8 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
       *done = true;
       return HS_OK;
     }
-    HS_CHECK(hs_plan_copy(&from->plans[from->best], &s->ls_best, err));
+    if ((st = hs_plan_copy(&from->plans[from->best], &s->ls_best, err)) != HS_OK)
+      return st;
     s->ls_best_s = from->best_sim_s;
     /* the pools' simulated plans (the best among them) cannot beat the
      * incumbent, whose time only falls from the best: a neighbour equal
@@ -751,39 +790,8 @@ static hs_status_t ls_step(hapt_t *s, bool *done, hs_error_t *err)
     hs_plan_destroy(&cand);
     return st == HS_OK ? HS_OK : hs_error_set(err, st, "out of memory");
   }
-  hs_report_t rep;
-  hs_report_init(&rep);
-  hs_error_t e2;
-  hs_error_init(&e2);
-  e2.warn_fp = NULL;
-  /* stopped at the time it must beat: the incumbent's, or the round's best
-   * so far; both only fall, so a stopped neighbour, stored as lost, loses
-   * every later comparison too */
-  st = hs__simulate_below(s->h.m, s->h.c, &cand, HS_MIN(s->ls_round_s, s->ls_best_s), &rep, &e2);
-  s->ls_sims++;
-
-  if (st == HS_ENOMEM) {
-    hs_error_set(err, st, "%s", e2.msg);
-  } else {
-    /* stored as the test below reads it, so a memo answer decides alike */
-    st = hs__sim_memo_put(&s->ls_memo, &cand, rep.oom || rep.stopped ? INF : rep.iteration_time_s);
-    if (st != HS_OK) {
-      hs_report_destroy(&rep);
-      hs_plan_destroy(&cand);
-      return hs_error_set(err, st, "out of memory");
-    }
-    /* a neighbour the simulator rejects is skipped */
-    if (!rep.oom && !rep.stopped && rep.iteration_time_s < s->ls_round_s &&
-        rep.iteration_time_s < s->ls_best_s) {
-      hs_plan_destroy(&s->ls_round);
-      s->ls_round = cand;
-      hs_plan_init(&cand);
-      s->ls_round_s = rep.iteration_time_s;
-    }
-  }
-  hs_report_destroy(&rep);
+  st = ls_judge(s, &cand, err);
   hs_plan_destroy(&cand);
-cleanup:
   return st;
 }
 

@@ -1226,6 +1226,51 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
   return HS_OK;
 }
 
+/* Runs the set-up simulation: every executor started, the engine run to
+ * `until` (HS_TIME_MAX: to the end). *stopped when the run is known to end
+ * past `until` (an executor's compute bound passed it, or an executor is
+ * still busy with only later events left); otherwise the run is complete
+ * (what is left after `until` runs too) and every executor done, else
+ * HS_EINTERNAL (stalled). Failures of the executors or the network as
+ * hs_simulate reports them. O(events). */
+static hs_status_t run_engine(sim_t *s, hs_time_t until, bool *stopped, hs_error_t *err)
+{
+  hs_status_t st = HS_OK;
+  for (int32_t e = 0; e < s->low.n_execs; e++)
+    x_advance(s, &s->x[e]);
+  if (!s->stopped)
+    st = hs_engine_run(&s->eng, until);
+  if (s->failure != HS_OK)
+    return s->failure;
+  if (st != HS_OK) /* failed inside the network's own events (flows, collectives) */
+    return hs_error_set(err, st, "simulation: network: %s", hs_status_message(st));
+  if (s->stopped || (until != HS_TIME_MAX && hs_engine_pending_count(&s->eng) > 0)) {
+    /* an executor's compute alone ends past `until`, or events after it
+     * are left while an executor is still busy: either ends past it */
+    bool busy = s->stopped;
+    for (int32_t e = 0; e < s->low.n_execs && !busy; e++)
+      busy = s->x[e].state != X_DONE;
+    if (busy) {
+      *stopped = true;
+      return HS_OK;
+    }
+    /* every executor done: what is left (none expected) runs as before */
+    st = hs_engine_run(&s->eng, HS_TIME_MAX);
+    if (s->failure != HS_OK)
+      return s->failure;
+    if (st != HS_OK)
+      return hs_error_set(err, st, "simulation: network: %s", hs_status_message(st));
+  }
+  for (int32_t e = 0; e < s->low.n_execs; e++)
+    if (s->x[e].state != X_DONE)
+      return hs_error_set(err, HS_EINTERNAL,
+                          "simulation stalled: executor %d (pipeline %d rank %d) stopped at item "
+                          "%d of %d in state %d",
+                          e, s->low.execs[e].pipeline, s->low.execs[e].rank, s->x[e].pc,
+                          s->low.execs[e].n_items, (int)s->x[e].state);
+  return HS_OK;
+}
+
 hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
                         const hs_sim_opts_t *opts, hs_report_t *report, hs_error_t *err)
 {
@@ -1326,37 +1371,13 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
   hs_time_t until = s.stop_until = stop_until(opts);
   if (until != HS_TIME_MAX && stop_bounds(&s) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
-  for (int32_t e = 0; e < s.low.n_execs; e++)
-    x_advance(&s, &s.x[e]);
-  if (!s.stopped)
-    st = hs_engine_run(&s.eng, until);
-  if (s.failure != HS_OK)
-    HS_FAIL(s.failure);
-  if (st != HS_OK) /* failed inside the network's own events (flows, collectives) */
-    HS_FAIL(hs_error_set(err, st, "simulation: network: %s", hs_status_message(st)));
-  if (s.stopped || (until != HS_TIME_MAX && hs_engine_pending_count(&s.eng) > 0)) {
-    /* an executor's compute alone ends past `until`, or events after it
-     * are left while an executor is still busy: either ends past it */
-    bool busy = s.stopped;
-    for (int32_t e = 0; e < s.low.n_execs && !busy; e++)
-      busy = s.x[e].state != X_DONE;
-    if (busy) {
-      if (fill_stopped_report(&s, report, mem, opts->stop_at_s) != HS_OK)
-        HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory filling the report"));
-      goto cleanup;
-    }
-    /* every executor done: what is left (none expected) runs as before */
-    if ((st = hs_engine_run(&s.eng, HS_TIME_MAX)) != HS_OK || s.failure != HS_OK)
-      HS_FAIL(s.failure != HS_OK ? s.failure
-                                 : hs_error_set(err, st, "simulation: network: %s", hs_status_message(st)));
+  bool stopped = false;
+  HS_CHECK(run_engine(&s, until, &stopped, err));
+  if (stopped) {
+    if (fill_stopped_report(&s, report, mem, opts->stop_at_s) != HS_OK)
+      HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory filling the report"));
+    goto cleanup;
   }
-  for (int32_t e = 0; e < s.low.n_execs; e++)
-    if (s.x[e].state != X_DONE)
-      HS_FAIL(hs_error_set(err, HS_EINTERNAL,
-                           "simulation stalled: executor %d (pipeline %d rank %d) stopped at item "
-                           "%d of %d in state %d",
-                           e, s.low.execs[e].pipeline, s.low.execs[e].rank, s.x[e].pc,
-                           s.low.execs[e].n_items, (int)s.x[e].state));
   /* The clock saturates at HS_TIME_MAX (~292 years) rather than overflow, so
    * a saturated duration would yield nonsense figures (MFU above 1): an
    * iteration past 100 years is refused (docs/robustness.md, limits). */
