@@ -48,6 +48,12 @@ typedef struct send {
   struct send *next_free;
 } send_t;
 
+typedef struct send_slab {
+  struct send_slab *next;
+  size_t n;
+  send_t sends[];
+} send_slab_t;
+
 typedef struct xrun {
   hs_event_t ev;
   hs_coll_t coll;
@@ -130,8 +136,12 @@ typedef struct sim {
   xrun_t *x;
   brun_t *b;
   grun_t *g;
-  send_t *sends;
+  /* the send pool, grown in slabs as sends are posted (a pipeline has a
+   * few in flight per executor; the bound below is every piece of every
+   * microbatch at once, 1 GB at 100,352 GPUs if allocated up front) */
+  struct send_slab *slabs;
   send_t *free_sends;
+  size_t sends_made, sends_max; /* sends in slabs; the most the plan can have posted */
   hs_status_t failure;
   hs_error_t *err;
   hs_trace_t *trace;
@@ -246,18 +256,46 @@ static void send_latency_done(hs_engine_t *eng, hs_event_t *ev)
     fail(s, st, "starting a pipeline transfer");
 }
 
+/* A free send, from a new slab when none is left (twice the sends made so
+ * far, at least 256, never past sends_max); NULL after fail() (out of
+ * memory, or more sends posted than the plan has pieces: a bug). O(1)
+ * amortized. */
+static send_t *send_get(sim_t *s)
+{
+  if (!s->free_sends) {
+    size_t n = HS_MIN(HS_MAX(s->sends_made, (size_t)256), s->sends_max - s->sends_made);
+    if (n == 0) {
+      fail(s, HS_EINTERNAL, "send pool exhausted");
+      return NULL;
+    }
+    send_slab_t *sl = hs_calloc(1, sizeof *sl + n * sizeof(send_t));
+    if (!sl) {
+      fail(s, HS_ENOMEM, "allocating sends");
+      return NULL;
+    }
+    sl->n = n;
+    sl->next = s->slabs;
+    s->slabs = sl;
+    s->sends_made += n;
+    for (size_t k = n; k-- > 0;) { /* the slab's first send pops first */
+      sl->sends[k].next_free = s->free_sends;
+      s->free_sends = &sl->sends[k];
+    }
+  }
+  send_t *sd = s->free_sends;
+  s->free_sends = sd->next_free;
+  return sd;
+}
+
 static void post_sends(sim_t *s, xrun_t *xr, const hs_exec_t *ex, const hs_sched_item_t *it)
 {
   int32_t key = it->chunk * 2 + it->phase;
   int32_t first = ex->out_first[key], n = ex->out_count[key];
   bool sync = !s->plan->async_send;
   for (int32_t k = 0; k < n; k++) {
-    send_t *sd = s->free_sends;
-    if (!sd) {
-      fail(s, HS_EINTERNAL, "send pool exhausted");
+    send_t *sd = send_get(s);
+    if (!sd)
       return;
-    }
-    s->free_sends = sd->next_free;
     sd->piece = s->low.out_list[first + k];
     sd->mb = it->mb;
     sd->phase = it->phase;
@@ -736,7 +774,7 @@ static void sim_destroy(sim_t *s)
   /* On an error path events are still queued. The network goes first (it
    * cancels its events through the engine, including those of collectives in
    * s->b), then the engine (it marks the remaining queued events, which live
-   * in s->x and s->sends), then the memory that holds events. */
+   * in s->x and the send slabs), then the memory that holds events. */
   hs_net_free(s->net);
   s->net = NULL;
   hs_engine_destroy(&s->eng);
@@ -757,7 +795,11 @@ static void sim_destroy(sim_t *s)
     for (int32_t g = 0; g < s->low.n_groups; g++)
       free(s->g[g].colls);
   free(s->g);
-  free(s->sends);
+  while (s->slabs) {
+    send_slab_t *next = s->slabs->next;
+    free(s->slabs);
+    s->slabs = next;
+  }
   hs_topology_free(s->topo);
   hs__lowered_destroy(&s->low);
   hs_trace_free(s->trace);
@@ -1319,13 +1361,7 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
     for (int32_t k = 0; k < 2 * ex->v; k++)
       n_sends += (size_t)ex->out_count[k] * (size_t)ex->m;
   }
-  s.sends = hs_calloc(n_sends + 1, sizeof *s.sends);
-  if (!s.sends)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory for %zu sends", n_sends));
-  for (size_t k = 0; k < n_sends; k++) {
-    s.sends[k].next_free = s.free_sends;
-    s.free_sends = &s.sends[k];
-  }
+  s.sends_max = n_sends;
   for (int32_t e = 0; e < s.low.n_execs; e++) {
     const hs_exec_t *ex = &s.low.execs[e];
     xrun_t *xr = &s.x[e];
