@@ -114,8 +114,7 @@ static void tab_free(share_tab_t *t)
 /* The first item stored with hash h for which eq(item, key) holds, else
  * key is stored (when the table has room) and NULL returned. */
 static const void *tab_find_or_put(share_tab_t *t, uint64_t h, const void *key,
-                                   bool (*eq)(const void *a, const void *b, const void *ctx),
-                                   const void *ctx)
+                                   bool (*eq)(const void *a, const void *b))
 {
   for (size_t i = (size_t)h & t->mask, k = 0; k <= t->mask; i = (i + 1) & t->mask, k++) {
     if (!t->item[i]) {
@@ -123,32 +122,27 @@ static const void *tab_find_or_put(share_tab_t *t, uint64_t h, const void *key,
       t->item[i] = key;
       return NULL;
     }
-    if (t->hash[i] == h && eq(t->item[i], key, ctx))
+    if (t->hash[i] == h && eq(t->item[i], key))
       return t->item[i];
   }
   return NULL;
 }
 
-static bool eq_order(const void *a, const void *b, const void *ctx)
+static bool eq_order(const void *a, const void *b)
 {
   const hs_exec_t *x = a, *y = b;
-  (void)ctx;
   return x->n_items == y->n_items && order_equal(x->order, y->order, x->n_items);
 }
 
-static bool eq_tmpl(const void *a, const void *b, const void *ctx)
-{
-  (void)ctx;
-  return tmpl_equal(a, b);
-}
+static bool eq_tmpl(const void *a, const void *b) { return tmpl_equal(a, b); }
 
 /* t's segments become those of an equal template met before, if any. */
 static void share_tmpl(share_tab_t *tab, hs_tmpl_t *t)
 {
-  if (t->n == 0 || t->shared)
+  if (t->n == 0)
     return;
-  const hs_tmpl_t *first = tab_find_or_put(tab, tmpl_hash(t), t, eq_tmpl, NULL);
-  if (first && first != t) {
+  const hs_tmpl_t *first = tab_find_or_put(tab, tmpl_hash(t), t, eq_tmpl);
+  if (first) {
     free(t->segs);
     t->segs = first->segs;
     t->shared = true;
@@ -167,8 +161,8 @@ hs_status_t hs__lower_share(lower_ctx_t *cx)
     HS_FAIL(HS_ENOMEM);
   for (int32_t e = 0; e < out->n_execs; e++) {
     hs_exec_t *x = &out->execs[e];
-    const hs_exec_t *first = tab_find_or_put(&orders, order_hash(x->order, x->n_items), x, eq_order, NULL);
-    if (first && first != x) {
+    const hs_exec_t *first = tab_find_or_put(&orders, order_hash(x->order, x->n_items), x, eq_order);
+    if (first) {
       free(x->order);
       x->order = first->order;
       x->order_shared = true;

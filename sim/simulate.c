@@ -1203,23 +1203,31 @@ static hs_status_t stop_bounds(sim_t *s)
   return HS_OK;
 }
 
+/* A mask of the cluster's devices, 1 where some executor runs; NULL when
+ * out of memory. The caller frees it. O(devices + executors x tp). */
+static uint8_t *used_devices(const sim_t *s)
+{
+  uint8_t *used = hs_calloc(s->cluster->n_devices, 1);
+  if (used)
+    for (int32_t e = 0; e < s->low.n_execs; e++)
+      for (int32_t d = 0; d < s->low.execs[e].tp; d++)
+        used[s->low.execs[e].devices[d]] = 1;
+  return used;
+}
+
 /* The report of a run stopped at stop_at_s: that time as a lower bound of
  * the iteration, the batch, and memory (computed before the run, so exact).
  * HS_ENOMEM leaves r for hs_report_destroy. */
 static hs_status_t fill_stopped_report(sim_t *s, hs_report_t *r, const double *mem, double stop_at_s)
 {
-  const hs_cluster_t *c = s->cluster;
   r->stopped = true;
   r->iteration_time_s = stop_at_s;
   r->global_batch = hs_plan_global_batch(s->plan);
   r->tokens_per_iteration = r->global_batch * s->model->seq_len;
   r->n_devices = hs_plan_n_devices(s->plan);
-  uint8_t *used = hs_calloc(c->n_devices, 1);
+  uint8_t *used = used_devices(s);
   if (!used)
     return HS_ENOMEM;
-  for (int32_t e = 0; e < s->low.n_execs; e++)
-    for (int32_t d = 0; d < s->low.execs[e].tp; d++)
-      used[s->low.execs[e].devices[d]] = 1;
   hs_status_t st = report_memory(s, r, used, mem);
   free(used);
   r->events = s->eng.n_fired;
@@ -1232,7 +1240,6 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
 {
   hs_status_t st = HS_OK;
   const hs_plan_t *plan = s->plan;
-  const hs_cluster_t *c = s->cluster;
   hs_time_t t_end = 0, t_flush = 0;
   for (int32_t e = 0; e < s->low.n_execs; e++) {
     t_end = HS_MAX(t_end, s->x[e].t_end);
@@ -1245,12 +1252,9 @@ static hs_status_t fill_report(sim_t *s, hs_report_t *r, const double *mem,
   r->samples_per_s = T > 0 ? (double)r->global_batch / T : 0.0;
   r->tokens_per_s = T > 0 ? (double)r->tokens_per_iteration / T : 0.0;
   r->n_devices = hs_plan_n_devices(plan);
-  uint8_t *used = hs_calloc(c->n_devices, 1);
+  uint8_t *used = used_devices(s);
   if (!used)
     return HS_ENOMEM;
-  for (int32_t e = 0; e < s->low.n_execs; e++)
-    for (int32_t d = 0; d < s->low.execs[e].tp; d++)
-      used[s->low.execs[e].devices[d]] = 1;
   report_rates(s, r, used, T);
   report_bubble(s, r, t_flush);
   st = report_memory(s, r, used, mem);
