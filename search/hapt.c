@@ -288,6 +288,7 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   if (hs__cpool_init(&s->pool, hs__sim_budget(c) * (s->n_ep > 0 ? 3 : 1)) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   s->pool.deadline_s = o->deadline_s;
+  s->pool.one_zero = true;
   s->offer_pool = &s->pool;
   if (s->fine_on && hs__cpool_init(&s->fpool, HS_HAPT_FINE_FINALISTS) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));

@@ -98,6 +98,8 @@ typedef struct hs_cand_pool {
                             sim_scale) would end after it is not simulated */
   double sim_scale;      /* largest measured / predicted simulation time seen (>= 1) */
   bool cut;              /* simulations were left out for the deadline */
+  bool one_zero;         /* at most one entry per plan but for its ZeRO stage (the lower
+                            estimate kept; hs__plan_same_but_zero) */
   struct hs_sim_memo *memo; /* optional, not owned (NULL: none): the simulated times of the
                                planner's plans (sim_memo.h); an entry the same as one stored
                                there is answered from it, and a fitting one is stored */

@@ -45,6 +45,9 @@ hs_status_t hs__sim_memo_put(hs_sim_memo_t *m, const hs_plan_t *p, double iter_s
  * devices and shares, orders, practice byte by byte, shards, device
  * ratios). O(plan size). */
 bool hs__plan_same(const hs_plan_t *a, const hs_plan_t *b);
+/* hs__plan_same but for the ZeRO stage (practice.zero_stage and
+ * optimizer_sharding). O(plan size). */
+bool hs__plan_same_but_zero(const hs_plan_t *a, const hs_plan_t *b);
 
 /* Rewrites to no recomputation every stage of p whose selective
  * recomputation recomputes nothing: no op of its range, under p's practice

@@ -207,10 +207,6 @@ void hs__cpool_offer(hs_cand_pool_t *p, hs_plan_t *plan, double est_s)
     hs_plan_init(plan);
     return;
   }
-  if (p->n == p->cap) {
-    hs_plan_destroy(&p->plans[p->n - 1]);
-    p->n--;
-  }
   /* a candidate without TP runs without sequence parallelism */
   hs_plan_set_practice(plan, &plan->practice);
   /* whole samples per rank (hs_plan_round_shares); a micro-batch smaller
@@ -222,6 +218,27 @@ void hs__cpool_offer(hs_cand_pool_t *p, hs_plan_t *plan, double est_s)
     hs_plan_destroy(plan);
     hs_plan_init(plan);
     return;
+  }
+  if (p->one_zero && p->next_sim == 0) {
+    /* a ZeRO sibling already in: the lower estimate stays */
+    int32_t j = 0;
+    while (j < p->n && !hs__plan_same_but_zero(&p->plans[j], plan))
+      j++;
+    if (j < p->n && p->est_s[j] <= est_s) {
+      hs_plan_destroy(plan);
+      hs_plan_init(plan);
+      return;
+    }
+    if (j < p->n) {
+      hs_plan_destroy(&p->plans[j]);
+      memmove(&p->plans[j], &p->plans[j + 1], sizeof *p->plans * (size_t)(p->n - j - 1));
+      memmove(&p->est_s[j], &p->est_s[j + 1], sizeof *p->est_s * (size_t)(p->n - j - 1));
+      p->n--;
+    }
+  }
+  if (p->n == p->cap) {
+    hs_plan_destroy(&p->plans[p->n - 1]);
+    p->n--;
   }
   int32_t k = p->n;
   while (k > 0 && p->est_s[k - 1] > est_s) {
