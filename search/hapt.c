@@ -1115,7 +1115,8 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
        * the best of this microbatch size. */
       double bound = fmin(sol.max_s * (1.0 - HS_HAPT_CAP_STEP),
                           s->best_mb.score_s / HS_MAX(hs__hspace_B(h) - 1, 1));
-      double nc = sol.sum_s >= s->best_mb.score_s ? 0.0 : hs__hapt_dp_next_cap(h, bound);
+      double nc =
+          sol.sum_s >= s->best_mb.score_s ? 0.0 : hs__hapt_dp_next_cap_in(&s->dp, h, bound);
       s->tmax = nc > 0.0 ? nc : 0.0;
     }
     free(sol.st);

@@ -11,7 +11,7 @@
  * (remade when h->table_id moves) the potentials pot and, per mesh and
  * cut pair, the smallest t + f (wmin) and the fastest t (tfast); per run
  * the windows (kend); per level the best rest of the pipeline from each
- * end cut (rest); per row the bounds (lb, larg); per state, beside its
+ * end cut (rest, a row made when a state first reads it); per row the bounds (lb, larg); per state, beside its
  * value and choice, the largest stage or cut time of its solution (M),
  * which decides whether a smaller cap on the same table recomputes it.
  */
@@ -98,12 +98,14 @@ hs_status_t hs__hapt_dp_init(hs_hapt_dp_t *d, const hs_hspace_t *h, int32_t max_
   d->tfast = hs_calloc(nm * K * K, sizeof *d->tfast);
   d->kend = hs_calloc(nm * K, sizeof *d->kend);
   d->rest = hs_calloc((size_t)d->A * (size_t)d->U * K, sizeof *d->rest);
+  d->rest_made = hs_calloc((size_t)d->A * (size_t)d->U, 1);
+  d->fewer = hs_calloc((size_t)d->A, sizeof *d->fewer);
   d->lb = hs_calloc((size_t)d->Z * K, sizeof *d->lb);
   d->larg = hs_calloc((size_t)d->Z * K, sizeof *d->larg);
   d->deque = hs_calloc(K, sizeof *d->deque);
   d->order = hs_calloc((size_t)d->Z, sizeof *d->order);
   if (!d->F || !d->ch || !d->M || !d->pot || !d->pot_max || !d->wmin || !d->tfast || !d->kend ||
-      !d->rest || !d->lb || !d->larg || !d->deque || !d->order)
+      !d->rest || !d->rest_made || !d->fewer || !d->lb || !d->larg || !d->deque || !d->order)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   return HS_OK;
 cleanup:
@@ -125,10 +127,13 @@ void hs__hapt_dp_destroy(hs_hapt_dp_t *d)
   free(d->tfast);
   free(d->kend);
   free(d->rest);
+  free(d->rest_made);
+  free(d->fewer);
   free(d->lb);
   free(d->larg);
   free(d->deque);
   free(d->order);
+  free(d->capv);
   memset(d, 0, sizeof *d);
 }
 
@@ -194,25 +199,31 @@ static void make_windows(hs_hapt_dp_t *d, const hs_hspace_t *h, double tmax)
 }
 
 /* For level st >= 2: rest(a, u2, k') = the best 2 c(a -> b, k') + F(st -
- * 1, k', u2, b) over successors b within the cap (INF: none). O(K U A^2). */
-static void make_level(hs_hapt_dp_t *d, const hs_hspace_t *h, double tmax, int32_t st)
+ * 1, k', u2, b) over successors b within the cap (INF: none), the row (a,
+ * u2) made when a state first needs it (d->rest_made, cleared per level:
+ * an incremental run recomputes few rows, and only those read it).
+ * O(K A) per row made. */
+static const double *rest_row(hs_hapt_dp_t *d, const hs_hspace_t *h, double tmax, int32_t st,
+                              int32_t a, int32_t u2)
 {
-  int32_t K = h->n_cuts, A = h->n_sc, U = d->U;
-  for (int32_t a = 0; a < A; a++)
-    for (int32_t u2 = 0; u2 < U; u2++) {
-      double *r = &d->rest[((size_t)a * (size_t)U + (size_t)u2) * (size_t)K];
-      for (int32_t k2 = 0; k2 < K; k2++) {
-        double best = INF;
-        if (d->usum[u2] >= st - 1 && k2 > 0 && k2 < K - 1) {
-          const double *cut = hs__hspace_cut_row(h, a, k2);
-          const double *Fr = &d->F[fidx(d, st - 1, k2, u2, 0)];
-          for (int32_t b = 0; b < A; b++)
-            if (Fr[b] < INF && cut[b] <= tmax)
-              best = dmin(best, 2.0 * cut[b] + Fr[b]);
-        }
-        r[k2] = best;
-      }
+  int32_t K = h->n_cuts, A = h->n_sc;
+  size_t row = (size_t)a * (size_t)d->U + (size_t)u2;
+  double *r = &d->rest[row * (size_t)K];
+  if (d->rest_made[row])
+    return r;
+  d->rest_made[row] = 1;
+  for (int32_t k2 = 0; k2 < K; k2++) {
+    double best = INF;
+    if (d->usum[u2] >= st - 1 && k2 > 0 && k2 < K - 1) {
+      const double *cut = hs__hspace_cut_row(h, a, k2);
+      const double *Fr = &d->F[fidx(d, st - 1, k2, u2, 0)];
+      for (int32_t b = 0; b < A; b++)
+        if (Fr[b] < INF && cut[b] <= tmax)
+          best = dmin(best, 2.0 * cut[b] + Fr[b]);
     }
+    r[k2] = best;
+  }
+  return r;
 }
 
 /* F(1, k, u, a): one stage from cut k to the end on a mesh of subcluster a
@@ -329,7 +340,7 @@ static void row_bounds(hs_hapt_dp_t *d, const hs_hspace_t *h, int32_t u2, int32_
   int32_t K = h->n_cuts;
   size_t mi = mesh(d, a, zi);
   const double *p = &d->pot[mi * (size_t)K];
-  const double *r = &d->rest[((size_t)a * (size_t)d->U + (size_t)u2) * (size_t)K];
+  const double *r = &d->rest[((size_t)a * (size_t)d->U + (size_t)u2) * (size_t)K]; /* made */
   const int32_t *ke = &d->kend[mi * (size_t)K];
   int32_t *q = d->deque, head = K, tail = K; /* q[head .. tail - 1], end cuts ascending */
   for (int32_t k = K - 2; k >= 0; k--) {
@@ -437,17 +448,24 @@ static void inner_row(hs_hapt_dp_t *d, hs_hspace_t *h, double tmax, int32_t st, 
     return;
   while (nz < h->n_sizes[a] && h->sizes[a][nz] <= avail)
     nz++;
-  for (int32_t zi = 0; zi < nz; zi++)
-    row_bounds(d, h, u - h->sizes[a][zi] * d->stride[a], a, zi, &d->lb[(size_t)zi * K],
-               &d->larg[(size_t)zi * K]);
+  for (int32_t zi = 0; zi < nz; zi++) {
+    int32_t u2 = u - h->sizes[a][zi] * d->stride[a];
+    rest_row(d, h, tmax, st, a, u2);
+    row_bounds(d, h, u2, a, zi, &d->lb[(size_t)zi * K], &d->larg[(size_t)zi * K]);
+  }
+  /* the rows with one unit fewer of some subcluster: each state's
+   * threshold starts at their F */
+  int32_t *fewer = d->fewer, n_fewer = 0;
+  for (int32_t a2 = 0; a2 < A; a2++)
+    if (digit(d, u, a2) > 0)
+      fewer[n_fewer++] = u - d->stride[a2];
   for (int32_t k = K - 2; k >= 0; k--) {
     size_t ix = fidx(d, st, k, u, a);
     if (!stale(d, ix, tmax, full))
       continue;
     stage_ctx_t x = {d, h, tmax, st, k, 0, a, 0, INF, INF, {-1, -1, -1, -1}};
-    for (int32_t a2 = 0; a2 < A; a2++)
-      if (digit(d, u, a2) > 0)
-        x.thr = dmin(x.thr, d->F[fidx(d, st, k, u - d->stride[a2], a)]);
+    for (int32_t i = 0; i < n_fewer; i++)
+      x.thr = dmin(x.thr, d->F[fidx(d, st, k, fewer[i], a)]);
     int32_t no = order_meshes(d, nz, k);
     for (int32_t i = 0; i < no; i++) {
       int32_t zi = d->order[i];
@@ -499,7 +517,7 @@ void hs__hapt_dp_run(hs_hapt_dp_t *d, hs_hspace_t *h, double tmax)
     }
   last_level(d, h, tmax, full);
   for (int32_t st = 2; st <= d->S; st++) {
-    make_level(d, h, tmax, st);
+    memset(d->rest_made, 0, (size_t)d->A * (size_t)d->U); /* rest_row makes them */
     for (int32_t u = 0; u < d->U; u++)
       for (int32_t a = 0; a < h->n_sc; a++)
         if (d->usum[u] >= st) /* every stage takes at least one unit: else INF */
@@ -581,5 +599,68 @@ double hs__hapt_dp_next_cap(const hs_hspace_t *h, double x)
             best = c;
         }
       }
+  return best;
+}
+
+/* Every candidate value of h's current table below x (the values
+ * hs__hapt_dp_next_cap scans: every option's t, every cut cost from cut 1
+ * on) into d->capv; false when the array cannot be allocated. */
+static bool cap_values(hs_hapt_dp_t *d, const hs_hspace_t *h, double x)
+{
+  int32_t K = h->n_cuts, A = h->n_sc;
+  size_t need = (size_t)K * (size_t)K / 2 * (size_t)A * (size_t)HS_MAX(h->max_sizes, 1) *
+                    (size_t)HS_MAX(h->opt_stride, 1) +
+                (size_t)K * (size_t)A * (size_t)A;
+  if (need > d->cap_capv) {
+    double *v = realloc(d->capv, need * sizeof *v);
+    if (!v)
+      return false;
+    d->capv = v;
+    d->cap_capv = need;
+  }
+  size_t n = 0;
+  for (int32_t k = 0; k + 1 < K; k++)
+    for (int32_t k2 = k + 1; k2 < K; k2++)
+      for (int32_t a = 0; a < A; a++)
+        for (int32_t zi = 0; zi < h->n_sizes[a]; zi++) {
+          int32_t no;
+          const hs_hopt_t *o = hs__hspace_opts(h, k, k2, a, zi, &no);
+          for (int32_t i = 0; i < no; i++)
+            if (o[i].t < x && o[i].t > -1.0)
+              d->capv[n++] = o[i].t;
+        }
+  for (int32_t k2 = 1; k2 < K; k2++)
+    for (int32_t a = 0; a < A; a++)
+      for (int32_t b = 0; b < A; b++) {
+        double c = hs__hspace_cut_s(h, a, b, k2);
+        if (c < x && c > -1.0)
+          d->capv[n++] = c;
+      }
+  d->n_capv = n;
+  return true;
+}
+
+double hs__hapt_dp_next_cap_in(hs_hapt_dp_t *d, const hs_hspace_t *h, double x)
+{
+  bool fresh = d->cap_table != h->table_id || d->cap_opts != (const void *)h->opts ||
+               !d->capv || !(x <= d->cap_x);
+  if (fresh && !cap_values(d, h, x)) {
+    d->cap_opts = NULL;
+    return hs__hapt_dp_next_cap(h, x);
+  }
+  d->cap_table = h->table_id;
+  d->cap_opts = h->opts;
+  d->cap_x = x;
+  /* keep the values below x (later calls ask for less) and take the largest */
+  double best = -1.0;
+  size_t n = 0;
+  for (size_t i = 0; i < d->n_capv; i++) {
+    double v = d->capv[i];
+    if (v < x) {
+      d->capv[n++] = v;
+      best = v > best ? v : best;
+    }
+  }
+  d->n_capv = n;
   return best;
 }

@@ -98,10 +98,19 @@ typedef struct hs_hapt_dp {
   const void *pot_opts;
   int32_t *kend;              /* A x Z x K: last end cut under the run's cap */
   double *rest;               /* A x U x K: rest(k') of the level being filled */
+  uint8_t *rest_made;         /* A x U: whether that row of rest is made this level */
+  int32_t *fewer;             /* A: a row's budget vectors with one unit fewer */
   double *lb;                 /* Z x K: a row's bound per mesh and cut */
   int32_t *larg;              /* Z x K: ... and the end cut that gives it */
   int32_t *deque;             /* K */
   int32_t *order;             /* Z: a state's meshes by bound */
+  /* hs__hapt_dp_next_cap_in: the current table's candidate values below
+   * the last x asked (unsorted), for the table and opts named */
+  double *capv;
+  size_t n_capv, cap_capv;
+  uint64_t cap_table;
+  const void *cap_opts;
+  double cap_x;
 } hs_hapt_dp_t;
 
 /* Sizes d for h's table: S = min(units, cuts - 1, max_stages), fewer while
@@ -125,5 +134,12 @@ double hs__hapt_dp_value(const hs_hapt_dp_t *d, int32_t st, int32_t k, int32_t u
 /* Largest stage or cut time below x in h's current table; -1 when none.
  * O(K^2 x A x Z x opts). */
 double hs__hapt_dp_next_cap(const hs_hspace_t *h, double x);
+/* The same value, from the values d keeps of h's table: a sweep asks for
+ * ever smaller x on one table (hapt's caps descend), so each call scans
+ * only the values below the last x, and drops those not below this one.
+ * O(K^2 x A x Z x opts) on a new table or a larger x, then O(values left);
+ * falls back to hs__hapt_dp_next_cap when the values' array cannot be
+ * allocated. */
+double hs__hapt_dp_next_cap_in(hs_hapt_dp_t *d, const hs_hspace_t *h, double x);
 
 #endif /* HS_HAPT_DP_H */

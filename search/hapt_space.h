@@ -98,7 +98,7 @@ typedef struct hs_hspace {
   /* table for the current microbatch size: entry (k, k2, a, zi) -> options */
   int32_t cur_mb;            /* index into mbs, -1 none */
   uint64_t table_id;         /* hs__hspace_table calls so far: a DP's per-table bounds key on it */
-  hs_hopt_t *opts;           /* pairs k < k2 x n_sc x max_sizes x opt_stride */
+  hs_hopt_t *opts;           /* n_sc x max_sizes x pairs k < k2 x opt_stride (hs__hspace_entry) */
   uint8_t *n_opts;
   double *cut_s;             /* n_cuts x n_sc x n_sc: hs__hspace_cut_s for the current table */
   /* memo of hs__hspace_pick for the current table (hs__hspace_pick_at);
@@ -118,19 +118,23 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi);
 /* The small accessors below are inline: hapt's DP calls them in its
  * innermost loop (about 10^8 times a search at 64 GPUs). */
 
-/* Table entry of (k, k2, a, zi): pairs k < k2 in row order, then a, zi. */
+/* Table entry of (k, k2, a, zi): per mesh (a, zi), the pairs k < k2 in
+ * row order, so the end cuts k2 of one start cut are adjacent (the DP
+ * scans them in order; with the mesh innermost they were 16 kB apart on
+ * 66 cuts and the option loads missed the cache). */
 static inline size_t hs__hspace_entry(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a,
                                       int32_t zi)
 {
-  size_t K = (size_t)h->n_cuts;
+  size_t K = (size_t)h->n_cuts, pairs = K * (K - 1) / 2;
   size_t pair = (size_t)k * (2 * K - (size_t)k - 1) / 2 + (size_t)(k2 - k - 1);
-  return (pair * (size_t)h->n_sc + (size_t)a) * (size_t)h->max_sizes + (size_t)zi;
+  return ((size_t)a * (size_t)h->max_sizes + (size_t)zi) * pairs + pair;
 }
 
 /* Entries (k, k2, a, zi) and (k, k2 + 1, a, zi) are this far apart. */
 static inline size_t hs__hspace_entry_step(const hs_hspace_t *h)
 {
-  return (size_t)h->n_sc * (size_t)h->max_sizes;
+  (void)h;
+  return 1;
 }
 
 /* Options of table entry e, sorted by t; count in *n. */

@@ -189,7 +189,20 @@ static void check_instance(const hs_model_t *m, const hs_cluster_t *c, int64_t g
         break;
       }
       tmax = hs__hapt_dp_next_cap(&h, sol.max_s * 0.8);
+      /* the kept values give the scan's answer (caps descend: one table) */
+      CHECK(hs__hapt_dp_next_cap_in(&d, &h, sol.max_s * 0.8) == tmax);
       free(sol.st);
+    }
+    /* next_cap_in against the scan: descending x down to 0 (x equal to a
+     * value: the one below it), then a larger x (values made again), then
+     * a smaller one */
+    double top = hs__hapt_dp_next_cap(&h, HS_HAPT_DP_INF);
+    for (int32_t i = 0; i <= 18; i++) {
+      double x = i <= 16 ? top * (16 - i) / 16.0 : i == 17 ? 2.0 * top : 0.5 * top;
+      if (i == 1)
+        x = top;
+      double want = hs__hapt_dp_next_cap(&h, x), got = hs__hapt_dp_next_cap_in(&d, &h, x);
+      CHECK_MSG(got == want, "next cap below %.9g: %.9g, the scan %.9g", x, got, want);
     }
     for (int32_t i = 0; i < n_caps; i++) {
       seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
