@@ -174,10 +174,63 @@ static void test_bound_grows_with_fewer_nodes(void)
   hs_model_destroy(&m);
 }
 
+/* The bound with two resources (FLOPs and the bytes of memory-bound
+ * kernels) against brute force: on each site alone (one GPU kind) it is
+ * the FLOPs' bound plus the bytes over the site's bandwidth, in closed
+ * form; on both it is the best split of the two kinds of work between the
+ * sites, found here by trying every split on a 400 x 400 grid. The FLOPs'
+ * part comes from the bound of the same model with no memory-bound bytes. */
+static void test_bound_two_resources_brute_force(void)
+{
+  hs_model_t m, m0;
+  small_gpt(&m, 4, 256, 256);
+  small_gpt(&m0, 4, 256, 256);
+  double mb = 0.0; /* bytes per sample of norms and element-wise ops */
+  for (size_t i = 0; i < m0.n_ops; i++)
+    if (m0.ops[i].kind == HS_OP_NORM || m0.ops[i].kind == HS_OP_ELEMENTWISE) {
+      mb += m0.ops[i].fwd_mem_bytes + m0.ops[i].bwd_mem_bytes;
+      m0.ops[i].fwd_mem_bytes = m0.ops[i].bwd_mem_bytes = 0.0;
+    }
+  CHECK(mb > 0.0);
+  hs_cluster_t c;
+  hs_error_t err;
+  hs_error_init(&err);
+  CHECK(two_site_cluster(&c, 2, 10.0, 100.0, &err) == HS_OK);
+  const int64_t batch = 64;
+  double tf[2], tb[2]; /* per site alone: FLOPs' time, bytes' time */
+  bool alive[2];
+  for (int s = 0; s < 2; s++) {
+    alive[s] = true;
+    alive[1 - s] = false;
+    tf[s] = hs__subset_time_lb_s(&m0, &c, alive, batch, HS_DTYPE_BF16) / 0.999;
+    const hs_gpu_t *g = &c.gpus.gpus[c.nodes[s].gpu];
+    double bw = (double)c.nodes[s].n_devices * g->mem_bw_GBps * HS_GB *
+                (g->mem_eff > 0 ? g->mem_eff : 1.0);
+    tb[s] = mb * (double)batch / bw;
+    CHECK_REL(hs__subset_time_lb_s(&m, &c, alive, batch, HS_DTYPE_BF16) / 0.999, tf[s] + tb[s],
+              1e-9);
+  }
+  double best = INFINITY;
+  for (int i = 0; i <= 400; i++)
+    for (int j = 0; j <= 400; j++) {
+      double x = i / 400.0, y = j / 400.0; /* site 0's shares of FLOPs and bytes */
+      double t = fmax(x * tf[0] + y * tb[0], (1 - x) * tf[1] + (1 - y) * tb[1]);
+      best = fmin(best, t);
+    }
+  double lb = hs__subset_time_lb_s(&m, &c, NULL, batch, HS_DTYPE_BF16) / 0.999;
+  fprintf(stderr, "  both sites: bound %.6g s, best grid split %.6g s\n", lb, best);
+  CHECK_MSG(lb <= best * (1 + 1e-9), "bound %.9g above a feasible split %.9g", lb, best);
+  CHECK_MSG(lb >= best * (1 - 5e-3), "bound %.9g far below the best split %.9g", lb, best);
+  hs_cluster_destroy(&c);
+  hs_model_destroy(&m);
+  hs_model_destroy(&m0);
+}
+
 int main(void)
 {
   HS_RUN(test_bound_below_every_plan);
   HS_RUN(test_bound_below_catalog_plans);
   HS_RUN(test_bound_grows_with_fewer_nodes);
+  HS_RUN(test_bound_two_resources_brute_force);
   HS_TEST_END();
 }
