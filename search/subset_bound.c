@@ -106,7 +106,7 @@ static bool fits(const rate_pair_t *ps, size_t n, double F, double M, double T)
   for (size_t i = 0; i < n; i++) {
     double cap_f = ps[i].n * ps[i].r * T, f = fmin(F, cap_f);
     F -= f;
-    bytes += ps[i].n * ps[i].b * (T - f / (ps[i].n * ps[i].r));
+    bytes += ps[i].n * ps[i].b * (f > 0.0 ? T - f / (ps[i].n * ps[i].r) : T);
   }
   return F <= 0.0 && bytes >= M;
 }
@@ -131,6 +131,8 @@ double hs__subset_time_lb_s(const hs_model_t *m, const hs_cluster_t *c, const bo
       continue;
     const hs_gpu_t *g = &c->gpus.gpus[c->nodes[k].gpu];
     double r = device_rate(g, precision), nd = (double)c->nodes[k].n_devices;
+    if (!(nd > 0.0))
+      continue;
     double b = g->mem_bw_GBps * HS_GB * (g->mem_eff > 0 ? g->mem_eff : 1.0);
     rate += nd * r;
     mem = mem && b > 0.0 && isfinite(b);
