@@ -11,9 +11,10 @@
  * (remade when h->table_id moves) the potentials pot and, per mesh and
  * cut pair, the smallest t + f (wmin) and the fastest t (tfast); per run
  * the windows (kend); per level the best rest of the pipeline from each
- * end cut (rest, a row made when a state first reads it); per row the bounds (lb, larg); per state, beside its
- * value and choice, the largest stage or cut time of its solution (M),
- * which decides whether a smaller cap on the same table recomputes it.
+ * end cut (rest, a row made when a state first reads it); per row the
+ * bounds (lb, larg); per state, beside its value and choice, the largest
+ * stage or cut time of its solution (M), which decides whether a smaller
+ * cap on the same table recomputes it.
  */
 #include "hapt_dp.h"
 
@@ -326,21 +327,20 @@ static void try_end_cut(stage_ctx_t *x, int32_t k2)
   }
 }
 
-/* For every k of one row (st, u, a) and mesh zi (u2 = u - z e_a): the
- * end cut of the window [k + 1, hi(k)] with the smallest H = pot + rest
+/* For every k of one row (st, u, a) and mesh zi, with r the rest row of
+ * u2 = u - z e_a (rest_row): the end cut of the window [k + 1, hi(k)] with the smallest H = pot + rest
  * into arg[k] (-1: empty window or every H infinite) and that H minus
  * pot(k) into lb[k] (INF likewise). Both window ends move down with k
  * (kend does not fall with k), so a monotone deque of the end cuts that
  * can still be a window's minimum (smaller end cuts stay longer; H falls
  * from its left end to its right end) gives every minimum in O(K) for the
  * row. */
-static void row_bounds(hs_hapt_dp_t *d, const hs_hspace_t *h, int32_t u2, int32_t a, int32_t zi,
-                       double *lb, int32_t *arg)
+static void row_bounds(hs_hapt_dp_t *d, const hs_hspace_t *h, const double *r, int32_t a,
+                       int32_t zi, double *lb, int32_t *arg)
 {
   int32_t K = h->n_cuts;
   size_t mi = mesh(d, a, zi);
   const double *p = &d->pot[mi * (size_t)K];
-  const double *r = &d->rest[((size_t)a * (size_t)d->U + (size_t)u2) * (size_t)K]; /* made */
   const int32_t *ke = &d->kend[mi * (size_t)K];
   int32_t *q = d->deque, head = K, tail = K; /* q[head .. tail - 1], end cuts ascending */
   for (int32_t k = K - 2; k >= 0; k--) {
@@ -450,8 +450,8 @@ static void inner_row(hs_hapt_dp_t *d, hs_hspace_t *h, double tmax, int32_t st, 
     nz++;
   for (int32_t zi = 0; zi < nz; zi++) {
     int32_t u2 = u - h->sizes[a][zi] * d->stride[a];
-    rest_row(d, h, tmax, st, a, u2);
-    row_bounds(d, h, u2, a, zi, &d->lb[(size_t)zi * K], &d->larg[(size_t)zi * K]);
+    row_bounds(d, h, rest_row(d, h, tmax, st, a, u2), a, zi, &d->lb[(size_t)zi * K],
+               &d->larg[(size_t)zi * K]);
   }
   /* the rows with one unit fewer of some subcluster: each state's
    * threshold starts at their F */

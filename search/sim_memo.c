@@ -39,17 +39,19 @@ static bool stage_same(const hs_plan_stage_t *x, const hs_plan_stage_t *y)
   return true;
 }
 
-/* hs__plan_same, or (any_zero) the same but for the ZeRO stage: the
- * practice's zero_stage and the optimizer_sharding it sets. */
+/* hs__plan_same, or (any_zero) the same but for the ZeRO stage when both
+ * shard (1-3): the practice's zero_stage and the optimizer_sharding it
+ * sets. */
 static bool plan_same(const hs_plan_t *a, const hs_plan_t *b, bool any_zero)
 {
+  /* ZeRO stages 1-3 compared as one: the stage and the sharding it sets */
+  bool siblings = any_zero && a->practice.zero_stage >= 1 && b->practice.zero_stage >= 1;
   hs_practice_t pb = b->practice;
-  if (any_zero && a->practice.zero_stage >= 1 && pb.zero_stage >= 1)
+  if (siblings)
     pb.zero_stage = a->practice.zero_stage;
   if (strcmp(a->strategy, b->strategy) != 0 || strcmp(a->schedule, b->schedule) != 0 ||
       a->chunks != b->chunks || a->async_send != b->async_send || a->precision != b->precision ||
-      (a->optimizer_sharding != b->optimizer_sharding &&
-       !(any_zero && a->practice.zero_stage >= 1 && b->practice.zero_stage >= 1)) ||
+      (!siblings && a->optimizer_sharding != b->optimizer_sharding) ||
       memcmp(&a->bucket_bytes, &b->bucket_bytes, sizeof a->bucket_bytes) != 0 ||
       memcmp(&a->practice, &pb, sizeof a->practice) != 0 ||
       a->n_pipelines != b->n_pipelines || a->n_shards != b->n_shards ||

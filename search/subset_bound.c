@@ -125,7 +125,7 @@ double hs__subset_time_lb_s(const hs_model_t *m, const hs_cluster_t *c, const bo
   rate_pair_t ps[64];
   size_t n = 0;
   double rate = 0.0; /* FLOP/s of the alive devices, each at its fastest */
-  bool mem = true;   /* every device's memory time is finite */
+  bool mem = true;   /* every kind has a FLOP rate and a finite memory time */
   for (size_t k = 0; k < c->n_nodes; k++) {
     if (alive && !alive[k])
       continue;
@@ -135,7 +135,7 @@ double hs__subset_time_lb_s(const hs_model_t *m, const hs_cluster_t *c, const bo
       continue;
     double b = g->mem_bw_GBps * HS_GB * (g->mem_eff > 0 ? g->mem_eff : 1.0);
     rate += nd * r;
-    mem = mem && b > 0.0 && isfinite(b);
+    mem = mem && r > 0.0 && b > 0.0 && isfinite(b);
     size_t j = 0;
     while (j < n && (ps[j].r != r || ps[j].b != b))
       j++;
@@ -151,11 +151,6 @@ double hs__subset_time_lb_s(const hs_model_t *m, const hs_cluster_t *c, const bo
   double F = bounded_flops(m) * (double)global_batch;
   double M = bounded_bytes(m) * (double)global_batch;
   double lo = F / rate; /* the FLOPs alone: a bound that leaves no time for the bytes */
-  if (mem && M > 0.0 && n > 0) {
-    for (size_t i = 0; i < n; i++)
-      if (!(ps[i].r > 0.0))
-        mem = false;
-  }
   if (mem && M > 0.0 && n > 0) {
     /* the smallest T within which some split of the work fits (a linear
      * programme over the split), by bisection: lo never fits, hi does */
