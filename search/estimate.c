@@ -420,7 +420,7 @@ static double link_Bps(double GBps)
 }
 
 double hs_estimate_p2p_shared_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes,
-                                double node_bytes, int32_t nsub)
+                                double node_bytes, double site_bytes, int32_t nsub)
 {
   if (bytes <= 0.0 || src == dst)
     return 0.0;
@@ -428,23 +428,24 @@ double hs_estimate_p2p_shared_s(hs_estimator_t *e, int32_t src, int32_t dst, dou
   if (hs_topology_path(e->topo, src, dst, &p) != HS_OK)
     return 0.0;
   /* nsub sub-sends, one per rank pair: their own GPU ports and NIC rails
-   * (the path's every link: the bottleneck), the node's NIC, fabric and
-   * site links shared by them all and by node_bytes' other senders */
-  double own = (nsub > 1 ? bytes / nsub : bytes) / link_Bps(p.bottleneck_GBps);
-  double shared_GBps = INFINITY;
+   * (the path's every link: the bottleneck), the node's NIC and fabric
+   * shared by them all and by node_bytes' other senders, the site links
+   * by site_bytes' */
+  double t = (nsub > 1 ? bytes / nsub : bytes) / link_Bps(p.bottleneck_GBps);
   const hs_link_t *L = hs_topology_links(e->topo);
   for (int32_t i = 0; i < p.n; i++) {
     hs_link_kind_t k = L[p.links[i]].kind;
-    if (k != HS_LINK_GPU_UP && k != HS_LINK_GPU_DOWN && k != HS_LINK_RAIL_UP && k != HS_LINK_RAIL_DOWN)
-      shared_GBps = fmin(shared_GBps, L[p.links[i]].GBps);
+    if (k == HS_LINK_GPU_UP || k == HS_LINK_GPU_DOWN || k == HS_LINK_RAIL_UP || k == HS_LINK_RAIL_DOWN)
+      continue;
+    double b = fmax(bytes, k == HS_LINK_XSITE ? site_bytes : node_bytes);
+    t = fmax(t, b / link_Bps(L[p.links[i]].GBps));
   }
-  double shared = isfinite(shared_GBps) ? fmax(bytes, node_bytes) / link_Bps(shared_GBps) : 0.0;
-  return p.latency_ns * 1e-9 + fmax(own, shared);
+  return p.latency_ns * 1e-9 + t;
 }
 
 double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes, int32_t nsub)
 {
-  return hs_estimate_p2p_shared_s(e, src, dst, bytes, bytes, nsub);
+  return hs_estimate_p2p_shared_s(e, src, dst, bytes, bytes, bytes, nsub);
 }
 
 static double op_saved(const hs_op_t *op, bool selective, int32_t tp)
@@ -749,6 +750,7 @@ typedef struct plan_ws {
   double *tf, *tb, *cut, *params, *opt; /* per stage: fwd, bwd, send to the next, params, step */
   int32_t *group;
   double *nic_bytes;                    /* per node */
+  double *site_bytes;                   /* per (site, site): sends crossing, both directions */
   ar_memo_t memo[AR_MEMO_MAX];
   int32_t n_memo;
   group_memo_t gmemo[AR_MEMO_MAX];
@@ -801,23 +803,38 @@ static hs_status_t tied_allreduce_s(hs_estimator_t *e, const hs_plan_t *p, int32
 /* Activation bytes per microbatch each node sends off-node, summed over
  * pipelines (the dp pipelines of a grid send at the same time through
  * one NIC); one chunk per rank under interleaving. Adds into nic_bytes
- * (zeroed by the caller). O(stages). */
-static void nic_send_bytes(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *p,
-                           int32_t v, double *nic_bytes)
+ * (zeroed by the caller). And per ordered pair of sites, the bytes that
+ * cross from the first to the second per microbatch: every replica's
+ * activations to the next stage's site, and the same bytes of gradients
+ * back, from every node of the site and every pipeline (they share the
+ * inter-site link). Adds into site_bytes (n_sites^2, zeroed by the
+ * caller). O(stages x replicas). */
+static void send_bytes(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *p, int32_t v,
+                       double *nic_bytes, double *site_bytes)
 {
+  size_t ns = c->n_sites;
   for (int32_t i = 0; i < p->n_pipelines; i++) {
     const hs_plan_pipeline_t *pl = &p->pipelines[i];
     int32_t ranks = pl->n_stages / v;
     for (int32_t s = 0; s + 1 < pl->n_stages && s < ranks; s++) {
       const hs_plan_stage_t *stg = &pl->stages[s];
       int32_t src = stg->replicas[0].devices[0], dst = pl->stages[s + 1].replicas[0].devices[0];
+      double per_sample = m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size;
+      size_t sd = (size_t)c->devices[dst].site;
+      for (int32_t q = 0; q < stg->n_replicas; q++) {
+        size_t sq = (size_t)c->devices[stg->replicas[q].devices[0]].site;
+        if (sq != sd) {
+          site_bytes[sq * ns + sd] += per_sample * stg->replicas[q].share;
+          site_bytes[sd * ns + sq] += per_sample * stg->replicas[q].share;
+        }
+      }
       if (c->devices[src].node == c->devices[dst].node)
         continue;
       double share = 0.0;
       for (int32_t q = 0; q < stg->n_replicas; q++)
         if (c->devices[stg->replicas[q].devices[0]].node == c->devices[src].node)
           share += stg->replicas[q].share;
-      nic_bytes[c->devices[src].node] += m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size * share;
+      nic_bytes[c->devices[src].node] += per_sample * share;
     }
   }
 }
@@ -878,18 +895,71 @@ static hs_status_t stage_costs(hs_estimator_t *e, const hs_plan_t *p, int32_t i,
       /* leaving the node: every pipeline's send from this node shares its
        * NIC, each over its own GPUs' rails */
       double node_act = c->devices[src].node != c->devices[dst].node ? ws->nic_bytes[c->devices[src].node] : 0.0;
-      cut[s] = hs_estimate_p2p_shared_s(e, src, dst, act, node_act, nsub);
+      /* leaving the site: every node's sends to the next stage's site (and
+       * the gradients back) share the inter-site link */
+      int32_t sa = c->devices[src].site, sb = c->devices[dst].site;
+      double site_act = sa != sb ? ws->site_bytes[(size_t)sa * c->n_sites + (size_t)sb] : 0.0;
+      cut[s] = hs_estimate_p2p_shared_s(e, src, dst, act, node_act, site_act, nsub);
     }
   }
   return HS_OK;
+}
+
+/* Forwards stage s of pl runs before its first backward, less one: its
+ * warm-up depth (the schedule's p - s - 1, the stage's own under
+ * hetero-1f1b, or the Fs its explicit order starts with, less one), at
+ * most microbatches - 1. O(order length) for an explicit order. */
+static int32_t stage_warmup(const hs_plan_pipeline_t *pl, int32_t s, bool own)
+{
+  const hs_plan_stage_t *stg = &pl->stages[s];
+  int32_t w = pl->n_stages - s - 1;
+  if (own && stg->order) {
+    const char *b = strchr(stg->order, 'B');
+    w = b ? (int32_t)(b - stg->order) - 1 : pl->n_microbatches - 1;
+  } else if (own && stg->warmup >= 0) {
+    w = stg->warmup;
+  }
+  return HS_MAX(0, HS_MIN(w, pl->n_microbatches - 1));
+}
+
+/* The longest round trip of a 1F1B pipeline with sends that overlap
+ * compute, per microbatch. After its forward of microbatch i, stage q
+ * runs the backward of microbatch i - w_q (w: warm-up depth), and after
+ * its backward of microbatch j, stage s runs the forward of j + w_s + 1.
+ * So the chain forward s .. q, backward q .. s (both directions of the
+ * cuts between them on the wire) closes a cycle w_s - w_q + 1
+ * microbatches long, and the steady-state period is at least
+ *     (sum_{s <= r <= q} t_r + 2 sum_{s <= r < q} cut_r) / (w_s - w_q + 1)
+ * for every s <= q (the cycle means of the schedule's max-plus graph;
+ * s == q is the stage's own t). A cut that the max(t, cut) rule calls
+ * hidden shows here: four equal stages of t with slow cuts c, default
+ * warm-ups, run at t + 1.5 c per microbatch, not max(t, c)
+ * (tests/test_estimate_pp_cycle.c). O(stages^2). */
+static double round_trip_s(const hs_plan_pipeline_t *pl, bool own, const plan_ws_t *ws)
+{
+  int32_t S = pl->n_stages;
+  double best = 0.0;
+  for (int32_t s = 0; s < S; s++) {
+    int32_t ws_ = stage_warmup(pl, s, own);
+    double w = 0.0;
+    for (int32_t q = s; q < S; q++) {
+      w += ws->tf[q] + ws->tb[q] + (q > s ? 2.0 * ws->cut[q - 1] : 0.0);
+      int32_t tokens = ws_ - stage_warmup(pl, q, own) + 1;
+      if (tokens >= 1)
+        best = fmax(best, w / tokens);
+    }
+  }
+  return best;
 }
 
 /* The pipeline's time from ws's stage costs: m microbatches of the slowest
  * rank plus the bubble, for p equal ranks of per-microbatch time t
  * m t + (p-1) t / v. Interleaving: a rank runs v chunks; approximated with
  * the per-rank sum and a bubble divided by v. Sends overlap compute when
- * async. O(stages). */
-static double pipeline_time_s(const hs_plan_pipeline_t *pl, int32_t v, bool async, const plan_ws_t *ws)
+ * async, within 1F1B's round trips (round_trip_s; blocking sends already
+ * count in each rank's time). O(stages^2). */
+static double pipeline_time_s(const hs_plan_pipeline_t *pl, int32_t v, bool async,
+                              const hs_schedule_t *sc, const plan_ws_t *ws)
 {
   const double *tf = ws->tf, *tb = ws->tb, *cut = ws->cut;
   int32_t S = pl->n_stages;
@@ -907,6 +977,9 @@ static double pipeline_time_s(const hs_plan_pipeline_t *pl, int32_t v, bool asyn
     double teff = async ? fmax(t, fmax(cin, cout)) : t + cin + cout;
     tmax = fmax(tmax, teff);
   }
+  bool hetero = strcmp(sc->name, "hetero-1f1b") == 0;
+  if (async && v == 1 && S > 1 && (hetero || strcmp(sc->name, "1f1b") == 0))
+    tmax = fmax(tmax, round_trip_s(pl, hetero, ws));
   for (int32_t s = 0; s + 1 < S; s++)
     comm += 2.0 * cut[s];
   double mb = pl->n_microbatches;
@@ -1070,19 +1143,20 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
   ws.opt = hs_calloc((size_t)max_stages + 1, sizeof *ws.opt);
   ws.group = hs_calloc((size_t)total_tp_groups + 1, sizeof *ws.group);
   ws.nic_bytes = hs_calloc(c->n_nodes + 1, sizeof *ws.nic_bytes);
+  ws.site_bytes = hs_calloc(c->n_sites * c->n_sites + 1, sizeof *ws.site_bytes);
   ws.n_memo = 0;
   ws.n_gmemo = 0;
-  if (!ws.tf || !ws.tb || !ws.cut || !ws.params || !ws.opt || !ws.group || !ws.nic_bytes)
+  if (!ws.tf || !ws.tb || !ws.cut || !ws.params || !ws.opt || !ws.group || !ws.nic_bytes || !ws.site_bytes)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   double tied_ar = 0.0;
   HS_CHECK(tied_allreduce_s(e, p, v, grad_bytes, &tied_ar, err));
-  nic_send_bytes(m, c, p, v, ws.nic_bytes);
+  send_bytes(m, c, p, v, ws.nic_bytes, ws.site_bytes);
   double iter = 0.0;
   for (int32_t i = 0; i < p->n_pipelines; i++) {
     const hs_plan_pipeline_t *pl = &p->pipelines[i];
     double exposed0 = 0.0;
     HS_CHECK(stage_costs(e, p, i, &ws, err));
-    double tpipe = pipeline_time_s(pl, v, async, &ws);
+    double tpipe = pipeline_time_s(pl, v, async, sc, &ws);
     out->pipeline_s = fmax(out->pipeline_s, tpipe);
     HS_CHECK(stage_syncs(e, p, i, tpipe, grad_bytes, &ws, out, &iter, &exposed0, err));
     if (tied_ar > 0.0) {
@@ -1105,5 +1179,6 @@ cleanup:
   free(ws.opt);
   free(ws.group);
   free(ws.nic_bytes);
+  free(ws.site_bytes);
   return st;
 }

@@ -98,14 +98,16 @@ hs_status_t hs_estimate_stage(hs_estimator_t *e, int32_t op_first, int32_t op_la
 
 /* Seconds to move `bytes` from the TP group at `src` to the one at `dst`
  * as nsub = min(tp_src, tp_dst) parallel sends (the simulator's scatter/
- * gather): latency + the larger of bytes / nsub over the path's bottleneck
- * (each send's own GPU ports and, on railed nodes, its own NIC rail) and
- * max(bytes, node_bytes) over the path's shared links (NIC, fabric, sites),
+ * gather): latency + the largest of bytes / nsub over the path's bottleneck
+ * (each send's own GPU ports and, on railed nodes, its own NIC rail),
+ * max(bytes, node_bytes) over the path's node-level shared links (NIC,
+ * fabric) and max(bytes, site_bytes) over its inter-site links,
  * node_bytes being everything the sending node moves through its NIC at
- * the same time. O(path). */
+ * the same time and site_bytes everything crossing that inter-site link in
+ * that direction at the same time (every node of the site). O(path). */
 double hs_estimate_p2p_shared_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes,
-                                double node_bytes, int32_t nsub);
-/* hs_estimate_p2p_shared_s with node_bytes = bytes. */
+                                double node_bytes, double site_bytes, int32_t nsub);
+/* hs_estimate_p2p_shared_s with node_bytes = site_bytes = bytes. */
 double hs_estimate_p2p_s(hs_estimator_t *e, int32_t src, int32_t dst, double bytes, int32_t nsub);
 
 /* Seconds of an all-reduce of `bytes` per rank over devices[0..n)
