@@ -432,12 +432,11 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
    * estimate): the DP's shares leave 1.5 samples on a replica that then
    * runs 2, and a layout estimated at 15.3 s simulated at 20.2 s (Llama-3
    * 8B, 96 GPUs, docs/planners.md) */
-  hs_error_t er;
-  hs_error_init(&er);
-  er.warn_fp = NULL;
-  if ((st = hs_plan_round_shares(&plan, NULL, &er)) != HS_OK) {
+  if ((st = hs__round_for_offer(&plan, err)) != HS_OK) {
     hs_plan_destroy(&plan);
-    return st == HS_ENOMEM ? hs_error_set(err, st, "out of memory") : HS_OK;
+    if (st != HS_ENOMEM)
+      hs_error_clear(err);
+    return st == HS_ENOMEM ? st : HS_OK;
   }
   /* rank the per-microbatch-size optima by the whole-plan estimate, which
    * overlaps the stages' gradient syncs where the DP objective adds them */

@@ -108,8 +108,16 @@ typedef struct hs_cand_pool {
 hs_status_t hs__cpool_init(hs_cand_pool_t *p, int32_t cap);
 void hs__cpool_destroy(hs_cand_pool_t *p);
 /* Offers *plan (moved in when kept; otherwise destroyed); *plan is left
- * initialised and empty. O(cap). */
+ * initialised and empty. O(cap). The pool rounds the plan to whole
+ * samples per rank; est_s should be of the rounded plan
+ * (hs__round_for_offer), or a plan estimated at 1.5 samples per replica
+ * runs at 2. */
 void hs__cpool_offer(hs_cand_pool_t *p, hs_plan_t *plan, double est_s);
+/* Rounds *plan to whole samples per rank (hs_plan_round_shares) before a
+ * planner estimates and offers it: HS_OK, HS_EINVAL (a micro-batch with
+ * fewer samples than a stage's replicas: not a candidate) or HS_ENOMEM,
+ * named in *err. O(hs_plan_round_shares). */
+hs_status_t hs__round_for_offer(hs_plan_t *plan, hs_error_t *err);
 /* Simulates the next entry, or answers it from p->memo when a plan the
  * same was simulated before (a fitting one simulated is stored there),
  * or passes over it when it repeats an entry simulated before while there

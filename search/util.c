@@ -200,6 +200,15 @@ void hs__cpool_destroy(hs_cand_pool_t *p)
   memset(p, 0, sizeof *p);
 }
 
+hs_status_t hs__round_for_offer(hs_plan_t *plan, hs_error_t *err)
+{
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  hs_status_t st = hs_plan_round_shares(plan, NULL, &e2);
+  return st == HS_OK ? HS_OK : hs_error_set(err, st, "%s", e2.msg);
+}
+
 void hs__cpool_offer(hs_cand_pool_t *p, hs_plan_t *plan, double est_s)
 {
   if (p->cap <= 0 || !isfinite(est_s) || (p->n == p->cap && est_s >= p->est_s[p->n - 1])) {

@@ -93,7 +93,10 @@ static bool apportion(const double *w, int32_t ng, int64_t total, int64_t lo, in
 static hs_status_t offer(whale_t *s, hs_plan_t *plan, hs_error_t *err)
 {
   hs_estimate_t es;
-  hs_status_t st = hs_estimate_plan(s->est, plan, true, &es, err);
+  /* estimated as the pool keeps it: whole samples per rank */
+  hs_status_t st = hs__round_for_offer(plan, err);
+  if (st == HS_OK)
+    st = hs_estimate_plan(s->est, plan, true, &es, err);
   if (st != HS_OK) {
     hs_plan_destroy(plan);
     if (st == HS_ENOMEM)
