@@ -500,7 +500,7 @@ static hs_status_t offer_sol(hapt_t *s, const hs_hsol_t *sol, hs_error_t *err)
 /* a neighbour whose whole-plan estimate is more than this fraction above
  * the incumbent's is not simulated (counted as a simulation that lost, so
  * the climb's budget and rounds are those without the screen) */
-#define HS_HAPT_LS_SCREEN 0.2
+#define HS_HAPT_LS_SCREEN 0.08
 #define HS_HAPT_LS_SIM_DEVICES 2048 /* simulations: 2048 / devices, clamped to [4, 64] */
 #define HS_HAPT_TUNE_MIN_SIMS 16    /* order adaptation only with at least this budget */
 
@@ -621,12 +621,12 @@ static hs_status_t ls_estimate(hapt_t *s, const hs_plan_t *p, double *est_s, hs_
 
 /* Whether neighbour cand is ruled out by the closed form: its estimate is
  * more than HS_HAPT_LS_SCREEN above the incumbent's (both by the same
- * estimator family; memory is left to the simulator). Of 412 neighbours
- * simulated on bench_search (16, 64 GPUs) and the four hapt scenarios, the
- * 34 that simulated faster than their incumbent were estimated at most
- * 16.5% above it (hap scenario); the 75 estimated more than 20% above
- * (mostly recomputation moves) all simulated slower (docs/planners.md).
- * O(one estimate, two after a move). */
+ * estimator family; memory is left to the simulator). With the screen
+ * off (2026-12-04), of 1,816 neighbours simulated on the 33-option
+ * what-if, the hapt scenarios, bench_search (16, 64 GPUs) and six catalog
+ * cases, the 152 that simulated faster than their incumbent were
+ * estimated at most 3.0% above it (docs/planners.md). O(one estimate, two
+ * after a move). */
 static hs_status_t ls_screen(hapt_t *s, const hs_plan_t *cand, bool *out, hs_error_t *err)
 {
   *out = false;
