@@ -178,6 +178,8 @@ typedef struct hapt {
   bool order_have;      /* it beat the warm-up depths */
   bool warm_have;       /* the warm-up climb beat the local search's plan */
   bool tune_skipped;    /* budget under HS_HAPT_TUNE_MIN_SIMS: no order adaptation */
+  double beat_s;        /* hs_plan_opts_t.beat_s (0: none) */
+  int32_t order_pruned; /* order adaptations left out under beat_s (order_bound) */
   /* phase 4: interleaved variants of the simulated plans (hapt_vpp.h),
    * kept only when faster than the plan otherwise returned */
   hs_hapt_vpp_t vpp;
@@ -223,6 +225,7 @@ static hs_status_t hapt_init(void *state, const hs_model_t *m, const hs_cluster_
   hs_hspace_t *h = &s->h;
   h->cp = HS_MAX(o->practice.context_parallel, 1);
   s->search_practice = o->search_practice;
+  s->beat_s = o->beat_s > 0.0 ? o->beat_s : 0.0;
   s->zero_min = o->practice.zero_stage;
   s->sp_allowed = !o->practice.sequence_parallel;
   if (o->search_practice) {
@@ -889,8 +892,34 @@ static bool next_pass(hapt_t *s)
   return true;
 }
 
+/* Whether order adaptation of p cannot give a plan faster than s->beat_s:
+ * it reorders the same items on every device (warm-up depths, explicit
+ * orders), so each device still computes all of them, at full speed at
+ * best, and the iteration lasts at least the busiest device's full-speed
+ * compute (hs_report_t.max_device_work_s, read from a simulation stopped
+ * at once). False without a beat_s. HS_ENOMEM only. O(lowering p). */
+static hs_status_t order_bound(hapt_t *s, const hs_plan_t *p, bool *out, hs_error_t *err)
+{
+  *out = false;
+  if (!(s->beat_s > 0.0))
+    return HS_OK;
+  hs_report_t rep;
+  hs_report_init(&rep);
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  hs_status_t st = hs__simulate_below(s->h.m, s->h.c, p, 1e-9, &rep, &e2);
+  if (st == HS_ENOMEM)
+    st = hs_error_set(err, st, "%s", e2.msg);
+  else if (st == HS_OK)
+    *out = rep.max_device_work_s >= s->beat_s;
+  hs_report_destroy(&rep);
+  return st == HS_ENOMEM ? st : HS_OK;
+}
+
 /* Order adaptation of the climb's final plan (hetero_warmup.h, then
- * hetero_order.h), into tuned when it is faster. O(budget simulations). */
+ * hetero_order.h), into tuned when it is faster; left out when it cannot
+ * beat s->beat_s (order_bound). O(budget simulations). */
 static hs_status_t adapt_order(hapt_t *s, hs_error_t *err)
 {
   hs_hspace_t *h = &s->h;
@@ -907,6 +936,12 @@ static hs_status_t adapt_order(hapt_t *s, hs_error_t *err)
    * a quarter of hapt's search time (docs/planners.md) */
   if (budget < HS_HAPT_TUNE_MIN_SIMS) {
     s->tune_skipped = true;
+    return HS_OK;
+  }
+  bool hopeless = false;
+  HS_CHECK(order_bound(s, &s->ls_best, &hopeless, err));
+  if (hopeless) {
+    s->order_pruned++;
     return HS_OK;
   }
   if (s->pool.deadline_s > 0.0) {
@@ -1287,6 +1322,15 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
   else if (s->tune_skipped)
     snprintf(stats->note + len, sizeof stats->note - len,
              "; order adaptation skipped (over 128 GPUs)");
+  if (s->order_pruned > 0) {
+    /* the memo reads it (search_memo.h): the plan is the full search's
+     * whenever it is faster than beat_s */
+    stats->pruned_below_s = s->beat_s;
+    len = strlen(stats->note);
+    snprintf(stats->note + len, sizeof stats->note - len,
+             "; order adaptation left out%s (the busiest device's compute alone is over the "
+             "best plan so far)", s->order_pruned > 1 ? " twice" : "");
+  }
   if (s->vpp.estimated > 0) {
     len = strlen(stats->note);
     snprintf(stats->note + len, sizeof stats->note - len,

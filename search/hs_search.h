@@ -44,6 +44,11 @@ typedef struct hs_plan_opts {
                                   stages; false = only what `practice` says (default true) */
   double work_share;           /* fraction of the strategy's default work budget this search gets;
                                   the driver splits it over device subsets (0 = all of it) */
+  double beat_s;               /* set by hs_planner_run on a device subset's search (callers
+                                  leave 0): the iteration time of the best plan so far; a plan
+                                  not faster is of no use, so a planner may leave out a step
+                                  that provably cannot give one (hapt's order adaptation), and
+                                  says so in stats.pruned_below_s; 0 = none */
   uint64_t seed;               /* for randomised tie breaks; default 1 */
   bool verbose;
 } hs_plan_opts_t;
@@ -72,6 +77,9 @@ typedef struct hs_search_stats {
   uint64_t nodes_expanded;     /* A* / branch-and-bound nodes, where meaningful */
   double predicted_s;          /* the strategy's own estimate of the iteration time */
   bool optimal;                /* proven optimal within its search space (MILP, exhaustive, DP) */
+  double pruned_below_s;       /* > 0: steps were left out under hs_plan_opts_t.beat_s = this
+                                  (they could only give plans at least this slow); the plan is
+                                  the full search's whenever it is faster than this */
   char note[768];              /* e.g. "MILP stopped at time limit, gap 3.1%" */
 } hs_search_stats_t;
 

@@ -550,6 +550,9 @@ static hs_status_t try_subset(subset_run_t *sr, size_t k, uint64_t mask, double 
   lerr.warn_fp = NULL;
   hs_status_t ls = k == 0 ? HS_OK : hs_search_subcluster(c, sr->alive, &sr->sub, sr->dev_map, &lerr);
   sr->so.work_share = work_share;
+  /* a subset's plan is kept only when faster than the best so far: its
+   * search may leave out what cannot give one (hs_plan_opts_t.beat_s) */
+  sr->so.beat_s = k > 0 && sr->have && !sr->best_rep.oom ? sr->best_rep.iteration_time_s : 0.0;
   if (ls == HS_OK)
     ls = run_whole_memo(sr->t, sr->m, k == 0 ? c : &sr->sub, &sr->so, k == 0 ? sr->progress : NULL,
                         &sr->cand, &sr->cst, &lerr, sr->end_s);

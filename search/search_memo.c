@@ -137,13 +137,13 @@ static void key_cluster(hs_search_key_t *k, const hs_cluster_t *c)
 
 #if defined(__x86_64__) && defined(__LP64__)
 /* a new option must be added to key_opts (or said to be unread there) */
-_Static_assert(sizeof(hs_plan_opts_t) == 96 + sizeof(hs_practice_t) + 8,
+_Static_assert(sizeof(hs_plan_opts_t) == 104 + sizeof(hs_practice_t) + 8,
                "hs_plan_opts_t changed: update key_opts in search/search_memo.c");
 #endif
 
 /* Every option a search reads: all but deadline_s (a clock reading; a
- * search it cut short is never stored) and, for planners that do not read
- * it, work_share. */
+ * search it cut short is never stored), beat_s (kept beside the key,
+ * hs_search_key_t) and, for planners that do not read it, work_share. */
 static void key_opts(hs_search_key_t *k, const hs_planner_type_t *t, const hs_plan_opts_t *o)
 {
   KEY_ADD(k, o->global_batch);
@@ -173,6 +173,7 @@ void hs__search_memo_key(hs_search_key_t *k, const hs_planner_type_t *t, const h
   key_model(k, m);
   key_cluster(k, c);
   key_opts(k, t, o);
+  k->beat_s = o->beat_s;
   uint64_t h = UINT64_C(14695981039346656037);
   for (size_t i = 0; k->ok && i < k->len; i++)
     h = (h ^ k->bytes[i]) * UINT64_C(1099511628211);
@@ -222,6 +223,20 @@ static void drop_last_entry(void)
   free(e->key);
 }
 
+/* Whether a result with statistics st answers a search under beat_s
+ * (hs_search_key_t.beat_s). */
+static bool covers(const hs_search_stats_t *st, double beat_s)
+{
+  return !(st->pruned_below_s > 0.0) || (beat_s > 0.0 && beat_s <= st->pruned_below_s);
+}
+
+/* Whether a result with statistics a replaces a stored one with b: b left
+ * steps out and a left out fewer (none, or under a larger beat_s). */
+static bool less_pruned(const hs_search_stats_t *a, const hs_search_stats_t *b)
+{
+  return b->pruned_below_s > 0.0 && (!(a->pruned_below_s > 0.0) || a->pruned_below_s > b->pruned_below_s);
+}
+
 bool hs__search_memo_get(const hs_search_key_t *k, const char *c_name, hs_plan_t *plan,
                          hs_search_stats_t *stats, hs_status_t *st, hs_error_t *err)
 {
@@ -229,7 +244,7 @@ bool hs__search_memo_get(const hs_search_key_t *k, const char *c_name, hs_plan_t
     return false;
   memo_entry_t *e = find(k);
   /* a result naming its cluster is another cluster's when the names differ */
-  if (!e || (e->cluster[0] && strcmp(e->cluster, c_name) != 0)) {
+  if (!e || (e->cluster[0] && strcmp(e->cluster, c_name) != 0) || !covers(&e->stats, k->beat_s)) {
     g_memo.misses++;
     return false;
   }
@@ -263,14 +278,29 @@ void hs__search_memo_put(const hs_search_key_t *k, const char *c_name, hs_status
   /* a search the time limit cut short is not the search asked again */
   if (strstr(stats->note, "time limit") || strstr(msg, "time limit") || st == HS_ELIMIT)
     return;
-  if (find(k))
+  memo_entry_t *e = find(k);
+  if (e && !less_pruned(stats, &e->stats))
     return;
-  memo_entry_t *e = new_entry(k->bytes, k->len);
-  if (!e)
-    return;
-  if (st == HS_OK && hs_plan_copy(plan, &e->plan, NULL) != HS_OK) {
-    drop_last_entry();
-    return;
+  if (e) {
+    /* the stored result left out more: this one replaces it */
+    hs_plan_t copy;
+    hs_plan_init(&copy);
+    if (st == HS_OK && hs_plan_copy(plan, &copy, NULL) != HS_OK) {
+      hs_plan_destroy(&copy);
+      return;
+    }
+    hs_plan_destroy(&e->plan);
+    e->plan = copy;
+    e->cluster[0] = '\0';
+    e->shared = false;
+  } else {
+    e = new_entry(k->bytes, k->len);
+    if (!e)
+      return;
+    if (st == HS_OK && hs_plan_copy(plan, &e->plan, NULL) != HS_OK) {
+      drop_last_entry();
+      return;
+    }
   }
   e->hash = k->hash;
   e->status = st;
@@ -317,8 +347,9 @@ void hs_search_memo_export(hs_bytes_t *b)
   }
 }
 
-/* One entry at r into the memo (unless its key is there or the memo is
- * full: then read and dropped). HS_EINVAL when the bytes are garbled. */
+/* One entry at r into the memo (unless its key is there with a result that
+ * left out no more, or the memo is full: then read and dropped). HS_EINVAL
+ * when the bytes are garbled. */
 static hs_status_t import_entry(hs_bytes_reader_t *r)
 {
   uint32_t tag = 0;
@@ -343,7 +374,11 @@ static hs_status_t import_entry(hs_bytes_reader_t *r)
     if (s != HS_OK)
       return s;
   }
-  memo_entry_t *e = find(&k) ? NULL : new_entry(k.bytes, k.len);
+  memo_entry_t *e = find(&k);
+  if (e && less_pruned(&got.stats, &e->stats))
+    hs_plan_destroy(&e->plan); /* the imported result left out less: it takes e's place */
+  else
+    e = e ? NULL : new_entry(k.bytes, k.len);
   if (!e) {
     hs_plan_destroy(&got.plan);
     return HS_OK;

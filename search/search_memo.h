@@ -30,6 +30,10 @@ typedef struct hs_search_key {
   size_t len, cap;
   uint64_t hash;          /* FNV-1a of bytes: a quick reject, never the whole test */
   bool ok;                /* false when building it ran out of memory: no lookup, no store */
+  double beat_s;          /* not part of the key: the options' beat_s. An entry stored with
+                             stats.pruned_below_s = b > 0 answers a lookup only when
+                             0 < beat_s <= b (its plan is then the full search's, or no faster
+                             than b, so no use either way); a less pruned result replaces it */
 } hs_search_key_t;
 
 /* True while a memo is active on this thread (hs_search_memo_begin). O(1). */

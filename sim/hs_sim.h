@@ -582,6 +582,10 @@ typedef struct hs_report {
   double max_peak_memory_bytes;
   bool oom;
   bool stopped;               /* hs_sim_opts_t.stop_at_s reached: iteration_time_s is a lower bound */
+  double max_device_work_s;   /* the busiest executor's compute at full speed (no contention, no
+                                 optimizer step): the same items in any order (another warm-up
+                                 depth or explicit hetero-1f1b order) take at least this long;
+                                 set before the timeline runs, so a stopped report has it too */
   int32_t *oom_devices;       /* owned */
   int32_t n_oom_devices;
   double cost_usd_per_iteration;

@@ -1164,6 +1164,41 @@ static hs_time_t stop_until(const hs_sim_opts_t *opts)
   return n > 0 ? n - 1 : 0;
 }
 
+/* The full-speed compute of executor xr's item it (the last backward of a
+ * chunk reads the bucket-cut template, as item_tmpl: the caller resets
+ * xr->bwd_done before a pass and after it), less 1 ns per segment
+ * (contention.h rounds a stretched segment's end once, to within half a ns
+ * of its work). O(1). */
+static hs_time_t item_work_ns(const hs_exec_t *ex, xrun_t *xr, const hs_sched_item_t *it)
+{
+  const hs_tmpl_t *tm = item_tmpl(ex, xr, it);
+  if (it->phase == HS_PHASE_BWD)
+    xr->bwd_done[it->chunk]++;
+  return HS_MAX(tm->compute_ns - tm->n, 0);
+}
+
+/* hs_report_t.max_device_work_s: the largest sum over an executor's items
+ * of item_work_ns. Which backward is a chunk's last does not depend on
+ * the order, so the sum is the same in every order of the same items.
+ * O(items). */
+static hs_time_t max_work_ns(sim_t *s)
+{
+  hs_time_t best = 0;
+  for (int32_t e = 0; e < s->low.n_execs; e++) {
+    const hs_exec_t *ex = &s->low.execs[e];
+    xrun_t *xr = &s->x[e];
+    hs_time_t w = 0;
+    for (int32_t ch = 0; ch < ex->v; ch++)
+      xr->bwd_done[ch] = 0;
+    for (int32_t i = 0; i < ex->n_items; i++)
+      w += item_work_ns(ex, xr, &ex->order[i]);
+    for (int32_t ch = 0; ch < ex->v; ch++)
+      xr->bwd_done[ch] = 0;
+    best = HS_MAX(best, w);
+  }
+  return best;
+}
+
 /* Under a stop time: each executor's rem_ns, the suffix sums over its
  * items of their templates' full-speed compute (the last backward of a
  * chunk reads the bucket-cut template, as item_tmpl), less 1 ns per segment
@@ -1185,13 +1220,8 @@ static hs_status_t stop_bounds(sim_t *s)
     xrun_t *xr = &s->x[e];
     for (int32_t ch = 0; ch < ex->v; ch++)
       xr->bwd_done[ch] = 0;
-    for (int32_t i = 0; i < ex->n_items; i++) { /* each item's own figure first */
-      const hs_sched_item_t *it = &ex->order[i];
-      const hs_tmpl_t *tm = item_tmpl(ex, xr, it);
-      rem[i] = HS_MAX(tm->compute_ns - tm->n, 0);
-      if (it->phase == HS_PHASE_BWD)
-        xr->bwd_done[it->chunk]++;
-    }
+    for (int32_t i = 0; i < ex->n_items; i++) /* each item's own figure first */
+      rem[i] = item_work_ns(ex, xr, &ex->order[i]);
     for (int32_t ch = 0; ch < ex->v; ch++)
       xr->bwd_done[ch] = 0;
     rem[ex->n_items] = 0;
@@ -1411,11 +1441,13 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
   hs_time_t until = s.stop_until = stop_until(opts);
   if (until != HS_TIME_MAX && stop_bounds(&s) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  double work_s = hs_time_to_s(max_work_ns(&s));
   bool stopped = false;
   HS_CHECK(run_engine(&s, until, &stopped, err));
   if (stopped) {
     if (fill_stopped_report(&s, report, mem, opts->stop_at_s) != HS_OK)
       HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory filling the report"));
+    report->max_device_work_s = work_s;
     goto cleanup;
   }
   /* The clock saturates at HS_TIME_MAX (~292 years) rather than overflow, so
@@ -1428,6 +1460,7 @@ hs_status_t hs_simulate(const hs_model_t *m, const hs_cluster_t *c, const hs_pla
                          hs_time_to_s(s.eng.now)));
   if (fill_report(&s, report, mem, parts) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory filling the report"));
+  report->max_device_work_s = work_s;
   if (s.trace)
     HS_CHECK(hs_trace_write(s.trace, s.topo, hs_net_link_stats(s.net), opts->trace_path, err));
 cleanup:
