@@ -940,13 +940,13 @@ static double round_trip_s(const hs_plan_pipeline_t *pl, bool own, const plan_ws
   int32_t S = pl->n_stages;
   double best = 0.0;
   for (int32_t s = 0; s < S; s++) {
-    int32_t ws_ = stage_warmup(pl, s, own);
-    double w = 0.0;
+    int32_t warm_s = stage_warmup(pl, s, own);
+    double trip_s = 0.0; /* forward s .. q and back, cuts both ways */
     for (int32_t q = s; q < S; q++) {
-      w += ws->tf[q] + ws->tb[q] + (q > s ? 2.0 * ws->cut[q - 1] : 0.0);
-      int32_t tokens = ws_ - stage_warmup(pl, q, own) + 1;
-      if (tokens >= 1)
-        best = fmax(best, w / tokens);
+      trip_s += ws->tf[q] + ws->tb[q] + (q > s ? 2.0 * ws->cut[q - 1] : 0.0);
+      int32_t microbatches = warm_s - stage_warmup(pl, q, own) + 1;
+      if (microbatches >= 1)
+        best = fmax(best, trip_s / microbatches);
     }
   }
   return best;
