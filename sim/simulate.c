@@ -194,6 +194,13 @@ static void fail(sim_t *s, hs_status_t st, const char *what)
   s->eng.stop = true;
 }
 
+/* a + b for non-negative times, saturating at HS_TIME_MAX as the clock
+ * does (an absurd model's items can each be near it) */
+static inline hs_time_t time_add_sat(hs_time_t a, hs_time_t b)
+{
+  return b > HS_TIME_MAX - a ? HS_TIME_MAX : a + b;
+}
+
 static inline int32_t need_idx(const hs_exec_t *ex, int32_t mb, int32_t chunk, int32_t phase)
 {
   return ((mb * ex->v + chunk) << 1) + phase;
@@ -716,7 +723,7 @@ static void x_advance(sim_t *s, xrun_t *xr)
         return;
       }
     }
-    if (xr->seg == 0 && xr->rem_ns && s->eng.now + xr->rem_ns[xr->pc] > s->stop_until) {
+    if (xr->seg == 0 && xr->rem_ns && time_add_sat(s->eng.now, xr->rem_ns[xr->pc]) > s->stop_until) {
       /* this executor ends past the stop time whatever the rest does */
       s->stopped = true;
       s->eng.stop = true;
@@ -1191,7 +1198,7 @@ static hs_time_t max_work_ns(sim_t *s)
     for (int32_t ch = 0; ch < ex->v; ch++)
       xr->bwd_done[ch] = 0;
     for (int32_t i = 0; i < ex->n_items; i++)
-      w += item_work_ns(ex, xr, &ex->order[i]);
+      w = time_add_sat(w, item_work_ns(ex, xr, &ex->order[i]));
     for (int32_t ch = 0; ch < ex->v; ch++)
       xr->bwd_done[ch] = 0;
     best = HS_MAX(best, w);
@@ -1226,7 +1233,7 @@ static hs_status_t stop_bounds(sim_t *s)
       xr->bwd_done[ch] = 0;
     rem[ex->n_items] = 0;
     for (int32_t i = ex->n_items - 1; i >= 0; i--)
-      rem[i] += rem[i + 1];
+      rem[i] = time_add_sat(rem[i], rem[i + 1]);
     xr->rem_ns = rem;
     rem += ex->n_items + 1;
   }
