@@ -80,6 +80,10 @@ typedef struct hs_search_stats {
   double pruned_below_s;       /* > 0: steps were left out under hs_plan_opts_t.beat_s = this
                                   (they could only give plans at least this slow); the plan is
                                   the full search's whenever it is faster than this */
+  double own_sim_s;            /* set by hs_planner_run on a device subset's search, when a
+                                  search memo is open: the plan's iteration seconds simulated
+                                  on the sub-cluster it was searched on (INFINITY: out of
+                                  memory or not simulable); 0 = not simulated */
   char note[768];              /* e.g. "MILP stopped at time limit, gap 3.1%" */
 } hs_search_stats_t;
 

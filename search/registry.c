@@ -331,14 +331,36 @@ cleanup:
   return st;
 }
 
+/* stats->own_sim_s of a device subset's plan: the plan simulated on the
+ * sub-cluster c it was searched on (INFINITY when it runs out of memory or
+ * the simulator rejects it). HS_ENOMEM and HS_EINTERNAL only. */
+static hs_status_t simulate_own(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *plan,
+                                hs_search_stats_t *stats, hs_error_t *err)
+{
+  hs_report_t rep;
+  hs_error_t lerr;
+  hs_report_init(&rep);
+  hs_error_init(&lerr);
+  lerr.warn_fp = NULL;
+  hs_status_t st = hs_simulate(m, c, plan, NULL, &rep, &lerr);
+  stats->own_sim_s = st == HS_OK && !rep.oom ? rep.iteration_time_s : INFINITY;
+  hs_report_destroy(&rep);
+  if (st == HS_ENOMEM || st == HS_EINTERNAL)
+    return hs_error_set(err, st, "%s", lerr.msg);
+  return HS_OK;
+}
+
 /* run_whole without a report, through the search memo (search_memo.h)
  * when one is active and the run prints nothing (progress NULL): a search
  * asked before gives its stored plan, statistics or error, one not asked
- * before is run and stored. Outputs as run_whole's. */
+ * before is run and stored. own_deadline_s >= 0 (a device subset's
+ * search): a plan stored is first simulated on c (stats->own_sim_s,
+ * simulate_own) when that simulation fits the deadline (0: none), so a
+ * later hit knows its time without simulating. Outputs as run_whole's. */
 static hs_status_t run_whole_memo(const hs_planner_type_t *t, const hs_model_t *m,
                                   const hs_cluster_t *c, const hs_plan_opts_t *o, FILE *progress,
-                                  hs_plan_t *plan, hs_search_stats_t *stats, hs_error_t *err,
-                                  double end_s)
+                                  double own_deadline_s, hs_plan_t *plan, hs_search_stats_t *stats,
+                                  hs_error_t *err, double end_s)
 {
   if (progress || !hs__search_memo_active())
     return run_whole(t, m, c, o, progress, plan, stats, NULL, err, end_s);
@@ -347,6 +369,8 @@ static hs_status_t run_whole_memo(const hs_planner_type_t *t, const hs_model_t *
   hs__search_memo_key(&key, t, m, c, o);
   if (!hs__search_memo_get(&key, c->name, plan, stats, &st, err)) {
     st = run_whole(t, m, c, o, progress, plan, stats, NULL, err, end_s);
+    if (st == HS_OK && own_deadline_s >= 0.0 && hs__sim_fits(own_deadline_s, 3.0 * hs__sim_cost_s(plan)))
+      st = simulate_own(m, c, plan, stats, err);
     hs__search_memo_put(&key, c->name, st, plan, stats, err);
   }
   hs__search_memo_key_free(&key);
@@ -470,6 +494,7 @@ typedef struct subset_run {
   hs_error_t first_err;      /* the whole cluster's error, reported when no subset has a plan */
   bool have, cut;            /* a plan found; subsets left out for time */
   int32_t pruned;            /* subsets left out by the lower bound (subset_bound.c) */
+  int32_t lost;              /* subsets whose plan was no faster on its sub-cluster (own_sim_s) */
   double search_s;
   uint64_t candidates;
 } subset_run_t;
@@ -555,10 +580,20 @@ static hs_status_t try_subset(subset_run_t *sr, size_t k, uint64_t mask, double 
   sr->so.beat_s = k > 0 && sr->have && !sr->best_rep.oom ? sr->best_rep.iteration_time_s : 0.0;
   if (ls == HS_OK)
     ls = run_whole_memo(sr->t, sr->m, k == 0 ? c : &sr->sub, &sr->so, k == 0 ? sr->progress : NULL,
-                        &sr->cand, &sr->cst, &lerr, sr->end_s);
+                        k > 0 ? sr->sub_deadline : -1.0, &sr->cand, &sr->cst, &lerr, sr->end_s);
   if (ls == HS_OK) {
     sr->search_s += sr->cst.search_s;
     sr->candidates += sr->cst.candidates;
+    /* A plan on whole node groups simulates on the whole cluster as on its
+     * sub-cluster (the other nodes idle; routes and collectives see only
+     * the devices they join; test_search_subsets checks it), so one that
+     * was no faster there is no faster here and would not be kept. */
+    if (k > 0 && sr->so.beat_s > 0.0 && sr->cst.own_sim_s >= sr->so.beat_s) {
+      sr->lost++;
+      hs_plan_destroy(&sr->cand);
+      hs_plan_init(&sr->cand);
+      return HS_OK;
+    }
     if (k > 0)
       plan_remap(&sr->cand, sr->dev_map);
     ls = hs_plan_validate(&sr->cand, sr->m, c, sr->t->name, &lerr);
