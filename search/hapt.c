@@ -1073,6 +1073,25 @@ static void fine_climb_end(hapt_t *s)
   s->ls_from_fine = false;
 }
 
+/* The largest max stage a smaller cap's solution can have and still be
+ * offered to the pool, after sol (the solution at the current cap): a
+ * smaller cap's sum is at least sol's (fewer candidates), so its score
+ * sum + (B - 1) max is within HS_HAPT_OFFER_SLACK of the best so far only
+ * when max <= (slack x best - sol's sum) / (B - 1). Caps above that give
+ * only solutions that are not offered: the sweep jumps past them. With a
+ * zero cap step every Pareto point that could be offered is still visited;
+ * with HS_HAPT_CAP_STEP the caps after the jump may differ from those the
+ * plain descent visits (docs/planners.md, "Cap jump"). INF (no jump) with
+ * one microbatch (the score is the sum), before any best, and for MoE
+ * models (every solution is offered). O(1). */
+static double offer_cap(const hapt_t *s, const hs_hsol_t *sol)
+{
+  int32_t B = hs__hspace_B(&s->h);
+  if (B < 2 || s->n_ep > 0 || !(s->best_all < INF))
+    return INF;
+  return (HS_HAPT_OFFER_SLACK * s->best_all - sol->sum_s) / (B - 1);
+}
+
 static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error_t *err)
 {
   hapt_t *s = state;
@@ -1141,6 +1160,11 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
         return st;
       }
     }
+    /* a size whose layouts memory forced to a slower option is swept
+     * again under ZeRO-2 + SP: its best layout's, or any layout the sweep
+     * visited (offer_cap leaves out caps, and with them maybe the best) */
+    for (int32_t i = 0; s->pass == 0 && found && i < sol.n; i++)
+      s->rerun[s->mi] = s->rerun[s->mi] || sol.st[i].opt > 0;
     if (s->first_run && s->pass == 0 && !found)
       s->rerun[s->mi] = true; /* no layout (within the size's first cap) under the DP's practice */
     s->first_run = false;
@@ -1160,6 +1184,7 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
        * the best of this microbatch size. */
       double bound = fmin(sol.max_s * (1.0 - HS_HAPT_CAP_STEP),
                           s->best_mb.score_s / HS_MAX(hs__hspace_B(h) - 1, 1));
+      bound = fmin(bound, offer_cap(s, &sol));
       double nc =
           sol.sum_s >= s->best_mb.score_s ? 0.0 : hs__hapt_dp_next_cap_in(&s->dp, h, bound);
       s->tmax = nc > 0.0 ? nc : 0.0;

@@ -10,7 +10,8 @@
  * candidate (no coarsening), several microbatch sizes, the caps from none
  * down to where nothing fits and then the same caps in a random order (a
  * smaller cap than the last run's is an incremental run, a larger one a
- * full run; a new table's first run is under the last table's cap), on three fixed instances (GPT-3 2.7B and 6.7B: 67 candidates,
+ * full run; a new table's first run is under the last table's cap; the optimum's sum
+ * never falls as the caps descend), on three fixed instances (GPT-3 2.7B and 6.7B: 67 candidates,
  * memory decides some picks) and random ones (GPTs of 30-36 blocks, 63-75
  * candidates, on random two-site clusters).
  */
@@ -175,7 +176,7 @@ static void check_instance(const hs_model_t *m, const hs_cluster_t *c, int64_t g
     runs++;
     double caps[MAX_CAPS];
     int32_t n_caps = 0;
-    double tmax = HS_HAPT_DP_INF;
+    double tmax = HS_HAPT_DP_INF, last_sum = 0.0;
     for (int32_t cap = 0; cap < MAX_CAPS && tmax > 0.0; cap++) {
       caps[n_caps++] = tmax;
       double opt = check_run(&h, &d, tmax, &states);
@@ -188,6 +189,11 @@ static void check_instance(const hs_model_t *m, const hs_cluster_t *c, int64_t g
         free(sol.st);
         break;
       }
+      /* a smaller cap only removes candidates: the optimum's sum does not
+       * fall as the caps descend (hapt's offer_cap jumps on this) */
+      CHECK_MSG(sol.sum_s >= last_sum, "cap %.9g: sum %.17g below the larger cap's %.17g", tmax,
+                sol.sum_s, last_sum);
+      last_sum = sol.sum_s;
       tmax = hs__hapt_dp_next_cap(&h, sol.max_s * 0.8);
       /* the kept values give the scan's answer (caps descend: one table) */
       CHECK(hs__hapt_dp_next_cap_in(&d, &h, sol.max_s * 0.8) == tmax);
