@@ -1092,6 +1092,123 @@ static double offer_cap(const hapt_t *s, const hs_hsol_t *sol)
   return (HS_HAPT_OFFER_SLACK * s->best_all - sol->sum_s) / (B - 1);
 }
 
+/* The DP phase's move to the next microbatch size, once the current
+ * size's sweep is over (or before the first): records the finished size's
+ * first-pass figures (best score, its largest stage, whether memory forced
+ * a slower option), skips the sizes the pass does not run, and makes the
+ * next size's table and first cap (*ready); past the last size, the next
+ * pass or (none left) phase 1, whose first step comes next (*ready false).
+ * HS_ENOMEM only. */
+static hs_status_t next_size(hapt_t *s, bool *ready, hs_error_t *err)
+{
+  hs_hspace_t *h = &s->h;
+  /* next microbatch size (every solution is already in the pool) */
+  if (s->pass == 0 && s->mi >= 0)
+    s->mb_best0[s->mi] = s->best_mb.n > 0 ? s->best_mb.score_s : INF;
+  if (s->pass == 0 && s->mi >= 0)
+    s->mb_max0[s->mi] = s->best_mb.n > 0 ? s->best_mb.max_s : INF;
+  if (s->pass == 0 && s->mi >= 0 && s->best_mb.n > 0)
+    for (int32_t i = 0; i < s->best_mb.n; i++)
+      if (s->best_mb.st[i].opt > 0)
+        s->rerun[s->mi] = true; /* memory forced a slower option on a stage */
+  s->mi++;
+  while (s->mi < h->n_mbs && ((s->pass == 1 && !s->rerun[s->mi]) ||
+                              (s->pass == HS_HAPT_PASS_FINE && !s->fine_sel[s->mi])))
+    s->mi++;
+  *ready = false;
+  if (s->mi >= h->n_mbs) {
+    if (!next_pass(s))
+      s->phase = 1;
+    return HS_OK;
+  }
+  if (hs__hspace_table(h, s->mi) != HS_OK)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  /* The first cap of a microbatch size: a plan whose max stage is x
+   * scores more than (B - 1) x, so stages slower than HS_HAPT_MB_SLACK
+   * x the best score so far / (B - 1) cannot give a competitive
+   * candidate (docs/planners.md: this size is then left out). */
+  s->tmax = s->best_all < INF ? HS_HAPT_MB_SLACK * s->best_all / HS_MAX(hs__hspace_B(h) - 1, 1)
+                              : INF;
+  /* the fine pass starts at the largest stage of the size's best
+   * first-pass layout: that layout's cuts are fine candidates too, so
+   * the first fine cap holds it or better by the DP's measure */
+  if (s->pass == HS_HAPT_PASS_FINE)
+    s->tmax = s->mb_max0[s->mi];
+  s->sweep = 0;
+  s->best_mb.n = 0;
+  s->best_mb.score_s = INF;
+  s->first_run = true;
+  s->uncapped = !(s->tmax < INF);
+  *ready = true;
+  return HS_OK;
+}
+
+/* One cap of the current size's sweep: the DP under s->tmax, its solution
+ * offered to the pool when within HS_HAPT_OFFER_SLACK of the best so far,
+ * the size's and the search's bests updated, and the next cap (0: the
+ * sweep is over). HS_ENOMEM only. */
+static hs_status_t sweep_step(hapt_t *s, double *progress, hs_error_t *err)
+{
+  hs_hspace_t *h = &s->h;
+  hs__hapt_dp_run(&s->dp, h, s->tmax);
+  s->dp_runs++;
+  s->save_runs += s->pass == 1;
+  s->cp_runs += s->pass >= 2 && s->pass < HS_HAPT_PASS_FINE;
+  s->fine_runs += s->pass == HS_HAPT_PASS_FINE;
+  s->sweep++;
+  hs_hsol_t sol = {.st = hs_calloc((size_t)s->S + 1, sizeof(hs_hstage_t))};
+  if (!sol.st)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
+  bool found = hs__hapt_dp_extract(&s->dp, h, &sol);
+  /* only plausible candidates: within HS_HAPT_OFFER_SLACK of the best DP
+   * score so far (whole-plan estimates of big plans are not free) */
+  /* (every solution of an MoE model: expert parallelism, which the DP's
+   * closed form does not see, may turn a slow layout into the best) */
+  if (found && (s->n_ep > 0 || sol.score_s <= HS_HAPT_OFFER_SLACK * fmin(s->best_all, sol.score_s))) {
+    hs_status_t st = offer_sol(s, &sol, err);
+    if (st != HS_OK) {
+      free(sol.st);
+      return st;
+    }
+  }
+  /* a size whose layouts memory forced to a slower option is swept
+   * again under ZeRO-2 + SP: its best layout's, or any layout the sweep
+   * visited (offer_cap leaves out caps, and with them maybe the best) */
+  for (int32_t i = 0; s->pass == 0 && found && i < sol.n; i++)
+    s->rerun[s->mi] = s->rerun[s->mi] || sol.st[i].opt > 0;
+  if (s->first_run && s->pass == 0 && !found)
+    s->rerun[s->mi] = true; /* no layout (within the size's first cap) under the DP's practice */
+  s->first_run = false;
+  if (!found) {
+    s->tmax = 0.0; /* infeasible: smaller caps are too */
+  } else {
+    if (sol.score_s < s->best_mb.score_s) {
+      memcpy(s->best_mb.st, sol.st, sizeof(hs_hstage_t) * (size_t)sol.n);
+      s->best_mb.n = sol.n;
+      s->best_mb.sum_s = sol.sum_s;
+      s->best_mb.max_s = sol.max_s;
+      s->best_mb.score_s = sol.score_s;
+      s->best_all = fmin(s->best_all, sol.score_s);
+    }
+    /* Smaller caps only raise the sum, and a plan whose max stage is
+     * x scores more than (B - 1) x: below both bounds nothing can beat
+     * the best of this microbatch size. */
+    double bound = fmin(sol.max_s * (1.0 - HS_HAPT_CAP_STEP),
+                        s->best_mb.score_s / HS_MAX(hs__hspace_B(h) - 1, 1));
+    bound = fmin(bound, offer_cap(s, &sol));
+    double nc =
+        sol.sum_s >= s->best_mb.score_s ? 0.0 : hs__hapt_dp_next_cap_in(&s->dp, h, bound);
+    s->tmax = nc > 0.0 ? nc : 0.0;
+  }
+  free(sol.st);
+  int32_t passes = 1 + s->save_on + s->n_cp + s->fine_on;
+  int32_t pass_i = s->pass == HS_HAPT_PASS_FINE ? passes - 1 : s->pass;
+  *progress = fmin(0.9, 0.9 * (s->mi + (double)s->sweep / HS_HAPT_MAX_SWEEPS) / h->n_mbs /
+                               passes +
+                           0.9 * pass_i / passes);
+  return HS_OK;
+}
+
 static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error_t *err)
 {
   hapt_t *s = state;
@@ -1102,100 +1219,12 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
         s->sweep >= (s->pass == 1                   ? HS_HAPT_SAVE_SWEEPS
                      : s->pass == HS_HAPT_PASS_FINE ? HS_HAPT_FINE_SWEEPS
                                                     : HS_HAPT_MAX_SWEEPS)) {
-      /* next microbatch size (every solution is already in the pool) */
-      if (s->pass == 0 && s->mi >= 0)
-        s->mb_best0[s->mi] = s->best_mb.n > 0 ? s->best_mb.score_s : INF;
-      if (s->pass == 0 && s->mi >= 0)
-        s->mb_max0[s->mi] = s->best_mb.n > 0 ? s->best_mb.max_s : INF;
-      if (s->pass == 0 && s->mi >= 0 && s->best_mb.n > 0)
-        for (int32_t i = 0; i < s->best_mb.n; i++)
-          if (s->best_mb.st[i].opt > 0)
-            s->rerun[s->mi] = true; /* memory forced a slower option on a stage */
-      s->mi++;
-      while (s->mi < h->n_mbs && ((s->pass == 1 && !s->rerun[s->mi]) ||
-                                  (s->pass == HS_HAPT_PASS_FINE && !s->fine_sel[s->mi])))
-        s->mi++;
-      if (s->mi >= h->n_mbs) {
-        if (!next_pass(s))
-          s->phase = 1;
-        return HS_OK;
-      }
-      if (hs__hspace_table(h, s->mi) != HS_OK)
-        return hs_error_set(err, HS_ENOMEM, "out of memory");
-      /* The first cap of a microbatch size: a plan whose max stage is x
-       * scores more than (B - 1) x, so stages slower than HS_HAPT_MB_SLACK
-       * x the best score so far / (B - 1) cannot give a competitive
-       * candidate (docs/planners.md: this size is then left out). */
-      s->tmax = s->best_all < INF ? HS_HAPT_MB_SLACK * s->best_all / HS_MAX(hs__hspace_B(h) - 1, 1)
-                                  : INF;
-      /* the fine pass starts at the largest stage of the size's best
-       * first-pass layout: that layout's cuts are fine candidates too, so
-       * the first fine cap holds it or better by the DP's measure */
-      if (s->pass == HS_HAPT_PASS_FINE)
-        s->tmax = s->mb_max0[s->mi];
-      s->sweep = 0;
-      s->best_mb.n = 0;
-      s->best_mb.score_s = INF;
-      s->first_run = true;
-      s->uncapped = !(s->tmax < INF);
-    }
-    hs__hapt_dp_run(&s->dp, h, s->tmax);
-    s->dp_runs++;
-    s->save_runs += s->pass == 1;
-    s->cp_runs += s->pass >= 2 && s->pass < HS_HAPT_PASS_FINE;
-    s->fine_runs += s->pass == HS_HAPT_PASS_FINE;
-    s->sweep++;
-    hs_hsol_t sol = {.st = hs_calloc((size_t)s->S + 1, sizeof(hs_hstage_t))};
-    if (!sol.st)
-      return hs_error_set(err, HS_ENOMEM, "out of memory");
-    bool found = hs__hapt_dp_extract(&s->dp, h, &sol);
-    /* only plausible candidates: within HS_HAPT_OFFER_SLACK of the best DP
-     * score so far (whole-plan estimates of big plans are not free) */
-    /* (every solution of an MoE model: expert parallelism, which the DP's
-     * closed form does not see, may turn a slow layout into the best) */
-    if (found && (s->n_ep > 0 || sol.score_s <= HS_HAPT_OFFER_SLACK * fmin(s->best_all, sol.score_s))) {
-      hs_status_t st = offer_sol(s, &sol, err);
-      if (st != HS_OK) {
-        free(sol.st);
+      bool ready = false;
+      hs_status_t st = next_size(s, &ready, err);
+      if (st != HS_OK || !ready)
         return st;
-      }
     }
-    /* a size whose layouts memory forced to a slower option is swept
-     * again under ZeRO-2 + SP: its best layout's, or any layout the sweep
-     * visited (offer_cap leaves out caps, and with them maybe the best) */
-    for (int32_t i = 0; s->pass == 0 && found && i < sol.n; i++)
-      s->rerun[s->mi] = s->rerun[s->mi] || sol.st[i].opt > 0;
-    if (s->first_run && s->pass == 0 && !found)
-      s->rerun[s->mi] = true; /* no layout (within the size's first cap) under the DP's practice */
-    s->first_run = false;
-    if (!found) {
-      s->tmax = 0.0; /* infeasible: smaller caps are too */
-    } else {
-      if (sol.score_s < s->best_mb.score_s) {
-        memcpy(s->best_mb.st, sol.st, sizeof(hs_hstage_t) * (size_t)sol.n);
-        s->best_mb.n = sol.n;
-        s->best_mb.sum_s = sol.sum_s;
-        s->best_mb.max_s = sol.max_s;
-        s->best_mb.score_s = sol.score_s;
-        s->best_all = fmin(s->best_all, sol.score_s);
-      }
-      /* Smaller caps only raise the sum, and a plan whose max stage is
-       * x scores more than (B - 1) x: below both bounds nothing can beat
-       * the best of this microbatch size. */
-      double bound = fmin(sol.max_s * (1.0 - HS_HAPT_CAP_STEP),
-                          s->best_mb.score_s / HS_MAX(hs__hspace_B(h) - 1, 1));
-      bound = fmin(bound, offer_cap(s, &sol));
-      double nc =
-          sol.sum_s >= s->best_mb.score_s ? 0.0 : hs__hapt_dp_next_cap_in(&s->dp, h, bound);
-      s->tmax = nc > 0.0 ? nc : 0.0;
-    }
-    free(sol.st);
-    int32_t passes = 1 + s->save_on + s->n_cp + s->fine_on;
-    int32_t pass_i = s->pass == HS_HAPT_PASS_FINE ? passes - 1 : s->pass;
-    *progress = fmin(0.9, 0.9 * (s->mi + (double)s->sweep / HS_HAPT_MAX_SWEEPS) / h->n_mbs /
-                                 passes +
-                             0.9 * pass_i / passes);
-    return HS_OK;
+    return sweep_step(s, progress, err);
   }
   if (s->phase == 1) {
     bool sim_done = false;

@@ -91,8 +91,10 @@ typedef struct xrun {
   /* the current item, for traces and recompute accounting */
   hs_time_t t_item, item_cum_ns, item_rc_ns, rc_end;
   hs_contention_t cont;   /* compute slowed by collectives beside it (contention.h) */
-  /* under a stop time (hs_sim_opts_t.stop_at_s): [pc] = the least time items
-   * pc.. still take (their full-speed compute), NULL without one */
+  /* under a stop time (hs_sim_opts_t.stop_at_s): [pc] = the least time
+   * from the start of item pc to the iteration's end (its items'
+   * full-speed compute, the pipeline's drain after its last backward:
+   * stop_bounds), NULL without one */
   const hs_time_t *rem_ns;
 } xrun_t;
 
@@ -1206,38 +1208,113 @@ static hs_time_t max_work_ns(sim_t *s)
   return best;
 }
 
-/* Under a stop time: each executor's rem_ns, the suffix sums over its
- * items of their templates' full-speed compute (the last backward of a
- * chunk reads the bucket-cut template, as item_tmpl), less 1 ns per segment
- * (contention.h rounds a stretched segment's end once, to within half a ns
- * of its work). A segment never runs faster than its full-speed work, so
- * an executor starting item pc at t ends at or after t + rem_ns[pc].
- * HS_ENOMEM. O(items). */
+/* The drain a pipeline's backward chain adds after an executor's last
+ * backward, into tail[e] (0 where none is proven): with one chunk per
+ * stage, a backward at rank r > 0 sends its gradient to rank r - 1, whose
+ * backward of that microbatch waits for it (in_count) and sends on, down
+ * to rank 0. So after executor e's last backward ends, the iteration runs
+ * at least the sum over the ranks below e's of their smallest backward
+ * item (work[], each item's full-speed compute as rem_ns counts it).
+ * A pipeline whose executors do not all send and receive their backward
+ * pieces that way gets no tail. O(executors + items). */
+static hs_status_t drain_tails(sim_t *s, const hs_time_t *const *work, hs_time_t *tail)
+{
+  const hs_lowered_t *lw = &s->low;
+  size_t n_ranks = 0;
+  for (int32_t i = 0; i < s->plan->n_pipelines; i++)
+    n_ranks += (size_t)s->plan->pipelines[i].n_stages;
+  hs_time_t *least = hs_calloc(n_ranks + 1, sizeof *least); /* per (pipeline, rank) */
+  size_t *first = hs_calloc((size_t)s->plan->n_pipelines + 1, sizeof *first);
+  bool *chained = hs_calloc((size_t)s->plan->n_pipelines + 1, sizeof *chained);
+  if (!least || !first || !chained) {
+    free(least), free(first), free(chained);
+    return HS_ENOMEM;
+  }
+  for (int32_t i = 0; i < s->plan->n_pipelines; i++) {
+    first[i + 1] = first[i] + (size_t)s->plan->pipelines[i].n_stages;
+    chained[i] = true;
+  }
+  for (size_t k = 0; k < n_ranks; k++)
+    least[k] = HS_TIME_MAX;
+  for (int32_t e = 0; e < lw->n_execs; e++) {
+    const hs_exec_t *ex = &lw->execs[e];
+    int32_t S = s->plan->pipelines[ex->pipeline].n_stages;
+    bool sends = ex->rank == 0 || ex->out_count[HS_PHASE_BWD] > 0;
+    bool waits = ex->rank == S - 1 || ex->in_count[HS_PHASE_BWD] > 0;
+    if (ex->v != 1 || !sends || !waits)
+      chained[ex->pipeline] = false;
+    hs_time_t *l = &least[first[ex->pipeline] + (size_t)ex->rank];
+    for (int32_t k = 0; k < ex->n_items; k++)
+      if (ex->order[k].phase == HS_PHASE_BWD)
+        *l = HS_MIN(*l, work[e][k]);
+  }
+  for (int32_t e = 0; e < lw->n_execs; e++) {
+    const hs_exec_t *ex = &lw->execs[e];
+    tail[e] = 0;
+    for (int32_t r = 0; chained[ex->pipeline] && r < ex->rank; r++)
+      tail[e] = time_add_sat(tail[e], least[first[ex->pipeline] + (size_t)r]);
+  }
+  free(least), free(first), free(chained);
+  return HS_OK;
+}
+
+/* Under a stop time: each executor's rem_ns, the least time from the start
+ * of item pc to the end of the iteration. Its own part: the suffix sums
+ * over its items of their templates' full-speed compute (the last
+ * backward of a chunk reads the bucket-cut template, as item_tmpl), less
+ * 1 ns per segment (contention.h rounds a stretched segment's end once, to
+ * within half a ns of its work). A segment never runs faster than its
+ * full-speed work, so an executor starting item pc at t ends at or after
+ * t + that sum. Up to its last backward item L, the pipeline's drain
+ * after L (drain_tails) may add more: the items from pc through L, then
+ * the tail. HS_ENOMEM. O(items). */
 static hs_status_t stop_bounds(sim_t *s)
 {
   size_t total = 0;
-  for (int32_t e = 0; e < s->low.n_execs; e++)
+  int32_t n = s->low.n_execs;
+  for (int32_t e = 0; e < n; e++)
     total += (size_t)s->low.execs[e].n_items + 1;
   s->rem_all = hs_calloc(total, sizeof *s->rem_all);
-  if (!s->rem_all)
+  hs_time_t **work = hs_calloc((size_t)n + 1, sizeof *work);
+  hs_time_t *tail = hs_calloc((size_t)n + 1, sizeof *tail);
+  if (!s->rem_all || !work || !tail) {
+    free(work), free(tail);
     return HS_ENOMEM;
+  }
   hs_time_t *rem = s->rem_all;
-  for (int32_t e = 0; e < s->low.n_execs; e++) {
+  for (int32_t e = 0; e < n; e++) { /* each item's own figure first */
     const hs_exec_t *ex = &s->low.execs[e];
     xrun_t *xr = &s->x[e];
     for (int32_t ch = 0; ch < ex->v; ch++)
       xr->bwd_done[ch] = 0;
-    for (int32_t i = 0; i < ex->n_items; i++) /* each item's own figure first */
+    for (int32_t i = 0; i < ex->n_items; i++)
       rem[i] = item_work_ns(ex, xr, &ex->order[i]);
     for (int32_t ch = 0; ch < ex->v; ch++)
       xr->bwd_done[ch] = 0;
     rem[ex->n_items] = 0;
-    for (int32_t i = ex->n_items - 1; i >= 0; i--)
-      rem[i] = time_add_sat(rem[i], rem[i + 1]);
-    xr->rem_ns = rem;
+    work[e] = rem;
     rem += ex->n_items + 1;
   }
-  return HS_OK;
+  hs_status_t st = drain_tails(s, (const hs_time_t *const *)work, tail);
+  for (int32_t e = 0; st == HS_OK && e < n; e++) {
+    const hs_exec_t *ex = &s->low.execs[e];
+    hs_time_t *r = work[e];
+    int32_t last_bwd = -1;
+    for (int32_t i = 0; i < ex->n_items; i++)
+      if (ex->order[i].phase == HS_PHASE_BWD)
+        last_bwd = i;
+    for (int32_t i = ex->n_items - 1; i >= 0; i--)
+      r[i] = time_add_sat(r[i], r[i + 1]);
+    /* from pc <= L: max(rest of the items, items through L + tail) */
+    hs_time_t after_last = last_bwd >= 0 ? r[last_bwd + 1] : 0;
+    hs_time_t extra = tail[e] > after_last ? tail[e] - after_last : 0;
+    for (int32_t i = 0; i <= last_bwd; i++)
+      r[i] = time_add_sat(r[i], extra);
+    s->x[e].rem_ns = r;
+  }
+  free(work);
+  free(tail);
+  return st;
 }
 
 /* A mask of the cluster's devices, 1 where some executor runs; NULL when
