@@ -83,6 +83,7 @@ static hs_status_t ds_init(void *state, const hs_model_t *m, const hs_cluster_t 
     return hs_error_set(err, HS_ENOMEM, "out of memory");
   }
   s->pool.deadline_s = o->deadline_s;
+  s->pool.beat_s = o->beat_s; /* it returns the pool's best: no use simulating past beat_s */
   return HS_OK;
 }
 
@@ -130,6 +131,7 @@ static hs_status_t ds_result(void *state, hs_plan_t *out, hs_search_stats_t *sta
     snprintf(stats->note, sizeof stats->note, "ZeRO stages %d-%d, %d simulated", s->z_first,
              s->z_last, s->pool.next_sim);
   hs__cpool_note(&s->pool, stats->note, sizeof stats->note);
+  stats->pruned_below_s = hs__cpool_pruned_below(&s->pool);
   return hs__cpool_result(&s->pool, out, &stats->predicted_s, "deepspeed", err);
 }
 

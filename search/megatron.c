@@ -211,6 +211,7 @@ static hs_status_t megatron_init(void *state, const hs_model_t *m, const hs_clus
   if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK || find_layers(s) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   s->pool.deadline_s = o->deadline_s;
+  s->pool.beat_s = o->beat_s; /* it returns the pool's best: no use simulating past beat_s */
   practices(s);
   int32_t n = (int32_t)c->n_devices;
   int64_t layers = hs_model_layers(m);
@@ -406,6 +407,7 @@ static hs_status_t megatron_result(void *state, hs_plan_t *out, hs_search_stats_
   snprintf(stats->note, sizeof stats->note, "%d grid points, %d simulated", s->n_cands,
            s->pool.next_sim);
   hs__cpool_note(&s->pool, stats->note, sizeof stats->note);
+  stats->pruned_below_s = hs__cpool_pruned_below(&s->pool);
   return st;
 }
 

@@ -581,9 +581,13 @@ static hs_status_t try_subset(subset_run_t *sr, size_t k, uint64_t mask, double 
   if (ls == HS_OK)
     ls = run_whole_memo(sr->t, sr->m, k == 0 ? c : &sr->sub, &sr->so, k == 0 ? sr->progress : NULL,
                         k > 0 ? sr->sub_deadline : -1.0, &sr->cand, &sr->cst, &lerr, sr->end_s);
-  if (ls == HS_OK) {
+  /* what a search scored counts also when it found no plan (a pool that
+   * beat_s left without one scored what the full search scores) */
+  if (ls == HS_OK || ls == HS_EINFEASIBLE) {
     sr->search_s += sr->cst.search_s;
     sr->candidates += sr->cst.candidates;
+  }
+  if (ls == HS_OK) {
     /* A plan on whole node groups simulates on the whole cluster as on its
      * sub-cluster (the other nodes idle; routes and collectives see only
      * the devices they join; test_search_subsets checks it), so one that

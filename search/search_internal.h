@@ -103,6 +103,12 @@ typedef struct hs_cand_pool {
   struct hs_sim_memo *memo; /* optional, not owned (NULL: none): the simulated times of the
                                planner's plans (sim_memo.h); an entry the same as one stored
                                there is answered from it, and a fitting one is stored */
+  double beat_s;         /* > 0: hs_plan_opts_t.beat_s of a planner that returns the pool's
+                            best: every simulation stops there at the latest (a plan not
+                            faster is of no use), so when the full pool's best is faster the
+                            result is the same, and otherwise the pool has no plan
+                            (hs__cpool_pruned_below) */
+  int32_t beat_stops;    /* simulations stopped at beat_s with no faster best yet */
 } hs_cand_pool_t;
 
 hs_status_t hs__cpool_init(hs_cand_pool_t *p, int32_t cap);
@@ -132,6 +138,11 @@ hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_
  * every simulated plan ran out of memory. */
 hs_status_t hs__cpool_result(hs_cand_pool_t *p, hs_plan_t *out, double *pred_s, const char *what,
                             hs_error_t *err);
+/* stats.pruned_below_s of a planner returning the pool's result: p->beat_s
+ * when the pool has no plan because every simulation stopped at it (each
+ * plan at least that slow: HS_EINFEASIBLE, "no plan faster than"), else 0
+ * (the result is the full search's). O(1). */
+double hs__cpool_pruned_below(const hs_cand_pool_t *p);
 
 /* Appends "; N simulations left out at the time limit" to note (of size
  * note_n) when the pool skipped finalists for its deadline. O(note). */

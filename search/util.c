@@ -310,8 +310,14 @@ hs_status_t hs__cpool_sim_step(hs_cand_pool_t *p, const hs_model_t *m, const hs_
   e2.warn_fp = NULL;
   int32_t k = p->next_sim++;
   double t0 = hs__now_s();
-  /* stopped at the best's time: it could only tie, never become the best */
-  hs_status_t st = hs__simulate_below(m, c, &p->plans[k], p->best >= 0 ? p->best_sim_s : 0.0, &rep, &e2);
+  /* stopped at the best's time: it could only tie, never become the best;
+   * and at beat_s, past which no plan is of use */
+  double below = p->best >= 0 ? p->best_sim_s : 0.0;
+  bool at_beat = p->beat_s > 0.0 && (below <= 0.0 || p->beat_s < below);
+  if (at_beat)
+    below = p->beat_s;
+  hs_status_t st = hs__simulate_below(m, c, &p->plans[k], below, &rep, &e2);
+  p->beat_stops += at_beat && st == HS_OK && rep.stopped;
   if (cost_s > 0.0)
     p->sim_scale = HS_MAX(p->sim_scale, (hs__now_s() - t0) / (cost_s / p->sim_scale));
   if (st == HS_ENOMEM) {
@@ -350,11 +356,22 @@ hs_status_t hs__cpool_result(hs_cand_pool_t *p, hs_plan_t *out, double *pred_s, 
   int32_t k = p->best;
   if (k < 0 && p->next_sim == 0 && p->n > 0)
     k = 0;
+  if (k < 0 && hs__cpool_pruned_below(p) > 0.0) /* every plan at least beat_s */
+    return hs_error_set(err, HS_EINFEASIBLE, "%s: no plan faster than %.9g s (the best so far)",
+                        what, p->beat_s);
   if (k < 0)
     return hs_error_set(err, HS_EINFEASIBLE, "%s: no feasible plan%s%s", what,
                         p->why[0] ? ": " : " (no candidate fits the cluster)", p->why);
   *pred_s = p->est_s[k];
   return hs_plan_copy(&p->plans[k], out, err);
+}
+
+double hs__cpool_pruned_below(const hs_cand_pool_t *p)
+{
+  /* a best faster than beat_s is the full pool's: every plan the bound
+   * stopped takes at least beat_s */
+  bool full = p->beat_stops == 0 || (p->best >= 0 && p->best_sim_s < p->beat_s);
+  return full ? 0.0 : p->beat_s;
 }
 
 void hs__cpool_note(const hs_cand_pool_t *p, char *note, size_t note_n)

@@ -270,6 +270,7 @@ static hs_status_t whale_init(void *state, const hs_model_t *m, const hs_cluster
   if (hs__cpool_init(&s->pool, hs__sim_budget(c)) != HS_OK)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   s->pool.deadline_s = o->deadline_s;
+  s->pool.beat_s = o->beat_s; /* it returns the pool's best: no use simulating past beat_s */
   return HS_OK;
 cleanup:
   hs_estimator_free(s->est);
@@ -364,6 +365,7 @@ static hs_status_t whale_result(void *state, hs_plan_t *out, hs_search_stats_t *
   snprintf(stats->note, sizeof stats->note, "%s, %d simulated",
            s->pure_dp_fits ? "pure DP fits" : "pure DP does not fit: pipeline", s->pool.next_sim);
   hs__cpool_note(&s->pool, stats->note, sizeof stats->note);
+  stats->pruned_below_s = hs__cpool_pruned_below(&s->pool);
   return hs__cpool_result(&s->pool, out, &stats->predicted_s, "whale", err);
 }
 

@@ -20,6 +20,11 @@
  * 3. The search memo against its rule (search_memo.h): a pruned result
  *    answers only searches whose beat_s is positive and at most its own,
  *    and a less pruned result replaces it.
+ * 4. megatron, whale and deepspeed (their pool's simulations stop at
+ *    beat_s) against themselves without it, over beat_s from half to
+ *    twice the full plan's time: the same plan and note whenever that plan
+ *    is faster than beat_s; otherwise no plan ("no plan faster than",
+ *    pruned_below_s = beat_s) or one no faster; each prunes at least once.
  */
 #include "search_fixture.h"
 #include "search_memo.h"
@@ -96,6 +101,36 @@ static void bound_vs_brute_force(const hs_model_t *m, const hs_cluster_t *c)
   hs_plan_destroy(&p);
 }
 
+/* A planner's plan as JSON text (caller frees; NULL without a plan), its
+ * statistics, simulated time (INFINITY without a plan) and status. */
+static char *planner_run(const char *name, const hs_model_t *m, const hs_cluster_t *c,
+                         double beat_s, hs_search_stats_t *stats, double *t_s, hs_status_t *st_out,
+                         char *msg, size_t msg_n)
+{
+  hs_plan_opts_t o;
+  hs_plan_opts_init(&o);
+  o.global_batch = 64;
+  o.beat_s = beat_s;
+  hs_plan_t plan;
+  hs_error_t err;
+  hs_error_init(&err);
+  err.warn_fp = NULL;
+  memset(stats, 0, sizeof *stats);
+  hs_status_t st = run_type(hs_planner_find(name), m, c, &o, &plan, stats, 1000000, &err);
+  *st_out = st;
+  hs_strlcpy(msg, st == HS_OK ? "" : err.msg, msg_n);
+  *t_s = INFINITY;
+  if (st != HS_OK)
+    return NULL;
+  double w;
+  *t_s = sim_s(m, c, &plan, &w);
+  cJSON *j = hs_plan_to_json(&plan);
+  char *txt = j ? cJSON_PrintUnformatted(j) : NULL;
+  cJSON_Delete(j);
+  hs_plan_destroy(&plan);
+  return txt;
+}
+
 /* hapt's plan as JSON text (caller frees), its note, simulated time */
 static char *hapt_run(const hs_model_t *m, const hs_cluster_t *c, double beat_s,
                       hs_search_stats_t *stats, double *t_s)
@@ -154,6 +189,52 @@ static void hapt_under_beat(const hs_model_t *m, const hs_cluster_t *c)
             "beat 1e9 changed the search: %s", sb.note);
   free(pn);
   free(p0);
+}
+
+/* 4. The planners that return their candidate pool's best (megatron,
+ * whale, deepspeed) stop every pool simulation at beat_s: whenever the
+ * full search's plan is faster than beat_s the pruned search returns it,
+ * byte for byte, with its note; otherwise it has no plan (HS_EINFEASIBLE,
+ * "no plan faster than", stats.pruned_below_s = beat_s) or one no faster
+ * than beat_s. */
+static void pool_planners_under_beat(const hs_model_t *m, const hs_cluster_t *c)
+{
+  static const char *const names[] = {"megatron", "whale", "deepspeed"};
+  static const double frac[] = {0.5, 0.9, 0.99, 1.0, 1.0 + 1e-9, 1.01, 2.0};
+  char msg[HS_ERROR_MSG_MAX];
+  for (size_t n = 0; n < sizeof names / sizeof *names; n++) {
+    hs_search_stats_t s0, sb;
+    hs_status_t st0, stb;
+    double t0, tb;
+    char *p0 = planner_run(names[n], m, c, 0.0, &s0, &t0, &st0, msg, sizeof msg);
+    CHECK_MSG(st0 == HS_OK && p0, "%s: %s", names[n], msg);
+    CHECK(!(s0.pruned_below_s > 0.0));
+    int pruned = 0;
+    for (size_t i = 0; p0 && i < sizeof frac / sizeof *frac; i++) {
+      double beat = frac[i] * t0;
+      char *pb = planner_run(names[n], m, c, beat, &sb, &tb, &stb, msg, sizeof msg);
+      pruned += sb.pruned_below_s > 0.0;
+      if (t0 < beat) {
+        CHECK_MSG(pb && strcmp(p0, pb) == 0 && strcmp(s0.note, sb.note) == 0 &&
+                      !(sb.pruned_below_s > 0.0),
+                  "%s, beat %.9f s: the full search's plan (%.9f s) beats it, but the pruned search "
+                  "returned %s (%.9f s, note %s)", names[n], beat, t0, pb ? "another" : msg, tb, sb.note);
+      } else if (!pb) {
+        CHECK_MSG(stb == HS_EINFEASIBLE && strstr(msg, "no plan faster than") &&
+                      sb.pruned_below_s == beat,
+                  "%s, beat %.9f s: status %d, pruned_below_s %g, %s", names[n], beat, stb,
+                  sb.pruned_below_s, msg);
+      } else {
+        CHECK_MSG(tb >= beat, "%s, beat %.9f s: the pruned search's plan runs %.9f s, faster than "
+                  "the full search's %.9f s could", names[n], beat, tb, t0);
+      }
+      free(pb);
+    }
+    printf("%s: full plan %.6f s, %d of %zu beat_s values pruned\n", names[n], t0, pruned,
+           sizeof frac / sizeof *frac);
+    CHECK_MSG(pruned > 0, "%s: no beat_s stopped a pool simulation", names[n]);
+    free(p0);
+  }
 }
 
 /* 3. */
@@ -215,6 +296,7 @@ int main(void)
   CHECK_MSG(two_site_cluster(&c, 4, 1.0, 50, &err) == HS_OK, "%s", err.msg);
   bound_vs_brute_force(&m, &c);
   hapt_under_beat(&m, &c);
+  pool_planners_under_beat(&m, &c);
   memo_rule(&m, &c);
   hs_cluster_destroy(&c);
   hs_model_destroy(&m);
