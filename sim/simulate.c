@@ -1251,8 +1251,10 @@ static hs_status_t drain_tails(sim_t *s, const hs_time_t *const *work, hs_time_t
   for (int32_t e = 0; e < lw->n_execs; e++) {
     const hs_exec_t *ex = &lw->execs[e];
     tail[e] = 0;
-    for (int32_t r = 0; chained[ex->pipeline] && r < ex->rank; r++)
-      tail[e] = time_add_sat(tail[e], least[first[ex->pipeline] + (size_t)r]);
+    for (int32_t r = 0; chained[ex->pipeline] && r < ex->rank; r++) {
+      hs_time_t l = least[first[ex->pipeline] + (size_t)r];
+      tail[e] = time_add_sat(tail[e], l == HS_TIME_MAX ? 0 : l); /* a rank without items: none */
+    }
   }
   free(least), free(first), free(chained);
   return HS_OK;
