@@ -590,7 +590,7 @@ static hs_status_t try_subset(subset_run_t *sr, size_t k, uint64_t mask, double 
   if (ls == HS_OK) {
     /* A plan on whole node groups simulates on the whole cluster as on its
      * sub-cluster (the other nodes idle; routes and collectives see only
-     * the devices they join; test_search_subsets checks it), so one that
+     * the devices they join; test_search_subset_sim checks it), so one that
      * was no faster there is no faster here and would not be kept. */
     if (k > 0 && sr->so.beat_s > 0.0 && sr->cst.own_sim_s >= sr->so.beat_s) {
       sr->lost++;
