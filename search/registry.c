@@ -494,7 +494,6 @@ typedef struct subset_run {
   hs_error_t first_err;      /* the whole cluster's error, reported when no subset has a plan */
   bool have, cut;            /* a plan found; subsets left out for time */
   int32_t pruned;            /* subsets left out by the lower bound (subset_bound.c) */
-  int32_t lost;              /* subsets whose plan was no faster on its sub-cluster (own_sim_s) */
   double search_s;
   uint64_t candidates;
 } subset_run_t;
@@ -593,7 +592,6 @@ static hs_status_t try_subset(subset_run_t *sr, size_t k, uint64_t mask, double 
      * the devices they join; test_search_subset_sim checks it), so one that
      * was no faster there is no faster here and would not be kept. */
     if (k > 0 && sr->so.beat_s > 0.0 && sr->cst.own_sim_s >= sr->so.beat_s) {
-      sr->lost++;
       hs_plan_destroy(&sr->cand);
       hs_plan_init(&sr->cand);
       return HS_OK;

@@ -115,7 +115,7 @@ static char *planner_run(const char *name, const hs_model_t *m, const hs_cluster
   hs_error_t err;
   hs_error_init(&err);
   err.warn_fp = NULL;
-  memset(stats, 0, sizeof *stats);
+  memset(stats, 0, sizeof *stats); /* as hs_planner_run leaves them for a planner */
   hs_status_t st = run_type(hs_planner_find(name), m, c, &o, &plan, stats, 1000000, &err);
   *st_out = st;
   hs_strlcpy(msg, st == HS_OK ? "" : err.msg, msg_n);
@@ -135,23 +135,10 @@ static char *planner_run(const char *name, const hs_model_t *m, const hs_cluster
 static char *hapt_run(const hs_model_t *m, const hs_cluster_t *c, double beat_s,
                       hs_search_stats_t *stats, double *t_s)
 {
-  hs_plan_opts_t o;
-  hs_plan_opts_init(&o);
-  o.global_batch = 64;
-  o.beat_s = beat_s;
-  hs_plan_t plan;
-  hs_error_t err;
-  hs_error_init(&err);
-  err.warn_fp = NULL;
-  memset(stats, 0, sizeof *stats); /* as hs_planner_run leaves them for a planner */
-  hs_status_t st = run_type(hs_planner_find("hapt"), m, c, &o, &plan, stats, 1000000, &err);
-  CHECK_MSG(st == HS_OK, "hapt (beat %g): %s", beat_s, err.msg);
-  double w;
-  *t_s = st == HS_OK ? sim_s(m, c, &plan, &w) : INFINITY;
-  cJSON *j = hs_plan_to_json(&plan);
-  char *txt = j ? cJSON_PrintUnformatted(j) : NULL;
-  cJSON_Delete(j);
-  hs_plan_destroy(&plan);
+  hs_status_t st;
+  char msg[HS_ERROR_MSG_MAX];
+  char *txt = planner_run("hapt", m, c, beat_s, stats, t_s, &st, msg, sizeof msg);
+  CHECK_MSG(st == HS_OK, "hapt (beat %g): %s", beat_s, msg);
   return txt;
 }
 
