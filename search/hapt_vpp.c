@@ -79,10 +79,12 @@ void hs__hapt_vpp_destroy(hs_hapt_vpp_t *v)
   memset(v, 0, sizeof *v);
 }
 
-/* The block boundary nearest to op (ties to the lower one), as a block
- * index in [0, L]; op 0 (the embedding's start) is boundary 0 and
+/* The boundary nearest to op (ties to the lower one) among the block
+ * boundaries that are multiples of vc, as a block index in [0, L]; op sits
+ * at its fractional block position (a cut after a block's attention half
+ * is inside the block). Op 0 (the embedding's start) is boundary 0 and
  * n_ops boundary L. O(log L). */
-static int32_t nearest_boundary(const hs_hapt_vpp_t *v, int32_t op)
+static int32_t nearest_boundary(const hs_hapt_vpp_t *v, int32_t op, int32_t vc)
 {
   if (op <= v->block_first[0])
     return 0;
@@ -96,7 +98,16 @@ static int32_t nearest_boundary(const hs_hapt_vpp_t *v, int32_t op)
     else
       hi = mid;
   }
-  return op - v->block_first[lo - 1] <= v->block_first[lo] - op ? lo - 1 : lo;
+  /* op lies in block lo - 1, at (lo - 1) + frac blocks; compared in ops
+   * scaled by vc so that no division rounds: the multiple below is
+   * vc * down blocks */
+  int32_t blk = lo - 1;
+  int64_t len = v->block_first[lo] - v->block_first[blk]; /* > 0 */
+  int64_t pos = (int64_t)blk * len + (op - v->block_first[blk]); /* x len */
+  int64_t down = (int64_t)blk / vc;
+  int64_t below = down * vc * len, above = (down + 1) * vc * len;
+  int64_t b = pos - below <= above - pos ? down * vc : (down + 1) * vc;
+  return (int32_t)HS_MIN(b, (int64_t)v->L);
 }
 
 /* Whether src is a plan this pass re-cuts: 1f1b or hetero-1f1b with one
@@ -132,7 +143,7 @@ static bool rank_blocks(const hs_hapt_vpp_t *v, const hs_plan_pipeline_t *pl, bo
   }
   int32_t b0 = 0;
   for (int32_t s = 0; s < S; s++) {
-    int32_t b1 = s == S - 1 ? v->L : nearest_boundary(v, pl->stages[s + 1].op_first);
+    int32_t b1 = s == S - 1 ? v->L : nearest_boundary(v, pl->stages[s + 1].op_first, vc);
     nb[s] = b1 - b0;
     if (nb[s] < vc || nb[s] % vc != 0)
       return false;

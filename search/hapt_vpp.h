@@ -14,9 +14,11 @@
  * plan gets worse.
  *
  * The layouts of a source of S >= 2 ranks (each pipeline alike):
- *   - "own": rank s keeps the blocks its stage holds, its cuts rounded to
- *     the nearest block boundary (ties down), when every rank's count is a
- *     multiple of v and at least v;
+ *   - "own": rank s keeps about the blocks its stage holds: each cut goes
+ *     to the nearest block boundary that is a multiple of v (ties down; a
+ *     cut inside a block sits at its fractional position), when every
+ *     rank then holds at least v blocks (a source cut at whole multiples
+ *     of v keeps its cuts);
  *   - "even": L / S blocks per rank when S v divides L (Megatron's rule),
  *     when it differs from "own".
  * The embedding stays with virtual stage 0, the head and loss with the

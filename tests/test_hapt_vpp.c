@@ -4,11 +4,14 @@
  * independent writer of the same plans: a pp-stage 1f1b grid re-cut into v
  * chunks per rank must be, field by field (hs__plan_same), the grid built
  * interleaved with v chunks and blocks per virtual stage the rank's blocks
- * / v ("own" layout) or L / (pp v) ("even" layout). Also: stage cuts inside
- * a block round to the nearest block boundary; hetero-1f1b sources (with
- * warm-ups) re-cut like 1f1b ones; and no variant where the schedule or
- * the layout forbids one (microbatches not a multiple of the ranks, a
- * rank's blocks not a multiple of v, one stage, the even layout equal to
+ * / v ("own" layout) or L / (pp v) ("even" layout). The own layout's
+ * rank blocks come from the source's cuts moved to the nearest multiple
+ * of v blocks (ties down), worked out here by plain integer arithmetic
+ * (own_blocks). Also: stage cuts inside a block sit at their fractional
+ * position; hetero-1f1b sources (with warm-ups) re-cut like 1f1b ones;
+ * and no variant where the schedule or the layout forbids one
+ * (microbatches not a multiple of the ranks, a rank left with fewer than
+ * v blocks, L not a multiple of v, one stage, the even layout equal to
  * the own one).
  */
 #include "hapt_vpp.h"
@@ -57,6 +60,30 @@ static void chunk_counts(const int32_t *nb, int32_t pp, int32_t v, int32_t *out)
 {
   for (int32_t k = 0; k < pp * v; k++)
     out[k] = nb[k % pp] / v;
+}
+
+/* The own layout's rank blocks of a source with rank blocks nb[0..pp-1]
+ * (whole blocks, L_BLOCKS in all): every cut (the running sum) moved to
+ * the nearest multiple of v, the lower one on a tie; false when a rank is
+ * left with fewer than v blocks or L_BLOCKS is not a multiple of v. */
+static bool own_blocks(const int32_t *nb, int32_t pp, int32_t v, int32_t *out)
+{
+  if (L_BLOCKS % v != 0)
+    return false;
+  int32_t sum = 0, prev = 0;
+  for (int32_t s = 0; s < pp; s++) {
+    sum += nb[s];
+    int32_t cut = L_BLOCKS;
+    if (s < pp - 1) {
+      int32_t lower = sum / v * v;
+      cut = 2 * (sum - lower) <= v ? lower : lower + v;
+    }
+    out[s] = cut - prev;
+    if (out[s] < v)
+      return false;
+    prev = cut;
+  }
+  return true;
 }
 
 /* Re-cut of src (v, even, async): *ok and the plan. */
@@ -110,6 +137,7 @@ static void test_against_grid(const hs_hapt_vpp_t *x, const hs_model_t *m, const
   } cases[] = {
       {2, 2, 2, {6, 6}},    {1, 2, 4, {4, 8}},    {2, 3, 1, {4, 4, 4}},
       {1, 4, 2, {3, 3, 3, 3}}, {2, 4, 1, {2, 4, 4, 2}}, {4, 2, 1, {8, 4}},
+      {1, 2, 4, {5, 7}},    {2, 3, 1, {3, 5, 4}},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     int32_t pp = cases[i].pp, dp = cases[i].dp;
@@ -117,20 +145,19 @@ static void test_against_grid(const hs_hapt_vpp_t *x, const hs_model_t *m, const
     hs_plan_t src;
     grid(m, c, cases[i].tp, pp, dp, 1, cases[i].nb, gb, &src);
     for (int32_t v = 2; v <= HS_HAPT_VPP_MAX_V; v++) {
-      bool own_ok = true;
+      int32_t own[4];
+      bool own_ok = own_blocks(cases[i].nb, pp, v, own);
+      bool own_even = own_ok;
       for (int32_t s = 0; s < pp; s++)
-        own_ok = own_ok && cases[i].nb[s] % v == 0;
-      bool is_even = true;
-      for (int32_t s = 0; s < pp; s++)
-        is_even = is_even && cases[i].nb[s] == L_BLOCKS / pp;
-      bool even_ok = L_BLOCKS % (pp * v) == 0 && !(is_even && own_ok);
+        own_even = own_even && own[s] == L_BLOCKS / pp;
+      bool even_ok = L_BLOCKS % (pp * v) == 0 && !own_even;
       char what[96];
       int32_t counts[64], even_nb[4] = {L_BLOCKS / pp, L_BLOCKS / pp, L_BLOCKS / pp, L_BLOCKS / pp};
       for (int async = 0; async < 2; async++) {
         snprintf(what, sizeof what, "case %zu v%d own async %d", i, v, async);
         if (own_ok) {
           hs_plan_t want;
-          chunk_counts(cases[i].nb, pp, v, counts);
+          chunk_counts(own, pp, v, counts);
           grid(m, c, cases[i].tp, pp, dp, v, counts, gb, &want);
           expect_same(x, m, c, &src, v, false, async, &want, what);
           hs_plan_destroy(&want);
@@ -153,9 +180,9 @@ static void test_against_grid(const hs_hapt_vpp_t *x, const hs_model_t *m, const
   }
 }
 
-/* Op-level cuts (hapt's cut candidates inside blocks) round to the nearest
- * block boundary; a hetero-1f1b source with warm-ups re-cuts as its 1f1b
- * twin; the legality rules. */
+/* Op-level cuts (hapt's cut candidates inside blocks) go to the nearest
+ * allowed block boundary from their fractional position; a hetero-1f1b
+ * source with warm-ups re-cuts as its 1f1b twin; the legality rules. */
 static void test_rounding_and_rules(const hs_hapt_vpp_t *x, const hs_model_t *m,
                                     const hs_cluster_t *c)
 {
@@ -175,12 +202,33 @@ static void test_rounding_and_rules(const hs_hapt_vpp_t *x, const hs_model_t *m,
     }
     expect_same(x, m, c, &src, 2, false, false, &want, d < 0 ? "cut b6 - 1" : "cut b6 + 1");
   }
-  /* one op past block 5's start: rounds to 5, 5 and 7 blocks, not a multiple of 2 */
+  /* one op past block 5's start, at 5 + 1/len blocks: block 6 is nearer
+   * than 4, the multiples of 2 around it (the cut of the old rule, to the
+   * nearest block boundary, was 5 and gave no variant) */
   for (int32_t i = 0; i < src.n_pipelines; i++) {
     src.pipelines[i].stages[0].op_last = b5 + 1;
     src.pipelines[i].stages[1].op_first = b5 + 1;
   }
-  expect_none(x, &src, 2, false, "cut b5 + 1, v2");
+  expect_same(x, m, c, &src, 2, false, false, &want, "cut b5 + 1, v2");
+  /* exactly at block 5: a tie between 4 and 6, the lower one (4 + 8) */
+  for (int32_t i = 0; i < src.n_pipelines; i++) {
+    src.pipelines[i].stages[0].op_last = b5;
+    src.pipelines[i].stages[1].op_first = b5;
+  }
+  {
+    static const int32_t c48[4] = {2, 4, 2, 4};
+    hs_plan_t w48;
+    grid(m, c, 2, 2, 2, 2, c48, 8, &w48);
+    expect_same(x, m, c, &src, 2, false, false, &w48, "cut b5, v2: tie down");
+    hs_plan_destroy(&w48);
+  }
+  /* past block 11 (12 blocks): the second rank would keep none */
+  int32_t b11 = block_first(m, 11, L_BLOCKS);
+  for (int32_t i = 0; i < src.n_pipelines; i++) {
+    src.pipelines[i].stages[0].op_last = b11 + 1;
+    src.pipelines[i].stages[1].op_first = b11 + 1;
+  }
+  expect_none(x, &src, 2, false, "cut b11 + 1, v2: last rank empty");
   hs_plan_destroy(&src);
 
   /* hetero-1f1b with async sends and warm-ups: the 1f1b grid's re-cut */
@@ -200,10 +248,11 @@ static void test_rounding_and_rules(const hs_hapt_vpp_t *x, const hs_model_t *m,
   expect_none(x, &src, 2, false, "3 microbatches, 2 ranks");
   expect_none(x, &src, 3, true, "3 microbatches, 2 ranks, even");
   hs_plan_destroy(&src);
-  /* 5 and 7 blocks: no own layout for any v; the even one for v = 2, 3, 6 */
+  /* 5 and 7 blocks: no own layout where 12 is not a multiple of v */
   grid(m, c, 2, 2, 2, 1, five, 8, &src);
-  for (int32_t v = 2; v <= HS_HAPT_VPP_MAX_V; v++)
-    expect_none(x, &src, v, false, "5 + 7 blocks");
+  for (int32_t v = 5; v <= HS_HAPT_VPP_MAX_V; v++)
+    if (L_BLOCKS % v != 0)
+      expect_none(x, &src, v, false, "5 + 7 blocks");
   hs_plan_destroy(&src);
   /* one stage: nothing to interleave */
   grid(m, c, 2, 1, 4, 1, all, 8, &src);
