@@ -98,9 +98,9 @@ static int32_t nearest_boundary(const hs_hapt_vpp_t *v, int32_t op, int32_t vc)
     else
       hi = mid;
   }
-  /* op lies in block lo - 1, at (lo - 1) + frac blocks; compared in ops
-   * scaled by vc so that no division rounds: the multiple below is
-   * vc * down blocks */
+  /* op lies in block lo - 1, at (lo - 1) + frac blocks; positions are in
+   * 1/len of a block (integers: no division rounds), and the nearest
+   * multiples of vc are vc * down blocks and the next one */
   int32_t blk = lo - 1;
   int64_t len = v->block_first[lo] - v->block_first[blk]; /* > 0 */
   int64_t pos = (int64_t)blk * len + (op - v->block_first[blk]); /* x len */
