@@ -73,8 +73,22 @@ struct hs_estimator {
   int32_t tied_head;
   hs_practice_t practice; /* of the cached entries (hs_estimator_set_practice) */
   double deadline_s;      /* hs_estimator_set_deadline; 0 = none */
+  double cutoff_s;        /* hs_estimator_set_cutoff; INFINITY = none */
   bool out_of_time;       /* a collective was skipped for the deadline */
   coll_memo_t cm;         /* collective estimates of earlier calls (coll_s) */
+  /* pipeline_run_s's scratch, grown as needed: per (stage, microbatch)
+   * item ends, per rank its schedule order */
+  double *run_end;
+  size_t run_end_cap;
+  hs_sched_item_t *run_items;
+  size_t run_items_cap;
+  size_t *run_pos;
+  size_t run_pos_cap;
+  /* run_orders' kept shape (orders_sc NULL: none) */
+  const hs_schedule_t *orders_sc;
+  int32_t orders_ranks, orders_v, orders_m;
+  int32_t *orders_warm;
+  size_t orders_warm_cap;
 };
 
 /* Largest block's saved bytes per sample under the kernel set (the
@@ -125,6 +139,7 @@ hs_status_t hs_estimator_new(const hs_model_t *m, const hs_cluster_t *c, hs_dtyp
   if (!e->mem)
     HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
   e->tied_head = -1;
+  e->cutoff_s = INFINITY;
   hs_practice_init(&e->practice);
   for (size_t i = 0; i < m->n_ops && e->tied_head < 0; i++)
     if (m->ops[i].tied_params > 0 && m->ops[i].tied_op >= 0 &&
@@ -149,6 +164,10 @@ void hs_estimator_free(hs_estimator_t *e)
   free(e->mem);
   free(e->cm.slots);
   free(e->cm.devs);
+  free(e->run_end);
+  free(e->run_items);
+  free(e->run_pos);
+  free(e->orders_warm);
   free(e);
 }
 
@@ -193,6 +212,11 @@ static uint64_t coll_hash(hs_coll_op_t op, const int32_t *devices, int32_t n, do
   for (int32_t k = 0; k < n; k++)
     h = (h ^ (uint32_t)devices[k]) * 1099511628211ULL;
   return h ? h : 1;
+}
+
+void hs_estimator_set_cutoff(hs_estimator_t *e, double cutoff_s)
+{
+  e->cutoff_s = cutoff_s > 0.0 ? cutoff_s : INFINITY;
 }
 
 /* The slot holding the key, or the free slot where it would go (the
@@ -747,9 +771,21 @@ static hs_status_t group_exchanges(hs_estimator_t *e, const hs_plan_t *p, int32_
  * sends off-node, and the memos of gradient all-reduces and holder groups
  * (a grid's pipelines repeat them). Owned by the call. */
 typedef struct plan_ws {
-  double *tf, *tb, *cut, *params, *opt; /* per stage: fwd, bwd, send to the next, params, step */
+  double *tf, *tb, *cut, *params, *opt; /* per stage: fwd, bwd, send to the next, params, step
+                                           (all of the stage's parameters; after stage_syncs,
+                                           a ZeRO holder's share) */
+  double *bwd_end;                      /* per stage: when its last backward ends (pipeline_run_s) */
+  double *cut_b;                        /* per stage: the gradients' send back from stage s + 1 */
+  int32_t *nic_f, *nic_b;               /* per stage: the node whose NIC the send to (from) stage
+                                           s + 1 leaves by, -1 when it stays in the node */
+  double *occ_f, *occ_b;                /* ... and how long it holds that NIC */
+  double *cut_occ;                      /* per stage: cut[s] with every send crossing that site
+                                           pair in that direction at once */
+  double *xcut_bytes;                   /* per rank: bytes its cut sends across sites, every pipeline */
   int32_t *group;
-  double *nic_bytes;                    /* per node */
+  double *nic_bytes;                    /* per node: activations sent off-node per microbatch */
+  double *nic_back;                     /* per node: gradients sent back off-node per microbatch */
+  double nic_mb_s;                      /* the busiest NIC's time to send one microbatch's */
   double *site_bytes;                   /* per (site, site): sends crossing, both directions */
   ar_memo_t memo[AR_MEMO_MAX];
   int32_t n_memo;
@@ -757,10 +793,95 @@ typedef struct plan_ws {
   int32_t n_gmemo;
 } plan_ws_t;
 
+/* pipeline_run_s's state: when each item's output arrives (< 0: not run
+ * yet) and each rank's next item, clock and NIC queue. */
+typedef struct pipe_run {
+  plan_ws_t *ws;
+  int32_t S, ranks, m;
+  bool async;
+  size_t per_rank;              /* items per rank: 2 m v */
+  const hs_sched_item_t *items; /* ranks x per_rank, each rank's order */
+  double *fsent, *bsent;        /* [s m + i]: when stage s's forward (backward) output of
+                                   microbatch i reaches stage s + 1 (s - 1) */
+  double *flast;                /* [i]: when the last stage's forward of microbatch i ends */
+  double *clock;                /* per rank: when its last item (and blocking send) ended */
+  double *nic_free;             /* per rank: when its NIC is done with the rank's sends queued */
+  size_t *pos;                  /* per rank: its next item */
+} pipe_run_t;
+
+/* ws's arrays, zeroed: per stage (n_st of them), the holder group's
+ * devices (n_group), per node and per pair of sites; two allocations.
+ * HS_ENOMEM (ws then holds nothing to free). */
+static hs_status_t ws_alloc(plan_ws_t *ws, size_t n_st, size_t n_group, const hs_cluster_t *c)
+{
+  memset(ws, 0, sizeof *ws);
+  size_t n_nodes = c->n_nodes + 1, n_sites2 = c->n_sites * c->n_sites + 1;
+  double *d = hs_calloc(11 * n_st + 2 * n_nodes + n_sites2, sizeof *d);
+  int32_t *k = hs_calloc(2 * n_st + n_group, sizeof *k);
+  if (!d || !k) {
+    free(d);
+    free(k);
+    return HS_ENOMEM;
+  }
+  double **per_stage[] = {&ws->tf,    &ws->tb,      &ws->cut,   &ws->params,
+                          &ws->opt,   &ws->bwd_end, &ws->cut_b, &ws->occ_f,
+                          &ws->occ_b, &ws->cut_occ, &ws->xcut_bytes};
+  for (size_t i = 0; i < sizeof per_stage / sizeof *per_stage; i++)
+    *per_stage[i] = d + i * n_st;
+  ws->nic_bytes = d + 11 * n_st;
+  ws->nic_back = ws->nic_bytes + n_nodes;
+  ws->site_bytes = ws->nic_back + n_nodes;
+  ws->nic_f = k;
+  ws->nic_b = k + n_st;
+  ws->group = k + 2 * n_st;
+  return HS_OK;
+}
+
+static void ws_free(plan_ws_t *ws)
+{
+  free(ws->tf);
+  free(ws->nic_f);
+}
+
+/* Streams of the tied sync through the busiest NIC rail among the pairs'
+ * ends: per node, the streams with an end there (tps per replica of the
+ * head's or the embedding's stage), over the node's rails (a stream per
+ * GPU, rail-aligned: coll_node_ring.c). Pipelines whose ends share a rank
+ * are skipped, as in tied_allreduce_s. O(stages x replicas) with count
+ * (n_nodes, zeroed here) as scratch. */
+static int32_t tied_node_streams(const hs_estimator_t *e, const hs_plan_t *p, int32_t v,
+                                 int32_t tps, int32_t *count)
+{
+  const hs_cluster_t *c = e->c;
+  const hs_op_t *h = &e->m->ops[e->tied_head];
+  memset(count, 0, (size_t)c->n_nodes * sizeof *count);
+  int32_t most = 1;
+  for (int32_t i = 0; i < p->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &p->pipelines[i];
+    int32_t ranks = pl->n_stages / v, sh = stage_of(pl, e->tied_head), se = stage_of(pl, h->tied_op);
+    if (ranks < 1 || sh % ranks == se % ranks)
+      continue;
+    const int32_t ends[2] = {sh, se};
+    for (int32_t k = 0; k < 2; k++)
+      for (int32_t q = 0; q < pl->stages[ends[k]].n_replicas; q++) {
+        int32_t node = c->devices[pl->stages[ends[k]].replicas[q].devices[0]].node;
+        int32_t rails = HS_MAX(1, c->nodes[node].nic_rails);
+        count[node] += tps;
+        most = HS_MAX(most, (count[node] + rails - 1) / rails);
+      }
+  }
+  return most;
+}
+
 /* Tied embedding split from its LM head (sim/lower.c): after the DP sync,
  * pairs of (embedding, head) holders all-reduce the copy's gradient in
- * parallel; pairs across sites share the inter-site link. *tied_ar = 0
- * when no pipeline splits them. HS_ENOMEM only. O(pipelines). */
+ * parallel, tps streams per pair (one per TP rank when both ends have the
+ * same TP degree, else one between their first devices), each with its
+ * share of the gradient. Streams share what they cross: the inter-site
+ * link carries every stream when the ends are in different sites, a NIC
+ * rail the streams of its node (tied_node_streams) when they are in
+ * different nodes. *tied_ar = 0 when no pipeline splits them. HS_ENOMEM
+ * only. O(stages x replicas + nodes). */
 static hs_status_t tied_allreduce_s(hs_estimator_t *e, const hs_plan_t *p, int32_t v,
                                     double grad_bytes, double *tied_ar, hs_error_t *err)
 {
@@ -785,18 +906,30 @@ static hs_status_t tied_allreduce_s(hs_estimator_t *e, const hs_plan_t *p, int32
       tp_e = pl->stages[se].replicas[0].n_devices;
     }
   }
-  if (nh > 0) {
-    /* TP-split shares only when both ends have the same TP degree: pairs
-     * whose degrees differ exchange the whole gradient between their
-     * first devices (sim/lower.c) */
-    double bytes = h->tied_params * grad_bytes /
-                   ((h->tp_split == HS_TP_REPLICATE || tp_h <= 1 || tp_h != tp_e) ? 1.0 : tp_h);
-    if (c->devices[d_h].site != c->devices[d_e].site)
-      bytes *= HS_MAX(nh, ne);
-    int32_t pair[2] = {d_e, d_h};
-    if (hs_estimate_allreduce(e, pair, 2, bytes, tied_ar) != HS_OK)
+  if (nh == 0)
+    return HS_OK;
+  /* DeepSpeed's pipeline engine syncs the tied gradient in the model's
+   * dtype (sim/lower_grad.c, hs__lower_tied_sync) */
+  if (p->practice.framework.id == HS_FW_DEEPSPEED_2022)
+    grad_bytes = hs_precision_grad_bytes(p->precision);
+  /* a stream per TP rank when both ends have the same TP degree, each with
+   * its 1/tp of a TP-split gradient; else the whole gradient between the
+   * first devices */
+  int32_t tps = tp_h == tp_e ? tp_h : 1;
+  double bytes = h->tied_params * grad_bytes / (h->tp_split == HS_TP_REPLICATE ? 1.0 : tps);
+  int32_t streams = 1;
+  if (c->devices[d_h].site != c->devices[d_e].site) {
+    streams = HS_MAX(nh, ne) * tps;
+  } else if (c->devices[d_h].node != c->devices[d_e].node) {
+    int32_t *count = hs_calloc(c->n_nodes + 1, sizeof *count);
+    if (!count)
       return hs_error_set(err, HS_ENOMEM, "out of memory estimating the tied embedding's all-reduce");
+    streams = tied_node_streams(e, p, v, tps, count);
+    free(count);
   }
+  int32_t pair[2] = {d_e, d_h};
+  if (hs_estimate_allreduce(e, pair, 2, bytes * streams, tied_ar) != HS_OK)
+    return hs_error_set(err, HS_ENOMEM, "out of memory estimating the tied embedding's all-reduce");
   return HS_OK;
 }
 
@@ -810,9 +943,10 @@ static hs_status_t tied_allreduce_s(hs_estimator_t *e, const hs_plan_t *p, int32
  * inter-site link). Adds into site_bytes (n_sites^2, zeroed by the
  * caller). O(stages x replicas). */
 static void send_bytes(const hs_model_t *m, const hs_cluster_t *c, const hs_plan_t *p, int32_t v,
-                       double *nic_bytes, double *site_bytes)
+                       plan_ws_t *ws)
 {
   size_t ns = c->n_sites;
+  double *nic_bytes = ws->nic_bytes, *site_bytes = ws->site_bytes, *xcut_bytes = ws->xcut_bytes;
   for (int32_t i = 0; i < p->n_pipelines; i++) {
     const hs_plan_pipeline_t *pl = &p->pipelines[i];
     int32_t ranks = pl->n_stages / v;
@@ -826,6 +960,7 @@ static void send_bytes(const hs_model_t *m, const hs_cluster_t *c, const hs_plan
         if (sq != sd) {
           site_bytes[sq * ns + sd] += per_sample * stg->replicas[q].share;
           site_bytes[sd * ns + sq] += per_sample * stg->replicas[q].share;
+          xcut_bytes[s] += per_sample * stg->replicas[q].share;
         }
       }
       if (c->devices[src].node == c->devices[dst].node)
@@ -835,8 +970,24 @@ static void send_bytes(const hs_model_t *m, const hs_cluster_t *c, const hs_plan
         if (c->devices[stg->replicas[q].devices[0]].node == c->devices[src].node)
           share += stg->replicas[q].share;
       nic_bytes[c->devices[src].node] += per_sample * share;
+      const hs_plan_stage_t *nx = &pl->stages[s + 1];
+      double back = 0.0;
+      for (int32_t q = 0; q < nx->n_replicas; q++)
+        if (c->devices[nx->replicas[q].devices[0]].node == c->devices[dst].node)
+          back += nx->replicas[q].share;
+      ws->nic_back[c->devices[dst].node] += per_sample * back;
     }
   }
+}
+
+/* The share of stg's samples held by its replicas on `node`. */
+static double node_share(const hs_cluster_t *c, const hs_plan_stage_t *stg, int32_t node)
+{
+  double share = 0.0;
+  for (int32_t q = 0; q < stg->n_replicas; q++)
+    if (c->devices[stg->replicas[q].devices[0]].node == node)
+      share += stg->replicas[q].share;
+  return share;
 }
 
 /* Per-stage costs of pipeline i into ws: tf/tb (the slowest replica, plus
@@ -851,7 +1002,7 @@ static hs_status_t stage_costs(hs_estimator_t *e, const hs_plan_t *p, int32_t i,
   const hs_model_t *m = e->m;
   const hs_cluster_t *c = e->c;
   const hs_plan_pipeline_t *pl = &p->pipelines[i];
-  int32_t S = pl->n_stages;
+  int32_t S = pl->n_stages, ranks = HS_MAX(1, S / (p->chunks > 0 ? p->chunks : 1));
   double *tf = ws->tf, *tb = ws->tb, *params = ws->params, *opt = ws->opt, *cut = ws->cut;
   for (int32_t s = 0; s < S; s++) {
     const hs_plan_stage_t *stg = &pl->stages[s];
@@ -880,111 +1031,248 @@ static hs_status_t stage_costs(hs_estimator_t *e, const hs_plan_t *p, int32_t i,
                           "context/expert-parallel exchanges", i, s);
     tf[s] += xf;
     tb[s] += xb + (stg->recompute == HS_RECOMPUTE_FULL ? xf : 0.0);
-    cut[s] = 0.0;
+    cut[s] = ws->cut_b[s] = ws->cut_occ[s] = ws->occ_f[s] = ws->occ_b[s] = 0.0;
+    ws->nic_f[s] = ws->nic_b[s] = -1;
     if (s + 1 < S) {
       const hs_plan_stage_t *nx = &pl->stages[s + 1];
-      /* replicas on replica 0's node share its NIC: their pieces add up */
-      double nodeshare = 0.0;
-      int32_t node0 = c->devices[stg->replicas[0].devices[0]].node;
-      for (int32_t q = 0; q < stg->n_replicas; q++)
-        if (c->devices[stg->replicas[q].devices[0]].node == node0)
-          nodeshare += stg->replicas[q].share;
-      double act = m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size * nodeshare;
       int32_t nsub = HS_MIN(stg->replicas[0].n_devices, nx->replicas[0].n_devices);
       int32_t src = stg->replicas[0].devices[0], dst = nx->replicas[0].devices[0];
-      /* leaving the node: every pipeline's send from this node shares its
-       * NIC, each over its own GPUs' rails */
-      double node_act = c->devices[src].node != c->devices[dst].node ? ws->nic_bytes[c->devices[src].node] : 0.0;
-      /* leaving the site: every node's sends to the next stage's site (and
-       * the gradients back) share the inter-site link */
+      int32_t na = c->devices[src].node, nb = c->devices[dst].node;
       int32_t sa = c->devices[src].site, sb = c->devices[dst].site;
-      double site_act = sa != sb ? ws->site_bytes[(size_t)sa * c->n_sites + (size_t)sb] : 0.0;
-      cut[s] = hs_estimate_p2p_shared_s(e, src, dst, act, node_act, site_act, nsub);
+      /* per microbatch, the activations of this stage's replicas on src's
+       * node and the gradients back from the next stage's on dst's node:
+       * the pieces of one node's replicas add up on its NIC */
+      double per_sample = m->ops[stg->op_last - 1].out_bytes * pl->microbatch_size;
+      double act = per_sample * node_share(c, stg, na), grad = per_sample * node_share(c, nx, nb);
+      /* leaving a node, a send shares its NIC with the same send of the
+       * node's other replicas and pipelines; the node's sends the other
+       * way queue behind each other on its NIC (pipeline_run_s, occ_*) */
+      double node_f = na != nb ? ws->nic_bytes[na] : 0.0;
+      double node_b = na != nb ? ws->nic_back[nb] : 0.0;
+      ws->nic_f[s] = na != nb ? na : -1;
+      ws->nic_b[s] = na != nb ? nb : -1;
+      ws->occ_f[s] = na != nb ? node_f / link_Bps(c->nodes[na].nic_GBps) : 0.0;
+      ws->occ_b[s] = na != nb ? node_b / link_Bps(c->nodes[nb].nic_GBps) : 0.0;
+      /* leaving the site: this cut's sends of every pipeline cross
+       * together (the others at other times); with all of them at once
+       * for the link's throughput (cut_occ) */
+      double site_now = sa != sb ? ws->xcut_bytes[s % ranks] : 0.0;
+      double site_all = sa != sb ? ws->site_bytes[(size_t)sa * c->n_sites + (size_t)sb] : 0.0;
+      cut[s] = hs_estimate_p2p_shared_s(e, src, dst, act, node_f, site_now, nsub);
+      ws->cut_b[s] = hs_estimate_p2p_shared_s(e, dst, src, grad, node_b, site_now, nsub);
+      ws->cut_occ[s] = hs_estimate_p2p_shared_s(e, src, dst, act, node_f, site_all, nsub);
     }
   }
   return HS_OK;
 }
 
-/* Forwards stage s of pl runs before its first backward, less one: its
- * warm-up depth (the schedule's p - s - 1, the stage's own under
- * hetero-1f1b, or the Fs its explicit order starts with, less one), at
- * most microbatches - 1. O(order length) for an explicit order. */
-static int32_t stage_warmup(const hs_plan_pipeline_t *pl, int32_t s, bool own)
-{
-  const hs_plan_stage_t *stg = &pl->stages[s];
-  int32_t w = pl->n_stages - s - 1;
-  if (own && stg->order) {
-    const char *b = strchr(stg->order, 'B');
-    w = b ? (int32_t)(b - stg->order) - 1 : pl->n_microbatches - 1;
-  } else if (own && stg->warmup >= 0) {
-    w = stg->warmup;
-  }
-  return HS_MAX(0, HS_MIN(w, pl->n_microbatches - 1));
-}
+static inline double max2(double a, double b) { return a > b ? a : b; }
 
-/* The longest round trip of a 1F1B pipeline with sends that overlap
- * compute, per microbatch. After its forward of microbatch i, stage q
- * runs the backward of microbatch i - w_q (w: warm-up depth), and after
- * its backward of microbatch j, stage s runs the forward of j + w_s + 1.
- * So the chain forward s .. q, backward q .. s (both directions of the
- * cuts between them on the wire) closes a cycle w_s - w_q + 1
- * microbatches long, and the steady-state period is at least
- *     (sum_{s <= r <= q} t_r + 2 sum_{s <= r < q} cut_r) / (w_s - w_q + 1)
- * for every s <= q (the cycle means of the schedule's max-plus graph;
- * s == q is the stage's own t). A cut that the max(t, cut) rule calls
- * hidden shows here: four equal stages of t with slow cuts c, default
- * warm-ups, run at t + 1.5 c per microbatch, not max(t, c)
- * (tests/test_estimate_pp_cycle.c). O(stages^2). */
-static double round_trip_s(const hs_plan_pipeline_t *pl, bool own, const plan_ws_t *ws)
+/* Runs rank r's items from pr->pos[r] on while their inputs have arrived
+ * (pipeline_run_s's rules), raising ws->bwd_end; returns how many ran. */
+static size_t run_rank(const pipe_run_t *pr, int32_t r)
 {
-  int32_t S = pl->n_stages;
-  double best = 0.0;
-  for (int32_t s = 0; s < S; s++) {
-    int32_t warm_s = stage_warmup(pl, s, own);
-    double trip_s = 0.0; /* forward s .. q and back, cuts both ways */
-    for (int32_t q = s; q < S; q++) {
-      trip_s += ws->tf[q] + ws->tb[q] + (q > s ? 2.0 * ws->cut[q - 1] : 0.0);
-      int32_t microbatches = warm_s - stage_warmup(pl, q, own) + 1;
-      if (microbatches >= 1)
-        best = fmax(best, trip_s / microbatches);
+  const hs_sched_item_t *items = pr->items + (size_t)r * pr->per_rank;
+  plan_ws_t *ws = pr->ws;
+  const double *tf = ws->tf, *tb = ws->tb, *cut = ws->cut, *cut_b = ws->cut_b;
+  int32_t S = pr->S, m = pr->m;
+  size_t ran = 0;
+  for (; pr->pos[r] < pr->per_rank; pr->pos[r]++, ran++) {
+    const hs_sched_item_t *it = &items[pr->pos[r]];
+    int32_t s = it->chunk * pr->ranks + r, i = it->mb;
+    bool fwd = it->phase == HS_PHASE_FWD;
+    double ready; /* when the item's input is there; < 0: not yet */
+    if (fwd)
+      ready = s == 0 ? 0.0 : pr->fsent[(size_t)(s - 1) * m + i];
+    else
+      ready = s == S - 1 ? pr->flast[i] : pr->bsent[(size_t)(s + 1) * m + i];
+    if (ready < 0.0)
+      break;
+    double end = max2(pr->clock[r], ready) + (fwd ? tf[s] : tb[s]);
+    /* the send out: cut[s] (cut_b[s - 1]) from the item's end, or, when
+     * it leaves the node, from when the rank's earlier sends off the node
+     * are through its NIC (FIFO: forwards' activations and backwards'
+     * gradients take turns there in 1F1B's steady state; other ranks'
+     * sends from the node are in node_f's share, not in this queue, as the
+     * ranks do not run in the order of time here) */
+    int32_t k = fwd ? s : s - 1;
+    double arrive = end;
+    if (k >= 0 && k < S - 1) {
+      int32_t nic = fwd ? ws->nic_f[k] : ws->nic_b[k];
+      double start = end;
+      if (nic >= 0) {
+        start = max2(end, pr->nic_free[r]);
+        pr->nic_free[r] = start + (fwd ? ws->occ_f[k] : ws->occ_b[k]);
+      }
+      arrive = start + (fwd ? cut[k] : cut_b[k]);
     }
+    if (fwd && s == S - 1)
+      pr->flast[i] = end;
+    else if (fwd)
+      pr->fsent[(size_t)s * m + i] = arrive;
+    else
+      pr->bsent[(size_t)s * m + i] = arrive;
+    if (!fwd)
+      ws->bwd_end[s] = max2(ws->bwd_end[s], end);
+    /* blocking sends hold the rank until they arrive */
+    pr->clock[r] = pr->async ? end : arrive;
   }
-  return best;
+  return ran;
 }
 
-/* The pipeline's time from ws's stage costs: m microbatches of the slowest
- * rank plus the bubble, for p equal ranks of per-microbatch time t
- * m t + (p-1) t / v. Interleaving: a rank runs v chunks; approximated with
- * the per-rank sum and a bubble divided by v. Sends overlap compute when
- * async, within 1F1B's round trips (round_trip_s; blocking sends already
- * count in each rank's time). O(stages^2). */
-static double pipeline_time_s(const hs_plan_pipeline_t *pl, int32_t v, bool async,
-                              const hs_schedule_t *sc, const plan_ws_t *ws)
+/* The most compute any rank of pl runs, m (t_f + t_b) over its chunks: a
+ * bound below pipeline_run_s's time. O(stages). */
+static double rank_busy_s(const hs_plan_pipeline_t *pl, int32_t v, const plan_ws_t *ws)
 {
-  const double *tf = ws->tf, *tb = ws->tb, *cut = ws->cut;
-  int32_t S = pl->n_stages;
-  int32_t ranks = S / v;
-  double sum = 0.0, tmax = 0.0, comm = 0.0;
+  int32_t ranks = pl->n_stages / HS_MAX(v, 1);
+  double most = 0.0;
   for (int32_t r = 0; r < ranks; r++) {
-    double t = 0.0, cin = 0.0, cout = 0.0;
-    for (int32_t ch = 0; ch < v; ch++) {
-      int32_t s = ch * ranks + r;
-      t += tf[s] + tb[s];
-      cin += s > 0 ? cut[s - 1] : 0.0;
-      cout += cut[s];
-    }
-    sum += t;
-    double teff = async ? fmax(t, fmax(cin, cout)) : t + cin + cout;
-    tmax = fmax(tmax, teff);
+    double t = 0.0;
+    for (int32_t ch = 0; ch < v; ch++)
+      t += ws->tf[ch * ranks + r] + ws->tb[ch * ranks + r];
+    most = fmax(most, t);
   }
-  bool hetero = strcmp(sc->name, "hetero-1f1b") == 0;
-  if (async && v == 1 && S > 1 && (hetero || strcmp(sc->name, "1f1b") == 0))
-    tmax = fmax(tmax, round_trip_s(pl, hetero, ws));
+  return pl->n_microbatches * most;
+}
+
+/* Every rank's schedule order of pl into e->run_items (sc->order, asked as
+ * sim/lower_place.c asks); *ok false when the schedule does not accept the
+ * pipeline's shape or an order names a microbatch or chunk outside it.
+ * The orders of the last shape asked (schedule, ranks, chunks,
+ * microbatches, warm-ups, no explicit order) are kept: a search estimates
+ * many plans of one shape. HS_ENOMEM only. O(m v ranks) when asked anew,
+ * O(ranks) when kept. */
+static hs_status_t run_orders(hs_estimator_t *e, const hs_plan_pipeline_t *pl, int32_t v,
+                              const hs_schedule_t *sc, bool *ok)
+{
+  int32_t S = pl->n_stages, ranks = S / v, m = pl->n_microbatches;
+  size_t per_rank = 2 * (size_t)m * (size_t)v;
+  bool keep = e->orders_sc == sc && e->orders_ranks == ranks && e->orders_v == v &&
+              e->orders_m == m;
+  for (int32_t r = 0; r < ranks && keep; r++)
+    keep = !pl->stages[r].order && e->orders_warm[r] == pl->stages[r].warmup;
+  *ok = true;
+  if (keep)
+    return HS_OK;
+  e->orders_sc = NULL;
+  if (hs_reserve((void **)&e->run_items, &e->run_items_cap, per_rank * (size_t)ranks,
+                 sizeof *e->run_items) != HS_OK ||
+      hs_reserve((void **)&e->orders_warm, &e->orders_warm_cap, (size_t)ranks,
+                 sizeof *e->orders_warm) != HS_OK)
+    return HS_ENOMEM;
+  hs_error_t e2;
+  hs_error_init(&e2);
+  e2.warn_fp = NULL;
+  bool explicit_order = false;
+  for (int32_t r = 0; r < ranks; r++) {
+    hs_sched_params_t sp = {.p = ranks, .v = v, .m = m, .rank = r,
+                            .warmup = pl->stages[r].warmup, .order = pl->stages[r].order};
+    if (sc->check(&sp, &e2) != HS_OK) {
+      *ok = false;
+      return HS_OK;
+    }
+    hs_sched_item_t *it = e->run_items + (size_t)r * per_rank;
+    sc->order(&sp, it);
+    for (size_t k = 0; k < per_rank; k++)
+      if (it[k].mb < 0 || it[k].mb >= m || it[k].chunk < 0 || it[k].chunk >= v) {
+        *ok = false;
+        return HS_OK;
+      }
+    e->orders_warm[r] = pl->stages[r].warmup;
+    explicit_order = explicit_order || pl->stages[r].order;
+  }
+  if (!explicit_order) {
+    e->orders_sc = sc;
+    e->orders_ranks = ranks;
+    e->orders_v = v;
+    e->orders_m = m;
+  }
+  return HS_OK;
+}
+
+/* The pipeline's time, running its schedule over ws's stage costs (the
+ * simulator's executors without the network's contention): each rank runs
+ * its items in the schedule's order (sc->order, asked as sim/lower_place.c
+ * asks); an item starts when the rank's previous one has ended (with
+ * blocking sends, when their data has arrived too) and its input has
+ * arrived: stage s's forward of a microbatch cut[s - 1] after stage
+ * s - 1's, its backward cut[s] after stage s + 1's (the last stage's
+ * backward follows its own forward). Stage s is chunk x ranks + rank.
+ *
+ * Max-plus over the items' graph, so the warm-up bubbles, hetero-1f1b's
+ * depths, explicit orders, interleaving and slow cuts are the schedule's
+ * own, not a closed form's: the closed form m t + (p - 1) t / v it
+ * replaced was 3.8% high on a pp2 hetero-1f1b plan whose first stage is
+ * the slowest (its warm-up hides part of the round trip) and up to 44%
+ * low on interleaved ones (docs/planners.md, "The estimator").
+ *
+ * Sets *out_s (INFINITY when the schedule does not accept the pipeline's
+ * shape or its orders deadlock: the simulator rejects both) and
+ * ws->bwd_end. HS_ENOMEM only. O(S m) items plus O(ranks) per sweep of the
+ * ranks (up and down each sweep; about m sweeps for 1F1B). */
+static hs_status_t pipeline_run_s(hs_estimator_t *e, const hs_plan_pipeline_t *pl, int32_t v,
+                                  bool async, const hs_schedule_t *sc, plan_ws_t *ws,
+                                  double *out_s, hs_error_t *err)
+{
+  int32_t S = pl->n_stages, ranks = S / v, m = pl->n_microbatches;
+  *out_s = INFINITY;
+  if (ranks < 1 || m < 1 || ranks * v != S)
+    return HS_OK;
+  pipe_run_t pr = {.ws = ws, .S = S, .ranks = ranks, .m = m, .async = async,
+                   .per_rank = 2 * (size_t)m * (size_t)v};
+  size_t n_items = pr.per_rank * (size_t)ranks, n_sent = 2 * (size_t)S * (size_t)m;
+  if (hs_reserve((void **)&e->run_end, &e->run_end_cap, n_sent + (size_t)m + 2 * (size_t)ranks,
+                 sizeof *e->run_end) != HS_OK ||
+      hs_reserve((void **)&e->run_pos, &e->run_pos_cap, (size_t)ranks, sizeof *e->run_pos) != HS_OK)
+    return hs_error_set(err, HS_ENOMEM, "out of memory running a pipeline's schedule");
+  pr.fsent = e->run_end;
+  pr.bsent = pr.fsent + (size_t)S * m;
+  pr.flast = pr.bsent + (size_t)S * m;
+  pr.clock = pr.flast + m;
+  pr.nic_free = pr.clock + ranks;
+  pr.pos = e->run_pos;
+  for (size_t k = 0; k < n_sent + (size_t)m; k++)
+    pr.fsent[k] = -1.0; /* bsent and flast follow fsent */
+  bool ok = true;
+  hs_status_t st = run_orders(e, pl, v, sc, &ok);
+  if (st != HS_OK)
+    return hs_error_set(err, st, "out of memory running a pipeline's schedule");
+  if (!ok)
+    return HS_OK;
+  pr.items = e->run_items;
+  for (int32_t r = 0; r < ranks; r++) {
+    pr.clock[r] = pr.nic_free[r] = 0.0;
+    pr.pos[r] = 0;
+  }
+  for (int32_t s = 0; s < S; s++)
+    ws->bwd_end[s] = 0.0;
+  /* forwards flow up the ranks, backwards down: a sweep each way */
+  for (size_t left = n_items; left > 0;) {
+    size_t ran = 0;
+    for (int32_t r = 0; r < ranks; r++)
+      ran += run_rank(&pr, r);
+    for (int32_t r = ranks - 1; r >= 0; r--)
+      ran += run_rank(&pr, r);
+    if (ran == 0)
+      return HS_OK; /* deadlock */
+    left -= ran;
+  }
+  /* the links carry every microbatch's sends: at the busiest cut's rate
+   * with all of its sharers at once, and the busiest NIC's (the graph's
+   * delays take the sends of one instant); a pipeline the links hold
+   * back ends that much later on every stage */
+  double bound = m * ws->nic_mb_s, end = 0.0;
   for (int32_t s = 0; s + 1 < S; s++)
-    comm += 2.0 * cut[s];
-  double mb = pl->n_microbatches;
-  /* m t + (p-1) t / v for p equal ranks of per-microbatch time t */
-  return (sum + comm) / v + (mb - 1.0 / v) * tmax;
+    bound = fmax(bound, m * ws->cut_occ[s]);
+  for (int32_t s = 0; s < S; s++)
+    end = fmax(end, ws->bwd_end[s]);
+  if (bound > end) {
+    for (int32_t s = 0; s < S; s++)
+      ws->bwd_end[s] += bound - end;
+    end = bound;
+  }
+  *out_s = end;
+  return HS_OK;
 }
 
 /* The time of stage s's gradient all-reduce over the holders of its first
@@ -1042,18 +1330,19 @@ static hs_status_t stage_allreduce_s(hs_estimator_t *e, const hs_plan_t *p, int3
   return HS_OK;
 }
 
-/* Gradient sync and optimizer per stage of pipeline i, after the pipeline's
- * tpipe: raises out->dp_exposed_s, out->optimizer_s and *iter (the end of
- * the last step), and gives stage 0's exposed sync in *exposed0. Buckets of
- * bucket_bytes start as the last backward produces them (the simulator's
- * overlap). HS_ENOMEM only. O(stages x memo). */
-static hs_status_t stage_syncs(hs_estimator_t *e, const hs_plan_t *p, int32_t i, double tpipe,
-                               double grad_bytes, plan_ws_t *ws, hs_estimate_t *out, double *iter,
-                               double *exposed0, hs_error_t *err)
+/* Gradient sync and optimizer per stage of pipeline i, after each stage's
+ * last backward (ws->bwd_end, pipeline_run_s): raises out->dp_exposed_s,
+ * out->optimizer_s and *iter (the end of the last step), and gives stage
+ * 0's exposed sync in *exposed0. Buckets of bucket_bytes start as the last
+ * backward produces them (the simulator's overlap). HS_ENOMEM only.
+ * O(stages x memo). */
+static hs_status_t stage_syncs(hs_estimator_t *e, const hs_plan_t *p, int32_t i, double grad_bytes,
+                               plan_ws_t *ws, hs_estimate_t *out, double *iter, double *exposed0,
+                               hs_error_t *err)
 {
   const hs_plan_pipeline_t *pl = &p->pipelines[i];
-  const double *tb = ws->tb, *opt = ws->opt;
-  double bwd_before = 0.0;
+  const double *tb = ws->tb;
+  double *opt = ws->opt;
   for (int32_t s = 0; s < pl->n_stages; s++) {
     const hs_plan_stage_t *stg = &pl->stages[s];
     double bytes = 0.0, ar = 0.0;
@@ -1079,16 +1368,30 @@ static hs_status_t stage_syncs(hs_estimator_t *e, const hs_plan_t *p, int32_t i,
     out->dp_exposed_s = fmax(out->dp_exposed_s, exposed);
     /* ZeRO: each of the n holders steps 1/n of the parameters (lower.c) */
     double opt_s = hs_plan_zero_stage(p) >= 1 && n > 1 ? opt[s] / n : opt[s];
+    ws->opt[s] = opt_s; /* the step as it runs, for the tied sync's end */
     out->optimizer_s = fmax(out->optimizer_s, opt_s);
-    double end = tpipe - bwd_before + exposed + opt_s;
+    double end = ws->bwd_end[s] + exposed + opt_s;
     *iter = fmax(*iter, end);
-    bwd_before += tb[s];
   }
   return HS_OK;
 }
 
 /* The memory pass: every device's peak bytes (hs_memory_per_device into
  * e->mem), the largest, and the first device over its GPU's memory. */
+static hs_status_t plan_memory(hs_estimator_t *e, const hs_plan_t *p, hs_estimate_t *out,
+                               hs_error_t *err);
+
+hs_status_t hs_estimate_memory(hs_estimator_t *e, const hs_plan_t *p, hs_estimate_t *out,
+                               hs_error_t *err)
+{
+  out->max_memory_bytes = 0.0;
+  out->oom = false;
+  out->oom_device = -1;
+  hs_estimator_set_practice(e, &p->practice);
+  hs_estimator_set_precision(e, p->precision);
+  return plan_memory(e, p, out, err);
+}
+
 static hs_status_t plan_memory(hs_estimator_t *e, const hs_plan_t *p, hs_estimate_t *out,
                                hs_error_t *err)
 {
@@ -1136,29 +1439,34 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
       total_tp_groups += p->pipelines[i].stages[s].n_replicas;
   }
   plan_ws_t ws;
-  ws.tf = hs_calloc((size_t)max_stages + 1, sizeof *ws.tf);
-  ws.tb = hs_calloc((size_t)max_stages + 1, sizeof *ws.tb);
-  ws.cut = hs_calloc((size_t)max_stages + 1, sizeof *ws.cut);
-  ws.params = hs_calloc((size_t)max_stages + 1, sizeof *ws.params);
-  ws.opt = hs_calloc((size_t)max_stages + 1, sizeof *ws.opt);
-  ws.group = hs_calloc((size_t)total_tp_groups + 1, sizeof *ws.group);
-  ws.nic_bytes = hs_calloc(c->n_nodes + 1, sizeof *ws.nic_bytes);
-  ws.site_bytes = hs_calloc(c->n_sites * c->n_sites + 1, sizeof *ws.site_bytes);
-  ws.n_memo = 0;
-  ws.n_gmemo = 0;
-  if (!ws.tf || !ws.tb || !ws.cut || !ws.params || !ws.opt || !ws.group || !ws.nic_bytes || !ws.site_bytes)
-    HS_FAIL(hs_error_set(err, HS_ENOMEM, "out of memory"));
+  if (ws_alloc(&ws, (size_t)max_stages + 1, (size_t)total_tp_groups + 1, c) != HS_OK)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
   double tied_ar = 0.0;
   HS_CHECK(tied_allreduce_s(e, p, v, grad_bytes, &tied_ar, err));
-  send_bytes(m, c, p, v, ws.nic_bytes, ws.site_bytes);
+  send_bytes(m, c, p, v, &ws);
+  /* per microbatch, the busiest NIC's sends out (activations up the
+   * pipeline, gradients down) */
+  ws.nic_mb_s = 0.0;
+  for (size_t n = 0; n < c->n_nodes; n++)
+    ws.nic_mb_s = fmax(ws.nic_mb_s, (ws.nic_bytes[n] + ws.nic_back[n]) / link_Bps(c->nodes[n].nic_GBps));
   double iter = 0.0;
   for (int32_t i = 0; i < p->n_pipelines; i++) {
     const hs_plan_pipeline_t *pl = &p->pipelines[i];
     double exposed0 = 0.0;
     HS_CHECK(stage_costs(e, p, i, &ws, err));
-    double tpipe = pipeline_time_s(pl, v, async, sc, &ws);
+    /* each rank runs its items one after another: a bound below the
+     * schedule's run, enough to answer a plan that cannot beat cutoff_s */
+    double busy = rank_busy_s(pl, v, &ws);
+    if (busy >= e->cutoff_s) {
+      out->iteration_s = busy;
+      out->pipeline_s = busy;
+      out->bounded = true;
+      goto cleanup;
+    }
+    double tpipe = 0.0;
+    HS_CHECK(pipeline_run_s(e, pl, v, async, sc, &ws, &tpipe, err));
     out->pipeline_s = fmax(out->pipeline_s, tpipe);
-    HS_CHECK(stage_syncs(e, p, i, tpipe, grad_bytes, &ws, out, &iter, &exposed0, err));
+    HS_CHECK(stage_syncs(e, p, i, grad_bytes, &ws, out, &iter, &exposed0, err));
     if (tied_ar > 0.0) {
       /* the embedding's stage finishes backward last; the sync follows its
        * DP all-reduce, then both ends step their optimizers */
@@ -1172,13 +1480,6 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
   if (with_memory)
     HS_CHECK(plan_memory(e, p, out, err));
 cleanup:
-  free(ws.tf);
-  free(ws.tb);
-  free(ws.cut);
-  free(ws.params);
-  free(ws.opt);
-  free(ws.group);
-  free(ws.nic_bytes);
-  free(ws.site_bytes);
+  ws_free(&ws);
   return st;
 }

@@ -10,10 +10,19 @@
  *    recomputed forward under recomputation), plus the Megatron TP
  *    all-reduces (hs_coll_estimate_s over the replica's TP group); a stage
  *    takes the slowest of its replicas;
- *  - pipeline: sum_i t_i + (m-1) max_i t'_i + 2 sum_cuts c_k, with c_k the
- *    activation transfer over cut k (path bottleneck bandwidth and latency
- *    between the stages' first devices) and t'_i = t_i + c_in + c_out for
- *    blocking schedules, max(t_i, c_out) for async sends (hetero-1f1b);
+ *  - pipeline: the schedule itself, run over those stage costs (every
+ *    rank's items in sim/sched.c's order; an item starts when the rank is
+ *    free and its input has arrived; max-plus over the items' graph, so
+ *    warm-up bubbles, hetero-1f1b's depths, explicit orders and
+ *    interleaving are the schedule's own). A send takes c_k: latency plus
+ *    its bytes over the path's bottleneck, sharing a NIC with the node's
+ *    replicas' and pipelines' same send and an inter-site link with every
+ *    pipeline's send over that cut; off the node it queues behind the
+ *    rank's earlier sends (a forward's activations and a backward's
+ *    gradients take turns on its NIC); blocking schedules hold the rank
+ *    until it arrives. The links' throughput bounds the pipeline too: m
+ *    times the busiest NIC's sends per microbatch (both directions of the
+ *    pipeline) and the busiest cut with every sharer of its site link;
  *  - gradient sync: per stage an all-reduce of its gradient shard over the
  *    first devices of every TP group holding its first op
  *    (hs_coll_estimate_s), times tp when the group leaves a node (the TP
@@ -21,8 +30,12 @@
  *    start as the last microbatch's backward produces them: with f =
  *    min(1, bucket_bytes / gradient bytes), exposed = max(f bwd + AR,
  *    bwd + f AR) - bwd (the first bucket after its share of the backward,
- *    the last bucket's all-reduce always exposed); stage i ends its last
- *    backward sum_{j<i} bwd_j before the pipeline ends;
+ *    the last bucket's all-reduce always exposed), from the stage's own
+ *    last backward in the run above;
+ *  - tied embedding split from its LM head: after stage 0's sync, a
+ *    stream per (embedding, head) pair and TP rank (sim/lower_grad.c),
+ *    every stream sharing the inter-site link, or the busiest NIC rail,
+ *    that they cross; then both ends' optimizer steps (ZeRO's share);
  *  - context parallelism: per attention op the ring's K/V all-gather over
  *    the C replicas' first devices, minus the (C-1)/C of the attention it
  *    overlaps (twice the bytes in backward); expert parallelism: two
@@ -145,13 +158,27 @@ typedef struct hs_estimate {
   double optimizer_s;
   double max_memory_bytes;   /* max over devices (only when memory was computed) */
   bool oom;                  /* some device over its capacity */
+  bool bounded;              /* iteration_s is only a bound below, at least the estimator's
+                                cutoff (hs_estimator_set_cutoff); memory not computed */
   int32_t oom_device;        /* first device over capacity, -1 when none */
 } hs_estimate_t;
+
+/* A plan whose iteration the estimator can bound from below at cutoff_s or
+ * more (the busiest rank's compute) is answered with that bound, marked
+ * bounded, without running its schedule or the memory pass: callers that
+ * keep only plans faster than cutoff_s (a full candidate pool's last
+ * estimate) set it before estimating. cutoff_s <= 0 or INFINITY: none
+ * (the default). O(1). */
+void hs_estimator_set_cutoff(hs_estimator_t *e, double cutoff_s);
 
 /* Estimates a validated plan. with_memory: also run hs_memory_per_device
  * (O(devices + pipelines x microbatches)). O(stages x replicas + ops) with a
  * warm cache plus one collective estimate per stage. */
 hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_memory,
                              hs_estimate_t *out, hs_error_t *err);
+/* Only the memory pass of hs_estimate_plan: out's max_memory_bytes, oom and
+ * oom_device (the rest untouched). O(devices + pipelines x microbatches). */
+hs_status_t hs_estimate_memory(hs_estimator_t *e, const hs_plan_t *p, hs_estimate_t *out,
+                               hs_error_t *err);
 
 #endif /* HS_ESTIMATE_H */

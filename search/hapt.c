@@ -178,6 +178,8 @@ typedef struct hapt {
   bool order_have;      /* it beat the warm-up depths */
   bool warm_have;       /* the warm-up climb beat the local search's plan */
   bool tune_skipped;    /* budget under HS_HAPT_TUNE_MIN_SIMS: no order adaptation */
+  bool polished;        /* the pool's entries were polished (polish_pool) */
+  uint64_t polish_moves;
   double beat_s;        /* hs_plan_opts_t.beat_s (0: none) */
   int32_t order_pruned; /* order adaptations left out under beat_s (order_bound) */
   /* phase 4: interleaved variants of the simulated plans (hapt_vpp.h),
@@ -620,6 +622,143 @@ static hs_status_t ls_estimate(hapt_t *s, const hs_plan_t *p, double *est_s, hs_
   hs_status_t st = hs_estimate_plan(e, p, false, &ev, err);
   *est_s = st == HS_OK && isfinite(ev.iteration_s) && ev.iteration_s > 0.0 ? ev.iteration_s : INF;
   return st;
+}
+
+/* ---- polish: the pool's entries, by the estimate ------------------------
+ *
+ * The DP places cuts by its closed form (sum of stage times plus (B - 1)
+ * times the cap) under the default warm-ups; the whole-plan estimate runs
+ * the schedule itself (the warm-up's bubbles, the sends' queues:
+ * search/estimate.h) and can put a boundary a block or half a block away,
+ * or find a deeper warm-up that hides a slow cut. Before the pool is
+ * simulated, each entry descends by that estimate over its cut moves
+ * (ls_make's first 2 (S - 1) neighbours: every op-level cut candidate,
+ * not only the DP's) and, under hetero-1f1b, every stage's warm-up one
+ * deeper or shallower (hs__hetero_warmup_move), memory checked, taking the
+ * best move while it lowers the estimate, at most HS_HAPT_POLISH_ROUNDS
+ * moves; then the pool is sorted again and entries that became the same
+ * plan are dropped. The climb and the order adaptation then start from
+ * there with the simulator. Measured (2026-12-04, fifth session, against
+ * the same binary without it): bench_search's 16 GPUs, the DP's tp2 pp2
+ * dp4 layout emb+0-23|24-31 (estimated 2.6417 s) moves to emb+0-23|23-31
+ * (2.6041 s; simulated 2.5704 s) before the pool simulates it; cuts
+ * alone, without the warm-ups, left the 33-option what-if 10 rows slower
+ * (a cut descent under the default warm-ups ends where the warm-up
+ * adaptation finds less), with them 1 (docs/planners.md). */
+
+#define HS_HAPT_POLISH_ROUNDS 8
+
+/* ls_estimate with the memory pass: INF when a device runs out. */
+static hs_status_t polish_estimate(hapt_t *s, const hs_plan_t *p, double *est_s, hs_error_t *err)
+{
+  hs_estimator_t *e = s->h.est;
+  for (int32_t i = 0; i < s->n_var; i++) {
+    hs_practice_t v = s->var[i];
+    v.context_parallel = p->practice.context_parallel;
+    if (hs_practice_equal(&v, &p->practice))
+      e = s->var_est[i];
+  }
+  hs_estimate_t ev;
+  hs_status_t st = hs_estimate_plan(e, p, true, &ev, err);
+  *est_s = st == HS_OK && !ev.oom && isfinite(ev.iteration_s) && ev.iteration_s > 0.0
+               ? ev.iteration_s : INF;
+  return st;
+}
+
+/* Descends *p (estimate *est_s) over its cut moves; see above. HS_ENOMEM
+ * only (an estimator failure leaves the move out). O(rounds x S
+ * estimates). */
+static hs_status_t polish_one(hapt_t *s, hs_plan_t *p, double *est_s, hs_error_t *err)
+{
+  if (p->n_pipelines != 1)
+    return HS_OK;
+  for (int32_t round = 0; round < HS_HAPT_POLISH_ROUNDS; round++) {
+    int32_t S = p->pipelines[0].n_stages;
+    hs_plan_t best;
+    hs_plan_init(&best);
+    double best_s = *est_s;
+    hs_status_t st = HS_OK;
+    bool warm = strcmp(p->schedule, "hetero-1f1b") == 0 && p->chunks <= 1;
+    for (int32_t j = 0; j < 2 * (S - 1) + (warm ? 2 * S : 0) && st == HS_OK; j++) {
+      hs_plan_t cand;
+      hs_plan_init(&cand);
+      if (j < 2 * (S - 1) && !ls_make(s, p, j, &cand, err, &st))
+        continue;
+      if (j >= 2 * (S - 1)) {
+        /* a stage's warm-up one deeper or shallower (hetero_warmup.h) */
+        if ((st = hs_plan_copy(p, &cand, err)) != HS_OK)
+          break;
+        hs__hetero_warmup_explicit(&cand.pipelines[0]);
+        int32_t k = j - 2 * (S - 1);
+        if (!hs__hetero_warmup_move(&cand, k / 2, k % 2 ? 1 : -1)) {
+          hs_plan_destroy(&cand);
+          continue;
+        }
+      }
+      double e = INF;
+      st = polish_estimate(s, &cand, &e, err);
+      if (st != HS_ENOMEM) {
+        hs_error_clear(err);
+        st = HS_OK;
+      }
+      if (st == HS_OK && e < best_s * (1.0 - 1e-9)) {
+        hs_plan_destroy(&best);
+        best = cand;
+        best_s = e;
+      } else {
+        hs_plan_destroy(&cand);
+      }
+    }
+    if (st != HS_OK || best.n_pipelines == 0) {
+      hs_plan_destroy(&best);
+      return st;
+    }
+    hs_plan_destroy(p);
+    *p = best;
+    *est_s = best_s;
+    s->polish_moves++;
+  }
+  return HS_OK;
+}
+
+/* Polishes every entry of the pool (nothing simulated yet), then sorts it
+ * by estimate again (stable) and drops entries the same as an earlier one.
+ * HS_ENOMEM only. O(entries x rounds x S estimates). */
+static hs_status_t polish_pool(hapt_t *s, hs_error_t *err)
+{
+  hs_cand_pool_t *pool = &s->pool;
+  for (int32_t k = 0; k < pool->n; k++) {
+    hs_status_t st = polish_one(s, &pool->plans[k], &pool->est_s[k], err);
+    if (st != HS_OK)
+      return st;
+  }
+  for (int32_t k = 1; k < pool->n; k++) {
+    hs_plan_t pk = pool->plans[k];
+    double ek = pool->est_s[k];
+    int32_t j = k;
+    for (; j > 0 && pool->est_s[j - 1] > ek; j--) {
+      pool->plans[j] = pool->plans[j - 1];
+      pool->est_s[j] = pool->est_s[j - 1];
+    }
+    pool->plans[j] = pk;
+    pool->est_s[j] = ek;
+  }
+  int32_t n = 0;
+  for (int32_t k = 0; k < pool->n; k++) {
+    bool dup = false;
+    for (int32_t j = 0; j < n && !dup; j++)
+      dup = hs__plan_same(&pool->plans[j], &pool->plans[k]);
+    if (dup) {
+      hs_plan_destroy(&pool->plans[k]);
+      continue;
+    }
+    pool->plans[n] = pool->plans[k];
+    pool->est_s[n++] = pool->est_s[k];
+  }
+  for (int32_t k = n; k < pool->n; k++)
+    hs_plan_init(&pool->plans[k]);
+  pool->n = n;
+  return HS_OK;
 }
 
 /* Whether neighbour cand is ruled out by the closed form: its estimate is
@@ -1227,6 +1366,10 @@ static hs_status_t hapt_step(void *state, bool *done, double *progress, hs_error
     return sweep_step(s, progress, err);
   }
   if (s->phase == 1) {
+    if (!s->polished) {
+      s->polished = true;
+      return polish_pool(s, err);
+    }
     bool sim_done = false;
     hs_status_t st = hs__cpool_sim_step(&s->pool, h->m, h->c, &sim_done, err);
     *progress = 0.9 + 0.05 * s->pool.next_sim / HS_MAX(s->pool.n, 1);
@@ -1397,6 +1540,12 @@ static hs_status_t hapt_result(void *state, hs_plan_t *out, hs_search_stats_t *s
     snprintf(stats->note + len, sizeof stats->note - len,
              "; %llu local-search neighbours ruled out by the estimate",
              (unsigned long long)s->ls_screened);
+  }
+  if (s->polish_moves > 0) {
+    len = strlen(stats->note);
+    snprintf(stats->note + len, sizeof stats->note - len,
+             "; finalists polished by the estimate: %llu moves",
+             (unsigned long long)s->polish_moves);
   }
   hs__cpool_note(&s->pool, stats->note, sizeof stats->note);
   return st;

@@ -349,11 +349,15 @@ static hs_status_t offer(megatron_t *s, const cand_t *cd, hs_error_t *err)
   plan.precision = s->dt;
   hs_plan_set_practice(&plan, &s->pr[cd->practice]);
   hs_estimate_t es;
+  /* a candidate that cannot enter the pool is answered by a bound and
+   * needs no memory check */
+  bool full = s->pool.n == s->pool.cap;
+  hs_estimator_set_cutoff(s->est, full ? s->pool.est_s[s->pool.n - 1] : INFINITY);
   hs_status_t st = hs_estimate_plan(s->est, &plan, false, &es, err);
+  hs_estimator_set_cutoff(s->est, INFINITY);
   s->scored++;
-  /* a candidate that cannot enter the pool needs no memory check */
-  if (st == HS_OK && !(s->pool.n == s->pool.cap && es.iteration_s >= s->pool.est_s[s->pool.n - 1]))
-    st = hs_estimate_plan(s->est, &plan, true, &es, err);
+  if (st == HS_OK && !es.bounded && !(full && es.iteration_s >= s->pool.est_s[s->pool.n - 1]))
+    st = hs_estimate_memory(s->est, &plan, &es, err);
   else if (st == HS_OK) {
     hs_plan_destroy(&plan);
     return HS_OK;
