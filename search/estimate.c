@@ -60,6 +60,18 @@ typedef struct cache_entry {
   double *pre[P__COUNT]; /* prefix sums, n_ops + 1 each */
 } cache_entry_t;
 
+/* One remembered pipeline_run_s: its inputs (key, n_key doubles, hash h)
+ * and its results (tpipe, then bwd_end: the key's last S doubles). */
+typedef struct run_memo {
+  uint64_t h;
+  const hs_schedule_t *sc;
+  double *key; /* n_key + S doubles, NULL: empty */
+  size_t n_key;
+  double tpipe;
+} run_memo_t;
+
+#define RUN_MEMO 1024 /* direct-mapped entries */
+
 struct hs_estimator {
   const hs_model_t *m;
   const hs_cluster_t *c;
@@ -84,6 +96,10 @@ struct hs_estimator {
   size_t run_items_cap;
   size_t *run_pos;
   size_t run_pos_cap;
+  /* pipeline_run_s's results by their inputs (run_memo_*) */
+  run_memo_t *run_memo; /* RUN_MEMO entries, allocated on first use */
+  double *run_key;      /* scratch: the inputs of the run being asked */
+  size_t run_key_cap;
   /* run_orders' kept shape (orders_sc NULL: none) */
   const hs_schedule_t *orders_sc;
   int32_t orders_ranks, orders_v, orders_m;
@@ -168,6 +184,11 @@ void hs_estimator_free(hs_estimator_t *e)
   free(e->run_items);
   free(e->run_pos);
   free(e->orders_warm);
+  if (e->run_memo)
+    for (size_t k = 0; k < RUN_MEMO; k++)
+      free(e->run_memo[k].key);
+  free(e->run_memo);
+  free(e->run_key);
   free(e);
 }
 
@@ -1120,19 +1141,24 @@ static size_t run_rank(const pipe_run_t *pr, int32_t r)
   return ran;
 }
 
-/* The most compute any rank of pl runs, m (t_f + t_b) over its chunks: a
- * bound below pipeline_run_s's time. O(stages). */
-static double rank_busy_s(const hs_plan_pipeline_t *pl, int32_t v, const plan_ws_t *ws)
+/* A bound below pipeline_run_s's time: the most compute any rank runs,
+ * m (t_f + t_b) over its chunks; without interleaving, plus the time the
+ * first forward takes to reach it (the stages and cuts before it) and the
+ * time its last backward's gradient takes to get back through stage 0 (for
+ * p equal stages of t, (m + p - 1) t: the schedule's time). O(stages). */
+static double run_bound_s(const hs_plan_pipeline_t *pl, int32_t v, const plan_ws_t *ws)
 {
   int32_t ranks = pl->n_stages / HS_MAX(v, 1);
-  double most = 0.0;
+  double most = 0.0, fill = 0.0, drain = 0.0;
   for (int32_t r = 0; r < ranks; r++) {
     double t = 0.0;
     for (int32_t ch = 0; ch < v; ch++)
       t += ws->tf[ch * ranks + r] + ws->tb[ch * ranks + r];
-    most = fmax(most, t);
+    most = fmax(most, pl->n_microbatches * t + (v == 1 ? fill + drain : 0.0));
+    fill += ws->tf[r] + ws->cut[r];
+    drain += ws->tb[r] + ws->cut_b[r];
   }
-  return pl->n_microbatches * most;
+  return most;
 }
 
 /* Every rank's schedule order of pl into e->run_items (sc->order, asked as
@@ -1210,14 +1236,21 @@ static hs_status_t run_orders(hs_estimator_t *e, const hs_plan_pipeline_t *pl, i
  * shape or its orders deadlock: the simulator rejects both) and
  * ws->bwd_end. HS_ENOMEM only. O(S m) items plus O(ranks) per sweep of the
  * ranks (up and down each sweep; about m sweeps for 1F1B). */
-static hs_status_t pipeline_run_s(hs_estimator_t *e, const hs_plan_pipeline_t *pl, int32_t v,
+static hs_status_t run_schedule(hs_estimator_t *e, const hs_plan_pipeline_t *pl, int32_t v,
                                   bool async, const hs_schedule_t *sc, plan_ws_t *ws,
                                   double *out_s, hs_error_t *err)
 {
   int32_t S = pl->n_stages, ranks = S / v, m = pl->n_microbatches;
   *out_s = INFINITY;
+  for (int32_t s = 0; s < S; s++)
+    ws->bwd_end[s] = INFINITY; /* until the run ends */
   if (ranks < 1 || m < 1 || ranks * v != S)
     return HS_OK;
+  if (S == 1) {
+    /* one stage: its items back to back */
+    ws->bwd_end[0] = *out_s = m * (ws->tf[0] + ws->tb[0]);
+    return HS_OK;
+  }
   pipe_run_t pr = {.ws = ws, .S = S, .ranks = ranks, .m = m, .async = async,
                    .per_rank = 2 * (size_t)m * (size_t)v};
   size_t n_items = pr.per_rank * (size_t)ranks, n_sent = 2 * (size_t)S * (size_t)m;
@@ -1253,8 +1286,11 @@ static hs_status_t pipeline_run_s(hs_estimator_t *e, const hs_plan_pipeline_t *p
       ran += run_rank(&pr, r);
     for (int32_t r = ranks - 1; r >= 0; r--)
       ran += run_rank(&pr, r);
-    if (ran == 0)
-      return HS_OK; /* deadlock */
+    if (ran == 0) {
+      for (int32_t s = 0; s < S; s++)
+        ws->bwd_end[s] = INFINITY; /* deadlock */
+      return HS_OK;
+    }
     left -= ran;
   }
   /* the links carry every microbatch's sends: at the busiest cut's rate
@@ -1273,6 +1309,93 @@ static hs_status_t pipeline_run_s(hs_estimator_t *e, const hs_plan_pipeline_t *p
   }
   *out_s = end;
   return HS_OK;
+}
+
+/* The inputs of pipeline_run_s for pl into e->run_key (*n doubles) and
+ * their hash; false when pl is not remembered (an explicit order, which the
+ * key does not hold). HS_ENOMEM via *st. O(stages). */
+static bool run_key(hs_estimator_t *e, const hs_plan_pipeline_t *pl, int32_t v, bool async,
+                    const plan_ws_t *ws, size_t *n, uint64_t *h, hs_status_t *st)
+{
+  int32_t S = pl->n_stages;
+  *st = HS_OK;
+  for (int32_t q = 0; q < S; q++)
+    if (pl->stages[q].order)
+      return false;
+  *n = 5 + 10 * (size_t)S;
+  if (hs_reserve((void **)&e->run_key, &e->run_key_cap, *n, sizeof *e->run_key) != HS_OK) {
+    *st = HS_ENOMEM;
+    return false;
+  }
+  double *k = e->run_key;
+  k[0] = S;
+  k[1] = pl->n_microbatches;
+  k[2] = v;
+  k[3] = async;
+  k[4] = ws->nic_mb_s;
+  for (int32_t q = 0; q < S; q++) {
+    double *x = k + 5 + 10 * (size_t)q;
+    x[0] = ws->tf[q];
+    x[1] = ws->tb[q];
+    x[2] = ws->cut[q];
+    x[3] = ws->cut_b[q];
+    x[4] = ws->occ_f[q];
+    x[5] = ws->occ_b[q];
+    x[6] = ws->nic_f[q] >= 0;
+    x[7] = ws->nic_b[q] >= 0;
+    x[8] = ws->cut_occ[q];
+    x[9] = pl->stages[q].warmup;
+  }
+  uint64_t hh = 1469598103934665603ULL;
+  const unsigned char *b = (const unsigned char *)k;
+  for (size_t i = 0; i < *n * sizeof *k; i++)
+    hh = (hh ^ b[i]) * 1099511628211ULL;
+  *h = hh;
+  return true;
+}
+
+/* pipeline_run_s remembered: a search estimates the same pipeline many
+ * times (practice variants and device subsets leave its stage costs alike:
+ * 3 in 4 runs of megatron's search on the 48-GPU what-if cluster), so the
+ * results of the last RUN_MEMO distinct inputs are kept, direct-mapped by
+ * the inputs' hash and compared whole (a hit is the same inputs, so the
+ * same results). Sets *out_s and ws->bwd_end; HS_ENOMEM only. O(stages)
+ * on a hit. */
+static hs_status_t pipeline_run_s(hs_estimator_t *e, const hs_plan_pipeline_t *pl, int32_t v,
+                                  bool async, const hs_schedule_t *sc, plan_ws_t *ws,
+                                  double *out_s, hs_error_t *err)
+{
+  int32_t S = pl->n_stages;
+  size_t n = 0;
+  uint64_t h = 0;
+  hs_status_t st = HS_OK;
+  if (!run_key(e, pl, v, async, ws, &n, &h, &st)) {
+    if (st != HS_OK)
+      return hs_error_set(err, st, "out of memory running a pipeline's schedule");
+    return run_schedule(e, pl, v, async, sc, ws, out_s, err);
+  }
+  if (!e->run_memo && !(e->run_memo = hs_calloc(RUN_MEMO, sizeof *e->run_memo)))
+    return hs_error_set(err, HS_ENOMEM, "out of memory running a pipeline's schedule");
+  run_memo_t *me = &e->run_memo[h % RUN_MEMO];
+  if (me->key && me->h == h && me->sc == sc && me->n_key == n &&
+      memcmp(me->key, e->run_key, n * sizeof *e->run_key) == 0) {
+    memcpy(ws->bwd_end, me->key + n, (size_t)S * sizeof *ws->bwd_end);
+    *out_s = me->tpipe;
+    return HS_OK;
+  }
+  HS_CHECK(run_schedule(e, pl, v, async, sc, ws, out_s, err));
+  double *key = hs_reallocarray(me->key, n + (size_t)S, sizeof *key);
+  if (!key)
+    return hs_error_set(err, HS_ENOMEM, "out of memory running a pipeline's schedule");
+  memcpy(key, e->run_key, n * sizeof *key);
+  memcpy(key + n, ws->bwd_end, (size_t)S * sizeof *key);
+  me->key = key;
+  me->h = h;
+  me->sc = sc;
+  me->n_key = n;
+  me->tpipe = *out_s;
+cleanup:
+  return st;
 }
 
 /* The time of stage s's gradient all-reduce over the holders of its first
@@ -1454,9 +1577,9 @@ hs_status_t hs_estimate_plan(hs_estimator_t *e, const hs_plan_t *p, bool with_me
     const hs_plan_pipeline_t *pl = &p->pipelines[i];
     double exposed0 = 0.0;
     HS_CHECK(stage_costs(e, p, i, &ws, err));
-    /* each rank runs its items one after another: a bound below the
-     * schedule's run, enough to answer a plan that cannot beat cutoff_s */
-    double busy = rank_busy_s(pl, v, &ws);
+    /* a bound below the schedule's run, enough to answer a plan that
+     * cannot beat cutoff_s */
+    double busy = run_bound_s(pl, v, &ws);
     if (busy >= e->cutoff_s) {
       out->iteration_s = busy;
       out->pipeline_s = busy;
