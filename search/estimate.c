@@ -1218,27 +1218,29 @@ static hs_status_t run_orders(hs_estimator_t *e, const hs_plan_pipeline_t *pl, i
 
 /* The pipeline's time, running its schedule over ws's stage costs (the
  * simulator's executors without the network's contention): each rank runs
- * its items in the schedule's order (sc->order, asked as sim/lower_place.c
- * asks); an item starts when the rank's previous one has ended (with
- * blocking sends, when their data has arrived too) and its input has
- * arrived: stage s's forward of a microbatch cut[s - 1] after stage
- * s - 1's, its backward cut[s] after stage s + 1's (the last stage's
- * backward follows its own forward). Stage s is chunk x ranks + rank.
+ * its items in the schedule's order (run_orders); an item starts when the
+ * rank's previous one has ended (with blocking sends, when their data has
+ * arrived too) and its input has arrived: stage s's forward of a
+ * microbatch cut[s - 1] after stage s - 1's, its backward cut_b[s] after
+ * stage s + 1's (the last stage's backward follows its own forward), each
+ * later when its sender's NIC queue holds it (run_rank). Stage s is chunk
+ * x ranks + rank.
  *
  * Max-plus over the items' graph, so the warm-up bubbles, hetero-1f1b's
  * depths, explicit orders, interleaving and slow cuts are the schedule's
  * own, not a closed form's: the closed form m t + (p - 1) t / v it
- * replaced was 3.8% high on a pp2 hetero-1f1b plan whose first stage is
- * the slowest (its warm-up hides part of the round trip) and up to 44%
- * low on interleaved ones (docs/planners.md, "The estimator").
+ * replaced put a pp2 hetero-1f1b plan whose first stage is the slowest
+ * (its warm-up hides part of the round trip) 2.6% over its simulation and
+ * an interleaved one 10.5% under (test_estimate_pipeline_run; now -0.1%
+ * and -0.7%).
  *
  * Sets *out_s (INFINITY when the schedule does not accept the pipeline's
  * shape or its orders deadlock: the simulator rejects both) and
  * ws->bwd_end. HS_ENOMEM only. O(S m) items plus O(ranks) per sweep of the
  * ranks (up and down each sweep; about m sweeps for 1F1B). */
 static hs_status_t run_schedule(hs_estimator_t *e, const hs_plan_pipeline_t *pl, int32_t v,
-                                  bool async, const hs_schedule_t *sc, plan_ws_t *ws,
-                                  double *out_s, hs_error_t *err)
+                                bool async, const hs_schedule_t *sc, plan_ws_t *ws, double *out_s,
+                                hs_error_t *err)
 {
   int32_t S = pl->n_stages, ranks = S / v, m = pl->n_microbatches;
   *out_s = INFINITY;

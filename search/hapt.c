@@ -665,9 +665,9 @@ static hs_status_t polish_estimate(hapt_t *s, const hs_plan_t *p, double *est_s,
   return st;
 }
 
-/* Descends *p (estimate *est_s) over its cut moves; see above. HS_ENOMEM
- * only (an estimator failure leaves the move out). O(rounds x S
- * estimates). */
+/* Descends *p (estimate *est_s) over its cut moves and, under
+ * hetero-1f1b, its warm-up moves; see above. HS_ENOMEM only (an estimator
+ * failure leaves the move out). O(rounds x S estimates). */
 static hs_status_t polish_one(hapt_t *s, hs_plan_t *p, double *est_s, hs_error_t *err)
 {
   if (p->n_pipelines != 1)
