@@ -607,9 +607,11 @@ static bool ls_make(hapt_t *s, const hs_plan_t *p, int32_t j, hs_plan_t *out, hs
 }
 
 /* The whole-plan estimate of p (iteration seconds; INF when the estimator
- * finds no time), with the practice variant's estimator that matches p's
- * practice (its cache kept), else the DP's. O(one estimate). */
-static hs_status_t ls_estimate(hapt_t *s, const hs_plan_t *p, double *est_s, hs_error_t *err)
+ * finds no time, or with_memory and a device runs out), with the practice
+ * variant's estimator that matches p's practice (its cache kept), else the
+ * DP's. O(one estimate). */
+static hs_status_t ls_estimate(hapt_t *s, const hs_plan_t *p, bool with_memory, double *est_s,
+                               hs_error_t *err)
 {
   hs_estimator_t *e = s->h.est;
   for (int32_t i = 0; i < s->n_var; i++) {
@@ -619,8 +621,9 @@ static hs_status_t ls_estimate(hapt_t *s, const hs_plan_t *p, double *est_s, hs_
       e = s->var_est[i];
   }
   hs_estimate_t ev;
-  hs_status_t st = hs_estimate_plan(e, p, false, &ev, err);
-  *est_s = st == HS_OK && isfinite(ev.iteration_s) && ev.iteration_s > 0.0 ? ev.iteration_s : INF;
+  hs_status_t st = hs_estimate_plan(e, p, with_memory, &ev, err);
+  *est_s = st == HS_OK && !ev.oom && isfinite(ev.iteration_s) && ev.iteration_s > 0.0
+               ? ev.iteration_s : INF;
   return st;
 }
 
@@ -647,23 +650,6 @@ static hs_status_t ls_estimate(hapt_t *s, const hs_plan_t *p, double *est_s, hs_
  * adaptation finds less), with them 1 (docs/planners.md). */
 
 #define HS_HAPT_POLISH_ROUNDS 8
-
-/* ls_estimate with the memory pass: INF when a device runs out. */
-static hs_status_t polish_estimate(hapt_t *s, const hs_plan_t *p, double *est_s, hs_error_t *err)
-{
-  hs_estimator_t *e = s->h.est;
-  for (int32_t i = 0; i < s->n_var; i++) {
-    hs_practice_t v = s->var[i];
-    v.context_parallel = p->practice.context_parallel;
-    if (hs_practice_equal(&v, &p->practice))
-      e = s->var_est[i];
-  }
-  hs_estimate_t ev;
-  hs_status_t st = hs_estimate_plan(e, p, true, &ev, err);
-  *est_s = st == HS_OK && !ev.oom && isfinite(ev.iteration_s) && ev.iteration_s > 0.0
-               ? ev.iteration_s : INF;
-  return st;
-}
 
 /* Descends *p (estimate *est_s) over its cut moves and, under
  * hetero-1f1b, its warm-up moves; see above. HS_ENOMEM only (an estimator
@@ -696,7 +682,7 @@ static hs_status_t polish_one(hapt_t *s, hs_plan_t *p, double *est_s, hs_error_t
         }
       }
       double e = INF;
-      st = polish_estimate(s, &cand, &e, err);
+      st = ls_estimate(s, &cand, true, &e, err);
       if (st != HS_ENOMEM) {
         hs_error_clear(err);
         st = HS_OK;
@@ -774,10 +760,10 @@ static hs_status_t ls_screen(hapt_t *s, const hs_plan_t *cand, bool *out, hs_err
   *out = false;
   hs_status_t st = HS_OK;
   if (!(s->ls_best_est > 0.0))
-    st = ls_estimate(s, &s->ls_best, &s->ls_best_est, err);
+    st = ls_estimate(s, &s->ls_best, false, &s->ls_best_est, err);
   double e = INF;
   if (st == HS_OK)
-    st = ls_estimate(s, cand, &e, err);
+    st = ls_estimate(s, cand, false, &e, err);
   if (st == HS_ENOMEM)
     return st;
   /* another estimator failure: the neighbour is simulated */
