@@ -930,21 +930,36 @@ static void report_rates(const sim_t *s, hs_report_t *r, const uint8_t *used, do
 /* Report step: bubble, the idle time of each executor up to the pipeline
  * flush t_flush. Sets every executor's idle_ns (the stage rows read it)
  * and r->bubble_fraction. */
+static double exec_idle_fraction(sim_t *s, int32_t e, hs_time_t t_flush);
+
+/* Summed pipeline by pipeline (not in executor order, which is rank-major:
+ * lower_place.c), the order the fraction's last bits have always had. */
 static void report_bubble(sim_t *s, hs_report_t *r, hs_time_t t_flush)
 {
   double bub = 0.0;
-  for (int32_t e = 0; e < s->low.n_execs; e++) {
-    const xrun_t *xr = &s->x[e];
-    hs_time_t idle = t_flush - xr->busy_ns - xr->comm_ns;
-    /* the optimizer step is counted in busy but happens after the flush */
-    const hs_exec_t *ex = &s->low.execs[e];
-    idle += hs_time_from_s(ex->optimizer_ns_d);
-    if (idle < 0)
-      idle = 0;
-    s->x[e].idle_ns = idle;
-    bub += t_flush > 0 ? (double)idle / (double)t_flush : 0.0;
+  const hs_plan_t *plan = s->plan;
+  for (int32_t i = 0; i < plan->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
+    int32_t ranks = pl->n_stages / plan->chunks;
+    for (int32_t k = 0; k < ranks; k++)
+      for (int32_t q = 0; q < pl->stages[k].n_replicas; q++)
+        bub += exec_idle_fraction(s, s->low.stage_exec[i][k * s->low.max_replicas[i] + q], t_flush);
   }
   r->bubble_fraction = s->low.n_execs > 0 ? bub / s->low.n_execs : 0.0;
+}
+
+/* Executor e's idle time up to t_flush (stored in its idle_ns), as a
+ * fraction of t_flush. */
+static double exec_idle_fraction(sim_t *s, int32_t e, hs_time_t t_flush)
+{
+  const xrun_t *xr = &s->x[e];
+  hs_time_t idle = t_flush - xr->busy_ns - xr->comm_ns;
+  /* the optimizer step is counted in busy but happens after the flush */
+  idle += hs_time_from_s(s->low.execs[e].optimizer_ns_d);
+  if (idle < 0)
+    idle = 0;
+  s->x[e].idle_ns = idle;
+  return t_flush > 0 ? (double)idle / (double)t_flush : 0.0;
 }
 
 /* Report step: peak memory per device (mem, bytes) and the used devices

@@ -8,7 +8,9 @@
  * hands a rank another rank's order; replicas whose work differs (uneven
  * shares) keep templates of their own, and every template's segments add
  * up to its compute. Structure: data-parallel replicas of equal work point
- * at one order and one set of segments (the point of the pass). Freeing
+ * at one order and one set of segments (the point of the pass); executors
+ * are numbered rank-major (a lockstep instant's state side by side, for
+ * speed at 100,000 GPUs: bench_sim). Freeing
  * the lowering frees each array once (the ASan build in CI checks it), and
  * the simulation is unchanged by it (scripts/behaviour_diff.sh: 64
  * outputs, bit for bit; bench_sim's event counts).
@@ -42,6 +44,16 @@ static void check_lowering(const hs_model_t *m, const hs_cluster_t *c, const hs_
   for (int32_t e = 0; e < low.n_execs; e++) {
     const hs_exec_t *x = &low.execs[e];
     const hs_plan_pipeline_t *pl = &plan->pipelines[x->pipeline];
+    /* numbered rank-major, then pipeline, then replica (lower_place.c):
+     * the executors of one lockstep instant side by side */
+    if (e > 0) {
+      const hs_exec_t *w = &low.execs[e - 1];
+      bool after = x->rank != w->rank ? x->rank > w->rank
+                   : x->pipeline != w->pipeline ? x->pipeline > w->pipeline
+                                                : x->replica > w->replica;
+      CHECK_MSG(after, "executor %d (rank %d, pipeline %d, replica %d) after (%d, %d, %d)", e,
+                x->rank, x->pipeline, x->replica, w->rank, w->pipeline, w->replica);
+    }
     hs_sched_params_t sp = {.p = pl->n_stages / x->v, .v = x->v, .m = x->m, .rank = x->rank,
                             .warmup = pl->stages[x->rank].warmup, .order = pl->stages[x->rank].order};
     hs_sched_item_t *want = calloc((size_t)x->n_items, sizeof *want);
