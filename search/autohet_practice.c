@@ -113,8 +113,9 @@ static hs_status_t twin_no_better(autohet_t *a, const hs_plan_t *v, bool *no_bet
  * n_var of them the plan is the best of that grid for its layout; then
  * (k = n_var, n_var + 1, with practice search) every stage's recomputation
  * selective, then none (the MILP's classes are none and full).
- * Simulates it (unless a->sims knows its time, or that it cannot be
- * faster: twin_no_better) and keeps it when it fits and is faster.
+ * Simulates it (unless its estimate is past VAR_EST_SLACK x the best's,
+ * a->sims knows its time, or it cannot be faster: twin_no_better) and
+ * keeps it when it fits and is faster.
  * O(one simulation). */
 hs_status_t hs__autohet_variant_step(autohet_t *a, int32_t k, hs_error_t *err)
 {
@@ -168,9 +169,7 @@ hs_status_t hs__autohet_variant_step(autohet_t *a, int32_t k, hs_error_t *err)
       strcmp(v.schedule, cur->schedule) == 0)
     goto cleanup; /* the plan itself (or SP dropped: no TP) */
 simulate:
-  if (a->c->n_devices > MID_POOL_DEVICES) {
-    /* large clusters: a simulation costs seconds; only a variant the
-     * estimator puts within VAR_EST_SLACK of the best plan is simulated */
+  { /* the estimate's screen (a block: a label precedes no declaration) */
     hs_estimate_t ev, ec;
     HS_CHECK(hs_estimate_plan(a->est, &v, true, &ev, err));
     HS_CHECK(hs_estimate_plan(a->est, cur, false, &ec, err));
