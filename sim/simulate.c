@@ -927,27 +927,6 @@ static void report_rates(const sim_t *s, hs_report_t *r, const uint8_t *used, do
       r->tokens_per_iteration > 0 ? r->cost_usd_per_iteration / (double)r->tokens_per_iteration * 1e6 : 0.0;
 }
 
-/* Report step: bubble, the idle time of each executor up to the pipeline
- * flush t_flush. Sets every executor's idle_ns (the stage rows read it)
- * and r->bubble_fraction. */
-static double exec_idle_fraction(sim_t *s, int32_t e, hs_time_t t_flush);
-
-/* Summed pipeline by pipeline (not in executor order, which is rank-major:
- * lower_place.c), the order the fraction's last bits have always had. */
-static void report_bubble(sim_t *s, hs_report_t *r, hs_time_t t_flush)
-{
-  double bub = 0.0;
-  const hs_plan_t *plan = s->plan;
-  for (int32_t i = 0; i < plan->n_pipelines; i++) {
-    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
-    int32_t ranks = pl->n_stages / plan->chunks;
-    for (int32_t k = 0; k < ranks; k++)
-      for (int32_t q = 0; q < pl->stages[k].n_replicas; q++)
-        bub += exec_idle_fraction(s, s->low.stage_exec[i][k * s->low.max_replicas[i] + q], t_flush);
-  }
-  r->bubble_fraction = s->low.n_execs > 0 ? bub / s->low.n_execs : 0.0;
-}
-
 /* Executor e's idle time up to t_flush (stored in its idle_ns), as a
  * fraction of t_flush. */
 static double exec_idle_fraction(sim_t *s, int32_t e, hs_time_t t_flush)
@@ -960,6 +939,25 @@ static double exec_idle_fraction(sim_t *s, int32_t e, hs_time_t t_flush)
     idle = 0;
   s->x[e].idle_ns = idle;
   return t_flush > 0 ? (double)idle / (double)t_flush : 0.0;
+}
+
+/* Report step: bubble, the idle time of each executor up to the pipeline
+ * flush t_flush. Sets every executor's idle_ns (the stage rows read it)
+ * and r->bubble_fraction, summed pipeline by pipeline (not in executor
+ * order, which is rank-major: lower_place.c), the order the fraction's
+ * last bits have always had. */
+static void report_bubble(sim_t *s, hs_report_t *r, hs_time_t t_flush)
+{
+  double bub = 0.0;
+  const hs_plan_t *plan = s->plan;
+  int32_t v = plan->chunks > 0 ? plan->chunks : 1; /* as the lowering's */
+  for (int32_t i = 0; i < plan->n_pipelines; i++) {
+    const hs_plan_pipeline_t *pl = &plan->pipelines[i];
+    for (int32_t k = 0; k < pl->n_stages / v; k++)
+      for (int32_t q = 0; q < pl->stages[k].n_replicas; q++)
+        bub += exec_idle_fraction(s, s->low.stage_exec[i][k * s->low.max_replicas[i] + q], t_flush);
+  }
+  r->bubble_fraction = s->low.n_execs > 0 ? bub / s->low.n_execs : 0.0;
 }
 
 /* Report step: peak memory per device (mem, bytes) and the used devices
