@@ -132,7 +132,7 @@ void hs_net_free(hs_net_t *net);
 hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f);
 /* Per-link counters, indexed like the links. `bytes` counts a flow when it
  * completes; `busy_ns` of a link busy right now counts up to the last
- * hs_net_sync_stats. */
+ * hs_net_sync_stats. O(links). */
 const hs_link_stats_t *hs_net_link_stats(const hs_net_t *net);
 /* Brings busy_ns of busy links up to the current time. O(links). */
 void hs_net_sync_stats(hs_net_t *net);

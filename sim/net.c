@@ -162,7 +162,13 @@ void hs_net_free(hs_net_t *net)
 
 /* ---- accessors ------------------------------------------------------------- */
 
-const hs_link_stats_t *hs_net_link_stats(const hs_net_t *net) { return net->stats; }
+const hs_link_stats_t *hs_net_link_stats(const hs_net_t *net)
+{
+  for (size_t l = 0; l < net->n_links; l++) /* max_flows 1 is kept as `used` (flow start) */
+    if (net->lk[l].used && net->stats[l].max_flows < 1)
+      net->stats[l].max_flows = 1;
+  return net->stats;
+}
 hs_engine_t *hs_net_engine(hs_net_t *net) { return net->eng; }
 const hs_topology_t *hs_net_topology(const hs_net_t *net) { return net->topo; }
 size_t hs_net_n_links(const hs_net_t *net) { return net->n_links; }
@@ -296,7 +302,8 @@ hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f)
       lk->busy_since = eng->now;
     lk->m[lk->n] = (hs__member_t){f, h};
     pos[h] = lk->n++;
-    if (lk->n > net->stats[l].max_flows)
+    lk->used = true;
+    if (lk->n > 1 && lk->n > net->stats[l].max_flows)
       net->stats[l].max_flows = lk->n;
     if (!marked && lk->finite) {
       mark_dirty(net, l);

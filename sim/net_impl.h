@@ -28,9 +28,15 @@ typedef struct hs__link {
   int32_t local;              /* index in the component being solved */
   bool finite;
   bool dirty;                 /* in net->dirty */
+  bool used;                  /* some flow has sat on it: its stats' max_flows is at least 1
+                                 (counted there only from 2 on, so that a flow start alone
+                                 on a link does not touch the stats array: it is another
+                                 cache line, a miss per hop at 100,000 GPUs) */
   hs_time_t busy_since;
   hs__member_t m0;            /* the member table while it holds at most one flow */
 } hs__link_t;
+
+_Static_assert(sizeof(hs__link_t) == 64, "a link is one cache line");
 
 struct hs_net {
   hs_engine_t *eng;
