@@ -168,16 +168,15 @@ hs_status_t hs__autohet_variant_step(autohet_t *a, int32_t k, hs_error_t *err)
   if (hs_practice_equal(&v.practice, &cur->practice) && v.async_send == cur->async_send &&
       strcmp(v.schedule, cur->schedule) == 0)
     goto cleanup; /* the plan itself (or SP dropped: no TP) */
-simulate:
-  { /* the estimate's screen (a block: a label precedes no declaration) */
-    hs_estimate_t ev, ec;
-    HS_CHECK(hs_estimate_plan(a->est, &v, true, &ev, err));
-    HS_CHECK(hs_estimate_plan(a->est, cur, false, &ec, err));
-    hs_estimator_set_practice(a->est, &a->base_pr);
-    if (ev.oom || !(ev.iteration_s < ec.iteration_s * VAR_EST_SLACK)) {
-      a->var_pruned++;
-      goto cleanup;
-    }
+simulate:;
+  /* only a variant the estimate puts within VAR_EST_SLACK of the best */
+  hs_estimate_t ev, ec;
+  HS_CHECK(hs_estimate_plan(a->est, &v, true, &ev, err));
+  HS_CHECK(hs_estimate_plan(a->est, cur, false, &ec, err));
+  hs_estimator_set_practice(a->est, &a->base_pr);
+  if (ev.oom || !(ev.iteration_s < ec.iteration_s * VAR_EST_SLACK)) {
+    a->var_pruned++;
+    goto cleanup;
   }
   if (!hs__sim_fits(p->deadline_s, p->sim_scale * hs__sim_cost_s(&v))) {
     a->deadline_hit = a->budget_hit = true; /* predicted to end past the deadline */

@@ -128,10 +128,16 @@ typedef struct hs_lowered {
   int32_t n_buckets;
   hs_group_t *groups;
   int32_t n_groups;
-  /* exec id of (pipeline, stage, replica): stage_exec[pipeline] + stage*? see lower.c */
-  int32_t **stage_exec;       /* [pipeline][stage * max_replicas + replica] */
+  int32_t **stage_exec;       /* [pipeline][stage * max_replicas + replica]: hs__exec_of */
   int32_t *max_replicas;      /* per pipeline */
 } hs_lowered_t;
+
+/* The executor running (pipeline, stage, replica); stage counts every chunk. */
+static inline int32_t hs__exec_of(const hs_lowered_t *l, int32_t pipeline, int32_t stage,
+                                  int32_t replica)
+{
+  return l->stage_exec[pipeline][stage * l->max_replicas[pipeline] + replica];
+}
 
 hs_status_t hs__lower(const hs_model_t *m, const hs_cluster_t *c, const hs_topology_t *topo,
                       const hs_plan_t *plan, hs_lowered_t *out, hs_error_t *err);

@@ -81,13 +81,6 @@ typedef struct lower_ctx {
   size_t buckets_cap;         /* capacity of out->buckets */
 } lower_ctx_t;
 
-/* The executor running (pipeline, stage, replica); stage counts every chunk. */
-static inline int32_t hs__exec_of(const hs_lowered_t *l, int32_t pipeline, int32_t stage,
-                                  int32_t replica)
-{
-  return l->stage_exec[pipeline][stage * l->max_replicas[pipeline] + replica];
-}
-
 /* ---- lower_place.c: placement, SPMD segments, pipeline paths ---- */
 hs_status_t hs__lower_spmd_ops(lower_ctx_t *cx);
 hs_status_t hs__lower_place_executors(lower_ctx_t *cx);

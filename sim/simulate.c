@@ -955,7 +955,7 @@ static void report_bubble(sim_t *s, hs_report_t *r, hs_time_t t_flush)
     const hs_plan_pipeline_t *pl = &plan->pipelines[i];
     for (int32_t k = 0; k < pl->n_stages / v; k++)
       for (int32_t q = 0; q < pl->stages[k].n_replicas; q++)
-        bub += exec_idle_fraction(s, s->low.stage_exec[i][k * s->low.max_replicas[i] + q], t_flush);
+        bub += exec_idle_fraction(s, hs__exec_of(&s->low, i, k, q), t_flush);
   }
   r->bubble_fraction = s->low.n_execs > 0 ? bub / s->low.n_execs : 0.0;
 }
@@ -1034,7 +1034,7 @@ static hs_status_t stage_report(const sim_t *s, hs_stage_report_t *sr, int32_t i
   const hs_plan_pipeline_t *pl = &s->plan->pipelines[i];
   const hs_plan_stage_t *stg = &pl->stages[k];
   int32_t ranks = pl->n_stages / s->plan->chunks;
-  int32_t e = s->low.stage_exec[i][k * s->low.max_replicas[i]];
+  int32_t e = hs__exec_of(&s->low, i, k, 0);
   const hs_exec_t *ex = &s->low.execs[e];
   const xrun_t *xr = &s->x[e];
   int32_t ch = k / ranks;
