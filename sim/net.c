@@ -63,7 +63,6 @@ hs_status_t hs__net_init_links(hs_net_t *net)
   if (!net->lk || !net->stats || !net->dirty || !net->comp_links || !net->csr_cap)
     HS_FAIL(HS_ENOMEM);
   for (size_t l = 0; l < n; l++) {
-    net->lk[l].m = &net->lk[l].m0;
     net->lk[l].cap = 1;
     double g = net->links[l].GBps;
     net->lk[l].finite = g > 0.0 && g < INFINITY;
@@ -142,8 +141,7 @@ void hs_net_free(hs_net_t *net)
     net->colls_ops->free(net->colls, net->eng);
   if (net->lk)
     for (size_t l = 0; l < net->n_links; l++)
-      if (net->lk[l].m != &net->lk[l].m0)
-        hs_free(net->lk[l].m);
+      hs_free(net->lk[l].mx);
   hs_free(net->lk_mem);
   hs_free(net->stats);
   hs_free(net->dirty);
@@ -211,18 +209,14 @@ cleanup:
   return st;
 }
 
-/* Makes room for one more member on lk: the inline table moves to a heap
- * array, which then grows geometrically. */
+/* Makes room for one more member on lk: the heap array of members 1 .. n
+ * grows geometrically. */
 static hs_status_t grow_members(hs__link_t *lk)
 {
   hs_status_t st = HS_OK;
-  hs__member_t *m = lk->m == &lk->m0 ? NULL : lk->m;
-  size_t cap = m ? (size_t)lk->cap : 0;
-  HS_CHECK(hs_reserve((void **)&m, &cap, (size_t)lk->n + 1, sizeof *m));
-  if (lk->m == &lk->m0)
-    m[0] = lk->m0;
-  lk->m = m;
-  lk->cap = (int32_t)HS_MIN(cap, (size_t)INT32_MAX);
+  size_t cap = (size_t)lk->cap - 1;
+  HS_CHECK(hs_reserve((void **)&lk->mx, &cap, (size_t)lk->n, sizeof *lk->mx));
+  lk->cap = (int32_t)HS_MIN(cap + 1, (size_t)INT32_MAX);
 cleanup:
   return st;
 }
@@ -300,7 +294,7 @@ hs_status_t hs_net_flow_start(hs_net_t *net, hs_flow_t *f)
     hs__link_t *lk = &net->lk[l];
     if (lk->n == 0)
       lk->busy_since = eng->now;
-    lk->m[lk->n] = (hs__member_t){f, h};
+    *hs__link_member(lk, lk->n) = (hs__member_t){f, h};
     pos[h] = lk->n++;
     lk->used = true;
     if (lk->n > 1 && lk->n > net->stats[l].max_flows)
@@ -327,8 +321,9 @@ static void leave_links(hs_net_t *net, hs_flow_t *f)
     int32_t i = f->pos[h];
     lk->n--;
     if (i != lk->n) {
-      lk->m[i] = lk->m[lk->n];
-      lk->m[i].f->pos[lk->m[i].hop] = i;
+      hs__member_t *mi = hs__link_member(lk, i);
+      *mi = *hs__link_member(lk, lk->n);
+      mi->f->pos[mi->hop] = i;
     }
     if (lk->n == 0)
       net->stats[l].busy_ns += now - lk->busy_since;
@@ -424,12 +419,12 @@ static hs_status_t solve_component(hs_net_t *net, uint64_t epoch, size_t nl)
   size_t nf = 0;
   hs_status_t st = HS_OK;
   const hs__link_t *seed = &lks[net->comp_links[0]];
-  if (nl == 1 && seed->n == 1 && solve_alone(net, seed->m[0].f, epoch, &st))
+  if (nl == 1 && seed->n == 1 && solve_alone(net, seed->m0.f, epoch, &st))
     return st;
   for (size_t q = 0; q < nl; q++) {
-    const hs__link_t *lk = &lks[net->comp_links[q]];
+    hs__link_t *lk = &lks[net->comp_links[q]];
     for (int32_t i = 0; i < lk->n; i++) {
-      hs_flow_t *f = lk->m[i].f;
+      hs_flow_t *f = hs__link_member(lk, i)->f;
       if (f->mark == epoch)
         continue;
       f->mark = epoch;

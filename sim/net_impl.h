@@ -23,8 +23,8 @@ typedef struct hs__member {
 typedef struct hs__link {
   double cap_Bps;             /* +inf when unconstrained */
   uint64_t mark;              /* component search epoch */
-  hs__member_t *m;            /* flows on the link, any order: &m0 or a heap array */
-  int32_t n, cap;
+  hs__member_t *mx;           /* members 1 .. n - 1 (heap array); NULL until two share it */
+  int32_t n, cap;             /* members, and how many fit (1 + mx's length) */
   int32_t local;              /* index in the component being solved */
   bool finite;
   bool dirty;                 /* in net->dirty */
@@ -33,10 +33,19 @@ typedef struct hs__link {
                                  on a link does not touch the stats array: it is another
                                  cache line, a miss per hop at 100,000 GPUs) */
   hs_time_t busy_since;
-  hs__member_t m0;            /* the member table while it holds at most one flow */
+  hs__member_t m0;            /* member 0: a flow alone on the link touches this line only */
 } hs__link_t;
 
 _Static_assert(sizeof(hs__link_t) == 64, "a link is one cache line");
+
+/* Member i of lk's table (any order; i < lk->n). Member 0 stays inline even
+ * once the link has held several flows, so a flow that finds the link empty
+ * touches no second cache line (at 100,000 GPUs that line was a miss per
+ * hop: the links of inter-node rings hold two flows now and then). */
+static inline hs__member_t *hs__link_member(hs__link_t *lk, int32_t i)
+{
+  return i == 0 ? &lk->m0 : &lk->mx[i - 1];
+}
 
 struct hs_net {
   hs_engine_t *eng;
