@@ -410,6 +410,32 @@ static bool solve_alone(hs_net_t *net, hs_flow_t *f, uint64_t epoch, hs_status_t
   return true;
 }
 
+/* Of f's constrained links that carry f alone, the first of the tightest
+ * (lowest cap / weight); -1 when there is none. Such a link's level stays
+ * cap / weight while f is unfrozen, so only this one can be where f
+ * freezes: the others would be picked only after it (higher level, or
+ * the same level and a later index, since f's own links are found in hop
+ * order), when f is frozen and they carry nothing. The component leaves
+ * them out, which gives the solver the same picks and the same arithmetic
+ * on the links it keeps (and fewer links: in the 48-GPU compare about two
+ * of every three links of a component carried one flow). O(hops). */
+static int32_t tightest_private_hop(const hs__link_t *lks, const hs_flow_t *f)
+{
+  int32_t best = -1;
+  double best_level = INFINITY;
+  for (int32_t h = 0; h < f->n_hops; h++) {
+    const hs__link_t *lk = &lks[f->hops[h].link];
+    if (!lk->finite || lk->n != 1)
+      continue;
+    double lv = lk->cap_Bps / (double)f->hops[h].weight;
+    if (best < 0 || lv < best_level) {
+      best = h;
+      best_level = lv;
+    }
+  }
+  return best;
+}
+
 /* Re-solves one component: the flows connected to comp_links[0..nl) (the
  * seed, marked) through constrained links. O(flows + hops + links of the
  * component) plus the solve. */
@@ -429,10 +455,15 @@ static hs_status_t solve_component(hs_net_t *net, uint64_t epoch, size_t nl)
         continue;
       f->mark = epoch;
       net->comp_flows[nf++] = f;
+      int32_t keep = tightest_private_hop(lks, f);
       for (int32_t h = 0; h < f->n_hops; h++) {
         int32_t l2 = f->hops[h].link;
         if (lks[l2].finite && lks[l2].mark != epoch) {
           lks[l2].mark = epoch;
+          if (lks[l2].n == 1 && h != keep) {
+            lks[l2].local = -1; /* f's alone, and never its bottleneck */
+            continue;
+          }
           lks[l2].local = (int32_t)nl;
           net->comp_links[nl++] = l2;
         }
@@ -447,7 +478,7 @@ static hs_status_t solve_component(hs_net_t *net, uint64_t epoch, size_t nl)
     net->csr_off[i] = (int32_t)k;
     for (int32_t h = 0; h < f->n_hops; h++) {
       const hs__link_t *lk = &lks[f->hops[h].link];
-      if (lk->finite)
+      if (lk->finite && lk->local >= 0)
         net->csr_hops[k++] = (hs_flow_hop_t){lk->local, f->hops[h].weight};
     }
   }

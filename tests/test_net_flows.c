@@ -287,17 +287,22 @@ static uint64_t rnd(uint64_t *s)
 
 #define RF 300
 #define RL 12
+#define PF 40                 /* flows of the private-link scenarios */
+#define RLMAX (RL + 2 * PF)
 
 typedef struct scen {
-  double cap_GBps[RL];
+  int n_flows, n_links;
+  double cap_GBps[RLMAX];
   double bytes[RF];
   double t0[RF];        /* arrival, seconds (whole ns) */
   int nh[RF];
-  int32_t link[RF][4], w[RF][4];
+  int32_t link[RF][6], w[RF][6];
 } scen_t;
 
 static void scen_make(scen_t *s, uint64_t seed)
 {
+  s->n_flows = RF;
+  s->n_links = RL;
   for (int l = 0; l < RL; l++)
     s->cap_GBps[l] = (double)(1 + rnd(&seed) % 20);
   for (int f = 0; f < RF; f++) {
@@ -318,6 +323,47 @@ static void scen_make(scen_t *s, uint64_t seed)
   }
 }
 
+/* As a collective's flows on a node's ports: PF flows, each on two links
+ * of its own (capacities 4-6 GB/s, so often tied with each other and with
+ * the shared ones) placed before, between or after 0-3 of RL shared links
+ * (capacities 2-20 GB/s), weights 1-2. The network leaves a flow's
+ * untightest own links out of its components; the fluid reference keeps
+ * every link. */
+static void scen_make_private(scen_t *s, uint64_t seed)
+{
+  s->n_flows = PF;
+  s->n_links = RL + 2 * PF;
+  for (int l = 0; l < RL; l++)
+    s->cap_GBps[l] = (double)(2 + rnd(&seed) % 19);
+  for (int l = RL; l < s->n_links; l++)
+    s->cap_GBps[l] = (double)(4 + rnd(&seed) % 3);
+  for (int f = 0; f < PF; f++) {
+    s->bytes[f] = (double)(1 + rnd(&seed) % 1000) * 1e6;
+    s->t0[f] = (double)(rnd(&seed) % 100) * 1e-3;
+    int32_t hops[5];
+    int n = 0, shared = (int)(rnd(&seed) % 4);
+    for (int h = 0; h < shared; h++) {
+      int32_t l = (int32_t)(rnd(&seed) % RL);
+      bool dup = false;
+      for (int q = 0; q < n; q++)
+        dup |= hops[q] == l;
+      if (!dup)
+        hops[n++] = l;
+    }
+    for (int p = 0; p < 2; p++) { /* own link p at a random place */
+      int at = (int)(rnd(&seed) % (uint64_t)(n + 1));
+      memmove(hops + at + 1, hops + at, (size_t)(n - at) * sizeof *hops);
+      hops[at] = RL + 2 * f + p;
+      n++;
+    }
+    s->nh[f] = n;
+    for (int h = 0; h < n; h++) {
+      s->link[f][h] = hops[h];
+      s->w[f][h] = 1 + (int32_t)(rnd(&seed) % 2);
+    }
+  }
+}
+
 /* Exact fluid model: rates from the definition, recomputed at every arrival
  * and completion; completion times in double seconds. */
 static void scen_reference(const scen_t *s, double *t_end)
@@ -327,7 +373,7 @@ static void scen_reference(const scen_t *s, double *t_end)
   double t = 0;
   for (;;) {
     /* arrivals due */
-    for (int f = 0; f < RF; f++)
+    for (int f = 0; f < s->n_flows; f++)
       if (!started[f] && s->t0[f] <= t) {
         started[f] = true;
         rem[f] = s->bytes[f];
@@ -339,7 +385,7 @@ static void scen_reference(const scen_t *s, double *t_end)
     /* rates: progressive filling over active flows */
     bool frozen[RF];
     int n_active = 0;
-    for (int f = 0; f < RF; f++) {
+    for (int f = 0; f < s->n_flows; f++) {
       frozen[f] = !(started[f] && !done[f]);
       n_active += !frozen[f];
       rate[f] = 0;
@@ -347,9 +393,9 @@ static void scen_reference(const scen_t *s, double *t_end)
     for (;;) {
       int best = -1;
       double best_level = INFINITY;
-      for (int l = 0; l < RL; l++) {
+      for (int l = 0; l < s->n_links; l++) {
         double used = 0, wu = 0;
-        for (int f = 0; f < RF; f++) {
+        for (int f = 0; f < s->n_flows; f++) {
           if (!started[f] || done[f])
             continue;
           for (int h = 0; h < s->nh[f]; h++)
@@ -367,7 +413,7 @@ static void scen_reference(const scen_t *s, double *t_end)
       }
       if (best < 0)
         break;
-      for (int f = 0; f < RF; f++)
+      for (int f = 0; f < s->n_flows; f++)
         if (!frozen[f])
           for (int h = 0; h < s->nh[f]; h++)
             if (s->link[f][h] == best) {
@@ -376,7 +422,7 @@ static void scen_reference(const scen_t *s, double *t_end)
             }
     }
     double next = INFINITY;
-    for (int f = 0; f < RF; f++) {
+    for (int f = 0; f < s->n_flows; f++) {
       if (!started[f])
         next = fmin(next, s->t0[f]);
       else if (!done[f])
@@ -384,7 +430,7 @@ static void scen_reference(const scen_t *s, double *t_end)
     }
     if (next == INFINITY)
       break;
-    for (int f = 0; f < RF; f++)
+    for (int f = 0; f < s->n_flows; f++)
       if (started[f] && !done[f]) {
         if (t + rem[f] / rate[f] <= next) {
           done[f] = true;
@@ -402,18 +448,18 @@ static void scen_run(const scen_t *s, hs_time_t *t_end, uint64_t *updates)
 {
   hs_engine_t eng;
   hs_engine_init(&eng, NULL);
-  hs_link_t l[RL];
-  for (int i = 0; i < RL; i++)
+  hs_link_t l[RLMAX];
+  for (int i = 0; i < s->n_links; i++)
     l[i] = mk_link(s->cap_GBps[i]);
   hs_net_t *net = NULL;
-  CHECK(hs_net_new_links(&eng, l, RL, &net) == HS_OK);
-  tflow_t *t = calloc(RF, sizeof *t);
-  for (int f = 0; f < RF; f++) {
+  CHECK(hs_net_new_links(&eng, l, (size_t)s->n_links, &net) == HS_OK);
+  tflow_t *t = calloc((size_t)s->n_flows, sizeof *t);
+  for (int f = 0; f < s->n_flows; f++) {
     tflow_set(&t[f], net, s->bytes[f], s->nh[f], s->link[f], s->w[f]);
     start_at(&eng, &t[f], llround(s->t0[f] * NS));
   }
   CHECK(hs_engine_run(&eng, HS_TIME_MAX) == HS_OK);
-  for (int f = 0; f < RF; f++) {
+  for (int f = 0; f < s->n_flows; f++) {
     t_end[f] = t[f].f.t_end;
     CHECK_EQ_INT(t[f].done_calls, 1);
   }
@@ -424,11 +470,11 @@ static void scen_run(const scen_t *s, hs_time_t *t_end, uint64_t *updates)
   hs_engine_destroy(&eng);
 }
 
-static void test_random_vs_fluid(void)
+static void check_vs_fluid(void (*make)(scen_t *, uint64_t), const char *what)
 {
   for (uint64_t seed = 1; seed <= 3; seed++) {
     scen_t *s = calloc(1, sizeof *s);
-    scen_make(s, seed);
+    make(s, seed);
     double ref[RF];
     hs_time_t got[RF], again[RF];
     uint64_t u1 = 0, u2 = 0;
@@ -437,18 +483,22 @@ static void test_random_vs_fluid(void)
     scen_run(s, again, &u2);
     int off = 0;
     double worst = 0;
-    for (int f = 0; f < RF; f++) {
+    for (int f = 0; f < s->n_flows; f++) {
       double err = fabs((double)got[f] - ref[f] * NS);
       worst = fmax(worst, err);
       off += err > 20; /* rounding accumulates over a few hundred events */
     }
-    CHECK_MSG(off == 0, "seed %llu: %d flows off the fluid reference (worst %.1f ns)",
+    CHECK_MSG(off == 0, "%s seed %llu: %d flows off the fluid reference (worst %.1f ns)", what,
               (unsigned long long)seed, off, worst);
-    CHECK(memcmp(got, again, sizeof got) == 0); /* determinism, bit for bit */
+    CHECK(memcmp(got, again, (size_t)s->n_flows * sizeof *got) == 0); /* determinism, bit for bit */
     CHECK_EQ_INT(u1, u2);
     free(s);
   }
 }
+
+static void test_random_vs_fluid(void) { check_vs_fluid(scen_make, "shared links"); }
+
+static void test_private_links_vs_fluid(void) { check_vs_fluid(scen_make_private, "own links"); }
 
 int main(void)
 {
@@ -459,5 +509,6 @@ int main(void)
   HS_RUN(test_zero_and_unconstrained);
   HS_RUN(test_restart_from_done);
   HS_RUN(test_random_vs_fluid);
+  HS_RUN(test_private_links_vs_fluid);
   HS_TEST_END();
 }
