@@ -21,7 +21,10 @@
  * (problems of at most SCAN_MAX links or SCAN_FLOWS_MAX flows, hence few
  * rounds: the common case) or O(log L) heap work per level change (larger
  * ones, the heap built bottom-up in O(L)): O(H + L log L) overall, H =
- * hops. Both stop once every flow with a constrained link is frozen: the
+ * hops. SCAN_MAX was 32 until 2026-12-04: at 128, simulating the 48-GPU
+ * compare benchmark's autohet plan took 675M -> 630M instructions and its
+ * hapt plan 342M -> 323M (callgrind; the rates the same bit for bit), since
+ * the heap popped most of its links anyway (43 pops for 57 links a solve). Both stop once every flow with a constrained link is frozen: the
  * links left then carry none (a collective's component has many links and
  * few bottlenecks, so most of them are never popped).
  * Workspace is kept between solves; a solve allocates only when a problem
@@ -32,7 +35,7 @@
 #include <math.h>
 #include <string.h>
 
-#define SCAN_MAX 32
+#define SCAN_MAX 128
 #define SCAN_FLOWS_MAX 8
 
 void hs_maxmin_init(hs_maxmin_t *mm) { memset(mm, 0, sizeof *mm); }

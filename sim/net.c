@@ -64,6 +64,7 @@ hs_status_t hs__net_init_links(hs_net_t *net)
     HS_FAIL(HS_ENOMEM);
   for (size_t l = 0; l < n; l++) {
     net->lk[l].cap = 1;
+    net->lk[l].local = -1;
     double g = net->links[l].GBps;
     net->lk[l].finite = g > 0.0 && g < INFINITY;
     net->lk[l].cap_Bps = net->lk[l].finite ? g * HS_GB : INFINITY;
@@ -455,12 +456,14 @@ static hs_status_t solve_component(hs_net_t *net, uint64_t epoch, size_t nl)
         continue;
       f->mark = epoch;
       net->comp_flows[nf++] = f;
-      int32_t keep = tightest_private_hop(lks, f);
+      /* with 2 hops or fewer, a flow in a component of several has at most
+       * one link of its own: nothing to leave out, and no pass to pay */
+      int32_t keep = f->n_hops > 2 ? tightest_private_hop(lks, f) : -1;
       for (int32_t h = 0; h < f->n_hops; h++) {
         int32_t l2 = f->hops[h].link;
         if (lks[l2].finite && lks[l2].mark != epoch) {
           lks[l2].mark = epoch;
-          if (lks[l2].n == 1 && h != keep) {
+          if (keep >= 0 && h != keep && lks[l2].n == 1) {
             lks[l2].local = -1; /* f's alone, and never its bottleneck */
             continue;
           }
@@ -478,7 +481,7 @@ static hs_status_t solve_component(hs_net_t *net, uint64_t epoch, size_t nl)
     net->csr_off[i] = (int32_t)k;
     for (int32_t h = 0; h < f->n_hops; h++) {
       const hs__link_t *lk = &lks[f->hops[h].link];
-      if (lk->finite && lk->local >= 0)
+      if (lk->local >= 0) /* finite and in the component (see solve_component's search) */
         net->csr_hops[k++] = (hs_flow_hop_t){lk->local, f->hops[h].weight};
     }
   }

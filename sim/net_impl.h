@@ -25,7 +25,8 @@ typedef struct hs__link {
   uint64_t mark;              /* component search epoch */
   hs__member_t *mx;           /* members 1 .. n - 1 (heap array); NULL until two share it */
   int32_t n, cap;             /* members, and how many fit (1 + mx's length) */
-  int32_t local;              /* index in the component being solved */
+  int32_t local;              /* index in the component being solved; -1 when left out
+                                 of it, and always on an unconstrained link */
   bool finite;
   bool dirty;                 /* in net->dirty */
   bool used;                  /* some flow has sat on it: its stats' max_flows is at least 1
