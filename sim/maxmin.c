@@ -21,12 +21,13 @@
  * (problems of at most SCAN_MAX links or SCAN_FLOWS_MAX flows, hence few
  * rounds: the common case) or O(log L) heap work per level change (larger
  * ones, the heap built bottom-up in O(L)): O(H + L log L) overall, H =
- * hops. SCAN_MAX was 32 until 2026-12-04: at 128, simulating the 48-GPU
- * compare benchmark's autohet plan took 675M -> 630M instructions and its
- * hapt plan 342M -> 323M (callgrind; the rates the same bit for bit), since
- * the heap popped most of its links anyway (43 pops for 57 links a solve). Both stop once every flow with a constrained link is frozen: the
+ * hops. Both stop once every flow with a constrained link is frozen: the
  * links left then carry none (a collective's component has many links and
- * few bottlenecks, so most of them are never popped).
+ * few bottlenecks, so most of them are never popped). SCAN_MAX was 32 until
+ * 2026-12-04: at 128, simulating the 48-GPU compare benchmark's autohet
+ * plan took 675M -> 630M instructions and its hapt plan 342M -> 323M
+ * (callgrind; the rates the same bit for bit), since the heap popped most
+ * of its links anyway (43 pops for 57 links a solve).
  * Workspace is kept between solves; a solve allocates only when a problem
  * is larger than every one before.
  */

@@ -2,10 +2,11 @@
  * net.c - the flow-level network: flows on links, max-min fair rates,
  * completion events and per-link counters.
  *
- * Representation. Each link keeps its member table (flow, hop index) in an
- * array; each flow on links keeps, per hop, its index in that link's table
- * (f->pos, a pool block), so joining and leaving a link are O(1) appends and
- * swap-removes. Active flows sit in one array (f->slot), also swap-removed.
+ * Representation. Each link keeps its member table (flow, hop index):
+ * member 0 inline in the link's own cache line, the others in a heap array
+ * (hs__link_member). Each flow on links keeps, per hop, its index in that
+ * link's table (f->pos, a pool block), so joining and leaving a link are
+ * O(1) appends and swap-removes. Active flows sit in one array (f->slot), also swap-removed.
  *
  * Rates. A start or an end only marks the touched constrained links dirty
  * and makes sure the rate update event of the current instant is queued
@@ -17,8 +18,10 @@
  * part). The update collects, from each dirty link, the component of flows
  * connected to it through shared constrained links (breadth-first, epoch
  * marks instead of clearing), lays it out as local arrays and calls
- * hs_maxmin_solve on it. A flow whose rate changed has its remaining bytes
- * advanced lazily (remaining -= old rate x elapsed since its last change)
+ * hs_maxmin_solve on it, without the links a flow has to itself other than
+ * its tightest one (tightest_private_hop). A flow whose rate changed has
+ * its remaining bytes advanced lazily (remaining -= old rate x elapsed
+ * since its last change)
  * and its completion event rescheduled at now + round(remaining / rate),
  * rounded once; unchanged flows are left alone. Unconstrained links carry
  * members (for the counters) but never couple flows.
