@@ -289,6 +289,7 @@ static uint64_t rnd(uint64_t *s)
 #define RL 12
 #define PF 40                 /* flows of the private-link scenarios */
 #define RLMAX (RL + 2 * PF)
+#define MAXH 5                /* hops of a flow: up to 3 shared + 2 own */
 
 typedef struct scen {
   int n_flows, n_links;
@@ -296,7 +297,7 @@ typedef struct scen {
   double bytes[RF];
   double t0[RF];        /* arrival, seconds (whole ns) */
   int nh[RF];
-  int32_t link[RF][6], w[RF][6];
+  int32_t link[RF][MAXH], w[RF][MAXH];
 } scen_t;
 
 static void scen_make(scen_t *s, uint64_t seed)
@@ -340,7 +341,7 @@ static void scen_make_private(scen_t *s, uint64_t seed)
   for (int f = 0; f < PF; f++) {
     s->bytes[f] = (double)(1 + rnd(&seed) % 1000) * 1e6;
     s->t0[f] = (double)(rnd(&seed) % 100) * 1e-3;
-    int32_t hops[5];
+    int32_t hops[MAXH];
     int n = 0, shared = (int)(rnd(&seed) % 4);
     for (int h = 0; h < shared; h++) {
       int32_t l = (int32_t)(rnd(&seed) % RL);
