@@ -22,6 +22,7 @@
 #include <string.h>
 
 #define CACHE_MAX 48
+#define MRU_N 8 /* recent cache hits tried first (hs_estimate_stage) */
 #define OPT_BYTES_PER_PARAM 32.0 /* as the simulator's optimizer step (lower.c) */
 #define AR_MEMO_MAX 64
 #define COLL_MEMO_MAX (1 << 16)          /* entries; the table has twice as many slots */
@@ -79,6 +80,7 @@ struct hs_estimator {
   hs_topology_t *topo;
   cache_entry_t cache[CACHE_MAX];
   int32_t next_victim;
+  int32_t mru[MRU_N];     /* cache indices of the last lookups, latest first */
   double max_block_saved; /* largest block's saved bytes per sample (full recompute transient) */
   double *mem;            /* per device, for hs_memory_per_device */
   /* the tied LM head (ops[tied_head].tied_op is the word embedding), -1 none */
@@ -593,6 +595,17 @@ static hs_status_t fill_entry(hs_estimator_t *e, cache_entry_t *ce, const int32_
   return HS_OK;
 }
 
+/* Cache index k moves to the front of the recent hits. O(MRU_N). */
+static void mru_touch(hs_estimator_t *e, int32_t k)
+{
+  int32_t i = 0;
+  while (i + 1 < MRU_N && e->mru[i] != k)
+    i++;
+  for (; i > 0; i--)
+    e->mru[i] = e->mru[i - 1];
+  e->mru[0] = k;
+}
+
 hs_status_t hs_estimate_stage(hs_estimator_t *e, int32_t op_first, int32_t op_last,
                               const int32_t *devices, int32_t tp, double samples,
                               hs_recompute_t recompute, hs_stage_cost_t *out)
@@ -603,13 +616,21 @@ hs_status_t hs_estimate_stage(hs_estimator_t *e, int32_t op_first, int32_t op_la
   const hs_device_t *d0 = &e->c->devices[devices[0]];
   const hs_node_t *nd = &e->c->nodes[d0->node];
   cache_entry_t *ce = NULL;
-  for (int k = 0; k < CACHE_MAX; k++) {
-    cache_entry_t *x = &e->cache[k];
+  /* keys are unique in the cache, so the lookup may try entries in any
+   * order: first the last few hits (the table of hapt_space.c asks for
+   * the same handful of (tp, samples) entries span after span), then
+   * every entry */
+  int hit = -1;
+  for (int i = 0; i < MRU_N + CACHE_MAX && hit < 0; i++) {
+    int k = i < MRU_N ? e->mru[i] : i - MRU_N;
+    const cache_entry_t *x = &e->cache[k];
     if (x->used && x->gpu == d0->gpu && x->tp == tp && x->samples == samples &&
-        x->intra_GBps == nd->intra_GBps && x->intra_lat_us == nd->intra_latency_us) {
-      ce = x;
-      break;
-    }
+        x->intra_GBps == nd->intra_GBps && x->intra_lat_us == nd->intra_latency_us)
+      hit = k;
+  }
+  if (hit >= 0) {
+    ce = &e->cache[hit];
+    mru_touch(e, hit);
   }
   if (!ce) {
     int k = 0;
@@ -620,6 +641,7 @@ hs_status_t hs_estimate_stage(hs_estimator_t *e, int32_t op_first, int32_t op_la
       e->next_victim = (e->next_victim + 1) % CACHE_MAX;
     }
     ce = &e->cache[k];
+    mru_touch(e, k);
     ce->used = false;
     if (fill_entry(e, ce, devices, tp, samples) != HS_OK)
       return HS_ENOMEM;

@@ -180,7 +180,7 @@ static hs_status_t exh_step(void *state, bool *done, double *progress, hs_error_
   hs_hspace_t *h = &s->h;
   *done = false;
   if (!s->dp_done) {
-    if (hs__hspace_table(h, s->mi) != HS_OK)
+    if (hs__hspace_table(h, s->mi, INFINITY) != HS_OK)
       return hs_error_set(err, HS_ENOMEM, "out of memory");
     s->best_score = INFINITY;
     s->best_n = 0;

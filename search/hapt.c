@@ -71,12 +71,9 @@
 #define HS_HAPT_CP_MIN_TOKENS 4096
 #define HS_HAPT_MAX_CP_PASSES 3
 /* fine pass: when the DP's cut list is coarsened (more than HS_HAPT_DP_CUTS
- * candidates), the DP again over every op-level cut candidate for the
- * HS_HAPT_FINE_SIZES microbatch sizes with the best first-pass DP scores
- * (those within HS_HAPT_OFFER_SLACK of the best), at most
- * HS_HAPT_FINE_SWEEPS caps each; its solutions are offered beside the
- * coarse ones */
-#define HS_HAPT_FINE_SIZES 1
+ * candidates), the DP again over every op-level cut candidate for every
+ * microbatch size, at most HS_HAPT_FINE_SWEEPS caps each; its solutions
+ * are offered beside the coarse ones */
 #define HS_HAPT_FINE_SWEEPS 16
 #define HS_HAPT_FINE_FINALISTS 1 /* fine-pass plans simulated (best by the whole-plan estimate) */
 #define HS_HAPT_PASS_FINE (2 + HS_HAPT_MAX_CP_PASSES)
@@ -949,9 +946,11 @@ static hs_status_t vpp_step(hapt_t *s, bool *done, hs_error_t *err)
 }
 
 /* Starts the fine pass: swaps the fine table and DP in, under the first
- * pass's practice, for the HS_HAPT_FINE_SIZES sizes with the best
- * first-pass DP scores within HS_HAPT_OFFER_SLACK of the best; false when
- * none. O(microbatch sizes^2). */
+ * pass's practice, for every microbatch size (each size's sweep then stops
+ * where the first pass's would: the offer slack and the size's best bound
+ * it, so a size no fine layout can bring within HS_HAPT_OFFER_SLACK of the
+ * best costs one DP run); false when the first pass found no layout at
+ * all. O(microbatch sizes). */
 static bool fine_start(hapt_t *s)
 {
   double best = INF;
@@ -959,15 +958,8 @@ static bool fine_start(hapt_t *s)
     best = fmin(best, s->mb_best0[i]);
   if (!(best < INF))
     return false; /* the first pass found no layout */
-  for (int32_t n = 0; n < HS_HAPT_FINE_SIZES; n++) {
-    int32_t bi = -1;
-    for (int32_t i = 0; i < s->h.n_mbs; i++)
-      if (!s->fine_sel[i] && s->mb_best0[i] <= HS_HAPT_OFFER_SLACK * best &&
-          (bi < 0 || s->mb_best0[i] < s->mb_best0[bi]))
-        bi = i;
-    if (bi < 0)
-      break;
-    s->fine_sel[bi] = true;
+  for (int32_t i = 0; i < s->h.n_mbs; i++) {
+    s->fine_sel[i] = true;
     s->fine_sizes++;
   }
   if (s->fine_sizes == 0)
@@ -1246,19 +1238,22 @@ static hs_status_t next_size(hapt_t *s, bool *ready, hs_error_t *err)
       s->phase = 1;
     return HS_OK;
   }
-  if (hs__hspace_table(h, s->mi) != HS_OK)
-    return hs_error_set(err, HS_ENOMEM, "out of memory");
   /* The first cap of a microbatch size: a plan whose max stage is x
    * scores more than (B - 1) x, so stages slower than HS_HAPT_MB_SLACK
    * x the best score so far / (B - 1) cannot give a competitive
    * candidate (docs/planners.md: this size is then left out). */
-  s->tmax = s->best_all < INF ? HS_HAPT_MB_SLACK * s->best_all / HS_MAX(hs__hspace_B(h) - 1, 1)
-                              : INF;
+  s->tmax = s->best_all < INF
+                ? HS_HAPT_MB_SLACK * s->best_all / HS_MAX(hs__hspace_B_of(h, s->mi) - 1, 1)
+                : INF;
   /* the fine pass starts at the largest stage of the size's best
    * first-pass layout: that layout's cuts are fine candidates too, so
    * the first fine cap holds it or better by the DP's measure */
-  if (s->pass == HS_HAPT_PASS_FINE)
+  if (s->pass == HS_HAPT_PASS_FINE && s->mb_max0[s->mi] < INF)
     s->tmax = s->mb_max0[s->mi];
+  /* the size's caps only descend from there: the table leaves out the
+   * spans no cap can take */
+  if (hs__hspace_table(h, s->mi, s->tmax) != HS_OK)
+    return hs_error_set(err, HS_ENOMEM, "out of memory");
   s->sweep = 0;
   s->best_mb.n = 0;
   s->best_mb.score_s = INF;

@@ -335,13 +335,99 @@ static int cmp_opt(const void *x, const void *y)
   return (int)a->rc - (int)b->rc;
 }
 
-hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
+/* What one table's entries share: the microbatch size and the practice's
+ * gradient, state and ZeRO figures (entry_options reads them). */
+typedef struct table_ctx {
+  int32_t mb, zs;
+  double gbytes;
+  hs_state_bytes_t sb;
+  double limit_s; /* hs__hspace_table's t_limit_s */
+} table_ctx_t;
+
+/* Entry (k, k2, a, zi)'s options: every (tp, recomputation) of the mesh
+ * with t within x->limit_s, estimated and sorted by t; *n their count.
+ * *over marks (bit 2 log2(tp) + rc) the options that passed the limit on
+ * a shorter span of the same start cut: they are not estimated again (an
+ * option's t grows with the span), and those that pass it here join them,
+ * their smallest t kept in *over_s. HS_ENOMEM only. */
+static hs_status_t entry_options(hs_hspace_t *h, const table_ctx_t *x, int32_t k, int32_t k2,
+                                 int32_t a, int32_t zi, hs_hopt_t *o, int32_t *n_out,
+                                 uint32_t *over, double *over_s)
 {
-  int32_t mb = h->mbs[mi];
+  int32_t devs = h->sizes[a][zi] * h->unit_dev[a], n = 0;
+  bool multi_node = devs > h->sc[a].gpn;
+  for (int32_t tp = 1; tp <= HS_MIN(devs, h->sc[a].gpn); tp *= 2) {
+    if (devs % tp || !hs_model_tp_ok(h->m, tp))
+      continue;
+    int32_t r = devs / tp, C = h->cp > 1 ? h->cp : 1;
+    /* at least one sample per replica (per context-parallel group
+     * of C replicas, each holding 1/C of its sequence); shares may
+     * be fractional */
+    if (r % C != 0 || r > (int64_t)x->mb * C)
+      continue;
+    for (int rc = 0; rc < (h->allow_rc ? 2 : 1) && n < h->opt_stride; rc++) {
+      uint32_t bit = 1u << (2 * ilog2(tp) + rc);
+      if (*over & bit)
+        continue;
+      hs_stage_cost_t sc;
+      if (hs_estimate_stage(h->est, h->cuts[k], h->cuts[k2], h->sc_devs[a], tp,
+                            (double)x->mb / r, rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE,
+                            &sc) != HS_OK)
+        return HS_ENOMEM;
+      size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
+      double bytes = sc.params_per_device * x->gbytes * (multi_node && tp > 1 ? tp : 1);
+      double ar = r > 1 ? hs_estimate_allreduce_line_s(&h->ar[ix], bytes) : 0.0;
+      if ((x->zs >= 1 && r > 1) || x->gbytes != x->sb.grad) {
+        /* ZeRO over the stage's r replicas (sim/memory.c's rule):
+         * optimizer state, then gradients, then weights split r
+         * ways; the optimizer step runs on 1/r of the parameters;
+         * gradients at gbytes (4 when kept in fp32) */
+        bool z = x->zs >= 1 && r > 1;
+        double w = x->sb.weight, g = x->gbytes, op = z ? x->sb.optimizer / r : x->sb.optimizer;
+        if (z && x->zs >= 2)
+          g /= r;
+        if (z && x->zs >= 3)
+          w /= r;
+        sc.state_bytes *= (w + g + op) / (x->sb.weight + x->sb.grad + x->sb.optimizer);
+        if (z)
+          sc.optimizer_s /= r;
+      }
+      h->evaluated++;
+      double t = sc.fwd_s + sc.bwd_s;
+      if (t > x->limit_s) {
+        *over |= bit;
+        *over_s = fmin(*over_s, t);
+        continue;
+      }
+      o[n] = (hs_hopt_t){.tp = tp, .rc = rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE,
+                         .t = t, .tf = sc.fwd_s,
+                         .f = fmax(0.0, ar - sc.bwd_s) + sc.optimizer_s,
+                         .state_bytes = sc.state_bytes, .act_bytes = sc.act_bytes,
+                         .transient_bytes = sc.transient_bytes};
+      n++;
+    }
+  }
+  /* sorted by cmp_opt, a total order (no two options share tp and rc):
+   * insertion sort, since an entry has a handful (qsort's call cost was
+   * a seventh of the table's) */
+  for (int32_t i = 1; i < n; i++) {
+    hs_hopt_t v = o[i];
+    int32_t j = i;
+    for (; j > 0 && cmp_opt(&o[j - 1], &v) > 0; j--)
+      o[j] = o[j - 1];
+    o[j] = v;
+  }
+  *n_out = n;
+  return HS_OK;
+}
+
+hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi, double t_limit_s)
+{
+  const hs_practice_t *pr = hs_estimator_practice(h->est);
   /* gradients kept and reduced at hs_practice_grad_bytes (grad_reduce_dtype) */
-  double gbytes = hs_practice_grad_bytes(hs_estimator_practice(h->est), h->dt);
-  hs_state_bytes_t sb = hs_precision_state_bytes(h->dt);
-  int32_t zs = hs_estimator_practice(h->est)->zero_stage;
+  table_ctx_t x = {.mb = h->mbs[mi], .zs = pr->zero_stage,
+                   .gbytes = hs_practice_grad_bytes(pr, h->dt),
+                   .sb = hs_precision_state_bytes(h->dt), .limit_s = t_limit_s};
   h->cur_mb = mi;
   h->table_id++;
   if (h->pick)
@@ -352,60 +438,25 @@ hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi)
         h->cut_s[((size_t)k2 * (size_t)h->n_sc + (size_t)a) * (size_t)h->n_sc + (size_t)b] =
             cut_cost_s(h, a, b, k2);
   for (int32_t a = 0; a < h->n_sc; a++)
-    for (int32_t zi = 0; zi < h->n_sizes[a]; zi++) {
-      int32_t devs = h->sizes[a][zi] * h->unit_dev[a];
-      bool multi_node = devs > h->sc[a].gpn;
-      for (int32_t k = 0; k + 1 < h->n_cuts; k++)
+    for (int32_t zi = 0; zi < h->n_sizes[a]; zi++)
+      for (int32_t k = 0; k + 1 < h->n_cuts; k++) {
+        uint32_t over = 0; /* options past the limit on a shorter span */
+        double over_s = INFINITY;
         for (int32_t k2 = k + 1; k2 < h->n_cuts; k2++) {
           size_t e = hs__hspace_entry(h, k, k2, a, zi);
           hs_hopt_t *o = &h->opts[e * (size_t)h->opt_stride];
-          int32_t n = 0;
-          for (int32_t tp = 1; tp <= HS_MIN(devs, h->sc[a].gpn); tp *= 2) {
-            if (devs % tp || !hs_model_tp_ok(h->m, tp))
-              continue;
-            int32_t r = devs / tp, C = h->cp > 1 ? h->cp : 1;
-            /* at least one sample per replica (per context-parallel group
-             * of C replicas, each holding 1/C of its sequence); shares may
-             * be fractional */
-            if (r % C != 0 || r > (int64_t)mb * C)
-              continue;
-            for (int rc = 0; rc < (h->allow_rc ? 2 : 1) && n < h->opt_stride; rc++) {
-              hs_stage_cost_t sc;
-              if (hs_estimate_stage(h->est, h->cuts[k], h->cuts[k2], h->sc_devs[a], tp,
-                                    (double)mb / r, rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE,
-                                    &sc) != HS_OK)
-                return HS_ENOMEM;
-              size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
-              double bytes = sc.params_per_device * gbytes * (multi_node && tp > 1 ? tp : 1);
-              double ar = r > 1 ? hs_estimate_allreduce_line_s(&h->ar[ix], bytes) : 0.0;
-              if ((zs >= 1 && r > 1) || gbytes != sb.grad) {
-                /* ZeRO over the stage's r replicas (sim/memory.c's rule):
-                 * optimizer state, then gradients, then weights split r
-                 * ways; the optimizer step runs on 1/r of the parameters;
-                 * gradients at gbytes (4 when kept in fp32) */
-                bool z = zs >= 1 && r > 1;
-                double w = sb.weight, g = gbytes, op = z ? sb.optimizer / r : sb.optimizer;
-                if (z && zs >= 2)
-                  g /= r;
-                if (z && zs >= 3)
-                  w /= r;
-                sc.state_bytes *= (w + g + op) / (sb.weight + sb.grad + sb.optimizer);
-                if (z)
-                  sc.optimizer_s /= r;
-              }
-              o[n] = (hs_hopt_t){.tp = tp, .rc = rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE,
-                                 .t = sc.fwd_s + sc.bwd_s, .tf = sc.fwd_s,
-                                 .f = fmax(0.0, ar - sc.bwd_s) + sc.optimizer_s,
-                                 .state_bytes = sc.state_bytes, .act_bytes = sc.act_bytes,
-                                 .transient_bytes = sc.transient_bytes};
-              n++;
-              h->evaluated++;
-            }
+          int32_t n;
+          if (entry_options(h, &x, k, k2, a, zi, o, &n, &over, &over_s) != HS_OK)
+            return HS_ENOMEM;
+          if (n == 0 && over) {
+            /* every option past the limit: a placeholder no slower than
+             * any of them (each one's t grows with the span) */
+            o[0] = (hs_hopt_t){.tp = 1, .rc = HS_RECOMPUTE_NONE, .t = over_s};
+            n = 1;
           }
-          qsort(o, (size_t)n, sizeof *o, cmp_opt);
           h->n_opts[e] = (uint8_t)n;
         }
-    }
+      }
   return HS_OK;
 }
 
@@ -418,7 +469,9 @@ static double cut_cost_s(const hs_hspace_t *h, int32_t a, int32_t b, int32_t k2)
   return h->lat_s[a * h->n_sc + b] + bytes * h->inv_bw[a * h->n_sc + b];
 }
 
-int32_t hs__hspace_B(const hs_hspace_t *h) { return (int32_t)(h->gb / h->mbs[h->cur_mb]); }
+int32_t hs__hspace_B_of(const hs_hspace_t *h, int32_t mi) { return (int32_t)(h->gb / h->mbs[mi]); }
+
+int32_t hs__hspace_B(const hs_hspace_t *h) { return hs__hspace_B_of(h, h->cur_mb); }
 
 int32_t hs__hspace_pick(const hs_hspace_t *h, int32_t k, int32_t k2, int32_t a, int32_t zi,
                         int32_t inflight, bool cross, double c_s)

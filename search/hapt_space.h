@@ -113,8 +113,21 @@ typedef struct hs_hspace {
 hs_status_t hs__hspace_init(hs_hspace_t *h, const hs_model_t *m, const hs_cluster_t *c,
                             const hs_plan_opts_t *o, int32_t max_cuts, hs_error_t *err);
 void hs__hspace_destroy(hs_hspace_t *h);
-/* Builds the option table for microbatch size mbs[mi]. O(cuts^2 x sc x sizes x opts). */
-hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi);
+/* Builds the option table for microbatch size mbs[mi]. O(cuts^2 x sc x
+ * sizes x opts), less what t_limit_s leaves out. An option's t grows with
+ * the span's end cut (a difference of per-op prefix sums), so once an
+ * option of a start cut's span passes t_limit_s it is left out of that
+ * span and of every longer one (on that mesh), unestimated; a span left
+ * with none gets one placeholder option instead, with the smallest t that
+ * passed (no faster than any option of the span, and over the limit), no
+ * memory and no f. A reader that keeps to options with t <= t_limit_s
+ * (the DP under caps at most t_limit_s, taking the first option that fits
+ * in memory and checking its t) reads what the full table gives it: the
+ * options left out come after those kept, by t. INFINITY: the full
+ * table. */
+hs_status_t hs__hspace_table(hs_hspace_t *h, int32_t mi, double t_limit_s);
+/* The microbatches per iteration at size mbs[mi]. */
+int32_t hs__hspace_B_of(const hs_hspace_t *h, int32_t mi);
 /* The small accessors below are inline: hapt's DP calls them in its
  * innermost loop (about 10^8 times a search at 64 GPUs). */
 

@@ -145,6 +145,43 @@ static double check_run(hs_hspace_t *h, hs_hapt_dp_t *d, double tmax, int64_t *n
 
 #define MAX_CAPS 40
 
+/* hs__hspace_table's limit: h2 (made as h) holds table mi built with
+ * limit L, every cap of caps[] at most L is run on both, in the sweep's
+ * (descending) order, and every state's value and choice must be equal,
+ * so a limited table leaves out only what no such cap can take. The
+ * limit must leave some option out (or the check could not fail).
+ * Returns the options the limit left out. */
+static uint64_t check_limited(hs_hspace_t *h, hs_hapt_dp_t *d, hs_hspace_t *h2, hs_hapt_dp_t *d2,
+                              int32_t mi, double L, const double *caps, int32_t n_caps)
+{
+  uint64_t e0 = h->evaluated, e2 = h2->evaluated;
+  CHECK(hs__hspace_table(h, mi, INFINITY) == HS_OK);
+  CHECK(hs__hspace_table(h2, mi, L) == HS_OK);
+  uint64_t full = h->evaluated - e0, limited = h2->evaluated - e2;
+  CHECK_MSG(limited <= full, "limit %.9g: %llu options estimated, %llu without it", L,
+            (unsigned long long)limited, (unsigned long long)full);
+  int32_t K = h->n_cuts, A = h->n_sc;
+  size_t nm = (size_t)(d->S + 1) * (size_t)K * (size_t)d->U * (size_t)A;
+  for (int32_t i = 0; i < n_caps; i++) {
+    if (!(caps[i] <= L))
+      continue;
+    hs__hapt_dp_run(d, h, caps[i]);
+    hs__hapt_dp_run(d2, h2, caps[i]);
+    for (size_t x = 0; x < nm; x++) {
+      CHECK_MSG(d->F[x] == d2->F[x], "limit %.9g, cap %.9g: state %zu %.17g, full table %.17g",
+                L, caps[i], x, d2->F[x], d->F[x]);
+      if (d->F[x] < HS_HAPT_DP_INF) {
+        hs_hapt_choice_t a = d->ch[x], b = d2->ch[x];
+        CHECK_MSG(a.k2 == b.k2 && a.zi == b.zi && a.b == b.b && a.opt == b.opt,
+                  "limit %.9g, cap %.9g: state %zu chose (%d, %d, %d, %d), full table (%d, %d, "
+                  "%d, %d)",
+                  L, caps[i], x, b.k2, b.zi, b.b, b.opt, a.k2, a.zi, a.b, a.opt);
+      }
+    }
+  }
+  return full - limited;
+}
+
 /* One instance: every candidate cut, `sizes` microbatch sizes, the caps
  * from none down to infeasible, then those caps again in an order drawn
  * from seed (repeats allowed: up, down and equal steps). */
@@ -162,6 +199,14 @@ static void check_instance(const hs_model_t *m, const hs_cluster_t *c, int64_t g
   hs_hapt_dp_t d;
   CHECK_MSG(hs__hapt_dp_init(&d, &h, S, 3000000, &err) == HS_OK, "%s", err.msg);
   CHECK(hs__hspace_pick_memo(&h, d.S) == HS_OK);
+  /* the same space and DP again, for tables built with a limit */
+  hs_hspace_t h2;
+  CHECK_MSG(hs__hspace_init(&h2, m, c, &o, 0, &err) == HS_OK, "%s", err.msg);
+  hs_hapt_dp_t d2;
+  CHECK_MSG(hs__hapt_dp_init(&d2, &h2, S, 3000000, &err) == HS_OK, "%s", err.msg);
+  CHECK(d2.S == d.S && d2.U == d.U);
+  CHECK(hs__hspace_pick_memo(&h2, d2.S) == HS_OK);
+  uint64_t left_out = 0;
   int32_t runs = 0, feasible = 0;
   int64_t states = 0;
   double last_cap = HS_HAPT_DP_INF;
@@ -169,7 +214,7 @@ static void check_instance(const hs_model_t *m, const hs_cluster_t *c, int64_t g
    * potentials or windows not remade) would make the bounds too high */
   int32_t step = HS_MAX(1, h.n_mbs / sizes);
   for (int32_t mi = (h.n_mbs - 1) / step * step; mi >= 0; mi -= step) {
-    CHECK(hs__hspace_table(&h, mi) == HS_OK);
+    CHECK(hs__hspace_table(&h, mi, INFINITY) == HS_OK);
     /* a new table under the last table's cap: a full run, not an
      * incremental one (nothing of the last table may be kept) */
     check_run(&h, &d, last_cap, &states);
@@ -216,12 +261,21 @@ static void check_instance(const hs_model_t *m, const hs_cluster_t *c, int64_t g
       check_run(&h, &d, last_cap, &states);
       runs++;
     }
+    /* limits: the sweep's second cap (its first below no cap), a middle
+     * one and the last */
+    for (int32_t j = 1; j < n_caps; j += HS_MAX(1, (n_caps - 1) / 2))
+      left_out += check_limited(&h, &d, &h2, &d2, mi, caps[j], caps, n_caps);
   }
-  fprintf(stderr, "  %s: %d cuts, S %d, %d runs (%d feasible in the sweeps), %lld states equal\n",
-          m->name, h.n_cuts, d.S, runs, feasible, (long long)states);
+  CHECK_MSG(left_out > 0, "%s: no limit left an option out", m->name);
+  fprintf(stderr,
+          "  %s: %d cuts, S %d, %d runs (%d feasible in the sweeps), %lld states equal; limited "
+          "tables: %llu options left out\n",
+          m->name, h.n_cuts, d.S, runs, feasible, (long long)states, (unsigned long long)left_out);
   CHECK(feasible > 1); /* the sweeps reach past the last feasible cap */
   hs__hapt_dp_destroy(&d);
   hs__hspace_destroy(&h);
+  hs__hapt_dp_destroy(&d2);
+  hs__hspace_destroy(&h2);
 }
 
 static void test_dp_equals_naive(void)

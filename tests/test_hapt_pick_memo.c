@@ -71,7 +71,7 @@ static void test_memo_equals_rule(void)
   CHECK(h.pick != NULL); /* the memo is on: the comparison is not rule against rule */
   int32_t none = 0, slower = 0, cross = 0;
   for (int32_t mi = 0; mi < h.n_mbs; mi += HS_MAX(1, h.n_mbs / 3)) {
-    CHECK(hs__hspace_table(&h, mi) == HS_OK);
+    CHECK(hs__hspace_table(&h, mi, INFINITY) == HS_OK);
     check_tables(&h, S, &none, &slower, &cross);
   }
   /* another practice, the same microbatch size: the memo must not keep
@@ -79,7 +79,7 @@ static void test_memo_equals_rule(void)
   hs_practice_t pr = *hs_estimator_practice(h.est);
   pr.zero_stage = 2;
   hs_estimator_set_practice(h.est, &pr);
-  CHECK(hs__hspace_table(&h, 0) == HS_OK);
+  CHECK(hs__hspace_table(&h, 0, INFINITY) == HS_OK);
   check_tables(&h, S, &none, &slower, &cross);
   fprintf(stderr, "  entries: %d fit nothing, %d need a slower option, %d cross-site picks differ\n",
           none, slower, cross);
