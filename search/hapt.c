@@ -33,7 +33,7 @@
  * best simulated plan; then the simulated plans' interleaved variants
  * (virtual pipeline stages, hapt_vpp.h), the fastest kept only when it
  * simulates faster. When the DP's cut list is coarsened, a fine pass
- * runs the same DP (hapt_dp.h) over every op-level candidate for the best
+ * runs the same DP (hapt_dp.h) over every op-level candidate for every
  * microbatch size; its best plan by estimate is simulated last, and when
  * it beats every coarse finalist a second climb and order adaptation
  * start from it; the fine plans are kept only when faster than
