@@ -122,7 +122,12 @@ hs_time_t hs_time_from_s(double s)
   double ns = s * 1e9;
   if (ns >= 9.2e18)
     return HS_TIME_MAX;
-  return (hs_time_t)llround(ns);
+  /* llround(ns), without the libm call (it was 1.4% of a hapt search's
+   * instructions): ns - t is exact (below 2^52 it is ns's fractional
+   * bits; above, ns is a whole number and t equals it), so the halfway
+   * case rounds away from zero exactly as llround does */
+  hs_time_t t = (hs_time_t)ns;
+  return t + (ns - (double)t >= 0.5);
 }
 
 hs_status_t hs_reserve(void **data, size_t *cap, size_t need, size_t elem_size)

@@ -8,6 +8,7 @@
 #include "hs_engine.h"
 #include "hs_test.h"
 
+#include <math.h>
 #include <stdint.h>
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -255,10 +256,44 @@ static void test_differential(void)
   }
 }
 
+/* hs_time_from_s rounds s x 1e9 as llround does (half away from zero),
+ * without calling it: whole and halfway nanoseconds, the neighbours of
+ * 0.5 (0.49999999999999994 must not round up), both sides of 2^52 and
+ * 2^53 ns, and random magnitudes from 1e-12 s to 9e9 s. */
+static void test_time_from_s_rounds(void)
+{
+  static const double ns[] = {0.5, 1.5, 2.5, 0.49999999999999994, 0.5000000000000001, 1.0,
+                              999999.5, 4503599627370495.5, 4503599627370496.0,
+                              4503599627370497.0, 9007199254740991.0, 9007199254740993.0,
+                              1e18, 9.1e18};
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+    double s = ns[i] / 1e9;
+    double x = s * 1e9; /* what hs_time_from_s rounds */
+    CHECK_MSG(hs_time_from_s(s) == (hs_time_t)llround(x), "%.17g ns: %lld, llround %lld", x,
+              (long long)hs_time_from_s(s), (long long)llround(x));
+  }
+  uint64_t r = 0x2545f4914f6cdd1dULL;
+  for (int i = 0; i < 200000; i++) {
+    r ^= r << 13;
+    r ^= r >> 7;
+    r ^= r << 17;
+    double mant = (double)(r >> 11) / 9007199254740992.0; /* [0, 1) */
+    double s = mant * pow(10.0, (double)(int)(r % 22) - 12.0);
+    double x = s * 1e9;
+    if (!(s > 0.0) || x >= 9.2e18)
+      continue;
+    CHECK_MSG(hs_time_from_s(s) == (hs_time_t)llround(x), "%.17g s: %lld, llround %lld", s,
+              (long long)hs_time_from_s(s), (long long)llround(x));
+  }
+  CHECK(hs_time_from_s(0.0) == 0 && hs_time_from_s(-1.0) == 0 && hs_time_from_s(NAN) == 0);
+  CHECK(hs_time_from_s(1e10) == HS_TIME_MAX);
+}
+
 int main(void)
 {
   HS_RUN(test_every_queue);
   HS_RUN(test_zeroed_destroy);
   HS_RUN(test_differential);
+  HS_RUN(test_time_from_s_rounds);
   HS_TEST_END();
 }
