@@ -355,6 +355,7 @@ static hs_status_t entry_options(hs_hspace_t *h, const table_ctx_t *x, int32_t k
                                  uint32_t *over, double *over_s)
 {
   int32_t devs = h->sizes[a][zi] * h->unit_dev[a], n = 0;
+  int32_t slots = 0; /* options reached, kept or not: the full table's n */
   bool multi_node = devs > h->sc[a].gpn;
   for (int32_t tp = 1; tp <= HS_MIN(devs, h->sc[a].gpn); tp *= 2) {
     if (devs % tp || !hs_model_tp_ok(h->m, tp))
@@ -365,7 +366,7 @@ static hs_status_t entry_options(hs_hspace_t *h, const table_ctx_t *x, int32_t k
      * be fractional */
     if (r % C != 0 || r > (int64_t)x->mb * C)
       continue;
-    for (int rc = 0; rc < (h->allow_rc ? 2 : 1) && n < h->opt_stride; rc++) {
+    for (int rc = 0; rc < (h->allow_rc ? 2 : 1) && slots < h->opt_stride; rc++, slots++) {
       uint32_t bit = 1u << (2 * ilog2(tp) + rc);
       if (*over & bit)
         continue;
@@ -374,6 +375,13 @@ static hs_status_t entry_options(hs_hspace_t *h, const table_ctx_t *x, int32_t k
                             (double)x->mb / r, rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE,
                             &sc) != HS_OK)
         return HS_ENOMEM;
+      h->evaluated++;
+      double t = sc.fwd_s + sc.bwd_s;
+      if (t > x->limit_s) {
+        *over |= bit;
+        *over_s = fmin(*over_s, t);
+        continue;
+      }
       size_t ix = ((size_t)a * h->max_sizes + zi) * TP_SLOTS + ilog2(tp);
       double bytes = sc.params_per_device * x->gbytes * (multi_node && tp > 1 ? tp : 1);
       double ar = r > 1 ? hs_estimate_allreduce_line_s(&h->ar[ix], bytes) : 0.0;
@@ -391,13 +399,6 @@ static hs_status_t entry_options(hs_hspace_t *h, const table_ctx_t *x, int32_t k
         sc.state_bytes *= (w + g + op) / (x->sb.weight + x->sb.grad + x->sb.optimizer);
         if (z)
           sc.optimizer_s /= r;
-      }
-      h->evaluated++;
-      double t = sc.fwd_s + sc.bwd_s;
-      if (t > x->limit_s) {
-        *over |= bit;
-        *over_s = fmin(*over_s, t);
-        continue;
       }
       o[n] = (hs_hopt_t){.tp = tp, .rc = rc ? HS_RECOMPUTE_FULL : HS_RECOMPUTE_NONE,
                          .t = t, .tf = sc.fwd_s,
