@@ -88,7 +88,6 @@ typedef struct hapt {
   hs_hspace_t hf;
   hs_hapt_dp_t dpf;
   bool fine_on, fine_done;
-  bool fine_sel[HS_HAPT_MAX_MB];
   double mb_best0[HS_HAPT_MAX_MB]; /* per size: best DP score of the first pass */
   double mb_max0[HS_HAPT_MAX_MB];  /* ... and the largest stage or cut time of that layout */
   hs_practice_t pr0;               /* the first pass's practice */
@@ -949,8 +948,8 @@ static hs_status_t vpp_step(hapt_t *s, bool *done, hs_error_t *err)
  * pass's practice, for every microbatch size (each size's sweep then stops
  * where the first pass's would: the offer slack and the size's best bound
  * it, so a size no fine layout can bring within HS_HAPT_OFFER_SLACK of the
- * best costs one DP run); false when the first pass found no layout at
- * all. O(microbatch sizes). */
+ * best costs one or two DP runs); false when the first pass found no
+ * layout at all. O(microbatch sizes). */
 static bool fine_start(hapt_t *s)
 {
   double best = INF;
@@ -958,12 +957,7 @@ static bool fine_start(hapt_t *s)
     best = fmin(best, s->mb_best0[i]);
   if (!(best < INF))
     return false; /* the first pass found no layout */
-  for (int32_t i = 0; i < s->h.n_mbs; i++) {
-    s->fine_sel[i] = true;
-    s->fine_sizes++;
-  }
-  if (s->fine_sizes == 0)
-    return false;
+  s->fine_sizes = s->h.n_mbs;
   hs_hspace_t th = s->h;
   s->h = s->hf;
   s->hf = th;
@@ -1229,8 +1223,7 @@ static hs_status_t next_size(hapt_t *s, bool *ready, hs_error_t *err)
       if (s->best_mb.st[i].opt > 0)
         s->rerun[s->mi] = true; /* memory forced a slower option on a stage */
   s->mi++;
-  while (s->mi < h->n_mbs && ((s->pass == 1 && !s->rerun[s->mi]) ||
-                              (s->pass == HS_HAPT_PASS_FINE && !s->fine_sel[s->mi])))
+  while (s->mi < h->n_mbs && s->pass == 1 && !s->rerun[s->mi])
     s->mi++;
   *ready = false;
   if (s->mi >= h->n_mbs) {

@@ -6,7 +6,8 @@
  * member 0 inline in the link's own cache line, the others in a heap array
  * (hs__link_member). Each flow on links keeps, per hop, its index in that
  * link's table (f->pos, a pool block), so joining and leaving a link are
- * O(1) appends and swap-removes. Active flows sit in one array (f->slot), also swap-removed.
+ * O(1) appends and swap-removes. Active flows sit in one array (f->slot),
+ * also swap-removed.
  *
  * Rates. A start or an end only marks the touched constrained links dirty
  * and makes sure the rate update event of the current instant is queued
@@ -21,10 +22,10 @@
  * hs_maxmin_solve on it, without the links a flow has to itself other than
  * its tightest one (tightest_private_hop). A flow whose rate changed has
  * its remaining bytes advanced lazily (remaining -= old rate x elapsed
- * since its last change)
- * and its completion event rescheduled at now + round(remaining / rate),
- * rounded once; unchanged flows are left alone. Unconstrained links carry
- * members (for the counters) but never couple flows.
+ * since its last change) and its completion event rescheduled at now +
+ * round(remaining / rate), rounded once; unchanged flows are left alone.
+ * Unconstrained links carry members (for the counters) but never couple
+ * flows.
  *
  * Invariants: a flow on links has f->pos != NULL and appears exactly once in
  * each hop's member table; between updates, rate_Bps and t_last describe
